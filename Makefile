@@ -1,0 +1,55 @@
+# Every target installs what it needs on first use: `make test` works from a fresh clone.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+VENV := .venv
+PY := $(VENV)/bin/python
+UV := $(shell command -v uv 2>/dev/null || echo $(HOME)/.local/bin/uv)
+STACK ?= dev
+JSON ?=
+export PYTHONDONTWRITEBYTECODE := 1
+
+.PHONY: help install test lint typecheck unit plan bench-init bench-dm bench-ls demo sandbox clean
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
+
+$(UV):
+	python3 -m pip install --quiet --user uv || python3 -m pip install --quiet uv
+
+$(VENV)/.installed: pyproject.toml uv.lock | $(UV)
+	$(UV) sync --frozen --quiet
+	@touch $@
+
+install: $(VENV)/.installed ## create .venv from uv.lock
+
+lint: install ## ruff
+	$(VENV)/bin/ruff check .
+
+typecheck: install ## mypy (strict on components/ and policies/)
+	$(VENV)/bin/mypy components policies handlers
+
+unit: install ## pytest
+	$(VENV)/bin/pytest -n 2
+
+test: lint typecheck unit ## everything CI runs
+
+plan: install ## offline plan of a stack on the mock engine: make plan STACK=dev [JSON=plan.json]
+	$(PY) -m components.offline.plan --stack $(STACK) $(if $(JSON),--json $(JSON))
+
+bench-init: install ## cold-start init time and archive size per function
+	$(PY) benchmarks/bench_init.py
+
+bench-dm: install ## duplicate merger accuracy and scale
+	$(PY) benchmarks/bench_dm.py
+
+bench-ls: install ## lead source attributor capture and report throughput
+	$(PY) benchmarks/bench_ls.py
+
+demo: install ## the whole dev stack on this machine, a scripted day per system
+	$(PY) -m sandbox demo
+
+sandbox: install ## the same local environment, left running
+	$(PY) -m sandbox serve
+
+clean: ## remove build outputs and the venv
+	rm -rf build $(VENV)

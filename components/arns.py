@@ -1,0 +1,114 @@
+"""ARNs built from known values: partition, region, account id and explicit physical names.
+
+Building ARNs from strings rather than from other resources' outputs keeps every IAM document
+known at ``pulumi preview``, where the policy pack judges it (CrossGuard skips unknown values).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Arns:
+    """ARN builder for one account and one region."""
+
+    partition: str
+    region: str
+    account_id: str
+
+    def _arn(self, service: str, resource: str, *, region: bool = True, account: bool = True) -> str:
+        return ":".join(
+            [
+                "arn",
+                self.partition,
+                service,
+                self.region if region else "",
+                self.account_id if account else "",
+                resource,
+            ]
+        )
+
+    def lambda_function(self, name: str) -> str:
+        return self._arn("lambda", f"function:{name}")
+
+    def role(self, name: str) -> str:
+        return self._arn("iam", f"role/{name}", region=False)
+
+    def log_group(self, name: str) -> str:
+        return self._arn("logs", f"log-group:{name}")
+
+    def log_streams(self, name: str) -> str:
+        """Every log stream of one log group (the ``:*`` spans streams, not groups)."""
+        return self._arn("logs", f"log-group:{name}:*")
+
+    def table(self, name: str) -> str:
+        return self._arn("dynamodb", f"table/{name}")
+
+    def table_index(self, table: str, index: str) -> str:
+        return self._arn("dynamodb", f"table/{table}/index/{index}")
+
+    def table_streams(self, table: str) -> str:
+        """The table's stream(s); the label part is only known after creation."""
+        return self._arn("dynamodb", f"table/{table}/stream/*")
+
+    def queue(self, name: str) -> str:
+        return self._arn("sqs", name)
+
+    def queue_url(self, name: str) -> str:
+        return f"https://sqs.{self.region}.amazonaws.com/{self.account_id}/{name}"
+
+    def topic(self, name: str) -> str:
+        return self._arn("sns", name)
+
+    def bucket(self, name: str) -> str:
+        return self._arn("s3", name, region=False, account=False)
+
+    def objects(self, bucket: str, prefix: str = "") -> str:
+        """Object keys under one prefix of one bucket (``prefix`` ends with ``/`` or is empty)."""
+        return self._arn("s3", f"{bucket}/{prefix}*", region=False, account=False)
+
+    def secret(self, name: str) -> str:
+        """One secret: Secrets Manager appends ``-`` and six random characters to its name."""
+        return self._arn("secretsmanager", f"secret:{name}-??????")
+
+    def event_bus(self, name: str = "default") -> str:
+        return self._arn("events", f"event-bus/{name}")
+
+    def event_rule(self, name: str, bus: str = "default") -> str:
+        resource = f"rule/{name}" if bus == "default" else f"rule/{bus}/{name}"
+        return self._arn("events", resource)
+
+    def schedule(self, group: str, name: str) -> str:
+        return self._arn("scheduler", f"schedule/{group}/{name}")
+
+    def schedules_in_group(self, group: str) -> str:
+        """Every schedule of one schedule group (the ``*`` spans names inside one group)."""
+        return self._arn("scheduler", f"schedule/{group}/*")
+
+    def schedule_group(self, group: str) -> str:
+        return self._arn("scheduler", f"schedule-group/{group}")
+
+    def ses_identity(self, identity: str) -> str:
+        return self._arn("ses", f"identity/{identity}")
+
+    def ses_configuration_set(self, name: str) -> str:
+        return self._arn("ses", f"configuration-set/{name}")
+
+    def ses_receipt_rule_set(self, name: str) -> str:
+        return self._arn("ses", f"receipt-rule-set/{name}")
+
+    def ses_receipt_rule(self, rule_set: str, rule: str) -> str:
+        return self._arn("ses", f"receipt-rule-set/{rule_set}:receipt-rule/{rule}")
+
+    def inference_profile(self, profile_id: str) -> str:
+        return self._arn("bedrock", f"inference-profile/{profile_id}")
+
+    def foundation_model(self, model_id: str, *, region: str | None = None) -> str:
+        """A foundation model in ``region`` (``""`` for the global profile's routing target)."""
+        where = self.region if region is None else region
+        return f"arn:{self.partition}:bedrock:{where}::foundation-model/{model_id}"
+
+    def sms_resource(self, kind: str, identifier: str) -> str:
+        """An AWS End User Messaging SMS origination identity (phone-number, pool, sender-id)."""
+        return self._arn("sms-voice", f"{kind}/{identifier}")
