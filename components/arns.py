@@ -17,7 +17,9 @@ class Arns:
     region: str
     account_id: str
 
-    def _arn(self, service: str, resource: str, *, region: bool = True, account: bool = True) -> str:
+    def _arn(
+        self, service: str, resource: str, *, region: bool = True, account: bool = True
+    ) -> str:
         return ":".join(
             [
                 "arn",

@@ -1,0 +1,70 @@
+"""Where a block is deployed: stack prefix, environment, account and region.
+
+Every building block receives one ``Deployment``. It names things (``<prefix>-<seed name>``),
+builds ARNs from known values, and carries the region's explicit provider, so that nothing in
+the program depends on the ambient ``aws:region``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pulumi_aws as aws
+
+from components.arns import Arns
+from components.mail_identity import MailIdentities
+
+
+@dataclass(frozen=True)
+class Deployment:
+    """The stack-and-region context shared by the blocks of one system.
+
+    Attributes:
+        prefix: Stack prefix (``dev``, ``prod``); the first part of every physical name.
+        environment: ``dev`` or ``prod``; prod turns on deletion protection and retention.
+        system: System key (``dm``, ``ler``...), tagged on everything.
+        region: The system's region.
+        account_id: The account, from ``aws.get_caller_identity``.
+        partition: ``aws`` unless in GovCloud or China.
+        provider: The explicit provider for ``region``; children inherit it from their parents.
+        powertools_layer_arn: Powertools for AWS Lambda layer for python3.14 arm64 in ``region``.
+        mail: The region's SES sending identities (shared by the systems in the region).
+        tags: Extra tags for every resource.
+    """
+
+    prefix: str
+    environment: str
+    system: str
+    region: str
+    account_id: str
+    partition: str
+    provider: aws.Provider | None
+    powertools_layer_arn: str
+    mail: MailIdentities | None = field(default=None, compare=False)
+    tags: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def arns(self) -> Arns:
+        return Arns(self.partition, self.region, self.account_id)
+
+    @property
+    def protect_data(self) -> bool:
+        return self.environment == "prod"
+
+    def name(self, seed: str) -> str:
+        """The physical name for a document's resource name: ``dev`` + ``dm-block``."""
+        return f"{self.prefix}-{seed}"
+
+    def resource_tags(self, **extra: str) -> dict[str, str]:
+        return {
+            "crm:stack": self.prefix,
+            "crm:system": self.system,
+            **self.tags,
+            **extra,
+        }
+
+    def sender_identity_arn(self, address: str) -> str:
+        """The SES identity ARN a SendEmail grant names for mail from ``address``."""
+        if self.mail is None:
+            raise ValueError("this deployment has no mail identities registry")
+        return self.mail.identity_arn(address)

@@ -1,0 +1,194 @@
+"""``make plan STACK=dev``: the stack's plan and policy verdict, computed on the mock engine.
+
+Prints, per system and function: triggers, grants (actions on resources), public surface;
+then tables with their keys, queues, buckets, schedules; then the policy pack's verdict.
+Exits non-zero on any violation. ``--json FILE`` also writes every resource (type, logical
+name, physical name, parent, inputs) for other tools.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from components.config import ConfigError
+from components.offline.engine import Graph, Resource, run
+from components.offline.policy_view import evaluate_graph
+
+
+def _short(arn: str) -> str:
+    """An ARN without the partition/region/account noise, for reading."""
+    parts = arn.split(":", 5)
+    if len(parts) == 6 and parts[0] == "arn":
+        return f"{parts[2]}:{parts[5]}"
+    return arn
+
+
+def _statements(resource: Resource) -> list[dict[str, Any]]:
+    policy = resource.inputs.get("policy")
+    if not isinstance(policy, str):
+        return []
+    loaded = json.loads(policy).get("Statement", [])
+    return loaded if isinstance(loaded, list) else [loaded]
+
+
+def _as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [value]
+
+
+def _function_lines(graph: Graph, function: Resource) -> Iterable[str]:
+    name = function.inputs["name"]
+    tags = function.inputs.get("tags") or {}
+    yield f"  function {tags.get('crm:function', name)}  ({name}, {function.inputs.get('memorySize')} MB, {function.inputs.get('timeout')} s)"
+    component = graph.by_urn(function.parent) if function.parent else None
+    siblings = graph.children(component) if component else []
+    triggers: list[str] = []
+    surface = "none"
+    for r in siblings:
+        if r.type == "aws:lambda/eventSourceMapping:EventSourceMapping":
+            source = str(r.inputs.get("eventSourceArn", "?"))
+            filters = r.inputs.get("filterCriteria") or {}
+            patterns = [f.get("pattern") for f in filters.get("filters", [])] if filters else []
+            extra = f" filter {patterns}" if patterns else ""
+            triggers.append(
+                f"event source {_short(source)} batch {r.inputs.get('batchSize')}{extra}"
+            )
+        elif r.type == "aws:cloudwatch/eventRule:EventRule":
+            triggers.append(
+                f"EventBridge rule {r.inputs.get('name')} {r.inputs.get('eventPattern')}"
+            )
+        elif r.type == "aws:s3/bucketNotification:BucketNotification":
+            for fn in r.inputs.get("lambdaFunctions", []):
+                triggers.append(
+                    f"S3 {r.inputs.get('bucket')}/{fn.get('filterPrefix', '')}* {fn.get('events')}"
+                )
+        elif r.type == "aws:lambda/functionUrl:FunctionUrl":
+            auth = r.inputs.get("authorizationType")
+            surface = (
+                "PUBLIC Function URL (auth NONE)"
+                if auth == "NONE"
+                else f"Function URL (auth {auth})"
+            )
+            triggers.append(surface)
+    for schedule in graph.of_type("aws:scheduler/schedule:Schedule"):
+        if (schedule.inputs.get("target") or {}).get("arn", "").endswith(f":function:{name}"):
+            triggers.append(
+                f"schedule {schedule.inputs.get('name')} {schedule.inputs.get('scheduleExpression')}"
+            )
+    for t in triggers or ["(none)"]:
+        yield f"    trigger  {t}"
+    yield f"    surface  {surface}"
+    for policy in siblings:
+        if policy.type != "aws:iam/rolePolicy:RolePolicy":
+            continue
+        for st in _statements(policy):
+            actions = ", ".join(_as_list(st.get("Action")))
+            resources = ", ".join(_short(a) for a in _as_list(st.get("Resource")))
+            yield f"    grant    {st.get('Sid', '')}: {actions} on {resources}"
+
+
+def render(graph: Graph) -> str:
+    """The human-readable plan."""
+    lines = [
+        f"stack {graph.stack}  prefix {graph.config.prefix}  environment {graph.config.environment}"
+    ]
+    systems = [
+        r
+        for r in graph.resources
+        if r.type.startswith("crm:index:")
+        and r.parent
+        and r.parent.endswith("pulumi:pulumi:Stack::crm-automations-" + graph.stack)
+    ]
+    if not systems:
+        lines.append("(no system enabled)")
+    for system in systems:
+        lines.append("")
+        lines.append(f"system {system.name}  ({system.type.removeprefix('crm:index:')})")
+        members = _descendants(graph, system)
+        for function in [r for r in members if r.type == "aws:lambda/function:Function"]:
+            lines.extend(_function_lines(graph, function))
+        for table in [r for r in members if r.type == "aws:dynamodb/table:Table"]:
+            keys = f"PK {table.inputs.get('hashKey')}"
+            if table.inputs.get("rangeKey"):
+                keys += f", SK {table.inputs['rangeKey']}"
+            extras = []
+            for gsi in table.inputs.get("globalSecondaryIndexes") or []:
+                extras.append(
+                    f"GSI {gsi['name']}({gsi['hashKey']}{', ' + gsi['rangeKey'] if gsi.get('rangeKey') else ''})"
+                )
+            ttl = table.inputs.get("ttl") or {}
+            if ttl.get("attributeName"):
+                extras.append(f"TTL {ttl['attributeName']}")
+            if table.inputs.get("streamEnabled"):
+                extras.append(f"stream {table.inputs.get('streamViewType')}")
+            lines.append(
+                f"  table    {table.inputs['name']}: {keys}{'; ' + '; '.join(extras) if extras else ''}"
+            )
+        for queue in [r for r in members if r.type == "aws:sqs/queue:Queue"]:
+            redrive = queue.inputs.get("redrivePolicy")
+            dlq = ""
+            if isinstance(redrive, str):
+                parsed = json.loads(redrive)
+                dlq = f" -> DLQ {parsed['deadLetterTargetArn'].rsplit(':', 1)[-1]} after {parsed['maxReceiveCount']}"
+            lines.append(f"  queue    {queue.inputs['name']}{dlq}")
+        for bucket in [r for r in members if r.type == "aws:s3/bucket:Bucket"]:
+            lines.append(f"  bucket   {bucket.inputs['bucket']}")
+        for secret in [r for r in members if r.type == "aws:secretsmanager/secret:Secret"]:
+            lines.append(f"  secret   {secret.inputs['name']}")
+        for schedule in [r for r in members if r.type == "aws:scheduler/schedule:Schedule"]:
+            lines.append(
+                f"  schedule {schedule.inputs['name']} {schedule.inputs.get('scheduleExpression')}"
+                f" -> {_short(schedule.inputs['target']['arn'])}"
+            )
+        for group in [r for r in members if r.type == "aws:scheduler/scheduleGroup:ScheduleGroup"]:
+            lines.append(f"  schedule group {group.inputs['name']}")
+    return "\n".join(lines)
+
+
+def _descendants(graph: Graph, root: Resource) -> list[Resource]:
+    found: list[Resource] = []
+    frontier = [root.urn]
+    while frontier:
+        urn = frontier.pop(0)
+        for r in graph.resources:
+            if r.parent == urn:
+                found.append(r)
+                frontier.append(r.urn)
+    return found
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--stack", default="dev")
+    parser.add_argument("--json", type=Path, help="write every resource as JSON to this file")
+    options = parser.parse_args(argv)
+    try:
+        graph = run(options.stack)
+    except ConfigError as err:
+        print(err, file=sys.stderr)
+        return 2
+    print(render(graph))
+    violations = evaluate_graph(graph)
+    print()
+    print(f"resources: {len(graph.resources)}")
+    if violations:
+        print(f"policy verdict: {len(violations)} violation(s)")
+        for v in violations:
+            print(
+                f"  [{v.policy_name}] {v.message}"
+                + (f"  ({v.urn.rsplit('::', 1)[-1]})" if v.urn else "")
+            )
+    else:
+        print("policy verdict: clean (every rule of the pack passed)")
+    if options.json:
+        options.json.write_text(json.dumps(graph.to_json(), indent=2, sort_keys=True))
+        print(f"wrote {len(graph.resources)} resources to {options.json}")
+    return 1 if violations else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

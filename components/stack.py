@@ -1,0 +1,156 @@
+"""The whole stack: providers per region, shared resources, the enabled systems, the budget.
+
+``build(config)`` is what ``__main__.py`` runs and what the offline engine runs on mocks, so the
+program that is tested is the program that is deployed.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pulumi
+import pulumi_aws as aws
+
+from components.arns import Arns
+from components.config import StackConfig
+from components.deployment import Deployment
+from components.mail_identity import MailIdentities
+from components.systems import entry
+from components.systems.base import System, SystemArgs
+
+POWERTOOLS_PARAMETER = "/aws/service/powertools/python/arm64/python3.14/latest"
+BUDGET_REGION = "us-east-1"
+
+
+def build(config: StackConfig) -> dict[str, Any]:
+    """Declare every resource of the stack; return the stack outputs."""
+    enabled = config.systems.enabled()
+    regions = sorted({settings.region for settings in enabled.values()} | {BUDGET_REGION})
+    providers = {
+        region: aws.Provider(
+            f"aws-{region}",
+            region=region,
+            default_tags=aws.ProviderDefaultTagsArgs(
+                tags={"crm:stack": config.prefix, "pulumi:project": "crm-automations"}
+            ),
+        )
+        for region in regions
+    }
+    home = providers[BUDGET_REGION]
+    identity = aws.get_caller_identity(opts=pulumi.InvokeOptions(provider=home))
+    partition = aws.get_partition(opts=pulumi.InvokeOptions(provider=home)).partition
+
+    mail: dict[str, MailIdentities] = {}
+    outputs: dict[str, Any] = {"prefix": config.prefix, "systems": sorted(enabled)}
+    for key, settings in enabled.items():
+        region = settings.region
+        provider = providers[region]
+        deployment = Deployment(
+            prefix=config.prefix,
+            environment=config.environment,
+            system=key,
+            region=region,
+            account_id=identity.account_id,
+            partition=partition,
+            provider=provider,
+            powertools_layer_arn=_powertools_layer(config, region, provider),
+            mail=mail.setdefault(
+                region,
+                MailIdentities(Arns(partition, region, identity.account_id), None, config.prefix),
+            ),
+        )
+        cls = entry(key).load()
+        system = cls(
+            key,
+            SystemArgs(deployment=deployment, settings=settings),
+            pulumi.ResourceOptions(providers={"aws": provider}),
+        )
+        assert isinstance(system, System)
+        outputs[key] = system.exports
+
+    _budget(config, home, identity.account_id)
+    return outputs
+
+
+def _powertools_layer(config: StackConfig, region: str, provider: aws.Provider) -> str:
+    """The pinned layer ARN for ``region``, or the latest one AWS publishes in SSM."""
+    pinned = config.powertools_layer_arns.get(region)
+    if pinned:
+        return pinned
+    parameter = aws.ssm.get_parameter(
+        name=POWERTOOLS_PARAMETER, opts=pulumi.InvokeOptions(provider=provider)
+    )
+    return parameter.value
+
+
+def _budget(config: StackConfig, provider: aws.Provider, account_id: str) -> None:
+    """One monthly cost budget per stack, alerting an SNS topic that emails the alert address.
+
+    The budget watches the whole account, as the documents ask: dev and prod share the account,
+    and a runaway loop in either is what the alarm is for.
+    """
+    opts = pulumi.ResourceOptions(provider=provider)
+    topic_name = f"{config.prefix}-budget-alerts"
+    topic_arn = f"arn:aws:sns:{BUDGET_REGION}:{account_id}:{topic_name}"
+    topic = aws.sns.Topic(
+        "budget-alerts",
+        name=topic_name,
+        kms_master_key_id="alias/aws/sns",
+        opts=opts,
+    )
+    aws.sns.TopicPolicy(
+        "budget-alerts-policy",
+        arn=topic_arn,
+        policy=json.dumps(
+            {
+                "Version": "2012-10-17",
+                "Statement": [
+                    {
+                        "Sid": "BudgetsPublish",
+                        "Effect": "Allow",
+                        "Principal": {"Service": "budgets.amazonaws.com"},
+                        "Action": "sns:Publish",
+                        "Resource": topic_arn,
+                        "Condition": {"StringEquals": {"aws:SourceAccount": account_id}},
+                    },
+                    {
+                        "Sid": "DenyInsecureTransport",
+                        "Effect": "Deny",
+                        "Principal": "*",
+                        "Action": "sns:Publish",
+                        "Resource": topic_arn,
+                        "Condition": {"Bool": {"aws:SecureTransport": "false"}},
+                    },
+                ],
+            },
+            sort_keys=True,
+        ),
+        opts=pulumi.ResourceOptions(provider=provider, depends_on=[topic]),
+    )
+    aws.sns.TopicSubscription(
+        "budget-alerts-email",
+        topic=topic_arn,
+        protocol="email",
+        endpoint=config.alert_email,
+        opts=pulumi.ResourceOptions(provider=provider, depends_on=[topic]),
+    )
+    aws.budgets.Budget(
+        "monthly-budget",
+        name=f"{config.prefix}-crm-automations-monthly",
+        budget_type="COST",
+        time_unit="MONTHLY",
+        limit_amount=f"{config.monthly_budget_usd:.2f}",
+        limit_unit="USD",
+        notifications=[
+            aws.budgets.BudgetNotificationArgs(
+                comparison_operator="GREATER_THAN",
+                notification_type=kind,
+                threshold=threshold,
+                threshold_type="PERCENTAGE",
+                subscriber_sns_topic_arns=[topic_arn],
+            )
+            for kind, threshold in (("ACTUAL", 80), ("ACTUAL", 100), ("FORECASTED", 100))
+        ],
+        opts=pulumi.ResourceOptions(provider=provider, depends_on=[topic]),
+    )

@@ -1,0 +1,183 @@
+"""WorkQueue: an SQS queue with its dead-letter queue, encrypted, reachable over TLS only.
+
+Either a work queue (with a DLQ after ``max_receive_count`` receives) or a standalone
+dead-letter queue (``dead_letter=True``) that other paths (EventBridge targets, Lambda
+on-failure destinations) send to. AWS services that send to it are named with the ARN of the
+one source they act for, so the queue policy never trusts a whole service.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pulumi
+import pulumi_aws as aws
+
+from components.deployment import Deployment
+from components.grants import Grant
+
+SEND_ACTIONS = ("sqs:SendMessage",)
+CONSUME_ACTIONS = (
+    "sqs:ReceiveMessage",
+    "sqs:DeleteMessage",
+    "sqs:ChangeMessageVisibility",
+    "sqs:GetQueueAttributes",
+)
+
+
+@dataclass(frozen=True)
+class ServiceSender:
+    """An AWS service allowed to send, for one source ARN (e.g. one EventBridge rule)."""
+
+    service: str
+    source_arn: str
+
+
+@dataclass(frozen=True)
+class WorkQueueArgs:
+    """Arguments of :class:`WorkQueue`.
+
+    Attributes:
+        deployment: Where the queue lives.
+        name: The document's queue name (physical name ``<prefix>-<name>``).
+        dead_letter_name: Name of the DLQ created beside it; default ``<name>-dlq``.
+        max_receive_count: Receives before a message moves to the DLQ (from the document).
+        visibility_timeout_s: At least the consumer's timeout (AWS requires >= function timeout).
+        dead_letter: This queue IS a dead-letter queue: no DLQ of its own, 14-day retention.
+        service_senders: AWS services that may send, each for one source ARN.
+        fifo: A FIFO queue.
+    """
+
+    deployment: Deployment
+    name: str
+    dead_letter_name: str | None = None
+    max_receive_count: int = 5
+    visibility_timeout_s: int = 60
+    dead_letter: bool = False
+    service_senders: Sequence[ServiceSender] = field(default_factory=tuple)
+    message_retention_s: int = 4 * 24 * 3600
+
+
+class WorkQueue(pulumi.ComponentResource):
+    """An SQS queue plus DLQ, SSE and a TLS-only queue policy."""
+
+    queue: aws.sqs.Queue
+    dlq: aws.sqs.Queue | None
+    queue_url: pulumi.Output[str]
+
+    def __init__(
+        self, resource_name: str, args: WorkQueueArgs, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        super().__init__("crm:index:WorkQueue", resource_name, None, opts)
+        d = args.deployment
+        self.args = args
+        self.physical_name = d.name(args.name)
+        self.arn = d.arns.queue(self.physical_name)
+        self.url = d.arns.queue_url(self.physical_name)
+
+        self.dlq = None
+        redrive: str | None = None
+        if not args.dead_letter:
+            dlq_seed = args.dead_letter_name or f"{args.name}-dlq"
+            dlq_name = d.name(dlq_seed)
+            self.dlq = aws.sqs.Queue(
+                f"{resource_name}-dlq",
+                name=dlq_name,
+                sqs_managed_sse_enabled=True,
+                message_retention_seconds=14 * 24 * 3600,
+                redrive_allow_policy=json.dumps(
+                    {"redrivePermission": "byQueue", "sourceQueueArns": [self.arn]}
+                ),
+                tags=d.resource_tags(**{"crm:queue": dlq_seed}),
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+            self._tls_only(f"{resource_name}-dlq", dlq_name, d.arns.queue(dlq_name), [], self.dlq)
+            redrive = json.dumps(
+                {
+                    "deadLetterTargetArn": d.arns.queue(dlq_name),
+                    "maxReceiveCount": args.max_receive_count,
+                }
+            )
+            self.dlq_arn: str | None = d.arns.queue(dlq_name)
+        else:
+            self.dlq_arn = None
+
+        self.queue = aws.sqs.Queue(
+            resource_name,
+            name=self.physical_name,
+            sqs_managed_sse_enabled=True,
+            visibility_timeout_seconds=args.visibility_timeout_s,
+            message_retention_seconds=14 * 24 * 3600
+            if args.dead_letter
+            else args.message_retention_s,
+            redrive_policy=redrive,
+            tags=d.resource_tags(**{"crm:queue": args.name}),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.dlq] if self.dlq else None),
+        )
+        self._tls_only(
+            resource_name, self.physical_name, self.arn, list(args.service_senders), self.queue
+        )
+        self.queue_url = self.queue.url
+        self.register_outputs({"queue_url": self.queue_url, "queue_arn": self.queue.arn})
+
+    def _tls_only(
+        self,
+        resource_name: str,
+        physical_name: str,
+        arn: str,
+        senders: list[ServiceSender],
+        queue: aws.sqs.Queue,
+    ) -> None:
+        statements: list[dict[str, Any]] = [
+            {
+                "Sid": "DenyInsecureTransport",
+                "Effect": "Deny",
+                "Principal": "*",
+                "Action": "sqs:*",
+                "Resource": arn,
+                "Condition": {"Bool": {"aws:SecureTransport": "false"}},
+            }
+        ]
+        for i, sender in enumerate(senders):
+            statements.append(
+                {
+                    "Sid": f"AllowServiceSend{i}",
+                    "Effect": "Allow",
+                    "Principal": {"Service": sender.service},
+                    "Action": "sqs:SendMessage",
+                    "Resource": arn,
+                    "Condition": {"ArnEquals": {"aws:SourceArn": sender.source_arn}},
+                }
+            )
+        aws.sqs.QueuePolicy(
+            f"{resource_name}-policy",
+            queue_url=self.args.deployment.arns.queue_url(physical_name),
+            policy=json.dumps({"Version": "2012-10-17", "Statement": statements}, sort_keys=True),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[queue]),
+        )
+
+    # Grants -------------------------------------------------------------------------------
+
+    def grant_send(self, *, sid: str | None = None) -> Grant:
+        """SendMessage to this queue."""
+        return Grant(sid or f"{self._sid()}Send", SEND_ACTIONS, (self.arn,))
+
+    def grant_consume(self, *, sid: str | None = None) -> Grant:
+        """Receive, delete and change visibility: what an SQS event source needs."""
+        return Grant(sid or f"{self._sid()}Consume", CONSUME_ACTIONS, (self.arn,))
+
+    def grant_redrive(self, *, sid: str | None = None) -> Grant:
+        """Move messages from this queue's DLQ back to it (StartMessageMoveTask on the DLQ)."""
+        if self.dlq_arn is None:
+            raise ValueError(f"queue {self.args.name} has no DLQ of its own")
+        return Grant(
+            sid or f"{self._sid()}Redrive",
+            ("sqs:StartMessageMoveTask", "sqs:ListMessageMoveTasks", *CONSUME_ACTIONS),
+            (self.dlq_arn,),
+        )
+
+    def _sid(self) -> str:
+        return "".join(part.capitalize() for part in self.args.name.split("-"))
