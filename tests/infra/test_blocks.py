@@ -362,3 +362,19 @@ def test_prod_protects_tables() -> None:
     table = of_type(resources, "aws:dynamodb/table:Table")[0]
     assert table.inputs["deletionProtectionEnabled"] is True
     assert table.physical_name == "prod-tst-t"
+
+
+def test_model_grant_names_profile_and_its_foundation_model() -> None:
+    from components.config import ModelChoice
+    from components.models import model_grant
+    from tests.infra.conftest import deployment
+
+    g = model_grant(deployment(), ModelChoice(), sid="Model")
+    assert g.actions == ("bedrock:InvokeModel",)
+    assert g.resources == (
+        "arn:aws:bedrock:eu-west-2:123456789012:inference-profile/global.anthropic.claude-haiku-4-5-20251001-v1:0",
+        "arn:aws:bedrock:eu-west-2::foundation-model/anthropic.claude-haiku-4-5-20251001-v1:0",
+        "arn:aws:bedrock:::foundation-model/anthropic.claude-haiku-4-5-20251001-v1:0",
+    )
+    heavy = model_grant(deployment(), ModelChoice(use_heavy=True), sid="Model")
+    assert all("sonnet" in arn for arn in heavy.resources)
