@@ -17,7 +17,7 @@ $(UV):
 	python3 -m pip install --quiet --user uv || python3 -m pip install --quiet uv
 
 $(VENV)/.installed: pyproject.toml uv.lock | $(UV)
-	$(UV) sync --frozen --quiet
+	$(UV) sync --frozen --inexact --quiet
 	@touch $@
 
 install: $(VENV)/.installed ## create .venv from uv.lock
@@ -39,7 +39,8 @@ plan: install ## offline plan of a stack on the mock engine: make plan STACK=dev
 bench-init: install ## cold-start init time and archive size per function
 	$(PY) benchmarks/bench_init.py
 
-bench-dm: install ## duplicate merger accuracy and scale
+bench-dm: install ## duplicate merger accuracy and scale (installs the comparison baselines)
+	$(UV) sync --frozen --inexact --quiet --group bench
 	$(PY) benchmarks/bench_dm.py
 
 bench-ls: install ## lead source attributor capture and report throughput
