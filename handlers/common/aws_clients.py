@@ -1,0 +1,89 @@
+"""Process-wide boto3 clients and DynamoDB tables, created on first use.
+
+Importing boto3 and building a client cost a large share of a cold start, and a function that
+rejects a bad request should not pay for them. Nothing here runs at import time: the first
+call creates the client, later calls in the same warm container reuse it. Tests call
+``reset_clients()`` so no client outlives the moto context it was made in.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb.service_resource import Table
+
+_lock = threading.Lock()
+_clients: dict[tuple[str, str | None, str], Any] = {}
+_tables: dict[tuple[str, str | None], Table] = {}
+
+# Bedrock calls are retried by handlers.common.model_call with its own bounded backoff, so the
+# SDK must not retry them a second time underneath; other services keep the SDK's standard mode.
+_PROFILES: dict[str, dict[str, Any]] = {
+    "standard": {
+        "retries": {"mode": "standard", "total_max_attempts": 3},
+        "connect_timeout": 5,
+        "read_timeout": 20,
+    },
+    "model": {
+        "retries": {"mode": "standard", "total_max_attempts": 1},
+        "connect_timeout": 5,
+        "read_timeout": 60,
+    },
+}
+
+
+def client(service: str, region: str | None = None, *, profile: str = "standard") -> Any:
+    """The cached boto3 client for ``service`` in ``region`` (None: the function's own region).
+
+    ``profile`` picks timeouts and SDK retries: ``standard`` or ``model`` (no SDK retries).
+    """
+    if profile not in _PROFILES:
+        raise ValueError(f"unknown client profile {profile!r}; use one of {sorted(_PROFILES)}")
+    key = (service, region, profile)
+    found = _clients.get(key)
+    if found is not None:
+        return found
+    with _lock:
+        found = _clients.get(key)
+        if found is None:
+            import boto3
+            from botocore.config import Config
+
+            found = boto3.session.Session().client(
+                service,  # type: ignore[call-overload]
+                region_name=region,
+                config=Config(**_PROFILES[profile]),
+            )
+            _clients[key] = found
+        return found
+
+
+def bedrock_runtime(region: str | None = None) -> Any:
+    """The cached ``bedrock-runtime`` client, without SDK retries (model_call retries itself)."""
+    return client("bedrock-runtime", region, profile="model")
+
+
+def table(name: str, region: str | None = None) -> Table:
+    """The cached DynamoDB ``Table`` resource for ``name`` (types converted by boto3)."""
+    key = (name, region)
+    found = _tables.get(key)
+    if found is not None:
+        return found
+    with _lock:
+        found = _tables.get(key)
+        if found is None:
+            import boto3
+
+            resource = boto3.session.Session().resource("dynamodb", region_name=region)
+            found = resource.Table(name)
+            _tables[key] = found
+        return found
+
+
+def reset_clients() -> None:
+    """Forget every cached client and table (tests: one moto context each)."""
+    with _lock:
+        _clients.clear()
+        _tables.clear()

@@ -1,0 +1,288 @@
+"""Signed link tokens: one subject, one action, an expiry, a key id; single use on demand.
+
+A token is ``v1.<kid>.<payload>.<mac>``, every part URL-safe base64 or ``[A-Za-z0-9_-]``, so it
+drops into a query string or an SMS unescaped. ``payload`` is compact JSON
+``{"a": action, "e": expires_at, "i": issued_at, "j": token_id, "s": subject}`` and ``mac`` is
+HMAC-SHA256 over ``v1.<kid>.<payload>`` with the keyring's secret for ``kid``.
+
+Keys rotate by adding a new kid to the keyring and making it active: tokens signed with the old
+kid keep verifying until it is removed. The keyring lives in one Secrets Manager secret as JSON
+``{"active_kid": "k2", "keys": {"k1": "<secret>", "k2": "<secret>"}}``; each secret string is
+used as UTF-8 bytes and must be at least 32 characters.
+
+Verification checks the MAC before it parses the payload, so nothing an attacker controls is
+interpreted until it is known to be ours. Single use is separate (``consume_once``): a
+conditional put of the token id with a TTL at the token's expiry. DynamoDB's lazy TTL deletion
+is harmless because the token has expired by then anyway.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import hmac
+import json
+import re
+import secrets
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
+
+from handlers.common.transitions import put_if_absent
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb.service_resource import Table
+
+_VERSION = "v1"
+_KID = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
+_B64 = re.compile(r"^[A-Za-z0-9_-]+$")
+MIN_KEY_BYTES = 32
+MAX_TOKEN_CHARS = 2048
+
+
+class TokenFailure(StrEnum):
+    """Why a token was refused."""
+
+    MALFORMED = "malformed"
+    UNKNOWN_KEY = "unknown_key"
+    BAD_SIGNATURE = "bad_signature"
+    EXPIRED = "expired"
+    WRONG_ACTION = "wrong_action"
+    WRONG_SUBJECT = "wrong_subject"
+
+
+class TokenError(Exception):
+    """A link token that must not be acted on; ``reason`` says why."""
+
+    reason: TokenFailure = TokenFailure.MALFORMED
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(f"token {self.reason.value}: {detail}")
+        self.detail = detail
+
+
+class MalformedToken(TokenError):
+    """Not a token of this format at all."""
+
+    reason = TokenFailure.MALFORMED
+
+
+class UnknownKey(TokenError):
+    """Signed with a key id the keyring does not hold (never ours, or rotated out)."""
+
+    reason = TokenFailure.UNKNOWN_KEY
+
+
+class InvalidSignature(TokenError):
+    """The MAC does not match: tampered, or signed with another secret under the same kid."""
+
+    reason = TokenFailure.BAD_SIGNATURE
+
+
+class TokenExpired(TokenError):
+    """Authentic but past its expiry."""
+
+    reason = TokenFailure.EXPIRED
+
+
+class WrongAction(TokenError):
+    """Authentic but issued for another action (a reject link used to confirm)."""
+
+    reason = TokenFailure.WRONG_ACTION
+
+
+class WrongSubject(TokenError):
+    """Authentic but issued for another subject than the one the request names."""
+
+    reason = TokenFailure.WRONG_SUBJECT
+
+
+class TokenUse(StrEnum):
+    """Outcome of ``consume_once``: both are normal answers."""
+
+    FIRST_USE = "first_use"
+    ALREADY_USED = "already_used"
+
+
+@dataclass(frozen=True)
+class LinkClaims:
+    """What a verified token says. Times are unix seconds."""
+
+    token_id: str
+    subject: str
+    action: str
+    issued_at: int
+    expires_at: int
+    kid: str
+
+
+@dataclass(frozen=True)
+class Keyring:
+    """Signing secrets by key id; ``active_kid`` signs, every kid present verifies."""
+
+    keys: Mapping[str, bytes] = field(repr=False)
+    active_kid: str
+
+    def __post_init__(self) -> None:
+        if not self.keys:
+            raise ValueError("a keyring needs at least one key")
+        for kid, secret in self.keys.items():
+            if not _KID.match(kid):
+                raise ValueError(f"key id {kid!r} must match {_KID.pattern}")
+            if len(secret) < MIN_KEY_BYTES:
+                raise ValueError(f"key {kid!r} is shorter than {MIN_KEY_BYTES} bytes")
+        if self.active_kid not in self.keys:
+            raise ValueError(f"active key id {self.active_kid!r} is not in the keyring")
+        object.__setattr__(self, "keys", dict(self.keys))
+
+    @classmethod
+    def single(cls, kid: str, secret: bytes | str) -> Keyring:
+        """A keyring with one key, active."""
+        key = secret.encode("utf-8") if isinstance(secret, str) else bytes(secret)
+        return cls(keys={kid: key}, active_kid=kid)
+
+    @classmethod
+    def from_secret_string(cls, value: str) -> Keyring:
+        """Parse the Secrets Manager JSON ``{"active_kid": ..., "keys": {kid: secret}}``."""
+        try:
+            data = json.loads(value)
+            keys = {str(k): str(v).encode("utf-8") for k, v in dict(data["keys"]).items()}
+            active = str(data["active_kid"])
+        except (ValueError, KeyError, TypeError) as err:
+            raise ValueError(
+                'keyring secret must be JSON {"active_kid": ..., "keys": {kid: secret}}'
+            ) from err
+        return cls(keys=keys, active_kid=active)
+
+
+def _b64encode(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def _b64decode(text: str) -> bytes:
+    if not _B64.match(text):
+        raise MalformedToken("part is not URL-safe base64")
+    try:
+        return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    except (binascii.Error, ValueError) as err:
+        raise MalformedToken("part is not URL-safe base64") from err
+
+
+def _mac(secret: bytes, signed: str) -> bytes:
+    return hmac.new(secret, signed.encode("ascii"), hashlib.sha256).digest()
+
+
+def issue_token(
+    keyring: Keyring,
+    *,
+    subject: str,
+    action: str,
+    ttl_seconds: int,
+    now: float | None = None,
+    token_id: str | None = None,
+) -> str:
+    """A token for ``action`` on ``subject`` valid ``ttl_seconds`` from ``now``, signed by the active key."""
+    if not subject or not action:
+        raise ValueError("a token needs a subject and an action")
+    if ttl_seconds <= 0:
+        raise ValueError("ttl_seconds must be positive")
+    issued = int(time.time() if now is None else now)
+    claims = {
+        "a": action,
+        "e": issued + int(ttl_seconds),
+        "i": issued,
+        "j": token_id or secrets.token_urlsafe(12),
+        "s": subject,
+    }
+    payload = _b64encode(json.dumps(claims, separators=(",", ":"), sort_keys=True).encode("utf-8"))
+    kid = keyring.active_kid
+    signed = f"{_VERSION}.{kid}.{payload}"
+    return f"{signed}.{_b64encode(_mac(keyring.keys[kid], signed))}"
+
+
+def verify_token(
+    token: str | None,
+    keyring: Keyring,
+    *,
+    action: str,
+    subject: str | None = None,
+    now: float | None = None,
+) -> LinkClaims:
+    """The claims of an authentic, unexpired token for ``action`` (and ``subject`` if given).
+
+    Raises a ``TokenError`` subclass otherwise. It does not consume the token: call
+    ``consume_once`` when the action must happen at most once.
+    """
+    if not token or len(token) > MAX_TOKEN_CHARS:
+        raise MalformedToken("empty or oversized token")
+    parts = token.split(".")
+    if len(parts) != 4 or parts[0] != _VERSION:
+        raise MalformedToken("not a v1 token")
+    _, kid, payload, mac = parts
+    if not _KID.match(kid):
+        raise MalformedToken("bad key id")
+    secret = keyring.keys.get(kid)
+    if secret is None:
+        raise UnknownKey(f"key id {kid!r} is not in the keyring")
+    if not _B64.match(payload):
+        raise MalformedToken("payload is not URL-safe base64")
+    if not hmac.compare_digest(_mac(secret, f"{_VERSION}.{kid}.{payload}"), _b64decode(mac)):
+        raise InvalidSignature("the signature does not match")
+    try:
+        data: Any = json.loads(_b64decode(payload))
+        claims = LinkClaims(
+            token_id=_text(data["j"]),
+            subject=_text(data["s"]),
+            action=_text(data["a"]),
+            issued_at=_integer(data["i"]),
+            expires_at=_integer(data["e"]),
+            kid=kid,
+        )
+    except (ValueError, KeyError, TypeError) as err:
+        raise MalformedToken("payload is not a claim set") from err
+    current = time.time() if now is None else now
+    if current >= claims.expires_at:
+        raise TokenExpired(f"expired at {claims.expires_at}")
+    if not hmac.compare_digest(claims.action.encode(), action.encode()):
+        raise WrongAction(f"issued for {claims.action!r}, used for {action!r}")
+    if subject is not None and not hmac.compare_digest(claims.subject.encode(), subject.encode()):
+        raise WrongSubject("issued for another subject")
+    return claims
+
+
+def _text(value: object) -> str:
+    if not isinstance(value, str) or not value:
+        raise TypeError("expected a non-empty string")
+    return value
+
+
+def _integer(value: object) -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError("expected an integer")
+    return value
+
+
+def consume_once(
+    table: Table,
+    token_id: str,
+    expires_at: int,
+    *,
+    key_attr: str = "token_id",
+    ttl_attr: str = "expires_at",
+    now: float | None = None,
+) -> TokenUse:
+    """Record that ``token_id`` was used; the second use reports ``ALREADY_USED``.
+
+    The table's partition key is ``key_attr`` and its TTL attribute ``ttl_attr`` (unix seconds);
+    the marker expires with the token, so the table never grows beyond live tokens.
+    """
+    item = {
+        key_attr: token_id,
+        ttl_attr: int(expires_at),
+        "used_at": int(time.time() if now is None else now),
+    }
+    result = put_if_absent(table, item, key_attr)
+    return TokenUse.FIRST_USE if result.won else TokenUse.ALREADY_USED

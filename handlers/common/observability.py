@@ -1,0 +1,126 @@
+"""Structured JSON logs through Powertools Logger, keyed by the event's correlation id.
+
+Every log line of one invocation carries ``correlation_id``: the id the triggering service gave
+the event (Function URL request id, SQS message id, EventBridge event id, ...), falling back to
+the Lambda request id. Follow one lead or order across functions by searching for it.
+
+Powertools comes from the AWS-published layer. Importing it costs tens of milliseconds, so it is
+imported on the first ``get_logger()``, and only the logging part of it is touched.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import threading
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from aws_lambda_powertools.logging import Logger
+
+HandlerT = TypeVar("HandlerT", bound=Callable[..., Any])
+
+_loggers: dict[str, Logger] = {}
+_lock = threading.Lock()
+_cold_start = True
+
+
+def _service_name(service: str | None) -> str:
+    return (
+        service
+        or os.environ.get("POWERTOOLS_SERVICE_NAME")
+        or os.environ.get("AWS_LAMBDA_FUNCTION_NAME")
+        or "crm"
+    )
+
+
+def get_logger(service: str | None = None) -> Logger:
+    """The process-wide Powertools Logger for ``service`` (default: the function's name).
+
+    Level comes from ``POWERTOOLS_LOG_LEVEL`` (INFO when unset), output is one JSON object per
+    line on stdout, which Lambda ships to the function's log group.
+    """
+    name = _service_name(service)
+    found = _loggers.get(name)
+    if found is not None:
+        return found
+    with _lock:
+        found = _loggers.get(name)
+        if found is None:
+            from aws_lambda_powertools.logging import Logger
+
+            found = Logger(service=name, use_rfc3339=True)
+            _loggers[name] = found
+        return found
+
+
+def _first_record(event: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    records = event.get("Records")
+    if isinstance(records, list) and records and isinstance(records[0], Mapping):
+        return records[0]
+    return None
+
+
+def correlation_id(event: object) -> str | None:
+    """The id the triggering service gave this event, or None if it has none.
+
+    Function URL: ``requestContext.requestId``; SQS: ``messageId``; SNS: ``Sns.MessageId``;
+    SES: ``ses.mail.messageId``; S3: the ``x-amz-request-id`` of the PUT; DynamoDB stream:
+    ``eventID``; EventBridge: ``id``. Batches report their first record; log per-record ids with
+    ``logger.append_keys`` inside the loop.
+    """
+    if not isinstance(event, Mapping):
+        return None
+    context = event.get("requestContext")
+    if isinstance(context, Mapping) and context.get("requestId"):
+        return str(context["requestId"])
+    record = _first_record(event)
+    if record is not None:
+        source = record.get("eventSource") or record.get("EventSource")
+        if source == "aws:sqs" and record.get("messageId"):
+            return str(record["messageId"])
+        if source == "aws:sns":
+            return _text((record.get("Sns") or {}).get("MessageId"))
+        if source == "aws:ses":
+            return _text(((record.get("ses") or {}).get("mail") or {}).get("messageId"))
+        if source == "aws:s3":
+            return _text((record.get("responseElements") or {}).get("x-amz-request-id"))
+        if source == "aws:dynamodb":
+            return _text(record.get("eventID"))
+        return _text(record.get("messageId") or record.get("eventID"))
+    if "detail-type" in event and event.get("id"):
+        return str(event["id"])
+    return None
+
+
+def _text(value: object) -> str | None:
+    return None if value is None or value == "" else str(value)
+
+
+def logged(handler: HandlerT) -> HandlerT:
+    """Decorate a Lambda handler: fresh log keys per invocation, correlation id, cold start.
+
+    An exception escaping the handler is logged with its stack trace, then re-raised so Lambda
+    reports the failure (and SQS/EventBridge retry as configured).
+    """
+
+    @functools.wraps(handler)
+    def wrapper(event: Any, context: Any, *args: Any, **kwargs: Any) -> Any:
+        global _cold_start
+        logger = get_logger()
+        request = getattr(context, "aws_request_id", None)
+        logger.clear_state()
+        logger.append_keys(
+            cold_start=_cold_start,
+            function_request_id=request,
+            correlation_id=correlation_id(event) or request,
+        )
+        _cold_start = False
+        try:
+            return handler(event, context, *args, **kwargs)
+        except Exception:
+            logger.exception("unhandled error")
+            raise
+
+    return wrapper  # type: ignore[return-value]

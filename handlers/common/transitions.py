@@ -1,0 +1,159 @@
+"""Guarded writes: state moves and first-writer-wins markers pinned by DynamoDB conditions.
+
+Every "must not double-act" point in the systems (one offer per order, one nudge per offer,
+one terminal state per offer, one review request per job) is a single conditional write. Losing
+that write is the normal outcome of a duplicate or a race, not an error: these helpers report it
+as ``won=False`` together with what DynamoDB says is there now, read from the failed write
+itself (``ReturnValuesOnConditionCheckFailure=ALL_OLD``), so the loser needs no extra read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from botocore.exceptions import ClientError
+    from mypy_boto3_dynamodb.service_resource import Table
+
+_CONDITION_FAILED = "ConditionalCheckFailedException"
+
+
+@dataclass(frozen=True)
+class TransitionResult:
+    """What a guarded state move did.
+
+    Attributes:
+        won: True when this call moved the item; False when the condition did not hold
+            (someone else moved it first, or it is in another state, or it does not exist).
+        current: The state attribute's value now: ``new`` on a win, the value another writer
+            left on a loss, None when the item or the attribute is missing.
+        item: The whole item after the move on a win, as found on a loss; None if absent.
+    """
+
+    won: bool
+    current: Any = None
+    item: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class PutIfAbsentResult:
+    """What a first-writer-wins put did.
+
+    Attributes:
+        won: True when this call created the item; False when an item with that key existed.
+        existing: The item that was already there when ``won`` is False.
+    """
+
+    won: bool
+    existing: Mapping[str, Any] | None = None
+
+
+def _is_condition_failure(err: ClientError) -> bool:
+    return bool(err.response.get("Error", {}).get("Code") == _CONDITION_FAILED)
+
+
+def _old_item(err: ClientError) -> dict[str, Any] | None:
+    """The item DynamoDB returned with a failed condition (wire format), deserialised."""
+    raw: Any = err.response.get("Item")
+    if not isinstance(raw, Mapping) or not raw:
+        return None
+    from boto3.dynamodb.types import TypeDeserializer
+
+    deserializer = TypeDeserializer()
+    return {name: deserializer.deserialize(value) for name, value in raw.items()}
+
+
+def _is_many(expected: object) -> bool:
+    return isinstance(expected, list | tuple | set | frozenset)
+
+
+def transition(
+    table: Table,
+    key: Mapping[str, Any],
+    attribute: str,
+    expected: Any,
+    new: Any,
+    extra_updates: Mapping[str, Any] | None = None,
+    *,
+    remove: Collection[str] = (),
+) -> TransitionResult:
+    """Move the item at ``key`` from ``expected`` to ``new`` in ``attribute``, or report the loss.
+
+    ``expected`` may be one value or a list/tuple/set of acceptable values (``IN``). The write
+    also sets ``extra_updates`` and removes ``remove`` atomically with the move. A missing item
+    never matches, so this never creates one. Errors other than the condition failing (throttling
+    exhausted, a transaction conflict, a bad key) are raised: they are not an answer.
+    """
+    from botocore.exceptions import ClientError
+
+    names: dict[str, str] = {"#state": attribute}
+    values: dict[str, Any] = {":new": new}
+    sets = ["#state = :new"]
+    for index, (name, value) in enumerate(sorted((extra_updates or {}).items())):
+        if name == attribute:
+            raise ValueError(f"{attribute!r} is the state attribute; pass its value as new")
+        names[f"#u{index}"] = name
+        values[f":u{index}"] = value
+        sets.append(f"#u{index} = :u{index}")
+    update = "SET " + ", ".join(sets)
+    if remove:
+        removed = []
+        for index, name in enumerate(sorted(remove)):
+            names[f"#r{index}"] = name
+            removed.append(f"#r{index}")
+        update += " REMOVE " + ", ".join(removed)
+    if _is_many(expected):
+        options = sorted(expected, key=repr)
+        if not options or len(options) > 99:
+            raise ValueError("expected needs between 1 and 99 states")
+        for index, option in enumerate(options):
+            values[f":e{index}"] = option
+        condition = "#state IN (" + ", ".join(f":e{i}" for i in range(len(options))) + ")"
+    else:
+        values[":e0"] = expected
+        condition = "#state = :e0"
+    try:
+        answer = table.update_item(
+            Key=dict(key),
+            UpdateExpression=update,
+            ConditionExpression=condition,
+            ExpressionAttributeNames=names,
+            ExpressionAttributeValues=values,
+            ReturnValues="ALL_NEW",
+            ReturnValuesOnConditionCheckFailure="ALL_OLD",
+        )
+    except ClientError as err:
+        if not _is_condition_failure(err):
+            raise
+        old = _old_item(err)
+        return TransitionResult(
+            won=False, current=None if old is None else old.get(attribute), item=old
+        )
+    item = answer.get("Attributes") or {}
+    return TransitionResult(won=True, current=item.get(attribute, new), item=item)
+
+
+def put_if_absent(table: Table, item: Mapping[str, Any], key_attr: str) -> PutIfAbsentResult:
+    """Create ``item`` unless an item with its key exists; the first writer wins.
+
+    ``key_attr`` is the partition key attribute; the condition is checked against the item with
+    the same full primary key, so it serves composite keys too.
+    """
+    from botocore.exceptions import ClientError
+
+    if key_attr not in item:
+        raise ValueError(f"item has no key attribute {key_attr!r}")
+    try:
+        table.put_item(
+            Item=dict(item),
+            ConditionExpression="attribute_not_exists(#k)",
+            ExpressionAttributeNames={"#k": key_attr},
+            ReturnValuesOnConditionCheckFailure="ALL_OLD",
+        )
+    except ClientError as err:
+        if not _is_condition_failure(err):
+            raise
+        return PutIfAbsentResult(won=False, existing=_old_item(err))
+    return PutIfAbsentResult(won=True)

@@ -1,0 +1,52 @@
+"""Cold start: every common module imports with no network, no credentials and no heavy deps."""
+
+from __future__ import annotations
+
+import json
+import pkgutil
+import subprocess
+import sys
+from pathlib import Path
+
+import handlers.common
+from handlers.common.aws_clients import client, reset_clients, table
+
+REPO = Path(__file__).resolve().parents[3]
+HEAVY = ["boto3", "botocore", "pydantic", "aws_lambda_powertools"]
+
+
+def test_common_modules_import_without_heavy_dependencies() -> None:
+    modules = sorted(
+        f"handlers.common.{m.name}" for m in pkgutil.iter_modules(handlers.common.__path__)
+    )
+    assert {
+        "handlers.common.webhook_signatures",
+        "handlers.common.model_call",
+        "handlers.common.secrets",
+    } <= set(modules)
+    code = (
+        "import importlib, json, sys\n"
+        f"for name in {modules!r}: importlib.import_module(name)\n"
+        f"print(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))\n"
+    )
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO)}  # no AWS variables at all
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    )
+    assert json.loads(done.stdout) == []
+
+
+def test_clients_are_created_once_and_lazily(aws: None) -> None:
+    first = client("sqs")
+    assert client("sqs") is first
+    assert client("sqs", "us-east-1") is not first
+    assert table("t") is table("t")
+    reset_clients()
+    assert client("sqs") is not first
+
+
+def test_model_profile_disables_sdk_retries() -> None:
+    from handlers.common.aws_clients import bedrock_runtime
+
+    assert bedrock_runtime().meta.config.retries["total_max_attempts"] == 1
+    assert client("sqs").meta.config.retries["total_max_attempts"] == 3

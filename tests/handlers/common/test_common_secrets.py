@@ -1,0 +1,126 @@
+"""Secrets: fetched at call time, cached for a TTL on an injectable clock, never from env."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from handlers.common.aws_clients import client
+from handlers.common.secrets import (
+    SecretCache,
+    SecretError,
+    get_secret,
+    get_secret_field,
+    secret_id_from_env,
+)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class CountingClient:
+    """Counts GetSecretValue calls made through moto."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def get_secret_value(self, *, SecretId: str) -> Any:
+        self.calls += 1
+        return client("secretsmanager").get_secret_value(SecretId=SecretId)
+
+
+@pytest.fixture
+def store(aws: None) -> Any:
+    sm = client("secretsmanager")
+    sm.create_secret(Name="rrs/webhook-signing", SecretString="first-value")
+    sm.create_secret(
+        Name="upsr/store-api", SecretString=json.dumps({"api_key": "k-123", "shop": "demo"})
+    )
+    sm.create_secret(Name="bin", SecretBinary=b"\x00\x01binary")
+    return sm
+
+
+def test_cache_serves_within_ttl_and_refetches_after(store: Any) -> None:
+    clock, counting = Clock(), CountingClient()
+    cache = SecretCache(ttl_seconds=300, clock=clock, client_factory=lambda: counting)
+    assert cache.get_string("rrs/webhook-signing") == "first-value"
+    store.put_secret_value(SecretId="rrs/webhook-signing", SecretString="rotated-value")
+    clock.now += 299
+    assert cache.get_string("rrs/webhook-signing") == "first-value"
+    assert counting.calls == 1
+    clock.now += 1
+    assert cache.get_string("rrs/webhook-signing") == "rotated-value"
+    assert counting.calls == 2
+
+
+def test_zero_ttl_always_fetches(store: Any) -> None:
+    counting = CountingClient()
+    cache = SecretCache(ttl_seconds=0, clock=Clock(), client_factory=lambda: counting)
+    cache.get_string("rrs/webhook-signing")
+    cache.get_string("rrs/webhook-signing")
+    assert counting.calls == 2
+
+
+def test_invalidate_forces_a_fetch(store: Any) -> None:
+    counting = CountingClient()
+    cache = SecretCache(clock=Clock(), client_factory=lambda: counting)
+    cache.get_string("rrs/webhook-signing")
+    cache.invalidate("rrs/webhook-signing")
+    cache.get_string("rrs/webhook-signing")
+    assert counting.calls == 2
+
+
+def test_json_fields(store: Any) -> None:
+    cache = SecretCache(clock=Clock())
+    assert cache.get_json("upsr/store-api") == {"api_key": "k-123", "shop": "demo"}
+    assert cache.get_field("upsr/store-api", "api_key") == "k-123"
+    with pytest.raises(SecretError, match="missing"):
+        cache.get_field("upsr/store-api", "missing")
+    with pytest.raises(SecretError, match="not JSON"):
+        cache.get_json("rrs/webhook-signing")
+
+
+def test_binary_secret(store: Any) -> None:
+    cache = SecretCache(clock=Clock())
+    assert cache.get_bytes("bin") == b"\x00\x01binary"
+    assert cache.get_bytes("rrs/webhook-signing") == b"first-value"
+
+
+def test_missing_secret_is_a_secret_error(store: Any) -> None:
+    with pytest.raises(SecretError, match="ResourceNotFoundException"):
+        SecretCache().get_string("nope")
+
+
+def test_module_helpers_use_the_default_cache(store: Any) -> None:
+    assert get_secret("rrs/webhook-signing") == "first-value"
+    assert get_secret_field("upsr/store-api", "shop") == "demo"
+
+
+def test_env_holds_only_the_name(store: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WEBHOOK_SECRET_ID", "rrs/webhook-signing")
+    assert get_secret(secret_id_from_env("WEBHOOK_SECRET_ID")) == "first-value"
+    arn = store.describe_secret(SecretId="rrs/webhook-signing")["ARN"]
+    monkeypatch.setenv("WEBHOOK_SECRET_ID", arn)
+    assert secret_id_from_env("WEBHOOK_SECRET_ID") == arn
+
+
+@pytest.mark.parametrize("value", ["", "  ", '{"api_key": "k"}', "two words", 'sk_live_"quoted"'])
+def test_env_values_that_are_not_ids_are_refused(
+    value: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("WEBHOOK_SECRET_ID", value)
+    with pytest.raises(SecretError):
+        secret_id_from_env("WEBHOOK_SECRET_ID")
+
+
+def test_unset_env_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("WEBHOOK_SECRET_ID", raising=False)
+    with pytest.raises(SecretError, match="not set"):
+        secret_id_from_env("WEBHOOK_SECRET_ID")
