@@ -16,9 +16,9 @@ from components.arns import Arns
 class MailIdentities:
     """Creates each domain identity once (DKIM on) and returns ARNs for grants."""
 
-    def __init__(self, arns: Arns, parent: pulumi.Resource | None, prefix: str) -> None:
+    def __init__(self, arns: Arns, provider: pulumi.ProviderResource | None, prefix: str) -> None:
         self._arns = arns
-        self._parent = parent
+        self._provider = provider
         self._prefix = prefix
         self._made: dict[str, aws.sesv2.EmailIdentity] = {}
 
@@ -34,7 +34,7 @@ class MailIdentities:
                 dkim_signing_attributes=aws.sesv2.EmailIdentityDkimSigningAttributesArgs(
                     next_signing_key_length="RSA_2048_BIT"
                 ),
-                opts=pulumi.ResourceOptions(parent=self._parent),
+                opts=pulumi.ResourceOptions(provider=self._provider),
             )
         return self._arns.ses_identity(domain)
 

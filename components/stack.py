@@ -57,7 +57,9 @@ def build(config: StackConfig) -> dict[str, Any]:
             powertools_layer_arn=_powertools_layer(config, region, provider),
             mail=mail.setdefault(
                 region,
-                MailIdentities(Arns(partition, region, identity.account_id), None, config.prefix),
+                MailIdentities(
+                    Arns(partition, region, identity.account_id), provider, config.prefix
+                ),
             ),
         )
         cls = entry(key).load()
@@ -69,6 +71,8 @@ def build(config: StackConfig) -> dict[str, Any]:
         assert isinstance(system, System)
         outputs[key] = system.exports
 
+    dkim = {region: registry.dkim_tokens() for region, registry in mail.items()}
+    outputs["sesDkimTokens"] = {region: tokens for region, tokens in dkim.items() if tokens}
     _budget(config, home, identity.account_id)
     return outputs
 
