@@ -65,7 +65,11 @@ class _Section(BaseModel):
     """camelCase keys in YAML, snake_case in Python; unknown keys refused; immutable."""
 
     model_config = ConfigDict(
-        alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True
+        alias_generator=to_camel,
+        populate_by_name=True,
+        extra="forbid",
+        frozen=True,
+        use_attribute_docstrings=True,
     )
 
 
@@ -73,8 +77,11 @@ class ModelChoice(_Section):
     """The model one callsite uses: Haiku by default, the heavier model behind a flag."""
 
     model_id: ModelId = HAIKU_GLOBAL
+    """Model or inference profile id the callsite calls by default."""
     heavy_model_id: ModelId = SONNET_GLOBAL
+    """The heavier model, configured but off unless ``useHeavy`` is set."""
     use_heavy: bool = False
+    """Call (and grant) the heavier model instead of the default one."""
 
     @property
     def active(self) -> str:
@@ -91,7 +98,9 @@ class SystemSettings(_Section):
     """Settings every system has."""
 
     enabled: bool = True
+    """Deploy this system in this stack."""
     region: Region
+    """AWS region of every resource of the system (the document's region by default)."""
 
 
 class DmThresholds(_Section):
@@ -99,7 +108,9 @@ class DmThresholds(_Section):
     ``propose`` goes to the weekly review; below is only recorded."""
 
     automatic: float = 14.0
+    """Score at or above which a pair is merged without a person."""
     propose: float = 6.0
+    """Score at or above which a pair is proposed in the weekly review."""
 
     @model_validator(mode="after")
     def _ordered(self) -> DmThresholds:
@@ -175,8 +186,11 @@ class OpeningHours(_Section):
     """When the sweep may act and when a message may be sent, in ``timezone``."""
 
     start: ClockTime = "09:00"
+    """Opening time, HH:MM."""
     end: ClockTime = "18:00"
+    """Closing time, HH:MM."""
     timezone: str = "Europe/London"
+    """IANA time zone the hours are read in."""
 
 
 class RrsSettings(SystemSettings):
@@ -226,14 +240,17 @@ class StackConfig(_Section):
     """The whole stack's configuration."""
 
     prefix: str = Field(pattern=r"^[a-z][a-z0-9]{1,9}$")
+    """First part of every physical name (``dev`` -> ``dev-dm-block``); 2-10 lowercase characters."""
     environment: Literal["dev", "prod"]
+    """``prod`` turns on deletion protection, ``protect`` and secret recovery windows."""
     alert_email: Email
+    """Receives the monthly budget alarm."""
     monthly_budget_usd: float = Field(gt=0, le=100000)
-    powertools_layer_arns: Mapping[Region, str] = Field(
-        default_factory=dict,
-        description="Pin the Powertools layer per region; otherwise resolved from SSM",
-    )
+    """Monthly cost budget of the account; alarms at 80 % and 100 % actual, 100 % forecast."""
+    powertools_layer_arns: Mapping[Region, str] = Field(default_factory=dict)
+    """Powertools layer ARN pinned per region; otherwise the latest from AWS's public SSM parameter."""
     systems: Systems = Systems()
+    """One section per system."""
 
     @property
     def protect_data(self) -> bool:
