@@ -1,0 +1,43 @@
+"""What the five documents declare public and who they let call a model.
+
+Each entry names the function by its seed name (the document's name, without the stack
+prefix) and the document it comes from, so a reviewer can check the list against
+``shared/seeds/``. The pack config may replace or extend every list (see
+:mod:`policies.common.config`); these are the defaults.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+PUBLIC_FUNCTIONS: Final[dict[str, str]] = {
+    "dm-merge": "000 duplicate contact merger: Function URL serving the signed confirm links",
+    "ls-capture": "002 lead source attributor: the beacon Function URL",
+    "ler-intake": (
+        "001 lead enricher: form / webhook Function URL in shared-secret mode "
+        "(with intakeAuth=iam the URL is AWS_IAM and this entry can be removed by config)"
+    ),
+    "upsr-order": "003 upsell recommender: order webhook Function URL, AuthType NONE",
+    "upsr-addlink": "003 upsell recommender: one-tap add-link Function URL, AuthType NONE",
+    "rrs-webhook": "004 review request sender: the only public surface, AuthType NONE",
+}
+"""Functions whose Function URL may use auth ``NONE`` (authenticity checked in-function)."""
+
+MODEL_CALLERS: Final[dict[str, str]] = {
+    "ler-normalize": "001 lead enricher: Bedrock Haiku for fuzzy field resolution",
+    "ler-dedupe": "001 lead enricher: Bedrock Haiku for the ambiguous same-person band",
+    "ler-filter": "001 lead enricher: Bedrock Haiku for borderline keep-or-drop",
+    "upsr-picker": "003 upsell recommender: the only role with bedrock:InvokeModel",
+    "rrs-sender": "004 review request sender: grade and compose, the only model caller",
+}
+"""Functions whose role may hold ``bedrock:InvokeModel*`` (dm and ls have no model at all)."""
+
+ALLOWED_MODEL_IDS: Final[dict[str, str]] = {
+    "global.anthropic.claude-haiku-4-5-20251001-v1:0": (
+        "001, 003, 004: Haiku 4.5 via the Global cross-Region inference profile (default)"
+    ),
+    "global.anthropic.claude-sonnet-4-6": (
+        "001: the heavier model behind a per-callsite flag, off by default"
+    ),
+}
+"""Model or inference-profile ids a model grant may name."""

@@ -1,0 +1,48 @@
+"""Every policy of the pack, importable without starting the analyzer.
+
+``PolicyPack(...)`` starts a gRPC server and never returns, so only ``policies/__main__.py``
+constructs it; everything else (tests, the offline plan) imports :data:`ALL_POLICIES`.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from pulumi_policy import Policy
+
+from policies.rules import (
+    bucket_hygiene,
+    function_identity,
+    log_retention,
+    model_access_allowlist,
+    no_secrets_in_env,
+    no_wildcard_write,
+    nothing_always_on,
+    one_secret_per_grant,
+    public_surface_allowlist,
+    queue_hygiene,
+    table_hygiene,
+    unique_function_role,
+    valid_iam,
+)
+
+PACK_NAME: Final = "crm-automations-guard"
+
+ALL_POLICIES: Final[list[Policy]] = [
+    valid_iam.POLICY,
+    no_wildcard_write.POLICY,
+    one_secret_per_grant.POLICY,
+    unique_function_role.POLICY,
+    public_surface_allowlist.POLICY,
+    model_access_allowlist.POLICY,
+    nothing_always_on.POLICY,
+    function_identity.POLICY,
+    log_retention.POLICY,
+    queue_hygiene.POLICY,
+    table_hygiene.POLICY,
+    bucket_hygiene.POLICY,
+    no_secrets_in_env.POLICY,
+]
+"""The pack's policies, every one MANDATORY."""
+
+POLICIES_BY_NAME: Final[dict[str, Policy]] = {p.name: p for p in ALL_POLICIES}

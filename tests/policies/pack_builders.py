@@ -1,0 +1,300 @@
+"""Builders for small stacks that follow the project's conventions, and a runner per rule.
+
+Each builder returns ``(type, name, props)`` specs with the engine's camelCase properties; a
+test starts from a compliant stack, breaks one thing, and checks that exactly the expected
+rule speaks.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from policies.pack import POLICIES_BY_NAME
+from policies.runner import Violation, evaluate
+from policies.testing import Spec, make_resources
+
+ACCOUNT = "123456789012"
+REGION = "eu-west-2"
+PREFIX = "dev"
+HAIKU = "global.anthropic.claude-haiku-4-5-20251001-v1:0"
+HAIKU_MODEL = "anthropic.claude-haiku-4-5-20251001-v1:0"
+
+ROLE = "aws:iam/role:Role"
+ROLE_POLICY = "aws:iam/rolePolicy:RolePolicy"
+FUNCTION = "aws:lambda/function:Function"
+LOG_GROUP = "aws:cloudwatch/logGroup:LogGroup"
+FUNCTION_URL = "aws:lambda/functionUrl:FunctionUrl"
+PERMISSION = "aws:lambda/permission:Permission"
+TABLE = "aws:dynamodb/table:Table"
+QUEUE = "aws:sqs/queue:Queue"
+QUEUE_POLICY = "aws:sqs/queuePolicy:QueuePolicy"
+BUCKET = "aws:s3/bucket:Bucket"
+ACCESS_BLOCK = "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock"
+BUCKET_POLICY = "aws:s3/bucketPolicy:BucketPolicy"
+SECRET = "aws:secretsmanager/secret:Secret"
+
+
+def arn(service: str, resource: str, *, region: str = REGION, account: str = ACCOUNT) -> str:
+    return f"arn:aws:{service}:{region}:{account}:{resource}"
+
+
+def secret_arn(name: str) -> str:
+    return arn("secretsmanager", f"secret:{name}-??????")
+
+
+def table_arn(name: str) -> str:
+    return arn("dynamodb", f"table/{name}")
+
+
+def queue_arn(name: str) -> str:
+    return arn("sqs", name)
+
+
+def allow(
+    actions: str | Sequence[str], resources: str | Sequence[str], **extra: Any
+) -> dict[str, Any]:
+    statement: dict[str, Any] = {"Effect": "Allow", "Action": actions, "Resource": resources}
+    statement.update(extra)
+    return statement
+
+
+def document(*statements: Mapping[str, Any]) -> str:
+    return json.dumps({"Version": "2012-10-17", "Statement": list(statements)})
+
+
+def tls_deny(service: str, resources: str | Sequence[str]) -> dict[str, Any]:
+    return {
+        "Sid": "DenyInsecureTransport",
+        "Effect": "Deny",
+        "Principal": "*",
+        "Action": f"{service}:*",
+        "Resource": resources,
+        "Condition": {"Bool": {"aws:SecureTransport": "false"}},
+    }
+
+
+LAMBDA_TRUST = document(
+    {
+        "Effect": "Allow",
+        "Principal": {"Service": "lambda.amazonaws.com"},
+        "Action": "sts:AssumeRole",
+        "Condition": {"StringEquals": {"aws:SourceAccount": ACCOUNT}},
+    }
+)
+
+
+def function(
+    seed: str,
+    *statements: Mapping[str, Any],
+    url: str | None = None,
+    env: Mapping[str, Any] | None = None,
+    role_name: str | None = None,
+    trust: str = LAMBDA_TRUST,
+    prefix: str = PREFIX,
+) -> list[Spec]:
+    """A ScopedLambda-like function: role, inline policy, log group, function, optional URL."""
+    system = seed.split("-", 1)[0]
+    name = f"{prefix}-{seed}"
+    role = role_name or f"{name}-role"
+    group = f"/aws/lambda/{name}"
+    tags = {"crm:stack": prefix, "crm:system": system, "crm:function": seed}
+    logs = allow(
+        ["logs:CreateLogStream", "logs:PutLogEvents"],
+        arn("logs", f"log-group:{group}:*"),
+        Sid="WriteOwnLogs",
+    )
+    specs: list[Spec] = [
+        (LOG_GROUP, f"{seed}-logs", {"name": group, "retentionInDays": 7}),
+        (ROLE, f"{seed}-role", {"name": role, "assumeRolePolicy": trust, "tags": tags}),
+        (
+            ROLE_POLICY,
+            f"{seed}-policy",
+            {"name": f"{name}-grants", "role": role, "policy": document(logs, *statements)},
+        ),
+        (
+            FUNCTION,
+            seed,
+            {
+                "name": name,
+                "role": f"arn:aws:iam::{ACCOUNT}:role/{role}",
+                "runtime": "python3.14",
+                "architectures": ["arm64"],
+                "tags": tags,
+                "environment": {"variables": {"CRM_STACK": prefix, **(env or {})}},
+                "loggingConfig": {"logFormat": "JSON", "logGroup": group},
+            },
+        ),
+    ]
+    if url is not None:
+        specs.append(
+            (FUNCTION_URL, f"{seed}-url", {"functionName": name, "authorizationType": url})
+        )
+    if url == "NONE":
+        specs.append(
+            (
+                PERMISSION,
+                f"{seed}-url-public",
+                {
+                    "function": name,
+                    "action": "lambda:InvokeFunctionUrl",
+                    "principal": "*",
+                    "functionUrlAuthType": "NONE",
+                },
+            )
+        )
+        specs.append(
+            (
+                PERMISSION,
+                f"{seed}-url-invoke",
+                {
+                    "function": name,
+                    "action": "lambda:InvokeFunction",
+                    "principal": "*",
+                    "invokedViaFunctionUrl": True,
+                },
+            )
+        )
+    return specs
+
+
+def table(seed: str, **overrides: Any) -> Spec:
+    props: dict[str, Any] = {
+        "name": f"{PREFIX}-{seed}",
+        "billingMode": "PAY_PER_REQUEST",
+        "hashKey": "pk",
+        "attributes": [{"name": "pk", "type": "S"}],
+        "pointInTimeRecovery": {"enabled": True},
+        "deletionProtectionEnabled": False,
+    }
+    props.update(overrides)
+    return (TABLE, seed, props)
+
+
+def work_queue(seed: str, *, max_receive_count: int = 5) -> list[Spec]:
+    """A WorkQueue-like queue with its DLQ, SSE and TLS-only policies."""
+    name, dlq = f"{PREFIX}-{seed}", f"{PREFIX}-{seed}-dlq"
+    url = f"https://sqs.{REGION}.amazonaws.com/{ACCOUNT}"
+    redrive = json.dumps(
+        {"deadLetterTargetArn": queue_arn(dlq), "maxReceiveCount": max_receive_count}
+    )
+    return [
+        (QUEUE, f"{seed}-dlq", {"name": dlq, "sqsManagedSseEnabled": True}),
+        (
+            QUEUE_POLICY,
+            f"{seed}-dlq-policy",
+            {"queueUrl": f"{url}/{dlq}", "policy": document(tls_deny("sqs", queue_arn(dlq)))},
+        ),
+        (QUEUE, seed, {"name": name, "sqsManagedSseEnabled": True, "redrivePolicy": redrive}),
+        (
+            QUEUE_POLICY,
+            f"{seed}-policy",
+            {"queueUrl": f"{url}/{name}", "policy": document(tls_deny("sqs", queue_arn(name)))},
+        ),
+    ]
+
+
+def bucket(seed: str) -> list[Spec]:
+    """A PrivateBucket-like bucket: public access block and TLS-only policy."""
+    name = f"{PREFIX}-{seed}-{ACCOUNT}"
+    return [
+        (BUCKET, seed, {"bucket": name}),
+        (
+            ACCESS_BLOCK,
+            f"{seed}-public-access",
+            {
+                "bucket": name,
+                "blockPublicAcls": True,
+                "blockPublicPolicy": True,
+                "ignorePublicAcls": True,
+                "restrictPublicBuckets": True,
+            },
+        ),
+        (
+            BUCKET_POLICY,
+            f"{seed}-policy",
+            {
+                "bucket": name,
+                "policy": document(
+                    tls_deny("s3", [f"arn:aws:s3:::{name}", f"arn:aws:s3:::{name}/*"])
+                ),
+            },
+        ),
+    ]
+
+
+def compliant_stack() -> list[Spec]:
+    """A little of every system, all by the rules."""
+    raw = f"arn:aws:s3:::{PREFIX}-ler-raw-{ACCOUNT}"
+    return [
+        table("dm-merges"),
+        table("upsr-offers", streamEnabled=True, streamViewType="NEW_IMAGE"),
+        (SECRET, "dm-crm-write", {"name": f"{PREFIX}-dm-crm-write"}),
+        *work_queue("upsr-jobs"),
+        *bucket("ler-raw"),
+        *function(
+            "dm-merge",
+            allow("dynamodb:PutItem", table_arn(f"{PREFIX}-dm-merges")),
+            allow("secretsmanager:GetSecretValue", secret_arn(f"{PREFIX}-dm-crm-write")),
+            allow("s3:PutObject", f"{raw}/undo/*"),
+            url="NONE",
+            env={"CRM_WRITE_SECRET_NAME": f"{PREFIX}-dm-crm-write", "LINK_TOKEN_TTL_DAYS": "30"},
+        ),
+        *function(
+            "upsr-picker",
+            allow(
+                ["bedrock:InvokeModel"],
+                [
+                    arn("bedrock", f"inference-profile/{HAIKU}"),
+                    f"arn:aws:bedrock:{REGION}::foundation-model/{HAIKU_MODEL}",
+                    f"arn:aws:bedrock:::foundation-model/{HAIKU_MODEL}",
+                ],
+            ),
+            allow(
+                [
+                    "sqs:ReceiveMessage",
+                    "sqs:DeleteMessage",
+                    "sqs:ChangeMessageVisibility",
+                    "sqs:GetQueueAttributes",
+                ],
+                queue_arn(f"{PREFIX}-upsr-jobs"),
+            ),
+            allow(
+                ["dynamodb:GetItem", "dynamodb:Query"],
+                [
+                    table_arn(f"{PREFIX}-upsr-offers"),
+                    table_arn(f"{PREFIX}-upsr-offers") + "/index/*",
+                ],
+            ),
+            allow(
+                ["dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator"],
+                table_arn(f"{PREFIX}-upsr-offers") + "/stream/*",
+            ),
+            allow("dynamodb:ListStreams", "*"),
+            allow(
+                "sms-voice:SendTextMessage", arn("sms-voice", "phone-number/phone-0123456789abcdef")
+            ),
+            allow("scheduler:CreateSchedule", arn("scheduler", "schedule/default/*")),
+        ),
+        *function(
+            "ls-report", allow("dynamodb:Query", table_arn(f"{PREFIX}-ls-touches")), url="AWS_IAM"
+        ),
+    ]
+
+
+def run(
+    specs: Iterable[Spec],
+    policy: str | None = None,
+    *,
+    config: Mapping[str, Any] | None = None,
+    stack: str = "dev",
+) -> list[Violation]:
+    """Violations of one policy (or the whole pack) over ``specs``."""
+    resources = make_resources(specs, stack=stack)
+    chosen = [POLICIES_BY_NAME[policy]] if policy else None
+    return evaluate(resources, config, policies=chosen)
+
+
+def messages(violations: Iterable[Violation]) -> list[str]:
+    return [v.message for v in violations]
