@@ -137,20 +137,63 @@ class LerSettings(SystemSettings):
     """Lead enricher (document 001)."""
 
     region: Region = "eu-west-2"
+    """AWS region of every resource of the system (the document's region by default)."""
     intake_auth: Literal["shared_secret", "iam"] = "shared_secret"
+    """How ler-intake's Function URL is guarded: ``shared_secret`` (public URL, the
+    ``ler-intake-secret`` checked in-function) or ``iam`` (AWS_IAM, callers sign with SigV4)."""
     inbound_address: Email
+    """Address whose mail SES receives into the inbound-mail lane."""
+    activate_inbound_rule_set: bool = True
+    """Make this stack's SES receipt rule set the active one. An account has one active rule
+    set per region, and dev and prod share the account: activate it in one stack only."""
     sender_email: Email
+    """From address of the junk digest and the dead-letter alerts (a verified SES identity)."""
     digest_recipient: Email
+    """Receives the daily junk digest and the dead-letter alerts."""
     normalize_model: ModelChoice = ModelChoice()
+    """Model of ler-normalize (fuzzy field resolution)."""
     dedupe_model: ModelChoice = ModelChoice()
+    """Model of ler-dedupe (the ambiguous same-person band)."""
     filter_model: ModelChoice = ModelChoice()
+    """Model of ler-filter (borderline keep-or-drop)."""
     retry_schedule: ScheduleExpression = "rate(15 minutes)"
+    """When ler-retry re-drives the dead letters and retries pending enrichments."""
     backfill_schedule: ScheduleExpression = "cron(0 3 * * ? *)"
+    """When ler-backfill re-enriches pending leads and re-syncs ler-identity from the CRM."""
     digest_schedule: ScheduleExpression = "cron(0 8 * * ? *)"
+    """When ler-digest emails the previous day's junk."""
     schedule_timezone: str = "Europe/London"
+    """IANA time zone the three schedules are read in."""
     enrich_cache_days: int = Field(default=90, ge=1, le=365)
-    crm_base_url: str = "https://api.hubapi.com"
-    enrichment_base_url: str = "https://company.clearbit.com"
+    """Days a domain's firmographics stay cached in ler-enrich-cache (DynamoDB TTL)."""
+    crm_base_url: str = Field(default="https://api.hubapi.com", pattern=r"^https://")
+    """Base URL of the CRM API (HubSpot CRM v3)."""
+    enrichment_base_url: str = Field(default="https://company.clearbit.com", pattern=r"^https://")
+    """Base URL of the firmographic provider's company lookup."""
+    default_phone_region: str = Field(default="GB", pattern=r"^[A-Z]{2}$")
+    """ISO country assumed for a phone number written without a country code."""
+    min_submit_seconds: int = Field(default=3, ge=0, le=300)
+    """A form submitted faster than this after it was rendered is a bot (pre-screen)."""
+    dedupe_link_score: float = Field(default=0.9, gt=0, le=1)
+    """Fuzzy score at or above which a near-match links without the model."""
+    dedupe_ambiguous_score: float = Field(default=0.7, gt=0, le=1)
+    """Fuzzy score at or above which (below the link score) the model breaks the tie."""
+    junk_score: float = Field(default=0.75, gt=0, le=1)
+    """Junk score at or above which a lead is dropped without the model."""
+    borderline_score: float = Field(default=0.4, gt=0, le=1)
+    """Junk score at or above which (below the junk score) the model breaks the tie."""
+    max_retry_passes: int = Field(default=4, ge=1, le=20)
+    """Enrichment passes ler-retry makes for a pending lead before leaving it to ler-backfill."""
+    dlq_alert_threshold: int = Field(default=10, ge=1, le=10000)
+    """Messages waiting in the dead-letter queues at which ler-retry emails an alert."""
+
+    @model_validator(mode="after")
+    def _ordered_bands(self) -> LerSettings:
+        if self.dedupe_ambiguous_score >= self.dedupe_link_score:
+            raise ValueError("dedupeAmbiguousScore must be below dedupeLinkScore")
+        if self.borderline_score >= self.junk_score:
+            raise ValueError("borderlineScore must be below junkScore")
+        return self
 
 
 class LsSettings(SystemSettings):
@@ -180,6 +223,47 @@ class UpsrSettings(SystemSettings):
     sender_schedule: ScheduleExpression = "rate(5 minutes)"
     sweep_schedule: ScheduleExpression = "rate(1 hour)"
     catalog_sync_schedule: ScheduleExpression = "rate(15 minutes)"
+    shopify_api_version: str = Field(
+        default="2025-07",
+        pattern=r"^\d{4}-(01|04|07|10)$",
+        description="Shopify Admin API version the catalogue sync calls (quarterly releases)",
+    )
+    max_price_ratio: float = Field(
+        default=0.5,
+        gt=0,
+        le=5,
+        description="An add-on may cost at most this share of the order's subtotal",
+    )
+    catalogue_max_age_hours: int = Field(
+        default=6,
+        ge=1,
+        le=168,
+        description="A catalogue row not refreshed for this long counts as out of stock",
+    )
+    webhook_max_age_hours: int = Field(
+        default=48,
+        ge=1,
+        le=168,
+        description="Orders created longer ago are refused as replays (Shopify retries 48 h)",
+    )
+    link_grace_days: int = Field(
+        default=14,
+        ge=0,
+        le=60,
+        description="The tap link keeps working this long after the window, so a late tap "
+        "is recorded as out-of-window instead of being refused",
+    )
+    offer_retention_days: int = Field(
+        default=90,
+        ge=7,
+        le=730,
+        description="Offers (and the contact details they carry) expire by TTL this long "
+        "after their window closes",
+    )
+    report_hour: int = Field(
+        default=8, ge=0, le=23, description="Local hour after which the daily roll-up is sent"
+    )
+    report_timezone: str = "Europe/London"
 
 
 class OpeningHours(_Section):
@@ -198,24 +282,55 @@ class RrsSettings(SystemSettings):
 
     region: Region = "eu-west-2"
     grade_model: ModelChoice = ModelChoice()
+    """Model of rrs-sender's first call: grades the captured signal into a band."""
     compose_model: ModelChoice = ModelChoice()
+    """Model of rrs-sender's second call: phrases the ask (it never sees or writes a link)."""
     sender_email: Email
+    """From address of every ask and of the owner handover; its domain is the SES identity."""
     owner_email: Email
+    """Owner inbox that receives the escalation handovers."""
     sms_origination_identity: str = Field(
         pattern=r"^(phone-number|pool|sender-id)/[A-Za-z0-9_/-]+$",
-        description="AWS End User Messaging SMS identity the ask is sent from",
     )
+    """AWS End User Messaging SMS identity the ask is sent from (``pool/<id>``,
+    ``phone-number/<id>`` or ``sender-id/<id>/<country>``)."""
     review_url: str = Field(pattern=r"^https://")
+    """Public review page; only customers graded happy are ever sent it."""
     feedback_url: str = Field(pattern=r"^https://")
+    """Private feedback form; code appends ``ref=<signed token>``, which the tool echoes back."""
     request_delay_hours: int = Field(default=2, ge=0, le=336)
+    """Hours after a job's completion before the ask is due (then moved into opening hours)."""
     opening_hours: OpeningHours = OpeningHours()
+    """Send window (read in the customer's time zone) and the sweep's gate (in ``timezone``)."""
     sweep_schedule: ScheduleExpression = "rate(15 minutes)"
+    """How often rrs-sweep looks for requests whose schedule misfired."""
     sync_schedule: ScheduleExpression = "rate(15 minutes)"
-    sheet_source: str = Field(
-        default="",
-        description="CSV export URL (https://...) or s3://bucket/key of the customer sheet",
-    )
+    """How often rrs-sync mirrors the customer sheet into rrs-customers."""
+    sheet_source: str = ""
+    """Customer sheet: a CSV export URL (``https://...``) or ``s3://bucket/key``; empty for
+    none. An S3 source grants rrs-sync ``s3:GetObject`` on that one object only."""
     retention_days: int = Field(default=400, ge=30, le=3650)
+    """Days an rrs-requests item lives before its TTL expires it (the audit is kept)."""
+    business_name: str = Field(default="our team", min_length=1, max_length=60)
+    """Name the asks are signed with; the compose model is told it."""
+    phone_region: str = Field(default="GB", pattern=r"^[A-Z]{2}$")
+    """Country (ISO 3166 alpha-2) assumed for phone numbers written without ``+<code>``."""
+    sweep_grace_minutes: int = Field(default=30, ge=5, le=1440)
+    """A scheduled request this long past due counts as a straggler for rrs-sweep."""
+    sweep_max_attempts: int = Field(default=3, ge=1, le=10)
+    """Re-enqueues rrs-sweep makes for one straggler before escalating it to the owner."""
+    link_ttl_days: int = Field(default=30, ge=1, le=90)
+    """Lifetime of the signed ``ref`` token in the private feedback link."""
+
+    @model_validator(mode="after")
+    def _sheet_source_shape(self) -> RrsSettings:
+        shape = r"^(https://\S+|s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]/[^*?\s]+)$"
+        if self.sheet_source and not re.match(shape, self.sheet_source):
+            raise ValueError(
+                f"sheetSource {self.sheet_source!r} is not an https:// CSV export URL "
+                "or s3://bucket/key (no wildcards)"
+            )
+        return self
 
 
 class Systems(_Section):
