@@ -10,7 +10,8 @@ violation here: the project keeps everything the rules read known at preview.
 
 Config: a mapping whose keys are policy names map to that policy's properties (the shape of
 ``--policy-pack-config``); any other key is shared and given to every policy whose
-``config_schema`` declares it (``{"environment": "prod"}``). Unknown keys raise ValueError.
+``config_schema`` declares it (``{"environment": "prod"}``). Unknown keys raise ValueError;
+``{"<policy>": {"enforcementLevel": "disabled"}}`` skips a policy, as CrossGuard would.
 """
 
 from __future__ import annotations
@@ -70,16 +71,18 @@ def policy_configs(
     config: Mapping[str, Any] | None, policies: Sequence[Policy] = ALL_POLICIES
 ) -> dict[str, dict[str, Any]]:
     """Each policy's config from a pack-level mapping (see the module docstring)."""
-    names = {p.name for p in policies}
-    shared = {k: v for k, v in (config or {}).items() if k not in names}
-    declared = frozenset().union(*(_schema_keys(p) for p in policies))
+    every = [*ALL_POLICIES, *policies]
+    names = {p.name for p in every}
+    given = dict(config or {})
+    shared = {k: v for k, v in given.items() if k not in names}
+    declared = frozenset().union(*(_schema_keys(p) for p in every))
     unknown = sorted(set(shared) - declared)
     if unknown:
         raise ValueError(f"unknown policy pack config key(s): {', '.join(unknown)}")
     result: dict[str, dict[str, Any]] = {}
     for policy in policies:
         keys = _schema_keys(policy)
-        own = (config or {}).get(policy.name) or {}
+        own = given.get(policy.name) or {}
         if not isinstance(own, Mapping):
             raise ValueError(f"config of {policy.name} must be a mapping")
         extra = sorted(set(own) - keys - {"enforcementLevel"})
@@ -156,6 +159,12 @@ def evaluate(
     """Every violation the pack (or ``policies``) reports over ``resources``."""
     chosen = list(policies) if policies is not None else list(ALL_POLICIES)
     configs = policy_configs(config, chosen)
+    disabled = {
+        name
+        for name, own in (config or {}).items()
+        if isinstance(own, Mapping) and str(own.get("enforcementLevel", "")).lower() == "disabled"
+    }
+    chosen = [p for p in chosen if p.name not in disabled]
     violations: list[Violation] = []
     for policy in chosen:
         violations.extend(run_policy(policy, resources, configs[policy.name]))
