@@ -201,8 +201,11 @@ class LsSettings(SystemSettings):
 
     region: Region = "us-east-1"
     site_origins: tuple[Origin, ...] = Field(min_length=1)
+    """Origins of the site's pages: the only ones ls-capture accepts beacons from (CORS too)."""
     report_cache_seconds: int = Field(default=86400, ge=0, le=86400)
+    """How long a computed report is reused in ls-report and by HTTP caches (0: never)."""
     touch_ttl_days: int = Field(default=548, ge=30, le=1100)
+    """Days a touch is kept before DynamoDB TTL may delete it (548 = 18 months)."""
 
 
 class UpsrSettings(SystemSettings):

@@ -1,0 +1,80 @@
+"""Stitching: link every visitor id that shares an email hash into one identity, additively.
+
+An enquiry names a device (its visitor id) and a person (the keyed email hash). Stitching
+adds the device to that person's identity, plus every device id the same browser presented
+beside it (recorded on its touches as ``linked_visitor_id``), followed transitively up to a
+bound. Rows are only ever added or moved to an earlier link; a visitor id is never deleted,
+so any report can be recomputed from the same rows at any strictness.
+
+Idempotent and order-free: every write keeps the earliest (time, enquiry id) it has seen, so
+a redelivered record finds nothing to change and two enquiries processed in either order
+leave the same rows.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+
+from handlers.source_attributor.records import EMAIL_HASH, VISITOR_ID
+from handlers.source_attributor.store import StitchStore
+
+MAX_LINKED_VISITORS = 50
+"""Bound on the devices one enquiry may pull in: a shared kiosk must not link the world."""
+
+
+@dataclass(frozen=True)
+class EnquiryEvent:
+    """What stitching needs from an enquiry row (the stream's new image)."""
+
+    enquiry_id: str
+    at: str
+    visitor_id: str
+    email_hash: str
+
+    def __post_init__(self) -> None:
+        if not EMAIL_HASH.match(self.email_hash):
+            raise ValueError("email_hash is not a keyed hash")
+        if not VISITOR_ID.match(self.visitor_id):
+            raise ValueError("visitor_id is not a visitor id")
+        if not self.enquiry_id or not self.at:
+            raise ValueError("enquiry_id and at are required")
+
+
+@dataclass(frozen=True)
+class StitchResult:
+    """What one enquiry did to its identity."""
+
+    identity_key: str
+    visitors: tuple[str, ...]
+    writes: int
+
+
+def devices_of(store: StitchStore, visitor_id: str) -> list[str]:
+    """The enquiring device and every id linked to it through touches, breadth first."""
+    seen = [visitor_id]
+    queue = deque([visitor_id])
+    while queue and len(seen) < MAX_LINKED_VISITORS:
+        for other in sorted(store.linked_visitors(queue.popleft())):
+            if other not in seen and VISITOR_ID.match(other) and len(seen) < MAX_LINKED_VISITORS:
+                seen.append(other)
+                queue.append(other)
+    return seen
+
+
+def stitch(store: StitchStore, enquiry: EnquiryEvent) -> StitchResult:
+    """Add the enquiry's devices to the identity of its email hash; skip what is there."""
+    existing = store.identity_rows(enquiry.email_hash)
+    devices = devices_of(store, enquiry.visitor_id)
+    writes = 0
+    for device in devices:
+        row = existing.get(device)
+        if row is None or not row.linked_no_later_than(enquiry.at, enquiry.enquiry_id):
+            linked_by = "email" if device == enquiry.visitor_id else "cookie"
+            store.link(enquiry.email_hash, device, linked_by, enquiry.at, enquiry.enquiry_id)
+            writes += 1
+    row = existing.get(enquiry.visitor_id)
+    if row is None or not row.enquired_no_later_than(enquiry.at, enquiry.enquiry_id):
+        store.mark_enquirer(enquiry.email_hash, enquiry.visitor_id, enquiry.enquiry_id, enquiry.at)
+        writes += 1
+    return StitchResult(enquiry.email_hash, tuple(devices), writes)

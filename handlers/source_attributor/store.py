@@ -1,0 +1,308 @@
+"""Where touches, identities and enquiries live: DynamoDB, or memory for tests and benchmarks.
+
+Each function sees the store through the small port it needs (``CaptureStore``,
+``StitchStore``, ``ReportStore``), which is also exactly what its IAM role allows:
+capture only puts (conditionally), stitch queries and updates, report only queries.
+``InMemoryStore`` implements all three with the same conditional semantics.
+"""
+
+from __future__ import annotations
+
+import bisect
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Protocol
+
+from handlers.source_attributor.records import Enquiry, IdentityRow, Touch
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb.service_resource import Table
+
+_CONDITION_FAILED = "ConditionalCheckFailedException"
+
+_EARLIER_LINK = (
+    "attribute_not_exists(linked_at) OR linked_at > :at OR (linked_at = :at AND linked_via > :via)"
+)
+_EARLIER_ENQUIRY = (
+    "attribute_not_exists(enquiry_at) OR enquiry_at > :at "
+    "OR (enquiry_at = :at AND enquiry_id > :eid)"
+)
+
+
+class CaptureStore(Protocol):
+    """What ls-capture may do: create touches and enquiries, never overwrite."""
+
+    def put_touch(self, touch: Touch) -> bool:
+        """Write ``touch`` unless one exists at its key; False when it existed."""
+        ...
+
+    def put_enquiry(self, enquiry: Enquiry, asked: Touch | None) -> bool:
+        """Write the enquiry and its asked touch together; False when the enquiry existed."""
+        ...
+
+
+class StitchStore(Protocol):
+    """What ls-stitch may do: read identities and touches, add links."""
+
+    def identity_rows(self, identity_key: str) -> dict[str, IdentityRow]:
+        """Every row of one identity, by visitor id."""
+        ...
+
+    def linked_visitors(self, visitor_id: str) -> set[str]:
+        """Other ids this visitor's browser presented alongside its own, from its touches."""
+        ...
+
+    def link(self, identity_key: str, visitor_id: str, linked_by: str, at: str, via: str) -> None:
+        """Record the link, keeping whichever of this and an existing link is earliest."""
+        ...
+
+    def mark_enquirer(self, identity_key: str, visitor_id: str, enquiry_id: str, at: str) -> None:
+        """Record that this device enquired, keeping its earliest enquiry."""
+        ...
+
+
+class ReportStore(Protocol):
+    """What ls-report may do: query."""
+
+    def enquiries(self, month: str) -> list[Enquiry]:
+        """Every enquiry of one ``YYYY-MM`` partition."""
+        ...
+
+    def identity_visitors(self, identity_key: str) -> list[str]:
+        """Every visitor id linked to one identity."""
+        ...
+
+    def touches(self, visitor_id: str) -> list[Touch]:
+        """Every touch of one visitor, oldest first."""
+        ...
+
+
+# DynamoDB -----------------------------------------------------------------------------------
+
+
+def _failed_condition(err: Exception) -> bool:
+    response = getattr(err, "response", {}) or {}
+    return bool(response.get("Error", {}).get("Code") == _CONDITION_FAILED)
+
+
+def _pages(table: Table, **query: Any) -> Iterator[dict[str, Any]]:
+    """Every item of a Query, following LastEvaluatedKey."""
+    while True:
+        answer = table.query(**query)
+        yield from answer.get("Items", [])
+        last = answer.get("LastEvaluatedKey")
+        if not last:
+            return
+        query["ExclusiveStartKey"] = last
+
+
+@dataclass
+class DynamoStore:
+    """The three tables by name; a function is configured with the tables its role reaches."""
+
+    touches_table: str = ""
+    identities_table: str = ""
+    enquiries_table: str = ""
+
+    def _table(self, name: str) -> Table:
+        if not name:
+            raise RuntimeError("this function is not configured with that table")
+        from handlers.common.aws_clients import table
+
+        return table(name)
+
+    # capture
+    def put_touch(self, touch: Touch) -> bool:
+        from botocore.exceptions import ClientError
+
+        try:
+            self._table(self.touches_table).put_item(
+                Item=touch.item(), ConditionExpression="attribute_not_exists(visitor_id)"
+            )
+        except ClientError as err:
+            if _failed_condition(err):
+                return False
+            raise
+        return True
+
+    def put_enquiry(self, enquiry: Enquiry, asked: Touch | None) -> bool:
+        from boto3.dynamodb.types import TypeSerializer
+        from botocore.exceptions import ClientError
+
+        from handlers.common.aws_clients import client
+
+        serializer = TypeSerializer()
+
+        def put(table: str, item: dict[str, Any], key: str) -> dict[str, Any]:
+            return {
+                "Put": {
+                    "TableName": table,
+                    "Item": {k: serializer.serialize(v) for k, v in item.items()},
+                    "ConditionExpression": f"attribute_not_exists({key})",
+                }
+            }
+
+        actions = [put(self.enquiries_table, enquiry.item(), "enquiry_id")]
+        if asked is not None:
+            actions.append(put(self.touches_table, asked.item(), "visitor_id"))
+        try:
+            client("dynamodb").transact_write_items(TransactItems=actions)
+        except ClientError as err:
+            reasons = err.response.get("CancellationReasons") or []
+            codes = [str(r.get("Code", "")) for r in reasons]
+            if codes and codes[0] == "ConditionalCheckFailed":
+                return False
+            raise
+        return True
+
+    # stitch
+    def identity_rows(self, identity_key: str) -> dict[str, IdentityRow]:
+        rows = _pages(
+            self._table(self.identities_table),
+            KeyConditionExpression="identity_key = :k",
+            ExpressionAttributeValues={":k": identity_key},
+        )
+        return {row.visitor_id: row for row in map(IdentityRow.from_item, rows)}
+
+    def linked_visitors(self, visitor_id: str) -> set[str]:
+        items = _pages(
+            self._table(self.touches_table),
+            KeyConditionExpression="visitor_id = :v",
+            FilterExpression="attribute_exists(linked_visitor_id)",
+            ProjectionExpression="linked_visitor_id",
+            ExpressionAttributeValues={":v": visitor_id},
+        )
+        return {str(item["linked_visitor_id"]) for item in items} - {visitor_id}
+
+    def _conditional_update(self, key: dict[str, str], update: str, condition: str,
+                            values: dict[str, str]) -> None:
+        from botocore.exceptions import ClientError
+
+        try:
+            self._table(self.identities_table).update_item(
+                Key=key,
+                UpdateExpression=update,
+                ConditionExpression=condition,
+                ExpressionAttributeValues=values,
+            )
+        except ClientError as err:
+            if not _failed_condition(err):
+                raise
+
+    def link(self, identity_key: str, visitor_id: str, linked_by: str, at: str, via: str) -> None:
+        self._conditional_update(
+            {"identity_key": identity_key, "visitor_id": visitor_id},
+            "SET linked_by = :by, linked_at = :at, linked_via = :via",
+            _EARLIER_LINK,
+            {":by": linked_by, ":at": at, ":via": via},
+        )
+
+    def mark_enquirer(self, identity_key: str, visitor_id: str, enquiry_id: str, at: str) -> None:
+        self._conditional_update(
+            {"identity_key": identity_key, "visitor_id": visitor_id},
+            "SET enquiry_id = :eid, enquiry_at = :at",
+            _EARLIER_ENQUIRY,
+            {":eid": enquiry_id, ":at": at},
+        )
+
+    # report
+    def enquiries(self, month: str) -> list[Enquiry]:
+        items = _pages(
+            self._table(self.enquiries_table),
+            KeyConditionExpression="#m = :m",
+            ExpressionAttributeNames={"#m": "month"},
+            ExpressionAttributeValues={":m": month},
+        )
+        return [Enquiry.from_item(item) for item in items]
+
+    def identity_visitors(self, identity_key: str) -> list[str]:
+        items = _pages(
+            self._table(self.identities_table),
+            KeyConditionExpression="identity_key = :k",
+            ProjectionExpression="visitor_id",
+            ExpressionAttributeValues={":k": identity_key},
+        )
+        return [str(item["visitor_id"]) for item in items]
+
+    def touches(self, visitor_id: str) -> list[Touch]:
+        items = _pages(
+            self._table(self.touches_table),
+            KeyConditionExpression="visitor_id = :v",
+            ExpressionAttributeValues={":v": visitor_id},
+        )
+        return [Touch.from_item(item) for item in items]
+
+
+# Memory -------------------------------------------------------------------------------------
+
+
+class InMemoryStore:
+    """All three ports over dictionaries, with DynamoDB's conditional-write semantics."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.touch_rows: dict[str, dict[str, Touch]] = {}
+        self._touch_order: dict[str, list[str]] = {}
+        self.identity_table: dict[str, dict[str, IdentityRow]] = {}
+        self.enquiry_rows: dict[str, dict[str, Enquiry]] = {}
+
+    def _insert_touch(self, touch: Touch) -> bool:
+        rows = self.touch_rows.setdefault(touch.visitor_id, {})
+        if touch.at in rows:
+            return False
+        rows[touch.at] = touch
+        bisect.insort(self._touch_order.setdefault(touch.visitor_id, []), touch.at)
+        return True
+
+    def put_touch(self, touch: Touch) -> bool:
+        with self._lock:
+            return self._insert_touch(touch)
+
+    def put_enquiry(self, enquiry: Enquiry, asked: Touch | None) -> bool:
+        with self._lock:
+            month = self.enquiry_rows.setdefault(enquiry.month, {})
+            if enquiry.enquiry_id in month:
+                return False
+            if asked is not None and asked.at in self.touch_rows.get(asked.visitor_id, {}):
+                raise RuntimeError("transaction cancelled: the asked touch exists")
+            month[enquiry.enquiry_id] = enquiry
+            if asked is not None:
+                self._insert_touch(asked)
+            return True
+
+    def identity_rows(self, identity_key: str) -> dict[str, IdentityRow]:
+        with self._lock:
+            return dict(self.identity_table.get(identity_key, {}))
+
+    def linked_visitors(self, visitor_id: str) -> set[str]:
+        with self._lock:
+            rows = self.touch_rows.get(visitor_id, {}).values()
+            return {t.linked_visitor_id for t in rows if t.linked_visitor_id} - {visitor_id}
+
+    def link(self, identity_key: str, visitor_id: str, linked_by: str, at: str, via: str) -> None:
+        with self._lock:
+            rows = self.identity_table.setdefault(identity_key, {})
+            row = rows.get(visitor_id) or IdentityRow(identity_key, visitor_id)
+            if not row.linked_no_later_than(at, via):
+                rows[visitor_id] = replace(row, linked_by=linked_by, linked_at=at, linked_via=via)
+
+    def mark_enquirer(self, identity_key: str, visitor_id: str, enquiry_id: str, at: str) -> None:
+        with self._lock:
+            rows = self.identity_table.setdefault(identity_key, {})
+            row = rows.get(visitor_id) or IdentityRow(identity_key, visitor_id)
+            if not row.enquired_no_later_than(at, enquiry_id):
+                rows[visitor_id] = replace(row, enquiry_id=enquiry_id, enquiry_at=at)
+
+    def enquiries(self, month: str) -> list[Enquiry]:
+        with self._lock:
+            return sorted(self.enquiry_rows.get(month, {}).values(), key=lambda e: e.enquiry_id)
+
+    def identity_visitors(self, identity_key: str) -> list[str]:
+        with self._lock:
+            return sorted(self.identity_table.get(identity_key, {}))
+
+    def touches(self, visitor_id: str) -> list[Touch]:
+        with self._lock:
+            rows = self.touch_rows.get(visitor_id, {})
+            return [rows[at] for at in self._touch_order.get(visitor_id, [])]

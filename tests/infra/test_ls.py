@@ -1,0 +1,221 @@
+"""The lead source attributor's graph: exactly its functions, triggers, tables and grants."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+import yaml
+
+from components.offline.engine import ACCOUNT_ID, ROOT, Graph, Resource, run
+from components.offline.policy_view import evaluate_graph
+
+REGION = "us-east-1"
+
+
+def arn(service: str, resource: str) -> str:
+    return f"arn:aws:{service}:{REGION}:{ACCOUNT_ID}:{resource}"
+
+
+def only_ls(stack: str) -> dict[str, Any]:
+    """The stack file's own systems section with only ls enabled."""
+    config = yaml.safe_load((ROOT / f"Pulumi.{stack}.yaml").read_text())["config"]
+    systems = config["crm-automations:systems"]
+    return {key: {**section, "enabled": key == "ls"} for key, section in systems.items()}
+
+
+@pytest.fixture(scope="module")
+def graph() -> Graph:
+    return run("dev", {"systems": only_ls("dev")})
+
+
+def functions(graph: Graph) -> dict[str, Resource]:
+    return {r.inputs["name"]: r for r in graph.of_type("aws:lambda/function:Function")}
+
+
+def grants_of(graph: Graph, function: str) -> set[tuple[tuple[str, ...], tuple[str, ...]]]:
+    policy = graph.named("aws:iam/rolePolicy:RolePolicy", f"dev-{function}-grants")
+    statements = json.loads(policy.inputs["policy"])["Statement"]
+    assert all(s["Effect"] == "Allow" for s in statements)
+    return {(tuple(s["Action"]), tuple(s["Resource"])) for s in statements}
+
+
+def logs(function: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    return (
+        ("logs:CreateLogStream", "logs:PutLogEvents"),
+        (arn("logs", f"log-group:/aws/lambda/dev-{function}:*"),),
+    )
+
+
+TOUCHES = arn("dynamodb", "table/dev-ls-touches")
+IDENTITIES = arn("dynamodb", "table/dev-ls-identities")
+ENQUIRIES = arn("dynamodb", "table/dev-ls-enquiries")
+FAILURES = arn("sqs", "dev-ls-stitch-failures")
+KEY = arn("secretsmanager", "secret:dev-ls-email-hash-key-??????")
+
+
+def test_exactly_three_functions_with_the_documents_sizes(graph: Graph) -> None:
+    found = {
+        name: (f.inputs["memorySize"], f.inputs["timeout"], f.inputs["handler"])
+        for name, f in functions(graph).items()
+    }
+    assert found == {
+        "dev-ls-capture": (512, 5, "handlers.source_attributor.capture.handler"),
+        "dev-ls-stitch": (1024, 60, "handlers.source_attributor.stitch.handler"),
+        "dev-ls-report": (1024, 120, "handlers.source_attributor.report.handler"),
+    }
+    for f in functions(graph).values():
+        assert f.inputs["runtime"] == "python3.14"
+        assert f.inputs["architectures"] == ["arm64"]
+        assert f.inputs["tags"]["crm:system"] == "ls"
+
+
+def test_tables_and_their_keys(graph: Graph) -> None:
+    tables = {t.inputs["name"]: t.inputs for t in graph.of_type("aws:dynamodb/table:Table")}
+    assert set(tables) == {"dev-ls-touches", "dev-ls-identities", "dev-ls-enquiries"}
+    keys = {name: (t["hashKey"], t.get("rangeKey")) for name, t in tables.items()}
+    assert keys == {
+        "dev-ls-touches": ("visitor_id", "at"),
+        "dev-ls-identities": ("identity_key", "visitor_id"),
+        "dev-ls-enquiries": ("month", "enquiry_id"),
+    }
+    assert tables["dev-ls-touches"]["ttl"] == {"attributeName": "ttl", "enabled": True}
+    assert "ttl" not in tables["dev-ls-identities"]
+    assert tables["dev-ls-enquiries"]["streamEnabled"] is True
+    assert tables["dev-ls-enquiries"]["streamViewType"] == "NEW_IMAGE"
+    assert not tables["dev-ls-touches"].get("streamEnabled")
+    for t in tables.values():
+        assert t["billingMode"] == "PAY_PER_REQUEST"
+        assert {a["type"] for a in t["attributes"]} == {"S"}
+
+
+def test_one_failure_queue_and_one_secret(graph: Graph) -> None:
+    queues = [q.inputs["name"] for q in graph.of_type("aws:sqs/queue:Queue")]
+    assert queues == ["dev-ls-stitch-failures"]
+    secrets = [s.inputs["name"] for s in graph.of_type("aws:secretsmanager/secret:Secret")]
+    assert secrets == ["dev-ls-email-hash-key"]
+    assert not graph.of_type("aws:scheduler/schedule:Schedule")
+    assert not graph.of_type("aws:s3/bucket:Bucket")
+
+
+def test_stitch_is_fed_by_the_enquiries_stream_with_bounded_retries(graph: Graph) -> None:
+    mappings = graph.of_type("aws:lambda/eventSourceMapping:EventSourceMapping")
+    assert len(mappings) == 1
+    m = mappings[0].inputs
+    assert m["functionName"] == "dev-ls-stitch"
+    assert m["eventSourceArn"].startswith(ENQUIRIES + "/stream/")
+    assert m["functionResponseTypes"] == ["ReportBatchItemFailures"]
+    assert m["maximumRetryAttempts"] == 3
+    assert m["bisectBatchOnFunctionError"] is True
+    assert m["startingPosition"] == "TRIM_HORIZON"
+    assert m["destinationConfig"]["onFailure"]["destinationArn"] == FAILURES
+    patterns = [json.loads(f["pattern"]) for f in m["filterCriteria"]["filters"]]
+    assert patterns == [{"eventName": ["INSERT"]}]
+
+
+def test_public_surface_is_capture_only_with_cors_to_the_site(graph: Graph) -> None:
+    urls = {u.inputs["functionName"]: u.inputs for u in graph.of_type(
+        "aws:lambda/functionUrl:FunctionUrl")}
+    assert set(urls) == {"dev-ls-capture", "dev-ls-report"}
+    assert urls["dev-ls-capture"]["authorizationType"] == "NONE"
+    assert urls["dev-ls-capture"]["cors"]["allowOrigins"] == [
+        "https://www.example.com",
+        "https://example.com",
+    ]
+    assert urls["dev-ls-capture"]["cors"]["allowMethods"] == ["POST"]
+    assert urls["dev-ls-report"]["authorizationType"] == "AWS_IAM"
+    assert "cors" not in urls["dev-ls-report"]
+    public = [p.inputs for p in graph.of_type("aws:lambda/permission:Permission")
+              if p.inputs.get("principal") == "*"]
+    assert {p["function"] for p in public} == {"dev-ls-capture"}
+    assert len(public) == 2
+
+
+def test_capture_may_only_put_touches_and_enquiries_and_read_its_key(graph: Graph) -> None:
+    assert grants_of(graph, "ls-capture") == {
+        logs("ls-capture"),
+        (("dynamodb:PutItem",), (TOUCHES,)),
+        (("dynamodb:PutItem",), (ENQUIRIES,)),
+        (("secretsmanager:GetSecretValue",), (KEY,)),
+    }
+
+
+def test_stitch_queries_and_updates_identities_and_only_queries_touches(graph: Graph) -> None:
+    assert grants_of(graph, "ls-stitch") == {
+        logs("ls-stitch"),
+        (("dynamodb:Query",), (TOUCHES,)),
+        (("dynamodb:Query", "dynamodb:UpdateItem"), (IDENTITIES,)),
+        (
+            ("dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator"),
+            (ENQUIRIES + "/stream/*",),
+        ),
+        (("sqs:SendMessage",), (FAILURES,)),
+    }
+
+
+def test_report_is_read_only(graph: Graph) -> None:
+    assert grants_of(graph, "ls-report") == {
+        logs("ls-report"),
+        (("dynamodb:Query",), (TOUCHES,)),
+        (("dynamodb:Query",), (IDENTITIES,)),
+        (("dynamodb:Query",), (ENQUIRIES,)),
+    }
+
+
+def test_no_model_and_no_secret_value_anywhere(graph: Graph) -> None:
+    for policy in graph.of_type("aws:iam/rolePolicy:RolePolicy"):
+        for statement in json.loads(policy.inputs["policy"])["Statement"]:
+            assert not any(a.startswith("bedrock:") for a in statement["Action"])
+    env = functions(graph)["dev-ls-capture"].inputs["environment"]["variables"]
+    assert env["EMAIL_HASH_SECRET"] == "dev-ls-email-hash-key"
+    assert env["SITE_ORIGINS"] == "https://www.example.com,https://example.com"
+    assert env["TOUCH_TTL_DAYS"] == "548"
+    report_env = functions(graph)["dev-ls-report"].inputs["environment"]["variables"]
+    assert report_env["REPORT_CACHE_SECONDS"] == "86400"
+    assert "EMAIL_HASH_SECRET" not in report_env
+    stitch_env = functions(graph)["dev-ls-stitch"].inputs["environment"]["variables"]
+    assert "EMAIL_HASH_SECRET" not in stitch_env
+
+
+def test_outputs_name_what_an_operator_needs(graph: Graph) -> None:
+    assert graph.outputs["ls"] == {
+        "capture_url": "https://dev-ls-capture.lambda-url.us-east-1.on.aws/",
+        "report_url": "https://dev-ls-report.lambda-url.us-east-1.on.aws/",
+        "touches_table": "dev-ls-touches",
+        "identities_table": "dev-ls-identities",
+        "enquiries_table": "dev-ls-enquiries",
+        "email_hash_secret": "dev-ls-email-hash-key",
+        "stitch_failures_queue": "dev-ls-stitch-failures",
+    }
+
+
+def test_children_are_parented_to_the_system(graph: Graph) -> None:
+    (system,) = graph.of_type("crm:index:SourceAttributor")
+    direct = {(r.type, r.name) for r in graph.children(system)}
+    assert direct == {
+        ("crm:index:GuardedTable", "ls-touches"),
+        ("crm:index:GuardedTable", "ls-identities"),
+        ("crm:index:GuardedTable", "ls-enquiries"),
+        ("crm:index:WorkQueue", "ls-stitch-failures"),
+        ("crm:index:SecretSlot", "ls-email-hash-key"),
+        ("crm:index:ScopedLambda", "ls-capture"),
+        ("crm:index:ScopedLambda", "ls-stitch"),
+        ("crm:index:ScopedLambda", "ls-report"),
+    }
+
+
+def test_policy_pack_passes(graph: Graph) -> None:
+    assert evaluate_graph(graph) == []
+
+
+def test_prod_protects_the_tables_and_passes_the_pack() -> None:
+    prod = run("prod", {"systems": only_ls("prod")})
+    tables = prod.of_type("aws:dynamodb/table:Table")
+    assert {t.inputs["name"] for t in tables} == {
+        "prod-ls-touches",
+        "prod-ls-identities",
+        "prod-ls-enquiries",
+    }
+    assert all(t.inputs["deletionProtectionEnabled"] is True for t in tables)
+    assert evaluate_graph(prod) == []
