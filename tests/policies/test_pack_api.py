@@ -4,13 +4,19 @@ from __future__ import annotations
 
 import ast
 import importlib
+import json
 import runpy
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
+import grpc
 import pytest
 import yaml
+from google.protobuf import empty_pb2, struct_pb2
+from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 from pulumi_policy import (
     EnforcementLevel,
     ReportViolation,
@@ -94,7 +100,6 @@ def test_pulumi_policy_yaml_uses_the_project_venv() -> None:
     config = yaml.safe_load((PACK_DIR / "PulumiPolicy.yaml").read_text())
     assert config["runtime"]["name"] == "python"
     assert config["runtime"]["options"]["virtualenv"] == "../.venv"
-    assert (PACK_DIR.parent / ".venv").exists() or True  # created by `make install`
 
 
 def test_config_schemas_are_json_schema_objects() -> None:
@@ -264,3 +269,46 @@ def test_action_lookups_are_case_insensitive_and_cached() -> None:
 )
 def test_arn_format_matching(granted: str, fmt: str, fits: bool) -> None:
     assert arn_fits_format(granted, fmt) is fits
+
+
+# the pack served over gRPC, as `pulumi preview --policy-pack policies` starts it -------------
+
+
+def test_the_served_pack_answers_the_engine() -> None:
+    """Start the pack the way the Python language host does and call it like the engine."""
+    process = subprocess.Popen(  # the language host runs: python -u -m pulumi.policy <engine> <dir>
+        [sys.executable, "-u", "-m", "pulumi.policy", "127.0.0.1:1", str(PACK_DIR)],
+        cwd=PACK_DIR,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        port = process.stdout.readline().strip()
+        assert port.isdigit(), process.stderr.read() if process.stderr else port
+        stub = analyzer_pb2_grpc.AnalyzerStub(grpc.insecure_channel(f"127.0.0.1:{port}"))
+        info = stub.GetAnalyzerInfo(empty_pb2.Empty(), timeout=30)
+        assert info.name == "crm-automations-guard"
+        assert [p.name for p in info.policies] == [p.name for p in ALL_POLICIES]
+        assert {p.enforcementLevel for p in info.policies} == {analyzer_pb2.MANDATORY}
+
+        policy = json.dumps(
+            {"Statement": [{"Effect": "Allow", "Action": "dynamodb:PutItem", "Resource": "*"}]}
+        )
+        properties = struct_pb2.Struct()
+        properties.update({"name": "raw", "role": "r", "policy": policy})
+        answer = stub.Analyze(
+            analyzer_pb2.AnalyzeRequest(
+                type="aws:iam/rolePolicy:RolePolicy",
+                properties=properties,
+                urn="urn:pulumi:dev::crm-automations::aws:iam/rolePolicy:RolePolicy::raw",
+                name="raw",
+            ),
+            timeout=30,
+        )
+        assert [d.policyName for d in answer.diagnostics] == ["no-wildcard-write"]
+        assert answer.diagnostics[0].enforcementLevel == analyzer_pb2.MANDATORY
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
