@@ -64,13 +64,6 @@ def get_int(config: Mapping[str, Any], key: str, default: int) -> int:
     return int(value)
 
 
-def get_bool(config: Mapping[str, Any], key: str) -> bool | None:
-    value = config.get(key)
-    if value is None or isinstance(value, bool):
-        return value
-    raise PolicyConfigError(f"{key} must be a boolean (given: {value!r})")
-
-
 def get_str(config: Mapping[str, Any], key: str) -> str | None:
     value = config.get(key)
     if value is None or isinstance(value, str):

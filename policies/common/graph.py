@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from policies.common.documents import role_name_of
-from policies.common.props import as_str, get_path, props_of, string_map
+from policies.common.props import as_str, props_of, string_map
 
 FUNCTION: Final = "aws:lambda/function:Function"
 ROLE: Final = "aws:iam/role:Role"
@@ -141,10 +141,6 @@ class Stack:
             if role_name:
                 self.roles_by_name[role_name] = role
 
-    @property
-    def urns(self) -> list[str]:
-        return [n.urn for n in self.nodes]
-
     def of_type(self, *types: str) -> Sequence[Node]:
         if len(types) == 1:
             return self._by_type.get(types[0], [])
@@ -174,8 +170,3 @@ def queue_name_of_url(value: Any) -> str | None:
     if not text:
         return None
     return text.rstrip("/").rsplit("/", 1)[-1] or None
-
-
-def nested(props: Mapping[str, Any], *path: str) -> Any:
-    """``get_path`` re-exported for rules that walk nested blocks."""
-    return get_path(props, *path)

@@ -40,11 +40,6 @@ class ActionInfo:
     arn_formats: tuple[str, ...]
     unresolved_types: bool
 
-    @property
-    def resource_level(self) -> bool:
-        """Whether a resource ARN (rather than only ``*``) can scope this action."""
-        return bool(self.arn_formats) or self.unresolved_types
-
 
 def _service(prefix: str) -> dict[str, Any]:
     data = get_service_prefix_data(prefix.lower())

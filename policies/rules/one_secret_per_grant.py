@@ -20,6 +20,7 @@ from typing import Final
 
 from pulumi_policy import ReportViolation, ResourceValidationArgs
 
+from policies.common.iamdata import action_matches
 from policies.common.rule import documents_for, resource_policy
 
 NAME: Final = "one-secret-per-grant"
@@ -42,7 +43,7 @@ def _validate(args: ResourceValidationArgs, report: ReportViolation) -> None:
         for st in doc.allow_statements:
             reaches = st.covers_action(GET_SECRET_VALUE) or (
                 st.not_actions is not None
-                and not any(p.lower() == GET_SECRET_VALUE.lower() for p in st.not_actions)
+                and not any(action_matches(p, GET_SECRET_VALUE) for p in st.not_actions)
             )
             if not reaches:
                 continue

@@ -56,9 +56,21 @@ def test_raw_role_policy_put_item_on_star_is_rejected() -> None:
     assert found[0].urn is not None and found[0].urn.endswith("::raw")
 
 
-def test_s3_put_wildcard_on_a_bucket_is_rejected() -> None:
-    found = run([role_policy(allow("s3:Put*", f"{RAW}/*"))], "no-wildcard-write")
+@pytest.mark.parametrize("resource", [RAW, f"{RAW}/*", f"{RAW}/inbound/*"])
+def test_s3_put_wildcard_on_a_bucket_is_rejected(resource: str) -> None:
+    found = run([role_policy(allow("s3:Put*", resource))], "no-wildcard-write")
     assert any("wildcard action 's3:Put*' reaches" in m for m in messages(found))
+
+
+def test_not_action_reaching_get_secret_value_is_judged() -> None:
+    statement = {
+        "Effect": "Allow",
+        "NotAction": "iam:*",
+        "Resource": [secret_arn("a"), secret_arn("b")],
+    }
+    assert run([role_policy(statement)], "one-secret-per-grant") != []
+    statement = {"Effect": "Allow", "NotAction": "secretsmanager:*", "Resource": "*"}
+    assert run([role_policy(statement)], "one-secret-per-grant") == []
 
 
 @pytest.mark.parametrize("action", ["*", "dynamodb:*", "sqs:Send*", "iam:*Role*", "s3:?utObject"])
