@@ -1,0 +1,347 @@
+"""The sandbox: emulator + graph + deployed data plane + hooked handlers + triggers + URLs.
+
+``Sandbox(graph).start()`` brings the whole thing up in this process; scenarios then act as
+the outside world through its helpers (HTTP to a Function URL, a mail dropped into a lane, an
+operator setting a secret, the clock moving) and read the state the handlers left.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import threading
+import urllib.error
+import urllib.request
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from decimal import Decimal
+from email.utils import formatdate
+from typing import Any
+
+from components.offline.engine import Graph
+from sandbox import emulator
+from sandbox.clients import Clients
+from sandbox.clock import Clock
+from sandbox.deploy import DeployReport, deploy
+from sandbox.graph import FunctionSpec, Topology
+from sandbox.interceptor import Interceptor
+from sandbox.runtime import Resolver, Runtime
+from sandbox.standins import ModelStandIn, Outbox, sms_stand_in
+from sandbox.triggers import Triggers
+from sandbox.urls import FunctionUrlServer
+
+
+@dataclass(frozen=True)
+class HttpAnswer:
+    """What a Function URL answered."""
+
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+    def json(self) -> Any:
+        import json
+
+        return json.loads(self.body or b"null")
+
+    @property
+    def text(self) -> str:
+        return self.body.decode("utf-8", "replace")
+
+
+class Sandbox:
+    """The local environment for one graph."""
+
+    def __init__(
+        self,
+        graph: Graph,
+        *,
+        resolver: Resolver | None = None,
+        emulator_port: int | None = None,
+        url_base_port: int | None = None,
+    ) -> None:
+        self.graph = graph
+        self.topology = Topology.from_graph(graph)
+        self.prefix = graph.config.prefix
+        self.clock = Clock()
+        self.model = ModelStandIn()
+        self.outbox = Outbox()
+        self.interceptor = Interceptor(
+            policies=self.topology.policies,
+            ses_identities=[i for i, _ in self.topology.identities],
+            stand_ins={
+                ("bedrock", "Converse"): self.model,
+                ("sms-voice", "SendTextMessage"): sms_stand_in,
+            },
+        )
+        self._resolver = resolver
+        self._emulator_port = emulator_port
+        self._url_base_port = url_base_port
+        self.emulator: emulator.Emulator | None = None
+        self.internal = Clients(internal=True)
+        self.external = Clients(internal=False)
+        self.runtime: Runtime | None = None
+        self.triggers: Triggers | None = None
+        self.deployed: DeployReport | None = None
+        self.urls: dict[str, FunctionUrlServer] = {}
+        self._pump: threading.Thread | None = None
+        self._stop = threading.Event()
+
+    # Lifecycle -----------------------------------------------------------------------------
+
+    def start(self) -> Sandbox:
+        self.emulator = emulator.start(port=self._emulator_port)
+        self.interceptor.install()
+        self.deployed = deploy(self.topology, self.internal)
+        self.runtime = Runtime(self.topology, self.interceptor, resolver=self._resolver)
+        self.runtime.install_log_routing()
+        self.triggers = Triggers(self.topology, self.runtime, self.internal, self.clock)
+        self.triggers.setup()
+        self.interceptor.listeners.append(self.outbox.observe)
+        self.interceptor.listeners.append(
+            lambda record, _params: self.triggers.note_call(record.service, record.operation)  # type: ignore[union-attr]
+        )
+        port = self._url_base_port
+        for spec in self.topology.functions.values():
+            if spec.url_auth is None:
+                continue
+            server = FunctionUrlServer(
+                spec,
+                lambda name, event: self._runtime.invoke(name, event, source="url"),
+                port=port or 0,
+            )
+            server.start()
+            self.urls[spec.name] = server
+            if port:
+                port += 1
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._pump is not None:
+            self._pump.join(timeout=5)
+        for server in self.urls.values():
+            server.stop()
+        if self.runtime is not None:
+            self.runtime.uninstall_log_routing()
+        self.interceptor.uninstall()
+        if self.emulator is not None:
+            self.emulator.stop()
+            import os
+
+            os.environ.pop("AWS_ENDPOINT_URL", None)
+
+    def __enter__(self) -> Sandbox:
+        return self.start()
+
+    def __exit__(self, *_: Any) -> None:
+        self.stop()
+
+    def run_pump(self, interval_s: float = 0.5) -> None:
+        """Keep delivering in the background (``make sandbox``); a full poll every few rounds."""
+
+        def loop() -> None:
+            rounds = 0
+            while not self._stop.wait(interval_s):
+                rounds += 1
+                try:
+                    self._triggers.poll_once(full=rounds % 4 == 0)
+                    self._triggers.drain()
+                except Exception as err:  # keep serving; report the pump's problem
+                    self._triggers.problems.append(f"pump: {err}")
+
+        self._pump = threading.Thread(target=loop, name="sandbox-pump", daemon=True)
+        self._pump.start()
+
+    @property
+    def _runtime(self) -> Runtime:
+        assert self.runtime is not None, "start() the sandbox first"
+        return self.runtime
+
+    @property
+    def _triggers(self) -> Triggers:
+        assert self.triggers is not None, "start() the sandbox first"
+        return self.triggers
+
+    # Names ---------------------------------------------------------------------------------
+
+    def name(self, seed: str) -> str:
+        """The physical name of a document's resource name: ``ler-intake`` -> ``dev-ler-intake``."""
+        return seed if seed.startswith(f"{self.prefix}-") else f"{self.prefix}-{seed}"
+
+    def function(self, seed: str) -> FunctionSpec:
+        return self.topology.functions[self.name(seed)]
+
+    def bucket(self, seed: str) -> str:
+        wanted = self.name(seed)
+        for b in self.topology.buckets:
+            if b.name == wanted or b.name.startswith(wanted + "-"):
+                return b.name
+        raise KeyError(f"no bucket {seed}")
+
+    def region_of(self, seed: str) -> str:
+        name = self.name(seed)
+        for collection in (self.topology.tables, self.topology.queues, self.topology.buckets):
+            for item in collection:
+                if item.name == name or item.name.startswith(name + "-"):
+                    return item.region
+        if name in self.topology.functions:
+            return self.topology.functions[name].region
+        for secret, region, _ in self.topology.secrets:
+            if secret == name:
+                return region
+        raise KeyError(f"nothing named {seed}")
+
+    def aws(self, service: str, region: str) -> Any:
+        """A client acting as the outside world (recorded, never IAM-checked)."""
+        return self.external(service, region)
+
+    # Acting as the outside world -----------------------------------------------------------
+
+    def url(self, seed: str) -> str:
+        return self.urls[self.name(seed)].url
+
+    def http(
+        self,
+        seed: str,
+        method: str = "GET",
+        path: str = "/",
+        *,
+        body: bytes | str = b"",
+        headers: Mapping[str, str] | None = None,
+        sign: bool = False,
+    ) -> HttpAnswer:
+        """A real HTTP request to a function's local URL (SigV4-signed with ``sign``)."""
+        data = body.encode() if isinstance(body, str) else body
+        target = self.url(seed).rstrip("/") + path
+        sent = dict(headers or {})
+        if sign:
+            sent.update(self._sigv4(method, target, data, sent, self.function(seed).region))
+        request = urllib.request.Request(target, data=data or None, method=method, headers=sent)
+        try:
+            with urllib.request.urlopen(request, timeout=30) as answer:  # noqa: S310 - localhost
+                return HttpAnswer(answer.status, dict(answer.headers.items()), answer.read())
+        except urllib.error.HTTPError as err:
+            return HttpAnswer(err.code, dict(err.headers.items()), err.read())
+
+    @staticmethod
+    def _sigv4(method: str, url: str, data: bytes, headers: Mapping[str, str], region: str) -> dict[str, str]:
+        from botocore.auth import SigV4Auth
+        from botocore.awsrequest import AWSRequest
+        from botocore.credentials import Credentials
+
+        request = AWSRequest(method=method, url=url, data=data, headers=dict(headers))
+        SigV4Auth(Credentials("sandbox", "sandbox", "sandbox"), "lambda", region).add_auth(request)
+        return {k: str(v) for k, v in request.headers.items()}
+
+    def set_secret(self, seed: str, value: str) -> None:
+        """The operator sets a secret's value (as after ``pulumi up``)."""
+        name = self.name(seed)
+        self.aws("secretsmanager", self.region_of(seed)).put_secret_value(SecretId=name, SecretString=value)
+
+    def put_object(self, bucket_seed: str, key: str, body: bytes | str, **extra: Any) -> None:
+        """Someone uploads a file (the S3 notification fires on the next drain)."""
+        data = body.encode() if isinstance(body, str) else body
+        self.aws("s3", self.region_of(bucket_seed)).put_object(
+            Bucket=self.bucket(bucket_seed), Key=key, Body=data, **extra
+        )
+
+    def drop_mail(self, mime: bytes | str, *, recipient: str) -> list[str]:
+        """SES receives a mail for ``recipient``: each matching receipt rule's S3 action stores
+        it under its prefix (the object key is the SES message id). Returns the keys."""
+        data = mime.encode() if isinstance(mime, str) else mime
+        message_id = uuid.uuid4().hex
+        keys = []
+        for rule in self.topology.receipt_rules:
+            domain = recipient.rpartition("@")[2]
+            if not any(r.lower() in (recipient.lower(), domain.lower()) for r in rule.recipients):
+                continue
+            for bucket, prefix in rule.s3_actions:
+                self.aws("s3", rule.region).put_object(Bucket=bucket, Key=f"{prefix}{message_id}", Body=data)
+                keys.append(f"s3://{bucket}/{prefix}{message_id}")
+        if not keys:
+            raise KeyError(f"no receipt rule accepts mail for {recipient}")
+        return keys
+
+    def fire(self, schedule_seed: str) -> None:
+        """A recurring schedule fires now."""
+        self._triggers.fire_schedule(self.name(schedule_seed))
+
+    def advance(self, **delta: float) -> list[str]:
+        """Move the sandbox clock (``hours=2``); fires what became due; returns schedule names."""
+        return self._triggers.advance(dt.timedelta(**delta))
+
+    def drain(self) -> int:
+        return self._triggers.drain()
+
+    def invoke(self, seed: str, event: Any, *, source: str = "manual") -> Any:
+        return self._runtime.invoke(self.name(seed), event, source=source)
+
+    # Reading state -------------------------------------------------------------------------
+
+    def items(self, table_seed: str) -> list[dict[str, Any]]:
+        """Every item of a table, as plain Python values."""
+        from boto3.dynamodb.types import TypeDeserializer
+
+        ddb = self.internal("dynamodb", self.region_of(table_seed))
+        found: list[dict[str, Any]] = []
+        d = TypeDeserializer()
+        for page in ddb.get_paginator("scan").paginate(TableName=self.name(table_seed)):
+            for item in page.get("Items", []):
+                found.append({k: _plain(d.deserialize(v)) for k, v in item.items()})
+        return found
+
+    def objects(self, bucket_seed: str, prefix: str = "") -> list[str]:
+        s3 = self.internal("s3", self.region_of(bucket_seed))
+        keys: list[str] = []
+        for page in s3.get_paginator("list_objects_v2").paginate(Bucket=self.bucket(bucket_seed), Prefix=prefix):
+            keys += [o["Key"] for o in page.get("Contents", [])]
+        return keys
+
+    def read_object(self, bucket_seed: str, key: str) -> bytes:
+        s3 = self.internal("s3", self.region_of(bucket_seed))
+        body: bytes = s3.get_object(Bucket=self.bucket(bucket_seed), Key=key)["Body"].read()
+        return body
+
+    def queue_depth(self, queue_seed: str) -> int:
+        name = self.name(queue_seed)
+        queue = next(q for q in self.topology.queues if q.name == name)
+        sqs = self.internal("sqs", queue.region)
+        url = sqs.get_queue_url(QueueName=name)["QueueUrl"]
+        attributes = sqs.get_queue_attributes(
+            QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"]
+        )["Attributes"]
+        return int(attributes["ApproximateNumberOfMessages"]) + int(
+            attributes["ApproximateNumberOfMessagesNotVisible"]
+        )
+
+    def denials(self) -> list[Any]:
+        return self.interceptor.denials()
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, set):
+        return sorted(_plain(v) for v in value)
+    if isinstance(value, bytes | bytearray):
+        return bytes(value)
+    return value
+
+
+def mime_message(sender: str, to: str, subject: str, text: str) -> bytes:
+    """A plain-text RFC 5322 message, as SES stores an inbound mail."""
+    from email.message import EmailMessage
+
+    message = EmailMessage()
+    message["From"] = sender
+    message["To"] = to
+    message["Subject"] = subject
+    message["Date"] = formatdate(usegmt=True)
+    message["Message-ID"] = f"<{uuid.uuid4().hex}@sandbox.local>"
+    message.set_content(text)
+    return bytes(message)

@@ -1,0 +1,84 @@
+"""The local AWS emulator: moto in server mode on 127.0.0.1, and the environment pointing at it.
+
+Every boto3 client in the process (the sandbox's, the handlers', a developer's ``aws
+--endpoint-url``) talks to the same in-process moto server. Credentials are fake, shared config
+files are ignored, and ``AWS_ACCOUNT_ID_ENDPOINT_MODE=disabled`` keeps DynamoDB on the one
+endpoint (account-based endpoints would bypass ``AWS_ENDPOINT_URL``).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from components.offline.engine import ACCOUNT_ID
+
+FAKE_ENV: Mapping[str, str] = {
+    "AWS_ACCESS_KEY_ID": "sandbox",
+    "AWS_SECRET_ACCESS_KEY": "sandbox",
+    "AWS_SESSION_TOKEN": "sandbox",
+    "AWS_ACCOUNT_ID_ENDPOINT_MODE": "disabled",
+    "AWS_CONFIG_FILE": os.devnull,
+    "AWS_SHARED_CREDENTIALS_FILE": os.devnull,
+    "AWS_EC2_METADATA_DISABLED": "true",
+    "MOTO_ACCOUNT_ID": ACCOUNT_ID,
+    # moto's own default for the SES sandbox check etc.
+    "MOTO_ALLOW_NONEXISTENT_REGION": "false",
+}
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port nothing listens on right now."""
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class Emulator:
+    """A running moto server and the endpoint URL it answers on."""
+
+    host: str
+    port: int
+    _server: object
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    def stop(self) -> None:
+        self._server.stop()  # type: ignore[attr-defined]
+
+
+def start(host: str = "127.0.0.1", port: int | None = None) -> Emulator:
+    """Start moto's threaded server (quietly) and point this process's AWS env at it."""
+    from moto.server import ThreadedMotoServer
+
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    os.environ.update(FAKE_ENV)
+    os.environ.pop("AWS_PROFILE", None)
+    chosen = port or free_port(host)
+    server = ThreadedMotoServer(ip_address=host, port=chosen, verbose=False)
+    server.start()
+    os.environ["AWS_ENDPOINT_URL"] = f"http://{host}:{chosen}"
+    return Emulator(host, chosen, server)
+
+
+@contextmanager
+def running(host: str = "127.0.0.1", port: int | None = None) -> Iterator[Emulator]:
+    """The emulator for the duration of a ``with`` block; the environment restored after."""
+    saved = {k: os.environ.get(k) for k in (*FAKE_ENV, "AWS_ENDPOINT_URL", "AWS_PROFILE")}
+    emulator = start(host, port)
+    try:
+        yield emulator
+    finally:
+        emulator.stop()
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value

@@ -1,0 +1,517 @@
+"""Read the Pulumi program's graph: what the sandbox deploys and wires comes from here only.
+
+The mock engine (``components.offline.engine``) runs the real program and records every
+resource with its inputs, parent and provider. ``Topology.from_graph`` turns that record into
+plain specs (tables, queues, functions, triggers, policies...), each placed in the region of
+the explicit provider it was declared with. Nothing here is a second hand-written list: a
+resource the program does not declare does not exist in the sandbox.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from components.offline.engine import ACCOUNT_ID, Graph, Resource
+
+DEFAULT_REGION = "us-east-1"
+
+
+@contextlib.contextmanager
+def without_archives() -> Iterator[None]:
+    """Run the program without building function archives (the sandbox imports handlers)."""
+    import tempfile
+
+    import components.scoped_lambda as scoped_lambda
+
+    original = scoped_lambda.build_function_archive
+    with tempfile.TemporaryDirectory() as tmp:
+        stub = Path(tmp) / "sandbox.zip"
+        stub.write_bytes(b"PK\x05\x06" + b"\0" * 18)
+        scoped_lambda.build_function_archive = lambda *a, **k: stub  # type: ignore[assignment]
+        try:
+            yield
+        finally:
+            scoped_lambda.build_function_archive = original  # type: ignore[assignment]
+
+
+def program_graph(stack: str = "dev", overrides: Mapping[str, Any] | None = None) -> Graph:
+    """The stack's graph from the mock engine (archives not built)."""
+    from components.offline.engine import run
+
+    with without_archives():
+        return run(stack, overrides)
+
+
+def _json(value: Any) -> Any:
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+def _name_from_arn(arn: str) -> str:
+    return arn.rsplit(":", 1)[-1]
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    """A DynamoDB table as declared."""
+
+    name: str
+    region: str
+    hash_key: str
+    range_key: str | None
+    attributes: dict[str, str]
+    indexes: tuple[dict[str, Any], ...]
+    ttl_attribute: str | None
+    stream_view: str | None
+
+
+@dataclass(frozen=True)
+class QueueSpec:
+    """An SQS queue as declared (redrive to its DLQ after ``max_receive_count``)."""
+
+    name: str
+    region: str
+    visibility_timeout_s: int
+    dead_letter_arn: str | None
+    max_receive_count: int | None
+    fifo: bool
+
+    @property
+    def arn(self) -> str:
+        return f"arn:aws:sqs:{self.region}:{ACCOUNT_ID}:{self.name}"
+
+
+@dataclass(frozen=True)
+class BucketSpec:
+    """An S3 bucket as declared."""
+
+    name: str
+    region: str
+    versioned: bool
+
+
+@dataclass(frozen=True)
+class FunctionSpec:
+    """A Lambda function: handler, environment, role and its Function URL if any."""
+
+    name: str
+    region: str
+    handler: str
+    role_name: str
+    environment: dict[str, str]
+    memory_mb: int
+    timeout_s: int
+    url_auth: str | None = None
+    cors_origins: tuple[str, ...] = ()
+
+    @property
+    def arn(self) -> str:
+        return f"arn:aws:lambda:{self.region}:{ACCOUNT_ID}:function:{self.name}"
+
+
+@dataclass(frozen=True)
+class QueueMapping:
+    """An SQS event source mapping."""
+
+    function: str
+    queue_arn: str
+    batch_size: int
+    filters: tuple[Any, ...]
+    report_failures: bool
+
+
+@dataclass(frozen=True)
+class StreamMapping:
+    """A DynamoDB-stream event source mapping."""
+
+    function: str
+    table: str
+    region: str
+    batch_size: int
+    max_retries: int
+    bisect: bool
+    starting_position: str
+    filters: tuple[Any, ...]
+    on_failure_arn: str | None
+    report_failures: bool
+
+
+@dataclass(frozen=True)
+class RuleSpec:
+    """An EventBridge rule with its targets (function ARNs) and their dead-letter queues."""
+
+    name: str
+    region: str
+    bus: str
+    pattern: Any
+    targets: tuple[tuple[str, str | None, int], ...]  # (target arn, dlq arn, retries)
+
+
+@dataclass(frozen=True)
+class ScheduleSpec:
+    """A recurring (or declared one-off) Scheduler schedule."""
+
+    name: str
+    region: str
+    group: str
+    expression: str
+    timezone: str
+    target_arn: str
+    role_arn: str
+    input: str
+
+
+@dataclass(frozen=True)
+class BucketNotificationSpec:
+    """S3 object notifications from one bucket to one function, for one prefix."""
+
+    bucket: str
+    function_arn: str
+    events: tuple[str, ...]
+    prefix: str
+    suffix: str
+
+
+@dataclass(frozen=True)
+class ReceiptRuleSpec:
+    """An SES receipt rule: recipients and the S3 actions that store the mail."""
+
+    rule_set: str
+    name: str
+    region: str
+    recipients: tuple[str, ...]
+    s3_actions: tuple[tuple[str, str], ...]  # (bucket, prefix)
+    active: bool
+
+
+@dataclass(frozen=True)
+class AsyncConfig:
+    """What happens to a failed asynchronous invocation."""
+
+    function: str
+    max_retries: int
+    on_failure_arn: str | None
+
+
+@dataclass
+class Topology:
+    """Everything the sandbox deploys and wires, read from one graph."""
+
+    graph: Graph
+    tables: list[TableSpec] = field(default_factory=list)
+    queues: list[QueueSpec] = field(default_factory=list)
+    buckets: list[BucketSpec] = field(default_factory=list)
+    topics: list[tuple[str, str]] = field(default_factory=list)  # (name, region)
+    secrets: list[tuple[str, str, str]] = field(default_factory=list)  # (name, region, doc)
+    identities: list[tuple[str, str]] = field(default_factory=list)  # (identity, region)
+    schedule_groups: list[tuple[str, str]] = field(default_factory=list)
+    functions: dict[str, FunctionSpec] = field(default_factory=dict)
+    policies: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # role -> stmts
+    queue_mappings: list[QueueMapping] = field(default_factory=list)
+    stream_mappings: list[StreamMapping] = field(default_factory=list)
+    rules: list[RuleSpec] = field(default_factory=list)
+    schedules: list[ScheduleSpec] = field(default_factory=list)
+    notifications: list[BucketNotificationSpec] = field(default_factory=list)
+    receipt_rules: list[ReceiptRuleSpec] = field(default_factory=list)
+    async_configs: dict[str, AsyncConfig] = field(default_factory=dict)
+    regions: dict[str, str] = field(default_factory=dict)  # provider urn -> region
+
+    # Reading ------------------------------------------------------------------------------
+
+    def region_of(self, r: Resource) -> str:
+        """The region of the explicit provider ``r`` (or its nearest ancestor) was given."""
+        seen: Resource | None = r
+        while seen is not None:
+            if seen.provider:
+                urn = seen.provider.split("::")
+                for known, region in self.regions.items():
+                    if seen.provider.startswith(known + "::") or seen.provider == known:
+                        return region
+                _ = urn
+            if not seen.parent:
+                break
+            try:
+                seen = self.graph.by_urn(seen.parent)
+            except KeyError:
+                break
+        return DEFAULT_REGION
+
+    @classmethod
+    def from_graph(cls, graph: Graph) -> Topology:
+        """Read every resource the sandbox understands out of ``graph``."""
+        t = cls(graph)
+        for r in graph.of_type("pulumi:providers:aws"):
+            t.regions[r.urn] = str(r.inputs.get("region") or DEFAULT_REGION)
+        versioned = {
+            str(r.inputs.get("bucket"))
+            for r in graph.of_type("aws:s3/bucketVersioning:BucketVersioning")
+            if (r.inputs.get("versioningConfiguration") or {}).get("status") == "Enabled"
+        }
+        active_sets = {
+            str(r.inputs.get("ruleSetName"))
+            for r in graph.of_type("aws:ses/activeReceiptRuleSet:ActiveReceiptRuleSet")
+        }
+        for r in graph.resources:
+            reader = _READERS.get(r.type)
+            if reader is not None:
+                reader(t, r, t.region_of(r), versioned, active_sets)
+        return t
+
+    def function_by_arn(self, arn: str) -> FunctionSpec | None:
+        name = arn.split(":function:", 1)[-1].split(":", 1)[0]
+        return self.functions.get(name)
+
+    def queue_by_arn(self, arn: str) -> QueueSpec | None:
+        return next((q for q in self.queues if q.arn == arn), None)
+
+    def table(self, name: str) -> TableSpec | None:
+        return next((x for x in self.tables if x.name == name), None)
+
+
+def _table(t: Topology, r: Resource, region: str, *_: Any) -> None:
+    i = r.inputs
+    attributes = {a["name"]: a["type"] for a in i.get("attributes") or []}
+    ttl = i.get("ttl") or {}
+    t.tables.append(
+        TableSpec(
+            name=i["name"],
+            region=region,
+            hash_key=i["hashKey"],
+            range_key=i.get("rangeKey"),
+            attributes=attributes,
+            indexes=tuple(i.get("globalSecondaryIndexes") or ()),
+            ttl_attribute=ttl.get("attributeName") if ttl.get("enabled") else None,
+            stream_view=i.get("streamViewType") if i.get("streamEnabled") else None,
+        )
+    )
+
+
+def _queue(t: Topology, r: Resource, region: str, *_: Any) -> None:
+    i = r.inputs
+    redrive = _json(i.get("redrivePolicy")) or {}
+    t.queues.append(
+        QueueSpec(
+            name=i["name"],
+            region=region,
+            visibility_timeout_s=int(i.get("visibilityTimeoutSeconds") or 30),
+            dead_letter_arn=redrive.get("deadLetterTargetArn"),
+            max_receive_count=redrive.get("maxReceiveCount"),
+            fifo=bool(i.get("fifoQueue")),
+        )
+    )
+
+
+def _bucket(t: Topology, r: Resource, region: str, versioned: set[str], *_: Any) -> None:
+    name = str(r.inputs["bucket"])
+    t.buckets.append(BucketSpec(name, region, name in versioned))
+
+
+def _topic(t: Topology, r: Resource, region: str, *_: Any) -> None:
+    t.topics.append((str(r.inputs["name"]), region))
+
+
+def _secret(t: Topology, r: Resource, region: str, *_: Any) -> None:
+    t.secrets.append((str(r.inputs["name"]), region, str(r.inputs.get("description") or "")))
+
+
+def _identity(t: Topology, r: Resource, region: str, *_: Any) -> None:
+    t.identities.append((str(r.inputs["emailIdentity"]), region))
+
+
+def _ses_v1_identity(t: Topology, r: Resource, region: str, *_: Any) -> None:
+    value = r.inputs.get("domain") or r.inputs.get("email")
+    if value:
+        t.identities.append((str(value), region))
+
+
+def _schedule_group(t: Topology, r: Resource, region: str, *_: Any) -> None:
+    t.schedule_groups.append((str(r.inputs["name"]), region))
+
+
+def _function(t: Topology, r: Resource, region: str, *_: Any) -> None:
+    i = r.inputs
+    env = ((i.get("environment") or {}).get("variables")) or {}
+    role = str(i.get("role", ""))
+    t.functions[i["name"]] = FunctionSpec(
+        name=i["name"],
+        region=region,
+        handler=i["handler"],
+        role_name=role.rsplit("/", 1)[-1],
+        environment={str(k): str(v) for k, v in env.items()},
+        memory_mb=int(i.get("memorySize") or 128),
+        timeout_s=int(i.get("timeout") or 3),
+    )
+
+
+def _function_url(t: Topology, r: Resource, *_: Any) -> None:
+    i = r.inputs
+    name = str(i["functionName"])
+    spec = t.functions.get(name)
+    if spec is None:
+        return
+    cors = i.get("cors") or {}
+    t.functions[name] = FunctionSpec(
+        **{
+            **spec.__dict__,
+            "url_auth": str(i.get("authorizationType") or "NONE"),
+            "cors_origins": tuple(cors.get("allowOrigins") or ()),
+        }
+    )
+
+
+def _role_policy(t: Topology, r: Resource, *_: Any) -> None:
+    document = _json(r.inputs.get("policy")) or {}
+    statements = document.get("Statement") or []
+    if isinstance(statements, dict):
+        statements = [statements]
+    t.policies.setdefault(str(r.inputs["role"]), []).extend(statements)
+
+
+def _filters(i: Mapping[str, Any]) -> tuple[Any, ...]:
+    criteria = i.get("filterCriteria") or {}
+    return tuple(_json(f.get("pattern")) for f in criteria.get("filters") or [])
+
+
+def _mapping(t: Topology, r: Resource, region: str, *_: Any) -> None:
+    i = r.inputs
+    source = str(i["eventSourceArn"])
+    function = str(i["functionName"]).rsplit(":function:", 1)[-1]
+    report = "ReportBatchItemFailures" in (i.get("functionResponseTypes") or [])
+    if ":sqs:" in source:
+        t.queue_mappings.append(
+            QueueMapping(function, source, int(i.get("batchSize") or 10), _filters(i), report)
+        )
+    elif ":dynamodb:" in source:
+        table = source.split(":table/", 1)[1].split("/", 1)[0]
+        on_failure = ((i.get("destinationConfig") or {}).get("onFailure") or {}).get(
+            "destinationArn"
+        )
+        t.stream_mappings.append(
+            StreamMapping(
+                function=function,
+                table=table,
+                region=region,
+                batch_size=int(i.get("batchSize") or 100),
+                max_retries=int(i.get("maximumRetryAttempts", -1)),
+                bisect=bool(i.get("bisectBatchOnFunctionError")),
+                starting_position=str(i.get("startingPosition") or "TRIM_HORIZON"),
+                filters=_filters(i),
+                on_failure_arn=on_failure,
+                report_failures=report,
+            )
+        )
+
+
+def _rule(t: Topology, r: Resource, region: str, *_: Any) -> None:
+    i = r.inputs
+    t.rules.append(
+        RuleSpec(
+            name=str(i["name"]),
+            region=region,
+            bus=str(i.get("eventBusName") or "default"),
+            pattern=_json(i.get("eventPattern")),
+            targets=(),
+        )
+    )
+
+
+def _target(t: Topology, r: Resource, region: str, *_: Any) -> None:
+    i = r.inputs
+    for n, rule in enumerate(t.rules):
+        if rule.name == i["rule"] and rule.region == region:
+            dlq = (i.get("deadLetterConfig") or {}).get("arn")
+            retries = int((i.get("retryPolicy") or {}).get("maximumRetryAttempts", 185))
+            t.rules[n] = RuleSpec(
+                **{**rule.__dict__, "targets": (*rule.targets, (str(i["arn"]), dlq, retries))}
+            )
+
+
+def _schedule(t: Topology, r: Resource, region: str, *_: Any) -> None:
+    i = r.inputs
+    target = i.get("target") or {}
+    t.schedules.append(
+        ScheduleSpec(
+            name=str(i["name"]),
+            region=region,
+            group=str(i.get("groupName") or "default"),
+            expression=str(i["scheduleExpression"]),
+            timezone=str(i.get("scheduleExpressionTimezone") or "UTC"),
+            target_arn=str(target.get("arn")),
+            role_arn=str(target.get("roleArn")),
+            input=str(target.get("input") or "{}"),
+        )
+    )
+
+
+def _notification(t: Topology, r: Resource, *_: Any) -> None:
+    i = r.inputs
+    for config in i.get("lambdaFunctions") or []:
+        t.notifications.append(
+            BucketNotificationSpec(
+                bucket=str(i["bucket"]),
+                function_arn=str(config["lambdaFunctionArn"]),
+                events=tuple(config.get("events") or ()),
+                prefix=str(config.get("filterPrefix") or ""),
+                suffix=str(config.get("filterSuffix") or ""),
+            )
+        )
+
+
+def _receipt_rule(
+    t: Topology, r: Resource, region: str, _versioned: set[str], active: set[str]
+) -> None:
+    i = r.inputs
+    actions = tuple(
+        (str(a["bucketName"]), str(a.get("objectKeyPrefix") or ""))
+        for a in sorted(i.get("s3Actions") or [], key=lambda a: a.get("position", 0))
+    )
+    t.receipt_rules.append(
+        ReceiptRuleSpec(
+            rule_set=str(i["ruleSetName"]),
+            name=str(i["name"]),
+            region=region,
+            recipients=tuple(i.get("recipients") or ()),
+            s3_actions=actions,
+            active=str(i["ruleSetName"]) in active,
+        )
+    )
+
+
+def _async(t: Topology, r: Resource, *_: Any) -> None:
+    i = r.inputs
+    on_failure = ((i.get("destinationConfig") or {}).get("onFailure") or {}).get("destination")
+    name = str(i["functionName"])
+    t.async_configs[name] = AsyncConfig(name, int(i.get("maximumRetryAttempts", 2)), on_failure)
+
+
+_READERS: dict[str, Any] = {
+    "aws:dynamodb/table:Table": _table,
+    "aws:sqs/queue:Queue": _queue,
+    "aws:s3/bucket:Bucket": _bucket,
+    "aws:s3/bucketV2:BucketV2": _bucket,
+    "aws:sns/topic:Topic": _topic,
+    "aws:secretsmanager/secret:Secret": _secret,
+    "aws:sesv2/emailIdentity:EmailIdentity": _identity,
+    "aws:ses/domainIdentity:DomainIdentity": _ses_v1_identity,
+    "aws:ses/emailIdentity:EmailIdentity": _ses_v1_identity,
+    "aws:scheduler/scheduleGroup:ScheduleGroup": _schedule_group,
+    "aws:lambda/function:Function": _function,
+    "aws:lambda/functionUrl:FunctionUrl": _function_url,
+    "aws:iam/rolePolicy:RolePolicy": _role_policy,
+    "aws:lambda/eventSourceMapping:EventSourceMapping": _mapping,
+    "aws:cloudwatch/eventRule:EventRule": _rule,
+    "aws:cloudwatch/eventTarget:EventTarget": _target,
+    "aws:scheduler/schedule:Schedule": _schedule,
+    "aws:s3/bucketNotification:BucketNotification": _notification,
+    "aws:ses/receiptRule:ReceiptRule": _receipt_rule,
+    "aws:lambda/functionEventInvokeConfig:FunctionEventInvokeConfig": _async,
+}

@@ -1,0 +1,666 @@
+"""The graph's triggers, wired in-process: queues, streams, rules, S3, mail lanes, schedules.
+
+A pump delivers what is waiting to the functions the graph says, with Lambda's semantics:
+
+- SQS event source mappings: batches up to the declared size; records that no filter matches
+  are deleted (as Lambda does); ``batchItemFailures`` (or an exception) returns messages to
+  the queue, which moto moves to the DLQ after the redrive policy's ``maxReceiveCount``.
+  The visibility timeout is compressed to zero so a retry comes on the next round.
+- DynamoDB streams: read from moto's stream, filtered, batched, retried up to
+  ``maximumRetryAttempts`` (bisecting on function errors, resuming from the first reported
+  failure), then the batch's description goes to the on-failure destination.
+- EventBridge: a tap rule on each bus copies every event into a hidden queue; each event is
+  matched against the graph's rules (``sandbox.patterns``) and delivered to their targets as an
+  asynchronous invocation (retries, then the function's on-failure destination).
+- S3 notifications: buckets with notifications are listed; new objects under a configured
+  prefix/suffix invoke the function with the S3 event record (keys URL-encoded as S3 does).
+- Schedules: recurring ones fire on demand or when the clock moves past an occurrence;
+  one-off ``at()`` schedules that handlers create through the Scheduler API are read back
+  from moto and fired when due on the sandbox clock.
+
+Invoke permissions matter as in AWS: an S3 or EventBridge trigger without the function's
+``lambda:Permission`` for that service fails delivery, and a schedule's role must allow
+``lambda:InvokeFunction`` (or ``sqs:SendMessage``) on its target.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import time
+import uuid
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import quote_plus
+
+from components.offline.engine import ACCOUNT_ID
+from sandbox.clock import Clock, at_time, occurs_between
+from sandbox.graph import QueueMapping, StreamMapping, Topology
+from sandbox.iam import Requirement, evaluate
+from sandbox.patterns import matches, passes_filters, sqs_filter_view
+from sandbox.runtime import Invocation, Runtime
+
+ClientFactory = Callable[[str, str], Any]
+TAP_NAME = "sandbox-bus-tap"
+
+
+@dataclass
+class Trace:
+    """Something the pump did that the report shows (a delivery, a drop, a DLQ move)."""
+
+    kind: str
+    source: str
+    target: str
+    detail: str = ""
+    invocation: Invocation | None = None
+
+
+@dataclass
+class _Stream:
+    mapping: StreamMapping
+    arn: str
+    iterators: dict[str, str] = field(default_factory=dict)
+
+
+class Triggers:
+    """Delivers queued work to functions until nothing is left."""
+
+    def __init__(
+        self, topology: Topology, runtime: Runtime, client: ClientFactory, clock: Clock
+    ) -> None:
+        self.t = topology
+        self.runtime = runtime
+        self.client = client
+        self.clock = clock
+        self.traces: list[Trace] = []
+        self.problems: list[str] = []
+        self.origin = clock.now()
+        self._queue_urls: dict[str, str] = {}
+        self._streams: list[_Stream] = []
+        self._taps: dict[str, str] = {}  # region -> tap queue url
+        self._seen_objects: dict[str, set[tuple[str, str]]] = {}
+        self._fired: set[tuple[str, str, str]] = set()  # (region, group, name) of at() schedules
+        self._round = 0
+        self.dirty: set[str] = set()
+
+    # Setup ---------------------------------------------------------------------------------
+
+    def setup(self) -> None:
+        """Resolve queue URLs, open stream iterators, create bus taps, snapshot buckets, and
+        check every mapping's role as Lambda does when the mapping is created."""
+        for q in self.t.queues:
+            self._queue_urls[q.arn] = self.client("sqs", q.region).get_queue_url(QueueName=q.name)[
+                "QueueUrl"
+            ]
+        for m in self.t.queue_mappings:
+            self._check_role(m.function, "sqs:ReceiveMessage", m.queue_arn, "consume its queue")
+            self._check_role(m.function, "sqs:DeleteMessage", m.queue_arn, "consume its queue")
+            for f in m.filters:
+                if isinstance(f, dict) and set(f) - {"body"}:
+                    self.problems.append(
+                        f"{m.function}: SQS filter {json.dumps(f)} uses keys other than 'body',"
+                        " which SQS event source mappings do not support"
+                    )
+        shared: dict[str, list[str]] = {}
+        for m in self.t.queue_mappings:
+            shared.setdefault(m.queue_arn, []).append(m.function)
+        for arn, functions in shared.items():
+            if len(functions) > 1:
+                self.problems.append(
+                    f"queue {arn.rsplit(':', 1)[-1]} feeds {len(functions)} mappings "
+                    f"({', '.join(functions)}): Lambda deletes a message that the polling "
+                    "mapping's filters reject, so a message may never reach the other one"
+                )
+        for m in self.t.stream_mappings:
+            self._open_stream(m)
+        for region in sorted({r.region for r in self.t.rules}):
+            self._tap(region)
+        for bucket in {n.bucket for n in self.t.notifications}:
+            self._seen_objects[bucket] = set(self._list_objects(bucket))
+        self.dirty.update({"queues", "streams", "bus", "buckets", "schedules"})
+
+    def _check_role(self, function: str, action: str, resource: str, why: str) -> bool:
+        spec = self.t.functions.get(function)
+        statements = self.t.policies.get(spec.role_name, []) if spec else []
+        if evaluate(statements, Requirement(action, resource)).allowed:
+            return True
+        self.problems.append(f"{function}: its role lacks {action} on {resource} ({why})")
+        return False
+
+    def _open_stream(self, m: StreamMapping) -> None:
+        table = self.t.table(m.table)
+        if table is None or not table.stream_view:
+            self.problems.append(f"{m.function}: table {m.table} has no stream")
+            return
+        ddb = self.client("dynamodb", m.region)
+        arn = ddb.describe_table(TableName=m.table)["Table"]["LatestStreamArn"]
+        self._check_role(m.function, "dynamodb:GetRecords", arn, "read its stream")
+        if m.on_failure_arn:
+            self._check_role(m.function, "sqs:SendMessage", m.on_failure_arn, "on-failure destination")
+        streams = self.client("dynamodbstreams", m.region)
+        stream = _Stream(m, arn)
+        for shard in streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"]:
+            stream.iterators[shard["ShardId"]] = streams.get_shard_iterator(
+                StreamArn=arn, ShardId=shard["ShardId"], ShardIteratorType="TRIM_HORIZON"
+            )["ShardIterator"]
+        self._streams.append(stream)
+
+    def _tap(self, region: str) -> None:
+        sqs = self.client("sqs", region)
+        url = sqs.create_queue(QueueName=TAP_NAME)["QueueUrl"]
+        arn = f"arn:aws:sqs:{region}:{ACCOUNT_ID}:{TAP_NAME}"
+        events = self.client("events", region)
+        for bus in sorted({r.bus for r in self.t.rules if r.region == region}):
+            events.put_rule(
+                Name=TAP_NAME, EventBusName=bus, EventPattern=json.dumps({"account": [ACCOUNT_ID]})
+            )
+            events.put_targets(Rule=TAP_NAME, EventBusName=bus, Targets=[{"Id": "tap", "Arn": arn}])
+        self._taps[region] = url
+
+    # The pump ------------------------------------------------------------------------------
+
+    def mark(self, *sources: str) -> None:
+        self.dirty.update(sources)
+
+    def drain(self, max_rounds: int = 200) -> int:
+        """Deliver until a whole round delivers nothing; return the deliveries made."""
+        total = 0
+        for _ in range(max_rounds):
+            done = self.poll_once()
+            total += done
+            if not done and not self.dirty:
+                return total
+        self.problems.append(f"the pump stopped after {max_rounds} rounds (a loop?)")
+        return total
+
+    def poll_once(self, *, full: bool = False) -> int:
+        """One round over the dirty sources (all of them with ``full``)."""
+        self._round += 1
+        wanted = {"queues", "streams", "bus", "buckets", "schedules"} if full else set(self.dirty)
+        self.dirty.clear()
+        done = 0
+        if "bus" in wanted:
+            done += self._poll_bus()
+        if "buckets" in wanted:
+            done += self._poll_buckets()
+        if "streams" in wanted:
+            done += self._poll_streams()
+        if "queues" in wanted:
+            done += self._poll_queues()
+        if "schedules" in wanted:
+            done += self._poll_one_off_schedules()
+        return done
+
+    def note_call(self, service: str, operation: str) -> None:
+        """The interceptor's listener: which sources a finished call may have fed."""
+        if service == "sqs" and operation.startswith("SendMessage"):
+            self.dirty.add("queues")
+        elif service == "dynamodb" and operation in (
+            "PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems"
+        ):
+            self.dirty.add("streams")
+        elif service == "s3" and operation in ("PutObject", "CopyObject", "CompleteMultipartUpload"):
+            self.dirty.add("buckets")
+        elif service == "events" and operation == "PutEvents":
+            self.dirty.add("bus")
+        elif service == "scheduler" and operation in ("CreateSchedule", "UpdateSchedule"):
+            self.dirty.add("schedules")
+
+    # SQS -----------------------------------------------------------------------------------
+
+    def _poll_queues(self) -> int:
+        done = 0
+        mappings = list(self.t.queue_mappings)
+        if mappings:  # AWS polls concurrently; rotate so no mapping always goes first
+            shift = self._round % len(mappings)
+            mappings = mappings[shift:] + mappings[:shift]
+        for m in mappings:
+            done += self._poll_queue(m)
+        return done
+
+    def _poll_queue(self, m: QueueMapping) -> int:
+        queue = self.t.queue_by_arn(m.queue_arn)
+        url = self._queue_urls.get(m.queue_arn)
+        if queue is None or url is None:
+            return 0
+        sqs = self.client("sqs", queue.region)
+        messages: list[dict[str, Any]] = []
+        while len(messages) < m.batch_size:
+            got = sqs.receive_message(
+                QueueUrl=url,
+                MaxNumberOfMessages=min(10, m.batch_size - len(messages)),
+                AttributeNames=["All"],
+                MessageAttributeNames=["All"],
+                WaitTimeSeconds=0,
+            ).get("Messages", [])
+            if not got:
+                break
+            messages.extend(got)
+        if not messages:
+            return 0
+        records = [_sqs_record(msg, queue.arn, queue.region) for msg in messages]
+        kept = []
+        for msg, record in zip(messages, records, strict=True):
+            if passes_filters(m.filters, sqs_filter_view(record)):
+                kept.append((msg, record))
+            else:
+                sqs.delete_message(QueueUrl=url, ReceiptHandle=msg["ReceiptHandle"])
+                self.traces.append(Trace("filtered", queue.name, m.function, "deleted by filter"))
+        if not kept:
+            return len(messages)
+        invocation = self.runtime.invoke(
+            m.function, {"Records": [r for _, r in kept]}, source=f"sqs:{queue.name}"
+        )
+        failed = _failed_ids(invocation, [r["messageId"] for _, r in kept], m.report_failures)
+        for msg, record in kept:
+            if record["messageId"] in failed:
+                sqs.change_message_visibility(
+                    QueueUrl=url, ReceiptHandle=msg["ReceiptHandle"], VisibilityTimeout=0
+                )
+            else:
+                sqs.delete_message(QueueUrl=url, ReceiptHandle=msg["ReceiptHandle"])
+        detail = f"{len(kept)} message(s)" + (f", {len(failed)} returned" if failed else "")
+        self.traces.append(Trace("sqs", queue.name, m.function, detail, invocation))
+        self.dirty.add("queues")
+        return len(messages)
+
+    # DynamoDB streams ----------------------------------------------------------------------
+
+    def _poll_streams(self) -> int:
+        done = 0
+        for stream in self._streams:
+            streams = self.client("dynamodbstreams", stream.mapping.region)
+            records: list[dict[str, Any]] = []
+            for shard, iterator in list(stream.iterators.items()):
+                answer = streams.get_records(ShardIterator=iterator, Limit=1000)
+                stream.iterators[shard] = answer.get("NextShardIterator") or iterator
+                records.extend(answer.get("Records", []))
+            if not records:
+                continue
+            done += len(records)
+            lambda_records = [_stream_record(r, stream.arn) for r in records]
+            matching = [r for r in lambda_records if passes_filters(stream.mapping.filters, r)]
+            if matching:
+                self._deliver_stream(stream, matching)
+        return done
+
+    def _deliver_stream(self, stream: _Stream, records: list[dict[str, Any]]) -> None:
+        m = stream.mapping
+        retries = m.max_retries if m.max_retries >= 0 else 10
+        pending = deque(
+            (records[i : i + m.batch_size], retries) for i in range(0, len(records), m.batch_size)
+        )
+        while pending:
+            batch, left = pending.popleft()
+            invocation = self.runtime.invoke(m.function, {"Records": batch}, source=f"stream:{m.table}")
+            ids = [r["dynamodb"]["SequenceNumber"] for r in batch]
+            failed = _failed_ids(invocation, ids, m.report_failures)
+            self.traces.append(
+                Trace("stream", m.table, m.function, f"{len(batch)} record(s)", invocation)
+            )
+            if not failed:
+                continue
+            first = min(ids.index(i) for i in failed)
+            remaining = batch[first:]
+            if left > 0:
+                if invocation.error and m.bisect and len(remaining) > 1:
+                    half = len(remaining) // 2
+                    pending.appendleft((remaining[half:], left - 1))
+                    pending.appendleft((remaining[:half], left - 1))
+                else:
+                    pending.appendleft((remaining, left - 1))
+                continue
+            self._stream_failure(stream, remaining, invocation)
+
+    def _stream_failure(
+        self, stream: _Stream, batch: list[dict[str, Any]], invocation: Invocation
+    ) -> None:
+        m = stream.mapping
+        if not m.on_failure_arn:
+            self.traces.append(Trace("dropped", m.table, m.function, "retries exhausted"))
+            return
+        record = {
+            "requestContext": {
+                "requestId": str(uuid.uuid4()),
+                "functionArn": self.t.functions[m.function].arn,
+                "condition": "RetryAttemptsExhausted",
+                "approximateInvokeCount": (m.max_retries if m.max_retries >= 0 else 10) + 1,
+            },
+            "responseContext": {
+                "statusCode": 200,
+                "executedVersion": "$LATEST",
+                "functionError": "Unhandled" if invocation.error else "",
+            },
+            "version": "1.0",
+            "timestamp": self.clock.now().isoformat(),
+            "DDBStreamBatchInfo": {
+                "shardId": "shardId-sandbox",
+                "startSequenceNumber": batch[0]["dynamodb"]["SequenceNumber"],
+                "endSequenceNumber": batch[-1]["dynamodb"]["SequenceNumber"],
+                "batchSize": len(batch),
+                "streamArn": stream.arn,
+            },
+        }
+        self._send_to_queue(m.on_failure_arn, json.dumps(record))
+        self.traces.append(Trace("on-failure", m.table, m.on_failure_arn.rsplit(":", 1)[-1]))
+
+    # EventBridge ---------------------------------------------------------------------------
+
+    def _poll_bus(self) -> int:
+        done = 0
+        for region, url in self._taps.items():
+            sqs = self.client("sqs", region)
+            while True:
+                got = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=0)
+                messages = got.get("Messages", [])
+                if not messages:
+                    break
+                for msg in messages:
+                    sqs.delete_message(QueueUrl=url, ReceiptHandle=msg["ReceiptHandle"])
+                    event = json.loads(msg["Body"])
+                    event.setdefault("account", ACCOUNT_ID)
+                    done += 1
+                    self._route(region, event)
+        return done
+
+    def _route(self, region: str, event: dict[str, Any]) -> None:
+        routed = False
+        for rule in self.t.rules:
+            if rule.region != region or not isinstance(rule.pattern, dict):
+                continue
+            if not matches(rule.pattern, event):
+                continue
+            for target, dlq, _retries in rule.targets:
+                routed = True
+                rule_arn = f"arn:aws:events:{region}:{ACCOUNT_ID}:rule/{rule.name}"
+                self._deliver_async(target, event, f"rule:{rule.name}", "events.amazonaws.com", rule_arn, dlq)
+        if not routed:
+            self.traces.append(
+                Trace("unrouted", "bus", "-", f"{event.get('detail-type')} matched no rule")
+            )
+
+    # S3 ------------------------------------------------------------------------------------
+
+    def _list_objects(self, bucket: str) -> list[tuple[str, str]]:
+        region = next((b.region for b in self.t.buckets if b.name == bucket), "us-east-1")
+        s3 = self.client("s3", region)
+        found: list[tuple[str, str]] = []
+        versioned = next((b.versioned for b in self.t.buckets if b.name == bucket), False)
+        if versioned:
+            for page in s3.get_paginator("list_object_versions").paginate(Bucket=bucket):
+                found += [(v["Key"], v["VersionId"]) for v in page.get("Versions", [])]
+        else:
+            for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket):
+                found += [
+                    (o["Key"], f"{o['ETag']}@{o['LastModified'].isoformat()}")
+                    for o in page.get("Contents", [])
+                ]
+        return found
+
+    def _poll_buckets(self) -> int:
+        done = 0
+        for bucket, seen in self._seen_objects.items():
+            for key, version in self._list_objects(bucket):
+                if (key, version) in seen:
+                    continue
+                seen.add((key, version))
+                done += 1
+                self._object_created(bucket, key, version)
+        return done
+
+    def _object_created(self, bucket: str, key: str, version: str) -> None:
+        spec = next(b for b in self.t.buckets if b.name == bucket)
+        for n in self.t.notifications:
+            if n.bucket != bucket or not key.startswith(n.prefix) or not key.endswith(n.suffix):
+                continue
+            if not any(e in ("s3:ObjectCreated:*", "s3:ObjectCreated:Put") for e in n.events):
+                continue
+            head = self.client("s3", spec.region).head_object(
+                Bucket=bucket, Key=key, **({"VersionId": version} if spec.versioned else {})
+            )
+            record = {
+                "eventVersion": "2.1",
+                "eventSource": "aws:s3",
+                "awsRegion": spec.region,
+                "eventTime": self.clock.now().strftime("%Y-%m-%dT%H:%M:%S.000Z"),
+                "eventName": "ObjectCreated:Put",
+                "userIdentity": {"principalId": "AWS:SANDBOX"},
+                "requestParameters": {"sourceIPAddress": "127.0.0.1"},
+                "responseElements": {
+                    "x-amz-request-id": uuid.uuid4().hex[:16].upper(),
+                    "x-amz-id-2": uuid.uuid4().hex,
+                },
+                "s3": {
+                    "s3SchemaVersion": "1.0",
+                    "configurationId": f"sandbox-{n.prefix or 'all'}",
+                    "bucket": {
+                        "name": bucket,
+                        "ownerIdentity": {"principalId": "SANDBOX"},
+                        "arn": f"arn:aws:s3:::{bucket}",
+                    },
+                    "object": {
+                        "key": quote_plus(key, safe="/"),
+                        "size": int(head.get("ContentLength", 0)),
+                        "eTag": str(head.get("ETag", "")).strip('"'),
+                        "sequencer": f"{int(time.time() * 1000):016X}",
+                        **({"versionId": version} if spec.versioned else {}),
+                    },
+                },
+            }
+            self._deliver_async(
+                n.function_arn, {"Records": [record]}, f"s3:{bucket}/{n.prefix}",
+                "s3.amazonaws.com", f"arn:aws:s3:::{bucket}", None,
+            )
+
+    # Schedules -----------------------------------------------------------------------------
+
+    def fire_schedule(self, name: str) -> bool:
+        """Fire a recurring schedule of the graph now (by physical name)."""
+        spec = next((s for s in self.t.schedules if s.name == name), None)
+        if spec is None:
+            raise KeyError(f"no schedule {name} in the graph")
+        self._fire(spec.region, spec.group, spec.name, spec.target_arn, spec.role_arn, spec.input)
+        return True
+
+    def advance(self, delta: dt.timedelta) -> list[str]:
+        """Move the clock; fire recurring schedules that had an occurrence, and due at()s."""
+        start, end = self.clock.advance(delta)
+        fired = []
+        for s in self.t.schedules:
+            if occurs_between(s.expression, s.timezone, start, end, self.origin):
+                self._fire(s.region, s.group, s.name, s.target_arn, s.role_arn, s.input)
+                fired.append(s.name)
+        self.dirty.add("schedules")
+        return fired
+
+    def _poll_one_off_schedules(self) -> int:
+        done = 0
+        declared = {(s.region, s.group, s.name) for s in self.t.schedules}
+        for region in sorted({f.region for f in self.t.functions.values()}):
+            scheduler = self.client("scheduler", region)
+            for page in scheduler.get_paginator("list_schedules").paginate():
+                for item in page.get("Schedules", []):
+                    key = (region, item.get("GroupName", "default"), item["Name"])
+                    if key in declared or key in self._fired:
+                        continue
+                    full = scheduler.get_schedule(Name=item["Name"], GroupName=key[1])
+                    when = at_time(full["ScheduleExpression"], full.get("ScheduleExpressionTimezone", "UTC"))
+                    if when is None or when > self.clock.now() or full.get("State") == "DISABLED":
+                        continue
+                    self._fired.add(key)
+                    target = full["Target"]
+                    self._fire(region, key[1], key[2], target["Arn"], target.get("RoleArn", ""),
+                               target.get("Input", "{}"))
+                    if full.get("ActionAfterCompletion") == "DELETE":
+                        scheduler.delete_schedule(Name=key[2], GroupName=key[1])
+                    done += 1
+        return done
+
+    def pending_one_off(self) -> list[tuple[str, dt.datetime]]:
+        """One-off schedules not fired yet, with their due time (for the report)."""
+        found = []
+        declared = {(s.region, s.group, s.name) for s in self.t.schedules}
+        for region in sorted({f.region for f in self.t.functions.values()}):
+            scheduler = self.client("scheduler", region)
+            for item in scheduler.list_schedules().get("Schedules", []):
+                key = (region, item.get("GroupName", "default"), item["Name"])
+                if key in declared or key in self._fired:
+                    continue
+                full = scheduler.get_schedule(Name=item["Name"], GroupName=key[1])
+                when = at_time(full["ScheduleExpression"], full.get("ScheduleExpressionTimezone", "UTC"))
+                if when is not None:
+                    found.append((item["Name"], when))
+        return found
+
+    def _fire(self, region: str, group: str, name: str, target: str, role_arn: str, payload: str) -> None:
+        role = role_arn.rsplit("/", 1)[-1]
+        statements = self.t.policies.get(role, [])
+        if ":sqs:" in target:
+            action = "sqs:SendMessage"
+        elif ":lambda:" in target:
+            action = "lambda:InvokeFunction"
+        else:
+            self.traces.append(Trace("unsupported", f"schedule:{name}", target))
+            return
+        if not evaluate(statements, Requirement(action, target)).allowed:
+            self.traces.append(
+                Trace("denied", f"schedule:{name}", target, f"role {role} lacks {action}")
+            )
+            return
+        if action == "sqs:SendMessage":
+            self._send_to_queue(target, payload)
+            self.traces.append(Trace("schedule", name, target.rsplit(":", 1)[-1], "message sent"))
+            return
+        event: Any = json.loads(payload) if payload else {}
+        self._deliver_async(target, event, f"schedule:{name}", None, None, None)
+
+    # Asynchronous invocation ---------------------------------------------------------------
+
+    def _allowed_by(self, function: str, principal: str, source_arn: str) -> bool:
+        for r in self.t.graph.of_type("aws:lambda/permission:Permission"):
+            i = r.inputs
+            if i.get("function") != function or i.get("principal") != principal:
+                continue
+            if i.get("sourceArn") in (None, source_arn):
+                return True
+        return False
+
+    def _deliver_async(
+        self,
+        target: str,
+        event: Any,
+        source: str,
+        principal: str | None,
+        source_arn: str | None,
+        dead_letter: str | None,
+    ) -> None:
+        spec = self.t.function_by_arn(target)
+        if spec is None:
+            if ":sqs:" in target:
+                self._send_to_queue(target, json.dumps(event))
+                self.traces.append(Trace("sqs-target", source, target.rsplit(":", 1)[-1]))
+            else:
+                self.traces.append(Trace("unsupported", source, target))
+            return
+        if principal and source_arn and not self._allowed_by(spec.name, principal, source_arn):
+            detail = f"no lambda:Permission for {principal} from {source_arn}"
+            self.traces.append(Trace("denied", source, spec.name, detail))
+            if dead_letter:
+                self._send_to_queue(dead_letter, json.dumps(event))
+            return
+        config = self.t.async_configs.get(spec.name)
+        attempts = 1 + (config.max_retries if config else 2)
+        invocation: Invocation | None = None
+        for _ in range(attempts):
+            invocation = self.runtime.invoke(spec.name, event, source=source)
+            self.traces.append(Trace("async", source, spec.name, "", invocation))
+            if invocation.ok:
+                return
+        if config and config.on_failure_arn and invocation is not None:
+            record = {
+                "version": "1.0",
+                "timestamp": self.clock.now().isoformat(),
+                "requestContext": {
+                    "requestId": str(uuid.uuid4()),
+                    "functionArn": f"{spec.arn}:$LATEST",
+                    "condition": "RetriesExhausted",
+                    "approximateInvokeCount": attempts,
+                },
+                "requestPayload": event,
+                "responseContext": {
+                    "statusCode": 200,
+                    "executedVersion": "$LATEST",
+                    "functionError": "Unhandled",
+                },
+                "responsePayload": {
+                    "errorMessage": invocation.error,
+                    "errorType": invocation.error_type,
+                },
+            }
+            self._send_to_queue(config.on_failure_arn, json.dumps(record, default=str))
+            self.traces.append(Trace("on-failure", source, config.on_failure_arn.rsplit(":", 1)[-1]))
+
+    def _send_to_queue(self, arn: str, body: str) -> None:
+        queue = self.t.queue_by_arn(arn)
+        if queue is None:
+            self.traces.append(Trace("unsupported", "send", arn, "queue not in the graph"))
+            return
+        self.client("sqs", queue.region).send_message(QueueUrl=self._queue_urls[arn], MessageBody=body)
+        self.dirty.add("queues")
+
+
+def _failed_ids(invocation: Invocation, ids: list[str], report_failures: bool) -> set[str]:
+    """Which records failed: all of them on an error, else the reported batch item failures."""
+    if invocation.error:
+        return set(ids)
+    result = invocation.result
+    if not report_failures or not isinstance(result, dict):
+        return set()
+    failures = result.get("batchItemFailures") or []
+    failed = {str(f.get("itemIdentifier")) for f in failures if isinstance(f, dict)}
+    if any(not f or f not in ids for f in failed):
+        return set(ids)  # an unknown or empty identifier fails the whole batch, as in Lambda
+    return failed
+
+
+def _sqs_record(msg: dict[str, Any], arn: str, region: str) -> dict[str, Any]:
+    attributes = {k: str(v) for k, v in (msg.get("Attributes") or {}).items()}
+    message_attributes = {
+        name: {
+            "stringValue": value.get("StringValue"),
+            "binaryValue": value.get("BinaryValue"),
+            "stringListValues": [],
+            "binaryListValues": [],
+            "dataType": value.get("DataType"),
+        }
+        for name, value in (msg.get("MessageAttributes") or {}).items()
+    }
+    return {
+        "messageId": msg["MessageId"],
+        "receiptHandle": msg["ReceiptHandle"],
+        "body": msg["Body"],
+        "attributes": attributes,
+        "messageAttributes": message_attributes,
+        "md5OfBody": msg.get("MD5OfBody", ""),
+        "eventSource": "aws:sqs",
+        "eventSourceARN": arn,
+        "awsRegion": region,
+    }
+
+
+def _stream_record(record: dict[str, Any], stream_arn: str) -> dict[str, Any]:
+    body = dict(record.get("dynamodb") or {})
+    created = body.get("ApproximateCreationDateTime")
+    if isinstance(created, dt.datetime):
+        body["ApproximateCreationDateTime"] = int(created.timestamp())
+    return {
+        "eventID": record.get("eventID"),
+        "eventName": record.get("eventName"),
+        "eventVersion": record.get("eventVersion", "1.1"),
+        "eventSource": "aws:dynamodb",
+        "awsRegion": record.get("awsRegion"),
+        "dynamodb": body,
+        "eventSourceARN": stream_arn,
+    }

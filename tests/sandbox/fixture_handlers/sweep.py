@@ -1,0 +1,33 @@
+"""Fixture: schedules a one-off follow-up (an at() schedule to the work queue) per open ticket."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+from typing import Any
+
+from boto3.dynamodb.conditions import Key
+
+from handlers.common.aws_clients import client, table
+
+
+def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    found = table(os.environ["TICKETS_TABLE"]).query(
+        IndexName="by-state", KeyConditionExpression=Key("state").eq("open")
+    )["Items"]
+    due = (dt.datetime.now(dt.UTC) + dt.timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%S")
+    for item in found:
+        client("scheduler").create_schedule(
+            Name=f"followup-{item['ticket_id']}",
+            ScheduleExpression=f"at({due})",
+            ScheduleExpressionTimezone="UTC",
+            FlexibleTimeWindow={"Mode": "OFF"},
+            ActionAfterCompletion="DELETE",
+            Target={
+                "Arn": os.environ["WORK_QUEUE_ARN"],
+                "RoleArn": os.environ["FOLLOWUP_ROLE_ARN"],
+                "Input": json.dumps({"kind": "triage", "ticket_id": item["ticket_id"]}),
+            },
+        )
+    return {"statusCode": 200, "body": json.dumps({"scheduled": len(found)})}
