@@ -1,0 +1,98 @@
+"""upsr-catalog-sync (every 15 minutes): the store's products into upsr-catalogue.
+
+Every variant with a SKU becomes one row: stock, price, category (product type) and
+complementary categories (``complements:<category>`` tags), stamped with this run's time. Rows
+are upserted with a condition that no newer sync wrote them, so overlapping runs cannot put
+old stock back. Products that leave the store are not deleted: their rows stop being refreshed
+and the picker treats a row older than ``catalogue_max_age_hours`` as out of stock.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from handlers.common.observability import get_logger, logged
+from handlers.upsell_recommender import clock, env
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb.service_resource import Table
+
+    from handlers.upsell_recommender.store import Store
+
+
+@dataclass(frozen=True)
+class SyncDeps:
+    """What upsr-catalog-sync touches: the store (Admin API key) and upsr-catalogue (PutItem).
+
+    ``forget_key`` drops the cached Admin API key after the store refused a read.
+    """
+
+    catalogue: Table
+    store: Store
+    forget_key: Callable[[], None] | None = None
+
+    @classmethod
+    def from_env(cls, *, store: Store | None = None) -> SyncDeps:
+        from handlers.common.aws_clients import table
+        from handlers.common.secrets import default_cache, get_secret
+        from handlers.upsell_recommender.shopify import ShopifyStore
+
+        key_id = env.text("UPSR_STORE_KEY_SECRET_ID")
+        return cls(
+            catalogue=table(env.text("UPSR_CATALOGUE_TABLE")),
+            store=store
+            or ShopifyStore(
+                env.text("UPSR_STORE_DOMAIN"),
+                lambda: get_secret(key_id),
+                api_version=env.text("UPSR_SHOPIFY_API_VERSION"),
+            ),
+            forget_key=lambda: default_cache.invalidate(key_id),
+        )
+
+
+_deps: SyncDeps | None = None
+
+
+def current_deps() -> SyncDeps:
+    """This container's dependencies, built on first use."""
+    global _deps
+    if _deps is None:
+        _deps = SyncDeps.from_env()
+    return _deps
+
+
+@logged
+def handler(event: Mapping[str, Any], context: Any) -> dict[str, int]:
+    """Scheduler entry point."""
+    return run(current_deps(), now=clock.now())
+
+
+def run(deps: SyncDeps, *, now: float) -> dict[str, int]:
+    """Upsert every product row; returns counts (written, newer-kept, duplicate SKUs)."""
+    from handlers.upsell_recommender.catalogue import upsert
+    from handlers.upsell_recommender.store import StoreError
+
+    log = get_logger()
+    seen: set[str] = set()
+    written = newer = duplicates = 0
+    try:
+        for row in deps.store.catalogue():
+            if row.sku in seen:
+                duplicates += 1  # two variants share a SKU: the first one listed is kept
+                continue
+            seen.add(row.sku)
+            if upsert(deps.catalogue, dataclasses.replace(row, synced_at=int(now))):
+                written += 1
+            else:
+                newer += 1
+    except StoreError:
+        if deps.forget_key is not None:
+            deps.forget_key()  # a rotated key is fetched afresh on the next run
+        log.exception("store read failed", extra={"written_before_failure": written})
+        raise
+    summary = {"written": written, "newer_kept": newer, "duplicate_skus": duplicates}
+    log.info("catalogue synced", extra=summary)
+    return summary

@@ -1,0 +1,141 @@
+"""The nudge: its words, and the messenger port that delivers it by SMS or email.
+
+SMS goes through AWS End User Messaging SMS (``pinpoint-sms-voice-v2`` SendTextMessage) from
+the configured origination identity: SNS Publish to a phone number can only be granted on
+``Resource: "*"``, which this project forbids, while SendTextMessage is granted on the one
+pool / phone number / sender id ARN. Email goes through SES (v2 SendEmail) from the configured
+sender address, which the role may use as its only identity.
+
+``Messenger`` is the port; ``AwsMessenger`` the real adapter, ``RecordingMessenger`` the fake.
+A ``NudgeRejected`` means the service definitely did not send (an opted-out number, a bad
+address, a refused identity); any other exception leaves it unknown whether the message left,
+and the sender then never tries again (at most one nudge).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from handlers.upsell_recommender.domain import Channel, Contact
+
+SMS_MESSAGE_TYPE = "PROMOTIONAL"
+EMAIL_SUBJECT = "Something to go with your order"
+
+
+@dataclass(frozen=True)
+class Nudge:
+    """One message to one customer."""
+
+    contact: Contact
+    subject: str
+    text: str
+
+
+class NudgeRejected(Exception):
+    """The channel refused the message; nothing was sent. ``reason`` is a short code."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class Messenger(Protocol):
+    """Sends one nudge; returns the provider's message id."""
+
+    def send(self, nudge: Nudge) -> str:
+        """Deliver ``nudge`` or raise (``NudgeRejected`` when it definitely did not go)."""
+        ...
+
+
+def compose(contact: Contact, title: str, line: str, url: str) -> Nudge:
+    """The nudge text: greeting, the pitch, the one-tap link, how to stop."""
+    hello = f"Hi {contact.first_name}," if contact.first_name else "Hi,"
+    if contact.channel is Channel.SMS:
+        text = f"{hello} thanks for your order! {line} Add {title} in one tap: {url} Reply STOP to opt out."
+        return Nudge(contact, EMAIL_SUBJECT, text)
+    text = (
+        f"{hello}\n\nThanks for your order! {line}\n\n"
+        f"Add {title} to your cart in one tap:\n{url}\n\n"
+        "Not interested in suggestions like this? Reply to this email and we will stop.\n"
+    )
+    return Nudge(contact, EMAIL_SUBJECT, text)
+
+
+def _error_code(err: Exception) -> str | None:
+    response = getattr(err, "response", None)
+    if isinstance(response, dict):
+        code = response.get("Error", {}).get("Code")
+        return None if code is None else str(code)
+    return None
+
+
+class AwsMessenger:
+    """SMS by End User Messaging SMS, email by SES v2; clients made on first use."""
+
+    def __init__(
+        self,
+        *,
+        origination_identity: str,
+        sender_email: str,
+        sms_client: Callable[[], Any] | None = None,
+        email_client: Callable[[], Any] | None = None,
+    ) -> None:
+        self.origination_identity = origination_identity
+        self.sender_email = sender_email
+        self._sms_client = sms_client or _client("pinpoint-sms-voice-v2")
+        self._email_client = email_client or _client("sesv2")
+
+    def send(self, nudge: Nudge) -> str:
+        try:
+            if nudge.contact.channel is Channel.SMS:
+                answer = self._sms_client().send_text_message(
+                    DestinationPhoneNumber=nudge.contact.address,
+                    OriginationIdentity=self.origination_identity,
+                    MessageBody=nudge.text,
+                    MessageType=SMS_MESSAGE_TYPE,
+                )
+                return str(answer.get("MessageId", ""))
+            answer = self._email_client().send_email(
+                FromEmailAddress=self.sender_email,
+                Destination={"ToAddresses": [nudge.contact.address]},
+                Content={
+                    "Simple": {
+                        "Subject": {"Data": nudge.subject, "Charset": "UTF-8"},
+                        "Body": {"Text": {"Data": nudge.text, "Charset": "UTF-8"}},
+                    }
+                },
+            )
+            return str(answer.get("MessageId", ""))
+        except Exception as err:
+            code = _error_code(err)
+            if code is None:
+                raise  # a timeout or a dropped connection: it may have been sent
+            raise NudgeRejected(f"{nudge.contact.channel.value}:{code}") from err
+
+
+def _client(service: str) -> Callable[[], Any]:
+    def make() -> Any:
+        from handlers.common.aws_clients import client
+
+        return client(service)
+
+    return make
+
+
+@dataclass
+class RecordingMessenger:
+    """Fake messenger: records nudges; refuses addresses in ``reject``; fails on ``explode``."""
+
+    sent: list[Nudge] = field(default_factory=list)
+    reject: set[str] = field(default_factory=set)
+    explode: set[str] = field(default_factory=set)
+
+    def send(self, nudge: Nudge) -> str:
+        if nudge.contact.address in self.reject:
+            raise NudgeRejected(f"{nudge.contact.channel.value}:ConflictException")
+        if nudge.contact.address in self.explode:
+            raise TimeoutError("read timeout")
+        self.sent.append(nudge)
+        return f"msg-{len(self.sent)}"

@@ -1,0 +1,254 @@
+"""upsr-offers: the offer items and every guarded move of their ``state``.
+
+The state field is the single source of truth for where an offer is, and each move is one
+conditional write (``handlers.common.transitions``):
+
+* one offer per order: the picker creates ``ofr-<order id>`` only if absent;
+* one nudge per offer: the sender moves chosen -> sent, and only the winner sends;
+* one terminal state per offer: a tap and the sweep both move only an offer still ``sent``.
+
+The ``state-send_at`` index (partition ``state``, sort ``send_at``) serves the sender (chosen,
+due) and the sweep (sent, window over; counts for the roll-up). Items carry ``expires_at``, the
+table's TTL attribute: the end of the attribution window plus the retention period, so the
+contact details an offer holds do not outlive their use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from handlers.common.transitions import TransitionResult, put_if_absent, transition
+from handlers.upsell_recommender.domain import OfferState
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb.service_resource import Table
+
+STATE = "state"
+REPORT_MARKER_PREFIX = "report#"
+"""Daily roll-up markers share the table; they have no ``state`` so the index never sees them."""
+
+
+def put_offer(table: Table, item: Mapping[str, Any]) -> bool:
+    """Create the order's offer (or no-fit record); False when the order already has one."""
+    return put_if_absent(table, item, "offer_id").won
+
+
+def _query_index(
+    table: Table,
+    index: str,
+    state: OfferState,
+    *,
+    until: int,
+    since: int | None = None,
+    filter_expression: str | None = None,
+    filter_values: Mapping[str, Any] | None = None,
+    limit: int | None = None,
+) -> Iterator[dict[str, Any]]:
+    """Items of ``state`` with ``since <= send_at <= until`` from the index, oldest first."""
+    names = {"#s": STATE, "#t": "send_at"}
+    values: dict[str, Any] = {":s": state.value, ":until": until}
+    if since is None:
+        key = "#s = :s AND #t <= :until"
+    else:
+        key = "#s = :s AND #t BETWEEN :since AND :until"
+        values[":since"] = since
+    request: dict[str, Any] = {
+        "IndexName": index,
+        "KeyConditionExpression": key,
+        "ExpressionAttributeNames": names,
+        "ExpressionAttributeValues": values,
+    }
+    if filter_expression:
+        request["FilterExpression"] = filter_expression
+        values.update(filter_values or {})
+    yielded = 0
+    while True:
+        page = table.query(**request)
+        for item in page.get("Items", []):
+            yield dict(item)
+            yielded += 1
+            if limit is not None and yielded >= limit:
+                return
+        last = page.get("LastEvaluatedKey")
+        if not last:
+            return
+        request["ExclusiveStartKey"] = last
+
+
+def due_offers(table: Table, index: str, now: float, limit: int) -> Iterator[dict[str, Any]]:
+    """Chosen offers whose send time has come, oldest first, at most ``limit``.
+
+    The index is eventually consistent: an offer just moved to ``sent`` may still be listed as
+    chosen. That is harmless, because the move itself is conditional.
+    """
+    return _query_index(table, index, OfferState.CHOSEN, until=int(now), limit=limit)
+
+
+def claim_for_send(
+    table: Table, offer_id: str, now: float, window_s: int, retention_s: int
+) -> TransitionResult:
+    """chosen -> sent, opening the attribution window; only one caller can win it."""
+    window_ends = int(now) + window_s
+    return transition(
+        table,
+        {"offer_id": offer_id},
+        STATE,
+        OfferState.CHOSEN.value,
+        OfferState.SENT.value,
+        {
+            "sent_at": int(now),
+            "window_ends_at": window_ends,
+            "expires_at": window_ends + retention_s,
+        },
+    )
+
+
+def suppress(
+    table: Table, offer_id: str, expected: OfferState, reason: str, now: float
+) -> TransitionResult:
+    """chosen|sent -> suppressed: no nudge will (or did) go out for this offer."""
+    return transition(
+        table,
+        {"offer_id": offer_id},
+        STATE,
+        expected.value,
+        OfferState.SUPPRESSED.value,
+        {"suppressed_reason": reason, "closed_at": int(now)},
+    )
+
+
+@dataclass(frozen=True)
+class TapResult:
+    """What recording a tap did.
+
+    Attributes:
+        found: The offer exists.
+        moved_to: ``taken`` or ``out-of-window`` when this tap moved the offer; None when the
+            offer was already closed (by an earlier tap, or by the sweep) or never sent.
+        item: The offer as it is now (after the move) or as found.
+    """
+
+    found: bool
+    moved_to: OfferState | None
+    item: Mapping[str, Any] | None
+
+
+def record_tap(table: Table, offer_id: str, now: float) -> TapResult:
+    """Move a ``sent`` offer to ``taken`` inside its window or ``out-of-window`` after it.
+
+    Never creates an item: both writes are conditional on the offer being ``sent``. The first
+    write also requires the window to be open, so the clock check and the move are one atomic
+    step; a loser learns the current item from the failed write, so nothing is read first.
+    """
+    from botocore.exceptions import ClientError
+
+    try:
+        answer = table.update_item(
+            Key={"offer_id": offer_id},
+            UpdateExpression="SET #s = :taken, tapped_at = :now, closed_at = :now",
+            ConditionExpression="#s = :sent AND window_ends_at > :now",
+            ExpressionAttributeNames={"#s": STATE},
+            ExpressionAttributeValues={
+                ":taken": OfferState.TAKEN.value,
+                ":sent": OfferState.SENT.value,
+                ":now": int(now),
+            },
+            ReturnValues="ALL_NEW",
+            ReturnValuesOnConditionCheckFailure="ALL_OLD",
+        )
+        return TapResult(True, OfferState.TAKEN, answer.get("Attributes"))
+    except ClientError as err:
+        if err.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
+            raise
+        current = _item_in_error(err)
+    if current is None:
+        return TapResult(False, None, None)
+    if current.get(STATE) != OfferState.SENT.value:
+        return TapResult(True, None, current)
+    late = transition(
+        table,
+        {"offer_id": offer_id},
+        STATE,
+        OfferState.SENT.value,
+        OfferState.OUT_OF_WINDOW.value,
+        {"tapped_at": int(now), "closed_at": int(now)},
+    )
+    return TapResult(True, OfferState.OUT_OF_WINDOW if late.won else None, late.item or current)
+
+
+def _item_in_error(err: Any) -> dict[str, Any] | None:
+    """The item a failed conditional write returned (``ALL_OLD``), deserialised; None if absent."""
+    raw = err.response.get("Item")
+    if not isinstance(raw, Mapping) or not raw:
+        return None
+    from boto3.dynamodb.types import TypeDeserializer
+
+    deserializer = TypeDeserializer()
+    return {name: deserializer.deserialize(value) for name, value in raw.items()}
+
+
+def expired_sent_offers(
+    table: Table, index: str, now: float, window_s: int
+) -> Iterator[dict[str, Any]]:
+    """Sent offers whose attribution window has ended.
+
+    An offer is sent at or after its ``send_at``, so its window cannot have ended unless
+    ``send_at <= now - window``: the key condition narrows to those, the filter checks the
+    exact ``window_ends_at``.
+    """
+    return _query_index(
+        table,
+        index,
+        OfferState.SENT,
+        until=int(now) - window_s,
+        filter_expression="window_ends_at <= :now",
+        filter_values={":now": int(now)},
+    )
+
+
+def close_ignored(table: Table, offer_id: str, now: float) -> TransitionResult:
+    """sent -> ignored; loses (harmlessly) to a tap that got there first."""
+    return transition(
+        table,
+        {"offer_id": offer_id},
+        STATE,
+        OfferState.SENT.value,
+        OfferState.IGNORED.value,
+        {"closed_at": int(now)},
+    )
+
+
+def count_by_state(table: Table, index: str, since: int, until: int) -> dict[OfferState, int]:
+    """How many offers of each state have ``send_at`` in ``[since, until]`` (index COUNT)."""
+    counts: dict[OfferState, int] = {}
+    for state in OfferState:
+        request: dict[str, Any] = {
+            "IndexName": index,
+            "KeyConditionExpression": "#s = :s AND #t BETWEEN :since AND :until",
+            "ExpressionAttributeNames": {"#s": STATE, "#t": "send_at"},
+            "ExpressionAttributeValues": {":s": state.value, ":since": since, ":until": until},
+            "Select": "COUNT",
+        }
+        total = 0
+        while True:
+            page = table.query(**request)
+            total += int(page.get("Count", 0))
+            last = page.get("LastEvaluatedKey")
+            if not last:
+                break
+            request["ExclusiveStartKey"] = last
+        counts[state] = total
+    return counts
+
+
+def claim_daily_report(table: Table, day: str, now: float, retention_s: int) -> bool:
+    """First caller for ``day`` (``YYYY-MM-DD``) wins the right to send that day's roll-up."""
+    marker = {
+        "offer_id": f"{REPORT_MARKER_PREFIX}{day}",
+        "kind": "report-marker",
+        "claimed_at": int(now),
+        "expires_at": int(now) + retention_s,
+    }
+    return put_if_absent(table, marker, "offer_id").won

@@ -1,0 +1,76 @@
+"""The owner's take-up roll-up: plain text from offer counts by state.
+
+Counted over the offers whose ``send_at`` lies in the last seven days, so the numbers move
+slowly and the take-up rate reads as a weekly rolling figure even though it arrives daily.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from handlers.upsell_recommender.domain import OfferState
+
+REPORT_PERIOD_S = 7 * 24 * 3600
+
+
+@dataclass(frozen=True)
+class Rollup:
+    """Counts behind one report."""
+
+    counts: Mapping[OfferState, int]
+    closed_now: int
+    since: int
+    until: int
+
+    @property
+    def nudged(self) -> int:
+        """Offers a nudge went out for."""
+        return sum(
+            self.counts.get(s, 0)
+            for s in (
+                OfferState.SENT,
+                OfferState.TAKEN,
+                OfferState.OUT_OF_WINDOW,
+                OfferState.IGNORED,
+            )
+        )
+
+    @property
+    def take_up(self) -> float | None:
+        """Taken inside the window over closed nudges; None before any closed."""
+        closed = sum(
+            self.counts.get(s, 0)
+            for s in (OfferState.TAKEN, OfferState.OUT_OF_WINDOW, OfferState.IGNORED)
+        )
+        return None if closed == 0 else self.counts.get(OfferState.TAKEN, 0) / closed
+
+
+def _day(ts: int) -> str:
+    return dt.datetime.fromtimestamp(ts, dt.UTC).strftime("%d %b %Y")
+
+
+def render(rollup: Rollup) -> tuple[str, str]:
+    """Subject and text of the report."""
+    c = rollup.counts
+    rate = rollup.take_up
+    rate_text = "n/a (no window has closed yet)" if rate is None else f"{rate:.0%}"
+    subject = f"Upsell take-up: {c.get(OfferState.TAKEN, 0)} taken of {rollup.nudged} nudged"
+    lines = [
+        f"Upsell recommender, offers due {_day(rollup.since)} to {_day(rollup.until)}:",
+        "",
+        f"  Nudges sent ................ {rollup.nudged}",
+        f"  Taken inside the window .... {c.get(OfferState.TAKEN, 0)}",
+        f"  Tapped after the window .... {c.get(OfferState.OUT_OF_WINDOW, 0)}",
+        f"  Ignored .................... {c.get(OfferState.IGNORED, 0)}",
+        f"  Window still open .......... {c.get(OfferState.SENT, 0)}",
+        f"  Waiting to be sent ......... {c.get(OfferState.CHOSEN, 0)}",
+        f"  Not sent (opt-out, cap) .... {c.get(OfferState.SUPPRESSED, 0)}",
+        f"  No fitting add-on .......... {c.get(OfferState.NO_FIT, 0)}",
+        "",
+        f"  Take-up rate ............... {rate_text}",
+        f"  Closed as ignored this run . {rollup.closed_now}",
+        "",
+    ]
+    return subject, "\n".join(lines)

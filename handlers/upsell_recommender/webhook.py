@@ -1,0 +1,149 @@
+"""The Shopify orders/create webhook payload, read only after its signature is verified.
+
+The webhook's authenticity is checked in ``order`` (``handlers.common.webhook_signatures``) on
+the raw bytes; this module only reads a payload already known to come from the shop, which is
+why upsr-order imports it (and pydantic) after the check.
+
+Consent follows Shopify's customer marketing-consent fields: a nudge goes by SMS only to a
+customer subscribed to SMS marketing with an E.164 phone, else by email only to one subscribed
+to email marketing. Without either there is nothing to send and no job is made.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from handlers.upsell_recommender.domain import (
+    BasketLine,
+    Channel,
+    Contact,
+    is_email,
+    is_phone,
+    to_decimal,
+)
+
+ORDERS_CREATE = "orders/create"
+TOPIC_HEADER = "X-Shopify-Topic"
+SHOP_HEADER = "X-Shopify-Shop-Domain"
+
+
+class PayloadError(ValueError):
+    """The webhook body is not an order this system can use."""
+
+
+class _Consent(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    state: str | None = None
+
+
+class _Customer(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    id: int | str
+    first_name: str | None = None
+    email: str | None = None
+    phone: str | None = None
+    email_marketing_consent: _Consent | None = None
+    sms_marketing_consent: _Consent | None = None
+
+
+class _Line(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    sku: str | None = None
+    variant_id: int | None = None
+    title: str = ""
+    quantity: int = Field(ge=0)
+    price: str
+
+
+class _Order(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    id: int
+    name: str = ""
+    created_at: dt.datetime
+    currency: str = ""
+    subtotal_price: str | None = None
+    line_items: list[_Line] = Field(default_factory=list, max_length=500)
+    customer: _Customer | None = None
+    email: str | None = None
+    phone: str | None = None
+
+
+@dataclass(frozen=True)
+class OrderEvent:
+    """What upsr-order needs from an orders/create payload.
+
+    Attributes:
+        order_id: Shopify's order id (numeric string): the dedup key.
+        name: The shop's order name (``#1001``), for logs.
+        created_at: Unix seconds the order was created; older than the replay horizon is refused.
+        currency: ISO currency of the prices.
+        subtotal: Line total after discounts, before shipping and tax.
+        lines: Basket lines that carry a SKU (only those can be matched to the catalogue).
+        customer_id: Shopify customer id, or None for an order without a customer.
+        contact: The consented channel, or None when the customer agreed to neither.
+    """
+
+    order_id: str
+    name: str
+    created_at: int
+    currency: str
+    subtotal: Decimal
+    lines: tuple[BasketLine, ...]
+    customer_id: str | None
+    contact: Contact | None
+
+
+def _subscribed(consent: _Consent | None) -> bool:
+    return consent is not None and (consent.state or "").lower() == "subscribed"
+
+
+def _contact(order: _Order) -> Contact | None:
+    customer = order.customer
+    if customer is None:
+        return None
+    first_name = (customer.first_name or "").strip()[:40]
+    phone = (customer.phone or order.phone or "").replace(" ", "")
+    if _subscribed(customer.sms_marketing_consent) and is_phone(phone):
+        return Contact(Channel.SMS, phone, first_name)
+    email = (customer.email or order.email or "").strip()
+    if _subscribed(customer.email_marketing_consent) and is_email(email):
+        return Contact(Channel.EMAIL, email, first_name)
+    return None
+
+
+def parse_order(document: Mapping[str, Any]) -> OrderEvent:
+    """The order in an orders/create payload; PayloadError when it is not one."""
+    try:
+        order = _Order.model_validate(document)
+    except ValidationError as err:
+        fields = sorted({".".join(str(p) for p in e["loc"]) or "<root>" for e in err.errors()})
+        raise PayloadError(f"not an order: invalid {', '.join(fields[:5])}") from None
+    created = order.created_at
+    if created.tzinfo is None:
+        raise PayloadError("created_at has no UTC offset")
+    lines: list[BasketLine] = []
+    for line in order.line_items:
+        sku = (line.sku or "").strip()
+        price = to_decimal(line.price)
+        if not sku or price is None or line.quantity < 1 or len(sku) > 64:
+            continue
+        lines.append(BasketLine(sku, line.title[:255], line.quantity, price))
+    subtotal = to_decimal(order.subtotal_price)
+    if subtotal is None or subtotal < 0:
+        subtotal = sum((line.price * line.quantity for line in lines), Decimal(0))
+    return OrderEvent(
+        order_id=str(order.id),
+        name=order.name[:32],
+        created_at=int(created.timestamp()),
+        currency=order.currency[:3].upper(),
+        subtotal=subtotal,
+        lines=tuple(lines),
+        customer_id=None if order.customer is None else str(order.customer.id)[:64],
+        contact=_contact(order),
+    )
