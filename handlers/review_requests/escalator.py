@@ -1,0 +1,74 @@
+"""rrs-escalator: SQS ``escalate`` messages; one handover email to the owner per escalation."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from typing import Any
+
+from handlers.common.observability import get_logger, logged
+from handlers.review_requests import settings
+from handlers.review_requests.domain import ESCALATE
+
+
+def build_escalator() -> Any:
+    """The escalation flow wired to the environment's tables and the owner's inbox."""
+    from handlers.review_requests.escalation import Escalator
+    from handlers.review_requests.messaging import AwsMessenger
+    from handlers.review_requests.store import Audit, Customers, Jobs, Requests
+
+    return Escalator(
+        requests=Requests(settings.text("RRS_REQUESTS_TABLE")),
+        customers=Customers(settings.text("RRS_CUSTOMERS_TABLE")),
+        jobs=Jobs(settings.text("RRS_JOBS_TABLE")),
+        audit=Audit(settings.text("RRS_AUDIT_TABLE")),
+        messenger=AwsMessenger(settings.text("RRS_SENDER_EMAIL")),
+        owner_email=settings.text("RRS_OWNER_EMAIL"),
+        business=settings.text("RRS_BUSINESS_NAME", "our team"),
+        lease=dt.timedelta(seconds=settings.number("RRS_CLAIM_LEASE_SECONDS", 60)),
+    )
+
+
+def parse_escalation(body: str) -> tuple[str, str, str]:
+    """(request id, reason, dedupe key) of an escalate message; ValueError otherwise."""
+    data = json.loads(body)
+    if not isinstance(data, dict) or data.get("kind") != ESCALATE:
+        raise ValueError("not an escalate message")
+    values = [data.get("request_id"), data.get("reason"), data.get("dedupe_key")]
+    if not all(isinstance(v, str) and v for v in values):
+        raise ValueError("escalate messages carry request_id, reason and dedupe_key")
+    request_id, reason, key = (str(v) for v in values)
+    if not key.replace("-", "").replace("_", "").isalnum() or len(key) > 250:
+        raise ValueError("bad dedupe_key")
+    return request_id, reason, key
+
+
+@logged
+def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    """Process each record; report the failed ones for redelivery."""
+    from aws_lambda_powertools.utilities.batch import (
+        BatchProcessor,
+        EventType,
+        process_partial_response,
+    )
+    from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+
+    logger = get_logger()
+    escalator = build_escalator()
+
+    def one(record: SQSRecord) -> str:
+        try:
+            request_id, reason, key = parse_escalation(record.body)
+        except ValueError as err:
+            logger.error("unusable escalate message", extra={"error": str(err)})
+            return "dropped"
+        outcome: str = escalator.process(request_id, reason, key, dt.datetime.now(dt.UTC))
+        logger.info("escalation processed", extra={"request_id": request_id, "outcome": outcome})
+        return outcome
+
+    processor = BatchProcessor(event_type=EventType.SQS)
+    return dict(
+        process_partial_response(
+            event=event, record_handler=one, processor=processor, context=context
+        )
+    )

@@ -1,0 +1,212 @@
+"""What rrs-webhook does with an authentic event: completion, private feedback, opt-out.
+
+Nothing slow happens here. A completion becomes exactly one request (the conditional put keyed
+by the completion id), one job record and, when eligible, one schedule named from the request
+id; a redelivery re-runs the idempotent steps only, so three deliveries still leave one
+request and one schedule. Private feedback is appended to the audit under a key derived from
+the event, and an escalation is enqueued (the escalator de-duplicates). An opt-out is recorded.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from handlers.common.function_url import RequestError
+from handlers.common.link_tokens import Keyring, TokenError, verify_token
+from handlers.review_requests.contacts import InvalidContact, normalise_contact
+from handlers.review_requests.domain import State, escalate_message, request_id_for
+from handlers.review_requests.events import Completion, Feedback, OptOut
+from handlers.review_requests.gate import capture_signal, decide, merge_customer
+from handlers.review_requests.scheduling import RequestScheduler
+from handlers.review_requests.store import Audit, AuditEntry, Customers, Jobs, OptOuts, Requests
+from handlers.review_requests.timing import (
+    MIN_LEAD,
+    Window,
+    due_time,
+    iso,
+    iso_micro,
+    parse_iso,
+    zone,
+)
+from handlers.review_requests.work import WorkQueue
+
+FEEDBACK_ACTION = "feedback"
+"""The action the feedback link's ref token is issued for."""
+
+
+@dataclass(frozen=True)
+class IntakeConfig:
+    """Settings of the door.
+
+    Attributes:
+        delay: From completion to the ask (before moving into opening hours).
+        window: Opening hours, read in the customer's time zone.
+        business_timezone: Zone used when the customer has none.
+        phone_region: Country for national phone numbers.
+        retention_days: Lifetime of a request item (TTL).
+    """
+
+    delay: dt.timedelta
+    window: Window
+    business_timezone: str
+    phone_region: str
+    retention_days: int
+
+
+@dataclass
+class Intake:
+    """The webhook's flows over its adapters."""
+
+    requests: Requests
+    jobs: Jobs
+    customers: Customers
+    optouts: OptOuts
+    audit: Audit
+    scheduler: RequestScheduler
+    work: WorkQueue
+    keyring: Callable[[], Keyring]
+    config: IntakeConfig
+
+    def completion(self, event: Completion, now: dt.datetime) -> dict[str, Any]:
+        """One request per completion, its job, and (if eligible) its schedule."""
+        cfg = self.config
+        request_id = request_id_for(event.completion_id)
+        customer = merge_customer(
+            event.customer_id,
+            self.customers.get(event.customer_id),
+            event.customer,
+            cfg.phone_region,
+        )
+        opted_out = self.optouts.first_opted_out(customer.contacts)
+        decision = decide(customer, opted_out=opted_out, completed_at=event.completed_at, now=now)
+        signal = capture_signal(event.signal, customer)
+        tz = zone(customer.timezone, cfg.business_timezone)
+        job_ts = f"{iso(event.completed_at)}#{event.completion_id}"
+        item: dict[str, Any] = {
+            "request_id": request_id,
+            "completion_id": event.completion_id,
+            "customer_id": event.customer_id,
+            "job_ts": job_ts,
+            "job_title": event.job_title,
+            "first_name": customer.first_name,
+            "customer_name": customer.name,
+            "contacts": list(customer.contacts),
+            "timezone": tz.key,
+            "signal": signal.as_item(),
+            "created_at": iso(now),
+            "expires_at": int((now + dt.timedelta(days=cfg.retention_days)).timestamp()),
+        }
+        if decision.eligible:
+            assert decision.channel is not None and decision.contact is not None
+            due = due_time(event.completed_at, delay=cfg.delay, window=cfg.window, tz=tz, now=now)
+            item.update(
+                state=State.SCHEDULED.value,
+                due=iso(due),
+                channel=decision.channel.value,
+                contact=decision.contact,
+            )
+        else:
+            item.update(
+                state=State.SUPPRESSED.value,
+                suppressed_reason=",".join(decision.reasons),
+                finished_at=iso(now),
+            )
+        created = self.requests.create(item)
+        current = item if created.won else dict(created.existing or item)
+        self.jobs.record(
+            {
+                "customer_id": event.customer_id,
+                "job_ts": job_ts,
+                "completion_id": event.completion_id,
+                "request_id": request_id,
+                "job_id": event.job_id,
+                "job_title": event.job_title,
+                "completed_at": iso(event.completed_at),
+                "signal": signal.as_item(),
+                "payload": event.raw,
+                "recorded_at": iso(now),
+            }
+        )
+        schedule_created = False
+        if current.get("state") == State.SCHEDULED.value and current.get("due"):
+            # Also on a redelivery: the first delivery may have died before this step. A due
+            # time already past means the schedule fired (and deleted itself); the sweep
+            # covers a request whose schedule never existed.
+            due_at = parse_iso(str(current["due"]))
+            if due_at > now + MIN_LEAD / 4:
+                schedule_created = self.scheduler.ensure(request_id, due_at)
+        if created.won:
+            self.audit.append(
+                AuditEntry.now(
+                    request_id,
+                    "intake",
+                    {
+                        "state": item["state"],
+                        "reasons": list(decision.reasons),
+                        "opted_out_contact": opted_out,
+                        "channel": item.get("channel"),
+                        "due": item.get("due"),
+                        "timezone": tz.key,
+                        "signal": signal.as_item(),
+                        "completion_event_id": event.event_id,
+                    },
+                    now,
+                )
+            )
+        return {
+            "request_id": request_id,
+            "state": current.get("state"),
+            "due": current.get("due"),
+            "duplicate": not created.won,
+            "schedule_created": schedule_created,
+        }
+
+    def feedback(self, event: Feedback, now: dt.datetime) -> dict[str, Any]:
+        """Append the feedback to the request's audit and enqueue an escalation."""
+        try:
+            claims = verify_token(event.ref, self.keyring(), action=FEEDBACK_ACTION)
+        except TokenError as err:
+            raise RequestError(
+                400,
+                "invalid_reference",
+                f"the feedback reference is not valid ({err.reason.value})",
+            ) from err
+        request_id = claims.subject
+        request = self.requests.get(request_id)
+        if request is None:
+            raise RequestError(404, "unknown_request", "no review request matches the reference")
+        submitted = event.submitted_at or now
+        self.audit.append(
+            AuditEntry(
+                request_id,
+                f"{iso_micro(submitted)}#feedback#{event.event_id}",
+                "feedback",
+                {
+                    "text": event.text,
+                    "rating": event.rating,
+                    "event_id": event.event_id,
+                    "customer_id": request.get("customer_id"),
+                    "submitted_at": iso(submitted),
+                },
+                iso(now),
+            )
+        )
+        # Always enqueue, also on a redelivery: the first one may have died before this line.
+        self.work.put(
+            escalate_message(request_id, "private_feedback", f"feedback-{event.event_id}")
+        )
+        return {"request_id": request_id, "escalation": "queued"}
+
+    def opt_out(self, event: OptOut, now: dt.datetime) -> dict[str, Any]:
+        """Record the contact on the suppression list (the first opt-out is kept)."""
+        try:
+            contact = normalise_contact(event.contact, self.config.phone_region)
+        except InvalidContact as err:
+            raise RequestError(400, "invalid_contact", str(err)) from err
+        added = self.optouts.record(
+            contact, source=event.source, event_id=event.event_id, at=iso(now)
+        )
+        return {"opted_out": True, "already_opted_out": not added}

@@ -1,0 +1,412 @@
+"""DynamoDB adapters for the five tables; every write that must not repeat is conditional.
+
+* rrs-requests: created once per completion (``put_if_absent``), then moved only by
+  conditional updates on ``state``; the terminal move is one transaction with its audit.
+* rrs-audit: append-only. ``Audit.append`` is the only write and always carries
+  ``attribute_not_exists``, so nothing in the audit is ever overwritten; no role holds
+  UpdateItem or DeleteItem on the table.
+* rrs-optout, rrs-jobs: first writer wins.
+* rrs-customers: upserted from the sheet, skipped when the row is unchanged.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from handlers.common.aws_clients import client, table
+from handlers.common.transitions import PutIfAbsentResult, put_if_absent
+from handlers.review_requests.domain import Customer, State
+from handlers.review_requests.timing import iso, iso_micro
+
+_CONDITION_FAILED = "ConditionalCheckFailedException"
+
+
+def dynamo_safe(value: Any) -> Any:
+    """``value`` with floats as Decimal and tuples as lists, as boto3's serializer wants."""
+    if isinstance(value, float):
+        return Decimal(str(value))
+    if isinstance(value, Mapping):
+        return {str(k): dynamo_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [dynamo_safe(v) for v in value]
+    return value
+
+
+def _code(err: Exception) -> str:
+    response = getattr(err, "response", None)
+    if isinstance(response, Mapping):
+        return str(response.get("Error", {}).get("Code", ""))
+    return ""
+
+
+# Audit ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AuditEntry:
+    """One audit record: what happened to a request and the facts it was built from.
+
+    Attributes:
+        request_id: Partition key.
+        ts: Sort key: ``<UTC time with microseconds>#<event>`` normally; a deterministic key
+            (``escalation#...``, ``<event time>#feedback#<event id>``) where a redelivery
+            must find the entry it already wrote.
+        event: ``intake``, ``grade``, ``message``, ``delivered``, ``suppressed``,
+            ``deferred``, ``send_failed``, ``feedback``, ``escalation_claim``,
+            ``escalation_sent``...
+        facts: The inputs and outputs of the decision, as plain data.
+        at: When it was written (ISO UTC).
+    """
+
+    request_id: str
+    ts: str
+    event: str
+    facts: Mapping[str, Any] = field(default_factory=dict)
+    at: str = ""
+
+    @classmethod
+    def now(
+        cls, request_id: str, event: str, facts: Mapping[str, Any], moment: dt.datetime
+    ) -> AuditEntry:
+        """An entry keyed by ``moment`` (microseconds) and the event name."""
+        return cls(request_id, f"{iso_micro(moment)}#{event}", event, facts, iso(moment))
+
+    def item(self) -> dict[str, Any]:
+        return {
+            "request_id": self.request_id,
+            "ts": self.ts,
+            "event": self.event,
+            "at": self.at,
+            "facts": dynamo_safe(dict(self.facts)),
+        }
+
+
+class Audit:
+    """rrs-audit: append and read, never overwrite."""
+
+    def __init__(self, table_name: str) -> None:
+        self.name = table_name
+        self.table = table(table_name)
+
+    def append(self, entry: AuditEntry) -> bool:
+        """Write ``entry`` unless its key exists; True when this call wrote it."""
+        return put_if_absent(self.table, entry.item(), "request_id").won
+
+    def entries(self, request_id: str, prefix: str = "") -> list[dict[str, Any]]:
+        """The request's entries in key order, optionally only keys starting with ``prefix``."""
+        from boto3.dynamodb.conditions import Key
+
+        condition: Any = Key("request_id").eq(request_id)
+        if prefix:
+            condition = condition & Key("ts").begins_with(prefix)
+        found: list[dict[str, Any]] = []
+        kwargs: dict[str, Any] = {"KeyConditionExpression": condition, "ConsistentRead": True}
+        while True:
+            page = self.table.query(**kwargs)
+            found.extend(page.get("Items", []))
+            if "LastEvaluatedKey" not in page:
+                return found
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+
+# Requests -------------------------------------------------------------------------------
+
+
+class Requests:
+    """rrs-requests: one item per completion, moved only by conditional writes."""
+
+    def __init__(self, table_name: str, index_name: str = "state-due") -> None:
+        self.name = table_name
+        self.index_name = index_name
+        self.table = table(table_name)
+
+    def create(self, item: Mapping[str, Any]) -> PutIfAbsentResult:
+        """First completion wins; a redelivery gets ``won=False`` and the existing item."""
+        return put_if_absent(self.table, dynamo_safe(dict(item)), "request_id")
+
+    def get(self, request_id: str) -> dict[str, Any] | None:
+        answer = self.table.get_item(Key={"request_id": request_id}, ConsistentRead=True)
+        item = answer.get("Item")
+        return None if item is None else dict(item)
+
+    def _update(self, **kwargs: Any) -> bool:
+        from botocore.exceptions import ClientError
+
+        try:
+            self.table.update_item(**kwargs)
+        except ClientError as err:
+            if _code(err) == _CONDITION_FAILED:
+                return False
+            raise
+        return True
+
+    def defer(self, request_id: str, due: str, now: str) -> bool:
+        """Move a still-scheduled request's due time (quiet hours); False if it moved on."""
+        return self._update(
+            Key={"request_id": request_id},
+            UpdateExpression="SET #due = :due, deferred_at = :now ADD deferrals :one",
+            ConditionExpression="#state = :scheduled",
+            ExpressionAttributeNames={"#due": "due", "#state": "state"},
+            ExpressionAttributeValues={
+                ":due": due,
+                ":now": now,
+                ":one": 1,
+                ":scheduled": State.SCHEDULED.value,
+            },
+        )
+
+    def mark_swept(self, request_id: str, seen_sweeps: int, now: str) -> bool:
+        """Count one sweep re-drive, only if nobody moved or swept the request meanwhile."""
+        return self._update(
+            Key={"request_id": request_id},
+            UpdateExpression="SET sweeps = :next, swept_at = :now",
+            ConditionExpression=(
+                "#state = :scheduled AND (attribute_not_exists(sweeps) OR sweeps = :seen)"
+            ),
+            ExpressionAttributeNames={"#state": "state"},
+            ExpressionAttributeValues={
+                ":next": seen_sweeps + 1,
+                ":seen": seen_sweeps,
+                ":now": now,
+                ":scheduled": State.SCHEDULED.value,
+            },
+        )
+
+    def give_up(self, request_id: str, reason: str, now: str) -> bool:
+        """scheduled -> suppressed for a straggler the sweep escalates instead of re-driving."""
+        return self._update(
+            Key={"request_id": request_id},
+            UpdateExpression="SET #state = :suppressed, suppressed_reason = :why, finished_at = :now",
+            ConditionExpression="#state = :scheduled",
+            ExpressionAttributeNames={"#state": "state"},
+            ExpressionAttributeValues={
+                ":suppressed": State.SUPPRESSED.value,
+                ":why": reason,
+                ":now": now,
+                ":scheduled": State.SCHEDULED.value,
+            },
+        )
+
+    def release_claim(self, request_id: str, claimed_state: str, claim: str, now: str) -> bool:
+        """Undo our own terminal move after the send failed, so a retry may send."""
+        return self._update(
+            Key={"request_id": request_id},
+            UpdateExpression="SET #state = :scheduled, released_at = :now REMOVE claim, sent_at",
+            ConditionExpression="#state = :claimed AND claim = :claim",
+            ExpressionAttributeNames={"#state": "state"},
+            ExpressionAttributeValues={
+                ":scheduled": State.SCHEDULED.value,
+                ":claimed": claimed_state,
+                ":claim": claim,
+                ":now": now,
+            },
+        )
+
+    def correct_to_suppressed(
+        self, request_id: str, claimed_state: str, claim: str, reason: str, now: str
+    ) -> bool:
+        """Our claim sent nothing (the carrier says opted out): record it as suppressed."""
+        return self._update(
+            Key={"request_id": request_id},
+            UpdateExpression=(
+                "SET #state = :suppressed, suppressed_reason = :why, finished_at = :now "
+                "REMOVE sent_at"
+            ),
+            ConditionExpression="#state = :claimed AND claim = :claim",
+            ExpressionAttributeNames={"#state": "state"},
+            ExpressionAttributeValues={
+                ":suppressed": State.SUPPRESSED.value,
+                ":claimed": claimed_state,
+                ":claim": claim,
+                ":why": reason,
+                ":now": now,
+            },
+        )
+
+    def stragglers(self, due_before: str, limit: int) -> Iterator[dict[str, Any]]:
+        """Scheduled requests due at or before ``due_before``, oldest first, via the GSI."""
+        from boto3.dynamodb.conditions import Key
+
+        kwargs: dict[str, Any] = {
+            "IndexName": self.index_name,
+            "KeyConditionExpression": Key("state").eq(State.SCHEDULED.value)
+            & Key("due").lte(due_before),
+        }
+        seen = 0
+        while seen < limit:
+            page = self.table.query(**kwargs)
+            for item in page.get("Items", []):
+                yield dict(item)
+                seen += 1
+                if seen >= limit:
+                    return
+            if "LastEvaluatedKey" not in page:
+                return
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+
+def finish_with_audit(
+    requests: Requests,
+    audit: Audit,
+    *,
+    request_id: str,
+    new_state: State,
+    updates: Mapping[str, Any],
+    entries: Sequence[AuditEntry],
+) -> bool:
+    """scheduled -> ``new_state`` and the audit entries, in one transaction.
+
+    The state condition is the once-only guard: a duplicate delivery or a sweep-driven copy
+    loses here and sends nothing. Because the audit entries ride in the same transaction,
+    every grade and message the request was decided with is on record whenever the state
+    moved, and never when it did not. Returns False when the request was not scheduled.
+    """
+    from boto3.dynamodb.types import TypeSerializer
+    from botocore.exceptions import ClientError
+
+    serializer = TypeSerializer()
+
+    def wire(values: Mapping[str, Any]) -> dict[str, Any]:
+        return {k: serializer.serialize(dynamo_safe(v)) for k, v in values.items()}
+
+    names = {"#state": "state"}
+    values: dict[str, Any] = {":new": new_state.value, ":scheduled": State.SCHEDULED.value}
+    sets = ["#state = :new"]
+    for index, (name, value) in enumerate(sorted(updates.items())):
+        names[f"#u{index}"] = name
+        values[f":u{index}"] = value
+        sets.append(f"#u{index} = :u{index}")
+    items: list[dict[str, Any]] = [
+        {
+            "Update": {
+                "TableName": requests.name,
+                "Key": wire({"request_id": request_id}),
+                "UpdateExpression": "SET " + ", ".join(sets),
+                "ConditionExpression": "#state = :scheduled",
+                "ExpressionAttributeNames": names,
+                "ExpressionAttributeValues": wire(values),
+            }
+        }
+    ]
+    for entry in entries:
+        items.append(
+            {
+                "Put": {
+                    "TableName": audit.name,
+                    "Item": wire(entry.item()),
+                    "ConditionExpression": "attribute_not_exists(#ts)",
+                    "ExpressionAttributeNames": {"#ts": "ts"},
+                }
+            }
+        )
+    try:
+        client("dynamodb").transact_write_items(TransactItems=items)
+    except ClientError as err:
+        if _code(err) != "TransactionCanceledException":
+            raise
+        reasons = err.response.get("CancellationReasons") or []
+        first = reasons[0].get("Code") if reasons else None
+        if first == "ConditionalCheckFailed" or (
+            not reasons and "ConditionalCheckFailed" in str(err)
+        ):
+            return False
+        raise
+    return True
+
+
+# Opt-outs, customers, jobs --------------------------------------------------------------
+
+
+class OptOuts:
+    """rrs-optout: the suppression list, keyed by the normalised contact."""
+
+    def __init__(self, table_name: str) -> None:
+        self.table = table(table_name)
+
+    def first_opted_out(self, contacts: Sequence[str]) -> str | None:
+        """The first of ``contacts`` on the list, or None (strongly consistent reads)."""
+        for contact in contacts:
+            answer = self.table.get_item(Key={"contact": contact}, ConsistentRead=True)
+            if "Item" in answer:
+                return contact
+        return None
+
+    def record(self, contact: str, *, source: str, event_id: str, at: str) -> bool:
+        """Add ``contact``; the first opt-out is kept. True when this call added it."""
+        item = {"contact": contact, "opted_out_at": at, "source": source, "event_id": event_id}
+        return put_if_absent(self.table, item, "contact").won
+
+
+class Customers:
+    """rrs-customers: the sheet's mirror."""
+
+    def __init__(self, table_name: str) -> None:
+        self.table = table(table_name)
+
+    def item(self, customer_id: str) -> dict[str, Any] | None:
+        """The stored row as it is (for the owner's handover)."""
+        if not customer_id:
+            return None
+        answer = self.table.get_item(Key={"customer_id": customer_id})
+        found = answer.get("Item")
+        return None if found is None else dict(found)
+
+    def get(self, customer_id: str) -> Customer | None:
+        found = self.item(customer_id)
+        return None if found is None else Customer.from_item(found)
+
+    def upsert(self, customer_id: str, fields: Mapping[str, Any], row_hash: str, now: str) -> bool:
+        """Write the sheet's fields (removing the ones now blank) unless the row is unchanged.
+
+        Attributes other systems' functions never set survive, since this is an update, not a
+        put. Returns True when the item changed.
+        """
+        from botocore.exceptions import ClientError
+
+        names: dict[str, str] = {"#h": "sheet_hash"}
+        values: dict[str, Any] = {":h": row_hash, ":now": now}
+        sets = ["#h = :h", "synced_at = :now"]
+        removes: list[str] = []
+        for index, (name, value) in enumerate(sorted(fields.items())):
+            names[f"#f{index}"] = name
+            if value is None or value == "":
+                removes.append(f"#f{index}")
+            else:
+                values[f":f{index}"] = dynamo_safe(value)
+                sets.append(f"#f{index} = :f{index}")
+        expression = "SET " + ", ".join(sets)
+        if removes:
+            expression += " REMOVE " + ", ".join(removes)
+        try:
+            self.table.update_item(
+                Key={"customer_id": customer_id},
+                UpdateExpression=expression,
+                ConditionExpression="attribute_not_exists(#h) OR #h <> :h",
+                ExpressionAttributeNames=names,
+                ExpressionAttributeValues=values,
+            )
+        except ClientError as err:
+            if _code(err) == _CONDITION_FAILED:
+                return False
+            raise
+        return True
+
+
+class Jobs:
+    """rrs-jobs: one item per completed job."""
+
+    def __init__(self, table_name: str) -> None:
+        self.table = table(table_name)
+
+    def record(self, item: Mapping[str, Any]) -> bool:
+        """Record the job once; True when this call wrote it."""
+        return put_if_absent(self.table, dynamo_safe(dict(item)), "customer_id").won
+
+    def get(self, customer_id: str, job_ts: str) -> dict[str, Any] | None:
+        answer = self.table.get_item(Key={"customer_id": customer_id, "job_ts": job_ts})
+        item = answer.get("Item")
+        return None if item is None else dict(item)

@@ -1,0 +1,63 @@
+"""What rrs-sweep does: find requests whose schedule misfired and re-drive or escalate them.
+
+It acts only inside opening hours (the business's time zone), on requests still ``scheduled``
+whose due time passed more than the grace period ago: a dropped or misfired schedule, a send
+message that went to the dead-letter queue, or an ask deferred by quiet hours. Each is re-driven
+with a ``send`` message (the sender's once-only write makes a race with the live path
+harmless) up to ``max_attempts`` times, then given up (``suppressed``) and escalated to the
+owner. Requests already asked or diverted are never in its query, so never re-sent.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+from handlers.review_requests.domain import escalate_message, send_message
+from handlers.review_requests.store import Requests
+from handlers.review_requests.timing import Window, iso, zone
+from handlers.review_requests.work import WorkQueue
+
+GIVE_UP_REASON = "undelivered_after_sweeps"
+BATCH_LIMIT = 500
+"""Requests handled per run; the next run (15 minutes later) continues."""
+
+
+@dataclass(frozen=True)
+class SweepConfig:
+    window: Window
+    business_timezone: str
+    grace: dt.timedelta
+    max_attempts: int
+
+
+@dataclass
+class Sweep:
+    requests: Requests
+    work: WorkQueue
+    config: SweepConfig
+
+    def run(self, now: dt.datetime) -> dict[str, int | str]:
+        """One pass; returns counts (or why it did nothing)."""
+        cfg = self.config
+        if not cfg.window.contains(now, zone(cfg.business_timezone, "UTC")):
+            return {"skipped": "outside_opening_hours"}
+        requeued = escalated = lost = 0
+        for item in self.requests.stragglers(iso(now - cfg.grace), BATCH_LIMIT):
+            request_id = str(item["request_id"])
+            sweeps = int(item.get("sweeps", 0) or 0)
+            if sweeps < cfg.max_attempts:
+                if self.requests.mark_swept(request_id, sweeps, iso(now)):
+                    self.work.put(send_message(request_id))
+                    requeued += 1
+                else:
+                    lost += 1
+                continue
+            # Enqueue first: if the give-up then loses to a late send, the escalator sees
+            # the request asked or diverted and drops the escalation.
+            self.work.put(escalate_message(request_id, "straggler", "straggler"))
+            if self.requests.give_up(request_id, GIVE_UP_REASON, iso(now)):
+                escalated += 1
+            else:
+                lost += 1
+        return {"requeued": requeued, "escalated": escalated, "lost_races": lost}
