@@ -6,6 +6,7 @@ import ast
 import importlib
 import json
 import runpy
+import select
 import subprocess
 import sys
 import time
@@ -285,6 +286,8 @@ def test_the_served_pack_answers_the_engine() -> None:
     )
     try:
         assert process.stdout is not None
+        ready, _, _ = select.select([process.stdout], [], [], 60)
+        assert ready, "the pack did not print its port within 60 s"
         port = process.stdout.readline().strip()
         assert port.isdigit(), process.stderr.read() if process.stderr else port
         stub = analyzer_pb2_grpc.AnalyzerStub(grpc.insecure_channel(f"127.0.0.1:{port}"))
