@@ -43,7 +43,8 @@ def _as_list(value: Any) -> list[Any]:
 def _function_lines(graph: Graph, function: Resource) -> Iterable[str]:
     name = function.inputs["name"]
     tags = function.inputs.get("tags") or {}
-    yield f"  function {tags.get('crm:function', name)}  ({name}, {function.inputs.get('memorySize')} MB, {function.inputs.get('timeout')} s)"
+    memory, timeout = function.inputs.get("memorySize"), function.inputs.get("timeout")
+    yield f"  function {tags.get('crm:function', name)}  ({name}, {memory:.0f} MB, {timeout:.0f} s)"
     component = graph.by_urn(function.parent) if function.parent else None
     siblings = graph.children(component) if component else []
     triggers: list[str] = []
@@ -81,7 +82,7 @@ def _function_lines(graph: Graph, function: Resource) -> Iterable[str]:
             )
     for t in triggers or ["(none)"]:
         yield f"    trigger  {t}"
-    yield f"    surface  {surface}"
+    yield f"    surface  {surface if surface != 'none' else 'none (not reachable from outside AWS)'}"
     for policy in siblings:
         if policy.type != "aws:iam/rolePolicy:RolePolicy":
             continue
