@@ -56,7 +56,7 @@ def _function_lines(graph: Graph, function: Resource) -> Iterable[str]:
             patterns = [f.get("pattern") for f in filters.get("filters", [])] if filters else []
             extra = f" filter {patterns}" if patterns else ""
             triggers.append(
-                f"event source {_short(source)} batch {r.inputs.get('batchSize')}{extra}"
+                f"event source {_short(source)} batch {int(r.inputs.get('batchSize') or 0)}{extra}"
             )
         elif r.type == "aws:cloudwatch/eventRule:EventRule":
             triggers.append(
