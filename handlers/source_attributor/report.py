@@ -36,6 +36,8 @@ DEFAULT_DAYS = 30
 MAX_DAYS = 366
 DEFAULT_CACHE_SECONDS = 86400
 CACHE_ENTRIES = 64
+QUERY_WORKERS = 10
+"""Concurrent Queries while reading paths: boto3's default connection pool holds 10."""
 
 
 @dataclass(frozen=True)
@@ -91,13 +93,39 @@ def months_between(start: dt.date, end: dt.date) -> list[str]:
 
 
 class PathReader:
-    """Reads each identity and each visitor's touches once per report."""
+    """Reads each identity and each visitor's touches once per report.
 
-    def __init__(self, store: ReportStore) -> None:
+    ``prefetch`` issues those Queries from ``workers`` threads: a report over a few thousand
+    enquiries is a few thousand small Queries, and waiting for them one by one is what would
+    make it slow against DynamoDB.
+    """
+
+    def __init__(self, store: ReportStore, workers: int = 1) -> None:
         self.store = store
+        self.workers = max(1, workers)
         self._members: dict[str, list[str]] = {}
         self._touches: dict[str, list[Touch]] = {}
-        self.queries = 0
+
+    @property
+    def queries(self) -> int:
+        """Identity and touch Queries made so far."""
+        return len(self._members) + len(self._touches)
+
+    def _fetch(self, keys: list[str], read: Callable[[str], Any], into: dict[str, Any]) -> None:
+        if self.workers == 1 or len(keys) < 2:
+            into.update((key, read(key)) for key in keys)
+            return
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=self.workers) as pool:
+            into.update(zip(keys, pool.map(read, keys), strict=True))
+
+    def prefetch(self, enquiries: list[Enquiry]) -> None:
+        """Read every identity, then every linked visitor's touches, the enquiries need."""
+        hashes = sorted({e.email_hash for e in enquiries} - self._members.keys())
+        self._fetch(hashes, self.store.identity_visitors, self._members)
+        visitors = {v for e in enquiries for v in self._visitors(e)}
+        self._fetch(sorted(visitors - self._touches.keys()), self.store.touches, self._touches)
 
     def _visitors(self, enquiry: Enquiry) -> list[str]:
         members = self._members.get(enquiry.email_hash)
@@ -105,7 +133,6 @@ class PathReader:
             members = self._members[enquiry.email_hash] = self.store.identity_visitors(
                 enquiry.email_hash
             )
-            self.queries += 1
         return sorted({enquiry.visitor_id, *members})
 
     def touches_of(self, enquiry: Enquiry) -> Iterator[Touch]:
@@ -113,11 +140,10 @@ class PathReader:
             touches = self._touches.get(visitor_id)
             if touches is None:
                 touches = self._touches[visitor_id] = self.store.touches(visitor_id)
-                self.queries += 1
             yield from touches
 
 
-def generate(store: ReportStore, query: ReportQuery) -> Report:
+def generate(store: ReportStore, query: ReportQuery, *, workers: int = 1) -> Report:
     """Compute the report for ``query`` from the rows as they are now."""
     first, last = query.start.isoformat(), query.end.isoformat()
     enquiries = [
@@ -127,7 +153,8 @@ def generate(store: ReportStore, query: ReportQuery) -> Report:
         if first <= enquiry.at[:10] <= last
     ]
     enquiries.sort(key=lambda e: (e.at, e.enquiry_id))
-    reader = PathReader(store)
+    reader = PathReader(store, workers)
+    reader.prefetch(enquiries)
     return attribute(
         enquiries,
         reader.touches_of,
@@ -204,6 +231,7 @@ class ReportApp:
     store: ReportStore
     cache_seconds: int = DEFAULT_CACHE_SECONDS
     clock: Callable[[], dt.datetime] = _now
+    workers: int = 1
     cache: ReportCache = field(init=False)
 
     def __post_init__(self) -> None:
@@ -219,7 +247,7 @@ class ReportApp:
         entry = self.cache.get(query)
         hit = entry is not None
         if entry is None:
-            report = generate(self.store, query)
+            report = generate(self.store, query, workers=self.workers)
             entry = self.cache.put(query, *render(report, query, iso(self.clock())))
             get_logger().info("report generated", extra={"enquiries": report.enquiries})
         max_age = self.cache.remaining(entry) if self.cache_seconds else 0
@@ -246,6 +274,7 @@ def app_from_env() -> ReportApp:
             enquiries_table=os.environ["ENQUIRIES_TABLE"],
         ),
         cache_seconds=int(os.environ.get("REPORT_CACHE_SECONDS", DEFAULT_CACHE_SECONDS)),
+        workers=QUERY_WORKERS,
     )
 
 

@@ -86,11 +86,27 @@ def _failed_condition(err: Exception) -> bool:
     return bool(response.get("Error", {}).get("Code") == _CONDITION_FAILED)
 
 
-def _pages(table: Table, **query: Any) -> Iterator[dict[str, Any]]:
-    """Every item of a Query, following LastEvaluatedKey."""
+def _pages(table_name: str, **query: Any) -> Iterator[dict[str, Any]]:
+    """Every item of a Query, following LastEvaluatedKey.
+
+    Uses the low-level client, which (unlike a boto3 resource) is safe to share between the
+    threads a report reads with.
+    """
+    from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+
+    from handlers.common.aws_clients import client
+
+    serializer, deserializer = TypeSerializer(), TypeDeserializer()
+    dynamodb = client("dynamodb")
+    query["TableName"] = table_name
+    query["ExpressionAttributeValues"] = {
+        name: serializer.serialize(value)
+        for name, value in query["ExpressionAttributeValues"].items()
+    }
     while True:
-        answer = table.query(**query)
-        yield from answer.get("Items", [])
+        answer = dynamodb.query(**query)
+        for item in answer.get("Items", []):
+            yield {name: deserializer.deserialize(value) for name, value in item.items()}
         last = answer.get("LastEvaluatedKey")
         if not last:
             return
@@ -106,11 +122,15 @@ class DynamoStore:
     enquiries_table: str = ""
 
     def _table(self, name: str) -> Table:
-        if not name:
-            raise RuntimeError("this function is not configured with that table")
         from handlers.common.aws_clients import table
 
-        return table(name)
+        return table(self._name(name))
+
+    @staticmethod
+    def _name(name: str) -> str:
+        if not name:
+            raise RuntimeError("this function is not configured with that table")
+        return name
 
     # capture
     def put_touch(self, touch: Touch) -> bool:
@@ -159,7 +179,7 @@ class DynamoStore:
     # stitch
     def identity_rows(self, identity_key: str) -> dict[str, IdentityRow]:
         rows = _pages(
-            self._table(self.identities_table),
+            self._name(self.identities_table),
             KeyConditionExpression="identity_key = :k",
             ExpressionAttributeValues={":k": identity_key},
         )
@@ -167,7 +187,7 @@ class DynamoStore:
 
     def linked_visitors(self, visitor_id: str) -> set[str]:
         items = _pages(
-            self._table(self.touches_table),
+            self._name(self.touches_table),
             KeyConditionExpression="visitor_id = :v",
             FilterExpression="attribute_exists(linked_visitor_id)",
             ProjectionExpression="linked_visitor_id",
@@ -209,7 +229,7 @@ class DynamoStore:
     # report
     def enquiries(self, month: str) -> list[Enquiry]:
         items = _pages(
-            self._table(self.enquiries_table),
+            self._name(self.enquiries_table),
             KeyConditionExpression="#m = :m",
             ExpressionAttributeNames={"#m": "month"},
             ExpressionAttributeValues={":m": month},
@@ -218,7 +238,7 @@ class DynamoStore:
 
     def identity_visitors(self, identity_key: str) -> list[str]:
         items = _pages(
-            self._table(self.identities_table),
+            self._name(self.identities_table),
             KeyConditionExpression="identity_key = :k",
             ProjectionExpression="visitor_id",
             ExpressionAttributeValues={":k": identity_key},
@@ -227,7 +247,7 @@ class DynamoStore:
 
     def touches(self, visitor_id: str) -> list[Touch]:
         items = _pages(
-            self._table(self.touches_table),
+            self._name(self.touches_table),
             KeyConditionExpression="visitor_id = :v",
             ExpressionAttributeValues={":v": visitor_id},
         )

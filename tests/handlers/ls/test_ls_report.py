@@ -288,3 +288,33 @@ def test_attribution_improves_retroactively_and_nothing_is_written_back(
     assert items("dev-ls-enquiries") == enquiries_before
     assert all(set(row) == {"month", "enquiry_id", "at", "visitor_id", "email_hash",
                             "heard_about", "landing"} for row in enquiries_before)
+
+
+def test_threaded_reads_give_the_same_report() -> None:
+    query = ReportQuery(*AUGUST, "lenient", True, "json")
+    store = hand_fixture()
+    assert generate(store, query, workers=4) == generate(store, query, workers=1)
+
+
+@pytest.mark.usefixtures("apps")
+def test_the_dynamodb_reader_with_threads_matches_memory(clock: Clock) -> None:
+    from handlers.common.aws_clients import table
+    from handlers.source_attributor.store import DynamoStore
+
+    memory = hand_fixture()
+    with table("dev-ls-touches").batch_writer() as batch:
+        for rows in memory.touch_rows.values():
+            for t in rows.values():
+                batch.put_item(Item=t.item())
+    with table("dev-ls-enquiries").batch_writer() as batch:
+        for month in memory.enquiry_rows.values():
+            for e in month.values():
+                batch.put_item(Item=e.item())
+    with table("dev-ls-identities").batch_writer() as batch:
+        for rows in memory.identity_table.values():
+            for row in rows.values():
+                batch.put_item(Item=row.item())
+    dynamo = DynamoStore("dev-ls-touches", "dev-ls-identities", "dev-ls-enquiries")
+    for mode in ("strict", "lenient"):
+        query = ReportQuery(*AUGUST, mode, False, "json")  # type: ignore[arg-type]
+        assert generate(dynamo, query, workers=4) == generate(memory, query)
