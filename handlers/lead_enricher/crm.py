@@ -1,0 +1,229 @@
+"""The CRM behind a port: a HubSpot CRM v3 adapter and an in-memory fake.
+
+Push needs: find a contact by email or phone (the final, authoritative duplicate check),
+read one, create one, update some of its properties, and page through all of them (the
+nightly export the identity index is re-synced from). HubSpot refuses a second contact with
+the same email (409 with the existing id), which the adapter turns into "that one": a push
+that is retried after creating never creates twice.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+from urllib.parse import quote
+
+from handlers.lead_enricher.http_json import HttpError, request_json
+
+READ_PROPERTIES = (
+    "email",
+    "firstname",
+    "lastname",
+    "phone",
+    "mobilephone",
+    "company",
+    "country",
+    "jobtitle",
+    "website",
+    "city",
+    "numberofemployees",
+    "hs_merged_object_ids",
+)
+
+
+@dataclass
+class CrmContact:
+    """One contact: its id, its properties (None or "" when empty), merged-away ids."""
+
+    crm_id: str
+    properties: dict[str, str | None] = field(default_factory=dict)
+
+    @property
+    def merged_ids(self) -> list[str]:
+        text = self.properties.get("hs_merged_object_ids") or ""
+        return [part for part in re.split(r"[;,\s]+", text) if part]
+
+
+class Crm(Protocol):
+    """What ler-push (the only CRM caller) does with the CRM."""
+
+    def find_by_email(self, email: str) -> CrmContact | None: ...
+
+    def find_by_phone(self, phone: str) -> CrmContact | None: ...
+
+    def get(self, crm_id: str) -> CrmContact | None: ...
+
+    def create(self, properties: Mapping[str, str]) -> tuple[CrmContact, bool]:
+        """The new contact and True, or the contact that already has this email and False."""
+        ...
+
+    def update(self, crm_id: str, properties: Mapping[str, str]) -> CrmContact: ...
+
+    def page(self, after: str | None, limit: int = 100) -> tuple[list[CrmContact], str | None]:
+        """One page of every contact and the cursor of the next (None at the end)."""
+        ...
+
+
+def _contact(data: Mapping[str, Any]) -> CrmContact:
+    properties = data.get("properties") or {}
+    return CrmContact(
+        crm_id=str(data["id"]),
+        properties={k: (None if v is None else str(v)) for k, v in properties.items()},
+    )
+
+
+class HubSpotCrm:
+    """HubSpot CRM v3 contacts API with a private-app token (read at call time)."""
+
+    def __init__(self, base_url: str, token: Callable[[], str], timeout: float = 8.0) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.token = token
+        self.timeout = timeout
+
+    def _call(self, method: str, path: str, body: Any = None) -> Any:
+        _, answer = request_json(
+            method,
+            f"{self.base_url}{path}",
+            headers={"authorization": f"Bearer {self.token()}"},
+            body=body,
+            timeout=self.timeout,
+        )
+        return answer
+
+    def _search(self, groups: list[list[dict[str, str]]]) -> CrmContact | None:
+        body = {
+            "filterGroups": [{"filters": filters} for filters in groups],
+            "properties": list(READ_PROPERTIES),
+            "sorts": [{"propertyName": "createdate", "direction": "ASCENDING"}],
+            "limit": 1,
+        }
+        answer = self._call("POST", "/crm/v3/objects/contacts/search", body) or {}
+        results = answer.get("results") or []
+        return _contact(results[0]) if results else None
+
+    def find_by_email(self, email: str) -> CrmContact | None:
+        return self._search(
+            [
+                [{"propertyName": "email", "operator": "EQ", "value": email}],
+                [
+                    {
+                        "propertyName": "hs_additional_emails",
+                        "operator": "CONTAINS_TOKEN",
+                        "value": email,
+                    }
+                ],
+            ]
+        )
+
+    def find_by_phone(self, phone: str) -> CrmContact | None:
+        return self._search(
+            [
+                [{"propertyName": "phone", "operator": "EQ", "value": phone}],
+                [{"propertyName": "mobilephone", "operator": "EQ", "value": phone}],
+            ]
+        )
+
+    def get(self, crm_id: str) -> CrmContact | None:
+        query = "&".join(f"properties={p}" for p in READ_PROPERTIES)
+        try:
+            answer = self._call("GET", f"/crm/v3/objects/contacts/{quote(crm_id)}?{query}")
+        except HttpError as err:
+            if err.status == 404:
+                return None
+            raise
+        return _contact(answer)
+
+    def create(self, properties: Mapping[str, str]) -> tuple[CrmContact, bool]:
+        try:
+            answer = self._call(
+                "POST", "/crm/v3/objects/contacts", {"properties": dict(properties)}
+            )
+        except HttpError as err:
+            existing = re.search(r"Existing ID:\s*(\d+)", err.body) if err.status == 409 else None
+            if existing is None:
+                raise
+            found = self.get(existing.group(1))
+            if found is None:
+                raise
+            return found, False
+        return _contact(answer), True
+
+    def update(self, crm_id: str, properties: Mapping[str, str]) -> CrmContact:
+        return _contact(
+            self._call(
+                "PATCH",
+                f"/crm/v3/objects/contacts/{quote(crm_id)}",
+                {"properties": dict(properties)},
+            )
+        )
+
+    def page(self, after: str | None, limit: int = 100) -> tuple[list[CrmContact], str | None]:
+        query = f"limit={limit}&archived=false&" + "&".join(
+            f"properties={p}" for p in READ_PROPERTIES
+        )
+        if after:
+            query += f"&after={quote(after)}"
+        answer = self._call("GET", f"/crm/v3/objects/contacts?{query}") or {}
+        contacts = [_contact(r) for r in answer.get("results") or []]
+        next_after = ((answer.get("paging") or {}).get("next") or {}).get("after")
+        return contacts, None if next_after is None else str(next_after)
+
+
+class FakeCrm:
+    """In-memory CRM with HubSpot's rules that matter here (unique email, 409 on a repeat).
+
+    ``calls`` records every write as (method, crm_id, properties) so tests can count them.
+    """
+
+    def __init__(self) -> None:
+        self.contacts: dict[str, CrmContact] = {}
+        self.calls: list[tuple[str, str, dict[str, str]]] = []
+        self._next = 1000
+
+    def add(self, **properties: str | None) -> CrmContact:
+        """Seed a contact as a person would have typed it."""
+        self._next += 1
+        contact = CrmContact(str(self._next), dict(properties))
+        self.contacts[contact.crm_id] = contact
+        return contact
+
+    def _find(self, names: tuple[str, ...], value: str) -> CrmContact | None:
+        for contact in sorted(self.contacts.values(), key=lambda c: int(c.crm_id)):
+            if any((contact.properties.get(n) or "") == value for n in names):
+                return contact
+        return None
+
+    def find_by_email(self, email: str) -> CrmContact | None:
+        return self._find(("email",), email)
+
+    def find_by_phone(self, phone: str) -> CrmContact | None:
+        return self._find(("phone", "mobilephone"), phone)
+
+    def get(self, crm_id: str) -> CrmContact | None:
+        found = self.contacts.get(crm_id)
+        return None if found is None else CrmContact(found.crm_id, dict(found.properties))
+
+    def create(self, properties: Mapping[str, str]) -> tuple[CrmContact, bool]:
+        email = properties.get("email")
+        if email and (existing := self.find_by_email(email)) is not None:
+            return self.get(existing.crm_id) or existing, False
+        contact = self.add(**dict(properties))
+        self.calls.append(("create", contact.crm_id, dict(properties)))
+        return self.get(contact.crm_id) or contact, True
+
+    def update(self, crm_id: str, properties: Mapping[str, str]) -> CrmContact:
+        contact = self.contacts[crm_id]
+        contact.properties.update(properties)
+        self.calls.append(("update", crm_id, dict(properties)))
+        return self.get(crm_id) or contact
+
+    def page(self, after: str | None, limit: int = 100) -> tuple[list[CrmContact], str | None]:
+        ordered = sorted(self.contacts.values(), key=lambda c: int(c.crm_id))
+        start = int(after or 0)
+        chunk = ordered[start : start + limit]
+        following = start + limit
+        return [CrmContact(c.crm_id, dict(c.properties)) for c in chunk], (
+            str(following) if following < len(ordered) else None
+        )

@@ -1,0 +1,148 @@
+"""ler-enrich: le.normalized -> firmographics for the lead's company domain -> le.enriched.
+
+Free and personal mail domains are skipped (the website the lead gave is used instead, if
+any). A domain is looked up in ler-enrich-cache first; on a miss the provider is called with
+the key read at call time, and its answer cached with a TTL. Each field is tagged with its
+source and date. When the provider fails, the lead is marked ``enrichment_pending`` (a marker
+ler-retry and ler-backfill pick up) and still emitted: enrichment is a bonus, never a blocker.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from handlers.common.observability import get_logger, logged
+from handlers.lead_enricher.contract import ENRICHED, NORMALIZED
+from handlers.lead_enricher.domains import is_disposable, is_free_mail, is_placeholder
+from handlers.lead_enricher.enrich_cache import EnrichCache, PendingMarkers
+from handlers.lead_enricher.events import EventBridgeSink, EventSink, lead_from_event
+from handlers.lead_enricher.firmographics import (
+    FirmographicProvider,
+    HttpFirmographics,
+    ProviderUnavailable,
+)
+from handlers.lead_enricher.lead import Contact, Enrichment, Lead
+
+
+def company_domain(contact: Contact | None) -> tuple[str | None, str]:
+    """(domain to look up, why) — the mail domain unless it is personal, else the website."""
+    if contact is None:
+        return None, "no_contact"
+    domain = contact.email_domain
+    if domain and not (is_free_mail(domain) or is_disposable(domain) or is_placeholder(domain)):
+        return domain, "email_domain"
+    if contact.website and not is_free_mail(contact.website):
+        return contact.website, "website"
+    return None, "free_mail" if domain else "no_domain"
+
+
+def tagged(fields: dict[str, Any], source: str, as_of: str) -> dict[str, dict[str, Any]]:
+    """Each value with where it came from and when."""
+    return {
+        name: {"value": value, "source": source, "as_of": as_of} for name, value in fields.items()
+    }
+
+
+@dataclass(frozen=True)
+class EnrichConfig:
+    cache_table: str
+    secret_id: str
+    base_url: str
+    cache_days: int
+
+    @classmethod
+    def from_env(cls) -> EnrichConfig:
+        return cls(
+            cache_table=os.environ["CACHE_TABLE"],
+            secret_id=os.environ["ENRICHMENT_SECRET_ID"],
+            base_url=os.environ["ENRICHMENT_BASE_URL"],
+            cache_days=int(os.environ.get("CACHE_TTL_DAYS", "90")),
+        )
+
+
+class Enricher:
+    """Cache, provider and pending markers around one lead."""
+
+    def __init__(
+        self,
+        cache: EnrichCache,
+        pending: PendingMarkers,
+        provider: FirmographicProvider,
+        sink: EventSink,
+        clock: Callable[[], dt.datetime] = lambda: dt.datetime.now(dt.UTC),
+    ) -> None:
+        self.cache = cache
+        self.pending = pending
+        self.provider = provider
+        self.sink = sink
+        self.clock = clock
+
+    def enrich(self, lead: Lead) -> Lead:
+        now = self.clock()
+        domain, why = company_domain(lead.contact)
+        if domain is None:
+            lead.enrichment = Enrichment(status="skipped", reason=why)
+            return lead
+        cached = self.cache.get(domain, now)
+        if cached is None:
+            try:
+                profile = self.provider.lookup(domain)
+            except ProviderUnavailable as err:
+                get_logger().warning(
+                    "enrichment pending", lead_id=lead.lead_id, domain=domain, error=str(err)
+                )
+                lead.enrichment = Enrichment(status="pending", domain=domain, reason=str(err))
+                self.pending.mark(lead, str(err), now)
+                return lead
+            cached = self.cache.put(domain, profile, self.provider.name, now)
+        if cached.profile is None:
+            lead.enrichment = Enrichment(status="not_found", domain=domain, reason="unknown")
+        else:
+            as_of = cached.fetched_at[:10]
+            lead.enrichment = Enrichment(
+                status="enriched",
+                domain=domain,
+                fields=tagged(cached.profile, cached.source, as_of),
+                reason=why,
+            )
+        if lead.pass_no > 0:
+            self.pending.resolve(lead, now)
+        return lead
+
+    def handle(self, event: dict[str, Any]) -> Lead:
+        lead = self.enrich(lead_from_event(event, NORMALIZED))
+        self.sink.publish(ENRICHED, lead)
+        return lead
+
+
+_enricher: Enricher | None = None
+
+
+def _service() -> Enricher:
+    global _enricher
+    if _enricher is None:
+        config = EnrichConfig.from_env()
+
+        def key() -> str:
+            from handlers.common.secrets import get_secret
+
+            return get_secret(config.secret_id)
+
+        _enricher = Enricher(
+            EnrichCache(config.cache_table, config.cache_days),
+            PendingMarkers(config.cache_table),
+            HttpFirmographics(config.base_url, key),
+            EventBridgeSink.from_env(),
+        )
+    return _enricher
+
+
+@logged
+def handler(event: dict[str, Any], context: Any) -> dict[str, str]:
+    lead = _service().handle(event)
+    assert lead.enrichment is not None
+    return {"lead_id": lead.lead_id, "enrichment": lead.enrichment.status}

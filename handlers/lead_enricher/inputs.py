@@ -1,0 +1,222 @@
+"""The three lanes' inputs turned into one shape: canonical fields, free text, signals.
+
+Forms and webhooks send JSON (or url-encoded) objects with whatever field names the form tool
+uses; mail arrives as raw MIME; uploads are CSV files with a header row. Each parser maps the
+names it recognises onto the canonical ones below and keeps the signals the pre-screen and the
+filter weigh (honeypot, render time, SES verdicts, auto-replies). No AWS here.
+"""
+
+from __future__ import annotations
+
+import csv
+import email
+import email.policy
+import io
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from email.message import EmailMessage
+from email.utils import getaddresses
+from typing import Any
+
+from handlers.lead_enricher.lead import MAX_MESSAGE_CHARS
+
+CANONICAL = (
+    "email",
+    "phone",
+    "name",
+    "first_name",
+    "last_name",
+    "company",
+    "country",
+    "job_title",
+    "website",
+)
+ALIASES: dict[str, str] = {
+    **{name: name for name in CANONICAL},
+    "e_mail": "email",
+    "email_address": "email",
+    "emailaddress": "email",
+    "mail": "email",
+    "work_email": "email",
+    "telephone": "phone",
+    "tel": "phone",
+    "mobile": "phone",
+    "phone_number": "phone",
+    "phonenumber": "phone",
+    "mobile_phone": "phone",
+    "full_name": "name",
+    "fullname": "name",
+    "your_name": "name",
+    "contact_name": "name",
+    "firstname": "first_name",
+    "given_name": "first_name",
+    "fname": "first_name",
+    "forename": "first_name",
+    "lastname": "last_name",
+    "surname": "last_name",
+    "family_name": "last_name",
+    "lname": "last_name",
+    "company_name": "company",
+    "organisation": "company",
+    "organization": "company",
+    "business": "company",
+    "business_name": "company",
+    "employer": "company",
+    "country_code": "country",
+    "country_name": "country",
+    "title": "job_title",
+    "jobtitle": "job_title",
+    "role": "job_title",
+    "position": "job_title",
+    "url": "website",
+    "web": "website",
+    "company_website": "website",
+    "site": "website",
+}
+MESSAGE_KEYS = frozenset({"message", "comments", "comment", "enquiry", "inquiry", "notes", "body"})
+HONEYPOT_KEYS = frozenset({"_gotcha", "_honeypot", "honeypot", "hp", "_hp"})
+RENDERED_KEYS = frozenset({"_rendered_at", "form_rendered_at", "rendered_at"})
+NESTED_KEYS = ("fields", "data", "lead")
+MAX_FIELD_CHARS = 500
+MAX_CSV_ROWS = 5000
+
+
+@dataclass
+class RawLead:
+    """One lead before normalisation: canonical field strings, free text, signals."""
+
+    fields: dict[str, str] = field(default_factory=dict)
+    message: str = ""
+    signals: dict[str, Any] = field(default_factory=dict)
+
+
+def canonical_key(name: str) -> str:
+    """``"E-mail Address"`` -> ``"e_mail_address"``."""
+    return re.sub(r"[^a-z0-9_]+", "_", name.strip().lower()).strip("_")
+
+
+def _text(value: Any) -> str:
+    if value is None or isinstance(value, dict | list):
+        return ""
+    return str(value).strip()[:MAX_FIELD_CHARS]
+
+
+def from_mapping(payload: Mapping[str, Any]) -> RawLead:
+    """A form/webhook object (flat, or with its answers nested under fields/data/lead)."""
+    flat: dict[str, Any] = {}
+    for key in NESTED_KEYS:
+        nested = payload.get(key)
+        if isinstance(nested, Mapping):
+            flat.update(nested)
+    flat.update({k: v for k, v in payload.items() if k not in NESTED_KEYS})
+    raw = RawLead()
+    for name, value in flat.items():
+        key = canonical_key(str(name))
+        if key in HONEYPOT_KEYS:
+            raw.signals["honeypot"] = _text(value)
+        elif key in RENDERED_KEYS:
+            raw.signals["rendered_at"] = _text(value)
+        elif key in MESSAGE_KEYS:
+            raw.message = "" if value is None else str(value).strip()[:MAX_MESSAGE_CHARS]
+        elif key in ALIASES and _text(value):
+            raw.fields.setdefault(ALIASES[key], _text(value))
+    raw.signals["url_count"] = count_urls(raw.message)
+    return raw
+
+
+def count_urls(text: str) -> int:
+    return len(re.findall(r"https?://|www\.", text, flags=re.IGNORECASE))
+
+
+# Mail -------------------------------------------------------------------------------------
+
+_LABELLED_LINE = re.compile(r"^\s*([A-Za-z][A-Za-z \-_]{1,30})\s*[:=]\s*(.+?)\s*$")
+_BOUNCE_SENDERS = ("mailer-daemon@", "postmaster@")
+
+
+def from_mime(data: bytes) -> RawLead:
+    """A raw RFC 5322 message as SES stored it.
+
+    The sender (Reply-To first: form-notification mails put the lead there) is the lead's
+    email and name; ``Label: value`` lines in the body fill the other fields; the body is the
+    message. SES's own spam and virus verdicts and auto-reply markers become signals.
+    """
+    message = email.message_from_bytes(data, policy=email.policy.default)
+    assert isinstance(message, EmailMessage)
+    raw = RawLead()
+    sender_header = str(message.get("Reply-To") or message.get("From") or "")
+    addresses = [(n, a) for n, a in getaddresses([sender_header]) if "@" in a]
+    if addresses:
+        name, address = addresses[0]
+        raw.fields["email"] = address.strip()[:MAX_FIELD_CHARS]
+        if name.strip():
+            raw.fields["name"] = name.strip()[:MAX_FIELD_CHARS]
+    body = _body_text(message)
+    for line in body.splitlines():
+        match = _LABELLED_LINE.match(line)
+        if match:
+            key = ALIASES.get(canonical_key(match.group(1)))
+            if key:
+                raw.fields.setdefault(key, match.group(2)[:MAX_FIELD_CHARS])
+    subject = str(message.get("Subject") or "").strip()
+    raw.message = (f"{subject}\n\n{body}" if subject else body).strip()[:MAX_MESSAGE_CHARS]
+    from_address = str(message.get("From") or "").lower()
+    raw.signals.update(
+        {
+            "subject": subject[:200],
+            "ses_spam_verdict": str(message.get("X-SES-Spam-Verdict") or ""),
+            "ses_virus_verdict": str(message.get("X-SES-Virus-Verdict") or ""),
+            "auto_submitted": str(message.get("Auto-Submitted") or "no").lower() != "no",
+            "bulk": bool(message.get("List-Unsubscribe"))
+            or str(message.get("Precedence") or "").lower() in {"bulk", "list", "junk"},
+            "bounce": any(sender in from_address for sender in _BOUNCE_SENDERS),
+            "url_count": count_urls(body),
+        }
+    )
+    return raw
+
+
+def _body_text(message: EmailMessage) -> str:
+    part = message.get_body(preferencelist=("plain", "html"))
+    if part is None:
+        return ""
+    try:
+        content = part.get_content()
+    except (LookupError, ValueError):
+        payload = part.get_payload(decode=True)
+        content = payload.decode("utf-8", "replace") if isinstance(payload, bytes) else ""
+    text = str(content)
+    if part.get_content_subtype() == "html":
+        text = re.sub(r"<(script|style)[^>]*>.*?</\1>", " ", text, flags=re.S | re.I)
+        text = re.sub(r"<br\s*/?>|</p>|</div>", "\n", text, flags=re.I)
+        text = re.sub(r"<[^>]+>", " ", text)
+    return re.sub(r"[ \t]+", " ", text).strip()
+
+
+# Uploads ------------------------------------------------------------------------------------
+
+
+def from_csv(data: bytes) -> Iterator[tuple[int, RawLead]]:
+    """(row number, lead) for each non-empty row of a CSV with a header row.
+
+    The delimiter (comma, semicolon, tab) is sniffed; UTF-8 with or without a BOM is read,
+    anything else as Latin-1 (what spreadsheet exports produce). At most ``MAX_CSV_ROWS``.
+    """
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        text = data.decode("latin-1")
+    sample = text[:4096]
+    try:
+        dialect: Any = csv.Sniffer().sniff(sample, delimiters=",;\t")
+    except csv.Error:
+        dialect = csv.excel
+    reader = csv.DictReader(io.StringIO(text), dialect=dialect)
+    for number, row in enumerate(reader, start=1):
+        if number > MAX_CSV_ROWS:
+            return
+        values = {str(k): v for k, v in row.items() if k is not None}
+        if not any(_text(v) for v in values.values()):
+            continue
+        yield number, from_mapping(values)

@@ -1,0 +1,287 @@
+"""ler-intake: the front door for all three lanes.
+
+* Function URL (form / webhook JSON or url-encoded): authenticity first (shared secret or
+  SigV4 by the URL itself), then the raw body is kept under ``form/`` in ler-raw.
+* S3 ``inbound/`` (SES stored a mail) and ``upload/`` (a CSV, one lead per row): the object
+  in ler-raw is itself the raw original.
+
+Each lead then meets the cheap pre-screen: certain junk goes straight to ler-junk with its
+reason, the rest to ler-intake-queue. Intake writes only under ``form/``, which triggers
+nothing, so its own writes can never re-invoke it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import hmac
+import json
+import os
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import unquote_plus
+
+from handlers.common import function_url as url
+from handlers.common.observability import get_logger, logged
+from handlers.lead_enricher.contract import FORM_PREFIX, MAIL_PREFIX, UPLOAD_PREFIX
+from handlers.lead_enricher.inputs import RawLead, from_csv, from_mapping, from_mime
+from handlers.lead_enricher.junk_log import junk_entry, junk_key
+from handlers.lead_enricher.lead import Lane, Lead, lead_id_for
+from handlers.lead_enricher.prescreen import prescreen
+from handlers.lead_enricher.storage import ObjectStore
+
+SECRET_HEADER = "x-ler-intake-secret"
+SIGNATURE_HEADER = "x-ler-signature"
+MAX_BODY_BYTES = 64 * 1024
+
+
+@dataclass(frozen=True)
+class IntakeConfig:
+    """What intake reads from its environment."""
+
+    raw_bucket: str
+    junk_bucket: str
+    queue_url: str
+    auth: str
+    secret_id: str | None
+    min_submit_seconds: int
+
+    @classmethod
+    def from_env(cls) -> IntakeConfig:
+        auth = os.environ.get("INTAKE_AUTH", "shared_secret")
+        if auth not in ("shared_secret", "iam"):
+            raise ValueError(f"INTAKE_AUTH must be shared_secret or iam, not {auth!r}")
+        return cls(
+            raw_bucket=os.environ["RAW_BUCKET"],
+            junk_bucket=os.environ["JUNK_BUCKET"],
+            queue_url=os.environ["INTAKE_QUEUE_URL"],
+            auth=auth,
+            secret_id=os.environ.get("INTAKE_SECRET_ID") or None,
+            min_submit_seconds=int(os.environ.get("MIN_SUBMIT_SECONDS", "3")),
+        )
+
+
+class LeadQueue:
+    """SendMessageBatch to ler-intake-queue, ten at a time; a refused entry raises."""
+
+    def __init__(self, queue_url: str, client: Any = None) -> None:
+        self.queue_url = queue_url
+        self._client = client
+
+    def send(self, leads: Iterable[Lead]) -> int:
+        if self._client is None:
+            from handlers.common.aws_clients import client
+
+            self._client = client("sqs")
+        batch: list[Lead] = []
+        sent = 0
+        for lead in leads:
+            batch.append(lead)
+            if len(batch) == 10:
+                sent += self._send_batch(batch)
+                batch = []
+        if batch:
+            sent += self._send_batch(batch)
+        return sent
+
+    def _send_batch(self, leads: list[Lead]) -> int:
+        answer = self._client.send_message_batch(
+            QueueUrl=self.queue_url,
+            Entries=[
+                {"Id": str(i), "MessageBody": json.dumps(lead.to_json(), separators=(",", ":"))}
+                for i, lead in enumerate(leads)
+            ],
+        )
+        failed = answer.get("Failed") or []
+        if failed:
+            raise RuntimeError(f"{len(failed)} lead(s) refused by the intake queue: {failed[0]}")
+        return len(leads)
+
+
+class Intake:
+    """Turns raw leads into queued leads or junk-log entries."""
+
+    def __init__(
+        self,
+        config: IntakeConfig,
+        store: ObjectStore | None = None,
+        queue: LeadQueue | None = None,
+        clock: Any = time.time,
+    ) -> None:
+        self.config = config
+        self.store = store or ObjectStore()
+        self.queue = queue or LeadQueue(config.queue_url)
+        self.clock = clock
+
+    def admit(self, leads: Iterable[tuple[Lead, RawLead]]) -> dict[str, int]:
+        """Pre-screen each lead: junk to ler-junk now, survivors to the queue."""
+        now = self.clock()
+        survivors: list[Lead] = []
+        junk = 0
+        for lead, raw in leads:
+            reason = prescreen(raw, now=now, min_submit_seconds=self.config.min_submit_seconds)
+            if reason is None:
+                survivors.append(lead)
+                continue
+            dropped_at = dt.datetime.fromtimestamp(now, dt.UTC)
+            entry = junk_entry(lead, reason=reason, stage="intake", dropped_at=dropped_at)
+            self.store.put_json(self.config.junk_bucket, junk_key(lead), entry)
+            junk += 1
+            get_logger().info("lead dropped at intake", lead_id=lead.lead_id, reason=reason)
+        queued = self.queue.send(survivors)
+        return {"queued": queued, "junk": junk}
+
+    # Function URL -------------------------------------------------------------------------
+
+    def form(self, event: Mapping[str, Any]) -> dict[str, Any]:
+        """One form/webhook POST; 202 for every accepted lead, junk or not (bots learn nothing)."""
+        try:
+            body = self._authentic_body(event)
+            if url.http_method(event) != "POST":
+                raise url.RequestError(405, "method_not_allowed", "POST a lead")
+            payload = self._payload(event, body)
+        except url.RequestError as err:
+            get_logger().info("intake request refused", code=err.code, status=err.status)
+            return err.response()
+        raw = from_mapping(payload)
+        if not any(raw.fields.get(k) for k in ("email", "phone", "name", "first_name")):
+            return url.json_error(400, "no_contact", "a lead needs an email, a phone or a name")
+        now = self.clock()
+        received = dt.datetime.fromtimestamp(now, dt.UTC)
+        lead_id = lead_id_for("form", hashlib.sha256(body).hexdigest())
+        raw_key = f"{FORM_PREFIX}{received.date().isoformat()}/{lead_id}.json"
+        version = self.store.put_bytes(
+            self.config.raw_bucket, raw_key, body, url.header(event, "content-type") or ""
+        )
+        lead = _lead(lead_id, "form", received, raw, self.config.raw_bucket, raw_key, version)
+        lead.signals["request_id"] = url.request_id(event)
+        self.admit([(lead, raw)])
+        return url.json_response(202, {"lead_id": lead_id, "status": "accepted"})
+
+    def _authentic_body(self, event: Mapping[str, Any]) -> bytes:
+        """The body, once the request is known to come from a holder of the secret."""
+        if self.config.auth == "iam":
+            # The Function URL is AWS_IAM: AWS checked the SigV4 signature before invoking us.
+            return url.raw_body(event, max_bytes=MAX_BODY_BYTES)
+        if not self.config.secret_id:
+            raise RuntimeError("INTAKE_SECRET_ID is not set in shared_secret mode")
+        from handlers.common.secrets import get_secret
+        from handlers.common.webhook_signatures import SignatureError, verify_timestamped
+
+        secret = get_secret(self.config.secret_id)
+        given = url.header(event, SECRET_HEADER)
+        signature = url.header(event, SIGNATURE_HEADER)
+        if given is not None:
+            if not hmac.compare_digest(given.encode("utf-8"), secret.encode("utf-8")):
+                raise url.RequestError(401, "unauthorized", "the intake secret is wrong")
+            return url.raw_body(event, max_bytes=MAX_BODY_BYTES)
+        if signature is None:
+            raise url.RequestError(401, "unauthorized", "send the intake secret or a signature")
+        body = url.raw_body(event, max_bytes=MAX_BODY_BYTES)
+        try:
+            verify_timestamped(body, signature, secret)
+        except SignatureError as err:
+            raise url.RequestError(401, "unauthorized", "the signature does not match") from err
+        return body
+
+    @staticmethod
+    def _payload(event: Mapping[str, Any], body: bytes) -> dict[str, Any]:
+        content_type = (url.header(event, "content-type") or "").split(";")[0].strip().lower()
+        if content_type == "application/x-www-form-urlencoded":
+            return dict(url.parse_form(body, max_bytes=MAX_BODY_BYTES))
+        if content_type in ("application/json", ""):
+            return url.parse_json_object(body, max_bytes=MAX_BODY_BYTES)
+        raise url.RequestError(415, "unsupported_media_type", "send JSON or a url-encoded form")
+
+    # S3 lanes -----------------------------------------------------------------------------
+
+    def objects(self, event: Mapping[str, Any]) -> dict[str, int]:
+        """Mail and CSV objects that landed under the trigger prefixes."""
+        totals = {"queued": 0, "junk": 0, "ignored": 0}
+        for record in event.get("Records") or []:
+            s3 = record.get("s3") or {}
+            bucket = str((s3.get("bucket") or {}).get("name", ""))
+            key = unquote_plus(str((s3.get("object") or {}).get("key", "")))
+            received = _event_time(record)
+            if key.startswith(MAIL_PREFIX):
+                counts = self._mail(bucket, key, received)
+            elif key.startswith(UPLOAD_PREFIX):
+                counts = self._upload(bucket, key, received)
+            else:
+                # Only the trigger prefixes are wired to this function; anything else (our own
+                # form/ writes included) is never read, so intake cannot loop on itself.
+                get_logger().warning("object outside the lane prefixes ignored", key=key)
+                totals["ignored"] += 1
+                continue
+            for name, value in counts.items():
+                totals[name] += value
+        return totals
+
+    def _mail(self, bucket: str, key: str, received: dt.datetime) -> dict[str, int]:
+        stored = self.store.get(bucket, key)
+        raw = from_mime(stored.body)
+        lead_id = lead_id_for("mail", bucket, key)
+        lead = _lead(lead_id, "mail", received, raw, bucket, key, stored.version_id)
+        return self.admit([(lead, raw)])
+
+    def _upload(self, bucket: str, key: str, received: dt.datetime) -> dict[str, int]:
+        stored = self.store.get(bucket, key)
+        leads = []
+        for row, raw in from_csv(stored.body):
+            lead_id = lead_id_for("upload", bucket, key, stored.etag, str(row))
+            lead = _lead(lead_id, "upload", received, raw, bucket, key, stored.version_id)
+            lead.raw["row"] = str(row)
+            leads.append((lead, raw))
+        return self.admit(leads)
+
+
+def _lead(
+    lead_id: str,
+    lane: Lane,
+    received: dt.datetime,
+    raw: RawLead,
+    bucket: str,
+    key: str,
+    version: str | None,
+) -> Lead:
+    reference = {"bucket": bucket, "key": key}
+    if version:
+        reference["version_id"] = version
+    return Lead(
+        lead_id=lead_id,
+        lane=lane,
+        received_at=received.isoformat(),
+        raw=reference,
+        fields=dict(raw.fields),
+        message=raw.message,
+        signals=dict(raw.signals),
+    )
+
+
+def _event_time(record: Mapping[str, Any]) -> dt.datetime:
+    """The S3 event's own time: the same on a redelivery, so the lead is the same lead."""
+    text = str(record.get("eventTime") or "")
+    try:
+        return dt.datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(dt.UTC)
+    except ValueError:
+        return dt.datetime.now(dt.UTC)
+
+
+_intake: Intake | None = None
+
+
+def _service() -> Intake:
+    global _intake
+    if _intake is None:
+        _intake = Intake(IntakeConfig.from_env())
+    return _intake
+
+
+@logged
+def handler(event: dict[str, Any], context: Any) -> Any:
+    """Function URL request, or S3 notification (also re-driven by ler-retry)."""
+    if isinstance(event.get("Records"), list):
+        return _service().objects(event)
+    return _service().form(event)

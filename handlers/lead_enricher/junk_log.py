@@ -1,0 +1,38 @@
+"""The junk log's layout in ler-junk: one object per dropped lead, by the UTC day it arrived.
+
+``junk/<YYYY-MM-DD>/<lead_id>.json`` holds the lead, the reason and the stage that dropped it.
+The key depends only on the lead (its id and the day it was received), so a redelivered drop
+rewrites its own object instead of adding a second one, and the digest reads one day by
+listing one prefix.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from handlers.lead_enricher.contract import JUNK_PREFIX
+from handlers.lead_enricher.lead import Lead
+
+
+def day_prefix(day: dt.date) -> str:
+    return f"{JUNK_PREFIX}{day.isoformat()}/"
+
+
+def junk_key(lead: Lead) -> str:
+    received = dt.datetime.fromisoformat(lead.received_at)
+    if received.tzinfo is None:
+        received = received.replace(tzinfo=dt.UTC)
+    return f"{day_prefix(received.astimezone(dt.UTC).date())}{lead.lead_id}.json"
+
+
+def junk_entry(lead: Lead, *, reason: str, stage: str, dropped_at: dt.datetime) -> dict[str, Any]:
+    """What the junk log keeps: enough to read the reason and to replay the lead."""
+    return {
+        "lead_id": lead.lead_id,
+        "lane": lead.lane,
+        "reason": reason,
+        "stage": stage,
+        "dropped_at": dropped_at.astimezone(dt.UTC).isoformat(),
+        "lead": lead.to_json(),
+    }

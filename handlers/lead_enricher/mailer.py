@@ -1,0 +1,34 @@
+"""Outbound mail through SES v2 from the configured sender (digest and dead-letter alerts).
+
+The role's SendEmail grant names the sender's SES identity and is conditioned on the From
+address, so these functions can send as that one address only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class Mailer:
+    """SES v2 SendEmail from one verified identity."""
+
+    def __init__(self, sender: str, client: Any = None) -> None:
+        self.sender = sender
+        self._client = client
+
+    def send(self, recipient: str, subject: str, text: str) -> str:
+        if self._client is None:
+            from handlers.common.aws_clients import client
+
+            self._client = client("sesv2")
+        answer = self._client.send_email(
+            FromEmailAddress=self.sender,
+            Destination={"ToAddresses": [recipient]},
+            Content={
+                "Simple": {
+                    "Subject": {"Data": subject[:200], "Charset": "UTF-8"},
+                    "Body": {"Text": {"Data": text, "Charset": "UTF-8"}},
+                }
+            },
+        )
+        return str(answer.get("MessageId", ""))
