@@ -1,8 +1,8 @@
 """Cold-start budget: archive size and handler import time for every function.
 
-For each handler module found under handlers/<system>/ (a module defining ``handler``), this
-builds its archive (vendoring what its imports need), unpacks it into a fresh directory, and
-times ``import`` of the handler module in a new interpreter (``-I -S``) whose path is only the
+For each function the dev stack declares (the program run on the mock engine, so these are the
+archives ``pulumi up`` would upload), and for any handler module under handlers/<system>/ that
+no enabled system deploys yet, this unpacks the archive into a fresh directory and times ``import`` of the handler module in a new interpreter (``-I -S``) whose path is only the
 unpacked archive plus a "runtime" directory holding what Lambda and the Powertools layer provide
 (boto3 & co.; aws_lambda_powertools, pydantic & co.). That is the part of INIT the code controls.
 
@@ -98,26 +98,53 @@ def fixture_source_root(scratch: Path) -> Path:
     return root
 
 
-def measure(
-    handler: str, root: Path | None, scratch: Path, runtime: Path, runs: int, label: str
+def deployed_functions() -> list[tuple[str, str, Path]]:
+    """(document name, handler, archive) of every function the dev stack declares.
+
+    The program is run on the mock engine, so the archives measured are the ones ``pulumi up``
+    would upload, built with the vendored packages each function declares.
+    """
+    from components.offline.engine import run
+
+    graph = run("dev")
+    found = []
+    for fn in graph.of_type("aws:lambda/function:Function"):
+        archive = Path(fn.inputs["code"]["archive"])
+        found.append((fn.inputs["tags"]["crm:function"], fn.inputs["handler"], archive))
+    return sorted(found)
+
+
+def measure_archive(
+    name: str, handler: str, path: Path, scratch: Path, runtime: Path, runs: int
 ) -> Row:
-    """Build, unpack and time one function."""
+    """Unpack one built archive and time a clean import of its handler."""
     ref = HandlerRef.parse(handler)
-    vendored = distributions_for(handler_imports(handler, source_root=root))
-    name = function_name_for(handler)
-    path = build_function_archive(
-        name, handler, vendored, source_root=root, out_dir=scratch / "archives"
-    )
     work = Path(tempfile.mkdtemp(prefix=f"{name}-", dir=scratch))
     with zipfile.ZipFile(path) as zipped:
         files = len(zipped.namelist())
         zipped.extractall(work / "src")
+        vendored = tuple(
+            sorted({n.split("/")[0] for n in zipped.namelist() if "/" in n} - {"handlers"})
+        )
     code = f"import importlib\ngetattr(importlib.import_module({ref.module!r}), {ref.attribute!r})"
     src_ms = time_code(code, [work / "src", runtime], runs) * 1000
     shutil.copytree(work / "src", work / "pyc")
     compile_bytecode(work / "pyc", sys.executable)
     pyc_ms = time_code(code, [work / "pyc", runtime], runs) * 1000
-    return Row(label + name, handler, vendored, path.stat().st_size / 1024, files, src_ms, pyc_ms)
+    return Row(name, handler, vendored, path.stat().st_size / 1024, files, src_ms, pyc_ms)
+
+
+def measure(
+    handler: str, root: Path | None, scratch: Path, runtime: Path, runs: int, label: str
+) -> Row:
+    """Build, unpack and time one discovered handler (no stack declares it)."""
+    vendored = distributions_for(handler_imports(handler, source_root=root))
+    name = function_name_for(handler)
+    path = build_function_archive(
+        name, handler, vendored, source_root=root, out_dir=scratch / "archives"
+    )
+    row = measure_archive(name, handler, path, scratch, runtime, runs)
+    return Row(label + row.function, *list(row.__dict__.values())[1:])
 
 
 def table(headers: list[str], rows: list[list[str]], right: set[int]) -> str:
@@ -154,11 +181,20 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="bench-init-") as scratch_dir:
         scratch = Path(scratch_dir)
         runtime = stage_runtime_packages(scratch / "runtime")
-        targets: list[tuple[str, Path | None, str]] = [(h, None, "") for h in handlers]
-        if not targets and args.only:
+        deployed = [f for f in deployed_functions() if args.only in f[1] or args.only in f[0]]
+        for name, handler, archive in deployed:
+            try:
+                rows.append(measure_archive(name, handler, archive, scratch, runtime, args.runs))
+            except Exception as err:  # one broken function must not hide the others' figures
+                failures.append(f"{name}: {err}")
+        covered = {handler for _, handler, _ in deployed}
+        targets: list[tuple[str, Path | None, str]] = [
+            (h, None, "(not deployed) ") for h in handlers if h not in covered
+        ]
+        if not targets and not deployed and args.only:
             print(f"no handler matches --only {args.only!r}", file=sys.stderr)
             return 1
-        if not targets:
+        if not targets and not deployed:
             print("no system handlers under handlers/ yet: measuring the archive test fixture\n")
             targets = [
                 (
