@@ -44,7 +44,7 @@ class Clients:
                 _internal.active = self.internal
                 try:
                     found = self._session.client(
-                        service,  # type: ignore[call-overload]
+                        service,
                         region_name=region,
                         config=Config(retries={"mode": "standard", "max_attempts": 2}),
                     )

@@ -86,10 +86,15 @@ class Sandbox:
         self.urls: dict[str, FunctionUrlServer] = {}
         self._pump: threading.Thread | None = None
         self._stop = threading.Event()
+        self._patches: list[tuple[Any, str, Any]] = []
+        self._saved_env: dict[str, str] = {}
 
     # Lifecycle -----------------------------------------------------------------------------
 
     def start(self) -> Sandbox:
+        import os
+
+        self._saved_env = dict(os.environ)
         self.emulator = emulator.start(port=self._emulator_port)
         self.interceptor.install()
         self.deployed = deploy(self.topology, self.internal)
@@ -125,11 +130,20 @@ class Sandbox:
         if self.runtime is not None:
             self.runtime.uninstall_log_routing()
         self.interceptor.uninstall()
+        for owner, attribute, original in reversed(self._patches):
+            setattr(owner, attribute, original)
+        self._patches.clear()
         if self.emulator is not None:
             self.emulator.stop()
             import os
 
-            os.environ.pop("AWS_ENDPOINT_URL", None)
+            os.environ.clear()
+            os.environ.update(self._saved_env)
+
+    def patch(self, owner: Any, attribute: str, value: Any) -> None:
+        """Replace ``owner.attribute`` until the sandbox stops (a scenario's fakes)."""
+        self._patches.append((owner, attribute, getattr(owner, attribute)))
+        setattr(owner, attribute, value)
 
     def __enter__(self) -> Sandbox:
         return self.start()
@@ -217,7 +231,9 @@ class Sandbox:
         sent = dict(headers or {})
         if sign:
             sent.update(self._sigv4(method, target, data, sent, self.function(seed).region))
-        request = urllib.request.Request(target, data=data or None, method=method, headers=sent)
+        request = urllib.request.Request(  # noqa: S310 - the local Function URL, http only
+            target, data=data or None, method=method, headers=sent
+        )
         try:
             with urllib.request.urlopen(request, timeout=30) as answer:  # noqa: S310 - localhost
                 return HttpAnswer(answer.status, dict(answer.headers.items()), answer.read())
@@ -225,7 +241,9 @@ class Sandbox:
             return HttpAnswer(err.code, dict(err.headers.items()), err.read())
 
     @staticmethod
-    def _sigv4(method: str, url: str, data: bytes, headers: Mapping[str, str], region: str) -> dict[str, str]:
+    def _sigv4(
+        method: str, url: str, data: bytes, headers: Mapping[str, str], region: str
+    ) -> dict[str, str]:
         from botocore.auth import SigV4Auth
         from botocore.awsrequest import AWSRequest
         from botocore.credentials import Credentials
@@ -237,7 +255,9 @@ class Sandbox:
     def set_secret(self, seed: str, value: str) -> None:
         """The operator sets a secret's value (as after ``pulumi up``)."""
         name = self.name(seed)
-        self.aws("secretsmanager", self.region_of(seed)).put_secret_value(SecretId=name, SecretString=value)
+        self.aws("secretsmanager", self.region_of(seed)).put_secret_value(
+            SecretId=name, SecretString=value
+        )
 
     def put_object(self, bucket_seed: str, key: str, body: bytes | str, **extra: Any) -> None:
         """Someone uploads a file (the S3 notification fires on the next drain)."""
@@ -257,7 +277,9 @@ class Sandbox:
             if not any(r.lower() in (recipient.lower(), domain.lower()) for r in rule.recipients):
                 continue
             for bucket, prefix in rule.s3_actions:
-                self.aws("s3", rule.region).put_object(Bucket=bucket, Key=f"{prefix}{message_id}", Body=data)
+                self.aws("s3", rule.region).put_object(
+                    Bucket=bucket, Key=f"{prefix}{message_id}", Body=data
+                )
                 keys.append(f"s3://{bucket}/{prefix}{message_id}")
         if not keys:
             raise KeyError(f"no receipt rule accepts mail for {recipient}")
@@ -294,7 +316,9 @@ class Sandbox:
     def objects(self, bucket_seed: str, prefix: str = "") -> list[str]:
         s3 = self.internal("s3", self.region_of(bucket_seed))
         keys: list[str] = []
-        for page in s3.get_paginator("list_objects_v2").paginate(Bucket=self.bucket(bucket_seed), Prefix=prefix):
+        for page in s3.get_paginator("list_objects_v2").paginate(
+            Bucket=self.bucket(bucket_seed), Prefix=prefix
+        ):
             keys += [o["Key"] for o in page.get("Contents", [])]
         return keys
 
@@ -309,7 +333,8 @@ class Sandbox:
         sqs = self.internal("sqs", queue.region)
         url = sqs.get_queue_url(QueueName=name)["QueueUrl"]
         attributes = sqs.get_queue_attributes(
-            QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"]
+            QueueUrl=url,
+            AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
         )["Attributes"]
         return int(attributes["ApproximateNumberOfMessages"]) + int(
             attributes["ApproximateNumberOfMessagesNotVisible"]

@@ -130,9 +130,7 @@ def _buckets(topology: Topology, client: ClientFactory, report: DeployReport) ->
                 Bucket=b.name, CreateBucketConfiguration={"LocationConstraint": b.region}
             )
         if b.versioned:
-            s3.put_bucket_versioning(
-                Bucket=b.name, VersioningConfiguration={"Status": "Enabled"}
-            )
+            s3.put_bucket_versioning(Bucket=b.name, VersioningConfiguration={"Status": "Enabled"})
         report.created.append(("bucket", b.name, b.region))
 
 

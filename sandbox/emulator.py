@@ -64,7 +64,13 @@ def start(host: str = "127.0.0.1", port: int | None = None) -> Emulator:
     chosen = port or free_port(host)
     server = ThreadedMotoServer(ip_address=host, port=chosen, verbose=False)
     server.start()
-    os.environ["AWS_ENDPOINT_URL"] = f"http://{host}:{chosen}"
+    endpoint = f"http://{host}:{chosen}"
+    os.environ["AWS_ENDPOINT_URL"] = endpoint
+    # moto keeps its state in process-wide backends: start from an empty account every time.
+    import urllib.request
+
+    reset = urllib.request.Request(f"{endpoint}/moto-api/reset", method="POST")  # noqa: S310
+    urllib.request.urlopen(reset, timeout=10).close()  # noqa: S310 - the local emulator
     return Emulator(host, chosen, server)
 
 

@@ -28,15 +28,16 @@ def without_archives() -> Iterator[None]:
 
     import components.scoped_lambda as scoped_lambda
 
-    original = scoped_lambda.build_function_archive
+    module: Any = scoped_lambda
+    original = module.build_function_archive
     with tempfile.TemporaryDirectory() as tmp:
         stub = Path(tmp) / "sandbox.zip"
         stub.write_bytes(b"PK\x05\x06" + b"\0" * 18)
-        scoped_lambda.build_function_archive = lambda *a, **k: stub  # type: ignore[assignment]
+        module.build_function_archive = lambda *a, **k: stub
         try:
             yield
         finally:
-            scoped_lambda.build_function_archive = original  # type: ignore[assignment]
+            module.build_function_archive = original
 
 
 def program_graph(stack: str = "dev", overrides: Mapping[str, Any] | None = None) -> Graph:
@@ -515,3 +516,42 @@ _READERS: dict[str, Any] = {
     "aws:ses/receiptRule:ReceiptRule": _receipt_rule,
     "aws:lambda/functionEventInvokeConfig:FunctionEventInvokeConfig": _async,
 }
+
+
+def without_grant(graph: Graph, function: str, action: str) -> Graph:
+    """A copy of ``graph`` where ``function``'s role policy no longer grants ``action``.
+
+    This is how a test (or a developer) asks "what breaks without this permission?": the
+    sandbox deployed from the edited graph denies exactly the calls that needed it.
+    """
+    import copy
+
+    edited = copy.deepcopy(graph)
+    role = next(
+        (
+            str(r.inputs.get("role", "")).rsplit("/", 1)[-1]
+            for r in edited.of_type("aws:lambda/function:Function")
+            if r.inputs.get("name") == function
+        ),
+        None,
+    )
+    if role is None:
+        raise KeyError(f"no function {function} in the graph")
+    removed = 0
+    for r in edited.of_type("aws:iam/rolePolicy:RolePolicy"):
+        if r.inputs.get("role") != role:
+            continue
+        document = _json(r.inputs.get("policy"))
+        kept = []
+        for statement in document.get("Statement", []):
+            actions = statement.get("Action")
+            names = [actions] if isinstance(actions, str) else list(actions or [])
+            left = [a for a in names if a.lower() != action.lower()]
+            removed += len(names) - len(left)
+            if left:
+                kept.append({**statement, "Action": left})
+        document["Statement"] = kept
+        r.inputs["policy"] = json.dumps(document, sort_keys=True)
+    if not removed:
+        raise KeyError(f"{function}'s role grants no {action}")
+    return edited

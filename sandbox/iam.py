@@ -70,7 +70,9 @@ def _action_matches(statement: Mapping[str, Any], action: str) -> bool:
         return not any(
             wildcard_match(p, action, ignore_case=True) for p in _as_list(statement["NotAction"])
         )
-    return any(wildcard_match(p, action, ignore_case=True) for p in _as_list(statement.get("Action")))
+    return any(
+        wildcard_match(p, action, ignore_case=True) for p in _as_list(statement.get("Action"))
+    )
 
 
 def _resource_matches(statement: Mapping[str, Any], resource: str | None) -> bool:
@@ -222,7 +224,9 @@ def _queue_arn(url_or_name: str, region: str) -> str:
 
 
 def _table_arn(name: str, region: str, index: str | None = None) -> str:
-    base = name if name.startswith("arn:") else f"arn:aws:dynamodb:{region}:{ACCOUNT_ID}:table/{name}"
+    base = (
+        name if name.startswith("arn:") else f"arn:aws:dynamodb:{region}:{ACCOUNT_ID}:table/{name}"
+    )
     return f"{base}/index/{index}" if index else base
 
 
@@ -301,7 +305,8 @@ def requirements(
     if service == "dynamodb":
         if operation in ("BatchGetItem", "BatchWriteItem"):
             return [
-                req(f"dynamodb:{operation}", _table_arn(t, region)) for t in p.get("RequestItems", {})
+                req(f"dynamodb:{operation}", _table_arn(t, region))
+                for t in p.get("RequestItems", {})
             ]
         if operation in ("TransactWriteItems", "TransactGetItems"):
             kinds = {
@@ -314,12 +319,16 @@ def requirements(
             found = []
             for item in p.get("TransactItems", []):
                 for kind, body in item.items():
-                    found.append(req(f"dynamodb:{kinds[kind]}", _table_arn(body["TableName"], region)))
+                    found.append(
+                        req(f"dynamodb:{kinds[kind]}", _table_arn(body["TableName"], region))
+                    )
             return found
         if "StreamArn" in p:
             return [req(f"dynamodb:{operation}", str(p["StreamArn"]))]
         if "TableName" in p:
-            return [req(f"dynamodb:{operation}", _table_arn(p["TableName"], region, p.get("IndexName")))]
+            return [
+                req(f"dynamodb:{operation}", _table_arn(p["TableName"], region, p.get("IndexName")))
+            ]
         return [req(f"dynamodb:{operation}", None)]
     if service == "s3":
         bucket = p.get("Bucket")
@@ -370,10 +379,20 @@ def requirements(
             found = []
             for entry in p.get("Entries", []):
                 bus = str(entry.get("EventBusName") or "default")
-                arn = bus if bus.startswith("arn:") else f"arn:aws:events:{region}:{ACCOUNT_ID}:event-bus/{bus}"
+                arn = (
+                    bus
+                    if bus.startswith("arn:")
+                    else f"arn:aws:events:{region}:{ACCOUNT_ID}:event-bus/{bus}"
+                )
                 found.append(
-                    req("events:PutEvents", arn, **{"events:source": entry.get("Source", ""),
-                                                    "events:detail-type": entry.get("DetailType", "")})
+                    req(
+                        "events:PutEvents",
+                        arn,
+                        **{
+                            "events:source": entry.get("Source", ""),
+                            "events:detail-type": entry.get("DetailType", ""),
+                        },
+                    )
                 )
             return found
         return [req(f"events:{operation}", None)]
@@ -398,7 +417,9 @@ def requirements(
             found.append(req(f"scheduler:{operation}", None))
         role = (p.get("Target") or {}).get("RoleArn")
         if operation in ("CreateSchedule", "UpdateSchedule") and role:
-            found.append(req("iam:PassRole", str(role), **{"iam:PassedToService": "scheduler.amazonaws.com"}))
+            found.append(
+                req("iam:PassRole", str(role), **{"iam:PassedToService": "scheduler.amazonaws.com"})
+            )
         return found
     if service == "ses":
         if operation in ("SendEmail", "SendRawEmail", "SendTemplatedEmail", "SendBulkEmail"):
@@ -459,7 +480,11 @@ def requirements(
         return [req(f"ssm:{operation}", f"arn:aws:ssm:{region}:{ACCOUNT_ID}:parameter/{name}")]
     if service == "lambda" and "FunctionName" in p:
         name = str(p["FunctionName"])
-        arn = name if name.startswith("arn:") else f"arn:aws:lambda:{region}:{ACCOUNT_ID}:function:{name}"
+        arn = (
+            name
+            if name.startswith("arn:")
+            else f"arn:aws:lambda:{region}:{ACCOUNT_ID}:function:{name}"
+        )
         action = "InvokeFunction" if operation == "Invoke" else operation
         return [req(f"lambda:{action}", arn)]
     return [req(f"{service}:{operation}", None)]

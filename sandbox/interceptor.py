@@ -37,7 +37,9 @@ class Caller:
     statements: Sequence[Mapping[str, Any]]
 
 
-CURRENT: contextvars.ContextVar[Caller | None] = contextvars.ContextVar("sandbox_caller", default=None)
+CURRENT: contextvars.ContextVar[Caller | None] = contextvars.ContextVar(
+    "sandbox_caller", default=None
+)
 
 
 @dataclass
@@ -89,14 +91,14 @@ class Interceptor:
             return client
 
         self._original = original
-        botocore.session.Session.create_client = create_client  # type: ignore[method-assign]
+        setattr(botocore.session.Session, "create_client", create_client)  # noqa: B010
         _reset_handler_caches()
 
     def uninstall(self) -> None:
         import botocore.session
 
         if self._original is not None:
-            botocore.session.Session.create_client = self._original  # type: ignore[method-assign]
+            setattr(botocore.session.Session, "create_client", self._original)  # noqa: B010
             self._original = None
         _reset_handler_caches()
 
@@ -109,7 +111,9 @@ class Interceptor:
 
     # Hooks ---------------------------------------------------------------------------------
 
-    def _before_parameter_build(self, params: Mapping[str, Any], model: Any, context: dict[str, Any], **_: Any) -> None:
+    def _before_parameter_build(
+        self, params: Mapping[str, Any], model: Any, context: dict[str, Any], **_: Any
+    ) -> None:
         service = model.service_model.signing_name or model.service_model.endpoint_prefix
         region = str(context.get("client_region") or "us-east-1")
         caller = CURRENT.get()
@@ -136,7 +140,7 @@ class Interceptor:
         record.unevaluated = tuple(unevaluated)
 
     def _before_call(self, model: Any, context: dict[str, Any], **_: Any) -> Any:
-        from botocore.awsrequest import AWSResponse
+        from botocore.awsrequest import AWSResponse, HTTPHeaders
 
         record: CallRecord | None = context.get("sandbox_record")
         if record is None:
@@ -150,16 +154,23 @@ class Interceptor:
                 "Error": {"Code": code, "Message": message},
                 "ResponseMetadata": {"HTTPStatusCode": 403, "RequestId": str(uuid.uuid4())},
             }
-            return AWSResponse("http://sandbox/denied", 403, {}, None), parsed
+            return AWSResponse("http://sandbox/denied", 403, HTTPHeaders(), None), parsed
         stand_in = self.stand_ins.get((record.service, model.name))
         if stand_in is not None:
-            parsed = stand_in(record.service, model.name, context.get("sandbox_params", {}), record.function)
-            parsed.setdefault("ResponseMetadata", {"HTTPStatusCode": 200, "RequestId": str(uuid.uuid4())})
-            status = int(parsed["ResponseMetadata"].get("HTTPStatusCode", 200))
-            return AWSResponse("http://sandbox/stand-in", status, {}, None), parsed
+            parsed = stand_in(
+                record.service, model.name, context.get("sandbox_params", {}), record.function
+            )
+            parsed.setdefault(
+                "ResponseMetadata", {"HTTPStatusCode": 200, "RequestId": str(uuid.uuid4())}
+            )
+            metadata: Any = parsed["ResponseMetadata"]
+            status = int(metadata.get("HTTPStatusCode", 200))
+            return AWSResponse("http://sandbox/stand-in", status, HTTPHeaders(), None), parsed
         return None
 
-    def _after_call(self, http_response: Any, parsed: Mapping[str, Any], context: dict[str, Any], **_: Any) -> None:
+    def _after_call(
+        self, http_response: Any, parsed: Mapping[str, Any], context: dict[str, Any], **_: Any
+    ) -> None:
         record: CallRecord | None = context.get("sandbox_record")
         if record is None:
             return
@@ -177,7 +188,9 @@ class Interceptor:
 
     def denials(self, function: str | None = None) -> list[CallRecord]:
         return [
-            r for r in self.ledger if r.denied is not None and (function is None or r.function == function)
+            r
+            for r in self.ledger
+            if r.denied is not None and (function is None or r.function == function)
         ]
 
 
@@ -194,13 +207,27 @@ def _denied_code(service: str, protocol: str) -> str:
 def _summary(params: Mapping[str, Any]) -> dict[str, Any]:
     """The identifying parameters of a call (names, keys), never bodies."""
     keep = (
-        "TableName", "IndexName", "Bucket", "Key", "QueueUrl", "SecretId", "TopicArn",
-        "Name", "GroupName", "FromEmailAddress", "Source", "modelId", "OriginationIdentity",
-        "DestinationPhoneNumber", "EventBusName",
+        "TableName",
+        "IndexName",
+        "Bucket",
+        "Key",
+        "QueueUrl",
+        "SecretId",
+        "TopicArn",
+        "Name",
+        "GroupName",
+        "FromEmailAddress",
+        "Source",
+        "modelId",
+        "OriginationIdentity",
+        "DestinationPhoneNumber",
+        "EventBusName",
     )
     found = {k: params[k] for k in keep if k in params and isinstance(params[k], str)}
     if "Entries" in params:
-        found["DetailTypes"] = [e.get("DetailType") for e in params["Entries"] if isinstance(e, Mapping)]
+        found["DetailTypes"] = [
+            e.get("DetailType") for e in params["Entries"] if isinstance(e, Mapping)
+        ]
     return found
 
 

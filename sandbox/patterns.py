@@ -48,7 +48,9 @@ def _field_matches(rules: list[Any], value: Any) -> bool:
 
 def _equal(rule: Any, value: Any) -> bool:
     if isinstance(rule, bool) or isinstance(value, bool):
-        return rule is value or (isinstance(rule, bool) and isinstance(value, bool) and rule == value)
+        return rule is value or (
+            isinstance(rule, bool) and isinstance(value, bool) and rule == value
+        )
     if isinstance(rule, int | float) and isinstance(value, int | float):
         return float(rule) == float(value)
     return bool(rule == value)

@@ -29,7 +29,16 @@ from sandbox.interceptor import CURRENT, Caller, CallRecord, Interceptor
 
 Resolver = Callable[[str], str]
 _PROCESS_VARIABLES = frozenset(
-    {"PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "PYTHONPATH", "PYTHONDONTWRITEBYTECODE", "VIRTUAL_ENV"}
+    {
+        "PATH",
+        "HOME",
+        "LANG",
+        "LC_ALL",
+        "TMPDIR",
+        "PYTHONPATH",
+        "PYTHONDONTWRITEBYTECODE",
+        "VIRTUAL_ENV",
+    }
 )
 """Variables of the host process a handler may still see; nothing else leaks into it, so a
 handler reading a variable its infra does not declare fails here as it would in Lambda."""
@@ -137,18 +146,23 @@ class Runtime:
         self._containers: dict[str, dict[tuple[int, str], Any]] = {}
         self._warm: str | None = None
         self._routers_installed = False
+        self._streams: tuple[Any, Any] = (sys.stdout, sys.stderr)
 
     def install_log_routing(self) -> None:
         """Send handler output to each invocation's buffer instead of the terminal."""
         if not self._routers_installed:
+            self._streams = (sys.stdout, sys.stderr)
             sys.stdout = _Router(sys.stdout)
             sys.stderr = _Router(sys.stderr)
             self._routers_installed = True
 
     def uninstall_log_routing(self) -> None:
         if self._routers_installed:
-            sys.stdout = sys.stdout.real  # type: ignore[attr-defined]
-            sys.stderr = sys.stderr.real  # type: ignore[attr-defined]
+            # Put back what was there, unless someone (pytest's capture) replaced it since.
+            if isinstance(sys.stdout, _Router):
+                sys.stdout = self._streams[0]
+            if isinstance(sys.stderr, _Router):
+                sys.stderr = self._streams[1]
             self._routers_installed = False
 
     def handler(self, spec: FunctionSpec) -> Callable[[Any, Any], Any]:
@@ -210,7 +224,9 @@ class Runtime:
             )
             saved_env = dict(os.environ)
             buffer = io.StringIO()
-            caller = Caller(spec.name, spec.role_name, self.topology.policies.get(spec.role_name, []))
+            caller = Caller(
+                spec.name, spec.role_name, self.topology.policies.get(spec.role_name, [])
+            )
             ledger_start = len(self.interceptor.ledger)
             token = CURRENT.set(caller)
             log_token = _LOG_BUFFER.set(buffer)

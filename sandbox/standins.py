@@ -85,7 +85,9 @@ class ModelStandIn:
         tool_config = params.get("toolConfig") or {}
         forced = ((tool_config.get("toolChoice") or {}).get("tool") or {}).get("name")
         tools = {
-            t["toolSpec"]["name"]: t["toolSpec"] for t in tool_config.get("tools", []) if "toolSpec" in t
+            t["toolSpec"]["name"]: t["toolSpec"]
+            for t in tool_config.get("tools", [])
+            if "toolSpec" in t
         }
         prompt = " ".join(
             block.get("text", "")
@@ -103,16 +105,28 @@ class ModelStandIn:
         else:
             answer = None
         self.calls.append(ModelCall(function, str(params.get("modelId")), forced, prompt, answer))
-        if forced is None or answer is None and forced not in tools:
-            content = [{"text": "(sandbox model stand-in)"}]
+        if forced is None or (answer is None and forced not in tools):
+            content: list[dict[str, Any]] = [{"text": "(sandbox model stand-in)"}]
             stop = "end_turn"
         else:
-            content = [{"toolUse": {"toolUseId": f"tooluse_{uuid.uuid4().hex[:12]}", "name": forced, "input": answer}}]
+            content = [
+                {
+                    "toolUse": {
+                        "toolUseId": f"tooluse_{uuid.uuid4().hex[:12]}",
+                        "name": forced,
+                        "input": answer,
+                    }
+                }
+            ]
             stop = "tool_use"
         return {
             "output": {"message": {"role": "assistant", "content": content}},
             "stopReason": stop,
-            "usage": {"inputTokens": len(prompt) // 4, "outputTokens": 20, "totalTokens": len(prompt) // 4 + 20},
+            "usage": {
+                "inputTokens": len(prompt) // 4,
+                "outputTokens": 20,
+                "totalTokens": len(prompt) // 4 + 20,
+            },
             "metrics": {"latencyMs": 1},
         }
 
@@ -178,7 +192,13 @@ class Outbox:
                 "sns",
                 record.function,
                 str(params.get("TopicArn") or ""),
-                (str(params.get("PhoneNumber") or params.get("TopicArn") or params.get("TargetArn")),),
+                (
+                    str(
+                        params.get("PhoneNumber")
+                        or params.get("TopicArn")
+                        or params.get("TargetArn")
+                    ),
+                ),
                 str(params.get("Subject") or ""),
                 str(params.get("Message") or ""),
             )
@@ -200,8 +220,12 @@ def _sesv2(function: str | None, params: Mapping[str, Any]) -> Message:
     if "Template" in content:
         template = content["Template"]
         return Message(
-            "email", function, str(params.get("FromEmailAddress", "")), to,
-            f"template {template.get('TemplateName', '')}", str(template.get("TemplateData", "")),
+            "email",
+            function,
+            str(params.get("FromEmailAddress", "")),
+            to,
+            f"template {template.get('TemplateName', '')}",
+            str(template.get("TemplateData", "")),
         )
     return Message(
         "email",
@@ -220,5 +244,10 @@ def _mime(function: str | None, raw: Any, to: Any) -> Message:
     text = part.get_content() if part is not None else ""
     recipients = tuple(to or ()) or tuple(a.strip() for a in str(parsed.get("To", "")).split(","))
     return Message(
-        "email", function, str(parsed.get("From", "")), recipients, str(parsed.get("Subject", "")), str(text)
+        "email",
+        function,
+        str(parsed.get("From", "")),
+        recipients,
+        str(parsed.get("Subject", "")),
+        str(text),
     )

@@ -113,8 +113,8 @@ class Triggers:
                     f"({', '.join(functions)}): Lambda deletes a message that the polling "
                     "mapping's filters reject, so a message may never reach the other one"
                 )
-        for m in self.t.stream_mappings:
-            self._open_stream(m)
+        for stream_mapping in self.t.stream_mappings:
+            self._open_stream(stream_mapping)
         for region in sorted({r.region for r in self.t.rules}):
             self._tap(region)
         for bucket in {n.bucket for n in self.t.notifications}:
@@ -138,7 +138,9 @@ class Triggers:
         arn = ddb.describe_table(TableName=m.table)["Table"]["LatestStreamArn"]
         self._check_role(m.function, "dynamodb:GetRecords", arn, "read its stream")
         if m.on_failure_arn:
-            self._check_role(m.function, "sqs:SendMessage", m.on_failure_arn, "on-failure destination")
+            self._check_role(
+                m.function, "sqs:SendMessage", m.on_failure_arn, "on-failure destination"
+            )
         streams = self.client("dynamodbstreams", m.region)
         stream = _Stream(m, arn)
         for shard in streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"]:
@@ -198,10 +200,18 @@ class Triggers:
         if service == "sqs" and operation.startswith("SendMessage"):
             self.dirty.add("queues")
         elif service == "dynamodb" and operation in (
-            "PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems"
+            "PutItem",
+            "UpdateItem",
+            "DeleteItem",
+            "BatchWriteItem",
+            "TransactWriteItems",
         ):
             self.dirty.add("streams")
-        elif service == "s3" and operation in ("PutObject", "CopyObject", "CompleteMultipartUpload"):
+        elif service == "s3" and operation in (
+            "PutObject",
+            "CopyObject",
+            "CompleteMultipartUpload",
+        ):
             self.dirty.add("buckets")
         elif service == "events" and operation == "PutEvents":
             self.dirty.add("bus")
@@ -294,7 +304,9 @@ class Triggers:
         )
         while pending:
             batch, left = pending.popleft()
-            invocation = self.runtime.invoke(m.function, {"Records": batch}, source=f"stream:{m.table}")
+            invocation = self.runtime.invoke(
+                m.function, {"Records": batch}, source=f"stream:{m.table}"
+            )
             ids = [r["dynamodb"]["SequenceNumber"] for r in batch]
             failed = _failed_ids(invocation, ids, m.report_failures)
             self.traces.append(
@@ -375,7 +387,9 @@ class Triggers:
             for target, dlq, _retries in rule.targets:
                 routed = True
                 rule_arn = f"arn:aws:events:{region}:{ACCOUNT_ID}:rule/{rule.name}"
-                self._deliver_async(target, event, f"rule:{rule.name}", "events.amazonaws.com", rule_arn, dlq)
+                self._deliver_async(
+                    target, event, f"rule:{rule.name}", "events.amazonaws.com", rule_arn, dlq
+                )
         if not routed:
             self.traces.append(
                 Trace("unrouted", "bus", "-", f"{event.get('detail-type')} matched no rule")
@@ -450,8 +464,12 @@ class Triggers:
                 },
             }
             self._deliver_async(
-                n.function_arn, {"Records": [record]}, f"s3:{bucket}/{n.prefix}",
-                "s3.amazonaws.com", f"arn:aws:s3:::{bucket}", None,
+                n.function_arn,
+                {"Records": [record]},
+                f"s3:{bucket}/{n.prefix}",
+                "s3.amazonaws.com",
+                f"arn:aws:s3:::{bucket}",
+                None,
             )
 
     # Schedules -----------------------------------------------------------------------------
@@ -486,13 +504,21 @@ class Triggers:
                     if key in declared or key in self._fired:
                         continue
                     full = scheduler.get_schedule(Name=item["Name"], GroupName=key[1])
-                    when = at_time(full["ScheduleExpression"], full.get("ScheduleExpressionTimezone", "UTC"))
+                    when = at_time(
+                        full["ScheduleExpression"], full.get("ScheduleExpressionTimezone", "UTC")
+                    )
                     if when is None or when > self.clock.now() or full.get("State") == "DISABLED":
                         continue
                     self._fired.add(key)
                     target = full["Target"]
-                    self._fire(region, key[1], key[2], target["Arn"], target.get("RoleArn", ""),
-                               target.get("Input", "{}"))
+                    self._fire(
+                        region,
+                        key[1],
+                        key[2],
+                        target["Arn"],
+                        target.get("RoleArn", ""),
+                        target.get("Input", "{}"),
+                    )
                     if full.get("ActionAfterCompletion") == "DELETE":
                         scheduler.delete_schedule(Name=key[2], GroupName=key[1])
                     done += 1
@@ -509,12 +535,16 @@ class Triggers:
                 if key in declared or key in self._fired:
                     continue
                 full = scheduler.get_schedule(Name=item["Name"], GroupName=key[1])
-                when = at_time(full["ScheduleExpression"], full.get("ScheduleExpressionTimezone", "UTC"))
+                when = at_time(
+                    full["ScheduleExpression"], full.get("ScheduleExpressionTimezone", "UTC")
+                )
                 if when is not None:
                     found.append((item["Name"], when))
         return found
 
-    def _fire(self, region: str, group: str, name: str, target: str, role_arn: str, payload: str) -> None:
+    def _fire(
+        self, region: str, group: str, name: str, target: str, role_arn: str, payload: str
+    ) -> None:
         role = role_arn.rsplit("/", 1)[-1]
         statements = self.t.policies.get(role, [])
         if ":sqs:" in target:
@@ -600,14 +630,18 @@ class Triggers:
                 },
             }
             self._send_to_queue(config.on_failure_arn, json.dumps(record, default=str))
-            self.traces.append(Trace("on-failure", source, config.on_failure_arn.rsplit(":", 1)[-1]))
+            self.traces.append(
+                Trace("on-failure", source, config.on_failure_arn.rsplit(":", 1)[-1])
+            )
 
     def _send_to_queue(self, arn: str, body: str) -> None:
         queue = self.t.queue_by_arn(arn)
         if queue is None:
             self.traces.append(Trace("unsupported", "send", arn, "queue not in the graph"))
             return
-        self.client("sqs", queue.region).send_message(QueueUrl=self._queue_urls[arn], MessageBody=body)
+        self.client("sqs", queue.region).send_message(
+            QueueUrl=self._queue_urls[arn], MessageBody=body
+        )
         self.dirty.add("queues")
 
 

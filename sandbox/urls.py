@@ -139,7 +139,9 @@ def response_parts(invocation: Invocation) -> tuple[int, list[tuple[str, str]], 
 class FunctionUrlServer:
     """One ThreadingHTTPServer serving one function's URL."""
 
-    def __init__(self, spec: FunctionSpec, invoke: Invoke, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(
+        self, spec: FunctionSpec, invoke: Invoke, host: str = "127.0.0.1", port: int = 0
+    ) -> None:
         self.spec = spec
         self.invoke = invoke
         owner = self
@@ -147,19 +149,29 @@ class FunctionUrlServer:
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+            def log_message(self, format: str, *args: Any) -> None:
                 return
 
             def _serve(self) -> None:
                 length = int(self.headers.get("content-length") or 0)
                 body = self.rfile.read(length) if length else b""
-                if owner.spec.url_auth == "AWS_IAM" and not _signed(self.headers.get("authorization")):
-                    self._reply(403, [("content-type", "application/json")],
-                                json.dumps({"Message": "Forbidden"}).encode())
+                if owner.spec.url_auth == "AWS_IAM" and not _signed(
+                    self.headers.get("authorization")
+                ):
+                    self._reply(
+                        403,
+                        [("content-type", "application/json")],
+                        json.dumps({"Message": "Forbidden"}).encode(),
+                    )
                     return
                 event = url_event(
-                    owner.spec, self.command, self.path, list(self.headers.items()), body,
-                    host=owner.url, source_ip=self.client_address[0],
+                    owner.spec,
+                    self.command,
+                    self.path,
+                    list(self.headers.items()),
+                    body,
+                    host=owner.url,
+                    source_ip=self.client_address[0],
                 )
                 status, headers, data = response_parts(owner.invoke(owner.spec.name, event))
                 self._reply(status, headers, data)
@@ -179,12 +191,15 @@ class FunctionUrlServer:
 
         self.server = ThreadingHTTPServer((host, port), Handler)
         self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, name=f"url-{spec.name}", daemon=True)
+        self.thread = threading.Thread(
+            target=self.server.serve_forever, name=f"url-{spec.name}", daemon=True
+        )
 
     @property
     def url(self) -> str:
         host, port = self.server.server_address[:2]
-        return f"http://{host}:{port}/"
+        shown = host.decode() if isinstance(host, bytes) else str(host)
+        return f"http://{shown}:{port}/"
 
     def start(self) -> None:
         self.thread.start()

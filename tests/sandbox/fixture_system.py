@@ -113,7 +113,9 @@ def fixture_blocks(
         opts,
     )
     InboundMailLane("tst-inbound", lane, opts)
-    key = SecretSlot("tst-key", SecretSlotArgs(d, "tst-key", "shared secret of the intake URL"), opts)
+    key = SecretSlot(
+        "tst-key", SecretSlotArgs(d, "tst-key", "shared secret of the intake URL"), opts
+    )
 
     intake = ScopedLambda(
         "tst-intake",

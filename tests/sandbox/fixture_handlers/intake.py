@@ -16,7 +16,13 @@ from handlers.common.secrets import get_secret
 
 def _open(ticket_id: str, text: str, channel: str) -> None:
     table(os.environ["TICKETS_TABLE"]).put_item(
-        Item={"ticket_id": ticket_id, "text": text, "state": "open", "due": "0", "channel": channel},
+        Item={
+            "ticket_id": ticket_id,
+            "text": text,
+            "state": "open",
+            "due": "0",
+            "channel": channel,
+        },
         ConditionExpression="attribute_not_exists(ticket_id)",
     )
     client("sqs").send_message(

@@ -19,7 +19,7 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     due = (dt.datetime.now(dt.UTC) + dt.timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%S")
     for item in found:
         client("scheduler").create_schedule(
-            Name=f"followup-{item['ticket_id']}",
+            Name=f"followup-{item['ticket_id']!s}",
             ScheduleExpression=f"at({due})",
             ScheduleExpressionTimezone="UTC",
             FlexibleTimeWindow={"Mode": "OFF"},

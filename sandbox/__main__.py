@@ -1,0 +1,76 @@
+"""``python -m sandbox demo`` (a scripted day per enabled system) and ``python -m sandbox
+serve`` (the same environment, left running, with its local URLs printed)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m sandbox", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    demo = sub.add_parser("demo", help="play a scripted day per enabled system")
+    demo.add_argument("--systems", help="comma-separated keys (default: every enabled system)")
+    demo.add_argument("--verbose", action="store_true", help="print handler tracebacks")
+    serve = sub.add_parser("serve", help="start the environment and leave it running")
+    serve.add_argument("--port", type=int, default=4566, help="the AWS emulator's port")
+    serve.add_argument("--url-port", type=int, default=8701, help="first Function URL port")
+    serve.add_argument("--scenarios", action="store_true", help="play the scripted days first")
+    args = parser.parse_args(argv)
+
+    started = time.monotonic()
+    from sandbox.graph import program_graph
+
+    print("running the Pulumi program on the mock engine (dev stack)...", flush=True)
+    graph = program_graph("dev")
+    if args.command == "demo":
+        from sandbox.play import demo as run_demo
+
+        keys = args.systems.split(",") if args.systems else None
+        results = run_demo(keys, graph=graph, verbose=args.verbose)
+        print(f"total {time.monotonic() - started:.1f} s", flush=True)
+        return 0 if results and all(r.ok for r in results) else 1
+    return serve_forever(graph, args.port, args.url_port, args.scenarios)
+
+
+def serve_forever(graph: object, port: int, url_port: int, with_scenarios: bool) -> int:
+    from sandbox.core import Sandbox
+    from sandbox.play import enabled_systems, play
+
+    sb = Sandbox(graph, emulator_port=port, url_base_port=url_port)  # type: ignore[arg-type]
+    sb.start()
+    try:
+        if with_scenarios:
+            play(sb, enabled_systems(sb.graph))
+        else:
+            from sandbox import scenarios
+
+            for key in enabled_systems(sb.graph):
+                scenario = scenarios.load(key)
+                if scenario is not None:
+                    scenario.prepare(sb)
+        sb.run_pump()
+        assert sb.emulator is not None
+        print(
+            f"\nAWS emulator: {sb.emulator.endpoint}  (aws --endpoint-url {sb.emulator.endpoint} ...,"
+            " any access key, region per system)"
+        )
+        for name, server in sorted(sb.urls.items()):
+            auth = sb.topology.functions[name].url_auth
+            print(f"  {name:<28} {server.url}  ({auth})")
+        for problem in sb.triggers.problems if sb.triggers else []:
+            print(f"  wiring note: {problem}")
+        print("Ctrl-C stops.", flush=True)
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        print("stopping", flush=True)
+    finally:
+        sb.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,78 @@
+"""Run the scripted days: start the sandbox on the dev stack's graph, play each enabled
+system's scenario, print the summary. Used by ``python -m sandbox demo`` and by the tests."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from typing import TextIO
+
+from components.offline.engine import Graph
+from sandbox import scenarios
+from sandbox.core import Sandbox
+from sandbox.graph import program_graph
+from sandbox.report import Report, SystemResult
+from sandbox.runtime import Resolver
+from sandbox.scenarios import Scenario
+
+TITLES = {
+    "dm": "Duplicate contact merger",
+    "ler": "Lead enricher",
+    "ls": "Lead source attributor",
+    "upsr": "Upsell recommender",
+    "rrs": "Review request sender",
+}
+
+
+def enabled_systems(graph: Graph) -> list[str]:
+    return list(graph.config.systems.enabled())
+
+
+def play(
+    sb: Sandbox,
+    keys: Iterable[str],
+    *,
+    out: TextIO | None = None,
+    verbose: bool = False,
+) -> list[SystemResult]:
+    """Play the scenarios of the systems ``keys`` in the running sandbox ``sb``."""
+    enabled = sb.graph.config.systems.enabled()
+    days = [(k, TITLES.get(k, k), enabled[k].region, scenarios.load(k)) for k in keys]
+    return play_days(sb, days, out=out, verbose=verbose)
+
+
+def play_days(
+    sb: Sandbox,
+    days: Iterable[tuple[str, str, str, Scenario | None]],
+    *,
+    out: TextIO | None = None,
+    verbose: bool = False,
+) -> list[SystemResult]:
+    """Play each (key, title, region, scenario) day; print the summary; return the results."""
+    report = Report(sb, out, verbose=verbose)
+    started = time.monotonic()
+    for key, title, region, scenario in days:
+        with report.system(key, title, region) as result:
+            if scenario is None:
+                result.crashed = "no scenario written for this system yet"
+                report.line("  (no scripted day for this system yet)")
+                continue
+            scenario.prepare(sb)
+            scenario.play(sb, report)
+    report.summary(time.monotonic() - started)
+    return report.results
+
+
+def demo(
+    keys: Iterable[str] | None = None,
+    *,
+    graph: Graph | None = None,
+    resolver: Resolver | None = None,
+    out: TextIO | None = None,
+    verbose: bool = False,
+) -> list[SystemResult]:
+    """Start a sandbox on ``graph`` (default: the dev stack), play, stop."""
+    graph = graph or program_graph("dev")
+    wanted = list(keys) if keys is not None else enabled_systems(graph)
+    with Sandbox(graph, resolver=resolver) as sb:
+        return play(sb, [k for k in scenarios.ORDER if k in wanted], out=out, verbose=verbose)
