@@ -129,7 +129,7 @@ class CaptureApp:
             linked_visitor_id=ids.linked_visitor_id,
         )
         recorded = self.store.put_touch(touch)
-        get_logger().info(
+        get_logger().debug(  # one line per arrival would be most of the log bill
             "arrival", extra={"source": touch.source, "medium": touch.medium, "recorded": recorded}
         )
         return {"visitor_id": ids.visitor_id, "recorded": recorded}
