@@ -40,6 +40,17 @@ class Caller:
 CURRENT: contextvars.ContextVar[Caller | None] = contextvars.ContextVar(
     "sandbox_caller", default=None
 )
+_ACTIVE: list[Caller | None] = [None]
+
+
+def set_active(caller: Caller | None) -> None:
+    """The caller of the one running invocation, for threads a handler starts itself (a
+    ThreadPoolExecutor does not carry context variables): their calls are that function's."""
+    _ACTIVE[0] = caller
+
+
+def current_caller() -> Caller | None:
+    return CURRENT.get() or _ACTIVE[0]
 
 
 @dataclass
@@ -116,7 +127,7 @@ class Interceptor:
     ) -> None:
         service = model.service_model.signing_name or model.service_model.endpoint_prefix
         region = str(context.get("client_region") or "us-east-1")
-        caller = CURRENT.get()
+        caller = current_caller()
         record = CallRecord(
             function=caller.function if caller else None,
             service=service,
@@ -145,7 +156,7 @@ class Interceptor:
         record: CallRecord | None = context.get("sandbox_record")
         if record is None:
             return None
-        caller = CURRENT.get()
+        caller = current_caller()
         if record.denied is not None and caller is not None:
             protocol = model.service_model.protocol
             code = _denied_code(record.service, protocol)
@@ -224,6 +235,14 @@ def _summary(params: Mapping[str, Any]) -> dict[str, Any]:
         "EventBusName",
     )
     found = {k: params[k] for k in keep if k in params and isinstance(params[k], str)}
+    tables: set[str] = set()
+    for item in params.get("TransactItems") or []:
+        for body in item.values() if isinstance(item, Mapping) else []:
+            if isinstance(body, Mapping) and "TableName" in body:
+                tables.add(str(body["TableName"]))
+    tables.update(str(t) for t in params.get("RequestItems") or {})
+    if tables:
+        found["TableName"] = ",".join(sorted(tables))
     if "Entries" in params:
         found["DetailTypes"] = [
             e.get("DetailType") for e in params["Entries"] if isinstance(e, Mapping)

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sandbox.graph import FunctionSpec, Topology
-from sandbox.interceptor import CURRENT, Caller, CallRecord, Interceptor
+from sandbox.interceptor import CURRENT, Caller, CallRecord, Interceptor, set_active
 
 Resolver = Callable[[str], str]
 _PROCESS_VARIABLES = frozenset(
@@ -43,6 +43,7 @@ _PROCESS_VARIABLES = frozenset(
 """Variables of the host process a handler may still see; nothing else leaks into it, so a
 handler reading a variable its infra does not declare fails here as it would in Lambda."""
 _LOG_BUFFER: ContextVar[io.StringIO | None] = ContextVar("sandbox_log_buffer", default=None)
+_ACTIVE_BUFFER: list[io.StringIO | None] = [None]
 
 
 @dataclass
@@ -96,7 +97,7 @@ class _Router(io.TextIOBase):
         self.real = real
 
     def write(self, text: str) -> int:
-        buffer = _LOG_BUFFER.get()
+        buffer = _LOG_BUFFER.get() or _ACTIVE_BUFFER[0]
         if buffer is not None:
             return buffer.write(text)
         return int(self.real.write(text))
@@ -229,6 +230,8 @@ class Runtime:
             )
             ledger_start = len(self.interceptor.ledger)
             token = CURRENT.set(caller)
+            set_active(caller)
+            _ACTIVE_BUFFER[0] = buffer
             log_token = _LOG_BUFFER.set(buffer)
             started = time.monotonic()
             try:
@@ -243,6 +246,8 @@ class Runtime:
             finally:
                 invocation.duration_s = time.monotonic() - started
                 _LOG_BUFFER.reset(log_token)
+                _ACTIVE_BUFFER[0] = None
+                set_active(None)
                 CURRENT.reset(token)
                 os.environ.clear()
                 os.environ.update(saved_env)

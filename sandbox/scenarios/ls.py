@@ -1,0 +1,168 @@
+"""Lead source attributor: arrivals, an enquiry on a second device, the report.
+
+Two visitors' browsers send beacons to ls-capture's Function URL from the site's origin; one
+person arrives from a Google search on a laptop and from the newsletter on a phone, and
+enquires from the phone ("heard about you on a podcast"), then again from the laptop. The
+enquiries table's stream drives ls-stitch, which links both devices into one identity, and the
+report, read through ls-report's AWS_IAM Function URL with a SigV4-signed request, credits the
+first and last non-direct touches and states the unattributed share.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from sandbox.core import HttpAnswer, Sandbox
+from sandbox.report import Report
+
+SITE = "https://www.example.com"
+BROWSER = "Mozilla/5.0 (Macintosh; Intel Mac OS X 14_5) AppleWebKit/605.1.15 Safari/605.1.15"
+EMAIL_HASH_KEY = "sandbox-email-hash-key-0123456789abcdef0123456789"
+
+
+class LeadSourceDay:
+    key = "ls"
+    title = "Lead source attributor"
+
+    def prepare(self, sb: Sandbox) -> None:
+        sb.set_secret("ls-email-hash-key", EMAIL_HASH_KEY)
+
+    def _beacon(
+        self, sb: Sandbox, body: dict[str, Any], cookie: str | None = None, **headers: str
+    ) -> HttpAnswer:
+        sent = {"origin": SITE, "user-agent": BROWSER, "content-type": "text/plain;charset=UTF-8"}
+        if cookie:
+            sent["cookie"] = f"ls_vid={cookie}"
+        sent.update(headers)
+        return sb.http("ls-capture", "POST", "/", body=json.dumps(body), headers=sent)
+
+    def play(self, sb: Sandbox, report: Report) -> None:
+        with report.step("A laptop arrives from a Google search") as step:
+            answer = self._beacon(
+                sb,
+                {
+                    "kind": "arrival",
+                    "url": f"{SITE}/pricing",
+                    "referrer": "https://www.google.com/",
+                },
+            )
+            laptop = answer.json()["visitor_id"]
+            cookie = {k.lower(): v for k, v in answer.headers.items()}.get("set-cookie", "-")
+            step.note(f"HTTP {answer.status}; set-cookie {cookie.split(';')[0][:32]}...")
+            sb.drain()
+        with report.step("A phone arrives from the newsletter (UTM tags), then browses") as step:
+            answer = self._beacon(
+                sb,
+                {
+                    "kind": "arrival",
+                    "url": f"{SITE}/?utm_source=newsletter&utm_medium=email&utm_campaign=november",
+                    "referrer": "",
+                },
+            )
+            phone = answer.json()["visitor_id"]
+            inner = self._beacon(
+                sb,
+                {"kind": "arrival", "url": f"{SITE}/contact", "referrer": f"{SITE}/"},
+                cookie=phone,
+            )
+            step.note(f"newsletter: HTTP {answer.status}; internal page: {inner.json()}")
+            sb.drain()
+        with report.step("A crawler and a foreign site send beacons") as step:
+            bot = self._beacon(
+                sb,
+                {"kind": "arrival", "url": f"{SITE}/", "referrer": ""},
+                **{"user-agent": "Googlebot/2.1"},
+            )
+            foreign = self._beacon(
+                sb,
+                {"kind": "arrival", "url": f"{SITE}/", "referrer": ""},
+                origin="https://evil.example.net",
+            )
+            step.note(f"crawler: HTTP {bot.status}; foreign origin: HTTP {foreign.status}")
+            sb.drain()
+        report.check(
+            "the crawler is dropped (204) and a foreign origin refused (403)",
+            bot.status == 204 and foreign.status == 403,
+        )
+        with report.step("The phone enquires: 'heard about you on a podcast'") as step:
+            answer = self._beacon(
+                sb,
+                {
+                    "kind": "enquiry",
+                    "url": f"{SITE}/contact",
+                    "email": "Jane.Doe@example.org",
+                    "heard_about": "Heard about you on a podcast",
+                    "submission_id": "form-0001-phone",
+                },
+                cookie=phone,
+            )
+            step.note(f"HTTP {answer.status} {answer.text}")
+            sb.drain()
+        with report.step("A week later the laptop enquires with the same email") as step:
+            answer = self._beacon(
+                sb,
+                {
+                    "kind": "enquiry",
+                    "url": f"{SITE}/contact",
+                    "email": "jane.doe@example.org ",
+                    "heard_about": "",
+                    "submission_id": "form-0002-laptop",
+                },
+                cookie=laptop,
+            )
+            step.note(f"HTTP {answer.status}")
+            sb.drain()
+            identities = sb.items("ls-identities")
+            step.state(
+                "ls-identities",
+                [(i["identity_key"][:12] + "...", i["visitor_id"][:8]) for i in identities],
+            )
+        with report.step("The owner reads the report (AWS_IAM URL, signed request)") as step:
+            unsigned = sb.http("ls-report", "GET", "/?mode=lenient")
+            answer = sb.http("ls-report", "GET", "/?mode=lenient", sign=True)
+            document = answer.json() if answer.status == 200 else {}
+            step.note(f"unsigned: HTTP {unsigned.status}; signed: HTTP {answer.status}")
+            for rule, result in (document.get("rules") or {}).items():
+                sources = ", ".join(f"{s['source']} {s['enquiries']}" for s in result["sources"])
+                step.note(
+                    f"{rule}: {sources or '-'}; unattributed {result['unattributed']['enquiries']}"
+                )
+        touches = sb.items("ls-touches")
+        enquiries = sb.items("ls-enquiries")
+        linked = {i["visitor_id"] for i in sb.items("ls-identities")}
+        report.check(
+            "one touch per arrival and one 'asked' touch (no internal page, no bot)",
+            sorted(t["source"] for t in touches) == ["google", "newsletter", "podcast_x"],
+            str(sorted((t["source"], t["medium"]) for t in touches)),
+        )
+        report.check(
+            "two enquiries, the email stored only as a keyed hash",
+            len(enquiries) == 2 and all("@" not in json.dumps(e) for e in enquiries),
+        )
+        report.check(
+            "stitching linked the phone and the laptop into one identity",
+            {laptop, phone} <= linked,
+            f"{len(linked)} visitor ids linked",
+        )
+        first = _rule(document, "first_touch")
+        report.check(
+            "the report needs a signature; first touch credits google, none unattributed",
+            unsigned.status == 403
+            and answer.status == 200
+            and first.get("google") == 2
+            and document["rules"]["first_touch"]["unattributed"]["enquiries"] == 0,
+            str(first),
+        )
+        report.check(
+            "no call was denied",
+            not [d for d in sb.denials() if d.function and d.function.startswith(sb.name("ls-"))],
+        )
+
+
+def _rule(document: dict[str, Any], name: str) -> dict[str, int]:
+    rule = (document.get("rules") or {}).get(name) or {"sources": []}
+    return {s["source"]: s["enquiries"] for s in rule["sources"]}
+
+
+SCENARIO = LeadSourceDay()
