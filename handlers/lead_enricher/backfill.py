@@ -102,12 +102,16 @@ class Backfill:
         return report
 
 
+def make_syncer(push_function: str) -> PageSyncer:
+    return PushPageSyncer(push_function)
+
+
 @logged
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     job = Backfill(
         PendingMarkers(os.environ["CACHE_TABLE"]),
         EventBridgeSink.from_env(),
-        PushPageSyncer(os.environ["PUSH_FUNCTION_NAME"]),
+        make_syncer(os.environ["PUSH_FUNCTION_NAME"]),
     )
     remaining = getattr(context, "get_remaining_time_in_millis", None)
     return job.run(remaining if callable(remaining) else (lambda: 10**9)).__dict__

@@ -119,6 +119,17 @@ class Enricher:
         return lead
 
 
+def make_provider(config: EnrichConfig) -> FirmographicProvider:
+    """The HTTP provider, reading its key from Secrets Manager at call time (cached briefly)."""
+
+    def key() -> str:
+        from handlers.common.secrets import get_secret
+
+        return get_secret(config.secret_id)
+
+    return HttpFirmographics(config.base_url, key)
+
+
 _enricher: Enricher | None = None
 
 
@@ -126,16 +137,10 @@ def _service() -> Enricher:
     global _enricher
     if _enricher is None:
         config = EnrichConfig.from_env()
-
-        def key() -> str:
-            from handlers.common.secrets import get_secret
-
-            return get_secret(config.secret_id)
-
         _enricher = Enricher(
             EnrichCache(config.cache_table, config.cache_days),
             PendingMarkers(config.cache_table),
-            HttpFirmographics(config.base_url, key),
+            make_provider(config),
             EventBridgeSink.from_env(),
         )
     return _enricher

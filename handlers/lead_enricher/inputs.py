@@ -75,8 +75,10 @@ ALIASES: dict[str, str] = {
     "site": "website",
 }
 MESSAGE_KEYS = frozenset({"message", "comments", "comment", "enquiry", "inquiry", "notes", "body"})
-HONEYPOT_KEYS = frozenset({"_gotcha", "_honeypot", "honeypot", "hp", "_hp"})
-RENDERED_KEYS = frozenset({"_rendered_at", "form_rendered_at", "rendered_at"})
+HONEYPOT_KEYS = frozenset({"gotcha", "honeypot", "hp"})
+"""Canonical names (leading underscores dropped) of the hidden field people never fill."""
+RENDERED_KEYS = frozenset({"rendered_at", "form_rendered_at"})
+"""Canonical names of the render timestamp a form sends along (epoch seconds or ms)."""
 NESTED_KEYS = ("fields", "data", "lead")
 MAX_FIELD_CHARS = 500
 MAX_CSV_ROWS = 5000
@@ -94,6 +96,12 @@ class RawLead:
 def canonical_key(name: str) -> str:
     """``"E-mail Address"`` -> ``"e_mail_address"``."""
     return re.sub(r"[^a-z0-9_]+", "_", name.strip().lower()).strip("_")
+
+
+def alias_for(name: str) -> str | None:
+    """The canonical field a form's field name means (``"E-mail Address"`` -> ``email``)."""
+    key = canonical_key(name)
+    return ALIASES.get(key) or ALIASES.get(key.replace("_", ""))
 
 
 def _text(value: Any) -> str:
@@ -119,8 +127,8 @@ def from_mapping(payload: Mapping[str, Any]) -> RawLead:
             raw.signals["rendered_at"] = _text(value)
         elif key in MESSAGE_KEYS:
             raw.message = "" if value is None else str(value).strip()[:MAX_MESSAGE_CHARS]
-        elif key in ALIASES and _text(value):
-            raw.fields.setdefault(ALIASES[key], _text(value))
+        elif (field_name := alias_for(key)) and _text(value):
+            raw.fields.setdefault(field_name, _text(value))
     raw.signals["url_count"] = count_urls(raw.message)
     return raw
 
@@ -156,7 +164,7 @@ def from_mime(data: bytes) -> RawLead:
     for line in body.splitlines():
         match = _LABELLED_LINE.match(line)
         if match:
-            key = ALIASES.get(canonical_key(match.group(1)))
+            key = alias_for(match.group(1))
             if key:
                 raw.fields.setdefault(key, match.group(2)[:MAX_FIELD_CHARS])
     subject = str(message.get("Subject") or "").strip()

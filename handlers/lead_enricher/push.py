@@ -211,6 +211,17 @@ class Pusher:
         )
 
 
+def make_crm(config: PushConfig) -> Crm:
+    """HubSpot, with the private-app token read from Secrets Manager at call time."""
+
+    def token() -> str:
+        from handlers.common.secrets import get_secret
+
+        return get_secret(config.crm_secret_id)
+
+    return HubSpotCrm(config.crm_base_url, token)
+
+
 _pusher: Pusher | None = None
 
 
@@ -218,13 +229,7 @@ def _service() -> Pusher:
     global _pusher
     if _pusher is None:
         config = PushConfig.from_env()
-
-        def token() -> str:
-            from handlers.common.secrets import get_secret
-
-            return get_secret(config.crm_secret_id)
-
-        _pusher = Pusher(config, HubSpotCrm(config.crm_base_url, token))
+        _pusher = Pusher(config, make_crm(config))
     return _pusher
 
 

@@ -216,13 +216,17 @@ class RetryJob:
         )
 
 
+def make_invoker() -> Invoker:
+    return LambdaInvoker()
+
+
 _job: RetryJob | None = None
 
 
 @logged
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     global _job
-    _job = _job or RetryJob(RetryConfig.from_env())
+    _job = _job or RetryJob(RetryConfig.from_env(), invoker=make_invoker())
     remaining = getattr(context, "get_remaining_time_in_millis", None)
     report = _job.run(remaining if callable(remaining) else (lambda: 10**9))
     return {

@@ -1,0 +1,411 @@
+"""The lead enricher on moto: its buckets, tables, queues, secrets and bus, and a pump.
+
+``ler`` builds the system's AWS side in moto with the names the infra gives it (dev stack),
+points every handler at it through its environment, and swaps the three things moto cannot
+play for fakes: the CRM (``FakeCrm``), the firmographic provider (``FakeFirmographics``) and
+Bedrock (``FakeBedrockClient``). EventBridge is real moto: a rule on this stack's source
+copies every PutEvents to a tap queue, and ``pump`` feeds each event to the handler its
+infra rule targets, so a lead walks the same chain it walks in AWS. ler-raw notifies an SQS
+queue for exactly the trigger prefixes the infra wires to ler-intake, so S3 lanes are driven
+by real notifications too.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from handlers.common.fakes import FakeBedrockClient
+from handlers.lead_enricher import (
+    backfill,
+    dedupe,
+    digest,
+    enrich,
+    intake,
+    junk_writer,
+    normalize,
+    push,
+    retry,
+)
+from handlers.lead_enricher import filter as junk_filter
+from handlers.lead_enricher.contract import (
+    CLEAN,
+    DEDUPED,
+    ENRICHED,
+    JUNK,
+    NORMALIZED,
+    TRIGGER_PREFIXES,
+)
+from handlers.lead_enricher.crm import FakeCrm
+from handlers.lead_enricher.firmographics import FakeFirmographics
+
+REGION = "eu-west-2"
+ACCOUNT = "123456789012"
+SOURCE = "crm.dev.ler"
+RAW = f"dev-ler-raw-{ACCOUNT}"
+RECORDS = f"dev-ler-records-{ACCOUNT}"
+JUNK_BUCKET = f"dev-ler-junk-{ACCOUNT}"
+IDENTITY = "dev-ler-identity"
+CACHE = "dev-ler-enrich-cache"
+INTAKE_SECRET = "s3cr3t-intake-token-for-tests"
+SENDER = "crm-bot@example.com"
+RECIPIENT = "ops@example.com"
+
+STAGES: dict[str, Callable[[dict[str, Any], Any], Any]] = {
+    NORMALIZED: enrich.handler,
+    ENRICHED: dedupe.handler,
+    DEDUPED: junk_filter.handler,
+    CLEAN: push.handler,
+    JUNK: junk_writer.handler,
+}
+"""detail-type -> the handler its EventBridge rule targets (see the infra's RULES)."""
+
+SINGLETONS = (
+    (intake, "_intake"),
+    (normalize, "_normalizer"),
+    (enrich, "_enricher"),
+    (dedupe, "_deduper"),
+    (junk_filter, "_filter"),
+    (push, "_pusher"),
+    (junk_writer, "_store"),
+    (retry, "_job"),
+)
+
+
+def context(name: str = "dev-ler-test") -> Any:
+    """Enough of a Lambda context for the handlers and Powertools."""
+    return SimpleNamespace(
+        function_name=name,
+        function_version="$LATEST",
+        invoked_function_arn=f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:{name}",
+        memory_limit_in_mb=256,
+        aws_request_id="req-test",
+        log_group_name=f"/aws/lambda/{name}",
+        log_stream_name="stream",
+        get_remaining_time_in_millis=lambda: 600_000,
+    )
+
+
+def url_event(
+    body: str,
+    *,
+    headers: dict[str, str] | None = None,
+    method: str = "POST",
+    request_id: str = "url-req-1",
+) -> dict[str, Any]:
+    return {
+        "version": "2.0",
+        "rawPath": "/",
+        "headers": {"content-type": "application/json", **(headers or {})},
+        "requestContext": {
+            "requestId": request_id,
+            "http": {"method": method, "sourceIp": "203.0.113.9"},
+        },
+        "body": body,
+        "isBase64Encoded": False,
+    }
+
+
+def sqs_event(bodies: list[str]) -> dict[str, Any]:
+    return {
+        "Records": [
+            {
+                "messageId": f"m-{i}",
+                "receiptHandle": f"rh-{i}",
+                "body": body,
+                "attributes": {"ApproximateReceiveCount": "1"},
+                "messageAttributes": {},
+                "md5OfBody": "",
+                "eventSource": "aws:sqs",
+                "eventSourceARN": f"arn:aws:sqs:{REGION}:{ACCOUNT}:dev-ler-intake-queue",
+                "awsRegion": REGION,
+            }
+            for i, body in enumerate(bodies)
+        ]
+    }
+
+
+@dataclass
+class Ler:
+    """The system on moto, its fakes, and helpers to drive it."""
+
+    clients: dict[str, Any]
+    urls: dict[str, str]
+    crm: FakeCrm = field(default_factory=FakeCrm)
+    provider: FakeFirmographics = field(default_factory=FakeFirmographics)
+    bedrock: FakeBedrockClient = field(default_factory=FakeBedrockClient)
+    delivered: list[dict[str, Any]] = field(default_factory=list)
+
+    # Driving the lanes --------------------------------------------------------------------
+
+    def post(
+        self, payload: dict[str, Any], *, secret: str | None = INTAKE_SECRET, **kw: Any
+    ) -> dict[str, Any]:
+        headers = {"x-ler-intake-secret": secret} if secret is not None else {}
+        headers.update(kw.pop("headers", {}))
+        response: dict[str, Any] = intake.handler(
+            url_event(json.dumps(payload), headers=headers, **kw), context()
+        )
+        return response
+
+    def put_raw(self, key: str, body: bytes) -> None:
+        self.clients["s3"].put_object(Bucket=RAW, Key=key, Body=body)
+
+    def s3_notifications(self) -> list[dict[str, Any]]:
+        """The S3 events ler-raw sent for the trigger prefixes (moto's test event skipped)."""
+        found = []
+        for message in self._receive(self.urls["notifications"]):
+            body = json.loads(message["Body"])
+            if "Records" in body:
+                found.append(body)
+        return found
+
+    def deliver_s3(self) -> list[Any]:
+        """Feed every pending ler-raw notification to intake, as S3 would invoke it."""
+        return [intake.handler(event, context()) for event in self.s3_notifications()]
+
+    # The chain ----------------------------------------------------------------------------
+
+    def queued(self) -> list[str]:
+        """Bodies waiting in ler-intake-queue (received and deleted)."""
+        return [m["Body"] for m in self._receive(self.urls["intake"])]
+
+    def normalize(self, bodies: list[str]) -> dict[str, Any]:
+        result: dict[str, Any] = normalize.handler(sqs_event(bodies), context())
+        return result
+
+    def emitted(self) -> list[dict[str, Any]]:
+        """Events put on the default bus with this stack's source since the last call."""
+        return [json.loads(m["Body"]) for m in self._receive(self.urls["tap"])]
+
+    def deliver(self, event: dict[str, Any]) -> Any:
+        self.delivered.append(event)
+        return STAGES[event["detail-type"]](event, context())
+
+    def pump(self, *, rounds: int = 20) -> list[dict[str, Any]]:
+        """Run the whole chain until nothing is left: intake queue, then the bus."""
+        seen: list[dict[str, Any]] = []
+        for _ in range(rounds):
+            bodies = self.queued()
+            for body in bodies:
+                self.normalize([body])
+            events = self.emitted()
+            if not bodies and not events:
+                return seen
+            for event in events:
+                seen.append(event)
+                self.deliver(event)
+        raise AssertionError("the chain did not settle")
+
+    # Looking at the results ---------------------------------------------------------------
+
+    def objects(self, bucket: str, prefix: str = "") -> dict[str, dict[str, Any]]:
+        s3 = self.clients["s3"]
+        found = {}
+        for item in s3.list_objects_v2(Bucket=bucket, Prefix=prefix).get("Contents", []):
+            body = s3.get_object(Bucket=bucket, Key=item["Key"])["Body"].read()
+            found[item["Key"]] = (
+                json.loads(body) if item["Key"].endswith(".json") else {"raw": body}
+            )
+        return found
+
+    def identity(self, id_key: str) -> dict[str, Any] | None:
+        item = self.clients["dynamodb"].Table(IDENTITY).get_item(Key={"id_key": id_key}).get("Item")
+        return None if item is None else dict(item)
+
+    def seed_identity(self, id_key: str, crm_id: str, **attributes: Any) -> None:
+        self.clients["dynamodb"].Table(IDENTITY).put_item(
+            Item={
+                "id_key": id_key,
+                "crm_id": crm_id,
+                "updated_at": "2026-01-01T00:00:00+00:00",
+                **attributes,
+            }
+        )
+
+    def sent_mail(self) -> list[Any]:
+        from moto.ses.models import ses_backends
+
+        return list(ses_backends[ACCOUNT][REGION].sent_messages)
+
+    def _receive(self, url: str) -> list[dict[str, Any]]:
+        sqs = self.clients["sqs"]
+        found: list[dict[str, Any]] = []
+        while True:
+            batch = sqs.receive_message(
+                QueueUrl=url, MaxNumberOfMessages=10, MessageAttributeNames=["All"]
+            ).get("Messages", [])
+            if not batch:
+                return found
+            for message in batch:
+                sqs.delete_message(QueueUrl=url, ReceiptHandle=message["ReceiptHandle"])
+            found.extend(batch)
+
+
+def _queue(sqs: Any, name: str, **attributes: str) -> tuple[str, str]:
+    url = sqs.create_queue(QueueName=name, Attributes=attributes)["QueueUrl"]
+    arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"][
+        "QueueArn"
+    ]
+    return url, arn
+
+
+@pytest.fixture
+def ler(aws: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[Ler]:
+    import boto3
+
+    s3 = boto3.client("s3", region_name=REGION)
+    sqs = boto3.client("sqs", region_name=REGION)
+    events = boto3.client("events", region_name=REGION)
+    dynamodb = boto3.resource("dynamodb", region_name=REGION)
+    secrets = boto3.client("secretsmanager", region_name=REGION)
+    ses = boto3.client("sesv2", region_name=REGION)
+
+    for bucket in (RAW, RECORDS, JUNK_BUCKET):
+        s3.create_bucket(Bucket=bucket, CreateBucketConfiguration={"LocationConstraint": REGION})
+    s3.put_bucket_versioning(Bucket=RAW, VersioningConfiguration={"Status": "Enabled"})
+
+    dynamodb.create_table(
+        TableName=IDENTITY,
+        KeySchema=[{"AttributeName": "id_key", "KeyType": "HASH"}],
+        AttributeDefinitions=[
+            {"AttributeName": "id_key", "AttributeType": "S"},
+            {"AttributeName": "crm_id", "AttributeType": "S"},
+        ],
+        GlobalSecondaryIndexes=[
+            {
+                "IndexName": "by-crm-id",
+                "KeySchema": [{"AttributeName": "crm_id", "KeyType": "HASH"}],
+                "Projection": {"ProjectionType": "ALL"},
+            }
+        ],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    dynamodb.create_table(
+        TableName=CACHE,
+        KeySchema=[{"AttributeName": "domain", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "domain", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    boto3.client("dynamodb", region_name=REGION).update_time_to_live(
+        TableName=CACHE, TimeToLiveSpecification={"Enabled": True, "AttributeName": "ttl"}
+    )
+
+    urls: dict[str, str] = {}
+    intake_dlq_url, intake_dlq_arn = _queue(sqs, "dev-ler-intake-dlq")
+    urls["intake_dlq"] = intake_dlq_url
+    urls["intake"], _ = _queue(
+        sqs,
+        "dev-ler-intake-queue",
+        VisibilityTimeout="360",
+        RedrivePolicy=json.dumps({"deadLetterTargetArn": intake_dlq_arn, "maxReceiveCount": "2"}),
+    )
+    urls["dlq"], _ = _queue(sqs, "dev-ler-dlq")
+    urls["tap"], tap_arn = _queue(sqs, "test-bus-tap")
+    urls["notifications"], notifications_arn = _queue(sqs, "test-raw-notifications")
+    events.put_rule(Name="test-bus-tap", EventPattern=json.dumps({"source": [SOURCE]}))
+    events.put_targets(Rule="test-bus-tap", Targets=[{"Id": "tap", "Arn": tap_arn}])
+    s3.put_bucket_notification_configuration(
+        Bucket=RAW,
+        NotificationConfiguration={
+            "QueueConfigurations": [
+                {
+                    "QueueArn": notifications_arn,
+                    "Events": ["s3:ObjectCreated:*"],
+                    "Filter": {"Key": {"FilterRules": [{"Name": "prefix", "Value": prefix}]}},
+                }
+                for prefix in TRIGGER_PREFIXES
+            ]
+        },
+    )
+    secrets.create_secret(Name="dev-ler-intake-secret", SecretString=INTAKE_SECRET)
+    secrets.create_secret(Name="dev-ler-enrichment-key", SecretString="enrichment-key")
+    secrets.create_secret(Name="dev-ler-crm-key", SecretString="crm-token")
+    ses.create_email_identity(EmailIdentity="example.com")
+
+    env = {
+        "EVENT_SOURCE": SOURCE,
+        "RAW_BUCKET": RAW,
+        "JUNK_BUCKET": JUNK_BUCKET,
+        "RECORDS_BUCKET": RECORDS,
+        "INTAKE_QUEUE_URL": urls["intake"],
+        "INTAKE_AUTH": "shared_secret",
+        "INTAKE_SECRET_ID": "dev-ler-intake-secret",
+        "MIN_SUBMIT_SECONDS": "3",
+        "NORMALIZE_MODEL_ID": "global.anthropic.claude-haiku-4-5-20251001-v1:0",
+        "DEDUPE_MODEL_ID": "global.anthropic.claude-haiku-4-5-20251001-v1:0",
+        "FILTER_MODEL_ID": "global.anthropic.claude-haiku-4-5-20251001-v1:0",
+        "DEFAULT_PHONE_REGION": "GB",
+        "CACHE_TABLE": CACHE,
+        "ENRICHMENT_SECRET_ID": "dev-ler-enrichment-key",
+        "ENRICHMENT_BASE_URL": "https://company.clearbit.com",
+        "CACHE_TTL_DAYS": "90",
+        "IDENTITY_TABLE": IDENTITY,
+        "IDENTITY_INDEX": "by-crm-id",
+        "LINK_SCORE": "0.9",
+        "AMBIGUOUS_SCORE": "0.7",
+        "JUNK_SCORE": "0.75",
+        "BORDERLINE_SCORE": "0.4",
+        "CRM_SECRET_ID": "dev-ler-crm-key",
+        "CRM_BASE_URL": "https://api.hubapi.com",
+        "DLQ_URL": urls["dlq"],
+        "INTAKE_DLQ_URL": urls["intake_dlq"],
+        "INTAKE_FUNCTION_NAME": "dev-ler-intake",
+        "PUSH_FUNCTION_NAME": "dev-ler-push",
+        "SENDER_EMAIL": SENDER,
+        "ALERT_RECIPIENT": RECIPIENT,
+        "DIGEST_RECIPIENT": RECIPIENT,
+        "MAX_RETRY_PASSES": "4",
+        "DLQ_ALERT_THRESHOLD": "10",
+    }
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+
+    world = Ler(
+        clients={"s3": s3, "sqs": sqs, "events": events, "dynamodb": dynamodb, "ses": ses},
+        urls=urls,
+    )
+    monkeypatch.setattr(
+        "handlers.common.aws_clients.bedrock_runtime", lambda region=None: world.bedrock
+    )
+    monkeypatch.setattr(enrich, "make_provider", lambda config: world.provider)
+    monkeypatch.setattr(push, "make_crm", lambda config: world.crm)
+    monkeypatch.setattr(backfill, "make_syncer", lambda name: InProcessSyncer())
+    for module, name in SINGLETONS:
+        monkeypatch.setattr(module, name, None)
+    yield world
+
+
+class InProcessSyncer:
+    """ler-backfill's synchronous invoke of ler-push, made in-process."""
+
+    def sync_page(self, after: str | None) -> dict[str, Any]:
+        answer: dict[str, Any] = push.handler(
+            {"action": "resync_page", "after": after, "limit": 2}, context()
+        )
+        return answer
+
+
+@dataclass
+class RecordingInvoker:
+    """ler-retry's asynchronous invoke of ler-intake, recorded (moto's Lambda needs Docker)."""
+
+    calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+
+    def invoke_async(self, function_name: str, payload: dict[str, Any]) -> None:
+        self.calls.append((function_name, payload))
+
+
+@pytest.fixture
+def invoker(monkeypatch: pytest.MonkeyPatch) -> RecordingInvoker:
+    recorded = RecordingInvoker()
+    monkeypatch.setattr(retry, "make_invoker", lambda: recorded)
+    return recorded
+
+
+__all__ = ["Ler", "backfill", "context", "digest", "sqs_event", "url_event"]
