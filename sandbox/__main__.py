@@ -18,13 +18,19 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--port", type=int, default=4566, help="the AWS emulator's port")
     serve.add_argument("--url-port", type=int, default=8701, help="first Function URL port")
     serve.add_argument("--scenarios", action="store_true", help="play the scripted days first")
+    for command in (demo, serve):
+        command.add_argument(
+            "--enable",
+            default="",
+            help="comma-separated systems to enable for this run although Pulumi.dev.yaml does not",
+        )
     args = parser.parse_args(argv)
 
     started = time.monotonic()
     from sandbox.graph import program_graph
 
     print("running the Pulumi program on the mock engine (dev stack)...", flush=True)
-    graph = program_graph("dev")
+    graph = program_graph("dev", _enabling(args.enable.split(",")) if args.enable else None)
     if args.command == "demo":
         from sandbox.play import demo as run_demo
 
@@ -33,6 +39,19 @@ def main(argv: list[str] | None = None) -> int:
         print(f"total {time.monotonic() - started:.1f} s", flush=True)
         return 0 if results and all(r.ok for r in results) else 1
     return serve_forever(graph, args.port, args.url_port, args.scenarios)
+
+
+def _enabling(keys: list[str]) -> dict[str, object]:
+    """The stack file's systems section with ``keys`` enabled too."""
+    from pathlib import Path
+
+    import yaml
+
+    data = yaml.safe_load((Path(__file__).resolve().parents[1] / "Pulumi.dev.yaml").read_text())
+    systems = dict(data["config"]["crm-automations:systems"])
+    for key in keys:
+        systems[key] = {**systems[key], "enabled": True}
+    return {"systems": systems}
 
 
 def serve_forever(graph: object, port: int, url_port: int, with_scenarios: bool) -> int:

@@ -117,6 +117,10 @@ class Sandbox:
             )
             server.start()
             self.urls[spec.name] = server
+            for resource in self.graph.of_type("aws:lambda/functionUrl:FunctionUrl"):
+                deployed = resource.outputs.get("functionUrl")
+                if resource.inputs.get("functionName") == spec.name and deployed:
+                    self._runtime.url_aliases[str(deployed).rstrip("/") + "/"] = server.url
             if port:
                 port += 1
         return self
@@ -235,7 +239,7 @@ class Sandbox:
             target, data=data or None, method=method, headers=sent
         )
         try:
-            with urllib.request.urlopen(request, timeout=30) as answer:  # noqa: S310 - localhost
+            with _NO_REDIRECTS.open(request, timeout=30) as answer:
                 return HttpAnswer(answer.status, dict(answer.headers.items()), answer.read())
         except urllib.error.HTTPError as err:
             return HttpAnswer(err.code, dict(err.headers.items()), err.read())
@@ -342,6 +346,16 @@ class Sandbox:
 
     def denials(self) -> list[Any]:
         return self.interceptor.denials()
+
+
+class _KeepRedirects(urllib.request.HTTPRedirectHandler):
+    """Hand a 3xx back to the caller (a Function URL's redirect is part of its answer)."""
+
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+_NO_REDIRECTS = urllib.request.build_opener(_KeepRedirects)
 
 
 def _plain(value: Any) -> Any:

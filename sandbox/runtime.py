@@ -142,6 +142,9 @@ class Runtime:
         self.resolver = resolver or (lambda dotted: dotted)
         self.base_env = dict(base_env if base_env is not None else os.environ)
         self.invocations: list[Invocation] = []
+        self.url_aliases: dict[str, str] = {}
+        """Deployed Function URL -> local URL, applied to environment values (a function that
+        links to another function's URL gets the local one)."""
         self.listeners: list[Callable[[Invocation], None]] = []
         self.lock = threading.RLock()
         self._containers: dict[str, dict[tuple[int, str], Any]] = {}
@@ -191,7 +194,9 @@ class Runtime:
                 "_HANDLER": spec.handler,
             }
         )
-        env.update(spec.environment)
+        env.update(
+            {k: self.url_aliases.get(v.rstrip("/") + "/", v) for k, v in spec.environment.items()}
+        )
         return env
 
     def _switch_container(self, function: str) -> None:

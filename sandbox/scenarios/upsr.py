@@ -1,0 +1,208 @@
+"""Upsell recommender: a catalogue sync, an order (delivered three times), a nudge, a tap.
+
+The store is the in-memory fake of ``handlers.upsell_recommender.store`` holding a small
+camping catalogue, given to upsr-catalog-sync in place of the Shopify Admin API. The model
+stand-in proposes every candidate it is shown, so the day shows the catalogue rules disposing
+(out of stock, already owned, too dear) and one add-on surviving. The handlers read the time
+through ``handlers.upsell_recommender.clock``, which the scenario points at the sandbox clock,
+so "two hours later" and "three days later" are the clock moving, not waiting.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import hashlib
+import hmac
+import json
+import re
+from decimal import Decimal
+from typing import Any
+
+from sandbox.core import Sandbox
+from sandbox.report import Report
+
+SHOP = "example-shop.myshopify.com"
+WEBHOOK_SECRET = "shpss_sandbox_webhook_signing_secret_0123456789"
+ADDLINK_KEYRING = json.dumps(
+    {"active_kid": "k1", "keys": {"k1": "sandbox-addlink-key-" + "k" * 24}}
+)
+PHONE = "+447700900123"
+
+
+def _catalogue() -> list[Any]:
+    from handlers.upsell_recommender.domain import CatalogueItem
+
+    def item(
+        sku: str,
+        variant: str,
+        category: str,
+        price: str,
+        complements: tuple[str, ...] = (),
+        stock: int | None = 10,
+    ) -> CatalogueItem:
+        return CatalogueItem(
+            sku=sku,
+            variant_id=variant,
+            product_id=variant[:2],
+            title=sku.title(),
+            category=category,
+            complements=frozenset(complements),
+            price=Decimal(price),
+            stock=stock,
+            available=True,
+        )
+
+    return [
+        item("TENT-2P", "1001", "tents", "200.00", ("sleeping-mats", "lanterns")),
+        item("MAT-1", "2001", "sleeping-mats", "40.00", ("tents",)),
+        item("MAT-PRO", "2002", "sleeping-mats", "150.00"),
+        item("LANTERN-1", "3001", "lanterns", "25.00", stock=0),
+        item("STOVE-1", "4001", "stoves", "60.00"),
+    ]
+
+
+def _order(order_id: int, created: dt.datetime) -> dict[str, Any]:
+    return {
+        "id": order_id,
+        "name": f"#{order_id}",
+        "created_at": created.isoformat(),
+        "currency": "GBP",
+        "subtotal_price": "200.00",
+        "total_price": "205.00",
+        "line_items": [
+            {
+                "id": 1,
+                "sku": "TENT-2P",
+                "variant_id": 1001,
+                "title": "Tent 2P",
+                "quantity": 1,
+                "price": "200.00",
+            }
+        ],
+        "email": "ann@example.org",
+        "customer": {
+            "id": 7001,
+            "first_name": "Ann",
+            "email": "ann@example.org",
+            "phone": PHONE,
+            "sms_marketing_consent": {"state": "subscribed"},
+            "email_marketing_consent": {"state": "not_subscribed"},
+        },
+    }
+
+
+def _propose_every_candidate(request: Any) -> dict[str, Any]:
+    """The model stand-in: every candidate SKU in the prompt, in the order listed."""
+    prompt = " ".join(b.get("text", "") for m in request["messages"] for b in m["content"])
+    candidates = json.loads(prompt.rsplit("\n", 1)[-1])
+    return {
+        "suggestions": [
+            {"sku": c["sku"], "line": f"Goes well with your {c['category']}"}
+            for c in candidates[:3]
+        ]
+    }
+
+
+class UpsellDay:
+    key = "upsr"
+    title = "Upsell recommender"
+
+    def prepare(self, sb: Sandbox) -> None:
+        from handlers.upsell_recommender import catalog_sync, clock
+        from handlers.upsell_recommender.store import InMemoryStore
+
+        sb.set_secret("upsr-webhook-secret", WEBHOOK_SECRET)
+        sb.set_secret("upsr-store-key", "shpat_sandbox_admin_token")
+        sb.set_secret("upsr-addlink-key", ADDLINK_KEYRING)
+        store = InMemoryStore(SHOP, _catalogue())
+        sb.patch(catalog_sync, "current_deps", lambda: catalog_sync.SyncDeps.from_env(store=store))
+        sb.patch(clock, "now", lambda: sb.clock.now().timestamp())
+        sb.model.by_function[sb.name("upsr-picker")] = _propose_every_candidate
+
+    def _webhook(self, sb: Sandbox, payload: dict[str, Any], secret: str = WEBHOOK_SECRET) -> int:
+        body = json.dumps(payload).encode()
+        signature = base64.b64encode(
+            hmac.new(secret.encode(), body, hashlib.sha256).digest()
+        ).decode()
+        headers = {
+            "content-type": "application/json",
+            "x-shopify-topic": "orders/create",
+            "x-shopify-shop-domain": SHOP,
+            "x-shopify-hmac-sha256": signature,
+            "x-shopify-webhook-id": f"wh-{payload['id']}",
+        }
+        return sb.http("upsr-order", "POST", "/", body=body, headers=headers).status
+
+    def play(self, sb: Sandbox, report: Report) -> None:
+        with report.step("The 15-minute catalogue sync pulls the store's products") as step:
+            sb.fire("upsr-catalog-sync")
+            sb.drain()
+            step.state("upsr-catalogue", sorted(i["sku"] for i in sb.items("upsr-catalogue")))
+        with report.step("Ann orders a tent; Shopify delivers the webhook three times") as step:
+            payload = _order(5001, sb.clock.now() - dt.timedelta(minutes=1))
+            statuses = [self._webhook(sb, payload) for _ in range(3)]
+            forged = self._webhook(sb, _order(5002, sb.clock.now()), secret="not-the-secret")
+            step.note(f"deliveries: {statuses}; a forged delivery: HTTP {forged}")
+            sb.drain()
+            offers = [o for o in sb.items("upsr-offers") if o.get("sku")]
+            step.state("upsr-offers", [(o.get("sku"), o.get("state")) for o in offers])
+        report.check(
+            "three deliveries make one order and one offer; a forged one is refused",
+            len(sb.items("upsr-orders")) == 1 and len(offers) == 1 and forged == 401,
+            f"statuses {statuses}, forged {forged}",
+        )
+        with report.step("Two hours pass: the 5-minute sender releases the due nudge") as step:
+            sb.advance(hours=2, minutes=1)
+            sb.drain()
+            nudges = [m for m in sb.outbox.messages if m.channel == "sms" and PHONE in m.to]
+            step.state(
+                "upsr-offers", [(o.get("sku"), o.get("state")) for o in sb.items("upsr-offers")]
+            )
+        report.check(
+            "one SMS nudge with a one-tap link",
+            len(nudges) == 1,
+            nudges[0].text if nudges else "none sent",
+        )
+        with report.step("Ann taps the link in the SMS") as step:
+            link = re.search(r"http://127\.0\.0\.1:\d+/\S*", nudges[0].text if nudges else "")
+            tap = None
+            if link:
+                path = link.group(0).split("/", 3)[3]
+                tap = sb.http(
+                    "upsr-addlink",
+                    "GET",
+                    "/" + path,
+                    headers={"user-agent": "Mozilla/5.0 (iPhone) Mobile/15E148"},
+                )
+                step.note(
+                    f"HTTP {tap.status} -> {({k.lower(): v for k, v in tap.headers.items()}).get('location')}"
+                )
+            sb.drain()
+        offer = next((o for o in sb.items("upsr-offers") if o.get("sku")), {})
+        location = {k.lower(): v for k, v in tap.headers.items()}.get("location", "") if tap else ""
+        report.check(
+            "the tap redirects to the store's cart and marks the offer taken",
+            tap is not None
+            and tap.status == 302
+            and location.startswith(f"https://{SHOP}/cart/")
+            and offer.get("state") == "taken",
+            f"{location} state={offer.get('state')}",
+        )
+        with report.step(
+            "Three days later the hourly sweep closes windows and reports to the owner"
+        ) as step:
+            sb.advance(days=3)
+            sb.drain()
+        report.check(
+            "the model proposed, the catalogue disposed: the offer is the in-stock mat",
+            offer.get("sku") == "MAT-1",
+            str(offer.get("sku")),
+        )
+        report.check(
+            "no call was denied",
+            not [d for d in sb.denials() if (d.function or "").startswith(sb.name("upsr-"))],
+        )
+
+
+SCENARIO = UpsellDay()
