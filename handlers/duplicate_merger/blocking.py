@@ -1,0 +1,263 @@
+"""Blocking: four keys per contact, blocks of contacts sharing a key, oversized blocks capped.
+
+Comparing every contact with every other is quadratic; blocking compares only contacts that
+share at least one key. The four keys, chosen by measurement (``make bench-dm`` prints each
+key's share of the true pairs it finds), are:
+
+``email``
+    The normalised mailbox. Finds the same person re-entered with another name spelling.
+``phone``
+    The E.164 number. Finds the same person with a new address or a changed name.
+``name``
+    NYSIIS of the surname + the canonical first initial ("SNATH.j"). Finds the same person with
+    a new phone and mailbox; NYSIIS absorbs most surname typos, canonical first names absorb
+    nicknames (Bob/Robert).
+``alias``
+    NYSIIS of the given name + NYSIIS of the surname's first letter... no: NYSIIS of the *given
+    name* + the *organisation or place* (domain, else postcode, else city). Finds surname typos
+    that change the phonetic code, married names, and first and last name swapped (the swapped
+    record's surname code is the other's given-name code, so the key is built from the
+    alphabetically first of the two name codes).
+
+A block larger than ``cap`` would bring back the quadratic cost (one placeholder phone shared
+by 400 records is 79,800 comparisons). Such a block is not dropped: its contacts are sorted by
+name and cut into overlapping windows of ``cap`` contacts (sorted neighbourhood), so each
+contact meets at most ``2 * cap`` neighbours through it, and the block is reported in
+``BlockingReport.capped`` with its size. Everything here is deterministic: the same contacts in
+any order give the same blocks, windows and report.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+
+from handlers.duplicate_merger.profile import FIELDS, Profile
+
+KEY_NAMES = ("email", "phone", "name", "street", "dob", "alias")
+"""Key kinds in priority order: a contact takes the first ``KEYS_PER_CONTACT`` it has values
+for. The order also decides which block owns a pair that shares several keys."""
+
+KEYS_PER_CONTACT = 4
+
+
+def _name_key(p: Profile) -> str:
+    code = p.last_code
+    return f"{code}.{p.first[:1]}" if code else ""
+
+
+def _alias_key(p: Profile) -> str:
+    codes = sorted(c for c in (p.first_code, p.last_code) if c)
+    if not codes:
+        return ""
+    anchor = p.postcode or p.city or p.state
+    return f"{codes[0]}@{anchor}" if anchor else ""
+
+
+def _street_key(p: Profile) -> str:
+    return f"{p.house} {p.street}" if p.street else ""
+
+
+KEY_FUNCTIONS: dict[str, Callable[[Profile], str]] = {
+    "email": lambda p: p.email,
+    "phone": lambda p: p.phone,
+    "name": _name_key,
+    "street": _street_key,
+    "dob": lambda p: p.dob,
+    "alias": _alias_key,
+}
+
+
+def keys_of(profile: Profile) -> tuple[str, ...]:
+    """The contact's key values by kind: its first four available kinds set, the rest ""."""
+    values: list[str] = []
+    taken = 0
+    for name in KEY_NAMES:
+        value = KEY_FUNCTIONS[name](profile) if taken < KEYS_PER_CONTACT else ""
+        taken += bool(value)
+        values.append(value)
+    return tuple(values)
+
+
+def _sure_email(p: Profile) -> str:
+    return p.email
+
+
+def _sure_name(extra: Callable[[Profile], str]) -> Callable[[Profile], str]:
+    def key(p: Profile) -> str:
+        value = extra(p)
+        return f"{p.first}|{p.last}|{value}" if p.first and p.last and value else ""
+
+    return key
+
+
+SURE_RULES: tuple[Callable[[Profile], str], ...] = (
+    _sure_email,
+    _sure_name(lambda p: p.phone),
+    _sure_name(lambda p: p.dob),
+    _sure_name(lambda p: f"{p.house} {p.street}" if p.street else ""),
+)
+"""Rules two different people almost never meet: the same mailbox; the same full name and
+phone, or birth date, or street address. Used only to estimate how common duplicates are."""
+
+
+def count_sure_pairs(profiles: Sequence[Profile], *, cap: int) -> int:
+    """Distinct pairs meeting a sure rule, ignoring values shared by more than ``cap`` contacts
+    (a placeholder address is not evidence). One rule at a time, to bound memory."""
+    found: set[tuple[int, int]] = set()
+    for rule in SURE_RULES:
+        values = [rule(p) for p in profiles]
+        counts = Counter(v for v in values if v)
+        groups: dict[str, list[int]] = defaultdict(list)
+        for index, value in enumerate(values):
+            if value and 2 <= counts[value] <= cap:
+                groups[value].append(index)
+        for members in groups.values():
+            for x, i in enumerate(members):
+                for j in members[x + 1 :]:
+                    found.add((i, j))
+        del values, counts, groups
+    return len(found)
+
+
+class Rarity:
+    """How many contacts hold each value of each field: the counts that weigh evidence.
+
+    Built once over all contacts by dm-block; each profile in a block message carries its own
+    counts, so dm-score weighs agreement without seeing the rest of the CRM.
+    """
+
+    def __init__(self, profiles: Iterable[Profile]) -> None:
+        self.counts: dict[str, Counter[str]] = {name: Counter() for name in FIELDS}
+        total = 0
+        columns = [self.counts[name] for name in FIELDS]
+        for p in profiles:
+            total += 1
+            for column, value in zip(columns, p.values(), strict=True):
+                if value:
+                    column[value] += 1
+        self.total = total
+
+    def of(self, profile: Profile) -> list[int]:
+        """The count of each of ``profile``'s field values, in ``FIELDS`` order (0 if empty)."""
+        return [
+            self.counts[name][value] if value else 0
+            for name, value in zip(FIELDS, profile.values(), strict=True)
+        ]
+
+
+@dataclass(frozen=True)
+class Block:
+    """Contacts sharing one key value (or one window of an oversized block).
+
+    Attributes:
+        key: Which key (``email``, ``phone``, ``name``, ``alias``).
+        value: The shared key value.
+        members: Indexes of the contacts (into the profile list), sorted.
+        window: For a capped block, ``(window number, windows in the block)``; else None.
+    """
+
+    key: str
+    value: str
+    members: tuple[int, ...]
+    window: tuple[int, int] | None = None
+
+    @property
+    def pair_count(self) -> int:
+        n = len(self.members)
+        return n * (n - 1) // 2
+
+
+@dataclass(frozen=True)
+class CappedBlock:
+    """An oversized block, reported: which key value, how many contacts, how it was cut."""
+
+    key: str
+    value: str
+    size: int
+    windows: int
+
+
+@dataclass
+class BlockingReport:
+    """What blocking did, for logs, the run summary and the digest."""
+
+    contacts: int = 0
+    blocks: int = 0
+    comparisons: int = 0
+    capped: list[CappedBlock] = field(default_factory=list)
+    keyed: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def comparisons_per_contact(self) -> float:
+        return self.comparisons / self.contacts if self.contacts else 0.0
+
+
+def _sort_key(p: Profile) -> tuple[str, ...]:
+    return (p.last, p.first, p.email, p.phone, p.id)
+
+
+def form_blocks(
+    profiles: Sequence[Profile], *, cap: int, keys: Sequence[tuple[str, ...]] | None = None
+) -> tuple[list[Block], BlockingReport]:
+    """Blocks of two or more contacts per key value; blocks above ``cap`` cut into windows.
+
+    ``keys`` are the precomputed ``keys_of`` per profile (computed here when omitted).
+    """
+    if cap < 2:
+        raise ValueError("cap must be at least 2")
+    key_values = keys if keys is not None else [keys_of(p) for p in profiles]
+    report = BlockingReport(contacts=len(profiles))
+    blocks: list[Block] = []
+    for k, key in enumerate(KEY_NAMES):
+        groups: dict[str, list[int]] = defaultdict(list)
+        for index, values in enumerate(key_values):
+            value = values[k]
+            if value:
+                groups[value].append(index)
+        report.keyed[key] = sum(len(m) for m in groups.values())
+        for value in sorted(groups):
+            members = groups[value]
+            if len(members) < 2:
+                continue
+            if len(members) <= cap:
+                blocks.append(Block(key, value, tuple(sorted(members))))
+                continue
+            windows = list(_windows(members, profiles, cap))
+            report.capped.append(CappedBlock(key, value, len(members), len(windows)))
+            blocks.extend(
+                Block(key, value, w, (i, len(windows))) for i, w in enumerate(windows, start=1)
+            )
+    report.blocks = len(blocks)
+    report.comparisons = sum(b.pair_count for b in blocks)
+    return blocks, report
+
+
+def _windows(
+    members: list[int], profiles: Sequence[Profile], cap: int
+) -> Iterator[tuple[int, ...]]:
+    """Overlapping windows of ``cap`` members in name order, each starting half a window on."""
+    ordered = sorted(members, key=lambda i: _sort_key(profiles[i]))
+    step = max(1, cap // 2)
+    start = 0
+    while True:
+        window = ordered[start : start + cap]
+        yield tuple(sorted(window))
+        if start + cap >= len(ordered):
+            return
+        start += step
+
+
+def owner_key(a_keys: Sequence[str], b_keys: Sequence[str], capped: set[tuple[str, str]]) -> int:
+    """Index of the first key two contacts share in an uncapped block, else -1.
+
+    A pair sharing several keys is scored once, in the block of the first such key; a pair
+    whose shared blocks are all capped may be met in several windows and is scored in each
+    (the result is the same row, written again).
+    """
+    for k, key in enumerate(KEY_NAMES):
+        value = a_keys[k]
+        if value and value == b_keys[k] and (key, value) not in capped:
+            return k
+    return -1

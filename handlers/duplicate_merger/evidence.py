@@ -1,0 +1,544 @@
+"""Scoring: rarity-weighted evidence for and against two contacts being one person.
+
+Each field present on both contacts is compared at one of four levels (exact, similar, swapped
+with the other name field, different) and contributes a weight in bits, Fellegi-Sunter style,
+with no training step:
+
+* agreement on a value held by ``count`` of the ``N`` contacts weighs ``log2(m / (count/N))``:
+  a surname three contacts share is strong evidence, "Smith" is weak, and a placeholder phone
+  shared by 400 contacts is almost none. ``m`` (how often one person's two records agree on the
+  field) is a fixed, documented prior per field, not learned;
+* a similar value (one typo, a nickname, another format) weighs the same way with a smaller
+  ``m`` and a wider ``count`` (a typo is rare, the value it came from is not);
+* disagreement weighs ``log2(P(differ | same person))``: evidence against, strongest for fields
+  a person rarely changes (date of birth, first name), weakest for those they do (phone,
+  mailbox, employer).
+
+The score adds the weights to a baseline: the log-odds that two contacts picked at random are
+one person, estimated from a count of "sure" pairs over the same data (``baseline``). A score
+therefore reads as log-odds in bits, 0 is even odds and 10 about a thousand to one, whatever
+the size of the CRM. The same two profiles and counts always give the same score, terms and
+band.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from handlers.duplicate_merger.normalize import given_name
+from handlers.duplicate_merger.profile import FIELDS, Profile
+from handlers.duplicate_merger.similarity import jaro_winkler, within_one_edit
+
+Band = Literal["automatic", "propose", "record_only"]
+Level = Literal["exact", "similar", "swapped", "different"]
+
+SURE_RECALL = 0.5
+"""Assumed share of true duplicate pairs that a "sure" rule finds (same mailbox; same full
+name and phone, birth date or street address). The baseline divides the count of sure pairs
+by it, as Splink's ``estimate_probability_two_random_records_match`` divides by its recall."""
+
+HOUSEHOLD_SURNAME_SHARE = 0.25
+"""P(two different people share a surname | they share a phone or a street address): family
+members do. A shared household explains a shared surname, so the surname's rarity is not
+counted twice; without this, two relatives on one landline look like one person."""
+
+IMPLIED_SHARE = 0.5
+"""How common a value counts when another agreement already implies it: a shared household
+implies the city, postcode and state; a shared postcode the city and state; a shared city the
+state; a shared employer its domain. Counting each as if independent would add the same
+evidence twice."""
+
+LABELS = {
+    "first": "first name",
+    "last": "surname",
+    "email": "email",
+    "phone": "phone",
+    "company": "company",
+    "domain": "company domain",
+    "house": "house number",
+    "street": "street",
+    "city": "city",
+    "postcode": "postcode",
+    "state": "state",
+    "dob": "date of birth",
+}
+
+
+@dataclass(frozen=True)
+class FieldPrior:
+    """How one person's two records tend to compare on a field (fixed priors, in [0, 1]).
+
+    Attributes:
+        exact: P(exactly equal | same person).
+        similar: P(similar but not equal | same person).
+        spread: How many distinct values a "similar" match could have come from; widens the
+            value's count for similar matches, so a typo never looks rarer than its source.
+        disagreement_counts: Whether a difference is evidence against. Not for the company
+            domain: it differs exactly when the employer (already compared) does.
+    """
+
+    exact: float
+    similar: float
+    spread: float = 4.0
+    disagreement_counts: bool = True
+
+    @property
+    def differ(self) -> float:
+        return max(1.0 - self.exact - self.similar, 0.005)
+
+
+PRIORS: Mapping[str, FieldPrior] = {
+    "first": FieldPrior(0.85, 0.10),
+    "last": FieldPrior(0.85, 0.10),
+    "email": FieldPrior(0.55, 0.05),
+    "phone": FieldPrior(0.60, 0.05),
+    "company": FieldPrior(0.65, 0.15),
+    "domain": FieldPrior(0.60, 0.0, disagreement_counts=False),
+    "house": FieldPrior(0.85, 0.05),
+    "street": FieldPrior(0.80, 0.12),
+    "city": FieldPrior(0.85, 0.05),
+    "postcode": FieldPrior(0.85, 0.07),
+    "state": FieldPrior(0.90, 0.0),
+    "dob": FieldPrior(0.85, 0.10),
+}
+
+
+@dataclass(frozen=True)
+class Term:
+    """One field's evidence.
+
+    Attributes:
+        field: Which field.
+        agreed: Whether the values agree (exactly, similarly or swapped).
+        level: ``exact``, ``similar``, ``swapped`` or ``different``.
+        rarity: Share of contacts holding the agreed value (0 for a disagreement).
+        weight: Bits of evidence, positive for, negative against.
+    """
+
+    field: str
+    agreed: bool
+    level: Level
+    rarity: float
+    weight: float
+
+    def to_item(self) -> dict[str, object]:
+        return {
+            "field": self.field,
+            "agreed": self.agreed,
+            "level": self.level,
+            "rarity": round(self.rarity, 8),
+            "weight": round(self.weight, 3),
+        }
+
+
+@dataclass(frozen=True)
+class Against:
+    """Evidence against: a reason a person reads and its strength in bits."""
+
+    reason: str
+    strength: float
+
+    def to_item(self) -> dict[str, object]:
+        return {"reason": self.reason, "strength": round(self.strength, 3)}
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """Band limits on the score (bits): ``automatic`` merges, ``propose`` goes to review."""
+
+    automatic: float
+    propose: float
+
+    def band(self, score: float) -> Band:
+        if score >= self.automatic:
+            return "automatic"
+        if score >= self.propose:
+            return "propose"
+        return "record_only"
+
+
+@dataclass(frozen=True)
+class ScoredPair:
+    """A compared pair with its evidence, score, band and one-line explanation."""
+
+    pair_key: str
+    low_id: str
+    high_id: str
+    score: float
+    baseline: float
+    terms: tuple[Term, ...]
+    against: tuple[Against, ...]
+    band: Band
+    explanation: str
+
+
+def pair_key(a: str, b: str) -> str:
+    """``min#max`` of two contact ids: A-B and B-A are one key."""
+    if a == b:
+        raise ValueError("a contact is not its own duplicate")
+    if "#" in a or "#" in b:
+        raise ValueError("contact ids may not contain '#'")
+    return f"{a}#{b}" if a < b else f"{b}#{a}"
+
+
+def split_pair_key(key: str) -> tuple[str, str]:
+    """The two contact ids of a pair key (low, high); refuses anything else."""
+    low, sep, high = key.partition("#")
+    if not sep or not low or not high or "#" in high or not low < high:
+        raise ValueError(f"{key!r} is not a pair key")
+    return low, high
+
+
+def baseline(total: int, sure_pairs: int) -> float:
+    """Log-odds (bits) that two contacts drawn at random from ``total`` are one person.
+
+    Estimated by a count over the data, not learned: ``sure_pairs`` pairs meet a rule almost
+    no two different people meet, and they are about ``SURE_RECALL`` of all duplicates. Capped
+    at -1 bit (a CRM that is mostly duplicates is still scored on evidence).
+    """
+    n = max(total, 2)
+    all_pairs = n * (n - 1) / 2.0
+    estimate = max(sure_pairs, 1) / SURE_RECALL
+    return min(math.log2(estimate / all_pairs), -1.0)
+
+
+# Field comparisons -----------------------------------------------------------------------
+#
+# Each comparator is a pure function of two normalised values, cached: common names and
+# cities meet each other again and again across pairs.
+
+
+def _symmetric(fn: Callable[[str, str], Level]) -> Callable[[str, str], Level]:
+    cached = lru_cache(maxsize=65_536)(fn)
+
+    def compare(a: str, b: str) -> Level:
+        if a == b:
+            return "exact"
+        return cached(a, b) if a < b else cached(b, a)
+
+    compare.__doc__ = fn.__doc__
+    return compare
+
+
+def _close(a: str, b: str, threshold: float) -> bool:
+    """Jaro-Winkler >= threshold, skipping the computation when it cannot be reached."""
+    if abs(len(a) - len(b)) > 3 or (a[0] != b[0] and a[:2] != b[1::-1]):
+        return False
+    return jaro_winkler(a, b) >= threshold
+
+
+@_symmetric
+def _name_level(a: str, b: str) -> Level:
+    """Names: one edit, Jaro-Winkler >= 0.9, one name inside the other, or spacing only."""
+    if within_one_edit(a, b) or _close(a, b, 0.9):
+        return "similar"
+    if " " in a or " " in b:
+        ta, tb = set(a.split()), set(b.split())
+        if ta & tb and (ta <= tb or tb <= ta):
+            return "similar"  # "smith" vs "smith jones"
+        if a.replace(" ", "") == b.replace(" ", ""):
+            return "similar"
+    return "different"
+
+
+@_symmetric
+def _text_level(a: str, b: str) -> Level:
+    """Streets and cities: spacing only, or Jaro-Winkler >= 0.9."""
+    if a.replace(" ", "") == b.replace(" ", "") or _close(a, b, 0.9):
+        return "similar"
+    return "different"
+
+
+def _code_level(a: str, b: str) -> Level:
+    """House numbers and postcodes: one edit."""
+    if a == b:
+        return "exact"
+    return "similar" if within_one_edit(a, b) else "different"
+
+
+def _email_level(a: str, b: str) -> Level:
+    """Mailboxes: the same name (6+ characters) at another provider, or one edit."""
+    if a == b:
+        return "exact"
+    local_a, local_b = a.partition("@")[0], b.partition("@")[0]
+    if local_a == local_b and len(local_a) >= 6:
+        return "similar"
+    return "similar" if within_one_edit(a, b) else "different"
+
+
+def _phone_level(a: str, b: str) -> Level:
+    """Phones: the same last seven digits (another area code), or one digit off."""
+    if a == b:
+        return "exact"
+    if a[-7:] == b[-7:] or within_one_edit(a, b):
+        return "similar"
+    return "different"
+
+
+@_symmetric
+def _company_level(a: str, b: str) -> Level:
+    """Employers: the same first word ("acme labs" vs "acme"), or Jaro-Winkler >= 0.92."""
+    if a.split(" ", 1)[0] == b.split(" ", 1)[0] or _close(a, b, 0.92):
+        return "similar"
+    return "different"
+
+
+def _dob_level(a: str, b: str) -> Level:
+    """Birth dates: one digit off or swapped, or day and month swapped."""
+    if a == b:
+        return "exact"
+    if within_one_edit(a, b):
+        return "similar"
+    if a[:4] == b[:4] and a[4:6] == b[6:8] and a[6:8] == b[4:6]:
+        return "similar"
+    return "different"
+
+
+def _exact_only(a: str, b: str) -> Level:
+    return "exact" if a == b else "different"
+
+
+COMPARATORS: Mapping[str, Callable[[str, str], Level]] = {
+    "first": _name_level,
+    "last": _name_level,
+    "email": _email_level,
+    "phone": _phone_level,
+    "company": _company_level,
+    "domain": _exact_only,
+    "house": _code_level,
+    "street": _text_level,
+    "city": _text_level,
+    "postcode": _code_level,
+    "state": _exact_only,
+    "dob": _dob_level,
+}
+_COMPARE = tuple(COMPARATORS[name] for name in FIELDS)
+_PRIORS = tuple(PRIORS[name] for name in FIELDS)
+
+_FIRST, _LAST, _EMAIL, _PHONE, _COMPANY, _DOMAIN, _HOUSE, _STREET, _CITY, _POSTCODE, _STATE = (
+    FIELDS.index(f)
+    for f in (
+        "first",
+        "last",
+        "email",
+        "phone",
+        "company",
+        "domain",
+        "house",
+        "street",
+        "city",
+        "postcode",
+        "state",
+    )
+)
+
+
+def implied_floors(levels: Sequence[Level | None]) -> dict[int, float]:
+    """The least share each agreeing field may count with, given what else agrees."""
+    floors: dict[int, float] = {}
+    if levels[_PHONE] == "exact" or (levels[_STREET] == "exact" and levels[_HOUSE] == "exact"):
+        floors[_LAST] = HOUSEHOLD_SURNAME_SHARE
+        floors[_CITY] = floors[_POSTCODE] = floors[_STATE] = IMPLIED_SHARE
+    if levels[_POSTCODE] == "exact":
+        floors[_CITY] = floors[_STATE] = IMPLIED_SHARE
+    if levels[_CITY] == "exact":
+        floors[_STATE] = IMPLIED_SHARE
+    if levels[_COMPANY] in ("exact", "similar"):
+        floors[_DOMAIN] = IMPLIED_SHARE
+    return floors
+
+
+def _weight(
+    prior: FieldPrior, level: Level, count: int, total: int, *, floor_share: float = 0.0
+) -> tuple[float, float]:
+    """(weight, rarity) for one field at ``level`` with the agreed value held ``count`` times.
+
+    A similar value is never evidence against (a typo of a common name says little, but it
+    does not say "someone else"); ``floor_share`` caps how rare an agreement may count.
+    """
+    if level == "different":
+        return (math.log2(prior.differ) if prior.disagreement_counts else 0.0), 0.0
+    share = max(count, 1) / total
+    counted = max(share, floor_share)
+    if level == "exact" or level == "swapped":
+        return math.log2(prior.exact / counted), share
+    wide = min(prior.spread * counted, 0.5)
+    return max(math.log2(max(prior.similar, 0.01) / wide), 0.0), share
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """A pair's field levels and weights, before the explanation is written."""
+
+    low_id: str
+    high_id: str
+    levels: tuple[Level | None, ...]
+    weights: tuple[float, ...]
+    counts: tuple[int, ...]
+    score: float
+
+
+_LOG_EXACT = tuple(math.log2(p.exact) for p in _PRIORS)
+_LOG_SIMILAR = tuple(math.log2(max(p.similar, 0.01)) for p in _PRIORS)
+_SPREAD = tuple(p.spread for p in _PRIORS)
+_DIFFER = tuple(math.log2(p.differ) if p.disagreement_counts else 0.0 for p in _PRIORS)
+_LOG2 = math.log2
+
+
+class Scorer:
+    """Scores pairs of profiles from their field counts over ``total`` contacts."""
+
+    def __init__(self, total: int, thresholds: Thresholds, baseline_bits: float) -> None:
+        if total < 2:
+            raise ValueError("scoring needs at least two contacts")
+        self.total = total
+        self.thresholds = thresholds
+        self.baseline = baseline_bits
+
+    def evaluate(
+        self,
+        a_id: str,
+        av: Sequence[str],
+        a_counts: Sequence[int],
+        b_id: str,
+        bv: Sequence[str],
+        b_counts: Sequence[int],
+    ) -> Evaluation:
+        """Levels, weights and score of two profiles' values (``Profile.values()``) and counts,
+        order-free. Cheap enough for every candidate pair; ``finish`` adds the terms and the
+        explanation. The weights are those of ``_weight``, inlined."""
+        if b_id < a_id:
+            a_id, av, a_counts, b_id, bv, b_counts = b_id, bv, b_counts, a_id, av, a_counts
+        levels: list[Level | None] = [None] * len(FIELDS)
+        for i, compare in enumerate(_COMPARE):
+            x, y = av[i], bv[i]
+            if x and y:
+                levels[i] = compare(x, y)
+        self._swap_names(av, bv, levels)
+        if levels[_EMAIL] == "exact":
+            levels[_DOMAIN] = None  # the same mailbox already says the same domain
+        floors = implied_floors(levels)
+        weights = [0.0] * len(FIELDS)
+        counts = [0] * len(FIELDS)
+        total = self.total
+        score = self.baseline
+        for i, level in enumerate(levels):
+            if level is None:
+                continue
+            if level == "different":
+                weight = _DIFFER[i]
+            else:
+                count = a_counts[i] if a_counts[i] > b_counts[i] else b_counts[i]
+                if level == "swapped":
+                    other = _LAST if i == _FIRST else _FIRST
+                    count = max(count, a_counts[other], b_counts[other])
+                counts[i] = count
+                share = (count or 1) / total
+                floor = floors.get(i, 0.0)
+                if share < floor:
+                    share = floor
+                if level == "similar":
+                    wide = _SPREAD[i] * share
+                    weight = _LOG_SIMILAR[i] - _LOG2(wide if wide < 0.5 else 0.5)
+                    if weight < 0.0:
+                        weight = 0.0
+                else:
+                    weight = _LOG_EXACT[i] - _LOG2(share)
+            weights[i] = weight
+            score += weight
+        return Evaluation(a_id, b_id, tuple(levels), tuple(weights), tuple(counts), score)
+
+    def finish(self, ev: Evaluation) -> ScoredPair:
+        """The evidence terms, the reasons against, the band and the one-line explanation."""
+        terms = [
+            Term(
+                FIELDS[i],
+                level != "different",
+                level,
+                ev.counts[i] / self.total,
+                ev.weights[i],
+            )
+            for i, level in enumerate(ev.levels)
+            if level is not None
+        ]
+        terms.sort(key=lambda t: (-abs(t.weight), t.field))
+        against = tuple(
+            Against(f"different {LABELS[t.field]}", -t.weight) for t in terms if t.weight < 0
+        )
+        return ScoredPair(
+            pair_key=pair_key(ev.low_id, ev.high_id),
+            low_id=ev.low_id,
+            high_id=ev.high_id,
+            score=ev.score,
+            baseline=self.baseline,
+            terms=tuple(terms),
+            against=against,
+            band=self.thresholds.band(ev.score),
+            explanation=explain(terms, self.total),
+        )
+
+    def score(
+        self, a: Profile, a_counts: Sequence[int], b: Profile, b_counts: Sequence[int]
+    ) -> ScoredPair:
+        """The full evidence for two profiles: ``finish(evaluate(...))``."""
+        ev = self.evaluate(a.id, a.values(), a_counts, b.id, b.values(), b_counts)
+        return self.finish(ev)
+
+    @staticmethod
+    def _swap_names(av: Sequence[str], bv: Sequence[str], levels: list[Level | None]) -> None:
+        """First and last name entered the other way round count as agreement on both."""
+        if levels[_FIRST] == "exact" and levels[_LAST] == "exact":
+            return
+        a_first, a_last, b_first, b_last = av[_FIRST], av[_LAST], bv[_FIRST], bv[_LAST]
+        if not (a_first and a_last and b_first and b_last):
+            return
+        # Given names are stored canonical (Bob -> robert); read the surnames the same way.
+        a_last, b_last = given_name(a_last) or a_last, given_name(b_last) or b_last
+        cross_one = _name_level(a_first, b_last)
+        if cross_one == "different":
+            return
+        cross_two = _name_level(a_last, b_first)
+        if cross_two == "different":
+            return
+        straight = (levels[_FIRST] == "exact") + (levels[_LAST] == "exact")
+        crossed = (cross_one == "exact") + (cross_two == "exact")
+        if crossed > straight:
+            levels[_FIRST] = levels[_LAST] = "swapped"
+
+
+# Explanation ------------------------------------------------------------------------------
+
+
+def _phrase(term: Term, total: int) -> str:
+    label = LABELS[term.field]
+    if term.level == "different":
+        return f"different {label}"
+    if term.level == "swapped":
+        return "first and last name swapped"
+    if term.level == "similar":
+        return f"similar {label}"
+    holders = round(term.rarity * total)
+    if term.field in ("first", "last", "company", "city"):
+        if holders <= max(3, total // 5000):
+            return f"same rare {label}"
+        if term.rarity >= 0.01:
+            return f"same common {label}"
+    elif holders > 2 and term.field in ("phone", "email", "domain"):
+        return f"same {label} (shared by {holders} contacts)"
+    return f"same {label}"
+
+
+def explain(terms: Sequence[Term], total: int, *, most: int = 3) -> str:
+    """One line a person reads in four seconds: the strongest pieces of evidence, both ways."""
+    phrases: list[str] = []
+    for term in terms:  # already strongest first
+        phrase = _phrase(term, total)
+        if phrase not in phrases:
+            phrases.append(phrase)
+        if len(phrases) == most:
+            break
+    return ", ".join(phrases) if phrases else "no field to compare"

@@ -1,0 +1,281 @@
+"""From CRM contacts to block messages (dm-block) and from a block message to pairs (dm-score).
+
+dm-block reads every contact once, counts how many contacts hold each value (the rarity that
+weighs evidence), forms the capped blocks and packs them into SQS messages that each carry
+everything dm-score needs: the profiles, their counts, their keys, the total and the capped
+key values. dm-score then needs nothing but the message to score a block, so scoring is the
+same whichever worker, in whatever order, receives it.
+
+Message body (JSON, at most ``MAX_MESSAGE_BYTES`` of UTF-8)::
+
+    {"v": 1, "run": "2026-W32", "total": 51234, "baseline": -21.3,
+     "profiles": [[id, first, last, email, ...], ...],   # Profile.to_wire()
+     "counts":   [[c_first, c_last, ...], ...],           # Rarity.of(profile)
+     "keys":     [[email, phone, name, street, dob, alias], ...],
+     "capped":   [[key, value], ...],                     # oversized blocks these keys touch
+     "blocks":   [{"k": key, "v": value, "m": [i, j, ...], "w": [n, of]}, ...]}
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from handlers.duplicate_merger.blocking import (
+    KEY_NAMES,
+    Block,
+    BlockingReport,
+    Rarity,
+    count_sure_pairs,
+    form_blocks,
+    keys_of,
+    owner_key,
+)
+from handlers.duplicate_merger.evidence import Scorer, ScoredPair, Thresholds, baseline
+from handlers.duplicate_merger.profile import FIELDS, Profile
+
+DEFAULT_RECORD_FLOOR = -10.0
+"""Pairs scoring below this (about a thousand to one against) are not recorded."""
+
+MESSAGE_VERSION = 1
+MAX_MESSAGE_BYTES = 240_000
+"""Below SQS's 256 KiB message limit, with room for the attributes SQS counts too."""
+
+
+@dataclass
+class BlockingRun:
+    """Everything dm-block computed for one run."""
+
+    run_id: str
+    profiles: list[Profile]
+    keys: list[tuple[str, ...]]
+    rarity: Rarity
+    blocks: list[Block]
+    report: BlockingReport
+    sure_pairs: int
+    baseline: float
+
+
+def profiles_from(
+    contacts: Iterable[tuple[str, Any]], *, default_region: str = "US"
+) -> list[Profile]:
+    """Normalised profiles of ``(contact_id, properties)``, sorted by id (order-free input)."""
+    profiles = [
+        Profile.from_properties(cid, props, default_region=default_region)
+        for cid, props in contacts
+    ]
+    profiles.sort(key=lambda p: p.id)
+    for left, right in zip(profiles, profiles[1:], strict=False):
+        if left.id == right.id:
+            raise ValueError(f"contact {left.id} appears twice")
+    return profiles
+
+
+def run_blocking(run_id: str, profiles: list[Profile], *, cap: int) -> BlockingRun:
+    """Keys, rarity and capped blocks for ``profiles`` (already sorted by id)."""
+    keys = [keys_of(p) for p in profiles]
+    rarity = Rarity(profiles)
+    blocks, report = form_blocks(profiles, cap=cap, keys=keys)
+    sure = count_sure_pairs(profiles, cap=cap)
+    bits = baseline(rarity.total, sure)
+    return BlockingRun(run_id, profiles, keys, rarity, blocks, report, sure, bits)
+
+
+def encode_messages(
+    run: BlockingRun, *, max_bytes: int = MAX_MESSAGE_BYTES
+) -> Iterator[str]:
+    """Pack the run's blocks into message bodies of at most ``max_bytes`` each, in block order.
+
+    Blocks are never split across messages; a block that alone exceeds ``max_bytes`` is a
+    configuration error (the cap is too high) and raises.
+    """
+    capped = {(c.key, c.value) for c in run.report.capped}
+    pending: list[Block] = []
+    size = 0
+    for block in run.blocks:
+        estimate = _estimate(block, run)
+        if pending and size + estimate > max_bytes:
+            yield from _emit(pending, run, capped, max_bytes)
+            pending, size = [], 0
+        pending.append(block)
+        size += estimate
+    if pending:
+        yield from _emit(pending, run, capped, max_bytes)
+
+
+def _estimate(block: Block, run: BlockingRun) -> int:
+    # Rows repeat across blocks of one message rarely; estimating each block alone is safe.
+    per_row = 0
+    for i in block.members[:3]:
+        per_row = max(per_row, len(json.dumps(_row(run, i), ensure_ascii=False)) + 4)
+    return per_row * len(block.members) + 64
+
+
+def _row(run: BlockingRun, index: int) -> list[Any]:
+    return [
+        run.profiles[index].to_wire(),
+        run.rarity.of(run.profiles[index]),
+        list(run.keys[index]),
+    ]
+
+
+def _emit(
+    blocks: list[Block], run: BlockingRun, capped: set[tuple[str, str]], max_bytes: int
+) -> Iterator[str]:
+    body = _body(blocks, run, capped)
+    if len(body.encode("utf-8")) <= max_bytes:
+        yield body
+        return
+    if len(blocks) == 1:
+        raise ValueError(
+            f"block {blocks[0].key} of {len(blocks[0].members)} contacts exceeds the message "
+            "size limit; lower the block cap"
+        )
+    half = len(blocks) // 2
+    yield from _emit(blocks[:half], run, capped, max_bytes)
+    yield from _emit(blocks[half:], run, capped, max_bytes)
+
+
+def _body(blocks: list[Block], run: BlockingRun, capped: set[tuple[str, str]]) -> str:
+    local: dict[int, int] = {}
+    for block in blocks:
+        for i in block.members:
+            local.setdefault(i, len(local))
+    order = sorted(local, key=local.__getitem__)
+    touched = sorted(
+        {
+            (key, run.keys[i][k])
+            for i in order
+            for k, key in enumerate(KEY_NAMES)
+            if (key, run.keys[i][k]) in capped
+        }
+    )
+    message = {
+        "v": MESSAGE_VERSION,
+        "run": run.run_id,
+        "total": run.rarity.total,
+        "baseline": round(run.baseline, 6),
+        "profiles": [run.profiles[i].to_wire() for i in order],
+        "counts": [run.rarity.of(run.profiles[i]) for i in order],
+        "keys": [list(run.keys[i]) for i in order],
+        "capped": [list(c) for c in touched],
+        "blocks": [
+            {
+                "k": b.key,
+                "v": b.value,
+                "m": [local[i] for i in b.members],
+                **({"w": list(b.window)} if b.window else {}),
+            }
+            for b in blocks
+        ],
+    }
+    return json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+
+
+# Scoring side -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BlockMessage:
+    """A validated block message."""
+
+    run_id: str
+    total: int
+    baseline: float
+    profiles: tuple[Profile, ...]
+    counts: tuple[tuple[int, ...], ...]
+    keys: tuple[tuple[str, ...], ...]
+    capped: frozenset[tuple[str, str]]
+    blocks: tuple[tuple[str, tuple[int, ...]], ...]
+
+
+class MessageError(ValueError):
+    """A block message that is not of this version or shape; it is not retried."""
+
+
+def decode_message(body: str) -> BlockMessage:
+    """Parse and validate a block message body."""
+    try:
+        data = json.loads(body)
+    except ValueError as err:
+        raise MessageError("not JSON") from err
+    if not isinstance(data, dict) or data.get("v") != MESSAGE_VERSION:
+        raise MessageError("not a version 1 block message")
+    try:
+        profiles = tuple(Profile.from_wire(row) for row in data["profiles"])
+        counts = tuple(tuple(int(c) for c in row) for row in data["counts"])
+        keys = tuple(tuple(str(k) for k in row) for row in data["keys"])
+        capped = frozenset((str(k), str(v)) for k, v in data["capped"])
+        blocks = tuple(
+            (str(b["k"]), tuple(int(i) for i in b["m"])) for b in data["blocks"]
+        )
+        run_id, total = str(data["run"]), int(data["total"])
+        bits = float(data["baseline"])
+    except (KeyError, TypeError, ValueError) as err:
+        raise MessageError(f"malformed block message: {err}") from err
+    n = len(profiles)
+    if not -200.0 < bits < 0.0:
+        raise MessageError("baseline out of range")
+    if len(counts) != n or len(keys) != n or total < n:
+        raise MessageError("profiles, counts and keys differ in length")
+    if any(len(c) != len(FIELDS) for c in counts) or any(len(k) != len(KEY_NAMES) for k in keys):
+        raise MessageError("a counts or keys row has the wrong length")
+    for key, members in blocks:
+        if key not in KEY_NAMES or any(not 0 <= i < n for i in members):
+            raise MessageError("a block names an unknown key or member")
+    return BlockMessage(run_id, total, bits, profiles, counts, keys, capped, blocks)
+
+
+@dataclass(frozen=True)
+class CandidatePair:
+    """A scored pair and the keys that brought its contacts together."""
+
+    scored: ScoredPair
+    blocked_by: tuple[str, ...]
+
+
+@dataclass
+class ScoredMessage:
+    """What one block message yields: the pairs worth recording, and how many were not."""
+
+    pairs: list[CandidatePair]
+    compared: int
+    below_floor: int
+
+
+def score_message(
+    message: BlockMessage, thresholds: Thresholds, *, floor: float = DEFAULT_RECORD_FLOOR
+) -> ScoredMessage:
+    """Every pair this message owns, scored once, in a stable order; pairs scoring below
+    ``floor`` are counted, not kept (two different people who happen to share a block)."""
+    scorer = Scorer(message.total, thresholds, message.baseline)
+    seen: set[tuple[int, int]] = set()
+    out: list[CandidatePair] = []
+    below = 0
+    profiles, counts, keys = message.profiles, message.counts, message.keys
+    ids = [p.id for p in profiles]
+    values = [p.values() for p in profiles]
+    for key, members in message.blocks:
+        k = KEY_NAMES.index(key)
+        for x, i in enumerate(members):
+            for j in members[x + 1 :]:
+                pair = (i, j) if i < j else (j, i)
+                if pair in seen:
+                    continue
+                owner = owner_key(keys[i], keys[j], message.capped)
+                if owner not in (k, -1):
+                    continue  # another (uncapped) block of an earlier key scores it
+                seen.add(pair)
+                ev = scorer.evaluate(ids[i], values[i], counts[i], ids[j], values[j], counts[j])
+                if ev.score < floor:
+                    below += 1
+                    continue
+                out.append(CandidatePair(scorer.finish(ev), shared_keys(keys[i], keys[j])))
+    return ScoredMessage(out, len(seen), below)
+
+
+def shared_keys(a: Sequence[str], b: Sequence[str]) -> tuple[str, ...]:
+    """The key kinds two contacts share (what the pairs table calls ``blocked_by``)."""
+    return tuple(name for name, x, y in zip(KEY_NAMES, a, b, strict=True) if x and x == y)
