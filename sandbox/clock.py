@@ -1,9 +1,9 @@
 """The sandbox's clock: real time plus an offset that a scenario moves forward.
 
-Moving the clock does what the passing time would have done, at once: one-off ``at()``
-schedules that became due fire, and each recurring schedule (``rate()``, ``cron()``) whose
-next occurrence fell inside the skipped interval fires once (a compressed day does not replay
-96 quarter-hours). Handlers keep reading the real time; a scenario whose handler compares
+Moving the clock does what the passing time would have done, in order: one-off ``at()``
+schedules fire at their time, and each recurring schedule (``rate()``, ``cron()``) whose next
+occurrence falls inside the skipped interval fires once, at its last occurrence there (a compressed day
+does not replay 96 quarter-hours); after each firing the pump delivers what it caused. Handlers keep reading the real time; a scenario whose handler compares
 against "now" gives that handler the sandbox clock where the system offers a seam for it.
 """
 
@@ -25,6 +25,11 @@ class Clock:
 
     def now(self) -> dt.datetime:
         return dt.datetime.now(UTC) + self.offset
+
+    def jump_to(self, moment: dt.datetime) -> None:
+        """Set the time (forward only), firing nothing: a scenario setting its scene."""
+        if moment > self.now():
+            self.offset += moment - self.now()
 
     def advance(self, delta: dt.timedelta) -> tuple[dt.datetime, dt.datetime]:
         """Move forward; return the (start, end) of the skipped interval."""
@@ -111,6 +116,27 @@ def cron_matches(expression: str, moment: dt.datetime, timezone: str = "UTC") ->
         and _field(dow, aws_dow, 1, 7, _DAYS)
         and _field(year, local.year, 1970, 2199)
     )
+
+
+def last_occurrence(
+    expression: str, timezone: str, start: dt.datetime, end: dt.datetime, origin: dt.datetime
+) -> dt.datetime | None:
+    """The last occurrence of a recurring schedule in ``(start, end]``, if any: a polling job
+    run then sees everything that became due in the interval."""
+    seconds = rate_seconds(expression)
+    if seconds is not None:
+        moment = origin + dt.timedelta(
+            seconds=int((end - origin).total_seconds()) // seconds * seconds
+        )
+        return moment if moment > start else None
+    if _CRON.match(expression.strip()):
+        moment = end.replace(second=0, microsecond=0)
+        limit = max(start, end - dt.timedelta(days=8))
+        while moment > limit:
+            if cron_matches(expression, moment, timezone):
+                return moment
+            moment -= dt.timedelta(minutes=1)
+    return None
 
 
 def occurs_between(

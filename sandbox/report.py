@@ -93,6 +93,10 @@ class Report:
             + "=" * max(0, 60 - len(title) - len(key) - len(region))
         )
         started = time.monotonic()
+        if self.sb.triggers is not None:
+            for problem in self.sb.triggers.problems:
+                if f"{self.sb.prefix}-{key}-" in problem:
+                    self.line(f"  wiring: {problem}")
         try:
             yield result
         except Exception as err:  # a crashed scenario is a failed day, not a crashed demo
@@ -153,6 +157,7 @@ class Report:
             self.line(f"     {verb} {function}: {action} {target}{times}")
         for trace in tr.traces[marks[2] :]:
             if trace.kind in (
+                "lost",
                 "filtered",
                 "dropped",
                 "denied",

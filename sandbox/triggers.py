@@ -36,7 +36,7 @@ from typing import Any
 from urllib.parse import quote_plus
 
 from components.offline.engine import ACCOUNT_ID
-from sandbox.clock import Clock, at_time, occurs_between
+from sandbox.clock import Clock, at_time, last_occurrence
 from sandbox.graph import QueueMapping, StreamMapping, Topology
 from sandbox.iam import Requirement, evaluate
 from sandbox.patterns import matches, passes_filters, sqs_filter_view
@@ -230,6 +230,9 @@ class Triggers:
             done += self._poll_queue(m)
         return done
 
+    def _mappings_on(self, queue_arn: str) -> list[QueueMapping]:
+        return [m for m in self.t.queue_mappings if m.queue_arn == queue_arn]
+
     def _poll_queue(self, m: QueueMapping) -> int:
         queue = self.t.queue_by_arn(m.queue_arn)
         url = self._queue_urls.get(m.queue_arn)
@@ -257,7 +260,13 @@ class Triggers:
                 kept.append((msg, record))
             else:
                 sqs.delete_message(QueueUrl=url, ReceiptHandle=msg["ReceiptHandle"])
-                self.traces.append(Trace("filtered", queue.name, m.function, "deleted by filter"))
+                kind = "lost" if len(self._mappings_on(m.queue_arn)) > 1 else "filtered"
+                detail = (
+                    "deleted by this mapping's filter; the other mapping on the queue never sees it"
+                    if kind == "lost"
+                    else "deleted by filter"
+                )
+                self.traces.append(Trace(kind, queue.name, m.function, detail))
         if not kept:
             return len(messages)
         invocation = self.runtime.invoke(
@@ -483,13 +492,38 @@ class Triggers:
         return True
 
     def advance(self, delta: dt.timedelta) -> list[str]:
-        """Move the clock; fire recurring schedules that had an occurrence, and due at()s."""
-        start, end = self.clock.advance(delta)
-        fired = []
-        for s in self.t.schedules:
-            if occurs_between(s.expression, s.timezone, start, end, self.origin):
-                self._fire(s.region, s.group, s.name, s.target_arn, s.role_arn, s.input)
-                fired.append(s.name)
+        """Move the clock through ``delta`` in time order: each recurring schedule fires once at
+        its last occurrence in the interval, each one-off schedule at its due time, and the
+        pump drains after each firing. Returns the names fired, in order."""
+        start = self.clock.now()
+        end = start + delta
+        recurring = sorted(
+            (when, s.name)
+            for s in self.t.schedules
+            if (when := last_occurrence(s.expression, s.timezone, start, end, self.origin))
+        )
+        fired: list[str] = []
+        seen: set[str] = set()
+        while True:
+            one_off = sorted(
+                (when, name)
+                for name, when in self.pending_one_off()
+                if when <= end and name not in seen
+            )
+            upcoming = sorted(recurring[:1] + one_off[:1])
+            if not upcoming:
+                break
+            when, name = upcoming[0]
+            self.clock.jump_to(when)
+            if recurring and recurring[0] == (when, name):
+                recurring.pop(0)
+                self.fire_schedule(name)
+            else:
+                seen.add(name)
+                self.dirty.add("schedules")
+            fired.append(name)
+            self.drain()
+        self.clock.jump_to(end)
         self.dirty.add("schedules")
         return fired
 

@@ -152,8 +152,10 @@ class UpsellDay:
             len(sb.items("upsr-orders")) == 1 and len(offers) == 1 and forged == 401,
             f"statuses {statuses}, forged {forged}",
         )
-        with report.step("Two hours pass: the 5-minute sender releases the due nudge") as step:
-            sb.advance(hours=2, minutes=1)
+        with report.step(
+            "Two hours pass: the next 5-minute sender run releases the due nudge"
+        ) as step:
+            sb.advance(hours=2, minutes=10)
             sb.drain()
             nudges = [m for m in sb.outbox.messages if m.channel == "sms" and PHONE in m.to]
             step.state(
