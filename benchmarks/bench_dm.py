@@ -375,6 +375,18 @@ def verdict(summary: list[dict[str, Any]]) -> None:
 
 
 def _rss_mb() -> float:
+    """Peak resident memory of this process (VmHWM), in MB.
+
+    Not ``ru_maxrss``: on Linux it survives exec, so a spawned worker would report the
+    parent's peak. VmHWM belongs to the new address space and starts afresh.
+    """
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 

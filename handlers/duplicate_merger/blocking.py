@@ -21,8 +21,8 @@ key's share of the true pairs it finds), are:
 
 A block larger than ``cap`` would bring back the quadratic cost (one placeholder phone shared
 by 400 records is 79,800 comparisons). Such a block is not dropped: its contacts are sorted by
-name and cut into overlapping windows of ``cap`` contacts (sorted neighbourhood), so each
-contact meets at most ``2 * cap`` neighbours through it, and the block is reported in
+name and cut into overlapping windows of ``WINDOW`` contacts (sorted neighbourhood), so each
+contact meets at most ``2 * WINDOW`` neighbours through it, and the block is reported in
 ``BlockingReport.capped`` with its size. Everything here is deterministic: the same contacts in
 any order give the same blocks, windows and report.
 """
@@ -234,17 +234,23 @@ def form_blocks(
     return blocks, report
 
 
+WINDOW = 12
+"""Width of the sorted-neighbourhood windows an oversized block is cut into."""
+
+
 def _windows(
     members: list[int], profiles: Sequence[Profile], cap: int
 ) -> Iterator[tuple[int, ...]]:
-    """Overlapping windows of ``cap`` members in name order, each starting half a window on."""
+    """Windows of ``min(cap, WINDOW)`` members in name order, each starting half a window on,
+    so every contact meets its nearest neighbours by name, and at most ``2 * WINDOW`` of them."""
+    width = min(cap, WINDOW)
     ordered = sorted(members, key=lambda i: _sort_key(profiles[i]))
-    step = max(1, cap // 2)
+    step = max(1, width // 2)
     start = 0
     while True:
-        window = ordered[start : start + cap]
+        window = ordered[start : start + width]
         yield tuple(sorted(window))
-        if start + cap >= len(ordered):
+        if start + width >= len(ordered):
             return
         start += step
 

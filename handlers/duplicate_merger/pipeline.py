@@ -106,19 +106,17 @@ def encode_messages(
 
 
 def _estimate(block: Block, run: BlockingRun) -> int:
-    # Rows repeat across blocks of one message rarely; estimating each block alone is safe.
-    per_row = 0
-    for i in block.members[:3]:
-        per_row = max(per_row, len(json.dumps(_row(run, i), ensure_ascii=False)) + 4)
-    return per_row * len(block.members) + 64
+    """Bytes the block adds to a message, over-estimated (rows seldom repeat within one).
 
-
-def _row(run: BlockingRun, index: int) -> list[Any]:
-    return [
-        run.profiles[index].to_wire(),
-        run.rarity.of(run.profiles[index]),
-        list(run.keys[index]),
-    ]
+    A row is its profile's and keys' characters, JSON quoting per value and the counts; an
+    over-estimate only makes messages a little smaller, and ``_emit`` splits any that is not.
+    """
+    total = 0
+    for i in block.members:
+        p = run.profiles[i]
+        chars = len(p.id) + sum(map(len, p.values())) + sum(map(len, run.keys[i]))
+        total += chars * 2 + 160
+    return total + 64
 
 
 def _emit(
@@ -149,9 +147,9 @@ def _body(blocks: list[Block], run: BlockingRun, capped: set[tuple[str, str]]) -
             (key, run.keys[i][k])
             for i in order
             for k, key in enumerate(KEY_NAMES)
-            if (key, run.keys[i][k]) in capped
+            if run.keys[i][k] and (key, run.keys[i][k]) in capped
         }
-    )
+    ) if capped else []
     message = {
         "v": MESSAGE_VERSION,
         "run": run.run_id,

@@ -1,0 +1,334 @@
+"""dm-merge: the public review links, automatic merges from ``dm-merges``, the weekly digest.
+
+Function URL routes (every one verifies its signed link token first, from the query string,
+before reading anything else; GET only renders, POST acts, so a mail scanner fetching links
+changes nothing):
+
+``GET /review?t=``   the proposal: evidence, Confirm and Not a duplicate (token action ``review``)
+``POST /confirm?t=`` merge the pair (``confirm``, single use)
+``POST /reject?t=``  record "not a duplicate" (``reject``, single use)
+``GET /undo?t=``     what undo will do (``undo``)
+``POST /undo?t=``    undo the merge (``undo``, single use)
+
+Tokens are scoped to one pair (or one merge for undo), expire with the pairs' 30-day window,
+and are consumed once (a ``link#<token id>`` marker in the merges table). A consumed link whose
+action failed and was put back is released, so the person can try again.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from handlers.duplicate_merger.crm import CrmWriter
+from handlers.duplicate_merger.merging import MergeFailed, MergeService, Outcome
+
+crm_factory: Callable[[], CrmWriter] | None = None
+"""Tests and the local sandbox put an in-memory CRM here; production builds HubSpot's."""
+clock: Callable[[], dt.datetime] = lambda: dt.datetime.now(dt.UTC)  # noqa: E731
+
+ROUTES = {
+    ("GET", "/review"): "review",
+    ("POST", "/confirm"): "confirm",
+    ("POST", "/reject"): "reject",
+    ("GET", "/undo"): "undo",
+    ("POST", "/undo"): "undo",
+}
+
+
+@dataclass(frozen=True)
+class Env:
+    """dm-merge's configuration: names and ids only."""
+
+    merges_table: str
+    decisions_table: str
+    pairs_table: str
+    review_index: str
+    undo_bucket: str
+    crm_write_secret: str
+    crm_base_url: str
+    link_key_secret: str
+    sender: str
+    reviewer: str
+    link_ttl_days: int
+    undo_days: int
+
+    @classmethod
+    def load(cls) -> Env:
+        e = os.environ
+        return cls(
+            e["MERGES_TABLE"],
+            e["DECISIONS_TABLE"],
+            e["PAIRS_TABLE"],
+            e.get("REVIEW_INDEX", "by-review"),
+            e["UNDO_BUCKET"],
+            e["CRM_WRITE_SECRET"],
+            e.get("CRM_BASE_URL", "https://api.hubapi.com"),
+            e["LINK_KEY_SECRET"],
+            e["SENDER_EMAIL"],
+            e["REVIEWER_EMAIL"],
+            int(e.get("LINK_TTL_DAYS", "30")),
+            int(e.get("UNDO_DAYS", "90")),
+        )
+
+
+class App:
+    """The three entry points over the tables, the bucket, the keyring and the CRM."""
+
+    def __init__(self, env: Env) -> None:
+        from handlers.common.aws_clients import table
+        from handlers.duplicate_merger.store import DynamoLedger, PairReader, S3Bundles
+
+        self.env = env
+        self.merges = table(env.merges_table)
+        self.ledger = DynamoLedger(self.merges, table(env.decisions_table))
+        self.pairs = PairReader(table(env.pairs_table), env.review_index)
+        self.bundles = S3Bundles(env.undo_bucket)
+
+    # Collaborators, created when first needed --------------------------------------------
+
+    def keyring(self) -> Any:
+        from handlers.common.link_tokens import Keyring
+        from handlers.common.secrets import get_secret
+
+        return Keyring.from_secret_string(get_secret(self.env.link_key_secret))
+
+    def service(self) -> MergeService:
+        """The merge service; the CRM write credential is read only here (confirm, undo,
+        automatic merge), never to render a page."""
+        if crm_factory is not None:
+            crm = crm_factory()
+        else:
+            from handlers.common.secrets import get_secret
+            from handlers.duplicate_merger.crm import HubSpotCrm
+
+            value = get_secret(self.env.crm_write_secret).strip()
+            token = str(json.loads(value)["token"]) if value.startswith("{") else value
+            crm = HubSpotCrm(token, self.env.crm_base_url)
+        return MergeService(crm, self.ledger, self.bundles, undo_days=self.env.undo_days)
+
+    # Web ---------------------------------------------------------------------------------
+
+    def web(self, event: Mapping[str, Any]) -> dict[str, Any]:
+        from handlers.common import function_url as fu
+        from handlers.common import link_tokens as lt
+
+        route = ROUTES.get((fu.http_method(event), str(event.get("rawPath") or "/")))
+        if route is None:
+            return fu.json_error(404, "not_found", "no such page")
+        now = clock()
+        try:
+            claims = lt.verify_token(
+                fu.query_param(event, "t"), self.keyring(), action=route, now=now.timestamp()
+            )
+        except lt.TokenExpired:
+            return fu.json_error(410, "link_expired", "this link has expired")
+        except lt.TokenError:
+            return fu.json_error(403, "invalid_link", "this link is not valid")
+        base = f"https://{fu.header(event, 'host') or 'localhost'}"
+        method = fu.http_method(event)
+        if method == "GET":
+            return self._render(route, claims, base, now)
+        used = lt.consume_once(
+            self.merges,
+            f"link#{claims.token_id}",
+            claims.expires_at,
+            key_attr="merge_id",
+            ttl_attr="expires_at",
+            now=now.timestamp(),
+        )
+        if used is lt.TokenUse.ALREADY_USED:
+            return fu.json_error(409, "link_used", "this link has already been used")
+        return self._act(route, claims, base, now)
+
+    def _link(self, base: str, path: str, action: str, subject: str, expires_at: int, now: dt.datetime) -> str:
+        from handlers.common.link_tokens import issue_token
+
+        ttl = max(1, expires_at - int(now.timestamp()))
+        token = issue_token(self.keyring(), subject=subject, action=action, ttl_seconds=ttl, now=now.timestamp())
+        return f"{base}{path}?t={token}"
+
+    def _render(self, route: str, claims: Any, base: str, now: dt.datetime) -> dict[str, Any]:
+        from handlers.common import function_url as fu
+        from handlers.duplicate_merger import pages
+
+        if route == "review":
+            pair = self.pairs.get(claims.subject)
+            if pair is None:
+                return fu.json_error(410, "proposal_expired", "this proposal is no longer current")
+            if self.ledger.decision(claims.subject):
+                return pages.result("Already decided", "This pair has already been decided.")
+            confirm = self._link(base, "/confirm", "confirm", claims.subject, claims.expires_at, now)
+            reject = self._link(base, "/reject", "reject", claims.subject, claims.expires_at, now)
+            return pages.proposal(pair, confirm, reject)
+        record = self.ledger.merge(claims.subject)
+        if record is None:
+            return fu.json_error(404, "unknown_merge", "no such merge")
+        return pages.undo_confirmation(record, f"{base}/undo?t={_token_of(claims, self)}")
+
+    def _act(self, route: str, claims: Any, base: str, now: dt.datetime) -> dict[str, Any]:
+        from handlers.common import function_url as fu
+        from handlers.duplicate_merger import pages
+
+        who = self.env.reviewer
+        try:
+            if route == "confirm":
+                pair = self.pairs.get(claims.subject)
+                if pair is None or pair.get("band") not in ("automatic", "propose"):
+                    return fu.json_error(410, "proposal_expired", "this proposal is no longer current")
+                outcome = self.service().merge(claims.subject, decided_by=who, now=now)
+            elif route == "reject":
+                outcome = _reject(self.ledger, claims.subject, who, now)
+            else:
+                outcome = self.service().undo(claims.subject, undone_by=who, now=now)
+        except MergeFailed as failed:
+            self.ledger.release_link(claims.token_id)
+            return fu.json_error(503, "merge_failed_restored", failed.outcome.message)
+        if outcome.status == "busy":
+            self.ledger.release_link(claims.token_id)
+            return fu.json_error(409, "busy", outcome.message + "; try again in a minute")
+        if outcome.status == "merged" and outcome.merge_id:
+            undo = self._link(base, "/undo", "undo", outcome.merge_id, _undo_expiry(now, self.env), now)
+            return pages.result("Merged", outcome.message, undo)
+        titles = {"rejected": "Recorded", "undone": "Undone"}
+        return pages.result(titles.get(outcome.status, "Nothing to do"), outcome.message)
+
+    # Automatic merges --------------------------------------------------------------------
+
+    def automatic(self, body: str) -> Outcome:
+        """One automatic-band pair from dm-score; busy or failed raises (SQS retries)."""
+        message = json.loads(body)
+        pair_key = str(message["pair_key"])
+        pair = self.pairs.get(pair_key)
+        if pair is None or pair.get("band") != "automatic":
+            return Outcome("gone", "the pair is no longer in the automatic band")
+        outcome = self.service().merge(pair_key, decided_by="automatic", now=clock())
+        if outcome.status == "busy":
+            raise RuntimeError(outcome.message)
+        return outcome
+
+    # Digest ------------------------------------------------------------------------------
+
+    def digest(self, base: str) -> dict[str, Any]:
+        from handlers.common.aws_clients import client
+        from handlers.duplicate_merger import digest as dg
+        from handlers.duplicate_merger.store import RUN_LATEST
+
+        now = clock()
+        run = self.pairs.get(RUN_LATEST)
+        if run is None:
+            return {"sent": False, "reason": "no run yet"}
+        run_id = str(run["run_id"])
+        expires = int(now.timestamp()) + self.env.link_ttl_days * 86_400
+        proposals = []
+        for pair in self.pairs.review(run_id, "propose"):
+            if self.ledger.decision(pair["pair_key"]):
+                continue
+            url = self._link(base, "/review", "review", pair["pair_key"], expires, now)
+            proposals.append(dg.DigestItem(pair["pair_key"], pair["explanation"], pair["score"], url))
+        automatic = []
+        for pair in self.pairs.review(run_id, "automatic"):
+            decision = self.ledger.decision(pair["pair_key"]) or {}
+            merge_id = decision.get("merge_id")
+            if decision.get("decision") != "merged" or not merge_id:
+                continue
+            url = self._link(base, "/undo", "undo", str(merge_id), min(expires, _undo_expiry(now, self.env)), now)
+            automatic.append(dg.DigestItem(pair["pair_key"], pair["explanation"], pair["score"], url))
+        composed = dg.compose(run, proposals, automatic)
+        message_id = dg.send(client("ses"), self.env.sender, self.env.reviewer, composed)
+        return {"sent": True, "message_id": message_id, "run_id": run_id,
+                "proposals": composed.proposals, "automatic": composed.automatic}
+
+
+def _token_of(claims: Any, app: App) -> str:
+    """Re-issue the undo token the page was opened with (same id, same expiry), for its form."""
+    from handlers.common.link_tokens import issue_token
+
+    return issue_token(
+        app.keyring(),
+        subject=claims.subject,
+        action=claims.action,
+        ttl_seconds=claims.expires_at - claims.issued_at,
+        now=claims.issued_at,
+        token_id=claims.token_id,
+    )
+
+
+def _undo_expiry(now: dt.datetime, env: Env) -> int:
+    """Undo links live as long as the other links, and never past the undo window."""
+    return int(now.timestamp()) + min(env.link_ttl_days, env.undo_days) * 86_400
+
+
+def _reject(ledger: Any, pair_key: str, who: str, now: dt.datetime) -> Outcome:
+    from handlers.duplicate_merger.evidence import split_pair_key
+
+    split_pair_key(pair_key)
+    won = ledger.put_decision(
+        {
+            "pair_key": pair_key,
+            "decision": "not_a_duplicate",
+            "decided_by": who,
+            "decided_at": now.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        }
+    )
+    if not won:
+        return Outcome("already_decided", "this pair has already been decided")
+    return Outcome("rejected", "Recorded: not a duplicate. This pair will not be proposed again.")
+
+
+def own_url() -> str:
+    """This function's Function URL (for the digest's links), or ``PUBLIC_URL`` when set."""
+    override = os.environ.get("PUBLIC_URL")
+    if override:
+        return override.rstrip("/")
+    from handlers.common.aws_clients import client
+
+    answer = client("lambda").get_function_url_config(
+        FunctionName=os.environ["AWS_LAMBDA_FUNCTION_NAME"]
+    )
+    return str(answer["FunctionUrl"]).rstrip("/")
+
+
+_app: App | None = None
+
+
+def app() -> App:
+    global _app
+    if _app is None:
+        _app = App(Env.load())
+    return _app
+
+
+def reset() -> None:
+    """Forget the cached app (tests: one moto context each)."""
+    global _app
+    _app = None
+
+
+def handler(event: Mapping[str, Any], context: Any) -> Any:
+    """Function URL request, SQS batch from dm-merges, or the digest schedule."""
+    from handlers.common.observability import get_logger
+
+    logger = get_logger()
+    if isinstance(event.get("requestContext"), Mapping) and "http" in event["requestContext"]:
+        return app().web(event)
+    if isinstance(event.get("Records"), list):
+        failures = []
+        for record in event["Records"]:
+            try:
+                outcome = app().automatic(record["body"])
+                logger.info("automatic merge", extra={"status": outcome.status, "merge_id": outcome.merge_id})
+            except Exception:
+                logger.exception("automatic merge failed; will retry")
+                failures.append({"itemIdentifier": record.get("messageId", "")})
+        return {"batchItemFailures": failures}
+    if event.get("action") == "digest":
+        result = app().digest(own_url())
+        logger.info("digest", extra=result)
+        return result
+    logger.warning("unknown event ignored")
+    return {"ignored": True}

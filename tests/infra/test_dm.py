@@ -1,0 +1,223 @@
+"""The duplicate merger's graph: exactly its functions, triggers, tables, queues and grants."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+import yaml
+
+from components.offline.engine import ACCOUNT_ID, ROOT, Graph, Resource, run
+from components.offline.policy_view import evaluate_graph
+
+REGION = "us-east-1"
+Statement = tuple[tuple[str, ...], tuple[str, ...]]
+
+
+def arn(service: str, resource: str) -> str:
+    return f"arn:aws:{service}:{REGION}:{ACCOUNT_ID}:{resource}"
+
+
+def only_dm(stack: str = "dev") -> dict[str, Any]:
+    """The stack file's own systems section with only dm enabled."""
+    config = yaml.safe_load((ROOT / f"Pulumi.{stack}.yaml").read_text())["config"]
+    systems = config["crm-automations:systems"]
+    return {key: {**section, "enabled": key == "dm"} for key, section in systems.items()}
+
+
+@pytest.fixture(scope="module")
+def graph() -> Graph:
+    return run("dev", {"systems": only_dm()})
+
+
+def functions(graph: Graph) -> dict[str, Resource]:
+    return {r.inputs["name"]: r for r in graph.of_type("aws:lambda/function:Function")}
+
+
+def statements_of(graph: Graph, function: str) -> list[dict[str, Any]]:
+    policy = graph.named("aws:iam/rolePolicy:RolePolicy", f"dev-{function}-grants")
+    found: list[dict[str, Any]] = json.loads(policy.inputs["policy"])["Statement"]
+    assert all(s["Effect"] == "Allow" for s in found)
+    return found
+
+
+def grants_of(graph: Graph, function: str) -> set[Statement]:
+    return {(tuple(s["Action"]), tuple(s["Resource"])) for s in statements_of(graph, function)}
+
+
+def logs(function: str) -> Statement:
+    return (
+        ("logs:CreateLogStream", "logs:PutLogEvents"),
+        (arn("logs", f"log-group:/aws/lambda/dev-{function}:*"),),
+    )
+
+
+PAIRS = arn("dynamodb", "table/dev-dm-pairs")
+DECISIONS = arn("dynamodb", "table/dev-dm-decisions")
+MERGES = arn("dynamodb", "table/dev-dm-merges")
+BLOCKS_Q = arn("sqs", "dev-dm-blocks")
+MERGES_Q = arn("sqs", "dev-dm-merges")
+CONSUME = (
+    "sqs:ChangeMessageVisibility",
+    "sqs:DeleteMessage",
+    "sqs:GetQueueAttributes",
+    "sqs:ReceiveMessage",
+)
+
+
+def secret(name: str) -> str:
+    return arn("secretsmanager", f"secret:dev-{name}-??????")
+
+
+def test_exactly_the_documents_functions_with_their_sizes(graph: Graph) -> None:
+    found = {
+        name: (f.inputs["memorySize"], f.inputs["timeout"], f.inputs["handler"])
+        for name, f in functions(graph).items()
+    }
+    assert found == {
+        "dev-dm-block": (3008, 300, "handlers.duplicate_merger.block.handler"),
+        "dev-dm-score": (1024, 60, "handlers.duplicate_merger.score.handler"),
+        "dev-dm-merge": (1024, 60, "handlers.duplicate_merger.merge.handler"),
+    }
+    for f in functions(graph).values():
+        assert f.inputs["runtime"] == "python3.14"
+        assert f.inputs["architectures"] == ["arm64"]
+        assert f.inputs["tags"]["crm:system"] == "dm"
+
+
+def test_tables_keys_ttl_and_the_review_index(graph: Graph) -> None:
+    tables = {t.inputs["name"]: t.inputs for t in graph.of_type("aws:dynamodb/table:Table")}
+    assert set(tables) == {"dev-dm-pairs", "dev-dm-decisions", "dev-dm-merges"}
+    assert {n: t["hashKey"] for n, t in tables.items()} == {
+        "dev-dm-pairs": "pair_key",
+        "dev-dm-decisions": "pair_key",
+        "dev-dm-merges": "merge_id",
+    }
+    assert all(t.get("rangeKey") is None for t in tables.values())
+    assert tables["dev-dm-pairs"]["ttl"] == {"attributeName": "ttl", "enabled": True}
+    assert "ttl" not in tables["dev-dm-decisions"]  # no TTL, ever
+    assert tables["dev-dm-merges"]["ttl"] == {"attributeName": "expires_at", "enabled": True}
+    (index,) = tables["dev-dm-pairs"]["globalSecondaryIndexes"]
+    assert (index["name"], index["hashKey"], index["rangeKey"]) == ("by-review", "review", "score")
+
+
+def test_queues_with_dead_letter_queues_and_triggers(graph: Graph) -> None:
+    queues = {q.inputs["name"]: q.inputs for q in graph.of_type("aws:sqs/queue:Queue")}
+    assert set(queues) == {"dev-dm-blocks", "dev-dm-blocks-dlq", "dev-dm-merges", "dev-dm-merges-dlq"}
+    for name in ("dev-dm-blocks", "dev-dm-merges"):
+        redrive = json.loads(queues[name]["redrivePolicy"])
+        assert redrive["deadLetterTargetArn"] == arn("sqs", f"{name}-dlq")
+        assert queues[name]["visibilityTimeoutSeconds"] >= 60
+    sources = {
+        m.inputs["eventSourceArn"]: m.inputs["functionName"]
+        for m in graph.of_type("aws:lambda/eventSourceMapping:EventSourceMapping")
+    }
+    assert sources == {BLOCKS_Q: "dev-dm-score", MERGES_Q: "dev-dm-merge"}
+    for m in graph.of_type("aws:lambda/eventSourceMapping:EventSourceMapping"):
+        assert m.inputs["functionResponseTypes"] == ["ReportBatchItemFailures"]
+
+
+def test_two_weekly_schedules_each_invoking_one_function(graph: Graph) -> None:
+    schedules = {s.inputs["name"]: s.inputs for s in graph.of_type("aws:scheduler/schedule:Schedule")}
+    assert set(schedules) == {"dev-dm-block-weekly", "dev-dm-digest-weekly"}
+    block = schedules["dev-dm-block-weekly"]
+    assert block["scheduleExpression"] == graph.config.systems.dm.schedule  # type: ignore[union-attr]
+    assert block["target"]["arn"] == arn("lambda", "function:dev-dm-block")
+    digest = schedules["dev-dm-digest-weekly"]
+    assert digest["target"]["arn"] == arn("lambda", "function:dev-dm-merge")
+    assert json.loads(digest["target"]["input"]) == {"action": "digest"}
+
+
+def test_undo_bucket_is_versioned_and_secrets_are_three(graph: Graph) -> None:
+    (bucket,) = graph.of_type("aws:s3/bucket:Bucket")
+    assert bucket.inputs["bucket"] == f"dev-dm-undo-{ACCOUNT_ID}"
+    (versioning,) = graph.of_type("aws:s3/bucketVersioning:BucketVersioning")
+    assert versioning.inputs["versioningConfiguration"]["status"] == "Enabled"
+    names = {s.inputs["name"] for s in graph.of_type("aws:secretsmanager/secret:Secret")}
+    assert names == {"dev-dm-crm-read", "dev-dm-crm-write", "dev-dm-link-key"}
+
+
+def test_only_dm_merge_is_public_and_only_through_its_url(graph: Graph) -> None:
+    (url,) = graph.of_type("aws:lambda/functionUrl:FunctionUrl")
+    assert url.inputs["functionName"] == "dev-dm-merge"
+    assert url.inputs["authorizationType"] == "NONE"
+    public = [
+        p for p in graph.of_type("aws:lambda/permission:Permission") if p.inputs["principal"] == "*"
+    ]
+    assert {p.inputs["function"] for p in public} == {"dev-dm-merge"}
+
+
+def test_each_role_holds_exactly_its_grants(graph: Graph) -> None:
+    undo_objects = f"arn:aws:s3:::dev-dm-undo-{ACCOUNT_ID}/undo/*"
+    assert grants_of(graph, "dm-block") == {
+        logs("dm-block"),
+        (("secretsmanager:GetSecretValue",), (secret("dm-crm-read"),)),
+        (("dynamodb:PutItem",), (PAIRS,)),
+        (("sqs:SendMessage",), (BLOCKS_Q,)),
+    }
+    assert grants_of(graph, "dm-score") == {
+        logs("dm-score"),
+        (("dynamodb:Query", "dynamodb:UpdateItem"), (PAIRS,)),
+        (("dynamodb:Query", "dynamodb:UpdateItem"), (DECISIONS,)),
+        (("sqs:SendMessage",), (MERGES_Q,)),
+        (CONSUME, (BLOCKS_Q,)),
+    }
+    assert grants_of(graph, "dm-merge") == {
+        logs("dm-merge"),
+        (("s3:GetObject", "s3:PutObject"), (undo_objects,)),
+        (("secretsmanager:GetSecretValue",), (secret("dm-crm-write"),)),
+        (("secretsmanager:GetSecretValue",), (secret("dm-link-key"),)),
+        (
+            ("dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"),
+            (MERGES,),
+        ),
+        (("dynamodb:GetItem", "dynamodb:PutItem"), (DECISIONS,)),
+        (("dynamodb:GetItem",), (PAIRS,)),
+        (("dynamodb:Query",), (PAIRS, f"{PAIRS}/index/by-review")),
+        (("ses:SendEmail",), (arn("ses", "identity/example.com"),)),
+        (("lambda:GetFunctionUrlConfig",), (arn("lambda", "function:dev-dm-merge"),)),
+        (CONSUME, (MERGES_Q,)),
+    }
+
+
+def test_the_write_credential_is_readable_by_dm_merge_alone(graph: Graph) -> None:
+    holders = {
+        name
+        for name in ("dm-block", "dm-score", "dm-merge")
+        for actions, resources in grants_of(graph, name)
+        if secret("dm-crm-write") in resources
+    }
+    assert holders == {"dm-merge"}
+
+
+def test_mail_is_sent_only_as_the_sender_address(graph: Graph) -> None:
+    (mail,) = [s for s in statements_of(graph, "dm-merge") if s["Action"] == ["ses:SendEmail"]]
+    assert mail["Condition"] == {"StringEquals": {"ses:FromAddress": ["crm-bot@example.com"]}}
+
+
+def test_no_model_anywhere_and_no_wildcard_resource(graph: Graph) -> None:
+    for name in ("dm-block", "dm-score", "dm-merge"):
+        for statement in statements_of(graph, name):
+            assert not any(a.startswith("bedrock:") for a in statement["Action"])
+            assert "*" not in statement["Resource"]
+
+
+def test_environments_hold_names_not_secrets(graph: Graph) -> None:
+    env = functions(graph)["dev-dm-merge"].inputs["environment"]["variables"]
+    assert env["CRM_WRITE_SECRET"] == "dev-dm-crm-write"
+    assert env["LINK_KEY_SECRET"] == "dev-dm-link-key"
+    block_env = functions(graph)["dev-dm-block"].inputs["environment"]["variables"]
+    assert block_env["CRM_READ_SECRET"] == "dev-dm-crm-read"
+    assert "CRM_WRITE_SECRET" not in block_env
+
+
+def test_outputs_name_what_an_operator_needs(graph: Graph) -> None:
+    outputs = graph.outputs["dm"]
+    assert outputs["review_url"].startswith("https://")
+    assert outputs["pairs_table"] == "dev-dm-pairs"
+    assert outputs["secrets"]["crm_write"] == "dev-dm-crm-write"
+
+
+def test_policy_pack_finds_nothing(graph: Graph) -> None:
+    assert evaluate_graph(graph) == []
