@@ -96,12 +96,14 @@ class Sandbox:
 
         self._saved_env = dict(os.environ)
         self.emulator = emulator.start(port=self._emulator_port)
+        self._fresh_handler_modules()
         self.interceptor.install()
         self.deployed = deploy(self.topology, self.internal)
         self.runtime = Runtime(self.topology, self.interceptor, resolver=self._resolver)
         self.runtime.install_log_routing()
         self.triggers = Triggers(self.topology, self.runtime, self.internal, self.clock)
         self.triggers.setup()
+        self.interceptor.stand_ins[("lambda", "Invoke")] = self.triggers.lambda_invoke
         self.interceptor.listeners.append(self.outbox.observe)
         self.interceptor.listeners.append(
             lambda record, _params: self.triggers.note_call(record.service, record.operation)  # type: ignore[union-attr]
@@ -124,6 +126,21 @@ class Sandbox:
             if port:
                 port += 1
         return self
+
+    def _fresh_handler_modules(self) -> None:
+        """A new deployment starts new containers: forget the graph's handler packages (their
+        module-level caches may hold clients of an earlier sandbox), except handlers.common,
+        whose caches the runtime swaps per function."""
+        import sys
+
+        resolve = self._resolver or (lambda dotted: dotted)
+        packages = {
+            ".".join(resolve(spec.handler).split(".")[:-2])
+            for spec in self.topology.functions.values()
+        }
+        for name in list(sys.modules):
+            if any(name == p or name.startswith(p + ".") for p in packages):
+                del sys.modules[name]
 
     def stop(self) -> None:
         self._stop.set()

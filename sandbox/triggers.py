@@ -26,11 +26,12 @@ Invoke permissions matter as in AWS: an S3 or EventBridge trigger without the fu
 from __future__ import annotations
 
 import datetime as dt
+import io
 import json
 import time
 import uuid
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote_plus
@@ -84,6 +85,7 @@ class Triggers:
         self._fired: set[tuple[str, str, str]] = set()  # (region, group, name) of at() schedules
         self._round = 0
         self.dirty: set[str] = set()
+        self._async_queue: deque[tuple[str, Any, str]] = deque()
 
     # Setup ---------------------------------------------------------------------------------
 
@@ -182,7 +184,7 @@ class Triggers:
         self._round += 1
         wanted = {"queues", "streams", "bus", "buckets", "schedules"} if full else set(self.dirty)
         self.dirty.clear()
-        done = 0
+        done = self._poll_async()
         if "bus" in wanted:
             done += self._poll_bus()
         if "buckets" in wanted:
@@ -193,6 +195,57 @@ class Triggers:
             done += self._poll_queues()
         if "schedules" in wanted:
             done += self._poll_one_off_schedules()
+        return done
+
+    def lambda_invoke(
+        self, service: str, operation: str, params: Mapping[str, Any], function: str | None
+    ) -> dict[str, Any]:
+        """Stand-in for Lambda ``Invoke`` (moto would need Docker): ``Event`` invocations are
+        queued for the pump as asynchronous invocations; ``RequestResponse`` runs the target
+        in-process now (nested in the caller) and returns its payload."""
+        from botocore.response import StreamingBody
+
+        name = str(params.get("FunctionName", ""))
+        spec = (
+            self.t.function_by_arn(name) if name.startswith("arn:") else self.t.functions.get(name)
+        )
+        if spec is None:
+            return {
+                "Error": {
+                    "Code": "ResourceNotFoundException",
+                    "Message": f"Function not found: {name}",
+                },
+                "ResponseMetadata": {"HTTPStatusCode": 404},
+            }
+        raw = params.get("Payload") or b"{}"
+        data = raw.read() if hasattr(raw, "read") else raw
+        event = json.loads(data.decode() if isinstance(data, bytes) else str(data))
+        if params.get("InvocationType") == "Event":
+            self._async_queue.append((spec.arn, event, f"invoke:{function or 'outside'}"))
+            self.dirty.add("async")
+            return {"StatusCode": 202, "Payload": StreamingBody(io.BytesIO(b""), 0)}
+        invocation = self.runtime.invoke(spec.name, event, source=f"invoke:{function or 'outside'}")
+        body = json.dumps(
+            invocation.result
+            if invocation.ok
+            else {"errorMessage": invocation.error, "errorType": invocation.error_type},
+            default=str,
+        ).encode()
+        answer: dict[str, Any] = {
+            "StatusCode": 200,
+            "ExecutedVersion": "$LATEST",
+            "Payload": StreamingBody(io.BytesIO(body), len(body)),
+        }
+        if not invocation.ok:
+            answer["FunctionError"] = "Unhandled"
+        return answer
+
+    def _poll_async(self) -> int:
+        done = 0
+        while self._async_queue:
+            target, event, source = self._async_queue.popleft()
+            self._deliver_async(target, event, source, None, None, None)
+            done += 1
         return done
 
     def note_call(self, service: str, operation: str) -> None:

@@ -1,0 +1,166 @@
+"""Lead enricher: a form post, a mail, a CSV upload and two junk leads through the chain.
+
+The CRM is ``handlers.lead_enricher.crm.FakeCrm`` (HubSpot's rules that matter: unique email,
+409 on a repeat) and the firmographic provider ``FakeFirmographics`` with one company profile;
+both replace the real adapters through the factories the handlers expose (``make_crm``,
+``make_provider``). Leads enter by the three lanes as in AWS: the Function URL (shared secret
+header), a mail dropped into the SES lane (stored under ``inbound/`` of ler-raw, whose
+notification invokes ler-intake), and a CSV uploaded under ``upload/``. The chain runs over
+the default bus by the graph's rules. The digest is run for today by hand, as an operator
+would (ler reads the real date, so the sandbox clock cannot bring "tomorrow" to it).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from typing import Any
+
+from sandbox.core import Sandbox, mime_message
+from sandbox.report import Report
+
+INTAKE_SECRET = "sandbox-intake-shared-secret-0123456789"
+ACME = {
+    "company_name": "Acme Widgets",
+    "employees": 40,
+    "company_city": "Leeds",
+    "industry": "Manufacturing",
+}
+JANE = {
+    "email": "Jane.Doe@Acme-Widgets.co.uk",
+    "name": "jane doe",
+    "phone": "07400 123456",
+    "company": "Acme Widgets Ltd",
+    "message": "Could you send me a quote for 200 widgets?",
+}
+CSV = (
+    "First Name;Surname;E-mail Address;Telephone;Organisation;Country\n"
+    "ada;LOVELACE;ada@analytical-engines.co.uk;020 7946 0018;Analytical Engines;England\n"
+    "Grace;Hopper;grace@cobol.example.io;(415) 555-2671;Cobol Inc;USA\n"
+)
+MAIL_TEXT = (
+    "Hello,\n\nWe need 50 units delivered to our Leeds office.\n\n"
+    "Phone: 07700 123456\nCompany: Brightside Bakery Ltd\n"
+)
+
+
+class LeadEnricherDay:
+    key = "ler"
+    title = "Lead enricher"
+
+    def __init__(self) -> None:
+        self.crm: Any = None
+
+    def prepare(self, sb: Sandbox) -> None:
+        from handlers.lead_enricher import enrich, push
+        from handlers.lead_enricher.crm import FakeCrm
+        from handlers.lead_enricher.firmographics import FakeFirmographics
+
+        sb.set_secret("ler-intake-secret", INTAKE_SECRET)
+        sb.set_secret("ler-enrichment-key", "sandbox-enrichment-key")
+        sb.set_secret("ler-crm-key", "sandbox-crm-token")
+        self.crm = FakeCrm()
+        provider = FakeFirmographics({"acme-widgets.co.uk": ACME})
+        sb.patch(enrich, "make_provider", lambda config: provider)
+        sb.patch(push, "make_crm", lambda config: self.crm)
+
+    def _post(self, sb: Sandbox, payload: dict[str, Any], secret: str = INTAKE_SECRET) -> int:
+        answer = sb.http(
+            "ler-intake",
+            "POST",
+            "/",
+            body=json.dumps(payload),
+            headers={"content-type": "application/json", "x-ler-intake-secret": secret},
+        )
+        return answer.status
+
+    def _created(self) -> list[str]:
+        return [p.get("email", "") for method, _, p in self.crm.calls if method == "create"]
+
+    def play(self, sb: Sandbox, report: Report) -> None:
+        with report.step("Jane fills in the web form (Function URL, shared secret)") as step:
+            status = self._post(sb, JANE)
+            refused = self._post(sb, JANE, secret="wrong")
+            step.note(f"HTTP {status}; with a wrong secret HTTP {refused}")
+            sb.drain()
+        report.check(
+            "the form lead reached the CRM, enriched; a wrong secret changed nothing",
+            self._created() == ["jane.doe@acme-widgets.co.uk"] and refused in (401, 403),
+            str(self._created()),
+        )
+        with report.step("Sam emails hello@example.com (SES lane -> ler-raw inbound/)") as step:
+            inbound = (
+                sb.graph.config.systems.ler.inbound_address if sb.graph.config.systems.ler else ""
+            )
+            mime = mime_message(
+                "Sam O'Brien <sam.obrien@brightside-bakery.co.uk>",
+                inbound,
+                "Wholesale enquiry",
+                MAIL_TEXT,
+            )
+            step.note(f"stored {sb.drop_mail(mime, recipient=inbound)[0]}")
+            sb.drain()
+        with report.step("Someone uploads a CSV from an expo under upload/") as step:
+            sb.put_object("ler-raw", "upload/2026-11-expo.csv", CSV)
+            sb.drain()
+        with report.step("A bot (honeypot field) and a link spammer post the form") as step:
+            bot = self._post(
+                sb, {"email": "sales@growth-hackers.co.uk", "name": "Max", "_gotcha": "x"}
+            )
+            spam = self._post(
+                sb,
+                {
+                    "email": "outreach@rank-agency.co.uk",
+                    "name": "Mike Rank",
+                    "message": "Get your site on the first page of Google! http://a.example "
+                    "https://b.example http://c.example www.d.example",
+                },
+            )
+            step.note(f"HTTP {bot}, {spam}")
+            sb.drain()
+        with report.step(
+            "Jane posts the form again: the identity index links, no duplicate"
+        ) as step:
+            self._post(sb, {**JANE, "message": "Following up on my quote"})
+            sb.drain()
+            step.state("ler-identity", len(sb.items("ler-identity")))
+        with report.step("The operator runs the junk digest for today") as step:
+            today = dt.datetime.now(dt.UTC).date() + dt.timedelta(days=1)
+            answer = sb.invoke("ler-digest", {"day": today.isoformat()}, source="operator")
+            step.note(f"digest: {answer.result}")
+            sb.drain()
+        created = self._created()
+        junk = sb.objects("ler-junk", "junk/")
+        digest = [m for m in sb.outbox.messages if m.function == sb.name("ler-digest")]
+        report.check(
+            "four real leads created once each (form, mail, two CSV rows; Jane not twice)",
+            sorted(created)
+            == sorted(
+                [
+                    "jane.doe@acme-widgets.co.uk",
+                    "sam.obrien@brightside-bakery.co.uk",
+                    "ada@analytical-engines.co.uk",
+                    "grace@cobol.example.io",
+                ]
+            ),
+            str(created),
+        )
+        report.check(
+            "both junk leads are in ler-junk with their reasons", len(junk) == 2, str(junk)
+        )
+        report.check(
+            "the digest mailed the two junk leads",
+            len(digest) == 1 and "2 junk" in digest[0].subject,
+            digest[0].subject if digest else "none",
+        )
+        report.check(
+            "every clean lead has its record in ler-records",
+            len(sb.objects("ler-records", "records/")) >= 4,
+        )
+        report.check(
+            "no call was denied",
+            not [d for d in sb.denials() if (d.function or "").startswith(sb.name("ler-"))],
+        )
+
+
+SCENARIO = LeadEnricherDay()
