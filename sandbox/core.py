@@ -104,6 +104,9 @@ class Sandbox:
         self.triggers = Triggers(self.topology, self.runtime, self.internal, self.clock)
         self.triggers.setup()
         self.interceptor.stand_ins[("lambda", "Invoke")] = self.triggers.lambda_invoke
+        self.interceptor.stand_ins[("lambda", "GetFunctionUrlConfig")] = (
+            self.triggers.function_url_config
+        )
         self.interceptor.listeners.append(self.outbox.observe)
         self.interceptor.listeners.append(
             lambda record, _params: self.triggers.note_call(record.service, record.operation)  # type: ignore[union-attr]
@@ -119,6 +122,7 @@ class Sandbox:
             )
             server.start()
             self.urls[spec.name] = server
+            self._triggers.local_urls[spec.name] = server.url
             for resource in self.graph.of_type("aws:lambda/functionUrl:FunctionUrl"):
                 deployed = resource.outputs.get("functionUrl")
                 if resource.inputs.get("functionName") == spec.name and deployed:

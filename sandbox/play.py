@@ -51,13 +51,18 @@ def play_days(
     """Play each (key, title, region, scenario) day; print the summary; return the results."""
     report = Report(sb, out, verbose=verbose)
     started = time.monotonic()
+    days = list(days)
+    # The operator sets every system up before the day starts: the clock is shared, so one
+    # system's day moves time for all of them and their schedules run too.
+    for _key, _title, _region, scenario in days:
+        if scenario is not None:
+            scenario.prepare(sb)
     for key, title, region, scenario in days:
         with report.system(key, title, region) as result:
             if scenario is None:
                 result.crashed = "no scenario written for this system yet"
                 report.line("  (no scripted day for this system yet)")
                 continue
-            scenario.prepare(sb)
             scenario.play(sb, report)
     report.summary(time.monotonic() - started)
     return report.results

@@ -130,10 +130,13 @@ class Report:
         assert rt is not None and tr is not None
         invocations = rt.invocations[marks[0] :]
         calls = [c for c in ic.ledger[marks[1] :] if c.function is not None]
-        result.invocations += len(invocations)
-        result.errors += sum(1 for i in invocations if not i.ok)
-        result.calls += len(calls)
-        result.denied += sum(1 for c in calls if c.denied is not None)
+        own = f"{self.sb.prefix}-{result.key}-"
+        result.invocations += sum(1 for i in invocations if i.function.startswith(own))
+        result.errors += sum(1 for i in invocations if not i.ok and i.function.startswith(own))
+        result.calls += sum(1 for c in calls if (c.function or "").startswith(own))
+        result.denied += sum(
+            1 for c in calls if c.denied is not None and (c.function or "").startswith(own)
+        )
         for inv in invocations:
             status = "ok" if inv.ok else f"FAILED {inv.error_type}: {inv.error}"
             self.line(
@@ -169,7 +172,7 @@ class Report:
                     f"     note   {trace.kind}: {trace.source} -> {trace.target} {trace.detail}".rstrip()
                 )
         for message in self.sb.outbox.messages[marks[3] :]:
-            result.messages += 1
+            result.messages += int((message.function or "").startswith(own))
             subject = f' "{message.subject}"' if message.subject else ""
             text = message.text.strip().replace("\n", " ")
             text = text if len(text) <= 90 else text[:87] + "..."
@@ -221,7 +224,9 @@ def _target(params: dict[str, Any]) -> str:
             value = str(params[key])
             return value.rsplit("/", 1)[-1] if key == "QueueUrl" else value
     if "Bucket" in params:
-        return f"s3://{params['Bucket']}/{params.get('Key', '')}"
+        key = str(params.get("Key", ""))
+        folder = key.rsplit("/", 1)[0] + "/*" if "/" in key else key
+        return f"s3://{params['Bucket']}/{folder}"
     if "DetailTypes" in params:
         return ",".join(str(d) for d in params["DetailTypes"])
     return ""

@@ -76,6 +76,7 @@ class Triggers:
         self.client = client
         self.clock = clock
         self.traces: list[Trace] = []
+        self.local_urls: dict[str, str] = {}  # function name -> local Function URL
         self.problems: list[str] = []
         self.origin = clock.now()
         self._queue_urls: dict[str, str] = {}
@@ -86,6 +87,7 @@ class Triggers:
         self._round = 0
         self.dirty: set[str] = set()
         self._async_queue: deque[tuple[str, Any, str]] = deque()
+        self._turns: dict[str, int] = {}
 
     # Setup ---------------------------------------------------------------------------------
 
@@ -197,6 +199,32 @@ class Triggers:
             done += self._poll_one_off_schedules()
         return done
 
+    def function_url_config(
+        self, service: str, operation: str, params: Mapping[str, Any], function: str | None
+    ) -> dict[str, Any]:
+        """Stand-in for Lambda ``GetFunctionUrlConfig``: the function's local URL."""
+        name = str(params.get("FunctionName", ""))
+        spec = (
+            self.t.function_by_arn(name) if name.startswith("arn:") else self.t.functions.get(name)
+        )
+        url = self.local_urls.get(spec.name) if spec else None
+        if spec is None or url is None or spec.url_auth is None:
+            return {
+                "Error": {
+                    "Code": "ResourceNotFoundException",
+                    "Message": f"no Function URL for {name}",
+                },
+                "ResponseMetadata": {"HTTPStatusCode": 404},
+            }
+        return {
+            "FunctionUrl": url,
+            "FunctionArn": spec.arn,
+            "AuthType": spec.url_auth,
+            "CreationTime": self.origin.isoformat(),
+            "LastModifiedTime": self.origin.isoformat(),
+            "InvokeMode": "BUFFERED",
+        }
+
     def lambda_invoke(
         self, service: str, operation: str, params: Mapping[str, Any], function: str | None
     ) -> dict[str, Any]:
@@ -275,12 +303,15 @@ class Triggers:
 
     def _poll_queues(self) -> int:
         done = 0
-        mappings = list(self.t.queue_mappings)
-        if mappings:  # AWS polls concurrently; rotate so no mapping always goes first
-            shift = self._round % len(mappings)
-            mappings = mappings[shift:] + mappings[:shift]
-        for m in mappings:
-            done += self._poll_queue(m)
+        for arn in dict.fromkeys(m.queue_arn for m in self.t.queue_mappings):
+            mappings = self._mappings_on(arn)
+            # Several mappings on one queue poll it concurrently in AWS: take turns (per
+            # queue, so one system's day does not depend on another's traffic).
+            turn = self._turns.get(arn, 0)
+            self._turns[arn] = turn + 1
+            shift = turn % len(mappings)
+            for m in mappings[shift:] + mappings[:shift]:
+                done += self._poll_queue(m)
         return done
 
     def _mappings_on(self, queue_arn: str) -> list[QueueMapping]:

@@ -1,0 +1,153 @@
+"""Duplicate contact merger: a week of contacts, the Monday run, a confirm and an undo.
+
+The CRM is ``handlers.duplicate_merger.crm.InMemoryCrm`` holding a synthetic week of contacts
+(``synthetic.generate``) plus two records of one person, given to dm-block in place of
+HubSpot (``crm.HubSpotCrm`` is what the handler builds) and to dm-merge through its
+``crm_factory`` seam. The weekly schedule fires dm-block; its blocks go to dm-score over the
+SQS block queue; automatic-band pairs go to dm-merge over the merge queue; the weekly digest
+mails the reviewer signed links to the local Function URL (dm-merge asks Lambda for its own
+URL, which the sandbox answers with the local one). The reviewer opens a proposal, confirms
+it, then undoes the merge from the link on the confirmation page.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+from urllib.parse import urlsplit
+
+from sandbox.core import HttpAnswer, Sandbox
+from sandbox.report import Report
+
+LINK_KEYRING = json.dumps({"active_kid": "k1", "keys": {"k1": "sandbox-dm-link-key-" + "d" * 24}})
+BROWSER = {"user-agent": "Mozilla/5.0 (Windows NT 10.0) Firefox/140.0"}
+
+
+def _crm() -> Any:
+    from handlers.duplicate_merger.crm import Association, InMemoryCrm
+    from handlers.duplicate_merger.synthetic import generate
+
+    crm = InMemoryCrm()
+    crm.add_contact(
+        "101",
+        firstname="Ann",
+        lastname="Zyborski",
+        email="ann.zyborski@acme.io",
+        phone="(415) 555-0101",
+        company="Acme",
+        createdate="2024-01-01",
+    )
+    crm.add_contact(
+        "102",
+        firstname="Ann",
+        lastname="Zyborski",
+        email="ann.zyborski@acme.io",
+        phone="415.555.0101",
+        city="Boston",
+        createdate="2025-03-01",
+    )
+    crm.add_related("101", Association("deals", "d1", "contact_to_deal"), dealname="Renewal")
+    crm.add_related("102", Association("companies", "c1", "contact_to_company"), name="Acme")
+    crm.add_contact("301", firstname="Zed", lastname="Quarrington", email="zq@one.io", city="Tulsa")
+    crm.add_contact(
+        "302", firstname="Zed", lastname="Quarington", email="zed.q@two.io", city="Tulsa"
+    )
+    for number, (_, props) in enumerate(generate(300, seed=11, duplicate_rate=0.05).contacts):
+        crm.add_contact(str(500_000 + number), **props)
+    return crm
+
+
+def _follow(sb: Sandbox, url: str, method: str) -> HttpAnswer:
+    parts = urlsplit(url.replace("&amp;", "&"))
+    return sb.http("dm-merge", method, f"{parts.path}?{parts.query}", headers=BROWSER)
+
+
+class DuplicateMergerDay:
+    key = "dm"
+    title = "Duplicate contact merger"
+
+    def __init__(self) -> None:
+        self.crm: Any = None
+
+    def prepare(self, sb: Sandbox) -> None:
+        from handlers.duplicate_merger import crm as crm_module
+        from handlers.duplicate_merger import merge
+
+        sb.set_secret("dm-crm-read", "sandbox-crm-read-token")
+        sb.set_secret("dm-crm-write", "sandbox-crm-write-token")
+        sb.set_secret("dm-link-key", LINK_KEYRING)
+        self.crm = _crm()
+        sb.patch(crm_module, "HubSpotCrm", lambda token, base_url="", **kw: self.crm)
+        sb.patch(merge, "crm_factory", lambda: self.crm)
+        sb.patch(merge, "clock", sb.clock.now)
+
+    def play(self, sb: Sandbox, report: Report) -> None:
+        contacts = len(self.crm.contacts)
+        with report.step(f"Monday 06:00: dm-block reads the week's {contacts} contacts") as step:
+            sb.fire("dm-block-weekly")
+            sb.drain()
+            pairs = sb.items("dm-pairs")
+            bands: dict[str, int] = {}
+            for pair in pairs:
+                bands[str(pair.get("band"))] = bands.get(str(pair.get("band")), 0) + 1
+            step.state("dm-pairs by band", bands)
+            step.state("archived by automatic merges", sorted(self.crm.archived))
+        report.check(
+            "blocking and scoring found pairs; the certain one merged automatically",
+            bool(pairs) and "102" in self.crm.archived,
+            f"{len(pairs)} pairs",
+        )
+        with report.step("The weekly digest mails the reviewer") as step:
+            sb.fire("dm-digest-weekly")
+            sb.drain()
+            reviewer = (
+                sb.graph.config.systems.dm.reviewer_email if sb.graph.config.systems.dm else ""
+            )
+            digests = [m for m in sb.outbox.to(reviewer) if m.function == sb.name("dm-merge")]
+            links = re.findall(
+                r"https?://\S+/review\?t=[\w.\-]+", digests[-1].text if digests else ""
+            )
+            step.note(f"{len(links)} proposal link(s) in the digest")
+        report.check(
+            "the digest went to the reviewer with signed proposal links",
+            bool(digests) and bool(links),
+            digests[-1].subject if digests else "no digest",
+        )
+        with report.step("The reviewer opens a proposal and confirms it") as step:
+            page = _follow(sb, links[0], "GET") if links else None
+            confirm = re.search(r"action='([^']*/confirm\?t=[^']+)'", page.text) if page else None
+            step.note(f"proposal page: HTTP {page.status if page else '-'}")
+            done = _follow(sb, confirm.group(1), "POST") if confirm else None
+            step.note(f"confirm: HTTP {done.status if done else '-'}")
+            again = _follow(sb, confirm.group(1), "POST") if confirm else None
+            step.note(f"the same link again: HTTP {again.status if again else '-'}")
+            sb.drain()
+        merged = [m for m in sb.items("dm-merges") if str(m.get("merge_id", "")).startswith("mrg")]
+        report.check(
+            "the confirmed merge ran once; the reused link changed nothing",
+            done is not None
+            and done.status == 200
+            and again is not None
+            and again.status == 409
+            and len(merged) >= 2,
+            f"{len(merged)} merges",
+        )
+        with report.step("The reviewer undoes that merge from the confirmation page") as step:
+            undo = re.search(r"action='([^']*/undo\?t=[^']+)'", done.text) if done else None
+            undone = _follow(sb, undo.group(1), "POST") if undo else None
+            step.note(f"undo: HTTP {undone.status if undone else '-'}")
+            sb.drain()
+        bundles = sb.objects("dm-undo", "undo/")
+        report.check(
+            "the undo restored the absorbed record; every merge left an undo bundle",
+            undone is not None and undone.status == 200 and len(bundles) >= len(merged),
+            f"{len(bundles)} bundle(s)",
+        )
+        report.check(
+            "no call was denied",
+            not [d for d in sb.denials() if (d.function or "").startswith(sb.name("dm-"))],
+        )
+
+
+SCENARIO = DuplicateMergerDay()
