@@ -249,8 +249,8 @@ class HubSpotCrm:
 class InMemoryCrm:
     """A CRM in memory: contacts, archived contacts, related records and associations.
 
-    ``fail_after_writes`` makes the n-th following write raise ``CrmError`` (a merge failing
-    part way); ``writes`` counts writes so tests can assert none happened.
+    ``fail_after_writes`` makes the write after the next n raise ``CrmError`` once (a merge
+    failing part way); ``writes`` counts writes so tests can assert none happened.
     """
 
     contacts: dict[str, dict[str, str | None]] = field(default_factory=dict)
@@ -271,6 +271,7 @@ class InMemoryCrm:
     def _write(self) -> None:
         if self.fail_after_writes is not None:
             if self.fail_after_writes <= 0:
+                self.fail_after_writes = None  # one failure, then the CRM answers again
                 raise CrmError("injected failure", status=503, retryable=True)
             self.fail_after_writes -= 1
         self.writes += 1

@@ -340,7 +340,10 @@ _FIRST, _LAST, _EMAIL, _PHONE, _COMPANY, _DOMAIN, _HOUSE, _STREET, _CITY, _POSTC
 def implied_floors(levels: Sequence[Level | None]) -> dict[int, float]:
     """The least share each agreeing field may count with, given what else agrees."""
     floors: dict[int, float] = {}
-    if levels[_PHONE] == "exact" or (levels[_STREET] == "exact" and levels[_HOUSE] == "exact"):
+    shared_home = levels[_PHONE] == "exact" or (
+        levels[_STREET] == "exact" and levels[_HOUSE] == "exact"
+    )
+    if shared_home and levels[_EMAIL] != "exact":  # one mailbox is one person, not a family
         floors[_LAST] = HOUSEHOLD_SURNAME_SHARE
         floors[_CITY] = floors[_POSTCODE] = floors[_STATE] = IMPLIED_SHARE
     if levels[_POSTCODE] == "exact":

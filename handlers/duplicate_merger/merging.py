@@ -208,9 +208,15 @@ class MergeService:
         if held is None:
             return Outcome("busy", "another merge involving one of these contacts is running")
         try:
-            return self._merge_locked(pair_key, low, high, merge_id, decided_by, now)
-        finally:
+            outcome = self._merge_locked(pair_key, low, high, merge_id, decided_by, now)
+        except MergeFailed:
             self._unlock(held, merge_id)
+            raise
+        # Any other error may have left the records split with the restore unfinished: the
+        # locks stay until their lease runs out, and the next merge touching either record
+        # restores this merge from its bundle first (``_recover``).
+        self._unlock(held, merge_id)
+        return outcome
 
     def _merge_locked(
         self, pair_key: str, low: str, high: str, merge_id: str, decided_by: str, now: dt.datetime

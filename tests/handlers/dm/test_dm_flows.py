@@ -1,0 +1,316 @@
+"""dm end to end on moto: block -> score -> review link -> merge -> undo, and what must not happen."""
+
+from __future__ import annotations
+
+import copy
+import datetime as dt
+import json
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+from handlers.common.link_tokens import Keyring, issue_token
+from handlers.duplicate_merger import block, merge, score
+from handlers.duplicate_merger.crm import Association, InMemoryCrm
+from handlers.duplicate_merger.evidence import Thresholds
+from handlers.duplicate_merger.merging import MergeFailed, MergeService
+from handlers.duplicate_merger.store import DynamoLedger, PairStore, QueueSender, S3Bundles
+from handlers.duplicate_merger.synthetic import generate
+from tests.handlers.dm.conftest import KEYRING, DmAws
+
+NOW = dt.datetime(2026, 8, 3, 9, 0, tzinfo=dt.UTC)
+THRESHOLDS = Thresholds(12.0, 0.0)
+KEYS = Keyring.from_secret_string(json.dumps(KEYRING))
+DEAL = Association("deals", "d1", "contact_to_deal")
+COMPANY = Association("companies", "c1", "contact_to_company")
+REFERRAL = Association("contacts", "900", "referred_by")
+
+
+def crm_with_duplicates() -> InMemoryCrm:
+    """Two records of Ann Lee (one with a deal, one with a company and a referral) and others."""
+    crm = InMemoryCrm()
+    crm.add_contact(
+        "101", firstname="Ann", lastname="Zyborski", email="ann.zyborski@acme.io",
+        phone="(415) 555-0101", company="Acme", createdate="2024-01-01",
+    )
+    crm.add_contact(
+        "102", firstname="Ann", lastname="Zyborski", email="ann.zyborski@acme.io",
+        phone="415.555.0101", city="Boston", createdate="2025-03-01",
+    )
+    crm.add_related("101", DEAL, dealname="Renewal")
+    crm.add_related("102", COMPANY, name="Acme")
+    crm.add_related("102", REFERRAL, firstname="Ref")
+    for number, (_, props) in enumerate(generate(400, seed=11, duplicate_rate=0.0).contacts):
+        crm.add_contact(str(500_000 + number), **props)
+    return crm
+
+
+def run_week(dm_aws: DmAws, crm: InMemoryCrm) -> dict[str, int]:
+    """dm-block then dm-score over every queued message, as the queues would deliver them."""
+    from handlers.common.aws_clients import client
+
+    store = PairStore(dm_aws.pairs, dm_aws.decisions)
+    block.run(
+        crm.iter_contacts(), QueueSender(dm_aws.blocks_url), store,
+        now=NOW, cap=50, phone_region="US", pair_ttl_days=30,
+    )
+    totals: dict[str, int] = {}
+    while True:
+        got = client("sqs").receive_message(QueueUrl=dm_aws.blocks_url, MaxNumberOfMessages=10)
+        if not got.get("Messages"):
+            return totals
+        for m in got["Messages"]:
+            counts = score.process(
+                m["Body"], store, QueueSender(dm_aws.merges_url),
+                thresholds=THRESHOLDS, floor=-10.0, now=NOW, pair_ttl_days=30,
+            )
+            for k, v in counts.items():
+                totals[k] = totals.get(k, 0) + v
+            client("sqs").delete_message(QueueUrl=dm_aws.blocks_url, ReceiptHandle=m["ReceiptHandle"])
+
+
+def queued_merges(dm_aws: DmAws) -> list[dict[str, Any]]:
+    from handlers.common.aws_clients import client
+
+    got = client("sqs").receive_message(QueueUrl=dm_aws.merges_url, MaxNumberOfMessages=10)
+    return [json.loads(m["Body"]) for m in got.get("Messages", [])]
+
+
+def service(dm_aws: DmAws, crm: InMemoryCrm) -> MergeService:
+    return MergeService(
+        crm, DynamoLedger(dm_aws.merges, dm_aws.decisions), S3Bundles(dm_aws.bucket), undo_days=90
+    )
+
+
+def request(method: str, path: str, token: str) -> dict[str, Any]:
+    return {
+        "rawPath": path,
+        "queryStringParameters": {"t": token},
+        "headers": {"host": "dm.example.test"},
+        "requestContext": {"http": {"method": method, "sourceIp": "192.0.2.1"}, "requestId": "r1"},
+    }
+
+
+def link_token(url: str) -> str:
+    return parse_qs(urlsplit(url).query)["t"][0]
+
+
+# Scoring ---------------------------------------------------------------------------------
+
+
+def test_the_week_finds_the_pair_once_and_queues_its_automatic_merge(dm_aws: DmAws) -> None:
+    crm = crm_with_duplicates()
+    run_week(dm_aws, crm)
+    row = dm_aws.pairs.get_item(Key={"pair_key": "101#102"})["Item"]
+    assert row["band"] == "automatic" and row["review"] == "2026-W32#automatic"
+    assert row["explanation"] == "same rare surname, same phone, same rare first name"
+    assert {t["field"] for t in row["terms"]} >= {"email", "phone", "last"}
+    assert dm_aws.pairs.get_item(Key={"pair_key": "102#101"}).get("Item") is None
+    assert queued_merges(dm_aws) == [{"pair_key": "101#102", "run": "2026-W32", "score": float(row["score"])}]
+    summary = dm_aws.pairs.get_item(Key={"pair_key": "run#latest"})["Item"]
+    assert summary["run_id"] == "2026-W32" and summary["contacts"] == 402
+
+
+def test_a_redelivered_block_message_sends_no_second_merge(dm_aws: DmAws) -> None:
+    crm = crm_with_duplicates()
+    run_week(dm_aws, crm)
+    assert len(queued_merges(dm_aws)) == 1
+    run_week(dm_aws, crm)  # the same week again: every message delivered twice
+    assert queued_merges(dm_aws) == []
+
+
+def test_an_older_run_never_overwrites_a_newer_one(dm_aws: DmAws) -> None:
+    crm = crm_with_duplicates()
+    run_week(dm_aws, crm)
+    dm_aws.pairs.update_item(
+        Key={"pair_key": "101#102"}, UpdateExpression="SET run_id = :r",
+        ExpressionAttributeValues={":r": "2026-W40"},
+    )
+    totals = run_week(dm_aws, crm)
+    assert totals["stale"] >= 1
+    assert dm_aws.pairs.get_item(Key={"pair_key": "101#102"})["Item"]["run_id"] == "2026-W40"
+
+
+def test_a_rejected_pair_never_returns(dm_aws: DmAws, monkeypatch: pytest.MonkeyPatch) -> None:
+    crm = crm_with_duplicates()
+    run_week(dm_aws, crm)
+    token = issue_token(KEYS, subject="101#102", action="reject", ttl_seconds=3600, now=NOW.timestamp())
+    monkeypatch.setattr(merge, "clock", lambda: NOW)
+    answer = merge.handler(request("POST", "/reject", token), None)
+    assert answer["statusCode"] == 200 and "not a duplicate" in answer["body"]
+    dm_aws.pairs.delete_item(Key={"pair_key": "101#102"})
+    totals = run_week(dm_aws, crm)
+    assert totals["decided"] >= 1
+    assert dm_aws.pairs.get_item(Key={"pair_key": "101#102"}).get("Item") is None
+    assert dm_aws.decisions.get_item(Key={"pair_key": "101#102"})["Item"]["decision"] == "not_a_duplicate"
+
+
+# Merging ---------------------------------------------------------------------------------
+
+
+def test_the_undo_bundle_exists_before_the_first_crm_write(dm_aws: DmAws) -> None:
+    from handlers.common.aws_clients import client
+
+    crm = crm_with_duplicates()
+    seen: list[list[str]] = []
+    original = crm._write
+
+    def write() -> None:
+        listing = client("s3").list_objects_v2(Bucket=dm_aws.bucket, Prefix="undo/")
+        seen.append([o["Key"] for o in listing.get("Contents", [])])
+        original()
+
+    crm._write = write  # type: ignore[method-assign]
+    outcome = service(dm_aws, crm).merge("101#102", decided_by="ops@example.com", now=NOW)
+    assert outcome.status == "merged"
+    assert seen and seen[0] == [f"undo/{outcome.merge_id}.json"]
+    bundle = json.loads(S3Bundles(dm_aws.bucket).get(f"undo/{outcome.merge_id}.json"))
+    assert bundle["kept"]["id"] == "101" and bundle["merged"]["id"] == "102"
+    assert {(m["type"], m["id"], m["to"]) for m in bundle["moved"]} == {
+        ("companies", "c1", "101"),
+        ("contacts", "900", "101"),
+    }
+    assert {r["id"] for r in bundle["related"]} == {"d1", "c1", "900"}
+    record = dm_aws.merges.get_item(Key={"merge_id": outcome.merge_id})["Item"]
+    assert record["state"] == "merged" and len(record["moved"]) == 2
+    assert record["undoable_until"] == "2026-11-01"
+    assert crm.state(["101"])["101"]["associations"] == sorted([DEAL, COMPANY, REFERRAL])
+    assert crm.contacts["101"]["city"] == "Boston" and "102" in crm.archived
+
+
+def test_two_merges_on_one_record_do_not_run_together(dm_aws: DmAws) -> None:
+    crm = crm_with_duplicates()
+    ledger = DynamoLedger(dm_aws.merges, dm_aws.decisions)
+    assert ledger.acquire("102", "mrg_other", int(NOW.timestamp()), 180) == (True, None)
+    before = copy.deepcopy(crm.state(["101", "102"]))
+    outcome = service(dm_aws, crm).merge("101#102", decided_by="automatic", now=NOW)
+    assert outcome.status == "busy" and crm.writes == 0 and crm.state(["101", "102"]) == before
+    assert dm_aws.merges.get_item(Key={"merge_id": "lock#101"}).get("Item") is None  # let go
+    ledger.release("102", "mrg_other")
+    assert service(dm_aws, crm).merge("101#102", decided_by="automatic", now=NOW).status == "merged"
+
+
+def test_a_merge_failing_midway_is_restored_exactly(dm_aws: DmAws) -> None:
+    crm = crm_with_duplicates()
+    before = copy.deepcopy(crm.state(["101", "102"]))
+    crm.fail_after_writes = 2  # two association writes succeed, the third fails
+    with pytest.raises(MergeFailed) as failed:
+        service(dm_aws, crm).merge("101#102", decided_by="automatic", now=NOW)
+    assert crm.writes >= 2
+    assert crm.state(["101", "102"]) == before
+    merge_id = failed.value.outcome.merge_id
+    assert dm_aws.merges.get_item(Key={"merge_id": merge_id})["Item"]["state"] == "rolled_back"
+    assert dm_aws.decisions.get_item(Key={"pair_key": "101#102"}).get("Item") is None
+    retry = NOW + dt.timedelta(minutes=1)  # SQS redelivers it later
+    assert service(dm_aws, crm).merge("101#102", decided_by="automatic", now=retry).status == "merged"
+
+
+def test_undo_after_an_edit_restores_exactly(dm_aws: DmAws) -> None:
+    crm = crm_with_duplicates()
+    before = copy.deepcopy(crm.state(["101", "102"]))
+    svc = service(dm_aws, crm)
+    merged = svc.merge("101#102", decided_by="automatic", now=NOW)
+    crm.set_properties("101", {"phone": "+1 617 555 0199", "jobtitle": "CTO"})  # edited since
+    later = NOW + dt.timedelta(days=10)
+    undone = svc.undo(str(merged.merge_id), undone_by="ops@example.com", now=later)
+    assert undone.status == "undone"
+    assert crm.state(["101", "102"]) == before
+    assert undone.details["overwritten"]["jobtitle"] == "CTO"
+    decision = dm_aws.decisions.get_item(Key={"pair_key": "101#102"})["Item"]
+    assert decision["decision"] == "not_a_duplicate"  # never merged automatically again
+    assert svc.undo(str(merged.merge_id), undone_by="x", now=later).status == "already_undone"
+
+
+def test_undo_is_refused_after_undoable_until(dm_aws: DmAws) -> None:
+    crm = crm_with_duplicates()
+    svc = service(dm_aws, crm)
+    merged = svc.merge("101#102", decided_by="automatic", now=NOW)
+    late = NOW + dt.timedelta(days=91)
+    assert svc.undo(str(merged.merge_id), undone_by="x", now=late).status == "undo_expired"
+
+
+# Links ------------------------------------------------------------------------------------
+
+
+def test_review_confirm_and_undo_through_the_links(dm_aws: DmAws, monkeypatch: pytest.MonkeyPatch) -> None:
+    crm = crm_with_duplicates()
+    run_week(dm_aws, crm)
+    monkeypatch.setattr(merge, "crm_factory", lambda: crm)
+    monkeypatch.setattr(merge, "clock", lambda: NOW)
+    review = issue_token(KEYS, subject="101#102", action="review", ttl_seconds=86_400, now=NOW.timestamp())
+    page = merge.handler(request("GET", "/review", review), None)
+    assert page["statusCode"] == 200 and "Confirm" in page["body"] and crm.writes == 0
+    confirm_url = page["body"].split("action='")[1].split("'")[0].replace("&amp;", "&")
+    answer = merge.handler(request("POST", "/confirm", link_token(confirm_url)), None)
+    assert answer["statusCode"] == 200 and "merged into 101" in answer["body"]
+    undo_url = answer["body"].split("action='")[1].split("'")[0]
+    undone = merge.handler(request("POST", "/undo", link_token(undo_url)), None)
+    assert undone["statusCode"] == 200 and "Undone" in undone["body"]
+    assert "102" in crm.contacts
+
+
+def test_a_reused_link_does_nothing(dm_aws: DmAws, monkeypatch: pytest.MonkeyPatch) -> None:
+    crm = crm_with_duplicates()
+    run_week(dm_aws, crm)
+    monkeypatch.setattr(merge, "crm_factory", lambda: crm)
+    monkeypatch.setattr(merge, "clock", lambda: NOW)
+    token = issue_token(KEYS, subject="101#102", action="confirm", ttl_seconds=3600, now=NOW.timestamp())
+    assert merge.handler(request("POST", "/confirm", token), None)["statusCode"] == 200
+    writes, state = crm.writes, copy.deepcopy(crm.state(["101", "102"]))
+    again = merge.handler(request("POST", "/confirm", token), None)
+    assert again["statusCode"] == 409 and json.loads(again["body"])["error"]["code"] == "link_used"
+    assert crm.writes == writes and crm.state(["101", "102"]) == state
+
+
+def test_an_expired_or_forged_link_does_nothing(dm_aws: DmAws, monkeypatch: pytest.MonkeyPatch) -> None:
+    crm = crm_with_duplicates()
+    run_week(dm_aws, crm)
+    monkeypatch.setattr(merge, "crm_factory", lambda: crm)
+    token = issue_token(KEYS, subject="101#102", action="confirm", ttl_seconds=3600, now=NOW.timestamp())
+    monkeypatch.setattr(merge, "clock", lambda: NOW + dt.timedelta(hours=2))
+    expired = merge.handler(request("POST", "/confirm", token), None)
+    assert expired["statusCode"] == 410
+    monkeypatch.setattr(merge, "clock", lambda: NOW)
+    forged = Keyring.single("k1", "f" * 40)
+    bad = issue_token(forged, subject="101#102", action="confirm", ttl_seconds=3600, now=NOW.timestamp())
+    assert merge.handler(request("POST", "/confirm", bad), None)["statusCode"] == 403
+    reject = issue_token(KEYS, subject="101#102", action="reject", ttl_seconds=3600, now=NOW.timestamp())
+    assert merge.handler(request("POST", "/confirm", reject), None)["statusCode"] == 403
+    assert merge.handler(request("DELETE", "/confirm", token), None)["statusCode"] == 404
+    assert crm.writes == 0
+    assert dm_aws.decisions.get_item(Key={"pair_key": "101#102"}).get("Item") is None
+    assert "Items" not in dm_aws.merges.scan() or not [
+        i for i in dm_aws.merges.scan()["Items"] if str(i["merge_id"]).startswith(("link#", "mrg_"))
+    ]
+
+
+def test_automatic_merges_arrive_on_the_merge_queue(dm_aws: DmAws, monkeypatch: pytest.MonkeyPatch) -> None:
+    crm = crm_with_duplicates()
+    run_week(dm_aws, crm)
+    monkeypatch.setattr(merge, "crm_factory", lambda: crm)
+    monkeypatch.setattr(merge, "clock", lambda: NOW)
+    (message,) = queued_merges(dm_aws)
+    event = {"Records": [{"messageId": "m1", "body": json.dumps(message), "eventSource": "aws:sqs"}]}
+    assert merge.handler(event, None) == {"batchItemFailures": []}
+    assert "102" in crm.archived
+    assert merge.handler(event, None) == {"batchItemFailures": []}  # duplicate delivery: no-op
+    decision = dm_aws.decisions.get_item(Key={"pair_key": "101#102"})["Item"]
+    assert decision["decided_by"] == "automatic" and decision["decision"] == "merged"
+
+
+def test_the_weekly_digest_lists_proposals_and_undo_links(dm_aws: DmAws, monkeypatch: pytest.MonkeyPatch) -> None:
+    from handlers.common.aws_clients import client
+
+    crm = crm_with_duplicates()
+    crm.add_contact("301", firstname="Zed", lastname="Quarrington", email="zq@one.io", city="Tulsa")
+    crm.add_contact("302", firstname="Zed", lastname="Quarington", email="zed.q@two.io", city="Tulsa")
+    run_week(dm_aws, crm)
+    monkeypatch.setattr(merge, "crm_factory", lambda: crm)
+    monkeypatch.setattr(merge, "clock", lambda: NOW)
+    (message,) = queued_merges(dm_aws)
+    merge.handler({"Records": [{"messageId": "m1", "body": json.dumps(message)}]}, None)
+    result = merge.handler({"action": "digest"}, None)
+    assert result["sent"] is True and result["automatic"] == 1
+    assert result["proposals"] == len(list(merge.app().pairs.review("2026-W32", "propose")))
+    assert client("ses").get_send_quota()["SentLast24Hours"] == 1
