@@ -1,23 +1,21 @@
-"""Blocking: four keys per contact, blocks of contacts sharing a key, oversized blocks capped.
+"""Blocking: up to four keys per contact, blocks of contacts sharing a key, big blocks capped.
 
 Comparing every contact with every other is quadratic; blocking compares only contacts that
-share at least one key. The four keys, chosen by measurement (``make bench-dm`` prints each
-key's share of the true pairs it finds), are:
+share a key. Six key kinds exist, in priority order, and each contact takes the first four it
+has values for, so a contact never costs more than four block memberships while one without
+email or phone (a person-register record) still gets four useful keys. Chosen by measurement
+(``make bench-dm`` prints each key's share of the true pairs; the kinds below were kept because
+each adds true pairs the others miss on FEBRL or on generated CRM data):
 
-``email``
-    The normalised mailbox. Finds the same person re-entered with another name spelling.
-``phone``
-    The E.164 number. Finds the same person with a new address or a changed name.
-``name``
-    NYSIIS of the surname + the canonical first initial ("SNATH.j"). Finds the same person with
-    a new phone and mailbox; NYSIIS absorbs most surname typos, canonical first names absorb
-    nicknames (Bob/Robert).
-``alias``
-    NYSIIS of the given name + NYSIIS of the surname's first letter... no: NYSIIS of the *given
-    name* + the *organisation or place* (domain, else postcode, else city). Finds surname typos
-    that change the phonetic code, married names, and first and last name swapped (the swapped
-    record's surname code is the other's given-name code, so the key is built from the
-    alphabetically first of the two name codes).
+``email``   the normalised mailbox: the same person re-entered with another name spelling.
+``phone``   the E.164 number: the same person with a new mailbox or a changed name.
+``name``    NYSIIS of the surname + the canonical first initial ("SNAT.r"): a new phone and
+            mailbox; NYSIIS absorbs most surname typos, canonical given names absorb nicknames.
+``street``  house number + street: the same household address.
+``dob``     the date of birth.
+``alias``   the alphabetically first of the two name codes + the place (postcode, else city,
+            else state): first and last name swapped (the swapped record's surname code is the
+            other's given-name code) and surname typos that change the code.
 
 A block larger than ``cap`` would bring back the quadratic cost (one placeholder phone shared
 by 400 records is 79,800 comparisons). Such a block is not dropped: its contacts are sorted by
@@ -30,7 +28,7 @@ any order give the same blocks, windows and report.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence, Set
 from dataclasses import dataclass, field
 
 from handlers.duplicate_merger.profile import FIELDS, Profile
@@ -255,7 +253,9 @@ def _windows(
         start += step
 
 
-def owner_key(a_keys: Sequence[str], b_keys: Sequence[str], capped: set[tuple[str, str]]) -> int:
+def owner_key(
+    a_keys: Sequence[str], b_keys: Sequence[str], capped: Set[tuple[str, str]]
+) -> int:
     """Index of the first key two contacts share in an uncapped block, else -1.
 
     A pair sharing several keys is scored once, in the block of the first such key; a pair

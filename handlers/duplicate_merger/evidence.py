@@ -24,9 +24,9 @@ band.
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 from handlers.duplicate_merger.normalize import given_name

@@ -98,16 +98,11 @@ def _nickname_table(text: str) -> dict[str, str]:
 NICKNAMES = _nickname_table(_NICKNAMES_TEXT)
 
 FREE_MAIL_DOMAINS = frozenset(
-    """gmail.com googlemail.com yahoo.com yahoo.co.uk yahoo.fr ymail.com hotmail.com
-    hotmail.co.uk hotmail.fr outlook.com live.com live.co.uk msn.com aol.com icloud.com me.com
-    mac.com proton.me protonmail.com gmx.com gmx.de gmx.net mail.com yandex.com yandex.ru
-    zoho.com fastmail.com hey.com btinternet.com sky.com comcast.net verizon.net att.net
-    qq.com 163.com web.de orange.fr free.fr""".split()
+    ["gmail.com", "googlemail.com", "yahoo.com", "yahoo.co.uk", "yahoo.fr", "ymail.com", "hotmail.com", "hotmail.co.uk", "hotmail.fr", "outlook.com", "live.com", "live.co.uk", "msn.com", "aol.com", "icloud.com", "me.com", "mac.com", "proton.me", "protonmail.com", "gmx.com", "gmx.de", "gmx.net", "mail.com", "yandex.com", "yandex.ru", "zoho.com", "fastmail.com", "hey.com", "btinternet.com", "sky.com", "comcast.net", "verizon.net", "att.net", "qq.com", "163.com", "web.de", "orange.fr", "free.fr"]
 )
 
 _LEGAL_WORDS = frozenset(
-    """inc incorporated llc llp ltd limited plc gmbh ag co corp corporation company the sa sas
-    sarl bv nv pty pte oy ab as kk group holdings""".split()
+    ["inc", "incorporated", "llc", "llp", "ltd", "limited", "plc", "gmbh", "ag", "co", "corp", "corporation", "company", "the", "sa", "sas", "sarl", "bv", "nv", "pty", "pte", "oy", "ab", "as", "kk", "group", "holdings"]
 )
 
 _STREET_WORDS = {

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 from handlers.duplicate_merger.blocking import (
@@ -33,7 +34,7 @@ from handlers.duplicate_merger.blocking import (
     keys_of,
     owner_key,
 )
-from handlers.duplicate_merger.evidence import Scorer, ScoredPair, Thresholds, baseline
+from handlers.duplicate_merger.evidence import ScoredPair, Scorer, Thresholds, baseline
 from handlers.duplicate_merger.profile import FIELDS, Profile
 
 DEFAULT_RECORD_FLOOR = -10.0
@@ -67,7 +68,7 @@ def profiles_from(
         for cid, props in contacts
     ]
     profiles.sort(key=lambda p: p.id)
-    for left, right in zip(profiles, profiles[1:], strict=False):
+    for left, right in pairwise(profiles):
         if left.id == right.id:
             raise ValueError(f"contact {left.id} appears twice")
     return profiles

@@ -32,7 +32,7 @@ def jaro(a: str, b: str) -> float:
     if not m:
         return 0.0
     matched_b = compress(b, taken)
-    transpositions = sum(map(ne, matched_a, matched_b)) // 2
+    transpositions: int = sum(map(ne, matched_a, matched_b)) // 2
     return (m / la + m / lb + (m - transpositions) / m) / 3.0
 
 

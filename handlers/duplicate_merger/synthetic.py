@@ -16,53 +16,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-_FIRST = """james mary robert patricia john jennifer michael linda william elizabeth david
-barbara richard susan joseph jessica thomas sarah charles karen christopher nancy daniel lisa
-matthew betty anthony margaret mark sandra donald ashley steven kimberly paul emily andrew donna
-joshua michelle kenneth dorothy kevin carol brian amanda george melissa timothy deborah ronald
-stephanie edward rebecca jason sharon jeffrey laura ryan cynthia jacob kathleen gary amy nicholas
-angela eric shirley jonathan anna stephen brenda larry pamela justin emma scott nicole brandon
-helen benjamin samantha samuel katherine gregory christine alexander debra frank rachel patrick
-carolyn raymond janet jack catherine dennis maria jerry heather tyler diane aaron ruth jose julie
-adam olivia nathan joyce henry virginia douglas victoria zachary kelly peter lauren kyle christina
-ethan joan walter evelyn noah judith jeremy megan christian andrea keith cheryl roger hannah
-terry jacqueline gerald martha harold gloria sean teresa austin ann carl sara arthur madison
-lawrence frances dylan kathryn jesse janice jordan jean bryan abigail billy alice joe julia bruce
-judy gabriel sophia logan grace albert denise willie amber alan doris juan marilyn wayne danielle
-elijah beverly randy isabella roy theresa vincent diana ralph natalie eugene brittany russell
-charlotte bobby marie mason kayla philip alexis louis lori priya wei mohammed aisha carlos sofia
-hiroshi mei fatima diego ana chen olga raj yuki""".split()
+_FIRST = ["james", "mary", "robert", "patricia", "john", "jennifer", "michael", "linda", "william", "elizabeth", "david", "barbara", "richard", "susan", "joseph", "jessica", "thomas", "sarah", "charles", "karen", "christopher", "nancy", "daniel", "lisa", "matthew", "betty", "anthony", "margaret", "mark", "sandra", "donald", "ashley", "steven", "kimberly", "paul", "emily", "andrew", "donna", "joshua", "michelle", "kenneth", "dorothy", "kevin", "carol", "brian", "amanda", "george", "melissa", "timothy", "deborah", "ronald", "stephanie", "edward", "rebecca", "jason", "sharon", "jeffrey", "laura", "ryan", "cynthia", "jacob", "kathleen", "gary", "amy", "nicholas", "angela", "eric", "shirley", "jonathan", "anna", "stephen", "brenda", "larry", "pamela", "justin", "emma", "scott", "nicole", "brandon", "helen", "benjamin", "samantha", "samuel", "katherine", "gregory", "christine", "alexander", "debra", "frank", "rachel", "patrick", "carolyn", "raymond", "janet", "jack", "catherine", "dennis", "maria", "jerry", "heather", "tyler", "diane", "aaron", "ruth", "jose", "julie", "adam", "olivia", "nathan", "joyce", "henry", "virginia", "douglas", "victoria", "zachary", "kelly", "peter", "lauren", "kyle", "christina", "ethan", "joan", "walter", "evelyn", "noah", "judith", "jeremy", "megan", "christian", "andrea", "keith", "cheryl", "roger", "hannah", "terry", "jacqueline", "gerald", "martha", "harold", "gloria", "sean", "teresa", "austin", "ann", "carl", "sara", "arthur", "madison", "lawrence", "frances", "dylan", "kathryn", "jesse", "janice", "jordan", "jean", "bryan", "abigail", "billy", "alice", "joe", "julia", "bruce", "judy", "gabriel", "sophia", "logan", "grace", "albert", "denise", "willie", "amber", "alan", "doris", "juan", "marilyn", "wayne", "danielle", "elijah", "beverly", "randy", "isabella", "roy", "theresa", "vincent", "diana", "ralph", "natalie", "eugene", "brittany", "russell", "charlotte", "bobby", "marie", "mason", "kayla", "philip", "alexis", "louis", "lori", "priya", "wei", "mohammed", "aisha", "carlos", "sofia", "hiroshi", "mei", "fatima", "diego", "ana", "chen", "olga", "raj", "yuki"]
 
-_LAST = """smith johnson williams brown jones garcia miller davis rodriguez martinez hernandez
-lopez gonzalez wilson anderson thomas taylor moore jackson martin lee perez thompson white harris
-sanchez clark ramirez lewis robinson walker young allen king wright scott torres nguyen hill
-flores green adams nelson baker hall rivera campbell mitchell carter roberts gomez phillips evans
-turner diaz parker cruz edwards collins reyes stewart morris morales murphy cook rogers gutierrez
-ortiz morgan cooper peterson bailey reed kelly howard ramos kim cox ward richardson watson brooks
-chavez wood james bennett gray mendoza ruiz hughes price alvarez castillo sanders patel myers
-long ross foster jimenez powell jenkins perry russell sullivan bell coleman butler henderson
-barnes gonzales fisher vasquez simmons romero jordan patterson alexander hamilton graham reynolds
-griffin wallace moreno west cole hayes bryant herrera gibson ellis tran medina aguilar stevens
-murray ford castro marshall owens harrison fernandez mcdonald woods washington kennedy wells
-vargas henry chen freeman webb tucker guzman burns crawford olson simpson porter hunter gordon
-mendez silva shaw snyder mason dixon munoz hunt hicks holmes palmer wagner black robertson boyd
-rose stone salazar fox warren mills meyer rice schmidt garza daniels ferguson nichols stephens
-soto weaver ryan gardner payne grant dunn kelley spencer hawkins arnold pierce vazquez hansen
-peters santos hart bradley knight elliott cunningham duncan armstrong hudson carroll lane riley
-andrews alvarado ray delgado berry perkins hoffman johnston matthews pena richards willis carrillo
-o'brien mcallister""".split()
+_LAST = ["smith", "johnson", "williams", "brown", "jones", "garcia", "miller", "davis", "rodriguez", "martinez", "hernandez", "lopez", "gonzalez", "wilson", "anderson", "thomas", "taylor", "moore", "jackson", "martin", "lee", "perez", "thompson", "white", "harris", "sanchez", "clark", "ramirez", "lewis", "robinson", "walker", "young", "allen", "king", "wright", "scott", "torres", "nguyen", "hill", "flores", "green", "adams", "nelson", "baker", "hall", "rivera", "campbell", "mitchell", "carter", "roberts", "gomez", "phillips", "evans", "turner", "diaz", "parker", "cruz", "edwards", "collins", "reyes", "stewart", "morris", "morales", "murphy", "cook", "rogers", "gutierrez", "ortiz", "morgan", "cooper", "peterson", "bailey", "reed", "kelly", "howard", "ramos", "kim", "cox", "ward", "richardson", "watson", "brooks", "chavez", "wood", "james", "bennett", "gray", "mendoza", "ruiz", "hughes", "price", "alvarez", "castillo", "sanders", "patel", "myers", "long", "ross", "foster", "jimenez", "powell", "jenkins", "perry", "russell", "sullivan", "bell", "coleman", "butler", "henderson", "barnes", "gonzales", "fisher", "vasquez", "simmons", "romero", "jordan", "patterson", "alexander", "hamilton", "graham", "reynolds", "griffin", "wallace", "moreno", "west", "cole", "hayes", "bryant", "herrera", "gibson", "ellis", "tran", "medina", "aguilar", "stevens", "murray", "ford", "castro", "marshall", "owens", "harrison", "fernandez", "mcdonald", "woods", "washington", "kennedy", "wells", "vargas", "henry", "chen", "freeman", "webb", "tucker", "guzman", "burns", "crawford", "olson", "simpson", "porter", "hunter", "gordon", "mendez", "silva", "shaw", "snyder", "mason", "dixon", "munoz", "hunt", "hicks", "holmes", "palmer", "wagner", "black", "robertson", "boyd", "rose", "stone", "salazar", "fox", "warren", "mills", "meyer", "rice", "schmidt", "garza", "daniels", "ferguson", "nichols", "stephens", "soto", "weaver", "ryan", "gardner", "payne", "grant", "dunn", "kelley", "spencer", "hawkins", "arnold", "pierce", "vazquez", "hansen", "peters", "santos", "hart", "bradley", "knight", "elliott", "cunningham", "duncan", "armstrong", "hudson", "carroll", "lane", "riley", "andrews", "alvarado", "ray", "delgado", "berry", "perkins", "hoffman", "johnston", "matthews", "pena", "richards", "willis", "carrillo", "o'brien", "mcallister"]
 
-_SYLLABLES = """ka ren tor vel mis dan bro ley har wick sten ford lan dor mer ric sel ton bar
-gal fen ros lin mar quist berg hol ash by den ell fir gus hew ing jor kel lom nor pel rud sor
-tam ulf var wes yor zel""".split()
+_SYLLABLES = ["ka", "ren", "tor", "vel", "mis", "dan", "bro", "ley", "har", "wick", "sten", "ford", "lan", "dor", "mer", "ric", "sel", "ton", "bar", "gal", "fen", "ros", "lin", "mar", "quist", "berg", "hol", "ash", "by", "den", "ell", "fir", "gus", "hew", "ing", "jor", "kel", "lom", "nor", "pel", "rud", "sor", "tam", "ulf", "var", "wes", "yor", "zel"]
 
-_CITIES = """new-york:ny los-angeles:ca chicago:il houston:tx phoenix:az philadelphia:pa
-san-antonio:tx san-diego:ca dallas:tx austin:tx jacksonville:fl columbus:oh charlotte:nc
-indianapolis:in seattle:wa denver:co boston:ma nashville:tn portland:or las-vegas:nv
-detroit:mi memphis:tn louisville:ky baltimore:md milwaukee:wi albuquerque:nm tucson:az
-fresno:ca sacramento:ca atlanta:ga omaha:ne raleigh:nc miami:fl oakland:ca minneapolis:mn
-tulsa:ok cleveland:oh wichita:ks tampa:fl springfield:il madison:wi boise:id richmond:va
-spokane:wa savannah:ga""".split()
+_CITIES = ["new-york:ny", "los-angeles:ca", "chicago:il", "houston:tx", "phoenix:az", "philadelphia:pa", "san-antonio:tx", "san-diego:ca", "dallas:tx", "austin:tx", "jacksonville:fl", "columbus:oh", "charlotte:nc", "indianapolis:in", "seattle:wa", "denver:co", "boston:ma", "nashville:tn", "portland:or", "las-vegas:nv", "detroit:mi", "memphis:tn", "louisville:ky", "baltimore:md", "milwaukee:wi", "albuquerque:nm", "tucson:az", "fresno:ca", "sacramento:ca", "atlanta:ga", "omaha:ne", "raleigh:nc", "miami:fl", "oakland:ca", "minneapolis:mn", "tulsa:ok", "cleveland:oh", "wichita:ks", "tampa:fl", "springfield:il", "madison:wi", "boise:id", "richmond:va", "spokane:wa", "savannah:ga"]
 
 _FREE = ("gmail.com", "yahoo.com", "hotmail.com", "outlook.com", "icloud.com", "aol.com")
 _TLDS = (".com", ".com", ".com", ".io", ".co", ".net")
@@ -132,7 +92,7 @@ class _Maker:
     """The random choices of one generation run."""
 
     def __init__(self, seed: int, size: int) -> None:
-        self.rng = random.Random(seed)
+        self.rng = random.Random(seed)  # noqa: S311 - test data, reproducible by design
         self.size = size
         # Surnames: a Zipf-like head of real names and a long tail of made-up rare ones.
         self.last_head = _LAST
