@@ -203,9 +203,20 @@ class Report:
                 f"{r.title + ' (' + r.key + ')':<34} {r.steps:>5} {r.invocations:>5} {r.errors:>6} {r.calls:>6} "
                 f"{r.denied:>6} {r.messages:>5} {f'{passed}/{len(r.checks)}':>7}  {verdict}"
             )
-        self.line(
-            f"wall time {seconds:.1f} s; AWS emulator {self.sb.emulator.endpoint if self.sb.emulator else '-'}"
-        )
+        triggers = self.sb.triggers
+        if triggers is not None:
+            lost: dict[str, int] = {}
+            for trace in triggers.traces:
+                if trace.kind == "lost":
+                    lost[trace.source] = lost.get(trace.source, 0) + 1
+            for queue, count in sorted(lost.items()):
+                self.line(
+                    f"warning: {count} message(s) on {queue} lost to another mapping's filter"
+                )
+            for problem in triggers.problems:
+                self.line(f"wiring: {problem}")
+        endpoint = self.sb.emulator.endpoint if self.sb.emulator else "-"
+        self.line(f"scenarios {seconds:.1f} s; AWS emulator {endpoint}")
 
 
 def _target(params: dict[str, Any]) -> str:
