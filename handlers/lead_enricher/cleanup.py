@@ -47,10 +47,10 @@ class Cleanup:
 
 def clean_email(text: str) -> str | None:
     """Lowercased, trimmed, ``mailto:``-free address when it is well-formed; else None."""
-    value = text.strip().strip("<>").strip()
+    value = text.strip()
     if value.lower().startswith("mailto:"):
         value = value[7:]
-    value = value.lower()
+    value = value.strip().strip("<>").strip().lower()
     if len(value) > 254 or not _EMAIL.match(value):
         return None
     return value

@@ -151,10 +151,13 @@ class Intake:
         now = self.clock()
         received = dt.datetime.fromtimestamp(now, dt.UTC)
         lead_id = lead_id_for("form", hashlib.sha256(body).hexdigest())
-        raw_key = f"{FORM_PREFIX}{received.date().isoformat()}/{lead_id}.json"
-        version = self.store.put_bytes(
-            self.config.raw_bucket, raw_key, body, url.header(event, "content-type") or ""
+        is_json = "json" in (url.header(event, "content-type") or "application/json")
+        raw_key = (
+            f"{FORM_PREFIX}{received.date().isoformat()}/{lead_id}{'.json' if is_json else '.txt'}"
         )
+        # A url-encoded body is kept as text/plain: the bytes are what matter, not the type.
+        content_type = "application/json" if is_json else "text/plain; charset=utf-8"
+        version = self.store.put_bytes(self.config.raw_bucket, raw_key, body, content_type)
         lead = _lead(lead_id, "form", received, raw, self.config.raw_bucket, raw_key, version)
         lead.signals["request_id"] = url.request_id(event)
         self.admit([(lead, raw)])

@@ -180,13 +180,10 @@ def score(lead: Profile, candidate: Profile) -> float:
     if lead.phones & candidate.phones:
         return 1.0
     name = jaro_winkler(fold(lead.name), fold(candidate.name))
+    company = 0.0
     if lead.company and candidate.company:
-        company = (
-            1.0
-            if lead.company == candidate.company
-            else jaro_winkler(lead.company, candidate.company) * 0.8
-        )
-    else:
-        company = 0.0
+        # A typo in a company name still counts; two different companies count nothing.
+        similar = jaro_winkler(lead.company, candidate.company)
+        company = similar if similar >= 0.9 else 0.0
     mailbox = _mailbox_similarity(lead.emails, candidate.emails)
     return round(NAME_WEIGHT * name + COMPANY_WEIGHT * company + MAILBOX_WEIGHT * mailbox, 4)

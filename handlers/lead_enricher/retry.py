@@ -25,7 +25,8 @@ from handlers.lead_enricher.enrich_cache import PendingMarkers
 from handlers.lead_enricher.events import EventBridgeSink
 from handlers.lead_enricher.mailer import Mailer
 
-PARK_SECONDS = 12 * 3600
+PARK_SECONDS = 12 * 3600 - 300
+"""SQS caps a message's total visibility timeout at 12 hours from its receive."""
 COOL_DOWN = dt.timedelta(minutes=10)
 """A pending lead touched this recently may still be in flight: leave it for the next run."""
 SAFETY_MS = 20_000
@@ -209,7 +210,7 @@ class RetryJob:
             *(f"  - {what}" for what in report.parked[:20]),
             f"Messages still waiting in ler-dlq and the intake dead-letter queue: {report.backlog}",
             f"Re-driven this run: {report.redriven}",
-            "Parked letters reappear in 12 hours; inspect them in the SQS console.",
+            "Parked letters reappear in about 12 hours; inspect them in the SQS console.",
         ]
         self.mailer.send(
             self.config.recipient, "Lead enricher: dead letters need attention", "\n".join(lines)

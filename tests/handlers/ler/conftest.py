@@ -16,7 +16,7 @@ import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, Final
 
 import pytest
 
@@ -44,7 +44,7 @@ from handlers.lead_enricher.contract import (
 from handlers.lead_enricher.crm import FakeCrm
 from handlers.lead_enricher.firmographics import FakeFirmographics
 
-REGION = "eu-west-2"
+REGION: Final = "eu-west-2"
 ACCOUNT = "123456789012"
 SOURCE = "crm.dev.ler"
 RAW = f"dev-ler-raw-{ACCOUNT}"
