@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from handlers.common.observability import get_logger, logged
-from handlers.review_requests import settings
+from handlers.review_requests import settings, timing
 from handlers.review_requests.domain import ESCALATE
 
 
@@ -62,11 +62,12 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         except ValueError as err:
             logger.error("unusable escalate message", extra={"error": str(err)})
             return "dropped"
-        outcome: str = escalator.process(request_id, reason, key, dt.datetime.now(dt.UTC))
+        outcome: str = escalator.process(request_id, reason, key, timing.utcnow())
         logger.info("escalation processed", extra={"request_id": request_id, "outcome": outcome})
         return outcome
 
-    processor = BatchProcessor(event_type=EventType.SQS)
+    # A whole failed batch is reported record by record, like a partial one: same retries.
+    processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
     return dict(
         process_partial_response(
             event=event, record_handler=one, processor=processor, context=context

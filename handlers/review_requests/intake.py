@@ -167,7 +167,9 @@ class Intake:
     def feedback(self, event: Feedback, now: dt.datetime) -> dict[str, Any]:
         """Append the feedback to the request's audit and enqueue an escalation."""
         try:
-            claims = verify_token(event.ref, self.keyring(), action=FEEDBACK_ACTION)
+            claims = verify_token(
+                event.ref, self.keyring(), action=FEEDBACK_ACTION, now=now.timestamp()
+            )
         except TokenError as err:
             raise RequestError(
                 400,

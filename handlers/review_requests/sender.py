@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import uuid
 from typing import Any
 
 from handlers.common.observability import get_logger, logged
 from handlers.common.secrets import get_secret, secret_id_from_env
-from handlers.review_requests import settings
+from handlers.review_requests import settings, timing
 from handlers.review_requests.domain import SEND
 
 
@@ -79,13 +80,14 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
             # A malformed message never becomes valid: drop it (logged), do not retry it.
             logger.error("unusable send message", extra={"error": str(err)})
             return "dropped"
-        outcome: str = sender.process(
-            request_id, dt.datetime.now(dt.UTC), claim=f"{record.message_id}"
-        )
+        # The claim is unique per attempt, so only the attempt that moved the state may undo it.
+        claim = f"{record.message_id}:{uuid.uuid4().hex[:12]}"
+        outcome: str = sender.process(request_id, timing.utcnow(), claim=claim)
         logger.info("send processed", extra={"request_id": request_id, "outcome": outcome})
         return outcome
 
-    processor = BatchProcessor(event_type=EventType.SQS)
+    # A whole failed batch is reported record by record, like a partial one: same retries.
+    processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
     return dict(
         process_partial_response(
             event=event, record_handler=one, processor=processor, context=context

@@ -181,6 +181,7 @@ class Sender:
                         "signal": signal.as_item(),
                     },
                     now,
+                    step=1,
                 ),
                 AuditEntry.now(
                     request_id,
@@ -199,6 +200,7 @@ class Sender:
                         "band": grade.band.value,
                     },
                     now,
+                    step=2,
                 ),
             ),
         )
@@ -211,14 +213,20 @@ class Sender:
                 request_id, new_state.value, claim, "opted_out_at_carrier", iso(now)
             )
             self.audit.append(
-                AuditEntry.now(request_id, "suppressed", {"reason": "opted_out_at_carrier"}, now)
+                AuditEntry.now(
+                    request_id, "suppressed", {"reason": "opted_out_at_carrier"}, now, step=3
+                )
             )
             return "suppressed"
         except Exception as err:
             self.requests.release_claim(request_id, new_state.value, claim, iso(now))
             self.audit.append(
                 AuditEntry.now(
-                    request_id, "send_failed", {"error": type(err).__name__, "claim": claim}, now
+                    request_id,
+                    "send_failed",
+                    {"error": type(err).__name__, "claim": claim},
+                    now,
+                    step=3,
                 )
             )
             raise
@@ -228,6 +236,7 @@ class Sender:
                 "delivered",
                 {"provider_message_id": message_id, "channel": channel.value},
                 now,
+                step=3,
             )
         )
         return new_state.value

@@ -52,7 +52,7 @@ class AuditEntry:
 
     Attributes:
         request_id: Partition key.
-        ts: Sort key: ``<UTC time with microseconds>#<event>`` normally; a deterministic key
+        ts: Sort key: ``<UTC time with microseconds>#<step>-<event>`` normally; a deterministic key
             (``escalation#...``, ``<event time>#feedback#<event id>``) where a redelivery
             must find the entry it already wrote.
         event: ``intake``, ``grade``, ``message``, ``delivered``, ``suppressed``,
@@ -70,10 +70,17 @@ class AuditEntry:
 
     @classmethod
     def now(
-        cls, request_id: str, event: str, facts: Mapping[str, Any], moment: dt.datetime
+        cls,
+        request_id: str,
+        event: str,
+        facts: Mapping[str, Any],
+        moment: dt.datetime,
+        step: int = 0,
     ) -> AuditEntry:
-        """An entry keyed by ``moment`` (microseconds) and the event name."""
-        return cls(request_id, f"{iso_micro(moment)}#{event}", event, facts, iso(moment))
+        """An entry keyed ``<moment, microseconds>#<step>-<event>``; ``step`` orders the
+        entries one decision writes at the same moment (grade, then message, then delivery)."""
+        key = f"{iso_micro(moment)}#{step:02d}-{event}"
+        return cls(request_id, key, event, facts, iso(moment))
 
     def item(self) -> dict[str, Any]:
         return {

@@ -6,7 +6,7 @@ import datetime as dt
 from typing import Any
 
 from handlers.common.observability import get_logger, logged
-from handlers.review_requests import settings
+from handlers.review_requests import settings, timing
 from handlers.review_requests.store import Requests
 from handlers.review_requests.stragglers import Sweep, SweepConfig
 from handlers.review_requests.work import SqsWorkQueue
@@ -29,6 +29,6 @@ def build_sweep() -> Sweep:
 
 @logged
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    result = build_sweep().run(dt.datetime.now(dt.UTC))
+    result = build_sweep().run(timing.utcnow())
     get_logger().info("sweep done", extra=result)
     return dict(result)

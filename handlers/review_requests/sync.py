@@ -6,7 +6,7 @@ import datetime as dt
 from typing import Any
 
 from handlers.common.observability import get_logger, logged
-from handlers.review_requests import settings
+from handlers.review_requests import settings, timing
 from handlers.review_requests.sheet import SheetSource, parse_rows, source_for
 from handlers.review_requests.store import Customers
 from handlers.review_requests.timing import iso
@@ -42,7 +42,7 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         source,
         Customers(settings.text("RRS_CUSTOMERS_TABLE")),
         settings.phone_region(),
-        dt.datetime.now(dt.UTC),
+        timing.utcnow(),
     )
     get_logger().info("sheet synced", extra=result)
     return result

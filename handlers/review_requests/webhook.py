@@ -22,7 +22,7 @@ from handlers.common.function_url import (
 from handlers.common.observability import get_logger, logged
 from handlers.common.secrets import get_secret, secret_id_from_env
 from handlers.common.webhook_signatures import SignatureError, verify_timestamped
-from handlers.review_requests import settings
+from handlers.review_requests import settings, timing
 from handlers.review_requests.events import Completion, Feedback, parse_event
 
 SIGNATURE_HEADER = "X-Rrs-Signature"
@@ -77,7 +77,7 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
             return json_error(401, "invalid_signature", "the request is not signed by the tool")
         parsed = parse_event(parse_json_object(body, max_bytes=MAX_BODY_BYTES))
         intake = build_intake()
-        now = dt.datetime.now(dt.UTC)
+        now = timing.utcnow()
         if isinstance(parsed, Completion):
             result = intake.completion(parsed, now)
             status = 200

@@ -1,0 +1,311 @@
+"""rrs handler tests: the five tables, the queue, the schedule group, secrets and SES in moto.
+
+``rrs`` builds everything the functions touch and sets the environment the infra sets, so the
+handlers run in-process exactly as deployed. Bedrock is the scripted fake from
+``handlers.common.fakes``; SMS (not emulated by moto) goes through a botocore Stubber.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import json
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from handlers.common.aws_clients import client, table
+from handlers.common.fakes import FakeBedrockClient
+from handlers.common.webhook_signatures import sign_timestamped
+
+ACCOUNT = "123456789012"
+REGION = "eu-west-2"
+WEBHOOK_SECRET = "whsec_test_0123456789abcdefghijklmnop"
+KEYRING = {"active_kid": "k1", "keys": {"k1": "k" * 40}}
+REVIEW_URL = "https://g.page/r/example-review/review"
+FEEDBACK_URL = "https://www.example.com/feedback"
+SMS_ARN = f"arn:aws:sms-voice:{REGION}:{ACCOUNT}:pool/pool-0123456789abcdef"
+QUEUE = "dev-rrs-work"
+GROUP = "dev-rrs-requests"
+NOW = dt.datetime(2026, 6, 10, 10, 0, tzinfo=dt.UTC)
+"""A Wednesday, 11:00 in London (BST): inside the default opening hours 09:00-18:00."""
+
+ENV = {
+    "RRS_REQUESTS_TABLE": "dev-rrs-requests",
+    "RRS_REQUESTS_INDEX": "state-due",
+    "RRS_JOBS_TABLE": "dev-rrs-jobs",
+    "RRS_CUSTOMERS_TABLE": "dev-rrs-customers",
+    "RRS_OPTOUT_TABLE": "dev-rrs-optout",
+    "RRS_AUDIT_TABLE": "dev-rrs-audit",
+    "RRS_WORK_QUEUE_URL": f"https://sqs.{REGION}.amazonaws.com/{ACCOUNT}/{QUEUE}",
+    "RRS_WORK_QUEUE_ARN": f"arn:aws:sqs:{REGION}:{ACCOUNT}:{QUEUE}",
+    "RRS_OPENING_START": "09:00",
+    "RRS_OPENING_END": "18:00",
+    "RRS_OPENING_TIMEZONE": "Europe/London",
+    "RRS_PHONE_REGION": "GB",
+    "RRS_MESSAGING_KEY_SECRET_ID": "dev-rrs-messaging-key",
+    "RRS_WEBHOOK_SECRET_ID": "dev-rrs-webhook-secret",
+    "RRS_SENDER_EMAIL": "crm-bot@example.com",
+    "RRS_OWNER_EMAIL": "owner@example.com",
+    "RRS_SCHEDULE_GROUP": GROUP,
+    "RRS_SCHEDULE_ROLE_ARN": f"arn:aws:iam::{ACCOUNT}:role/dev-rrs-request-schedules-role",
+    "RRS_REQUEST_DELAY_HOURS": "2",
+    "RRS_RETENTION_DAYS": "400",
+    "RRS_GRADE_MODEL_ID": "global.anthropic.claude-haiku-4-5-20251001-v1:0",
+    "RRS_COMPOSE_MODEL_ID": "global.anthropic.claude-haiku-4-5-20251001-v1:0",
+    "RRS_SMS_ORIGINATION_IDENTITY": SMS_ARN,
+    "RRS_REVIEW_URL": REVIEW_URL,
+    "RRS_FEEDBACK_URL": FEEDBACK_URL,
+    "RRS_BUSINESS_NAME": "Example Home Services",
+    "RRS_LINK_TTL_DAYS": "30",
+    "RRS_CLAIM_LEASE_SECONDS": "60",
+    "RRS_SWEEP_GRACE_MINUTES": "30",
+    "RRS_SWEEP_MAX_ATTEMPTS": "3",
+    "RRS_SHEET_SOURCE": "",
+}
+
+
+@dataclass
+class Rrs:
+    """Handles on the moto resources plus helpers to read them back."""
+
+    bedrock: FakeBedrockClient = field(default_factory=FakeBedrockClient)
+    sms: list[dict[str, Any]] = field(default_factory=list)
+    now: dt.datetime = NOW
+
+    def table(self, key: str) -> Any:
+        return table(ENV[key])
+
+    def items(self, key: str) -> list[dict[str, Any]]:
+        return list(self.table(key).scan().get("Items", []))
+
+    def request(self, request_id: str) -> dict[str, Any]:
+        item = self.table("RRS_REQUESTS_TABLE").get_item(Key={"request_id": request_id})
+        return dict(item["Item"])
+
+    def audit(self, request_id: str) -> list[dict[str, Any]]:
+        from boto3.dynamodb.conditions import Key
+
+        page = self.table("RRS_AUDIT_TABLE").query(
+            KeyConditionExpression=Key("request_id").eq(request_id)
+        )
+        return list(page.get("Items", []))
+
+    def schedules(self) -> list[dict[str, Any]]:
+        return list(client("scheduler").list_schedules(GroupName=GROUP).get("Schedules", []))
+
+    def schedule(self, name: str) -> dict[str, Any]:
+        return dict(client("scheduler").get_schedule(GroupName=GROUP, Name=name))
+
+    def drain(self) -> list[dict[str, Any]]:
+        """Every message waiting on rrs-work (received and deleted), as parsed bodies."""
+        sqs = client("sqs")
+        bodies: list[dict[str, Any]] = []
+        while True:
+            answer = sqs.receive_message(
+                QueueUrl=ENV["RRS_WORK_QUEUE_URL"], MaxNumberOfMessages=10, WaitTimeSeconds=0
+            )
+            messages = answer.get("Messages", [])
+            if not messages:
+                return bodies
+            for message in messages:
+                bodies.append(json.loads(message["Body"]))
+                sqs.delete_message(
+                    QueueUrl=ENV["RRS_WORK_QUEUE_URL"], ReceiptHandle=message["ReceiptHandle"]
+                )
+
+    def emails(self) -> list[Any]:
+        from moto.core import DEFAULT_ACCOUNT_ID  # type: ignore[attr-defined]
+        from moto.ses.models import ses_backends
+
+        return list(ses_backends[DEFAULT_ACCOUNT_ID][REGION].sent_messages)
+
+    def put_customer(self, customer_id: str = "c-1", **fields: Any) -> None:
+        item = {
+            "customer_id": customer_id,
+            "name": "Ann Smith",
+            "email": "ann@example.org",
+            "phone": "+447911123456",
+            "timezone": "Europe/London",
+            "prior_sentiment": "positive",
+            "past_complaints": 0,
+        }
+        item.update(fields)
+        self.table("RRS_CUSTOMERS_TABLE").put_item(
+            Item={k: v for k, v in item.items() if v is not None}
+        )
+
+
+def _create_table(name: str, pk: str, sk: str | None = None, gsi: bool = False) -> None:
+    schema = [{"AttributeName": pk, "KeyType": "HASH"}]
+    attributes = [{"AttributeName": pk, "AttributeType": "S"}]
+    if sk:
+        schema.append({"AttributeName": sk, "KeyType": "RANGE"})
+        attributes.append({"AttributeName": sk, "AttributeType": "S"})
+    extra: dict[str, Any] = {}
+    if gsi:
+        attributes += [
+            {"AttributeName": "state", "AttributeType": "S"},
+            {"AttributeName": "due", "AttributeType": "S"},
+        ]
+        extra["GlobalSecondaryIndexes"] = [
+            {
+                "IndexName": "state-due",
+                "KeySchema": [
+                    {"AttributeName": "state", "KeyType": "HASH"},
+                    {"AttributeName": "due", "KeyType": "RANGE"},
+                ],
+                "Projection": {"ProjectionType": "ALL"},
+            }
+        ]
+    client("dynamodb").create_table(
+        TableName=name,
+        KeySchema=schema,
+        AttributeDefinitions=attributes,
+        BillingMode="PAY_PER_REQUEST",
+        **extra,
+    )
+
+
+@pytest.fixture
+def rrs(aws: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[Rrs]:
+    """The whole rrs data plane in moto, the env vars set, the clock pinned at ``NOW``."""
+    for key, value in ENV.items():
+        monkeypatch.setenv(key, value)
+    _create_table(ENV["RRS_REQUESTS_TABLE"], "request_id", gsi=True)
+    _create_table(ENV["RRS_JOBS_TABLE"], "customer_id", "job_ts")
+    _create_table(ENV["RRS_CUSTOMERS_TABLE"], "customer_id")
+    _create_table(ENV["RRS_OPTOUT_TABLE"], "contact")
+    _create_table(ENV["RRS_AUDIT_TABLE"], "request_id", "ts")
+    client("sqs").create_queue(QueueName=QUEUE)
+    client("scheduler").create_schedule_group(Name=GROUP)
+    secrets = client("secretsmanager")
+    secrets.create_secret(Name=ENV["RRS_WEBHOOK_SECRET_ID"], SecretString=WEBHOOK_SECRET)
+    secrets.create_secret(Name=ENV["RRS_MESSAGING_KEY_SECRET_ID"], SecretString=json.dumps(KEYRING))
+    client("ses").verify_domain_identity(Domain="example.com")
+
+    state = Rrs()
+    monkeypatch.setattr("handlers.review_requests.timing.utcnow", lambda: state.now)
+    monkeypatch.setattr(
+        "handlers.common.aws_clients.bedrock_runtime", lambda region=None: state.bedrock
+    )
+
+    from botocore.stub import Stubber
+
+    sms_client = client("pinpoint-sms-voice-v2")
+    stubber = Stubber(sms_client)
+    original = sms_client.send_text_message
+
+    def record_sms(**kwargs: Any) -> dict[str, Any]:
+        state.sms.append(kwargs)
+        stubber.add_response(
+            "send_text_message", {"MessageId": f"sms-{len(state.sms)}"}, expected_params=kwargs
+        )
+        return dict(original(**kwargs))
+
+    stubber.activate()
+    monkeypatch.setattr(sms_client, "send_text_message", record_sms)
+    yield state
+    stubber.deactivate()
+
+
+# Webhook helpers ------------------------------------------------------------------------
+
+
+def url_event(
+    body: dict[str, Any] | bytes,
+    *,
+    secret: str = WEBHOOK_SECRET,
+    signature: str | None = None,
+    method: str = "POST",
+    timestamp: int | None = None,
+) -> dict[str, Any]:
+    """A Function URL (payload 2.0) event carrying ``body``, signed like the tool signs."""
+    raw = body if isinstance(body, bytes) else json.dumps(body).encode()
+    if signature is None:
+        signature = sign_timestamped(
+            raw, secret, int(time.time()) if timestamp is None else timestamp
+        )
+    return {
+        "version": "2.0",
+        "rawPath": "/",
+        "headers": {"content-type": "application/json", "x-rrs-signature": signature},
+        "requestContext": {
+            "requestId": "req-1",
+            "http": {"method": method, "sourceIp": "203.0.113.9"},
+        },
+        "body": base64.b64encode(raw).decode(),
+        "isBase64Encoded": True,
+    }
+
+
+def completion(
+    completion_id: str = "cmp-1",
+    *,
+    customer_id: str = "c-1",
+    completed_at: dt.datetime = NOW - dt.timedelta(hours=1),
+    signal: dict[str, Any] | None = None,
+    customer: dict[str, Any] | None = None,
+    title: str = "Boiler service",
+) -> dict[str, Any]:
+    event: dict[str, Any] = {
+        "type": "job.completed",
+        "id": f"evt-{completion_id}",
+        "completion_id": completion_id,
+        "customer_id": customer_id,
+        "completed_at": completed_at.isoformat().replace("+00:00", "Z"),
+        "job": {"id": f"job-{completion_id}", "title": title},
+    }
+    if signal is not None:
+        event["signal"] = signal
+    if customer is not None:
+        event["customer"] = customer
+    return event
+
+
+def response_body(response: dict[str, Any]) -> dict[str, Any]:
+    return dict(json.loads(response["body"]))
+
+
+# SQS and model helpers ------------------------------------------------------------------
+
+
+def sqs_event(*bodies: dict[str, Any], receive_count: int = 1) -> dict[str, Any]:
+    """An SQS event as the event source mapping delivers it."""
+    return {
+        "Records": [
+            {
+                "messageId": f"m-{index}-{receive_count}",
+                "receiptHandle": f"rh-{index}",
+                "body": json.dumps(body),
+                "attributes": {"ApproximateReceiveCount": str(receive_count)},
+                "messageAttributes": {},
+                "md5OfBody": "",
+                "eventSource": "aws:sqs",
+                "eventSourceARN": ENV["RRS_WORK_QUEUE_ARN"],
+                "awsRegion": REGION,
+            }
+            for index, body in enumerate(bodies)
+        ]
+    }
+
+
+def grade_answer(band: str, confidence: float = 0.9) -> dict[str, Any]:
+    return {"band": band, "confidence": confidence, "reasons": [f"the facts say {band}"]}
+
+
+def draft_answer(body: str, subject: str | None = "How did we do, Ann?") -> dict[str, Any]:
+    return {"subject": subject, "body": body}
+
+
+GOOD_EMAIL_DRAFT = (
+    "Hi Ann, thank you for having us round for your boiler service this morning. "
+    "If you were pleased with the work, a short review would mean a lot to our small team."
+)
+GOOD_FEEDBACK_DRAFT = (
+    "Hi Ann, thank you for having us round for your boiler service. We would really value "
+    "your honest thoughts on how it went, good or bad; they go straight to the owner."
+)

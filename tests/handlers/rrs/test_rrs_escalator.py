@@ -1,0 +1,169 @@
+"""rrs-escalator on moto: one handover per escalation, with customer, job, signal, grade, feedback."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from typing import Any
+
+import pytest
+
+from handlers.common.link_tokens import Keyring, issue_token
+from handlers.review_requests import escalator, handover, webhook
+from handlers.review_requests import sender as sender_module
+from handlers.review_requests.domain import request_id_for
+from tests.handlers.rrs.conftest import (
+    GOOD_FEEDBACK_DRAFT,
+    KEYRING,
+    Rrs,
+    completion,
+    draft_answer,
+    grade_answer,
+    sqs_event,
+    url_event,
+)
+
+RID = request_id_for("cmp-1")
+DUE = dt.datetime(2026, 6, 10, 11, 0, tzinfo=dt.UTC)
+
+
+def escalate(*bodies: dict[str, Any]) -> dict[str, Any]:
+    return escalator.handler(sqs_event(*bodies), None)
+
+
+def owner_mail(rrs: Rrs) -> list[Any]:
+    """Handover emails only (the customer's own ask went out before)."""
+    return [e for e in rrs.emails() if e.destinations["ToAddresses"] == ["owner@example.com"]]
+
+
+@pytest.fixture
+def unhappy(rrs: Rrs) -> Rrs:
+    """A completion with a complaint, asked privately, then private feedback submitted."""
+    rrs.put_customer()
+    webhook.handler(
+        url_event(completion(signal={"rating": 2, "notes": "Arrived late", "complaint": True})),
+        None,
+    )
+    rrs.now = DUE
+    rrs.bedrock.add_tool_answer(grade_answer("unhappy")).add_tool_answer(
+        draft_answer(GOOD_FEEDBACK_DRAFT, "How did your boiler service go?")
+    )
+    sender_module.handler(sqs_event({"kind": "send", "request_id": RID}), None)
+    rrs.now = DUE + dt.timedelta(hours=3)
+    ref = issue_token(
+        Keyring.from_secret_string(json.dumps(KEYRING)),
+        subject=RID,
+        action="feedback",
+        ttl_seconds=3600,
+        now=rrs.now.timestamp(),
+    )
+    feedback = {
+        "type": "feedback.submitted",
+        "id": "fb-9",
+        "ref": ref,
+        "text": "Water all over the floor.",
+        "rating": 1,
+    }
+    assert webhook.handler(url_event(feedback), None)["statusCode"] == 202
+    return rrs
+
+
+def test_both_escalations_reach_the_owner_once_each_with_the_full_handover(unhappy: Rrs) -> None:
+    queued = unhappy.drain()
+    assert [m["reason"] for m in queued] == ["unhappy_grade", "private_feedback"]
+    assert escalate(*queued, *queued) == {"batchItemFailures": []}  # every message twice
+
+    emails = owner_mail(unhappy)
+    assert len(emails) == 2
+    assert len(unhappy.emails()) == 3  # and the customer's private ask
+    grade_mail, feedback_mail = emails
+    assert "an unhappy customer (Ann Smith)" in grade_mail.subject
+    for text in (
+        "ann@example.org",
+        "Boiler service",
+        "Arrived late",
+        "complaint flagged: True",
+        "band: unhappy",
+        "how: model",
+    ):
+        assert text in grade_mail.body, text
+    assert "Water all over the floor." in feedback_mail.body
+    assert "earlier escalations for this request" in feedback_mail.body
+
+    sent = [e for e in unhappy.audit(RID) if e["event"] == "escalation_sent"]
+    assert sorted(e["ts"] for e in sent) == [
+        "escalation#feedback-fb-9#sent",
+        "escalation#unhappy-grade#sent",
+    ]
+    assert all(e["facts"]["to"] == "owner@example.com" and e["facts"]["text"] for e in sent)
+
+
+def test_a_concurrent_copy_finds_the_claim_and_stands_down(unhappy: Rrs) -> None:
+    from handlers.review_requests.store import AuditEntry
+
+    unhappy.drain()
+    flow = escalator.build_escalator()
+    flow.audit.append(
+        AuditEntry(
+            RID,
+            handover.claim_key("unhappy-grade", 0),
+            "escalation_claim",
+            {},
+            "2026-06-10T13:59:50Z",
+        )
+    )
+    unhappy.now = dt.datetime(2026, 6, 10, 14, 0, tzinfo=dt.UTC)
+    assert flow.process(RID, "unhappy_grade", "unhappy-grade", unhappy.now) == "in_flight"
+    assert owner_mail(unhappy) == []
+    # Past the lease with no "sent" marker, the holder died: the next claim takes over.
+    later = unhappy.now + dt.timedelta(minutes=5)
+    assert flow.process(RID, "unhappy_grade", "unhappy-grade", later) == "sent"
+    assert flow.process(RID, "unhappy_grade", "unhappy-grade", later) == "duplicate"
+    assert len(owner_mail(unhappy)) == 1
+    claims = [e["ts"] for e in unhappy.audit(RID) if e["event"] == "escalation_claim"]
+    assert claims == ["escalation#unhappy-grade#claim#000", "escalation#unhappy-grade#claim#001"]
+
+
+def test_a_failed_email_is_retried_and_sent_once(
+    unhappy: Rrs, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    queued = [m for m in unhappy.drain() if m["reason"] == "private_feedback"]
+    monkeypatch.setenv("RRS_SENDER_EMAIL", "crm-bot@unverified.example.net")
+    assert escalate(*queued) == {"batchItemFailures": [{"itemIdentifier": "m-0-1"}]}
+    monkeypatch.setenv("RRS_SENDER_EMAIL", "crm-bot@example.com")
+    unhappy.now += dt.timedelta(minutes=10)  # redelivered after the visibility timeout
+    assert escalate(*queued) == {"batchItemFailures": []}
+    assert len(owner_mail(unhappy)) == 1
+
+
+def test_a_straggler_escalation_is_dropped_when_the_ask_went_out_after_all(unhappy: Rrs) -> None:
+    unhappy.drain()
+    body = {"kind": "escalate", "request_id": RID, "reason": "straggler", "dedupe_key": "straggler"}
+    assert escalate(body) == {"batchItemFailures": []}
+    assert owner_mail(unhappy) == []
+
+
+def test_the_audit_keeps_every_entry_it_ever_had(unhappy: Rrs) -> None:
+    before = {(e["ts"], json.dumps(e, sort_keys=True, default=str)) for e in unhappy.audit(RID)}
+    escalate(*unhappy.drain())
+    after = {(e["ts"], json.dumps(e, sort_keys=True, default=str)) for e in unhappy.audit(RID)}
+    assert before < after  # only additions, nothing rewritten
+
+
+def test_claim_decisions() -> None:
+    now = dt.datetime(2026, 6, 10, 12, 0, tzinfo=dt.UTC)
+    lease = dt.timedelta(seconds=60)
+    claim0 = {"ts": handover.claim_key("k", 0), "at": "2026-06-10T11:59:30Z"}
+    old = {"ts": handover.claim_key("k", 0), "at": "2026-06-10T11:00:00Z"}
+    assert handover.claim_decision([], "k", now, lease).action == "send"
+    assert handover.claim_decision([claim0], "k", now, lease).action == "in_flight"
+    assert handover.claim_decision([old], "k", now, lease) == handover.ClaimDecision("send", 1)
+    assert (
+        handover.claim_decision([old, {"ts": handover.sent_key("k")}], "k", now, lease).action
+        == "sent"
+    )
+
+
+def test_unusable_messages_are_dropped(rrs: Rrs) -> None:
+    assert escalate({"kind": "escalate", "request_id": RID}) == {"batchItemFailures": []}
+    assert owner_mail(rrs) == []

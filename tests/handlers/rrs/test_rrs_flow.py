@@ -1,0 +1,78 @@
+"""The whole path on moto: completion -> schedule fires -> sender -> feedback -> escalator."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from handlers.review_requests import escalator, webhook
+from handlers.review_requests import sender as sender_module
+from handlers.review_requests.domain import request_id_for
+from tests.handlers.rrs.conftest import (
+    FEEDBACK_URL,
+    REVIEW_URL,
+    Rrs,
+    completion,
+    draft_answer,
+    grade_answer,
+    sqs_event,
+    url_event,
+)
+
+
+def fire(rrs: Rrs, request_id: str) -> dict[str, Any]:
+    """What EventBridge Scheduler does at the due time: send the target input to rrs-work."""
+    schedule = rrs.schedule(request_id)
+    return dict(json.loads(schedule["Target"]["Input"]))
+
+
+def test_two_customers_one_happy_one_not(rrs: Rrs) -> None:
+    rrs.put_customer("c-1")
+    rrs.put_customer(
+        "c-2", name="Bob Jones", email="bob@example.org", phone=None, prior_sentiment="negative"
+    )
+    webhook.handler(url_event(completion("cmp-1", customer_id="c-1", signal={"rating": 5})), None)
+    webhook.handler(
+        url_event(
+            completion("cmp-2", customer_id="c-2", signal={"notes": "Had to come back twice"})
+        ),
+        None,
+    )
+    happy, unhappy = request_id_for("cmp-1"), request_id_for("cmp-2")
+
+    rrs.now = dt.datetime(2026, 6, 10, 11, 0, tzinfo=dt.UTC)
+    rrs.bedrock.add_tool_answer(grade_answer("happy")).add_tool_answer(
+        draft_answer(
+            "Hi Ann, thanks for choosing us for your boiler service. A short review would mean a lot to us."
+        )
+    )
+    rrs.bedrock.add_tool_answer(grade_answer("unhappy")).add_tool_answer(
+        draft_answer(
+            "Hi Bob, thanks for choosing us. We'd value your honest thoughts on how the visit went.",
+            "How did it go?",
+        )
+    )
+    assert sender_module.handler(sqs_event(fire(rrs, happy), fire(rrs, unhappy)), None) == {
+        "batchItemFailures": []
+    }
+
+    to_ann, to_bob = rrs.emails()
+    assert REVIEW_URL in to_ann.body and REVIEW_URL not in to_bob.body
+    feedback_link = next(w for w in to_bob.body.split() if w.startswith(FEEDBACK_URL))
+    ref = parse_qs(urlsplit(feedback_link).query)["ref"][0]
+    assert (rrs.request(happy)["state"], rrs.request(unhappy)["state"]) == ("asked", "diverted")
+
+    # Bob uses the private link; the tool posts the form with the ref it carried.
+    rrs.now += dt.timedelta(hours=2)
+    posted = {"type": "feedback.submitted", "id": "fb-1", "ref": ref, "text": "Still leaking."}
+    assert webhook.handler(url_event(posted), None)["statusCode"] == 202
+    assert escalator.handler(sqs_event(*rrs.drain()), None) == {"batchItemFailures": []}
+    handovers = [e for e in rrs.emails() if e.destinations["ToAddresses"] == ["owner@example.com"]]
+    assert len(handovers) == 2 and all("Bob Jones" in e.subject for e in handovers)
+    assert "Still leaking." in handovers[-1].body
+
+    for request_id in (happy, unhappy):
+        events = [e["event"] for e in rrs.audit(request_id)]
+        assert {"intake", "grade", "message", "delivered"} <= set(events)
