@@ -8,8 +8,6 @@ outside 2xx raises ``HttpError`` with the status, and a network failure raises
 from __future__ import annotations
 
 import json
-import urllib.error
-import urllib.request
 from collections.abc import Mapping
 from typing import Any
 
@@ -44,6 +42,9 @@ def request_json(
     """(status, decoded JSON or None) for a 2xx answer; raises otherwise."""
     if not url.startswith("https://") and not url.startswith("http://localhost"):
         raise ValueError("only https URLs (or a local test server) are called")
+    import urllib.error
+    import urllib.request  # on a call only: a cache hit never pays for the HTTP stack
+
     data = None if body is None else json.dumps(body).encode("utf-8")
     request = urllib.request.Request(url, data=data, method=method)  # noqa: S310 - scheme checked above
     request.add_header("accept", "application/json")

@@ -9,17 +9,16 @@ filter weigh (honeypot, render time, SES verdicts, auto-replies). No AWS here.
 from __future__ import annotations
 
 import csv
-import email
-import email.policy
 import io
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from email.message import EmailMessage
-from email.utils import getaddresses
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from handlers.lead_enricher.lead import MAX_MESSAGE_CHARS
+
+if TYPE_CHECKING:
+    from email.message import EmailMessage
 
 CANONICAL = (
     "email",
@@ -150,6 +149,12 @@ def from_mime(data: bytes) -> RawLead:
     email and name; ``Label: value`` lines in the body fill the other fields; the body is the
     message. SES's own spam and virus verdicts and auto-reply markers become signals.
     """
+    # The mail parser is imported here: the form lane (a public URL) never pays for it.
+    import email
+    import email.policy
+    from email.message import EmailMessage
+    from email.utils import getaddresses
+
     message = email.message_from_bytes(data, policy=email.policy.default)
     assert isinstance(message, EmailMessage)
     raw = RawLead()
