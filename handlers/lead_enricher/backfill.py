@@ -74,10 +74,7 @@ class Backfill:
     def re_enrich(self) -> int:
         count = 0
         for waiting in self.pending.pending():
-            lead = waiting.lead
-            lead.pass_no = waiting.pass_no + 1
-            lead.enrichment = None
-            self.sink.publish(NORMALIZED, lead)
+            self.sink.publish(NORMALIZED, waiting.next_pass())
             count += 1
         return count
 

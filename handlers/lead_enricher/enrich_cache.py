@@ -27,10 +27,17 @@ NOT_FOUND_TTL_DAYS = 7
 """A domain the provider does not know is asked again after a week, not after 90 days."""
 
 
-def _table(name: str) -> Table:
-    from handlers.common.aws_clients import table
+class _OnTable:
+    """Holds a table name; the boto3 Table comes from the process-wide cache on use."""
 
-    return table(name)
+    def __init__(self, table_name: str) -> None:
+        self.table_name = table_name
+
+    @property
+    def table(self) -> Table:
+        from handlers.common.aws_clients import table
+
+        return table(self.table_name)
 
 
 def _epoch(moment: dt.datetime) -> int:
@@ -47,19 +54,12 @@ class CachedProfile:
     fetched_at: str
 
 
-class EnrichCache:
+class EnrichCache(_OnTable):
     """GetItem / PutItem of domain profiles."""
 
-    def __init__(self, table_name: str, ttl_days: int, table: Table | None = None) -> None:
-        self.table_name = table_name
+    def __init__(self, table_name: str, ttl_days: int) -> None:
+        super().__init__(table_name)
         self.ttl_days = ttl_days
-        self._table = table
-
-    @property
-    def table(self) -> Table:
-        if self._table is None:
-            self._table = _table(self.table_name)
-        return self._table
 
     def get(self, domain: str, now: dt.datetime) -> CachedProfile | None:
         """The cached answer, or None on a miss or an expired item (TTL deletion is lazy)."""
@@ -99,19 +99,16 @@ class PendingLead:
     reason: str
     updated_at: str
 
+    def next_pass(self) -> Lead:
+        """The lead ready to go round again as le.normalized, one pass further."""
+        lead = Lead.from_json(self.lead.to_json())
+        lead.pass_no = self.pass_no + 1
+        lead.enrichment = None
+        return lead
 
-class PendingMarkers:
+
+class PendingMarkers(_OnTable):
     """The ``pending#`` items: PutItem to mark and resolve, Scan to find."""
-
-    def __init__(self, table_name: str, table: Table | None = None) -> None:
-        self.table_name = table_name
-        self._table = table
-
-    @property
-    def table(self) -> Table:
-        if self._table is None:
-            self._table = _table(self.table_name)
-        return self._table
 
     def _put(self, lead: Lead, status: str, reason: str, ttl_days: int, now: dt.datetime) -> bool:
         from botocore.exceptions import ClientError

@@ -15,16 +15,10 @@ from typing import Any
 class HttpError(Exception):
     """The service answered with a non-2xx status."""
 
-    def __init__(self, status: int, body: str, retry_after: str | None = None) -> None:
+    def __init__(self, status: int, body: str) -> None:
         super().__init__(f"HTTP {status}: {body[:200]}")
         self.status = status
         self.body = body
-        self.retry_after = retry_after
-
-    @property
-    def transient(self) -> bool:
-        """Worth trying again later (throttled or a server-side failure)."""
-        return self.status == 429 or self.status >= 500
 
 
 class HttpUnavailable(Exception):
@@ -58,7 +52,7 @@ def request_json(
             status = int(response.status)
     except urllib.error.HTTPError as err:
         text = err.read().decode("utf-8", "replace") if err.fp else ""
-        raise HttpError(err.code, text, err.headers.get("retry-after")) from err
+        raise HttpError(err.code, text) from err
     except (urllib.error.URLError, TimeoutError, OSError) as err:
         raise HttpUnavailable(str(err)) from err
     if not raw:

@@ -24,18 +24,15 @@ if TYPE_CHECKING:
 class IdentityIndex:
     """GetItem / Query (dedupe) and conditional PutItem / UpdateItem (push)."""
 
-    def __init__(self, table_name: str, index_name: str, table: Table | None = None) -> None:
+    def __init__(self, table_name: str, index_name: str) -> None:
         self.table_name = table_name
         self.index_name = index_name
-        self._table = table
 
     @property
     def table(self) -> Table:
-        if self._table is None:
-            from handlers.common.aws_clients import table
+        from handlers.common.aws_clients import table
 
-            self._table = table(self.table_name)
-        return self._table
+        return table(self.table_name)
 
     # Reads (ler-dedupe) -------------------------------------------------------------------
 

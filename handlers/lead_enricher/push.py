@@ -83,7 +83,8 @@ class Pusher:
         if lead.screening is None or lead.screening.decision != "clean" or lead.contact is None:
             raise ValueError(f"lead {lead.lead_id} is not a clean, normalised lead")
         now = self.clock()
-        claim = PushClaims(self.index.table).claim(lead, now)
+        claims = PushClaims(self.index.table)
+        claim = claims.claim(lead, now)
         if claim is None:
             get_logger().info(
                 "duplicate delivery ignored", lead_id=lead.lead_id, pass_no=lead.pass_no
@@ -112,7 +113,7 @@ class Pusher:
             self.config.records_bucket, f"{RECORDS_PREFIX}{lead.lead_id}.json", record
         )
         self._index(lead.contact, lead, target.crm_id, now)
-        PushClaims(self.index.table).complete(claim, crm_id=target.crm_id, action=action, now=now)
+        claims.complete(claim, crm_id=target.crm_id, action=action, now=now)
         get_logger().info(
             "lead pushed",
             lead_id=lead.lead_id,

@@ -197,10 +197,7 @@ class RetryJob:
             updated = dt.datetime.fromisoformat(waiting.updated_at) if waiting.updated_at else now
             if now - updated < COOL_DOWN:
                 continue
-            lead = waiting.lead
-            lead.pass_no = waiting.pass_no + 1
-            lead.enrichment = None
-            self.sink.publish(NORMALIZED, lead)
+            self.sink.publish(NORMALIZED, waiting.next_pass())
             retried += 1
         return retried
 

@@ -12,6 +12,7 @@ by real notifications too.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -389,6 +390,16 @@ class InProcessSyncer:
             {"action": "resync_page", "after": after, "limit": 2}, context()
         )
         return answer
+
+
+@dataclass
+class Clock:
+    """A settable clock for the services that take one."""
+
+    now: dt.datetime
+
+    def __call__(self) -> dt.datetime:
+        return self.now
 
 
 @dataclass

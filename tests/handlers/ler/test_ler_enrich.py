@@ -11,23 +11,15 @@ from handlers.lead_enricher.enrich import Enricher, company_domain
 from handlers.lead_enricher.enrich_cache import EnrichCache, PendingMarkers
 from handlers.lead_enricher.events import EventBridgeSink
 from handlers.lead_enricher.lead import Contact, Lead
-from tests.handlers.ler.conftest import CACHE, SOURCE, Ler
+from tests.handlers.ler.conftest import CACHE, SOURCE, Clock, Ler
 
 NOW = dt.datetime(2026, 11, 28, 10, 0, tzinfo=dt.UTC)
 ACME = {"company_name": "Acme Widgets", "employees": 40}
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = NOW
-
-    def __call__(self) -> dt.datetime:
-        return self.now
-
-
 @pytest.fixture
 def clock() -> Clock:
-    return Clock()
+    return Clock(NOW)
 
 
 @pytest.fixture

@@ -12,22 +12,14 @@ from handlers.lead_enricher.claims import LEASE_SECONDS, ClaimBusy, PushClaims
 from handlers.lead_enricher.crm_fields import crm_properties, fill_empty
 from handlers.lead_enricher.lead import Contact, Dedupe, Enrichment, Lead, Screening
 from handlers.lead_enricher.push import PushConfig, Pusher
-from tests.handlers.ler.conftest import IDENTITY, RECORDS, Ler, context
+from tests.handlers.ler.conftest import IDENTITY, RECORDS, Clock, Ler, context
 
 NOW = dt.datetime(2026, 11, 28, 10, 0, tzinfo=dt.UTC)
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = NOW
-
-    def __call__(self) -> dt.datetime:
-        return self.now
-
-
 @pytest.fixture
 def clock() -> Clock:
-    return Clock()
+    return Clock(NOW)
 
 
 @pytest.fixture
