@@ -175,6 +175,8 @@ class WorkMessage:
 
 SEND = "send"
 ESCALATE = "escalate"
+FEEDBACK_ACTION = "feedback"
+"""The action the feedback link's ref token is issued for (rrs-sender signs, rrs-webhook checks)."""
 
 
 def send_message(request_id: str) -> WorkMessage:

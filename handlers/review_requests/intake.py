@@ -17,7 +17,12 @@ from typing import Any
 from handlers.common.function_url import RequestError
 from handlers.common.link_tokens import Keyring, TokenError, verify_token
 from handlers.review_requests.contacts import InvalidContact, normalise_contact
-from handlers.review_requests.domain import State, escalate_message, request_id_for
+from handlers.review_requests.domain import (
+    FEEDBACK_ACTION,
+    State,
+    escalate_message,
+    request_id_for,
+)
 from handlers.review_requests.events import Completion, Feedback, OptOut
 from handlers.review_requests.gate import capture_signal, decide, merge_customer
 from handlers.review_requests.scheduling import RequestScheduler
@@ -32,9 +37,6 @@ from handlers.review_requests.timing import (
     zone,
 )
 from handlers.review_requests.work import WorkQueue
-
-FEEDBACK_ACTION = "feedback"
-"""The action the feedback link's ref token is issued for."""
 
 
 @dataclass(frozen=True)

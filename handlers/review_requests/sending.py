@@ -20,6 +20,7 @@ from handlers.common.link_tokens import Keyring, issue_token
 from handlers.common.model_call import ConverseClient
 from handlers.review_requests import drafting, grading
 from handlers.review_requests.domain import (
+    FEEDBACK_ACTION,
     Band,
     Channel,
     Purpose,
@@ -28,7 +29,6 @@ from handlers.review_requests.domain import (
     escalate_message,
     purpose_for,
 )
-from handlers.review_requests.intake import FEEDBACK_ACTION
 from handlers.review_requests.messaging import Messenger, OptedOutAtCarrier, Outgoing
 from handlers.review_requests.store import Audit, AuditEntry, OptOuts, Requests, finish_with_audit
 from handlers.review_requests.timing import Window, iso, zone

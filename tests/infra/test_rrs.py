@@ -1,0 +1,365 @@
+"""The review request sender's graph: exactly its functions, triggers, stores, schedules, grants."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+import yaml
+
+from components.offline.engine import ACCOUNT_ID, ROOT, Graph, Resource, run
+from components.offline.policy_view import evaluate_graph
+
+REGION = "eu-west-2"
+HAIKU = "global.anthropic.claude-haiku-4-5-20251001-v1:0"
+SONNET = "global.anthropic.claude-sonnet-4-6"
+PACKAGE = "handlers.review_requests"
+
+Statement = tuple[tuple[str, ...], tuple[str, ...]]
+
+
+def arn(service: str, resource: str) -> str:
+    return f"arn:aws:{service}:{REGION}:{ACCOUNT_ID}:{resource}"
+
+
+def only_rrs(stack: str = "dev", **changes: Any) -> dict[str, Any]:
+    """The stack file's own systems section with only rrs enabled (and ``changes`` to it)."""
+    config = yaml.safe_load((ROOT / f"Pulumi.{stack}.yaml").read_text())["config"]
+    systems = config["crm-automations:systems"]
+    found = {key: {**section, "enabled": key == "rrs"} for key, section in systems.items()}
+    found["rrs"].update(changes)
+    return found
+
+
+@pytest.fixture(scope="module")
+def graph() -> Graph:
+    return run("dev", {"systems": only_rrs()})
+
+
+@pytest.fixture(scope="module")
+def s3_sheet_graph() -> Graph:
+    heavy = {"modelId": HAIKU, "heavyModelId": SONNET, "useHeavy": True}
+    return run(
+        "dev",
+        {
+            "systems": only_rrs(
+                sheetSource="s3://crm-sheets/customers/latest.csv", composeModel=heavy
+            )
+        },
+    )
+
+
+def functions(graph: Graph) -> dict[str, Resource]:
+    return {r.inputs["name"]: r for r in graph.of_type("aws:lambda/function:Function")}
+
+
+def statements_of(graph: Graph, function: str) -> list[dict[str, Any]]:
+    policy = graph.named("aws:iam/rolePolicy:RolePolicy", f"dev-{function}-grants")
+    found: list[dict[str, Any]] = json.loads(policy.inputs["policy"])["Statement"]
+    assert all(s["Effect"] == "Allow" for s in found)
+    return found
+
+
+def grants_of(graph: Graph, function: str) -> set[Statement]:
+    return {(tuple(s["Action"]), tuple(s["Resource"])) for s in statements_of(graph, function)}
+
+
+def table(name: str) -> str:
+    return arn("dynamodb", f"table/dev-{name}")
+
+
+def secret(name: str) -> str:
+    return arn("secretsmanager", f"secret:dev-{name}-??????")
+
+
+def logs(function: str) -> Statement:
+    return (
+        ("logs:CreateLogStream", "logs:PutLogEvents"),
+        (arn("logs", f"log-group:/aws/lambda/dev-{function}:*"),),
+    )
+
+
+def models(model_id: str) -> tuple[str, ...]:
+    base = model_id.removeprefix("global.")
+    return tuple(
+        sorted(
+            (
+                arn("bedrock", f"inference-profile/{model_id}"),
+                f"arn:aws:bedrock:{REGION}::foundation-model/{base}",
+                f"arn:aws:bedrock:::foundation-model/{base}",
+            )
+        )
+    )
+
+
+WORK = arn("sqs", "dev-rrs-work")
+SEND = ("sqs:SendMessage",)
+CONSUME = (
+    "sqs:ChangeMessageVisibility",
+    "sqs:DeleteMessage",
+    "sqs:GetQueueAttributes",
+    "sqs:ReceiveMessage",
+)
+SES_IDENTITY = arn("ses", "identity/example.com")
+SMS_POOL = arn("sms-voice", "pool/pool-0123456789abcdef0123456789abcdef")
+GROUP = "dev-rrs-requests"
+SCHEDULE_ROLE = f"arn:aws:iam::{ACCOUNT_ID}:role/dev-rrs-request-schedules-role"
+
+
+def test_exactly_the_documents_functions_with_their_sizes(graph: Graph) -> None:
+    found = {
+        name: (f.inputs["memorySize"], f.inputs["timeout"], f.inputs["handler"])
+        for name, f in functions(graph).items()
+    }
+    assert found == {
+        "dev-rrs-webhook": (256, 10, f"{PACKAGE}.webhook.handler"),
+        "dev-rrs-sender": (512, 90, f"{PACKAGE}.sender.handler"),
+        "dev-rrs-escalator": (256, 30, f"{PACKAGE}.escalator.handler"),
+        "dev-rrs-sync": (512, 120, f"{PACKAGE}.sync.handler"),
+        "dev-rrs-sweep": (256, 60, f"{PACKAGE}.sweep.handler"),
+    }
+    for f in functions(graph).values():
+        assert f.inputs["runtime"] == "python3.14" and f.inputs["architectures"] == ["arm64"]
+    for group in graph.of_type("aws:cloudwatch/logGroup:LogGroup"):
+        assert group.inputs["retentionInDays"] == 7
+
+
+def test_tables_keys_index_and_ttl(graph: Graph) -> None:
+    tables = {t.inputs["name"]: t.inputs for t in graph.of_type("aws:dynamodb/table:Table")}
+    keys = {name: (t["hashKey"], t.get("rangeKey")) for name, t in tables.items()}
+    assert keys == {
+        "dev-rrs-jobs": ("customer_id", "job_ts"),
+        "dev-rrs-requests": ("request_id", None),
+        "dev-rrs-customers": ("customer_id", None),
+        "dev-rrs-optout": ("contact", None),
+        "dev-rrs-audit": ("request_id", "ts"),
+    }
+    requests = tables["dev-rrs-requests"]
+    [index] = requests["globalSecondaryIndexes"]
+    assert (index["name"], index["hashKey"], index["rangeKey"]) == ("state-due", "state", "due")
+    assert requests["ttl"] == {"attributeName": "expires_at", "enabled": True}
+    for t in tables.values():
+        assert t["billingMode"] == "PAY_PER_REQUEST"
+        assert t["pointInTimeRecovery"] == {"enabled": True}
+
+
+def test_one_work_queue_with_its_dlq_after_five(graph: Graph) -> None:
+    queues = {q.inputs["name"]: q.inputs for q in graph.of_type("aws:sqs/queue:Queue")}
+    assert set(queues) == {"dev-rrs-work", "dev-rrs-work-dlq"}
+    redrive = json.loads(queues["dev-rrs-work"]["redrivePolicy"])
+    assert redrive == {"deadLetterTargetArn": arn("sqs", "dev-rrs-work-dlq"), "maxReceiveCount": 5}
+    assert queues["dev-rrs-work"]["visibilityTimeoutSeconds"] == 6 * 90
+
+
+def test_sender_and_escalator_split_the_queue_by_message_kind(graph: Graph) -> None:
+    mappings = graph.of_type("aws:lambda/eventSourceMapping:EventSourceMapping")
+    found = {
+        m.inputs["functionName"]: (
+            m.inputs["eventSourceArn"],
+            [json.loads(f["pattern"]) for f in m.inputs["filterCriteria"]["filters"]],
+            m.inputs["functionResponseTypes"],
+        )
+        for m in mappings
+    }
+    assert found == {
+        "dev-rrs-sender": (WORK, [{"body": {"kind": ["send"]}}], ["ReportBatchItemFailures"]),
+        "dev-rrs-escalator": (
+            WORK,
+            [{"body": {"kind": ["escalate"]}}],
+            ["ReportBatchItemFailures"],
+        ),
+    }
+
+
+def test_only_the_webhook_is_public(graph: Graph) -> None:
+    [url] = graph.of_type("aws:lambda/functionUrl:FunctionUrl")
+    assert (url.inputs["functionName"], url.inputs["authorizationType"]) == (
+        "dev-rrs-webhook",
+        "NONE",
+    )
+    public = graph.of_type("aws:lambda/permission:Permission")
+    assert {(p.inputs["function"], p.inputs["principal"]) for p in public} == {
+        ("dev-rrs-webhook", "*")
+    }
+    assert graph.outputs["rrs"]["webhook_url"].startswith("https://dev-rrs-webhook.lambda-url.")
+
+
+def test_sweep_and_sync_run_every_fifteen_minutes_on_their_own_functions(graph: Graph) -> None:
+    schedules = {
+        s.inputs["name"]: s.inputs for s in graph.of_type("aws:scheduler/schedule:Schedule")
+    }
+    assert {
+        name: (s["scheduleExpression"], s["target"]["arn"]) for name, s in schedules.items()
+    } == {
+        "dev-rrs-sweep": ("rate(15 minutes)", arn("lambda", "function:dev-rrs-sweep")),
+        "dev-rrs-sync": ("rate(15 minutes)", arn("lambda", "function:dev-rrs-sync")),
+    }
+
+
+def test_request_schedules_have_a_group_and_a_role_that_may_only_send_to_rrs_work(
+    graph: Graph,
+) -> None:
+    [group] = graph.of_type("aws:scheduler/scheduleGroup:ScheduleGroup")
+    assert group.inputs["name"] == GROUP
+    role = graph.named("aws:iam/role:Role", "dev-rrs-request-schedules-role")
+    [trust] = json.loads(role.inputs["assumeRolePolicy"])["Statement"]
+    assert trust["Principal"] == {"Service": "scheduler.amazonaws.com"}
+    assert trust["Condition"] == {
+        "StringEquals": {"aws:SourceAccount": ACCOUNT_ID},
+        "ArnLike": {"aws:SourceArn": arn("scheduler", f"schedule/{GROUP}/*")},
+    }
+    policy = graph.named("aws:iam/rolePolicy:RolePolicy", "dev-rrs-request-schedules-role-send")
+    assert json.loads(policy.inputs["policy"])["Statement"] == [
+        {
+            "Sid": "SendToRrsWorkOnly",
+            "Effect": "Allow",
+            "Action": ["sqs:SendMessage"],
+            "Resource": [WORK],
+        }
+    ]
+    # The scheduler uses the role's identity permissions: no service sender on the queue.
+    queue_policy = next(
+        p
+        for p in graph.of_type("aws:sqs/queuePolicy:QueuePolicy")
+        if p.inputs["queueUrl"].endswith("/dev-rrs-work")
+    )
+    assert [s["Effect"] for s in json.loads(queue_policy.inputs["policy"])["Statement"]] == ["Deny"]
+
+
+def test_each_role_holds_exactly_its_grants(graph: Graph) -> None:
+    assert grants_of(graph, "rrs-webhook") == {
+        logs("rrs-webhook"),
+        (("secretsmanager:GetSecretValue",), (secret("rrs-webhook-secret"),)),
+        (("secretsmanager:GetSecretValue",), (secret("rrs-messaging-key"),)),
+        (("dynamodb:GetItem",), (table("rrs-customers"),)),
+        (("dynamodb:GetItem",), (table("rrs-optout"),)),
+        (("dynamodb:PutItem",), (table("rrs-optout"),)),
+        (("dynamodb:PutItem",), (table("rrs-requests"),)),
+        (("dynamodb:GetItem",), (table("rrs-requests"),)),
+        (("dynamodb:PutItem",), (table("rrs-jobs"),)),
+        (("dynamodb:PutItem",), (table("rrs-audit"),)),
+        (SEND, (WORK,)),
+        (("scheduler:CreateSchedule",), (arn("scheduler", f"schedule/{GROUP}/*"),)),
+        (("iam:PassRole",), (SCHEDULE_ROLE,)),
+    }
+    assert grants_of(graph, "rrs-sender") == {
+        logs("rrs-sender"),
+        (("bedrock:InvokeModel",), models(HAIKU)),
+        (("dynamodb:GetItem", "dynamodb:UpdateItem"), (table("rrs-requests"),)),
+        (("dynamodb:GetItem",), (table("rrs-optout"),)),
+        (("dynamodb:PutItem",), (table("rrs-audit"),)),
+        (("secretsmanager:GetSecretValue",), (secret("rrs-messaging-key"),)),
+        (SEND, (WORK,)),
+        (("ses:SendEmail",), (SES_IDENTITY,)),
+        (("sms-voice:SendTextMessage",), (SMS_POOL,)),
+        (CONSUME, (WORK,)),
+    }
+    assert grants_of(graph, "rrs-escalator") == {
+        logs("rrs-escalator"),
+        (("dynamodb:GetItem",), (table("rrs-requests"),)),
+        (("dynamodb:GetItem",), (table("rrs-customers"),)),
+        (("dynamodb:GetItem",), (table("rrs-jobs"),)),
+        (("dynamodb:Query",), (table("rrs-audit"),)),
+        (("dynamodb:PutItem",), (table("rrs-audit"),)),
+        (("ses:SendEmail",), (SES_IDENTITY,)),
+        (CONSUME, (WORK,)),
+    }
+    assert grants_of(graph, "rrs-sync") == {
+        logs("rrs-sync"),
+        (("dynamodb:UpdateItem",), (table("rrs-customers"),)),
+    }
+    assert grants_of(graph, "rrs-sweep") == {
+        logs("rrs-sweep"),
+        (("dynamodb:Query",), (table("rrs-requests") + "/index/state-due",)),
+        (("dynamodb:UpdateItem",), (table("rrs-requests"),)),
+        (SEND, (WORK,)),
+    }
+
+
+def test_pass_role_is_only_to_the_scheduler(graph: Graph) -> None:
+    [statement] = [
+        s for s in statements_of(graph, "rrs-webhook") if s["Action"] == ["iam:PassRole"]
+    ]
+    assert statement["Condition"] == {
+        "StringEquals": {"iam:PassedToService": "scheduler.amazonaws.com"}
+    }
+
+
+def test_the_audit_is_append_only_and_nobody_deletes(graph: Graph) -> None:
+    every = [
+        s
+        for policy in graph.of_type("aws:iam/rolePolicy:RolePolicy")
+        for s in json.loads(policy.inputs["policy"])["Statement"]
+    ]
+    for statement in every:
+        actions = set(statement["Action"])
+        assert "dynamodb:DeleteItem" not in actions and "dynamodb:BatchWriteItem" not in actions
+        if table("rrs-audit") in statement["Resource"]:
+            assert actions <= {"dynamodb:PutItem", "dynamodb:Query"}, statement
+
+
+def test_only_the_sender_may_call_a_model(graph: Graph) -> None:
+    callers = {
+        policy.inputs["name"]
+        for policy in graph.of_type("aws:iam/rolePolicy:RolePolicy")
+        if "bedrock:" in policy.inputs["policy"]
+    }
+    assert callers == {"dev-rrs-sender-grants"}
+
+
+def test_environment_names_things_and_never_holds_a_secret(graph: Graph) -> None:
+    envs = {name: f.inputs["environment"]["variables"] for name, f in functions(graph).items()}
+    webhook = envs["dev-rrs-webhook"]
+    assert webhook["RRS_WEBHOOK_SECRET_ID"] == "dev-rrs-webhook-secret"
+    assert (
+        webhook["RRS_SCHEDULE_GROUP"] == GROUP and webhook["RRS_SCHEDULE_ROLE_ARN"] == SCHEDULE_ROLE
+    )
+    assert webhook["RRS_WORK_QUEUE_ARN"] == WORK
+    sender = envs["dev-rrs-sender"]
+    assert sender["RRS_GRADE_MODEL_ID"] == sender["RRS_COMPOSE_MODEL_ID"] == HAIKU
+    assert sender["RRS_SMS_ORIGINATION_IDENTITY"] == SMS_POOL
+    assert sender["RRS_MESSAGING_KEY_SECRET_ID"] == "dev-rrs-messaging-key"
+    assert "RRS_WEBHOOK_SECRET_ID" not in sender
+    assert envs["dev-rrs-sync"]["RRS_SHEET_SOURCE"] == ""
+
+
+def test_an_s3_sheet_is_readable_as_that_one_object_only(s3_sheet_graph: Graph) -> None:
+    assert grants_of(s3_sheet_graph, "rrs-sync") == {
+        logs("rrs-sync"),
+        (("dynamodb:UpdateItem",), (table("rrs-customers"),)),
+        (("s3:GetObject",), ("arn:aws:s3:::crm-sheets/customers/latest.csv",)),
+    }
+    sender = grants_of(s3_sheet_graph, "rrs-sender")
+    assert (("bedrock:InvokeModel",), models(HAIKU)) in sender
+    assert (("bedrock:InvokeModel",), models(SONNET)) in sender
+    env = functions(s3_sheet_graph)["dev-rrs-sender"].inputs["environment"]["variables"]
+    assert (env["RRS_GRADE_MODEL_ID"], env["RRS_COMPOSE_MODEL_ID"]) == (HAIKU, SONNET)
+
+
+def test_the_policy_pack_finds_nothing(graph: Graph, s3_sheet_graph: Graph) -> None:
+    assert evaluate_graph(graph) == []
+    assert evaluate_graph(s3_sheet_graph) == []
+
+
+def test_prod_protects_the_tables() -> None:
+    prod = run("prod", {"systems": only_rrs("prod")})
+    tables = prod.of_type("aws:dynamodb/table:Table")
+    assert len(tables) == 5 and all(t.inputs["deletionProtectionEnabled"] for t in tables)
+    assert evaluate_graph(prod) == []
+
+
+def test_operator_outputs(graph: Graph) -> None:
+    outputs = graph.outputs["rrs"]
+    assert outputs["schedule_group"] == GROUP
+    assert outputs["tables"] == {
+        "jobs": "dev-rrs-jobs",
+        "requests": "dev-rrs-requests",
+        "customers": "dev-rrs-customers",
+        "optout": "dev-rrs-optout",
+        "audit": "dev-rrs-audit",
+    }
+    assert outputs["secrets"] == {
+        "webhook_signing_secret": "dev-rrs-webhook-secret",
+        "messaging_key": "dev-rrs-messaging-key",
+    }
