@@ -198,6 +198,8 @@ class ReviewRequests(System):
         )
 
         sender_identity = d.sender_identity_arn(s.sender_email)
+        # Mail from the configured sender only, though the identity is the whole domain.
+        from_sender = {"StringEquals": {"ses:FromAddress": s.sender_email}}
         kind, identifier = sms_identity(s.sms_origination_identity)
         sms_arn = d.arns.sms_resource(kind, identifier)
         hours = s.opening_hours
@@ -318,7 +320,7 @@ class ReviewRequests(System):
                 audit.grant("dynamodb:PutItem", sid="AppendAudit"),
                 messaging_key.grant_read(),
                 work.grant_send(sid="EnqueueEscalation"),
-                Grant("SendAskEmail", ("ses:SendEmail",), (sender_identity,)),
+                Grant("SendAskEmail", ("ses:SendEmail",), (sender_identity,), from_sender),
                 Grant("SendAskSms", ("sms-voice:SendTextMessage",), (sms_arn,)),
             ),
             {
@@ -360,7 +362,7 @@ class ReviewRequests(System):
                 jobs.grant("dynamodb:GetItem", sid="ReadJob"),
                 audit.grant("dynamodb:Query", sid="ReadAuditTrail"),
                 audit.grant("dynamodb:PutItem", sid="AppendEscalationMarker"),
-                Grant("SendOwnerHandover", ("ses:SendEmail",), (sender_identity,)),
+                Grant("SendOwnerHandover", ("ses:SendEmail",), (sender_identity,), from_sender),
             ),
             {
                 "RRS_OWNER_EMAIL": s.owner_email,

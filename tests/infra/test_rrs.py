@@ -286,6 +286,16 @@ def test_pass_role_is_only_to_the_scheduler(graph: Graph) -> None:
     }
 
 
+def test_mail_goes_only_from_the_configured_sender(graph: Graph) -> None:
+    for function in ("rrs-sender", "rrs-escalator"):
+        [statement] = [
+            s for s in statements_of(graph, function) if s["Action"] == ["ses:SendEmail"]
+        ]
+        assert statement["Condition"] == {
+            "StringEquals": {"ses:FromAddress": "crm-bot@example.com"}
+        }
+
+
 def test_the_audit_is_append_only_and_nobody_deletes(graph: Graph) -> None:
     every = [
         s
