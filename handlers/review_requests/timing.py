@@ -39,14 +39,18 @@ def parse_iso(text: str) -> dt.datetime:
 
 
 def zone(name: str | None, fallback: str) -> ZoneInfo:
-    """The IANA zone ``name``, or ``fallback`` when it is empty or unknown."""
-    for candidate in (name, fallback):
+    """The IANA zone ``name``, or ``fallback`` when it is empty or unknown, else UTC.
+
+    Raises RuntimeError when the interpreter has no zone database at all (neither the system's
+    nor the ``tzdata`` package): every send window would silently be UTC otherwise.
+    """
+    for candidate in (name, fallback, "UTC"):
         if candidate:
             try:
                 return ZoneInfo(candidate)
             except (ZoneInfoNotFoundError, ValueError):
                 continue
-    return ZoneInfo("UTC")
+    raise RuntimeError("no IANA time zone data: install or vendor the tzdata package")
 
 
 def _clock(text: str) -> dt.time:
