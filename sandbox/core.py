@@ -87,6 +87,8 @@ class Sandbox:
         self._pump: threading.Thread | None = None
         self._stop = threading.Event()
         self._patches: list[tuple[Any, str, Any]] = []
+        self._saved_modules: dict[str, Any] = {}
+        self._packages: set[str] = set()
         self._saved_env: dict[str, str] = {}
 
     # Lifecycle -----------------------------------------------------------------------------
@@ -142,9 +144,26 @@ class Sandbox:
             ".".join(resolve(spec.handler).split(".")[:-2])
             for spec in self.topology.functions.values()
         }
+        self._packages = packages
         for name in list(sys.modules):
             if any(name == p or name.startswith(p + ".") for p in packages):
+                self._saved_modules[name] = sys.modules.pop(name)
+
+    def _restore_handler_modules(self) -> None:
+        """Put back the modules the process had before (tests in the same process keep
+        patching the module objects they imported), parents' attributes included."""
+        import sys
+
+        for name in list(sys.modules):
+            if any(name == p or name.startswith(p + ".") for p in self._packages):
                 del sys.modules[name]
+        for name, module in self._saved_modules.items():
+            sys.modules[name] = module
+        for name, module in self._saved_modules.items():
+            parent, _, child = name.rpartition(".")
+            if parent in sys.modules:
+                setattr(sys.modules[parent], child, module)
+        self._saved_modules.clear()
 
     def stop(self) -> None:
         self._stop.set()
@@ -158,6 +177,7 @@ class Sandbox:
         for owner, attribute, original in reversed(self._patches):
             setattr(owner, attribute, original)
         self._patches.clear()
+        self._restore_handler_modules()
         if self.emulator is not None:
             self.emulator.stop()
             import os
