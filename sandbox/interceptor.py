@@ -96,6 +96,7 @@ class Interceptor:
         interceptor = self
 
         def create_client(session: Any, *args: Any, **kwargs: Any) -> Any:
+            _share_models(session)
             client = original(session, *args, **kwargs)
             if not creating_internal():
                 interceptor.attach(client)
@@ -203,6 +204,26 @@ class Interceptor:
             for r in self.ledger
             if r.denied is not None and (function is None or r.function == function)
         ]
+
+
+_SHARED: dict[str, Any] = {}
+
+
+def _share_models(session: Any) -> None:
+    """Let every botocore session of the process share one model loader and exceptions
+    factory: each function's container makes its own clients (as Lambda does), and parsing the
+    service models again for each would cost a tenth of a second a client."""
+    if getattr(session, "_sandbox_shared", False):
+        return
+    from botocore.errorfactory import ClientExceptionsFactory
+    from botocore.loaders import create_loader
+
+    if "loader" not in _SHARED:
+        _SHARED["loader"] = create_loader()
+        _SHARED["exceptions"] = ClientExceptionsFactory()
+    session.register_component("data_loader", _SHARED["loader"])
+    session._internal_components.register_component("exceptions_factory", _SHARED["exceptions"])
+    session._sandbox_shared = True
 
 
 def _denied_code(service: str, protocol: str) -> str:

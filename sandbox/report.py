@@ -194,14 +194,14 @@ class Report:
     def summary(self, seconds: float) -> None:
         self.line()
         self.line("== Summary " + "=" * 69)
-        header = f"{'system':<34} {'steps':>5} {'runs':>5} {'errors':>6} {'calls':>6} {'denied':>6} {'sent':>5} {'checks':>7}  result"
+        header = f"{'system':<34} {'steps':>5} {'runs':>5} {'errors':>6} {'calls':>6} {'denied':>6} {'sent':>5} {'checks':>7} {'time':>6}  result"
         self.line(header)
         for r in self.results:
             passed = sum(1 for c in r.checks if c.ok)
             verdict = "ok" if r.ok else ("CRASHED" if r.crashed else "FAILED")
             self.line(
                 f"{r.title + ' (' + r.key + ')':<34} {r.steps:>5} {r.invocations:>5} {r.errors:>6} {r.calls:>6} "
-                f"{r.denied:>6} {r.messages:>5} {f'{passed}/{len(r.checks)}':>7}  {verdict}"
+                f"{r.denied:>6} {r.messages:>5} {f'{passed}/{len(r.checks)}':>7} {f'{r.seconds:.0f}s':>6}  {verdict}"
             )
         triggers = self.sb.triggers
         if triggers is not None:
