@@ -25,6 +25,7 @@ from sandbox.clock import Clock
 from sandbox.deploy import DeployReport, deploy
 from sandbox.graph import FunctionSpec, Topology
 from sandbox.interceptor import Interceptor
+from sandbox.lambda_api import LambdaApi
 from sandbox.runtime import Resolver, Runtime
 from sandbox.standins import ModelStandIn, Outbox, sms_stand_in
 from sandbox.triggers import Triggers
@@ -105,9 +106,10 @@ class Sandbox:
         self.runtime.install_log_routing()
         self.triggers = Triggers(self.topology, self.runtime, self.internal, self.clock)
         self.triggers.setup()
-        self.interceptor.stand_ins[("lambda", "Invoke")] = self.triggers.lambda_invoke
+        lambda_api = LambdaApi(self.triggers)
+        self.interceptor.stand_ins[("lambda", "Invoke")] = lambda_api.invoke
         self.interceptor.stand_ins[("lambda", "GetFunctionUrlConfig")] = (
-            self.triggers.function_url_config
+            lambda_api.get_function_url_config
         )
         self.interceptor.listeners.append(self.outbox.observe)
         self.interceptor.listeners.append(

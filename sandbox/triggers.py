@@ -26,17 +26,14 @@ Invoke permissions matter as in AWS: an S3 or EventBridge trigger without the fu
 from __future__ import annotations
 
 import datetime as dt
-import io
 import json
-import time
-import uuid
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import quote_plus
 
 from components.offline.engine import ACCOUNT_ID
+from sandbox import records as shapes
 from sandbox.clock import Clock, at_time, last_occurrence
 from sandbox.graph import QueueMapping, StreamMapping, Topology
 from sandbox.iam import Requirement, evaluate
@@ -199,74 +196,10 @@ class Triggers:
             done += self._poll_one_off_schedules()
         return done
 
-    def function_url_config(
-        self, service: str, operation: str, params: Mapping[str, Any], function: str | None
-    ) -> dict[str, Any]:
-        """Stand-in for Lambda ``GetFunctionUrlConfig``: the function's local URL."""
-        name = str(params.get("FunctionName", ""))
-        spec = (
-            self.t.function_by_arn(name) if name.startswith("arn:") else self.t.functions.get(name)
-        )
-        url = self.local_urls.get(spec.name) if spec else None
-        if spec is None or url is None or spec.url_auth is None:
-            return {
-                "Error": {
-                    "Code": "ResourceNotFoundException",
-                    "Message": f"no Function URL for {name}",
-                },
-                "ResponseMetadata": {"HTTPStatusCode": 404},
-            }
-        return {
-            "FunctionUrl": url,
-            "FunctionArn": spec.arn,
-            "AuthType": spec.url_auth,
-            "CreationTime": self.origin.isoformat(),
-            "LastModifiedTime": self.origin.isoformat(),
-            "InvokeMode": "BUFFERED",
-        }
-
-    def lambda_invoke(
-        self, service: str, operation: str, params: Mapping[str, Any], function: str | None
-    ) -> dict[str, Any]:
-        """Stand-in for Lambda ``Invoke`` (moto would need Docker): ``Event`` invocations are
-        queued for the pump as asynchronous invocations; ``RequestResponse`` runs the target
-        in-process now (nested in the caller) and returns its payload."""
-        from botocore.response import StreamingBody
-
-        name = str(params.get("FunctionName", ""))
-        spec = (
-            self.t.function_by_arn(name) if name.startswith("arn:") else self.t.functions.get(name)
-        )
-        if spec is None:
-            return {
-                "Error": {
-                    "Code": "ResourceNotFoundException",
-                    "Message": f"Function not found: {name}",
-                },
-                "ResponseMetadata": {"HTTPStatusCode": 404},
-            }
-        raw = params.get("Payload") or b"{}"
-        data = raw.read() if hasattr(raw, "read") else raw
-        event = json.loads(data.decode() if isinstance(data, bytes) else str(data))
-        if params.get("InvocationType") == "Event":
-            self._async_queue.append((spec.arn, event, f"invoke:{function or 'outside'}"))
-            self.dirty.add("async")
-            return {"StatusCode": 202, "Payload": StreamingBody(io.BytesIO(b""), 0)}
-        invocation = self.runtime.invoke(spec.name, event, source=f"invoke:{function or 'outside'}")
-        body = json.dumps(
-            invocation.result
-            if invocation.ok
-            else {"errorMessage": invocation.error, "errorType": invocation.error_type},
-            default=str,
-        ).encode()
-        answer: dict[str, Any] = {
-            "StatusCode": 200,
-            "ExecutedVersion": "$LATEST",
-            "Payload": StreamingBody(io.BytesIO(body), len(body)),
-        }
-        if not invocation.ok:
-            answer["FunctionError"] = "Unhandled"
-        return answer
+    def enqueue_async(self, target_arn: str, event: Any, source: str) -> None:
+        """An asynchronous invocation to deliver on the next round (Lambda ``Invoke`` Event)."""
+        self._async_queue.append((target_arn, event, source))
+        self.dirty.add("async")
 
     def _poll_async(self) -> int:
         done = 0
@@ -337,7 +270,7 @@ class Triggers:
             messages.extend(got)
         if not messages:
             return 0
-        records = [_sqs_record(msg, queue.arn, queue.region) for msg in messages]
+        records = [shapes.sqs_record(msg, queue.arn, queue.region) for msg in messages]
         kept = []
         for msg, record in zip(messages, records, strict=True):
             if passes_filters(m.filters, sqs_filter_view(record)):
@@ -356,7 +289,7 @@ class Triggers:
         invocation = self.runtime.invoke(
             m.function, {"Records": [r for _, r in kept]}, source=f"sqs:{queue.name}"
         )
-        failed = _failed_ids(invocation, [r["messageId"] for _, r in kept], m.report_failures)
+        failed = shapes.failed_ids(invocation, [r["messageId"] for _, r in kept], m.report_failures)
         for msg, record in kept:
             if record["messageId"] in failed:
                 sqs.change_message_visibility(
@@ -383,7 +316,7 @@ class Triggers:
             if not records:
                 continue
             done += len(records)
-            lambda_records = [_stream_record(r, stream.arn) for r in records]
+            lambda_records = [shapes.stream_record(r, stream.arn) for r in records]
             matching = [r for r in lambda_records if passes_filters(stream.mapping.filters, r)]
             if matching:
                 self._deliver_stream(stream, matching)
@@ -401,7 +334,7 @@ class Triggers:
                 m.function, {"Records": batch}, source=f"stream:{m.table}"
             )
             ids = [r["dynamodb"]["SequenceNumber"] for r in batch]
-            failed = _failed_ids(invocation, ids, m.report_failures)
+            failed = shapes.failed_ids(invocation, ids, m.report_failures)
             self.traces.append(
                 Trace("stream", m.table, m.function, f"{len(batch)} record(s)", invocation)
             )
@@ -426,28 +359,14 @@ class Triggers:
         if not m.on_failure_arn:
             self.traces.append(Trace("dropped", m.table, m.function, "retries exhausted"))
             return
-        record = {
-            "requestContext": {
-                "requestId": str(uuid.uuid4()),
-                "functionArn": self.t.functions[m.function].arn,
-                "condition": "RetryAttemptsExhausted",
-                "approximateInvokeCount": (m.max_retries if m.max_retries >= 0 else 10) + 1,
-            },
-            "responseContext": {
-                "statusCode": 200,
-                "executedVersion": "$LATEST",
-                "functionError": "Unhandled" if invocation.error else "",
-            },
-            "version": "1.0",
-            "timestamp": self.clock.now().isoformat(),
-            "DDBStreamBatchInfo": {
-                "shardId": "shardId-sandbox",
-                "startSequenceNumber": batch[0]["dynamodb"]["SequenceNumber"],
-                "endSequenceNumber": batch[-1]["dynamodb"]["SequenceNumber"],
-                "batchSize": len(batch),
-                "streamArn": stream.arn,
-            },
-        }
+        record = shapes.stream_failure_record(
+            function_arn=self.t.functions[m.function].arn,
+            stream_arn=stream.arn,
+            batch=batch,
+            attempts=(m.max_retries if m.max_retries >= 0 else 10) + 1,
+            function_error=bool(invocation.error),
+            now=self.clock.now(),
+        )
         self._send_to_queue(m.on_failure_arn, json.dumps(record))
         self.traces.append(Trace("on-failure", m.table, m.on_failure_arn.rsplit(":", 1)[-1]))
 
@@ -527,35 +446,16 @@ class Triggers:
             head = self.client("s3", spec.region).head_object(
                 Bucket=bucket, Key=key, **({"VersionId": version} if spec.versioned else {})
             )
-            record = {
-                "eventVersion": "2.1",
-                "eventSource": "aws:s3",
-                "awsRegion": spec.region,
-                "eventTime": self.clock.now().strftime("%Y-%m-%dT%H:%M:%S.000Z"),
-                "eventName": "ObjectCreated:Put",
-                "userIdentity": {"principalId": "AWS:SANDBOX"},
-                "requestParameters": {"sourceIPAddress": "127.0.0.1"},
-                "responseElements": {
-                    "x-amz-request-id": uuid.uuid4().hex[:16].upper(),
-                    "x-amz-id-2": uuid.uuid4().hex,
-                },
-                "s3": {
-                    "s3SchemaVersion": "1.0",
-                    "configurationId": f"sandbox-{n.prefix or 'all'}",
-                    "bucket": {
-                        "name": bucket,
-                        "ownerIdentity": {"principalId": "SANDBOX"},
-                        "arn": f"arn:aws:s3:::{bucket}",
-                    },
-                    "object": {
-                        "key": quote_plus(key, safe="/"),
-                        "size": int(head.get("ContentLength", 0)),
-                        "eTag": str(head.get("ETag", "")).strip('"'),
-                        "sequencer": f"{int(time.time() * 1000):016X}",
-                        **({"versionId": version} if spec.versioned else {}),
-                    },
-                },
-            }
+            record = shapes.s3_record(
+                bucket=bucket,
+                key=key,
+                region=spec.region,
+                size=int(head.get("ContentLength", 0)),
+                etag=str(head.get("ETag", "")),
+                version=version if spec.versioned else None,
+                configuration=f"sandbox-{n.prefix or 'all'}",
+                now=self.clock.now(),
+            )
             self._deliver_async(
                 n.function_arn,
                 {"Records": [record]},
@@ -727,26 +627,13 @@ class Triggers:
             if invocation.ok:
                 return
         if config and config.on_failure_arn and invocation is not None:
-            record = {
-                "version": "1.0",
-                "timestamp": self.clock.now().isoformat(),
-                "requestContext": {
-                    "requestId": str(uuid.uuid4()),
-                    "functionArn": f"{spec.arn}:$LATEST",
-                    "condition": "RetriesExhausted",
-                    "approximateInvokeCount": attempts,
-                },
-                "requestPayload": event,
-                "responseContext": {
-                    "statusCode": 200,
-                    "executedVersion": "$LATEST",
-                    "functionError": "Unhandled",
-                },
-                "responsePayload": {
-                    "errorMessage": invocation.error,
-                    "errorType": invocation.error_type,
-                },
-            }
+            record = shapes.async_failure_record(
+                function_arn=spec.arn,
+                event=event,
+                attempts=attempts,
+                invocation=invocation,
+                now=self.clock.now(),
+            )
             self._send_to_queue(config.on_failure_arn, json.dumps(record, default=str))
             self.traces.append(
                 Trace("on-failure", source, config.on_failure_arn.rsplit(":", 1)[-1])
@@ -761,58 +648,3 @@ class Triggers:
             QueueUrl=self._queue_urls[arn], MessageBody=body
         )
         self.dirty.add("queues")
-
-
-def _failed_ids(invocation: Invocation, ids: list[str], report_failures: bool) -> set[str]:
-    """Which records failed: all of them on an error, else the reported batch item failures."""
-    if invocation.error:
-        return set(ids)
-    result = invocation.result
-    if not report_failures or not isinstance(result, dict):
-        return set()
-    failures = result.get("batchItemFailures") or []
-    failed = {str(f.get("itemIdentifier")) for f in failures if isinstance(f, dict)}
-    if any(not f or f not in ids for f in failed):
-        return set(ids)  # an unknown or empty identifier fails the whole batch, as in Lambda
-    return failed
-
-
-def _sqs_record(msg: dict[str, Any], arn: str, region: str) -> dict[str, Any]:
-    attributes = {k: str(v) for k, v in (msg.get("Attributes") or {}).items()}
-    message_attributes = {
-        name: {
-            "stringValue": value.get("StringValue"),
-            "binaryValue": value.get("BinaryValue"),
-            "stringListValues": [],
-            "binaryListValues": [],
-            "dataType": value.get("DataType"),
-        }
-        for name, value in (msg.get("MessageAttributes") or {}).items()
-    }
-    return {
-        "messageId": msg["MessageId"],
-        "receiptHandle": msg["ReceiptHandle"],
-        "body": msg["Body"],
-        "attributes": attributes,
-        "messageAttributes": message_attributes,
-        "md5OfBody": msg.get("MD5OfBody", ""),
-        "eventSource": "aws:sqs",
-        "eventSourceARN": arn,
-        "awsRegion": region,
-    }
-
-
-def _stream_record(record: dict[str, Any], stream_arn: str) -> dict[str, Any]:
-    body = dict(record.get("dynamodb") or {})
-    created = body.get("ApproximateCreationDateTime")
-    if isinstance(created, dt.datetime):
-        body["ApproximateCreationDateTime"] = int(created.timestamp())
-    return {
-        "eventID": record.get("eventID"),
-        "eventName": record.get("eventName"),
-        "eventVersion": record.get("eventVersion", "1.1"),
-        "eventSource": "aws:dynamodb",
-        "awsRegion": record.get("awsRegion"),
-        "dynamodb": body,
-        "eventSourceARN": stream_arn,
-    }
