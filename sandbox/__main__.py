@@ -18,6 +18,10 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--port", type=int, default=4566, help="the AWS emulator's port")
     serve.add_argument("--url-port", type=int, default=8701, help="first Function URL port")
     serve.add_argument("--scenarios", action="store_true", help="play the scripted days first")
+    serve.add_argument("--control-port", type=int, default=8700, help="the control API's port")
+    serve.add_argument(
+        "--speed", type=float, default=1.0, help="run the sandbox clock this many times faster"
+    )
     for command in (demo, serve):
         command.add_argument(
             "--enable",
@@ -38,7 +42,9 @@ def main(argv: list[str] | None = None) -> int:
         results = run_demo(keys, graph=graph, verbose=args.verbose)
         print(f"total {time.monotonic() - started:.1f} s", flush=True)
         return 0 if results and all(r.ok for r in results) else 1
-    return serve_forever(graph, args.port, args.url_port, args.scenarios)
+    return serve_forever(
+        graph, args.port, args.url_port, args.scenarios, args.control_port, args.speed
+    )
 
 
 def _enabling(keys: list[str]) -> dict[str, object]:
@@ -54,7 +60,9 @@ def _enabling(keys: list[str]) -> dict[str, object]:
     return {"systems": systems}
 
 
-def serve_forever(graph: object, port: int, url_port: int, with_scenarios: bool) -> int:
+def serve_forever(
+    graph: object, port: int, url_port: int, with_scenarios: bool, control_port: int, speed: float
+) -> int:
     from sandbox.core import Sandbox
     from sandbox.play import enabled_systems, play
 
@@ -70,7 +78,11 @@ def serve_forever(graph: object, port: int, url_port: int, with_scenarios: bool)
                 scenario = scenarios.load(key)
                 if scenario is not None:
                     scenario.prepare(sb)
-        sb.run_pump()
+        sb.run_pump(speed=speed)
+        from sandbox.control import ControlServer
+
+        control = ControlServer(sb, port=control_port)
+        control.start()
         assert sb.emulator is not None
         print(
             f"\nAWS emulator: {sb.emulator.endpoint}  (aws --endpoint-url {sb.emulator.endpoint} ...,"
@@ -81,6 +93,10 @@ def serve_forever(graph: object, port: int, url_port: int, with_scenarios: bool)
             print(f"  {name:<28} {server.url}  ({auth})")
         for problem in sb.triggers.problems if sb.triggers else []:
             print(f"  wiring note: {problem}")
+        print(
+            f"control API: {control.url}  (GET / for the overview; POST"
+            " /schedules/<name>/fire, /clock/advance?hours=2)"
+        )
         print("Ctrl-C stops.", flush=True)
         while True:
             time.sleep(3600)

@@ -88,6 +88,8 @@ class Sandbox:
         self._pump: threading.Thread | None = None
         self._stop = threading.Event()
         self._patches: list[tuple[Any, str, Any]] = []
+        self.pump_lock = threading.RLock()
+        """Held by the background pump and by control requests, one at a time."""
         self._saved_modules: dict[str, Any] = {}
         self._packages: set[str] = set()
         self._saved_env: dict[str, str] = {}
@@ -198,16 +200,25 @@ class Sandbox:
     def __exit__(self, *_: Any) -> None:
         self.stop()
 
-    def run_pump(self, interval_s: float = 0.5) -> None:
-        """Keep delivering in the background (``make sandbox``); a full poll every few rounds."""
+    def run_pump(self, interval_s: float = 0.5, *, speed: float = 1.0) -> None:
+        """Keep delivering in the background (``make sandbox``): a full poll every few rounds
+        (so changes made with ``aws --endpoint-url`` are seen), recurring schedules firing as
+        the clock passes them, the clock running ``speed`` times faster than real time."""
 
         def loop() -> None:
             rounds = 0
+            last = self.clock.now()
             while not self._stop.wait(interval_s):
                 rounds += 1
                 try:
-                    self._triggers.poll_once(full=rounds % 4 == 0)
-                    self._triggers.drain()
+                    with self.pump_lock:
+                        if speed > 1:
+                            self.clock.offset += dt.timedelta(seconds=(speed - 1) * interval_s)
+                        now = self.clock.now()
+                        self._triggers.fire_recurring(last, now)
+                        last = now
+                        self._triggers.poll_once(full=rounds % 4 == 0)
+                        self._triggers.drain()
                 except Exception as err:  # keep serving; report the pump's problem
                     self._triggers.problems.append(f"pump: {err}")
 

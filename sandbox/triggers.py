@@ -475,6 +475,17 @@ class Triggers:
         self._fire(spec.region, spec.group, spec.name, spec.target_arn, spec.role_arn, spec.input)
         return True
 
+    def fire_recurring(self, start: dt.datetime, end: dt.datetime) -> list[str]:
+        """Fire each recurring schedule that has an occurrence in ``(start, end]`` once (the
+        running sandbox's clock ticking; the clock itself is not moved)."""
+        fired = []
+        for s in self.t.schedules:
+            if last_occurrence(s.expression, s.timezone, start, end, self.origin):
+                self.fire_schedule(s.name)
+                fired.append(s.name)
+        self.dirty.add("schedules")
+        return fired
+
     def advance(self, delta: dt.timedelta) -> list[str]:
         """Move the clock through ``delta`` in time order: each recurring schedule fires once at
         its last occurrence in the interval, each one-off schedule at its due time, and the

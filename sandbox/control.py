@@ -1,0 +1,136 @@
+"""A small control API for the running sandbox (``make sandbox``), on localhost.
+
+GET  /                         what runs: Function URLs, schedules, the clock, pending one-offs
+POST /schedules/<name>/fire    fire a recurring schedule of the graph now (physical name)
+POST /clock/advance?hours=2    move the clock (schedules fire in order, the pump delivers)
+GET  /outbox                   every email, SMS and SNS message "sent"
+GET  /denials                  every AWS call a role did not allow
+GET  /invocations              the last invocations (function, source, ok, error)
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import threading
+from dataclasses import asdict
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qsl, urlsplit
+
+if TYPE_CHECKING:
+    from sandbox.core import Sandbox
+
+
+def state(sb: Sandbox) -> dict[str, Any]:
+    """The overview ``GET /`` answers."""
+    triggers = sb.triggers
+    return {
+        "clock": sb.clock.now().isoformat(),
+        "emulator": sb.emulator.endpoint if sb.emulator else None,
+        "function_urls": {name: server.url for name, server in sorted(sb.urls.items())},
+        "schedules": [
+            {"name": s.name, "expression": s.expression, "timezone": s.timezone, "region": s.region}
+            for s in sb.topology.schedules
+        ],
+        "pending_one_off": [
+            {"name": name, "due": when.isoformat()}
+            for name, when in (triggers.pending_one_off() if triggers else [])
+        ],
+        "wiring": list(triggers.problems) if triggers else [],
+    }
+
+
+def answer(sb: Sandbox, method: str, target: str) -> tuple[int, Any]:
+    """Status and JSON body for one control request."""
+    parts = urlsplit(target)
+    path = parts.path.rstrip("/") or "/"
+    query = dict(parse_qsl(parts.query))
+    if method == "GET" and path == "/":
+        return 200, state(sb)
+    if method == "GET" and path == "/outbox":
+        return 200, [asdict(m) for m in sb.outbox.messages]
+    if method == "GET" and path == "/denials":
+        return 200, [
+            {
+                "function": c.function,
+                "action": c.denied.requirement.action,
+                "resource": c.denied.requirement.resource,
+            }
+            for c in sb.denials()
+            if c.denied is not None
+        ]
+    if method == "GET" and path == "/invocations":
+        runs = sb.runtime.invocations[-50:] if sb.runtime else []
+        return 200, [
+            {
+                "function": i.function,
+                "source": i.source,
+                "ok": i.ok,
+                "error": i.error,
+                "ms": round(i.duration_s * 1000),
+            }
+            for i in runs
+        ]
+    if method == "POST" and path.startswith("/schedules/") and path.endswith("/fire"):
+        name = path.removeprefix("/schedules/").removesuffix("/fire")
+        with sb.pump_lock:
+            try:
+                sb.fire(name)
+            except KeyError as err:
+                return 404, {"error": str(err)}
+            return 200, {"fired": name, "deliveries": sb.drain()}
+    if method == "POST" and path == "/clock/advance":
+        delta = {k: float(v) for k, v in query.items() if k in ("days", "hours", "minutes")}
+        with sb.pump_lock:
+            fired = sb.advance(**delta) if delta else []
+            sb.drain()
+        return 200, {"clock": sb.clock.now().isoformat(), "fired": fired}
+    return 404, {"error": "unknown control request", "see": __doc__}
+
+
+class ControlServer:
+    """The control API on one local port."""
+
+    def __init__(self, sb: Sandbox, host: str = "127.0.0.1", port: int = 0) -> None:
+        owner = sb
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:
+                return
+
+            def _serve(self) -> None:
+                status, body = answer(owner, self.command, self.path)
+                data = json.dumps(body, indent=2, default=_default).encode()
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            do_GET = do_POST = _serve
+
+        self.server = ThreadingHTTPServer((host, port), Handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(
+            target=self.server.serve_forever, name="control", daemon=True
+        )
+
+    @property
+    def url(self) -> str:
+        host, port = self.server.server_address[:2]
+        shown = host.decode() if isinstance(host, bytes) else str(host)
+        return f"http://{shown}:{port}/"
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def _default(value: Any) -> Any:
+    if isinstance(value, dt.datetime):
+        return value.isoformat()
+    return str(value)
