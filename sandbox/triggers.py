@@ -25,7 +25,6 @@ Invoke permissions matter as in AWS: an S3 or EventBridge trigger without the fu
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 from collections import deque
 from collections.abc import Callable
@@ -34,11 +33,12 @@ from typing import Any
 
 from components.offline.engine import ACCOUNT_ID
 from sandbox import records as shapes
-from sandbox.clock import Clock, at_time, last_occurrence
+from sandbox.clock import Clock
 from sandbox.graph import QueueMapping, StreamMapping, Topology
 from sandbox.iam import Requirement, evaluate
 from sandbox.patterns import matches, passes_filters, sqs_filter_view
 from sandbox.runtime import Invocation, Runtime
+from sandbox.schedules import ScheduleSource
 
 ClientFactory = Callable[[str, str], Any]
 TAP_NAME = "sandbox-bus-tap"
@@ -62,7 +62,7 @@ class _Stream:
     iterators: dict[str, str] = field(default_factory=dict)
 
 
-class Triggers:
+class Triggers(ScheduleSource):
     """Delivers queued work to functions until nothing is left."""
 
     def __init__(
@@ -464,136 +464,6 @@ class Triggers:
                 f"arn:aws:s3:::{bucket}",
                 None,
             )
-
-    # Schedules -----------------------------------------------------------------------------
-
-    def fire_schedule(self, name: str) -> bool:
-        """Fire a recurring schedule of the graph now (by physical name)."""
-        spec = next((s for s in self.t.schedules if s.name == name), None)
-        if spec is None:
-            raise KeyError(f"no schedule {name} in the graph")
-        self._fire(spec.region, spec.group, spec.name, spec.target_arn, spec.role_arn, spec.input)
-        return True
-
-    def fire_recurring(self, start: dt.datetime, end: dt.datetime) -> list[str]:
-        """Fire each recurring schedule that has an occurrence in ``(start, end]`` once (the
-        running sandbox's clock ticking; the clock itself is not moved)."""
-        fired = []
-        for s in self.t.schedules:
-            if last_occurrence(s.expression, s.timezone, start, end, self.origin):
-                self.fire_schedule(s.name)
-                fired.append(s.name)
-        self.dirty.add("schedules")
-        return fired
-
-    def advance(self, delta: dt.timedelta) -> list[str]:
-        """Move the clock through ``delta`` in time order: each recurring schedule fires once at
-        its last occurrence in the interval, each one-off schedule at its due time, and the
-        pump drains after each firing. Returns the names fired, in order."""
-        start = self.clock.now()
-        end = start + delta
-        recurring = sorted(
-            (when, s.name)
-            for s in self.t.schedules
-            if (when := last_occurrence(s.expression, s.timezone, start, end, self.origin))
-        )
-        fired: list[str] = []
-        seen: set[str] = set()
-        while True:
-            one_off = sorted(
-                (when, name)
-                for name, when in self.pending_one_off()
-                if when <= end and name not in seen
-            )
-            upcoming = sorted(recurring[:1] + one_off[:1])
-            if not upcoming:
-                break
-            when, name = upcoming[0]
-            self.clock.jump_to(when)
-            if recurring and recurring[0] == (when, name):
-                recurring.pop(0)
-                self.fire_schedule(name)
-            else:
-                seen.add(name)
-                self.dirty.add("schedules")
-            fired.append(name)
-            self.drain()
-        self.clock.jump_to(end)
-        self.dirty.add("schedules")
-        return fired
-
-    def _poll_one_off_schedules(self) -> int:
-        done = 0
-        declared = {(s.region, s.group, s.name) for s in self.t.schedules}
-        for region in sorted({f.region for f in self.t.functions.values()}):
-            scheduler = self.client("scheduler", region)
-            for page in scheduler.get_paginator("list_schedules").paginate():
-                for item in page.get("Schedules", []):
-                    key = (region, item.get("GroupName", "default"), item["Name"])
-                    if key in declared or key in self._fired:
-                        continue
-                    full = scheduler.get_schedule(Name=item["Name"], GroupName=key[1])
-                    when = at_time(
-                        full["ScheduleExpression"], full.get("ScheduleExpressionTimezone", "UTC")
-                    )
-                    if when is None or when > self.clock.now() or full.get("State") == "DISABLED":
-                        continue
-                    self._fired.add(key)
-                    target = full["Target"]
-                    self._fire(
-                        region,
-                        key[1],
-                        key[2],
-                        target["Arn"],
-                        target.get("RoleArn", ""),
-                        target.get("Input", "{}"),
-                    )
-                    if full.get("ActionAfterCompletion") == "DELETE":
-                        scheduler.delete_schedule(Name=key[2], GroupName=key[1])
-                    done += 1
-        return done
-
-    def pending_one_off(self) -> list[tuple[str, dt.datetime]]:
-        """One-off schedules not fired yet, with their due time (for the report)."""
-        found = []
-        declared = {(s.region, s.group, s.name) for s in self.t.schedules}
-        for region in sorted({f.region for f in self.t.functions.values()}):
-            scheduler = self.client("scheduler", region)
-            for item in scheduler.list_schedules().get("Schedules", []):
-                key = (region, item.get("GroupName", "default"), item["Name"])
-                if key in declared or key in self._fired:
-                    continue
-                full = scheduler.get_schedule(Name=item["Name"], GroupName=key[1])
-                when = at_time(
-                    full["ScheduleExpression"], full.get("ScheduleExpressionTimezone", "UTC")
-                )
-                if when is not None:
-                    found.append((item["Name"], when))
-        return found
-
-    def _fire(
-        self, region: str, group: str, name: str, target: str, role_arn: str, payload: str
-    ) -> None:
-        role = role_arn.rsplit("/", 1)[-1]
-        statements = self.t.policies.get(role, [])
-        if ":sqs:" in target:
-            action = "sqs:SendMessage"
-        elif ":lambda:" in target:
-            action = "lambda:InvokeFunction"
-        else:
-            self.traces.append(Trace("unsupported", f"schedule:{name}", target))
-            return
-        if not evaluate(statements, Requirement(action, target)).allowed:
-            self.traces.append(
-                Trace("denied", f"schedule:{name}", target, f"role {role} lacks {action}")
-            )
-            return
-        if action == "sqs:SendMessage":
-            self._send_to_queue(target, payload)
-            self.traces.append(Trace("schedule", name, target.rsplit(":", 1)[-1], "message sent"))
-            return
-        event: Any = json.loads(payload) if payload else {}
-        self._deliver_async(target, event, f"schedule:{name}", None, None, None)
 
     # Asynchronous invocation ---------------------------------------------------------------
 
