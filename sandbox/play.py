@@ -35,16 +35,21 @@ def play(
     out: TextIO | None = None,
     verbose: bool = False,
 ) -> list[SystemResult]:
-    """Play the scenarios of the systems ``keys`` in the running sandbox ``sb``."""
+    """Play the scenarios of the systems ``keys`` in the running sandbox ``sb``; every enabled
+    system is set up first (the whole stack runs, and shares the clock)."""
     enabled = sb.graph.config.systems.enabled()
     days = [(k, TITLES.get(k, k), enabled[k].region, scenarios.load(k)) for k in keys]
-    return play_days(sb, days, out=out, verbose=verbose)
+    others = [scenarios.load(k) for k in enabled if k not in {d[0] for d in days}]
+    return play_days(
+        sb, days, also_prepare=[o for o in others if o is not None], out=out, verbose=verbose
+    )
 
 
 def play_days(
     sb: Sandbox,
     days: Iterable[tuple[str, str, str, Scenario | None]],
     *,
+    also_prepare: Iterable[Scenario] = (),
     out: TextIO | None = None,
     verbose: bool = False,
 ) -> list[SystemResult]:
@@ -54,7 +59,7 @@ def play_days(
     days = list(days)
     # The operator sets every system up before the day starts: the clock is shared, so one
     # system's day moves time for all of them and their schedules run too.
-    for _key, _title, _region, scenario in days:
+    for scenario in [*also_prepare, *(d[3] for d in days)]:
         if scenario is not None:
             scenario.prepare(sb)
     for key, title, region, scenario in days:
