@@ -42,10 +42,18 @@ def without_archives() -> Iterator[None]:
 
 def program_graph(stack: str = "dev", overrides: Mapping[str, Any] | None = None) -> Graph:
     """The stack's graph from the mock engine (archives not built)."""
+    import logging
+
     from components.offline.engine import run
 
-    with without_archives():
-        return run(stack, overrides)
+    root = logging.getLogger()
+    level = root.level
+    root.setLevel(logging.ERROR)  # the mocks log provider deprecation warnings as warnings
+    try:
+        with without_archives():
+            return run(stack, overrides)
+    finally:
+        root.setLevel(level)
 
 
 def _json(value: Any) -> Any:

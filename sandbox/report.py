@@ -61,7 +61,8 @@ class Step:
         self.report.line(f"     {text}")
 
     def state(self, label: str, value: Any) -> None:
-        self.report.line(f"     state  {label}: {value}")
+        text = str(value)
+        self.report.line(f"     state  {label}: {text if len(text) <= 160 else text[:157] + '...'}")
 
 
 class Report:
@@ -137,10 +138,13 @@ class Report:
         result.denied += sum(
             1 for c in calls if c.denied is not None and (c.function or "").startswith(own)
         )
-        for inv in invocations:
+        for group in _runs(invocations):
+            inv = group[0]
             status = "ok" if inv.ok else f"FAILED {inv.error_type}: {inv.error}"
+            times = f" x{len(group)}" if len(group) > 1 else ""
+            ms = sum(i.duration_s for i in group) * 1000
             self.line(
-                f"     ran    {self._short(inv.function)} <- {inv.source}  {status}  ({inv.duration_s * 1000:.0f} ms)"
+                f"     ran    {self._short(inv.function)} <- {inv.source}{times}  {status}  ({ms:.0f} ms)"
             )
             if not inv.ok and inv.traceback and self.verbose:
                 self.line("            " + inv.traceback.replace("\n", "\n            "))
@@ -217,6 +221,22 @@ class Report:
                 self.line(f"wiring: {problem}")
         endpoint = self.sb.emulator.endpoint if self.sb.emulator else "-"
         self.line(f"scenarios {seconds:.1f} s; AWS emulator {endpoint}")
+
+
+def _runs(invocations: list[Any]) -> list[list[Any]]:
+    """Consecutive invocations of one function from one source with one outcome, grouped."""
+    groups: list[list[Any]] = []
+    for inv in invocations:
+        last = groups[-1][0] if groups else None
+        if (
+            last is not None
+            and (last.function, last.source, last.ok) == (inv.function, inv.source, inv.ok)
+            and last.ok
+        ):
+            groups[-1].append(inv)
+        else:
+            groups.append([inv])
+    return groups
 
 
 def _target(params: dict[str, Any]) -> str:
