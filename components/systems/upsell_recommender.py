@@ -269,7 +269,12 @@ class UpsellRecommender(System):
                 customers.grant("dynamodb:GetItem", "dynamodb:UpdateItem", sid="CheckAndStampCap"),
                 addlink_key.grant_read(),
                 Grant("SendNudgeSms", ("sms-voice:SendTextMessage",), (sms_arn,)),
-                Grant("SendNudgeEmail", ("ses:SendEmail",), (sender_identity,)),
+                Grant(
+                    "SendNudgeEmail",
+                    ("ses:SendEmail",),
+                    (sender_identity,),
+                    {"StringEquals": {"ses:FromAddress": s.sender_email}},
+                ),
             ),
             {
                 "UPSR_ADDLINK_KEY_SECRET_ID": addlink_key.physical_name,
@@ -297,7 +302,12 @@ class UpsellRecommender(System):
             (
                 offers.grant("dynamodb:Query", indexes=(OFFERS_INDEX,), sid="QueryOffersByState"),
                 offers.grant("dynamodb:UpdateItem", "dynamodb:PutItem", sid="CloseOffersAndMark"),
-                Grant("SendOwnerReport", ("ses:SendEmail",), (sender_identity,)),
+                Grant(
+                    "SendOwnerReport",
+                    ("ses:SendEmail",),
+                    (sender_identity,),
+                    {"StringEquals": {"ses:FromAddress": s.sender_email}},
+                ),
             ),
             {
                 "UPSR_SENDER_EMAIL": s.sender_email,

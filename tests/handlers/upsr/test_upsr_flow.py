@@ -1,0 +1,153 @@
+"""The whole upsell flow on moto, from the Shopify webhook to the tap and the owner's roll-up."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from tests.handlers.upsr.conftest import (
+    DELAY_S,
+    OWNER,
+    PHONE,
+    SHOP,
+    T0,
+    WINDOW_S,
+    World,
+    shopify_order,
+    tap_event,
+    token_in,
+    webhook_event,
+)
+
+
+def _order_to_chosen_offer(world: World, suggestion: str = "MAT-1") -> dict[str, Any]:
+    world.sync()
+    answer = world.deliver(webhook_event(shopify_order()))
+    assert answer["statusCode"] == 200, answer
+    world.bedrock.add_tool_answer(
+        {"suggestions": [{"sku": suggestion, "line": "A mat makes the tent twice as comfy."}]}
+    )
+    assert world.pick_all() == ["chosen"]
+    offer = world.offer()
+    assert offer is not None
+    return offer
+
+
+def test_webhook_to_tap_to_rollup(world: World) -> None:
+    assert world.sync() == {"written": 6, "newer_kept": 0, "duplicate_skus": 0}
+
+    answer = world.deliver(webhook_event(shopify_order()))
+    assert answer["statusCode"] == 200
+    assert json.loads(answer["body"]) == {"status": "accepted", "outcome": "eligible"}
+    order = world.tables["orders"].get_item(Key={"order_id": "5001"})["Item"]
+    assert (order["outcome"], order["job_state"]) == ("eligible", "enqueued")
+
+    world.bedrock.add_tool_answer(
+        {"suggestions": [{"sku": "MAT-1", "line": "A mat makes the tent twice as comfy."}]}
+    )
+    assert world.pick_all() == ["chosen"]
+    assert len(world.bedrock.calls) == 1
+    prompt = world.bedrock.calls[0]["messages"][0]["content"][0]["text"]
+    assert "MAT-1" in prompt and PHONE not in prompt and "Ann" not in prompt
+    offer = world.offer()
+    assert offer is not None
+    assert offer["state"] == "chosen" and offer["sku"] == "MAT-1"
+    assert offer["send_at"] == T0 + 5 + DELAY_S
+
+    assert world.send(now=T0 + 60) == {}  # not due yet
+    assert world.messenger.sent == []
+    assert world.send(now=T0 + 5 + DELAY_S) == {"sent": 1}
+    [nudge] = world.messenger.sent
+    assert nudge.contact.address == PHONE
+    assert "Hi Ann," in nudge.text and "Reply STOP" in nudge.text
+    offer = world.offer()
+    assert offer is not None and offer["state"] == "sent"
+    customer = world.tables["customers"].get_item(Key={"customer_id": "7001"})["Item"]
+    assert customer["nudge_count"] == 1 and "TENT-2P" in customer["owned_skus"]
+
+    tapped_at = T0 + DELAY_S + 3600
+    redirect = world.tap(tap_event(token_in(nudge.text)), now=tapped_at)
+    assert redirect["statusCode"] == 302
+    assert redirect["headers"]["location"] == f"https://{SHOP}/cart/2001:1"
+    offer = world.offer()
+    assert offer is not None and (offer["state"], offer["tapped_at"]) == ("taken", tapped_at)
+
+    summary = world.sweep(now=T0 + DELAY_S + WINDOW_S + 7200)
+    assert summary["closed"] == 0 and summary["reported"] is True
+    offer = world.offer()
+    assert offer is not None and offer["state"] == "taken"
+    [(subject, text)] = world.owner_mail
+    assert subject == "Upsell take-up: 1 taken of 1 nudged"
+    assert "Taken inside the window .... 1" in text
+
+
+def test_untapped_offer_is_ignored_after_the_window_and_reported(world: World) -> None:
+    offer = _order_to_chosen_offer(world)
+    world.send(now=offer["send_at"])
+    sent = world.offer()
+    assert sent is not None and sent["state"] == "sent"
+    window_end = int(sent["window_ends_at"])
+
+    assert world.sweep(now=window_end - 1)["closed"] == 0
+    assert world.sweep(now=window_end)["closed"] == 1
+    closed = world.offer()
+    assert closed is not None and closed["state"] == "ignored"
+    assert world.sweep(now=window_end + 3600)["closed"] == 0  # a re-run skips closed offers
+
+
+def test_roll_up_goes_once_a_day_after_the_report_hour(world: World) -> None:
+    early = T0 - 3 * 3600  # 06:00 London in January
+    assert world.sweep(now=early)["reported"] is False
+    assert world.sweep(now=T0)["reported"] is True
+    assert world.sweep(now=T0 + 3600)["reported"] is False
+    assert world.sweep(now=T0 + 24 * 3600)["reported"] is True
+    assert len(world.owner_mail) == 2
+
+
+def test_sweep_mails_the_owner_through_ses(world: World) -> None:
+    """The real mailer: SES v2 from the sender address to the owner."""
+    from moto.ses.models import ses_backends
+
+    from handlers.upsell_recommender import sweep
+
+    sweep.run(sweep.SweepDeps.from_env(), now=T0)
+    sent = ses_backends["123456789012"]["eu-west-2"].sent_messages
+    assert len(sent) == 1
+    assert sent[0].destinations["ToAddresses"] == [OWNER]
+
+
+def test_email_only_customer_is_nudged_by_email(world: World) -> None:
+    world.sync()
+    world.deliver(webhook_event(shopify_order(sms=False, email_consent=True)))
+    world.bedrock.add_tool_answer({"suggestions": [{"sku": "MAT-1", "line": "Comfy nights."}]})
+    world.pick_all()
+    offer = world.offer()
+    assert offer is not None
+    world.send(now=offer["send_at"])
+    [nudge] = world.messenger.sent
+    assert nudge.contact.channel.value == "email"
+    assert nudge.contact.address == "ann@example.com"
+
+
+def test_customer_without_marketing_consent_gets_no_job(world: World) -> None:
+    world.sync()
+    answer = world.deliver(webhook_event(shopify_order(sms=False, email_consent=False)))
+    assert json.loads(answer["body"])["outcome"] == "no-consent"
+    assert world.jobs() == []
+
+
+@pytest.mark.parametrize("handler_module", ["order", "addlink"])
+def test_public_entry_points_run_from_env(
+    world: World, handler_module: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``handler(event, context)`` builds its dependencies from the environment alone."""
+    import importlib
+
+    module = importlib.import_module(f"handlers.upsell_recommender.{handler_module}")
+    monkeypatch.setattr(module, "_deps", None)
+    monkeypatch.setattr("handlers.upsell_recommender.clock.now", lambda: float(T0))
+    event = webhook_event(shopify_order()) if handler_module == "order" else tap_event("x.y")
+    answer = module.handler(event, None)
+    assert answer["statusCode"] == (200 if handler_module == "order" else 400)

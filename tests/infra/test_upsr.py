@@ -1,0 +1,358 @@
+"""The upsell recommender's graph: exactly its functions, triggers, stores, schedules, grants."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+import yaml
+
+from components.offline.engine import ACCOUNT_ID, ROOT, Graph, Resource, run
+from components.offline.policy_view import evaluate_graph
+
+REGION = "eu-west-2"
+HAIKU = "global.anthropic.claude-haiku-4-5-20251001-v1:0"
+SONNET = "global.anthropic.claude-sonnet-4-6"
+PACKAGE = "handlers.upsell_recommender"
+POOL = "pool-0123456789abcdef0123456789abcdef"
+
+Statement = tuple[tuple[str, ...], tuple[str, ...]]
+
+
+def arn(service: str, resource: str) -> str:
+    return f"arn:aws:{service}:{REGION}:{ACCOUNT_ID}:{resource}"
+
+
+def only_upsr(stack: str = "dev", **changes: Any) -> dict[str, Any]:
+    """The stack file's own systems section with only upsr enabled (and ``changes`` to it)."""
+    config = yaml.safe_load((ROOT / f"Pulumi.{stack}.yaml").read_text())["config"]
+    systems = config["crm-automations:systems"]
+    found = {key: {**section, "enabled": key == "upsr"} for key, section in systems.items()}
+    found["upsr"].update(changes)
+    return found
+
+
+@pytest.fixture(scope="module")
+def graph() -> Graph:
+    return run("dev", {"systems": only_upsr()})
+
+
+@pytest.fixture(scope="module")
+def prod() -> Graph:
+    return run("prod", {"systems": only_upsr("prod")})
+
+
+def functions(graph: Graph) -> dict[str, Resource]:
+    return {r.inputs["name"]: r for r in graph.of_type("aws:lambda/function:Function")}
+
+
+def grants_of(graph: Graph, function: str) -> set[Statement]:
+    policy = graph.named("aws:iam/rolePolicy:RolePolicy", f"dev-{function}-grants")
+    statements: list[dict[str, Any]] = json.loads(policy.inputs["policy"])["Statement"]
+    assert all(s["Effect"] == "Allow" for s in statements)
+    for s in statements:  # the only conditions: mail may leave from the sender address only
+        if "Condition" in s:
+            assert s["Action"] == ["ses:SendEmail"]
+            assert s["Condition"] == {"StringEquals": {"ses:FromAddress": "crm-bot@example.com"}}
+    return {(tuple(s["Action"]), tuple(s["Resource"])) for s in statements}
+
+
+def table(name: str) -> str:
+    return arn("dynamodb", f"table/dev-{name}")
+
+
+def secret(name: str) -> str:
+    return arn("secretsmanager", f"secret:dev-{name}-??????")
+
+
+def logs(function: str) -> Statement:
+    return (
+        ("logs:CreateLogStream", "logs:PutLogEvents"),
+        (arn("logs", f"log-group:/aws/lambda/dev-{function}:*"),),
+    )
+
+
+SES_IDENTITY = arn("ses", "identity/example.com")
+OFFERS_INDEX = table("upsr-offers") + "/index/state-send_at"
+
+EXPECTED_GRANTS: dict[str, set[Statement]] = {
+    "upsr-order": {
+        logs("upsr-order"),
+        (("secretsmanager:GetSecretValue",), (secret("upsr-webhook-secret"),)),
+        (("dynamodb:PutItem", "dynamodb:UpdateItem"), (table("upsr-orders"),)),
+        (("dynamodb:GetItem",), (table("upsr-optout"),)),
+        (("dynamodb:GetItem",), (table("upsr-customers"),)),
+        (("dynamodb:UpdateItem",), (table("upsr-customers"),)),
+        (("sqs:SendMessage",), (arn("sqs", "dev-upsr-jobs"),)),
+    },
+    "upsr-picker": {
+        logs("upsr-picker"),
+        (
+            ("bedrock:InvokeModel",),
+            (
+                "arn:aws:bedrock:::foundation-model/anthropic.claude-haiku-4-5-20251001-v1:0",
+                arn("bedrock", f"inference-profile/{HAIKU}"),
+                f"arn:aws:bedrock:{REGION}::foundation-model/anthropic.claude-haiku-4-5-20251001-v1:0",
+            ),
+        ),
+        (("dynamodb:BatchGetItem", "dynamodb:Scan"), (table("upsr-catalogue"),)),
+        (("dynamodb:PutItem",), (table("upsr-offers"),)),
+        (
+            (
+                "sqs:ChangeMessageVisibility",
+                "sqs:DeleteMessage",
+                "sqs:GetQueueAttributes",
+                "sqs:ReceiveMessage",
+            ),
+            (arn("sqs", "dev-upsr-jobs"),),
+        ),
+    },
+    "upsr-sender": {
+        logs("upsr-sender"),
+        (("dynamodb:Query",), (table("upsr-offers"), OFFERS_INDEX)),
+        (("dynamodb:UpdateItem",), (table("upsr-offers"),)),
+        (("dynamodb:GetItem",), (table("upsr-optout"),)),
+        (("dynamodb:GetItem", "dynamodb:UpdateItem"), (table("upsr-customers"),)),
+        (("secretsmanager:GetSecretValue",), (secret("upsr-addlink-key"),)),
+        (("sms-voice:SendTextMessage",), (arn("sms-voice", f"pool/{POOL}"),)),
+        (("ses:SendEmail",), (SES_IDENTITY,)),
+    },
+    "upsr-addlink": {
+        logs("upsr-addlink"),
+        (("secretsmanager:GetSecretValue",), (secret("upsr-addlink-key"),)),
+        (("dynamodb:UpdateItem",), (table("upsr-offers"),)),
+    },
+    "upsr-sweep": {
+        logs("upsr-sweep"),
+        (("dynamodb:Query",), (table("upsr-offers"), OFFERS_INDEX)),
+        (("dynamodb:PutItem", "dynamodb:UpdateItem"), (table("upsr-offers"),)),
+        (("ses:SendEmail",), (SES_IDENTITY,)),
+    },
+    "upsr-catalog-sync": {
+        logs("upsr-catalog-sync"),
+        (("secretsmanager:GetSecretValue",), (secret("upsr-store-key"),)),
+        (("dynamodb:PutItem",), (table("upsr-catalogue"),)),
+    },
+}
+
+SIZES = {
+    "upsr-order": (256, 10, "order"),
+    "upsr-picker": (512, 60, "picker"),
+    "upsr-sender": (256, 120, "sender"),
+    "upsr-addlink": (256, 10, "addlink"),
+    "upsr-sweep": (256, 120, "sweep"),
+    "upsr-catalog-sync": (256, 300, "catalog_sync"),
+}
+
+
+def test_exactly_the_six_functions_of_the_document(graph: Graph) -> None:
+    found = functions(graph)
+    assert set(found) == {f"dev-{name}" for name in SIZES}
+    for name, (memory, timeout, module) in SIZES.items():
+        fn = found[f"dev-{name}"].inputs
+        assert (fn["memorySize"], fn["timeout"]) == (memory, timeout)
+        assert (fn["runtime"], fn["architectures"]) == ("python3.14", ["arm64"])
+        assert fn["handler"] == f"{PACKAGE}.{module}.handler"
+        assert fn["role"] == f"arn:aws:iam::{ACCOUNT_ID}:role/dev-{name}-role"
+
+
+def test_every_role_holds_exactly_its_grants(graph: Graph) -> None:
+    for function, expected in EXPECTED_GRANTS.items():
+        assert grants_of(graph, function) == expected, function
+
+
+def test_mail_may_leave_from_the_sender_address_only(graph: Graph) -> None:
+    for function in ("upsr-sender", "upsr-sweep"):
+        policy = graph.named("aws:iam/rolePolicy:RolePolicy", f"dev-{function}-grants")
+        [mail] = [s for s in json.loads(policy.inputs["policy"])["Statement"] if "Condition" in s]
+        assert mail["Resource"] == [SES_IDENTITY]
+
+
+def test_only_the_picker_may_call_a_model_and_only_the_sender_may_message(graph: Graph) -> None:
+    for function in EXPECTED_GRANTS:
+        actions = {a for actions, _ in grants_of(graph, function) for a in actions}
+        assert ("bedrock:InvokeModel" in actions) == (function == "upsr-picker")
+        assert ("sms-voice:SendTextMessage" in actions) == (function == "upsr-sender")
+        assert not any(a.startswith("sns:") for a in actions)
+
+
+def test_each_secret_read_names_one_secret(graph: Graph) -> None:
+    for function in EXPECTED_GRANTS:
+        for actions, resources in grants_of(graph, function):
+            if "secretsmanager:GetSecretValue" in actions:
+                assert actions == ("secretsmanager:GetSecretValue",)
+                assert len(resources) == 1
+
+
+def test_the_two_public_surfaces_are_the_documents_function_urls(graph: Graph) -> None:
+    urls = {
+        r.inputs["functionName"]: r.inputs
+        for r in graph.of_type("aws:lambda/functionUrl:FunctionUrl")
+    }
+    assert set(urls) == {"dev-upsr-order", "dev-upsr-addlink"}
+    assert all(u["authorizationType"] == "NONE" for u in urls.values())
+    public = [
+        p.inputs
+        for p in graph.of_type("aws:lambda/permission:Permission")
+        if p.inputs.get("principal") == "*"
+    ]
+    assert {p["function"] for p in public} == {"dev-upsr-order", "dev-upsr-addlink"}
+    assert len(public) == 4  # InvokeFunctionUrl + InvokeFunction via the URL, for each
+
+
+def test_the_picker_is_fed_by_upsr_jobs_with_partial_batch_failures(graph: Graph) -> None:
+    [mapping] = graph.of_type("aws:lambda/eventSourceMapping:EventSourceMapping")
+    inputs = mapping.inputs
+    assert inputs["functionName"] == "dev-upsr-picker"
+    assert inputs["eventSourceArn"] == arn("sqs", "dev-upsr-jobs")
+    assert inputs["functionResponseTypes"] == ["ReportBatchItemFailures"]
+    assert inputs["batchSize"] == 5
+    assert inputs["scalingConfig"] == {"maximumConcurrency": 5}
+
+
+def test_queue_and_dead_letter_queue(graph: Graph) -> None:
+    queues = {r.inputs["name"]: r.inputs for r in graph.of_type("aws:sqs/queue:Queue")}
+    assert set(queues) == {"dev-upsr-jobs", "dev-upsr-jobs-dlq"}
+    redrive = json.loads(queues["dev-upsr-jobs"]["redrivePolicy"])
+    assert redrive == {"deadLetterTargetArn": arn("sqs", "dev-upsr-jobs-dlq"), "maxReceiveCount": 5}
+    assert queues["dev-upsr-jobs"]["visibilityTimeoutSeconds"] >= 6 * 60
+
+
+def _keys(resource: Resource) -> dict[str, Any]:
+    attributes = {a["name"]: a["type"] for a in resource.inputs["attributes"]}
+    return {
+        "hash": (resource.inputs["hashKey"], attributes[resource.inputs["hashKey"]]),
+        "range": resource.inputs.get("rangeKey"),
+        "indexes": [
+            (i["name"], i["hashKey"], i.get("rangeKey"), i["projectionType"])
+            for i in resource.inputs.get("globalSecondaryIndexes") or []
+        ],
+        "ttl": (resource.inputs.get("ttl") or {}).get("attributeName"),
+        "attributes": attributes,
+        "stream": resource.inputs.get("streamEnabled"),
+    }
+
+
+def test_tables_and_key_schemas(graph: Graph) -> None:
+    tables = {r.inputs["name"]: _keys(r) for r in graph.of_type("aws:dynamodb/table:Table")}
+    assert set(tables) == {
+        "dev-upsr-orders",
+        "dev-upsr-offers",
+        "dev-upsr-catalogue",
+        "dev-upsr-customers",
+        "dev-upsr-optout",
+    }
+    assert tables["dev-upsr-offers"] == {
+        "hash": ("offer_id", "S"),
+        "range": None,
+        "indexes": [("state-send_at", "state", "send_at", "ALL")],
+        "ttl": "expires_at",
+        "attributes": {"offer_id": "S", "state": "S", "send_at": "N"},
+        "stream": False,
+    }
+    for name, key in (
+        ("dev-upsr-orders", "order_id"),
+        ("dev-upsr-catalogue", "sku"),
+        ("dev-upsr-customers", "customer_id"),
+        ("dev-upsr-optout", "customer_id"),
+    ):
+        assert tables[name] == {
+            "hash": (key, "S"),
+            "range": None,
+            "indexes": [],
+            "ttl": None,
+            "attributes": {key: "S"},
+            "stream": False,
+        }, name
+    for resource in graph.of_type("aws:dynamodb/table:Table"):
+        assert resource.inputs["billingMode"] == "PAY_PER_REQUEST"
+
+
+def test_three_schedules_from_the_settings(graph: Graph) -> None:
+    schedules = {
+        r.inputs["name"]: (r.inputs["scheduleExpression"], r.inputs["target"]["arn"])
+        for r in graph.of_type("aws:scheduler/schedule:Schedule")
+    }
+    assert schedules == {
+        "dev-upsr-sender": ("rate(5 minutes)", arn("lambda", "function:dev-upsr-sender")),
+        "dev-upsr-sweep": ("rate(1 hour)", arn("lambda", "function:dev-upsr-sweep")),
+        "dev-upsr-catalog-sync": (
+            "rate(15 minutes)",
+            arn("lambda", "function:dev-upsr-catalog-sync"),
+        ),
+    }
+
+
+def test_three_secrets_each_its_own(graph: Graph) -> None:
+    names = {r.inputs["name"] for r in graph.of_type("aws:secretsmanager/secret:Secret")}
+    assert names == {"dev-upsr-webhook-secret", "dev-upsr-store-key", "dev-upsr-addlink-key"}
+
+
+def test_environment_carries_names_and_urls_only(graph: Graph) -> None:
+    sender = functions(graph)["dev-upsr-sender"].inputs["environment"]["variables"]
+    assert sender["UPSR_ADDLINK_URL"] == "https://dev-upsr-addlink.lambda-url.eu-west-2.on.aws/"
+    assert sender["UPSR_ADDLINK_KEY_SECRET_ID"] == "dev-upsr-addlink-key"
+    assert sender["UPSR_SMS_ORIGINATION_IDENTITY"] == arn("sms-voice", f"pool/{POOL}")
+    picker = functions(graph)["dev-upsr-picker"].inputs["environment"]["variables"]
+    assert picker["UPSR_PICKER_MODEL_ID"] == HAIKU
+    for fn in functions(graph).values():
+        variables = fn.inputs["environment"]["variables"]
+        for key, value in variables.items():
+            if key.endswith("_SECRET_ID"):
+                assert value.startswith("dev-upsr-") and " " not in value
+
+
+def test_operator_outputs(graph: Graph) -> None:
+    outputs = graph.outputs["upsr"]
+    assert outputs["order_webhook_url"] == "https://dev-upsr-order.lambda-url.eu-west-2.on.aws/"
+    assert outputs["addlink_url"] == "https://dev-upsr-addlink.lambda-url.eu-west-2.on.aws/"
+    assert outputs["tables"]["offers"] == "dev-upsr-offers"
+    assert outputs["secrets"] == {
+        "webhook_signing_secret": "dev-upsr-webhook-secret",
+        "store_api_key": "dev-upsr-store-key",
+        "addlink_token_key": "dev-upsr-addlink-key",
+    }
+
+
+def test_everything_is_parented_to_the_system_in_eu_west_2(graph: Graph) -> None:
+    [system] = graph.of_type("crm:index:UpsellRecommender")
+    by_urn = {r.urn: r for r in graph.resources}
+    for r in graph.resources:
+        if not r.custom or r.type.startswith(("pulumi:providers", "aws:budgets", "aws:sns")):
+            continue
+        if r.type == "aws:sesv2/emailIdentity:EmailIdentity":
+            continue  # the stack's shared per-region mail identity
+        parent = r.parent
+        while parent is not None and parent != system.urn:
+            parent = by_urn[parent].parent
+        assert parent == system.urn, (r.type, r.name)
+    provider = next(
+        r for r in graph.of_type("pulumi:providers:aws") if r.inputs["region"] == REGION
+    )
+    assert system.provider is None or provider.urn in (system.provider or "")
+
+
+def test_settings_drive_models_and_schedules() -> None:
+    heavy = {"modelId": HAIKU, "heavyModelId": SONNET, "useHeavy": True}
+    changed = run(
+        "dev", {"systems": only_upsr(pickerModel=heavy, senderSchedule="rate(10 minutes)")}
+    )
+    [(_, resources)] = [
+        g for g in grants_of(changed, "upsr-picker") if g[0] == ("bedrock:InvokeModel",)
+    ]
+    assert arn("bedrock", f"inference-profile/{SONNET}") in resources
+    assert not any(HAIKU in r for r in resources)
+    schedule = changed.named("aws:scheduler/schedule:Schedule", "dev-upsr-sender")
+    assert schedule.inputs["scheduleExpression"] == "rate(10 minutes)"
+
+
+def test_prod_protects_the_tables(prod: Graph) -> None:
+    tables = prod.of_type("aws:dynamodb/table:Table")
+    assert len(tables) == 5
+    assert all(t.inputs["deletionProtectionEnabled"] for t in tables)
+
+
+def test_the_policy_pack_passes(graph: Graph, prod: Graph) -> None:
+    assert evaluate_graph(graph) == []
+    assert evaluate_graph(prod) == []
