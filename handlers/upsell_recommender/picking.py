@@ -146,7 +146,8 @@ _LINK = re.compile(
 def clean_line(line: str, title: str) -> str:
     """The model's pitch made safe to send, or a fixed line when it cannot be."""
     fallback = f"{title} goes well with your order."
-    text = "".join(ch for ch in line if unicodedata.category(ch)[0] not in {"C"})
+    # Control and format characters (newlines, bidi overrides) become spaces, then collapse.
+    text = "".join(" " if unicodedata.category(ch)[0] == "C" else ch for ch in line)
     text = " ".join(text.split())
     if not text or len(text) > MAX_LINE_CHARS or _LINK.search(text):
         return fallback[: MAX_LINE_CHARS + 80]
