@@ -3,6 +3,7 @@ and each scheduled or queued handler run from its environment."""
 
 from __future__ import annotations
 
+import email.message
 import io
 import json
 import urllib.error
@@ -128,7 +129,7 @@ def test_admin_api_pages_and_maps_products() -> None:
     ("answer", "message"),
     [
         (
-            urllib.error.HTTPError("u", 401, "no", {}, io.BytesIO(b"{}")),
+            urllib.error.HTTPError("u", 401, "no", email.message.Message(), io.BytesIO(b"{}")),
             "refused the Admin API key",
         ),
         (urllib.error.URLError("dns"), "unreachable"),
