@@ -317,7 +317,9 @@ def test_operator_outputs(graph: Graph) -> None:
 
 def test_everything_is_parented_to_the_system_in_eu_west_2(graph: Graph) -> None:
     [system] = graph.of_type("crm:index:UpsellRecommender")
+    [london] = [p for p in graph.of_type("pulumi:providers:aws") if p.inputs["region"] == REGION]
     by_urn = {r.urn: r for r in graph.resources}
+    inside = 0
     for r in graph.resources:
         if not r.custom or r.type.startswith(("pulumi:providers", "aws:budgets", "aws:sns")):
             continue
@@ -327,10 +329,9 @@ def test_everything_is_parented_to_the_system_in_eu_west_2(graph: Graph) -> None
         while parent is not None and parent != system.urn:
             parent = by_urn[parent].parent
         assert parent == system.urn, (r.type, r.name)
-    provider = next(
-        r for r in graph.of_type("pulumi:providers:aws") if r.inputs["region"] == REGION
-    )
-    assert system.provider is None or provider.urn in (system.provider or "")
+        assert (r.provider or "").startswith(london.urn), (r.type, r.name)
+        inside += 1
+    assert inside > 40
 
 
 def test_settings_drive_models_and_schedules() -> None:
