@@ -31,8 +31,11 @@ from handlers.review_requests.domain import (
 )
 from handlers.review_requests.messaging import Messenger, OptedOutAtCarrier, Outgoing
 from handlers.review_requests.store import Audit, AuditEntry, OptOuts, Requests, finish_with_audit
-from handlers.review_requests.timing import Window, iso, zone
+from handlers.review_requests.timing import Window, iso, parse_iso, zone
 from handlers.review_requests.work import WorkQueue
+
+EARLY_TOLERANCE = dt.timedelta(minutes=5)
+"""A send message this much before the request's due time is ignored (nothing is written)."""
 
 
 class LinkLeak(AssertionError):
@@ -94,6 +97,9 @@ class Sender:
         opted_out = self.optouts.first_opted_out(contacts)
         if opted_out is not None:
             return self._suppress(request_id, "opted_out", {"contact": opted_out}, now)
+        due = item.get("due")
+        if due and parse_iso(str(due)) - now > EARLY_TOLERANCE:
+            return "early"  # a stray copy: the schedule or the sweep delivers at the due time
         tz = zone(item.get("timezone"), self.config.business_timezone)
         if not self.config.window.contains(now, tz):
             return self._defer(request_id, self.config.window.next_open(now, tz), tz.key, now)

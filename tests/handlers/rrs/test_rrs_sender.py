@@ -304,6 +304,14 @@ def test_quiet_hours_defer_without_grading_and_the_sweep_sends_next_morning(sche
     assert len(scheduled.emails()) == 1 and scheduled.request(RID)["state"] == "asked"
 
 
+def test_a_stray_early_copy_changes_nothing(scheduled: Rrs) -> None:
+    scheduled.now = DUE - dt.timedelta(hours=1)
+    assert send(SEND) == {"batchItemFailures": []}
+    assert scheduled.bedrock.calls == [] and scheduled.emails() == []
+    assert scheduled.request(RID)["state"] == "scheduled"
+    assert audit_events(scheduled) == ["intake"]
+
+
 def test_a_failed_send_releases_the_claim_so_the_retry_sends_once(
     scheduled: Rrs, monkeypatch: pytest.MonkeyPatch
 ) -> None:
