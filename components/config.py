@@ -233,19 +233,29 @@ class UpsrSettings(SystemSettings):
 
     region: Region = "eu-west-2"
     picker_model: ModelChoice = ModelChoice()
+    """The model upsr-picker calls for the ranked shortlist (the only Bedrock caller)."""
     store_domain: str = Field(pattern=r"^[a-z0-9-]+\.myshopify\.com$")
+    """The Shopify store: Admin API host and add-to-cart links."""
     sender_email: Email
+    """SES sender of the owner's roll-up (and of email nudges); its domain is verified in SES."""
     owner_email: Email
+    """Receives the take-up roll-up."""
     sms_origination_identity: str = Field(
         pattern=r"^(phone-number|pool|sender-id)/[A-Za-z0-9_/-]+$",
         description="AWS End User Messaging SMS identity the nudge is sent from",
     )
     nudge_delay_minutes: int = Field(default=120, ge=0, le=10080)
+    """Delay between the order and the nudge (the offer's send_at)."""
     attribution_window_hours: int = Field(default=72, ge=1, le=720)
+    """A tap inside this window after the nudge counts as taken; the sweep closes it after."""
     max_nudges_per_30_days: int = Field(default=2, ge=1, le=30)
+    """Frequency cap per customer."""
     sender_schedule: ScheduleExpression = "rate(5 minutes)"
+    """When upsr-sender releases due offers."""
     sweep_schedule: ScheduleExpression = "rate(1 hour)"
+    """When upsr-sweep closes windows and considers the roll-up."""
     catalog_sync_schedule: ScheduleExpression = "rate(15 minutes)"
+    """When upsr-catalog-sync refreshes stock and prices."""
     shopify_api_version: str = Field(
         default="2025-07",
         pattern=r"^\d{4}-(01|04|07|10)$",
@@ -287,6 +297,7 @@ class UpsrSettings(SystemSettings):
         default=8, ge=0, le=23, description="Local hour after which the daily roll-up is sent"
     )
     report_timezone: str = "Europe/London"
+    """IANA zone of `reportHour`."""
 
 
 class OpeningHours(_Section):

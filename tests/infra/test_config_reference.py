@@ -1,0 +1,17 @@
+"""The README's configuration reference is generated from the schema and kept current."""
+
+from __future__ import annotations
+
+from components.config import StackConfig
+from components.config_reference import README, render, rows
+
+
+def test_every_config_key_is_documented() -> None:
+    undocumented = [key for key, _, _, doc in rows(StackConfig, "") if not doc.strip()]
+    assert undocumented == []
+
+
+def test_readme_reference_is_current() -> None:
+    assert render() in README.read_text(), (
+        "README.md is stale: run `.venv/bin/python -m components.config_reference --write`"
+    )
