@@ -162,7 +162,8 @@ class ScopedLambdaArgs:
         memory_mb: Memory, from the document.
         timeout_s: Timeout, from the document.
         grants: Every permission the handler's own code uses.
-        environment: Plain configuration (names, ids, ARNs). Never secret values.
+        environment: Plain configuration (names, ids, ARNs, another function's URL). Never
+            secret values.
         url: Optional Function URL.
         queue_triggers: SQS event sources.
         stream_triggers: DynamoDB-stream event sources.
@@ -182,7 +183,7 @@ class ScopedLambdaArgs:
     memory_mb: int
     timeout_s: int
     grants: Sequence[Grant] = field(default_factory=tuple)
-    environment: Mapping[str, str] = field(default_factory=dict)
+    environment: Mapping[str, pulumi.Input[str]] = field(default_factory=dict)
     url: FunctionUrl | None = None
     queue_triggers: Sequence[QueueTrigger] = field(default_factory=tuple)
     stream_triggers: Sequence[StreamTrigger] = field(default_factory=tuple)
@@ -324,7 +325,7 @@ class ScopedLambda(pulumi.ComponentResource):
             if key.startswith("AWS_") or key in {"LOG_LEVEL"}:
                 raise ValueError(f"{self.args.name}: environment key {key} is reserved")
 
-    def _environment(self) -> dict[str, str]:
+    def _environment(self) -> dict[str, pulumi.Input[str]]:
         d = self.args.deployment
         return {
             "POWERTOOLS_SERVICE_NAME": self.args.name,
