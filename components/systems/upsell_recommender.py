@@ -168,6 +168,7 @@ class UpsellRecommender(System):
             uses: tuple[str, ...],
             url: FunctionUrl | None = None,
             queues: tuple[QueueTrigger, ...] = (),
+            vendored: tuple[str, ...] = (),
         ) -> ScopedLambda:
             """One function of the document; ``uses`` picks the shared names it reads."""
             memory, timeout = SIZES[name]
@@ -177,7 +178,7 @@ class UpsellRecommender(System):
                     d,
                     name,
                     description,
-                    FunctionCode(f"{PACKAGE}.{module}.handler"),
+                    FunctionCode(f"{PACKAGE}.{module}.handler", vendored=vendored),
                     memory,
                     timeout,
                     grants=grants,
@@ -321,6 +322,7 @@ class UpsellRecommender(System):
                 "UPSR_ATTRIBUTION_WINDOW_HOURS",
                 "UPSR_OFFER_RETENTION_DAYS",
             ),
+            vendored=("tzdata",),  # zoneinfo: the report hour is read in UPSR_REPORT_TIMEZONE
         )
         sync_fn = function(
             "upsr-catalog-sync",
