@@ -7,16 +7,20 @@ Five functions, each with its own role scoped to what the document lets it touch
   opt-out and eligibility gate, the captured signal, and one EventBridge Scheduler one-off
   schedule per request in the system's own schedule group. Private feedback is appended to the
   audit and an escalation enqueued; an opt-out is recorded.
-* ``rrs-sender`` (SQS ``rrs-work``, messages of kind ``send``): the only Bedrock caller (grade,
+* ``rrs-sender`` (SQS ``rrs-work``, ``send`` messages only): the only Bedrock caller (grade,
   then compose); re-checks opt-out, once-only state and quiet hours; one conditional write
   moves the request to its terminal state with the audit, then one ask goes out.
-* ``rrs-escalator`` (SQS ``rrs-work``, kind ``escalate``): the owner handover by SES,
-  de-duplicated through append-only markers in the audit.
+* ``rrs-escalator`` (SQS ``rrs-escalations``, ``escalate`` messages only): the owner handover
+  by SES, de-duplicated through append-only markers in the audit.
 * ``rrs-sync`` (schedule): the customer sheet (CSV URL or one S3 object) into rrs-customers.
 * ``rrs-sweep`` (schedule, gated to opening hours in code): stragglers re-enqueued or escalated.
 
-The per-request schedules target ``rrs-work`` through a role that may only send there; the
-webhook may create schedules only in the group and pass only that role. Decisions the document
+Two queues, one consumer each, and no event source filters: Lambda deletes an SQS message
+that matches none of its mapping's filters, so two filtered mappings on one queue (DESIGN.md's
+single rrs-work) drop each other's messages. A message of the wrong kind is a batch item
+failure in the handler instead, so it ends in that queue's DLQ. The per-request schedules
+target ``rrs-work`` through a role that may only send there; the webhook may create schedules
+only in the group and pass only that role. Decisions the document
 leaves open are listed in README.md, "Review request sender (rrs)".
 """
 
@@ -49,9 +53,6 @@ REQUESTS_INDEX = "state-due"
 """GSI of rrs-requests: partition ``state``, sort ``due`` (ISO-8601 UTC, sorts as time)."""
 REQUESTS_TTL = "expires_at"
 """TTL attribute of rrs-requests: the retention timestamp (epoch seconds)."""
-SEND_KIND = "send"
-ESCALATE_KIND = "escalate"
-"""Message kinds on rrs-work; the two event source mappings filter on ``body.kind``."""
 
 # Memory and timeouts: the document gives none. The webhook answers the tool quickly ("nothing
 # slow happens here"); the sender holds two model calls with bounded retries and one send;
@@ -63,8 +64,9 @@ SIZES: dict[str, tuple[int, int]] = {
     "rrs-sync": (512, 120),
     "rrs-sweep": (256, 60),
 }
-WORK_VISIBILITY_S = 6 * max(SIZES["rrs-sender"][1], SIZES["rrs-escalator"][1])
-"""AWS's guidance for SQS event sources: six times the slowest consumer's timeout."""
+WORK_VISIBILITY_S = 6 * SIZES["rrs-sender"][1]
+ESCALATIONS_VISIBILITY_S = 6 * SIZES["rrs-escalator"][1]
+"""AWS's guidance for SQS event sources: six times the consumer's timeout."""
 SENDER_CONCURRENCY = 5
 """At most five sender invocations at once: a burst of completions cannot flood Bedrock/SMS."""
 
@@ -84,7 +86,7 @@ def sheet_object_arn(deployment: Deployment, source: str) -> str | None:
 
 
 class ReviewRequests(System):
-    """The review request sender: five functions, five tables, one queue, per-request schedules."""
+    """The review request sender: five functions, five tables, two queues, per-request schedules."""
 
     def __init__(
         self,
@@ -128,6 +130,16 @@ class ReviewRequests(System):
             "rrs-work",
             WorkQueueArgs(
                 d, "rrs-work", max_receive_count=5, visibility_timeout_s=WORK_VISIBILITY_S
+            ),
+            child,
+        )
+        escalations = WorkQueue(
+            "rrs-escalations",
+            WorkQueueArgs(
+                d,
+                "rrs-escalations",
+                max_receive_count=5,
+                visibility_timeout_s=ESCALATIONS_VISIBILITY_S,
             ),
             child,
         )
@@ -211,6 +223,7 @@ class ReviewRequests(System):
             "RRS_OPTOUT_TABLE": optout.physical_name,
             "RRS_AUDIT_TABLE": audit.physical_name,
             "RRS_WORK_QUEUE_URL": work.url,
+            "RRS_ESCALATIONS_QUEUE_URL": escalations.url,
             "RRS_OPENING_START": hours.start,
             "RRS_OPENING_END": hours.end,
             "RRS_OPENING_TIMEZONE": hours.timezone,
@@ -266,7 +279,7 @@ class ReviewRequests(System):
                 requests.grant("dynamodb:GetItem", sid="ReadRequestForFeedback"),
                 jobs.grant("dynamodb:PutItem", sid="RecordJob"),
                 audit.grant("dynamodb:PutItem", sid="AppendAudit"),
-                work.grant_send(sid="EnqueueEscalation"),
+                escalations.grant_send(sid="EnqueueEscalation"),
                 Grant(
                     "CreateRequestSchedules",
                     ("scheduler:CreateSchedule",),
@@ -293,7 +306,7 @@ class ReviewRequests(System):
                 "RRS_CUSTOMERS_TABLE",
                 "RRS_OPTOUT_TABLE",
                 "RRS_AUDIT_TABLE",
-                "RRS_WORK_QUEUE_URL",
+                "RRS_ESCALATIONS_QUEUE_URL",
                 "RRS_OPENING_START",
                 "RRS_OPENING_END",
                 "RRS_OPENING_TIMEZONE",
@@ -305,7 +318,7 @@ class ReviewRequests(System):
                 public_reason="The job tool's HMAC-SHA256 signature (rrs-webhook-secret, "
                 "timestamped, replay window) checked before the body is read",
             ),
-            vendored=("phonenumbers",),
+            vendored=("phonenumbers", "tzdata"),
         )
         sender_fn = function(
             "rrs-sender",
@@ -319,7 +332,7 @@ class ReviewRequests(System):
                 optout.grant("dynamodb:GetItem", sid="RecheckOptOut"),
                 audit.grant("dynamodb:PutItem", sid="AppendAudit"),
                 messaging_key.grant_read(),
-                work.grant_send(sid="EnqueueEscalation"),
+                escalations.grant_send(sid="EnqueueEscalation"),
                 Grant("SendAskEmail", ("ses:SendEmail",), (sender_identity,), from_sender),
                 Grant("SendAskSms", ("sms-voice:SendTextMessage",), (sms_arn,)),
             ),
@@ -336,21 +349,15 @@ class ReviewRequests(System):
                 "RRS_REQUESTS_TABLE",
                 "RRS_OPTOUT_TABLE",
                 "RRS_AUDIT_TABLE",
-                "RRS_WORK_QUEUE_URL",
+                "RRS_ESCALATIONS_QUEUE_URL",
                 "RRS_OPENING_START",
                 "RRS_OPENING_END",
                 "RRS_OPENING_TIMEZONE",
                 "RRS_MESSAGING_KEY_SECRET_ID",
                 "RRS_SENDER_EMAIL",
             ),
-            queues=(
-                QueueTrigger(
-                    work,
-                    batch_size=5,
-                    filter_patterns=({"body": {"kind": [SEND_KIND]}},),
-                    maximum_concurrency=SENDER_CONCURRENCY,
-                ),
-            ),
+            queues=(QueueTrigger(work, batch_size=5, maximum_concurrency=SENDER_CONCURRENCY),),
+            vendored=("tzdata",),
         )
         escalator_fn = function(
             "rrs-escalator",
@@ -376,11 +383,8 @@ class ReviewRequests(System):
                 "RRS_AUDIT_TABLE",
                 "RRS_SENDER_EMAIL",
             ),
-            queues=(
-                QueueTrigger(
-                    work, batch_size=5, filter_patterns=({"body": {"kind": [ESCALATE_KIND]}},)
-                ),
-            ),
+            queues=(QueueTrigger(escalations, batch_size=5),),
+            vendored=("tzdata",),
         )
         sheet_arn = sheet_object_arn(d, s.sheet_source)
         sync_grants: tuple[Grant, ...] = (
@@ -395,7 +399,7 @@ class ReviewRequests(System):
             sync_grants,
             {"RRS_SHEET_SOURCE": s.sheet_source},
             uses=("RRS_CUSTOMERS_TABLE", "RRS_PHONE_REGION"),
-            vendored=("phonenumbers",),
+            vendored=("phonenumbers", "tzdata"),
         )
         sweep_fn = function(
             "rrs-sweep",
@@ -408,7 +412,8 @@ class ReviewRequests(System):
                     (requests.index_arn(REQUESTS_INDEX),),
                 ),
                 requests.grant("dynamodb:UpdateItem", sid="MarkSwept"),
-                work.grant_send(sid="RequeueOrEscalate"),
+                work.grant_send(sid="Requeue"),
+                escalations.grant_send(sid="EscalateStraggler"),
             ),
             {
                 "RRS_SWEEP_GRACE_MINUTES": str(s.sweep_grace_minutes),
@@ -418,10 +423,12 @@ class ReviewRequests(System):
                 "RRS_REQUESTS_TABLE",
                 "RRS_REQUESTS_INDEX",
                 "RRS_WORK_QUEUE_URL",
+                "RRS_ESCALATIONS_QUEUE_URL",
                 "RRS_OPENING_START",
                 "RRS_OPENING_END",
                 "RRS_OPENING_TIMEZONE",
             ),
+            vendored=("tzdata",),
         )
 
         # Recurring schedules ---------------------------------------------------------------
@@ -439,6 +446,7 @@ class ReviewRequests(System):
             {
                 "webhook_url": webhook_fn.function_url,
                 "work_queue_url": work.url,
+                "escalations_queue_url": escalations.url,
                 "schedule_group": schedule_group.name,
                 "tables": {
                     "jobs": jobs.physical_name,

@@ -148,10 +148,10 @@ class Customer:
 
 @dataclass(frozen=True)
 class WorkMessage:
-    """A message on rrs-work; the event source mappings route on ``kind``.
+    """A work message; ``kind`` picks its queue (``work.KindRoutedQueue``).
 
     Attributes:
-        kind: ``send`` (rrs-sender) or ``escalate`` (rrs-escalator).
+        kind: ``send`` (rrs-work, rrs-sender) or ``escalate`` (rrs-escalations, rrs-escalator).
         request_id: The request concerned.
         reason: For escalations: ``unhappy_grade``, ``private_feedback`` or ``straggler``.
         dedupe_key: For escalations: the same key means the same escalation.

@@ -1,14 +1,18 @@
-"""rrs-escalator: SQS ``escalate`` messages; one handover email to the owner per escalation."""
+"""rrs-escalator: SQS ``escalate`` messages; one handover email to the owner per escalation.
+
+rrs-escalations carries ``escalate`` messages only; a message of another kind is failed (not
+dropped), so after five receives it waits in rrs-escalations-dlq for an operator.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
-import json
 from typing import Any
 
 from handlers.common.observability import get_logger, logged
 from handlers.review_requests import settings, timing
 from handlers.review_requests.domain import ESCALATE
+from handlers.review_requests.work import WrongKind, expect_kind
 
 
 def build_escalator() -> Any:
@@ -30,10 +34,9 @@ def build_escalator() -> Any:
 
 
 def parse_escalation(body: str) -> tuple[str, str, str]:
-    """(request id, reason, dedupe key) of an escalate message; ValueError otherwise."""
-    data = json.loads(body)
-    if not isinstance(data, dict) or data.get("kind") != ESCALATE:
-        raise ValueError("not an escalate message")
+    """(request id, reason, dedupe key) of an escalate message; WrongKind for another kind,
+    ValueError for an escalate message missing its fields."""
+    data = expect_kind(body, ESCALATE)
     values = [data.get("request_id"), data.get("reason"), data.get("dedupe_key")]
     if not all(isinstance(v, str) and v for v in values):
         raise ValueError("escalate messages carry request_id, reason and dedupe_key")
@@ -59,6 +62,10 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     def one(record: SQSRecord) -> str:
         try:
             request_id, reason, key = parse_escalation(record.body)
+        except WrongKind as err:
+            # Misrouted: fail it so it waits in rrs-escalations-dlq instead of being lost.
+            logger.error("wrong kind on rrs-escalations", extra={"error": str(err)})
+            raise
         except ValueError as err:
             logger.error("unusable escalate message", extra={"error": str(err)})
             return "dropped"

@@ -2,13 +2,13 @@
 
 Each record is one request; records fail individually (partial batch response), so one
 throttled model call does not re-drive the others. After five receives a message lands in
-rrs-work-dlq; the request stays ``scheduled`` and the sweep picks it up again.
+rrs-work-dlq; the request stays ``scheduled`` and the sweep picks it up again. A message of
+another kind (rrs-work carries ``send`` only) is failed too, so it reaches the DLQ, not oblivion.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import json
 import uuid
 from typing import Any
 
@@ -16,15 +16,17 @@ from handlers.common.observability import get_logger, logged
 from handlers.common.secrets import get_secret, secret_id_from_env
 from handlers.review_requests import settings, timing
 from handlers.review_requests.domain import SEND
+from handlers.review_requests.work import WrongKind, expect_kind
 
 
 def build_sender() -> Any:
     """The send flow wired to the environment's tables, queue, models and identities."""
     from handlers.common.link_tokens import Keyring
+    from handlers.review_requests.domain import ESCALATE
     from handlers.review_requests.messaging import AwsMessenger
     from handlers.review_requests.sending import SendConfig, Sender
     from handlers.review_requests.store import Audit, OptOuts, Requests
-    from handlers.review_requests.work import SqsWorkQueue
+    from handlers.review_requests.work import KindRoutedQueue, SqsWorkQueue
 
     key_id = secret_id_from_env("RRS_MESSAGING_KEY_SECRET_ID")
     return Sender(
@@ -34,7 +36,8 @@ def build_sender() -> Any:
         messenger=AwsMessenger(
             settings.text("RRS_SENDER_EMAIL"), settings.text("RRS_SMS_ORIGINATION_IDENTITY", "-")
         ),
-        work=SqsWorkQueue(settings.text("RRS_WORK_QUEUE_URL")),
+        # Unhappy grades are escalated; the sender never enqueues a send.
+        work=KindRoutedQueue({ESCALATE: SqsWorkQueue(settings.text("RRS_ESCALATIONS_QUEUE_URL"))}),
         keyring=lambda: Keyring.from_secret_string(get_secret(key_id)),
         config=SendConfig(
             grade_model_id=settings.text("RRS_GRADE_MODEL_ID"),
@@ -50,10 +53,9 @@ def build_sender() -> Any:
 
 
 def request_id_of(body: str, kind: str) -> str:
-    """The request id of a work message of ``kind``; ValueError for anything else."""
-    data = json.loads(body)
-    if not isinstance(data, dict) or data.get("kind") != kind:
-        raise ValueError(f"not a {kind} message")
+    """The request id of a work message of ``kind``; WrongKind for another kind, ValueError
+    for a message of this kind without a usable request id."""
+    data = expect_kind(body, kind)
     request_id = data.get("request_id")
     if not isinstance(request_id, str) or not request_id.startswith("rq-"):
         raise ValueError("no request_id")
@@ -76,6 +78,10 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     def one(record: SQSRecord) -> str:
         try:
             request_id = request_id_of(record.body, SEND)
+        except WrongKind as err:
+            # Misrouted: fail it so the queue's redrive keeps it in rrs-work-dlq for an operator.
+            logger.error("wrong kind on rrs-work", extra={"error": str(err)})
+            raise
         except ValueError as err:
             # A malformed message never becomes valid: drop it (logged), do not retry it.
             logger.error("unusable send message", extra={"error": str(err)})

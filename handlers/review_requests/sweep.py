@@ -7,9 +7,10 @@ from typing import Any
 
 from handlers.common.observability import get_logger, logged
 from handlers.review_requests import settings, timing
+from handlers.review_requests.domain import ESCALATE, SEND
 from handlers.review_requests.store import Requests
 from handlers.review_requests.stragglers import Sweep, SweepConfig
-from handlers.review_requests.work import SqsWorkQueue
+from handlers.review_requests.work import KindRoutedQueue, SqsWorkQueue
 
 
 def build_sweep() -> Sweep:
@@ -17,7 +18,12 @@ def build_sweep() -> Sweep:
         requests=Requests(
             settings.text("RRS_REQUESTS_TABLE"), settings.text("RRS_REQUESTS_INDEX", "state-due")
         ),
-        work=SqsWorkQueue(settings.text("RRS_WORK_QUEUE_URL")),
+        work=KindRoutedQueue(
+            {
+                SEND: SqsWorkQueue(settings.text("RRS_WORK_QUEUE_URL")),
+                ESCALATE: SqsWorkQueue(settings.text("RRS_ESCALATIONS_QUEUE_URL")),
+            }
+        ),
         config=SweepConfig(
             window=settings.window(),
             business_timezone=settings.business_timezone(),

@@ -38,11 +38,17 @@ def parse_iso(text: str) -> dt.datetime:
     return value.astimezone(UTC)
 
 
+class NoZoneData(RuntimeError):
+    """Neither the system's zone database nor the ``tzdata`` package is available."""
+
+
 def zone(name: str | None, fallback: str) -> ZoneInfo:
     """The IANA zone ``name``, or ``fallback`` when it is empty or unknown, else UTC.
 
-    Raises RuntimeError when the interpreter has no zone database at all (neither the system's
-    nor the ``tzdata`` package): every send window would silently be UTC otherwise.
+    zoneinfo reads the system's database first and falls back to the ``tzdata`` package on its
+    own; the functions vendor ``tzdata``, so a Lambda image without ``/usr/share/zoneinfo``
+    still has every zone. Raises NoZoneData only when neither exists: every send window would
+    silently be UTC otherwise.
     """
     for candidate in (name, fallback, "UTC"):
         if candidate:
@@ -50,7 +56,10 @@ def zone(name: str | None, fallback: str) -> ZoneInfo:
                 return ZoneInfo(candidate)
             except (ZoneInfoNotFoundError, ValueError):
                 continue
-    raise RuntimeError("no IANA time zone data: install or vendor the tzdata package")
+    raise NoZoneData(
+        "no IANA time zone data: neither the system database (zoneinfo.TZPATH) nor the "
+        "tzdata package is available; vendor tzdata into the function"
+    )
 
 
 def _clock(text: str) -> dt.time:

@@ -32,10 +32,11 @@ MAX_BODY_BYTES = 64 * 1024
 def build_intake() -> Any:
     """The intake flow wired to the tables, schedules and queue named by the environment."""
     from handlers.common.link_tokens import Keyring
+    from handlers.review_requests.domain import ESCALATE
     from handlers.review_requests.intake import Intake, IntakeConfig
     from handlers.review_requests.scheduling import EventBridgeScheduler
     from handlers.review_requests.store import Audit, Customers, Jobs, OptOuts, Requests
-    from handlers.review_requests.work import SqsWorkQueue
+    from handlers.review_requests.work import KindRoutedQueue, SqsWorkQueue
 
     key_id = secret_id_from_env("RRS_MESSAGING_KEY_SECRET_ID")
     return Intake(
@@ -49,7 +50,8 @@ def build_intake() -> Any:
             settings.text("RRS_WORK_QUEUE_ARN"),
             settings.text("RRS_SCHEDULE_ROLE_ARN"),
         ),
-        work=SqsWorkQueue(settings.text("RRS_WORK_QUEUE_URL")),
+        # Feedback escalations only; sends reach rrs-work through the schedules, not from here.
+        work=KindRoutedQueue({ESCALATE: SqsWorkQueue(settings.text("RRS_ESCALATIONS_QUEUE_URL"))}),
         keyring=lambda: Keyring.from_secret_string(get_secret(key_id)),
         config=IntakeConfig(
             delay=dt.timedelta(hours=settings.number("RRS_REQUEST_DELAY_HOURS", 2)),

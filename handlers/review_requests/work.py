@@ -1,12 +1,39 @@
-"""rrs-work: the one queue both consumers read, each through a filter on ``body.kind``."""
+"""The two work queues: ``send`` messages on rrs-work, ``escalate`` messages on rrs-escalations.
+
+One queue per kind, each with one consumer and no event source filter: Lambda deletes an SQS
+message that matches none of its mapping's filters, so two filtered mappings on one queue
+would drop each other's messages. The consumer still checks the kind (``expect_kind``) and
+fails a stray message, so it ends in that queue's DLQ instead of vanishing.
+"""
 
 from __future__ import annotations
 
 import json
-from typing import Protocol
+from collections.abc import Mapping
+from typing import Any, Protocol
 
 from handlers.common.aws_clients import client
 from handlers.review_requests.domain import WorkMessage
+
+
+class WrongKind(Exception):
+    """A message of another kind (or none) reached this queue's consumer: fail it, do not drop.
+
+    Not a ValueError on purpose: the consumers drop malformed messages of their own kind, but a
+    wrong kind means it was routed wrongly, and the DLQ keeps it for an operator to move.
+    """
+
+
+def expect_kind(body: str, kind: str) -> dict[str, Any]:
+    """The JSON object of a work message whose ``kind`` is ``kind``; WrongKind otherwise."""
+    try:
+        data = json.loads(body)
+    except ValueError as err:
+        raise WrongKind(f"not a JSON work message (expected {kind})") from err
+    found = data.get("kind") if isinstance(data, dict) else None
+    if found != kind:
+        raise WrongKind(f"a {found!r} message on the {kind} queue")
+    return dict(data)
 
 
 class WorkQueue(Protocol):
@@ -18,7 +45,7 @@ class WorkQueue(Protocol):
 
 
 class SqsWorkQueue:
-    """The real queue."""
+    """One real queue."""
 
     def __init__(self, queue_url: str) -> None:
         self.queue_url = queue_url
@@ -28,6 +55,23 @@ class SqsWorkQueue:
             QueueUrl=self.queue_url,
             MessageBody=json.dumps(message.body(), sort_keys=True, separators=(",", ":")),
         )
+
+
+class KindRoutedQueue:
+    """Puts each message on the queue of its kind; a kind with no queue here is a bug (raises).
+
+    Each function is given only the queues it may send to, so a message it has no business
+    sending fails loudly instead of reaching the wrong consumer.
+    """
+
+    def __init__(self, queues: Mapping[str, WorkQueue]) -> None:
+        self.queues = dict(queues)
+
+    def put(self, message: WorkMessage) -> None:
+        queue = self.queues.get(message.kind)
+        if queue is None:
+            raise ValueError(f"no queue for {message.kind!r} messages in this function")
+        queue.put(message)
 
 
 class ListWorkQueue:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import zipfile
 from typing import Any
 
 import pytest
@@ -94,6 +95,7 @@ def models(model_id: str) -> tuple[str, ...]:
 
 
 WORK = arn("sqs", "dev-rrs-work")
+ESCALATIONS = arn("sqs", "dev-rrs-escalations")
 SEND = ("sqs:SendMessage",)
 CONSUME = (
     "sqs:ChangeMessageVisibility",
@@ -125,6 +127,18 @@ def test_exactly_the_documents_functions_with_their_sizes(graph: Graph) -> None:
         assert group.inputs["retentionInDays"] == 7
 
 
+def test_every_archive_vendors_tzdata_and_only_webhook_and_sync_phonenumbers(
+    graph: Graph,
+) -> None:
+    """All five import timing (zoneinfo): without a system zone database, tzdata answers."""
+    for name, f in functions(graph).items():
+        entries = zipfile.ZipFile(f.inputs["code"]["archive"]).namelist()
+        assert "tzdata/zoneinfo/Europe/London" in entries, name
+        assert "handlers/review_requests/timing.py" in entries, name
+        phonenumbers = any(e.startswith("phonenumbers/") for e in entries)
+        assert phonenumbers == (name in {"dev-rrs-webhook", "dev-rrs-sync"}), name
+
+
 def test_tables_keys_index_and_ttl(graph: Graph) -> None:
     tables = {t.inputs["name"]: t.inputs for t in graph.of_type("aws:dynamodb/table:Table")}
     keys = {name: (t["hashKey"], t.get("rangeKey")) for name, t in tables.items()}
@@ -144,32 +158,38 @@ def test_tables_keys_index_and_ttl(graph: Graph) -> None:
         assert t["pointInTimeRecovery"] == {"enabled": True}
 
 
-def test_one_work_queue_with_its_dlq_after_five(graph: Graph) -> None:
+def test_a_queue_per_message_kind_each_with_its_dlq_after_five(graph: Graph) -> None:
     queues = {q.inputs["name"]: q.inputs for q in graph.of_type("aws:sqs/queue:Queue")}
-    assert set(queues) == {"dev-rrs-work", "dev-rrs-work-dlq"}
-    redrive = json.loads(queues["dev-rrs-work"]["redrivePolicy"])
-    assert redrive == {"deadLetterTargetArn": arn("sqs", "dev-rrs-work-dlq"), "maxReceiveCount": 5}
-    assert queues["dev-rrs-work"]["visibilityTimeoutSeconds"] == 6 * 90
+    assert set(queues) == {
+        "dev-rrs-work",
+        "dev-rrs-work-dlq",
+        "dev-rrs-escalations",
+        "dev-rrs-escalations-dlq",
+    }
+    for name, consumer_timeout in (("dev-rrs-work", 90), ("dev-rrs-escalations", 30)):
+        redrive = json.loads(queues[name]["redrivePolicy"])
+        assert redrive == {"deadLetterTargetArn": arn("sqs", f"{name}-dlq"), "maxReceiveCount": 5}
+        assert queues[name]["visibilityTimeoutSeconds"] == 6 * consumer_timeout
 
 
-def test_sender_and_escalator_split_the_queue_by_message_kind(graph: Graph) -> None:
+def test_each_queue_has_one_unfiltered_consumer(graph: Graph) -> None:
+    """Lambda deletes an SQS message none of its mapping's filters match: so no filters."""
     mappings = graph.of_type("aws:lambda/eventSourceMapping:EventSourceMapping")
     found = {
         m.inputs["functionName"]: (
             m.inputs["eventSourceArn"],
-            [json.loads(f["pattern"]) for f in m.inputs["filterCriteria"]["filters"]],
+            m.inputs.get("filterCriteria"),
             m.inputs["functionResponseTypes"],
+            m.inputs["batchSize"],
         )
         for m in mappings
     }
     assert found == {
-        "dev-rrs-sender": (WORK, [{"body": {"kind": ["send"]}}], ["ReportBatchItemFailures"]),
-        "dev-rrs-escalator": (
-            WORK,
-            [{"body": {"kind": ["escalate"]}}],
-            ["ReportBatchItemFailures"],
-        ),
+        "dev-rrs-sender": (WORK, None, ["ReportBatchItemFailures"], 5),
+        "dev-rrs-escalator": (ESCALATIONS, None, ["ReportBatchItemFailures"], 5),
     }
+    sender = next(m for m in mappings if m.inputs["functionName"] == "dev-rrs-sender")
+    assert sender.inputs["scalingConfig"] == {"maximumConcurrency": 5}
 
 
 def test_only_the_webhook_is_public(graph: Graph) -> None:
@@ -239,7 +259,7 @@ def test_each_role_holds_exactly_its_grants(graph: Graph) -> None:
         (("dynamodb:GetItem",), (table("rrs-requests"),)),
         (("dynamodb:PutItem",), (table("rrs-jobs"),)),
         (("dynamodb:PutItem",), (table("rrs-audit"),)),
-        (SEND, (WORK,)),
+        (SEND, (ESCALATIONS,)),
         (("scheduler:CreateSchedule",), (arn("scheduler", f"schedule/{GROUP}/*"),)),
         (("iam:PassRole",), (SCHEDULE_ROLE,)),
     }
@@ -250,7 +270,7 @@ def test_each_role_holds_exactly_its_grants(graph: Graph) -> None:
         (("dynamodb:GetItem",), (table("rrs-optout"),)),
         (("dynamodb:PutItem",), (table("rrs-audit"),)),
         (("secretsmanager:GetSecretValue",), (secret("rrs-messaging-key"),)),
-        (SEND, (WORK,)),
+        (SEND, (ESCALATIONS,)),
         (("ses:SendEmail",), (SES_IDENTITY,)),
         (("sms-voice:SendTextMessage",), (SMS_POOL,)),
         (CONSUME, (WORK,)),
@@ -263,7 +283,7 @@ def test_each_role_holds_exactly_its_grants(graph: Graph) -> None:
         (("dynamodb:Query",), (table("rrs-audit"),)),
         (("dynamodb:PutItem",), (table("rrs-audit"),)),
         (("ses:SendEmail",), (SES_IDENTITY,)),
-        (CONSUME, (WORK,)),
+        (CONSUME, (ESCALATIONS,)),
     }
     assert grants_of(graph, "rrs-sync") == {
         logs("rrs-sync"),
@@ -274,6 +294,7 @@ def test_each_role_holds_exactly_its_grants(graph: Graph) -> None:
         (("dynamodb:Query",), (table("rrs-requests") + "/index/state-due",)),
         (("dynamodb:UpdateItem",), (table("rrs-requests"),)),
         (SEND, (WORK,)),
+        (SEND, (ESCALATIONS,)),
     }
 
 
@@ -325,7 +346,22 @@ def test_environment_names_things_and_never_holds_a_secret(graph: Graph) -> None
     assert (
         webhook["RRS_SCHEDULE_GROUP"] == GROUP and webhook["RRS_SCHEDULE_ROLE_ARN"] == SCHEDULE_ROLE
     )
-    assert webhook["RRS_WORK_QUEUE_ARN"] == WORK
+    assert webhook["RRS_WORK_QUEUE_ARN"] == WORK  # the schedules' target
+    queue_url = f"https://sqs.{REGION}.amazonaws.com/{ACCOUNT_ID}/dev-rrs-"
+    queue_envs = {
+        name: {k: v for k, v in env.items() if k.endswith("_QUEUE_URL")}
+        for name, env in envs.items()
+    }
+    assert queue_envs == {
+        "dev-rrs-webhook": {"RRS_ESCALATIONS_QUEUE_URL": queue_url + "escalations"},
+        "dev-rrs-sender": {"RRS_ESCALATIONS_QUEUE_URL": queue_url + "escalations"},
+        "dev-rrs-escalator": {},
+        "dev-rrs-sync": {},
+        "dev-rrs-sweep": {
+            "RRS_WORK_QUEUE_URL": queue_url + "work",
+            "RRS_ESCALATIONS_QUEUE_URL": queue_url + "escalations",
+        },
+    }
     sender = envs["dev-rrs-sender"]
     assert sender["RRS_GRADE_MODEL_ID"] == sender["RRS_COMPOSE_MODEL_ID"] == HAIKU
     assert sender["RRS_SMS_ORIGINATION_IDENTITY"] == SMS_POOL
@@ -362,6 +398,8 @@ def test_prod_protects_the_tables() -> None:
 def test_operator_outputs(graph: Graph) -> None:
     outputs = graph.outputs["rrs"]
     assert outputs["schedule_group"] == GROUP
+    assert outputs["work_queue_url"].endswith("/dev-rrs-work")
+    assert outputs["escalations_queue_url"].endswith("/dev-rrs-escalations")
     assert outputs["tables"] == {
         "jobs": "dev-rrs-jobs",
         "requests": "dev-rrs-requests",

@@ -1,4 +1,4 @@
-"""rrs handler tests: the five tables, the queue, the schedule group, secrets and SES in moto.
+"""rrs handler tests: the five tables, the two queues, the schedule group, secrets and SES in moto.
 
 ``rrs`` builds everything the functions touch and sets the environment the infra sets, so the
 handlers run in-process exactly as deployed. Bedrock is the scripted fake from
@@ -29,6 +29,7 @@ REVIEW_URL = "https://g.page/r/example-review/review"
 FEEDBACK_URL = "https://www.example.com/feedback"
 SMS_ARN = f"arn:aws:sms-voice:{REGION}:{ACCOUNT}:pool/pool-0123456789abcdef"
 QUEUE = "dev-rrs-work"
+ESCALATIONS = "dev-rrs-escalations"
 GROUP = "dev-rrs-requests"
 NOW = dt.datetime(2026, 6, 10, 10, 0, tzinfo=dt.UTC)
 """A Wednesday, 11:00 in London (BST): inside the default opening hours 09:00-18:00."""
@@ -42,6 +43,7 @@ ENV = {
     "RRS_AUDIT_TABLE": "dev-rrs-audit",
     "RRS_WORK_QUEUE_URL": f"https://sqs.{REGION}.amazonaws.com/{ACCOUNT}/{QUEUE}",
     "RRS_WORK_QUEUE_ARN": f"arn:aws:sqs:{REGION}:{ACCOUNT}:{QUEUE}",
+    "RRS_ESCALATIONS_QUEUE_URL": f"https://sqs.{REGION}.amazonaws.com/{ACCOUNT}/{ESCALATIONS}",
     "RRS_OPENING_START": "09:00",
     "RRS_OPENING_END": "18:00",
     "RRS_OPENING_TIMEZONE": "Europe/London",
@@ -100,22 +102,32 @@ class Rrs:
     def schedule(self, name: str) -> dict[str, Any]:
         return dict(client("scheduler").get_schedule(GroupName=GROUP, Name=name))
 
-    def drain(self) -> list[dict[str, Any]]:
-        """Every message waiting on rrs-work (received and deleted), as parsed bodies."""
+    def drain(self, *queues: str) -> list[dict[str, Any]]:
+        """Every message waiting (received and deleted), as parsed bodies: on the queues whose
+        URL variables are named (``RRS_WORK_QUEUE_URL``, ``RRS_ESCALATIONS_QUEUE_URL``), else
+        on both, rrs-work first."""
         sqs = client("sqs")
         bodies: list[dict[str, Any]] = []
-        while True:
-            answer = sqs.receive_message(
-                QueueUrl=ENV["RRS_WORK_QUEUE_URL"], MaxNumberOfMessages=10, WaitTimeSeconds=0
-            )
-            messages = answer.get("Messages", [])
-            if not messages:
-                return bodies
-            for message in messages:
-                bodies.append(json.loads(message["Body"]))
-                sqs.delete_message(
-                    QueueUrl=ENV["RRS_WORK_QUEUE_URL"], ReceiptHandle=message["ReceiptHandle"]
+        for key in queues or ("RRS_WORK_QUEUE_URL", "RRS_ESCALATIONS_QUEUE_URL"):
+            while True:
+                answer = sqs.receive_message(
+                    QueueUrl=ENV[key], MaxNumberOfMessages=10, WaitTimeSeconds=0
                 )
+                messages = answer.get("Messages", [])
+                if not messages:
+                    break
+                for message in messages:
+                    bodies.append(json.loads(message["Body"]))
+                    sqs.delete_message(QueueUrl=ENV[key], ReceiptHandle=message["ReceiptHandle"])
+        return bodies
+
+    def sends(self) -> list[dict[str, Any]]:
+        """The messages waiting on rrs-work (sender's queue)."""
+        return self.drain("RRS_WORK_QUEUE_URL")
+
+    def escalations(self) -> list[dict[str, Any]]:
+        """The messages waiting on rrs-escalations (escalator's queue)."""
+        return self.drain("RRS_ESCALATIONS_QUEUE_URL")
 
     def emails(self) -> list[Any]:
         from moto.core import DEFAULT_ACCOUNT_ID  # type: ignore[attr-defined]
@@ -181,6 +193,7 @@ def rrs(aws: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[Rrs]:
     _create_table(ENV["RRS_OPTOUT_TABLE"], "contact")
     _create_table(ENV["RRS_AUDIT_TABLE"], "request_id", "ts")
     client("sqs").create_queue(QueueName=QUEUE)
+    client("sqs").create_queue(QueueName=ESCALATIONS)
     client("scheduler").create_schedule_group(Name=GROUP)
     secrets = client("secretsmanager")
     secrets.create_secret(Name=ENV["RRS_WEBHOOK_SECRET_ID"], SecretString=WEBHOOK_SECRET)

@@ -164,6 +164,15 @@ def test_claim_decisions() -> None:
     )
 
 
-def test_unusable_messages_are_dropped(rrs: Rrs) -> None:
+def test_unusable_escalations_are_dropped(rrs: Rrs) -> None:
     assert escalate({"kind": "escalate", "request_id": RID}) == {"batchItemFailures": []}
     assert owner_mail(rrs) == []
+
+
+@pytest.mark.parametrize("stray", [{"kind": "send", "request_id": RID}, {"request_id": RID}])
+def test_a_message_of_another_kind_fails_so_it_reaches_the_dlq(
+    rrs: Rrs, stray: dict[str, Any]
+) -> None:
+    """rrs-escalations carries escalations only: a stray fails (DLQ), it is not swallowed."""
+    assert escalate(stray) == {"batchItemFailures": [{"itemIdentifier": "m-0-1"}]}
+    assert owner_mail(rrs) == [] and rrs.audit(RID) == []

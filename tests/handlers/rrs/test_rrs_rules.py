@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import datetime as dt
+import sys
+import zoneinfo
+from collections.abc import Iterator
+from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -15,7 +19,7 @@ from handlers.review_requests.contacts import (
 )
 from handlers.review_requests.domain import Band, Customer, Purpose, purpose_for, request_id_for
 from handlers.review_requests.gate import capture_signal, choose_channel, decide, merge_customer
-from handlers.review_requests.timing import Window, due_time, iso, parse_iso, zone
+from handlers.review_requests.timing import NoZoneData, Window, due_time, iso, parse_iso, zone
 
 LONDON = zone("Europe/London", "UTC")
 SYDNEY = zone("Australia/Sydney", "UTC")
@@ -70,6 +74,35 @@ def test_iso_round_trips_and_naive_timestamps_are_refused() -> None:
 
 def test_unknown_zone_falls_back() -> None:
     assert zone("Mars/Olympus", "Europe/London").key == "Europe/London"
+
+
+@pytest.fixture
+def no_system_zones() -> Iterator[None]:
+    """No system zone database (an image without /usr/share/zoneinfo); restored afterwards."""
+    zoneinfo.reset_tzpath(to=[])
+    ZoneInfo.clear_cache()
+    try:
+        yield
+    finally:
+        zoneinfo.reset_tzpath()
+        ZoneInfo.clear_cache()
+
+
+def test_without_the_system_database_zones_come_from_tzdata(no_system_zones: None) -> None:
+    """The functions vendor tzdata: the customer's zone still decides the window."""
+    london = zone("Europe/London", "UTC")
+    assert london.key == "Europe/London"
+    assert HOURS.contains(utc(2026, 6, 10, 8, 30), london)  # 09:30 BST
+
+
+def test_without_any_zone_data_it_fails_loudly_not_in_utc(
+    no_system_zones: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in [m for m in sys.modules if m == "tzdata" or m.startswith("tzdata.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "tzdata", None)  # makes "import tzdata..." fail
+    with pytest.raises(NoZoneData, match="tzdata"):
+        zone("Europe/London", "Europe/London")
 
 
 def test_contacts_are_normalised_so_opt_outs_match() -> None:

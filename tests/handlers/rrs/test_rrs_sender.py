@@ -120,7 +120,8 @@ def test_an_unhappy_grade_never_receives_the_public_review_link(scheduled: Rrs) 
     item = scheduled.request(RID)
     assert (item["state"], item["band"], item["purpose"]) == ("diverted", "unhappy", "feedback")
     assert audit_facts(scheduled, "message")["link"] == link
-    assert scheduled.drain() == [
+    assert scheduled.sends() == []  # the escalation goes to the escalator's queue only
+    assert scheduled.escalations() == [
         {
             "kind": "escalate",
             "request_id": RID,
@@ -371,7 +372,28 @@ def test_a_carrier_opt_out_is_recorded_as_suppressed(
     assert (item["state"], item["suppressed_reason"]) == ("suppressed", "opted_out_at_carrier")
 
 
-def test_malformed_messages_are_dropped_not_retried(rrs: Rrs) -> None:
-    answer = send({"kind": "send"}, {"kind": "escalate", "request_id": RID})
+def test_malformed_send_messages_are_dropped_not_retried(rrs: Rrs) -> None:
+    answer = send({"kind": "send"}, {"kind": "send", "request_id": "no-prefix"})
     assert answer == {"batchItemFailures": []}
     assert rrs.emails() == []
+
+
+@pytest.mark.parametrize(
+    "stray",
+    [
+        {"kind": "escalate", "request_id": RID, "reason": "straggler", "dedupe_key": "straggler"},
+        {"request_id": RID},
+        "not json",
+    ],
+)
+def test_a_message_of_another_kind_fails_so_it_reaches_the_dlq(
+    scheduled: Rrs, stray: dict[str, Any] | str
+) -> None:
+    """rrs-work carries sends only: a stray is a batch item failure, never a silent success."""
+    script(scheduled, "happy", GOOD_EMAIL_DRAFT)
+    event = sqs_event(SEND, {"placeholder": True})
+    event["Records"][1]["body"] = stray if isinstance(stray, str) else json.dumps(stray)
+    answer = sender_module.handler(event, None)
+    assert answer == {"batchItemFailures": [{"itemIdentifier": "m-1-1"}]}
+    assert scheduled.request(RID)["state"] == "asked"  # the good record in the batch still went
+    assert len(scheduled.emails()) == 1

@@ -53,11 +53,13 @@ def test_a_request_inside_the_grace_period_is_left_to_its_schedule(straggler: Rr
 def test_a_straggler_is_requeued_then_given_up_and_escalated(straggler: Rrs) -> None:
     for attempt in range(1, 4):
         assert sweep() == {"requeued": 1, "escalated": 0, "lost_races": 0}
-        assert straggler.drain() == [{"kind": "send", "request_id": RID}]
+        assert straggler.escalations() == []
+        assert straggler.sends() == [{"kind": "send", "request_id": RID}]
         assert straggler.request(RID)["sweeps"] == attempt
         straggler.now += dt.timedelta(minutes=15)
     assert sweep() == {"requeued": 0, "escalated": 1, "lost_races": 0}
-    assert straggler.drain() == [
+    assert straggler.sends() == []
+    assert straggler.escalations() == [
         {"kind": "escalate", "request_id": RID, "reason": "straggler", "dedupe_key": "straggler"}
     ]
     item = straggler.request(RID)

@@ -15,6 +15,7 @@ from handlers.review_requests import webhook
 from handlers.review_requests.domain import request_id_for
 from tests.handlers.rrs.conftest import (
     ENV,
+    ESCALATIONS,
     KEYRING,
     NOW,
     QUEUE,
@@ -227,7 +228,8 @@ def test_private_feedback_is_audited_and_escalated_once_per_event(rrs: Rrs) -> N
     assert len(entries) == 1
     assert entries[0]["facts"]["text"] == "The engineer left a mess."
     assert entries[0]["ts"] == "2026-06-10T15:00:00.000000Z#feedback#fb-1"
-    messages = rrs.drain()
+    assert rrs.sends() == []
+    messages = rrs.escalations()
     assert messages == 2 * [
         {
             "kind": "escalate",
@@ -271,4 +273,5 @@ def test_feedback_for_an_unknown_request_is_404(rrs: Rrs) -> None:
 
 def test_queue_name_matches_env() -> None:
     assert ENV["RRS_WORK_QUEUE_URL"].endswith(QUEUE)
+    assert ENV["RRS_ESCALATIONS_QUEUE_URL"].endswith(ESCALATIONS)
     assert dt.timedelta(hours=2) == dt.timedelta(hours=int(ENV["RRS_REQUEST_DELAY_HOURS"]))
