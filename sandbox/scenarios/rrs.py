@@ -6,7 +6,9 @@ clock, which the day first moves to the next weekday 10:00 in London (opening ho
 firing anything. The model stand-in grades by the job's rating (4-5 happy, 1-2 unhappy) and
 writes a short link-free ask; the code injects the review link, as the document requires.
 The per-request ``at()`` schedules the webhook creates are read back from the emulator's
-Scheduler and fire when the clock reaches them, sending to rrs-work through their own role.
+Scheduler and fire when the clock reaches them, sending to rrs-work through their own role;
+rrs-sender consumes rrs-work and rrs-escalator rrs-escalations, one unfiltered mapping each, so
+no message is lost to another mapping's filter (the day checks it).
 """
 
 from __future__ import annotations
@@ -130,7 +132,8 @@ class ReviewDay:
             f"forged {forged}",
         )
         with report.step(
-            "Two hours pass: the schedules fire, rrs-work feeds sender and escalator"
+            "Two hours pass: the schedules fire; rrs-work feeds the sender, "
+            "rrs-escalations the escalator"
         ) as step:
             sb.advance(hours=2, minutes=5)
             sb.drain()
@@ -164,6 +167,16 @@ class ReviewDay:
             "the owner got Bob's escalation handover",
             len(handovers) == 1,
             f"{len(handovers)} handover(s)",
+        )
+        lost = [
+            t
+            for t in (sb.triggers.traces if sb.triggers else [])
+            if t.kind in ("lost", "filtered") and t.source.startswith(sb.name("rrs-"))
+        ]
+        report.check(
+            "no rrs message was deleted by an event source filter",
+            not lost,
+            f"{len(lost)} lost",
         )
         report.check(
             "no call was denied",
