@@ -124,7 +124,11 @@ def measure_archive(
         files = len(zipped.namelist())
         zipped.extractall(work / "src")
         vendored = tuple(
-            sorted({n.split("/")[0] for n in zipped.namelist() if "/" in n} - {"handlers"})
+            sorted(
+                top
+                for top in {n.split("/")[0] for n in zipped.namelist() if "/" in n}
+                if top != "handlers" and not top.endswith(".dist-info")
+            )
         )
     code = f"import importlib\ngetattr(importlib.import_module({ref.module!r}), {ref.attribute!r})"
     src_ms = time_code(code, [work / "src", runtime], runs) * 1000
