@@ -103,8 +103,13 @@ class GuardedTable(pulumi.ComponentResource):
             global_secondary_indexes=[
                 aws.dynamodb.TableGlobalSecondaryIndexArgs(
                     name=index.name,
-                    hash_key=index.partition_key.name,
-                    range_key=index.sort_key.name if index.sort_key else None,
+                    key_schemas=[
+                        aws.dynamodb.TableGlobalSecondaryIndexKeySchemaArgs(
+                            attribute_name=key.name, key_type=kind
+                        )
+                        for key, kind in ((index.partition_key, "HASH"), (index.sort_key, "RANGE"))
+                        if key is not None
+                    ],
                     projection_type="INCLUDE" if index.projection else "ALL",
                     non_key_attributes=list(index.projection) or None,
                 )

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from components.offline.engine import gsi_keys
 from sandbox.graph import Topology
 
 ClientFactory = Callable[[str, str], Any]
@@ -96,9 +97,10 @@ def _tables(topology: Topology, client: ClientFactory, report: DeployReport) -> 
 
 
 def _index(spec: dict[str, Any]) -> dict[str, Any]:
-    keys = [{"AttributeName": spec["hashKey"], "KeyType": "HASH"}]
-    if spec.get("rangeKey"):
-        keys.append({"AttributeName": spec["rangeKey"], "KeyType": "RANGE"})
+    partition, sort = gsi_keys(spec)
+    keys = [{"AttributeName": partition, "KeyType": "HASH"}]
+    if sort:
+        keys.append({"AttributeName": sort, "KeyType": "RANGE"})
     projection: dict[str, Any] = {"ProjectionType": spec.get("projectionType") or "ALL"}
     if spec.get("nonKeyAttributes"):
         projection["NonKeyAttributes"] = list(spec["nonKeyAttributes"])

@@ -94,6 +94,12 @@ class Graph:
         ]
 
 
+def gsi_keys(index: Mapping[str, Any]) -> tuple[str, str | None]:
+    """(partition key, sort key) of a table's global secondary index as the graph holds it."""
+    schema = {k["keyType"]: k["attributeName"] for k in index.get("keySchemas") or []}
+    return schema["HASH"], schema.get("RANGE")
+
+
 def _arn_for(type_token: str, inputs: Mapping[str, Any], region: str) -> str | None:
     name = inputs.get("name")
     service = type_token.split(":")[1].split("/")[0]

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from components.config import ConfigError
-from components.offline.engine import Graph, Resource, run
+from components.offline.engine import Graph, Resource, gsi_keys, run
 from components.offline.policy_view import evaluate_graph
 
 
@@ -118,9 +118,7 @@ def render(graph: Graph) -> str:
                 keys += f", SK {table.inputs['rangeKey']}"
             extras = []
             for gsi in table.inputs.get("globalSecondaryIndexes") or []:
-                extras.append(
-                    f"GSI {gsi['name']}({gsi['hashKey']}{', ' + gsi['rangeKey'] if gsi.get('rangeKey') else ''})"
-                )
+                extras.append(f"GSI {gsi['name']}({', '.join(k for k in gsi_keys(gsi) if k)})")
             ttl = table.inputs.get("ttl") or {}
             if ttl.get("attributeName"):
                 extras.append(f"TTL {ttl['attributeName']}")

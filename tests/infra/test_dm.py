@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import yaml
 
-from components.offline.engine import ACCOUNT_ID, ROOT, Graph, Resource, run
+from components.offline.engine import ACCOUNT_ID, ROOT, Graph, Resource, gsi_keys, run
 from components.offline.policy_view import evaluate_graph
 
 REGION = "us-east-1"
@@ -99,7 +99,7 @@ def test_tables_keys_ttl_and_the_review_index(graph: Graph) -> None:
     assert "ttl" not in tables["dev-dm-decisions"]  # no TTL, ever
     assert tables["dev-dm-merges"]["ttl"] == {"attributeName": "expires_at", "enabled": True}
     (index,) = tables["dev-dm-pairs"]["globalSecondaryIndexes"]
-    assert (index["name"], index["hashKey"], index["rangeKey"]) == ("by-review", "review", "score")
+    assert (index["name"], *gsi_keys(index)) == ("by-review", "review", "score")
 
 
 def test_queues_with_dead_letter_queues_and_triggers(graph: Graph) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from components.offline.engine import ACCOUNT_ID, ROOT, Graph, Resource, run
+from components.offline.engine import ACCOUNT_ID, ROOT, Graph, Resource, gsi_keys, run
 from components.offline.policy_view import evaluate_graph
 
 REGION = "eu-west-2"
@@ -151,7 +151,7 @@ def test_tables_keys_index_and_ttl(graph: Graph) -> None:
     }
     requests = tables["dev-rrs-requests"]
     [index] = requests["globalSecondaryIndexes"]
-    assert (index["name"], index["hashKey"], index["rangeKey"]) == ("state-due", "state", "due")
+    assert (index["name"], *gsi_keys(index)) == ("state-due", "state", "due")
     assert requests["ttl"] == {"attributeName": "expires_at", "enabled": True}
     for t in tables.values():
         assert t["billingMode"] == "PAY_PER_REQUEST"

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import yaml
 
-from components.offline.engine import ACCOUNT_ID, ROOT, Graph, Resource, run
+from components.offline.engine import ACCOUNT_ID, ROOT, Graph, Resource, gsi_keys, run
 from components.offline.policy_view import evaluate_graph
 
 REGION = "eu-west-2"
@@ -225,7 +225,7 @@ def _keys(resource: Resource) -> dict[str, Any]:
         "hash": (resource.inputs["hashKey"], attributes[resource.inputs["hashKey"]]),
         "range": resource.inputs.get("rangeKey"),
         "indexes": [
-            (i["name"], i["hashKey"], i.get("rangeKey"), i["projectionType"])
+            (i["name"], *gsi_keys(i), i["projectionType"])
             for i in resource.inputs.get("globalSecondaryIndexes") or []
         ],
         "ttl": (resource.inputs.get("ttl") or {}).get("attributeName"),
