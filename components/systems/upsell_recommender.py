@@ -29,14 +29,12 @@ from components.guarded_table import GuardedTable, GuardedTableArgs, Index, Key
 from components.models import model_grant
 from components.scheduled_job import ScheduledJob, ScheduledJobArgs
 from components.scoped_lambda import (
-    FunctionCode,
     FunctionUrl,
     QueueTrigger,
-    ScopedLambda,
-    ScopedLambdaArgs,
 )
 from components.secret_slot import SecretSlot, SecretSlotArgs
 from components.systems.base import System, SystemArgs
+from components.systems.function_factory import FunctionFactory
 from components.work_queue import WorkQueue, WorkQueueArgs
 
 PACKAGE = "handlers.upsell_recommender"
@@ -158,36 +156,7 @@ class UpsellRecommender(System):
             "UPSR_MAX_NUDGES_PER_30_DAYS": str(s.max_nudges_per_30_days),
         }
 
-        def function(
-            name: str,
-            description: str,
-            module: str,
-            grants: tuple[Grant, ...],
-            env: dict[str, str],
-            *,
-            uses: tuple[str, ...],
-            url: FunctionUrl | None = None,
-            queues: tuple[QueueTrigger, ...] = (),
-            vendored: tuple[str, ...] = (),
-        ) -> ScopedLambda:
-            """One function of the document; ``uses`` picks the shared names it reads."""
-            memory, timeout = SIZES[name]
-            return ScopedLambda(
-                name,
-                ScopedLambdaArgs(
-                    d,
-                    name,
-                    description,
-                    FunctionCode(f"{PACKAGE}.{module}.handler", vendored=vendored),
-                    memory,
-                    timeout,
-                    grants=grants,
-                    environment={**{key: common_env[key] for key in uses}, **env},
-                    url=url,
-                    queue_triggers=queues,
-                ),
-                child,
-            )
+        function = FunctionFactory(d, PACKAGE, SIZES, common_env, child)
 
         # Functions -------------------------------------------------------------------------
         order_fn = function(

@@ -1,0 +1,74 @@
+"""FunctionFactory: how a system declares its functions in one line each.
+
+A system's functions share its handler package, the document's memory/timeout table and a set
+of environment names (tables, queues, secrets); each function picks the shared names it reads
+with ``uses``, so its environment holds nothing it does not use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import pulumi
+
+from components.deployment import Deployment
+from components.grants import Grant
+from components.scoped_lambda import (
+    FunctionCode,
+    FunctionUrl,
+    QueueTrigger,
+    ScopedLambda,
+    ScopedLambdaArgs,
+)
+
+
+@dataclass(frozen=True)
+class FunctionFactory:
+    """Declares ScopedLambdas for one system.
+
+    Attributes:
+        deployment: Where the functions live.
+        package: The system's handler package, e.g. ``handlers.review_requests``.
+        sizes: Memory (MB) and timeout (s) per function name, from the document.
+        shared_env: Environment values several functions read, by variable name.
+        opts: Options for every function (parented to the system component).
+    """
+
+    deployment: Deployment
+    package: str
+    sizes: Mapping[str, tuple[int, int]]
+    shared_env: Mapping[str, pulumi.Input[str]]
+    opts: pulumi.ResourceOptions
+
+    def __call__(
+        self,
+        name: str,
+        description: str,
+        module: str,
+        grants: tuple[Grant, ...],
+        env: Mapping[str, pulumi.Input[str]],
+        *,
+        uses: tuple[str, ...],
+        url: FunctionUrl | None = None,
+        queues: tuple[QueueTrigger, ...] = (),
+        vendored: tuple[str, ...] = (),
+    ) -> ScopedLambda:
+        """One function of the document; ``uses`` picks the shared names it reads."""
+        memory, timeout = self.sizes[name]
+        return ScopedLambda(
+            name,
+            ScopedLambdaArgs(
+                self.deployment,
+                name,
+                description,
+                FunctionCode(f"{self.package}.{module}.handler", vendored=vendored),
+                memory,
+                timeout,
+                grants=grants,
+                environment={**{key: self.shared_env[key] for key in uses}, **env},
+                url=url,
+                queue_triggers=queues,
+            ),
+            self.opts,
+        )
