@@ -90,7 +90,7 @@ class Graph:
                 "custom": r.custom,
                 "inputs": r.inputs,
             }
-            for r in self.resources
+            for r in sorted(self.resources, key=lambda r: r.urn)
         ]
 
 

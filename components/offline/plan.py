@@ -46,7 +46,7 @@ def _function_lines(graph: Graph, function: Resource) -> Iterable[str]:
     memory, timeout = function.inputs.get("memorySize"), function.inputs.get("timeout")
     yield f"  function {tags.get('crm:function', name)}  ({name}, {memory:.0f} MB, {timeout:.0f} s)"
     component = graph.by_urn(function.parent) if function.parent else None
-    siblings = graph.children(component) if component else []
+    siblings = sorted(graph.children(component), key=lambda r: r.name) if component else []
     triggers: list[str] = []
     surface = "none"
     for r in siblings:
@@ -104,6 +104,8 @@ def render(graph: Graph) -> str:
         and r.parent
         and r.parent.endswith("pulumi:pulumi:Stack::crm-automations-" + graph.stack)
     ]
+    order = list(graph.config.systems.enabled())
+    systems.sort(key=lambda r: order.index(r.name) if r.name in order else len(order))
     if not systems:
         lines.append("(no system enabled)")
     for system in systems:
@@ -157,7 +159,8 @@ def _descendants(graph: Graph, root: Resource) -> list[Resource]:
             if r.parent == urn:
                 found.append(r)
                 frontier.append(r.urn)
-    return found
+    # Registration order depends on RPC timing; sorting keeps the plan stable run to run.
+    return sorted(found, key=lambda r: (r.physical_name or "", r.name))
 
 
 def main(argv: list[str] | None = None) -> int:
