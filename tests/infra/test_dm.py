@@ -6,44 +6,24 @@ import json
 from typing import Any
 
 import pytest
-import yaml
 
-from components.offline.engine import ACCOUNT_ID, ROOT, Graph, Resource, gsi_keys, run
+from components.offline.engine import ACCOUNT_ID, Graph, gsi_keys, run
 from components.offline.policy_view import evaluate_graph
+from tests.infra.graph_helpers import Statement, functions, grants_of, only_system, statements_of
 
 REGION = "us-east-1"
-Statement = tuple[tuple[str, ...], tuple[str, ...]]
-
 
 def arn(service: str, resource: str) -> str:
     return f"arn:aws:{service}:{REGION}:{ACCOUNT_ID}:{resource}"
 
 
 def only_dm(stack: str = "dev") -> dict[str, Any]:
-    """The stack file's own systems section with only dm enabled."""
-    config = yaml.safe_load((ROOT / f"Pulumi.{stack}.yaml").read_text())["config"]
-    systems = config["crm-automations:systems"]
-    return {key: {**section, "enabled": key == "dm"} for key, section in systems.items()}
+    return only_system("dm", stack)
 
 
 @pytest.fixture(scope="module")
 def graph() -> Graph:
     return run("dev", {"systems": only_dm()})
-
-
-def functions(graph: Graph) -> dict[str, Resource]:
-    return {r.inputs["name"]: r for r in graph.of_type("aws:lambda/function:Function")}
-
-
-def statements_of(graph: Graph, function: str) -> list[dict[str, Any]]:
-    policy = graph.named("aws:iam/rolePolicy:RolePolicy", f"dev-{function}-grants")
-    found: list[dict[str, Any]] = json.loads(policy.inputs["policy"])["Statement"]
-    assert all(s["Effect"] == "Allow" for s in found)
-    return found
-
-
-def grants_of(graph: Graph, function: str) -> set[Statement]:
-    return {(tuple(s["Action"]), tuple(s["Resource"])) for s in statements_of(graph, function)}
 
 
 def logs(function: str) -> Statement:

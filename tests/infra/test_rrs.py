@@ -7,17 +7,15 @@ import zipfile
 from typing import Any
 
 import pytest
-import yaml
 
-from components.offline.engine import ACCOUNT_ID, ROOT, Graph, Resource, gsi_keys, run
+from components.offline.engine import ACCOUNT_ID, Graph, gsi_keys, run
 from components.offline.policy_view import evaluate_graph
+from tests.infra.graph_helpers import Statement, functions, grants_of, only_system, statements_of
 
 REGION = "eu-west-2"
 HAIKU = "global.anthropic.claude-haiku-4-5-20251001-v1:0"
 SONNET = "global.anthropic.claude-sonnet-4-6"
 PACKAGE = "handlers.review_requests"
-
-Statement = tuple[tuple[str, ...], tuple[str, ...]]
 
 
 def arn(service: str, resource: str) -> str:
@@ -25,12 +23,7 @@ def arn(service: str, resource: str) -> str:
 
 
 def only_rrs(stack: str = "dev", **changes: Any) -> dict[str, Any]:
-    """The stack file's own systems section with only rrs enabled (and ``changes`` to it)."""
-    config = yaml.safe_load((ROOT / f"Pulumi.{stack}.yaml").read_text())["config"]
-    systems = config["crm-automations:systems"]
-    found = {key: {**section, "enabled": key == "rrs"} for key, section in systems.items()}
-    found["rrs"].update(changes)
-    return found
+    return only_system("rrs", stack, **changes)
 
 
 @pytest.fixture(scope="module")
@@ -49,21 +42,6 @@ def s3_sheet_graph() -> Graph:
             )
         },
     )
-
-
-def functions(graph: Graph) -> dict[str, Resource]:
-    return {r.inputs["name"]: r for r in graph.of_type("aws:lambda/function:Function")}
-
-
-def statements_of(graph: Graph, function: str) -> list[dict[str, Any]]:
-    policy = graph.named("aws:iam/rolePolicy:RolePolicy", f"dev-{function}-grants")
-    found: list[dict[str, Any]] = json.loads(policy.inputs["policy"])["Statement"]
-    assert all(s["Effect"] == "Allow" for s in found)
-    return found
-
-
-def grants_of(graph: Graph, function: str) -> set[Statement]:
-    return {(tuple(s["Action"]), tuple(s["Resource"])) for s in statements_of(graph, function)}
 
 
 def table(name: str) -> str:

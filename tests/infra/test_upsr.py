@@ -6,10 +6,10 @@ import json
 from typing import Any
 
 import pytest
-import yaml
 
-from components.offline.engine import ACCOUNT_ID, ROOT, Graph, Resource, gsi_keys, run
+from components.offline.engine import ACCOUNT_ID, Graph, Resource, gsi_keys, run
 from components.offline.policy_view import evaluate_graph
+from tests.infra.graph_helpers import Statement, functions, only_system
 
 REGION = "eu-west-2"
 HAIKU = "global.anthropic.claude-haiku-4-5-20251001-v1:0"
@@ -17,20 +17,13 @@ SONNET = "global.anthropic.claude-sonnet-4-6"
 PACKAGE = "handlers.upsell_recommender"
 POOL = "pool-0123456789abcdef0123456789abcdef"
 
-Statement = tuple[tuple[str, ...], tuple[str, ...]]
-
 
 def arn(service: str, resource: str) -> str:
     return f"arn:aws:{service}:{REGION}:{ACCOUNT_ID}:{resource}"
 
 
 def only_upsr(stack: str = "dev", **changes: Any) -> dict[str, Any]:
-    """The stack file's own systems section with only upsr enabled (and ``changes`` to it)."""
-    config = yaml.safe_load((ROOT / f"Pulumi.{stack}.yaml").read_text())["config"]
-    systems = config["crm-automations:systems"]
-    found = {key: {**section, "enabled": key == "upsr"} for key, section in systems.items()}
-    found["upsr"].update(changes)
-    return found
+    return only_system("upsr", stack, **changes)
 
 
 @pytest.fixture(scope="module")
@@ -41,10 +34,6 @@ def graph() -> Graph:
 @pytest.fixture(scope="module")
 def prod() -> Graph:
     return run("prod", {"systems": only_upsr("prod")})
-
-
-def functions(graph: Graph) -> dict[str, Resource]:
-    return {r.inputs["name"]: r for r in graph.of_type("aws:lambda/function:Function")}
 
 
 def grants_of(graph: Graph, function: str) -> set[Statement]:

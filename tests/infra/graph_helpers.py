@@ -1,0 +1,40 @@
+"""Helpers the system graph tests share: one system enabled, its functions and grants."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import yaml
+
+from components.offline.engine import ROOT, Graph, Resource
+
+Statement = tuple[tuple[str, ...], tuple[str, ...]]
+"""A grant as (actions, resources), comparable as a set member."""
+
+
+def only_system(key: str, stack: str = "dev", **changes: Any) -> dict[str, Any]:
+    """The stack file's own systems section with only ``key`` enabled (and ``changes`` to it)."""
+    config = yaml.safe_load((ROOT / f"Pulumi.{stack}.yaml").read_text())["config"]
+    systems = config["crm-automations:systems"]
+    found = {name: {**section, "enabled": name == key} for name, section in systems.items()}
+    found[key].update(changes)
+    return found
+
+
+def functions(graph: Graph) -> dict[str, Resource]:
+    """The graph's functions by physical name."""
+    return {r.inputs["name"]: r for r in graph.of_type("aws:lambda/function:Function")}
+
+
+def statements_of(graph: Graph, function: str, prefix: str = "dev") -> list[dict[str, Any]]:
+    """The statements of a function's one inline policy; every one is an Allow."""
+    policy = graph.named("aws:iam/rolePolicy:RolePolicy", f"{prefix}-{function}-grants")
+    found: list[dict[str, Any]] = json.loads(policy.inputs["policy"])["Statement"]
+    assert all(s["Effect"] == "Allow" for s in found)
+    return found
+
+
+def grants_of(graph: Graph, function: str) -> set[Statement]:
+    """A function's grants as (actions, resources) pairs."""
+    return {(tuple(s["Action"]), tuple(s["Resource"])) for s in statements_of(graph, function)}
