@@ -119,7 +119,7 @@ def _container_modules() -> list[tuple[Any, tuple[str, ...]]]:
     try:
         from handlers.common import aws_clients, secrets
 
-        found.append((aws_clients, ("_clients", "_tables")))
+        found.append((aws_clients, ("_sessions", "_clients", "_tables")))
         found.append((secrets.default_cache, ("_entries",)))
     except ImportError:  # pragma: no cover
         pass
