@@ -68,7 +68,7 @@ def client(service: str, region: str | None = None, *, profile: str = "standard"
             from botocore.config import Config
 
             found = _session(region).client(
-                service,  # type: ignore[call-overload]
+                service,
                 region_name=region,
                 config=Config(**_PROFILES[profile]),
             )
