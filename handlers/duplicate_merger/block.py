@@ -10,7 +10,6 @@ table), which the weekly digest shows: a cap is never silent.
 from __future__ import annotations
 
 import datetime as dt
-import json
 import os
 from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
@@ -81,26 +80,20 @@ def run(
     return summary
 
 
-def _token(secret_id: str) -> str:
-    from handlers.common.secrets import get_secret
-
-    value = get_secret(secret_id).strip()
-    if value.startswith("{"):
-        return str(json.loads(value)["token"])
-    return value
-
-
 def handler(event: Any, context: Any) -> dict[str, Any]:
     """Scheduled entry point (payload ``{"action": "block"}``)."""
     from handlers.common.aws_clients import table
+    from handlers.common.hubspot import token_from_secret
     from handlers.common.observability import get_logger
-    from handlers.common.secrets import secret_id_from_env
+    from handlers.common.secrets import get_secret, secret_id_from_env
     from handlers.duplicate_merger.crm import HubSpotCrm
     from handlers.duplicate_merger.store import PairStore, QueueSender
 
     logger = get_logger()
     crm = HubSpotCrm(
-        _token(secret_id_from_env("CRM_READ_SECRET")), os.environ["CRM_BASE_URL"]
+        token_from_secret(get_secret(secret_id_from_env("CRM_READ_SECRET"))),
+        os.environ["CRM_BASE_URL"],
+        version=os.environ.get("HUBSPOT_API_VERSION"),
     )
     pairs = table(os.environ["PAIRS_TABLE"])
     summary = run(

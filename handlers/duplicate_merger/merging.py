@@ -3,8 +3,10 @@
 The order is the design: take both per-record locks (two merges touching one record never run
 together), re-check the decision, snapshot both contacts and every related record, write the
 undo bundle (full snapshots and the complete ``moved`` list) **before** the first CRM write,
-then repoint the associations in both directions, fill the kept contact's empty properties
-from the absorbed one, archive the absorbed one, and record the merge and the decision. A
+then repoint every association in both directions (records and engagements: notes, emails,
+calls, meetings, tasks), fill the kept contact's empty properties from the absorbed one,
+archive the absorbed one, keep its email addresses on the kept contact as secondary emails
+(so mail from them still matches), and record the merge and the decision. A
 merge failing part way is put back by the same restore an undo uses; an undo restores the
 snapshots whatever happened to the kept contact since (full snapshots, not diffs).
 """
@@ -18,10 +20,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from handlers.duplicate_merger.crm import Association, ContactSnapshot, CrmWriter
+from handlers.duplicate_merger.crm import (
+    PRIMARY_COMPANY,
+    Association,
+    ContactSnapshot,
+    CrmWriter,
+    additional_emails,
+)
 from handlers.duplicate_merger.evidence import split_pair_key
 
-BUNDLE_VERSION = 1
+BUNDLE_VERSION = 2
+"""2: v4 association types (category, type id), engagements, secondary ``emails``."""
 LOCK_LEASE_SECONDS = 180
 """Longer than dm-merge's 60 s timeout: a lock outliving it belongs to a crashed merge."""
 SYSTEM_PROPERTIES = frozenset(
@@ -122,19 +131,39 @@ def plan_moves(kept: ContactSnapshot, merged: ContactSnapshot) -> list[dict[str,
 
     Each of the absorbed contact's associations moves to the kept one (``on_kept`` says the
     kept contact already had it, so only the absorbed side is removed); an association between
-    the two contacts themselves is dropped on both sides (``to`` is None).
+    the two contacts themselves is dropped on both sides (``to`` is None). The absorbed
+    contact's primary company stays a plain association when the kept one has a primary
+    company already (a contact has one), which ``on_kept`` also covers: nothing is created.
     """
+    kept_has_primary = any(_is_primary_company(a) for a in kept.associations)
     moved: list[dict[str, Any]] = []
     for assoc in merged.associations:
         entry = {**assoc.to_item(), "from": merged.id}
         if assoc.type == "contacts" and assoc.id == kept.id:
             moved.append({**entry, "to": None, "on_kept": False})
         else:
-            moved.append({**entry, "to": kept.id, "on_kept": assoc in kept.associations})
+            on_kept = assoc in kept.associations or (
+                kept_has_primary and _is_primary_company(assoc)
+            )
+            moved.append({**entry, "to": kept.id, "on_kept": on_kept})
     for assoc in kept.associations:
         if assoc.type == "contacts" and assoc.id == merged.id:
             moved.append({**assoc.to_item(), "from": kept.id, "to": None, "on_kept": True})
     return moved
+
+
+def _is_primary_company(assoc: Association) -> bool:
+    return (assoc.type, assoc.category, assoc.type_id) == PRIMARY_COMPANY
+
+
+def plan_emails(kept: ContactSnapshot, merged: ContactSnapshot) -> list[str]:
+    """The absorbed contact's addresses the kept one lacks: they become its secondary emails."""
+    have = {e.lower() for e in [kept.properties.get("email") or "", *additional_emails(kept.properties)] if e}
+    wanted: list[str] = []
+    for email in [merged.properties.get("email") or "", *additional_emails(merged.properties)]:
+        if email and email.lower() not in have and email.lower() not in {w.lower() for w in wanted}:
+            wanted.append(email)
+    return wanted
 
 
 def plan_fills(kept: ContactSnapshot, merged: ContactSnapshot) -> dict[str, str]:
@@ -227,12 +256,10 @@ class MergeService:
         if first is None or second is None:
             return Outcome("gone", "one of the two contacts no longer exists")
         kept, merged = choose_kept(first, second)
-        related: dict[Association, Any] = {}
-        for assoc in (*kept.associations, *merged.associations):
-            if assoc not in related:
-                related[assoc] = self.crm.related(assoc)
+        related = self.crm.related_all(sorted({*kept.associations, *merged.associations}))
         moved = plan_moves(kept, merged)
         fills = plan_fills(kept, merged)
+        emails = plan_emails(kept, merged)
         undoable_until = (now + dt.timedelta(days=self.undo_days)).date().isoformat()
         bundle = {
             "version": BUNDLE_VERSION,
@@ -246,6 +273,7 @@ class MergeService:
             ],
             "moved": moved,
             "fills": fills,
+            "emails": emails,
         }
         key = bundle_key(merge_id)
         # The bundle exists before the first CRM write: whatever fails next, it puts things back.
@@ -266,7 +294,7 @@ class MergeService:
         if not self.ledger.put_merge(record):
             return Outcome("busy", "a merge with this id is already recorded; try again")
         try:
-            self._apply(kept, merged, moved, fills)
+            self._apply(kept, merged, moved, fills, emails)
         except Exception as err:
             self.restore(bundle)
             self.ledger.move_merge(
@@ -297,7 +325,13 @@ class MergeService:
             merge_id,
             kept.id,
             merged.id,
-            {"moved": len(moved), "filled": sorted(fills), "undoable_until": undoable_until},
+            {
+                "moved": len(moved),
+                "engagements": sum(1 for e in moved if Association.from_item(e).engagement),
+                "filled": sorted(fills),
+                "emails": emails,
+                "undoable_until": undoable_until,
+            },
         )
 
     def _apply(
@@ -306,15 +340,17 @@ class MergeService:
         merged: ContactSnapshot,
         moved: list[dict[str, Any]],
         fills: Mapping[str, str],
+        emails: list[str],
     ) -> None:
-        for entry in moved:
-            assoc = Association.from_item(entry)
-            if entry["to"] is not None and not entry["on_kept"]:
-                self.crm.associate(kept.id, assoc)
-            self.crm.dissociate(str(entry["from"]), assoc)
+        self.crm.associate_all(kept.id, to_create(moved))
+        for source, assocs in to_remove(moved).items():
+            self.crm.dissociate_all(source, assocs)
         if fills:
             self.crm.set_properties(kept.id, fills)
         self.crm.archive(merged.id)
+        # After the archive: HubSpot lets an address belong to one live contact only.
+        for email in emails:
+            self.crm.add_email(kept.id, email)
 
     # Restore and undo ----------------------------------------------------------------------
 
@@ -326,26 +362,29 @@ class MergeService:
         """
         kept = ContactSnapshot.from_item(bundle["kept"])
         merged = ContactSnapshot.from_item(bundle["merged"])
+        # First give the absorbed contact's addresses back: it cannot be re-created while the
+        # kept contact holds them.
+        for email in bundle.get("emails") or []:
+            self.crm.remove_email(kept.id, str(email))
         current_merged = self.crm.snapshot(merged.id)
         merged_id = merged.id if current_merged is not None else self.crm.restore(merged)
         current_merged = self.crm.snapshot(merged_id)
         assert current_merged is not None
         self._reset_properties(merged_id, current_merged, merged)
-        for assoc in merged.associations:
-            if assoc not in current_merged.associations:
-                self.crm.associate(merged_id, assoc)
+        self.crm.associate_all(
+            merged_id, [a for a in merged.associations if a not in current_merged.associations]
+        )
         current_kept = self.crm.snapshot(kept.id)
         if current_kept is None:
             current_kept = ContactSnapshot(kept.id, {}, ())
             self.crm.restore(kept)
         overwritten = self._reset_properties(kept.id, current_kept, kept)
-        for entry in bundle["moved"]:
-            assoc = Association.from_item(entry)
-            if entry["to"] is not None and not entry["on_kept"] and assoc in current_kept.associations:
-                self.crm.dissociate(kept.id, assoc)
-        for assoc in kept.associations:
-            if assoc not in current_kept.associations:
-                self.crm.associate(kept.id, assoc)
+        self.crm.dissociate_all(
+            kept.id, [a for a in to_create(bundle["moved"]) if a in current_kept.associations]
+        )
+        self.crm.associate_all(
+            kept.id, [a for a in kept.associations if a not in current_kept.associations]
+        )
         return {"merged_id": merged_id, "overwritten": overwritten}
 
     def _reset_properties(
@@ -434,6 +473,19 @@ class MergeService:
         if not won:
             return Outcome("already_decided", "this pair has already been decided")
         return Outcome("rejected", "recorded: not a duplicate; this pair will not be proposed again")
+
+
+def to_create(moved: list[dict[str, Any]]) -> list[Association]:
+    """The associations a merge creates on the kept contact (the ones it did not have)."""
+    return [Association.from_item(e) for e in moved if e["to"] is not None and not e["on_kept"]]
+
+
+def to_remove(moved: list[dict[str, Any]]) -> dict[str, list[Association]]:
+    """The associations a merge removes, by the contact they are removed from."""
+    removed: dict[str, list[Association]] = {}
+    for entry in moved:
+        removed.setdefault(str(entry["from"]), []).append(Association.from_item(entry))
+    return removed
 
 
 def _stamp(now: dt.datetime) -> str:
