@@ -184,8 +184,14 @@ class DuplicateMerger(System):
                 timeout_s=300,
                 grants=(
                     crm_read.grant_read(sid="ReadCrmReadCredential"),
-                    self.pairs.grant("dynamodb:PutItem", sid="PutRunSummary"),
+                    # Run summary, and the checkpointed read of a large portal (reading.py).
+                    self.pairs.grant("dynamodb:PutItem", "dynamodb:GetItem", sid="RunSummaryAndReadState"),
                     blocks.grant_send(sid="SendBlocks"),
+                    Grant(
+                        "ContinueOwnRead",
+                        ("lambda:InvokeFunction",),
+                        (d.arns.lambda_function(d.name("dm-block")),),
+                    ),
                 ),
                 environment={
                     "CRM_READ_SECRET": crm_read.physical_name,
