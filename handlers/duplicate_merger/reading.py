@@ -33,11 +33,21 @@ MAX_STEPS = 60
 runaway chain, far above the largest portal dm blocks (README)."""
 MAX_CHUNK_BYTES = 350_000
 """Compressed contacts per item, under DynamoDB's 400 KB item limit with the key and TTL."""
-SAVE_RESERVE_S = 20.0
+SAVE_RESERVE_S = 30.0
 """Stop reading this long before the deadline: saving the chunk and the cursor fits in it."""
-BLOCK_RESERVE_S = 170.0
-"""Block in the invocation that finished reading only if this much time is left: 1M contacts
-block in ~134 s (README, dm scale) plus loading the chunks."""
+BLOCK_BASE_S = 20.0
+BLOCK_S_PER_CONTACT = 160e-6
+"""Blocking takes ~134 s per million contacts (README, dm scale), +20 %, plus a base for
+loading the chunks and sending the messages."""
+
+
+def block_reserve(contacts: int) -> float:
+    """Time an invocation must have left to block ``contacts`` contacts itself."""
+    return BLOCK_BASE_S + BLOCK_S_PER_CONTACT * contacts
+
+
+BLOCK_RESERVE_S = block_reserve(1_000_000)
+"""The reserve for the largest portal dm blocks (1M contacts: 180 s)."""
 
 
 def encode_chunk(contacts: list[Contact]) -> bytes:
@@ -49,14 +59,23 @@ def decode_chunk(data: bytes) -> list[Contact]:
 
 
 def split_chunks(contacts: list[Contact], limit: int = MAX_CHUNK_BYTES) -> list[bytes]:
-    """The contacts as compressed chunks, each at most ``limit`` bytes."""
+    """The contacts as compressed chunks, each at most ``limit`` bytes.
+
+    One trial encoding sizes the split (every encoding of ~100k contacts costs seconds of the
+    save reserve); a part that still comes out too large is split again."""
     if not contacts:
         return []
     data = encode_chunk(contacts)
     if len(data) <= limit or len(contacts) == 1:
         return [data]
-    half = len(contacts) // 2
-    return split_chunks(contacts[:half], limit) + split_chunks(contacts[half:], limit)
+    parts = min(len(contacts), -(-len(data) * 5 // (limit * 4)))  # aim at 80 % of the limit
+    size = -(-len(contacts) // parts)
+    out: list[bytes] = []
+    for start in range(0, len(contacts), size):
+        piece = contacts[start : start + size]
+        encoded = encode_chunk(piece)
+        out.extend([encoded] if len(encoded) <= limit else split_chunks(piece, limit))
+    return out
 
 
 @dataclass
@@ -172,10 +191,10 @@ def read_step(
         state.after = following
         state.done = following is None
     state.contacts += len(read)
-    if state.done and state.chunks == 0 and remaining() > BLOCK_RESERVE_S:
+    if state.done and state.chunks == 0 and remaining() > block_reserve(state.contacts):
         return Outcome("block", state, read, pages)  # the portal fit in one invocation
     new_chunks = split_chunks(read)
-    block_now = state.done and remaining() > BLOCK_RESERVE_S
+    block_now = state.done and remaining() > block_reserve(state.contacts)
     state.chunks += len(new_chunks)
     state.step = step + 1  # claimed: a duplicate of this continuation finds it moved on
     if not checkpoints.save(state, new_chunks, expected_step=expected):

@@ -16,6 +16,7 @@ from handlers.duplicate_merger.reading import (
     SAVE_RESERVE_S,
     DynamoCheckpoints,
     MemoryCheckpoints,
+    block_reserve,
     decode_chunk,
     read_step,
     split_chunks,
@@ -68,7 +69,7 @@ def test_a_large_portal_continues_across_invocations_and_blocks_everything_once(
         step = outcome.state.step
     assert outcome.action == "block"
     assert sorted(cid for cid, _ in outcome.contacts) == sorted(crm.contacts)  # each contact once
-    assert steps == 4 and outcome.state.done  # 12 pages a run at 25 s: 30 pages in 3, the blocking in a 4th
+    assert steps == 3 and outcome.state.done  # 12 pages a run at 25 s: 30 pages in 3, blocked in the 3rd
     # A duplicate of the last continuation finds the state moved on and does nothing.
     assert read_step(crm, store, "2026-W49", step, Budget(300, 25.0, crm)).action == "stale"
 
@@ -76,7 +77,7 @@ def test_a_large_portal_continues_across_invocations_and_blocks_everything_once(
 def test_reading_ends_with_too_little_time_to_block_hands_blocking_on() -> None:
     crm = portal(500)
     store = MemoryCheckpoints()
-    per_page = (300 - BLOCK_RESERVE_S + 5) / 5  # the last page leaves less than the reserve
+    per_page = (300 - block_reserve(500) + 5) / 5  # the last page leaves less than the reserve
     first = read_step(crm, store, "r", 0, Budget(300, per_page, crm))
     assert first.action == "continue" and first.state.done
     final = read_step(crm, store, "r", first.state.step, Budget(300, 0.25, crm))
@@ -148,7 +149,7 @@ def test_the_handler_chains_itself_through_the_pairs_table(
     monkeypatch.setattr(aws_clients, "client", lambda name, *a, **k: stub if name == "lambda" else real_client(name, *a, **k))
     # Each invocation has time for 6 pages (600 contacts) before its save reserve.
     monkeypatch.setattr(reading, "SAVE_RESERVE_S", 300 - 5 * 0.01 - 0.001)
-    monkeypatch.setattr(reading, "BLOCK_RESERVE_S", 0.0)
+    monkeypatch.setattr(reading, "block_reserve", lambda contacts: 0.0)
     clock = {"t": 0.0}
     original = crm.page
 
