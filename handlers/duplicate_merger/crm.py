@@ -301,12 +301,17 @@ class HubSpotCrm:
         return self._property_names
 
     def snapshot(self, contact_id: str) -> ContactSnapshot | None:
-        answer = self._call(
-            "POST",
-            self.client.crm_path("objects", "contacts", "batch", "read"),
-            body={"inputs": [{"id": contact_id}], "properties": list(self._all_properties())},
-            idempotent=True,
-        ) or {}
+        try:
+            answer = self._call(
+                "POST",
+                self.client.crm_path("objects", "contacts", "batch", "read"),
+                body={"inputs": [{"id": contact_id}], "properties": list(self._all_properties())},
+                idempotent=True,
+            ) or {}
+        except CrmError as err:
+            if err.status == 404:
+                return None
+            raise
         found = [r for r in answer.get("results") or [] if str(r.get("id")) == contact_id]
         if not found:
             return None

@@ -29,16 +29,16 @@ from typing import Any, Literal, Protocol
 from handlers.duplicate_merger.crm import Contact, CrmError, CrmReader
 
 MAX_STEPS = 60
-"""At most this many invocations per weekly read (~12M contacts at 0.25 s a page): a bound on a
+"""At most this many invocations per weekly read (~6M contacts at 0.25 s a page): a bound on a
 runaway chain, far above the largest portal dm blocks (README)."""
 MAX_CHUNK_BYTES = 350_000
 """Compressed contacts per item, under DynamoDB's 400 KB item limit with the key and TTL."""
 SAVE_RESERVE_S = 30.0
 """Stop reading this long before the deadline: saving the chunk and the cursor fits in it."""
 BLOCK_BASE_S = 20.0
-BLOCK_S_PER_CONTACT = 160e-6
-"""Blocking takes ~134 s per million contacts (README, dm scale), +20 %, plus a base for
-loading the chunks and sending the messages."""
+BLOCK_S_PER_CONTACT = 200e-6
+"""Per million contacts: ~30 s to load and decode the chunks (``make bench-dm-read``), ~134 s
+to block (README, dm scale), ~12 s to send the messages; +10 %, plus a base."""
 
 
 def block_reserve(contacts: int) -> float:
@@ -47,7 +47,7 @@ def block_reserve(contacts: int) -> float:
 
 
 BLOCK_RESERVE_S = block_reserve(1_000_000)
-"""The reserve for the largest portal dm blocks (1M contacts: 180 s)."""
+"""The reserve for the largest portal dm blocks (1M contacts: 220 s)."""
 
 
 def encode_chunk(contacts: list[Contact]) -> bytes:

@@ -204,3 +204,20 @@ def test_outputs_name_what_an_operator_needs(graph: Graph) -> None:
 
 def test_policy_pack_finds_nothing(graph: Graph) -> None:
     assert evaluate_graph(graph) == []
+
+
+def test_the_plan_shows_the_hubspot_versions_support_window(graph: Graph) -> None:
+    from components.offline.plan import render
+
+    (line,) = [ln for ln in render(graph).splitlines() if ln.startswith("hubspot ")]
+    assert "HubSpot API 2026-09" in line and "unsupported from 2028-03-08" in line
+
+
+def test_an_old_hubspot_version_is_flagged_in_the_plan() -> None:
+    from components.offline.plan import render
+
+    old = run("dev", {"systems": only_dm(), "hubspotApiVersion": "2026-03"})
+    (line,) = [ln for ln in render(old).splitlines() if ln.startswith("hubspot ")]
+    assert "2026-03" in line and "2026-09 is current" in line or line.startswith("hubspot  WARNING")
+    env = functions(old)["dev-dm-block"].inputs["environment"]["variables"]
+    assert env["HUBSPOT_API_VERSION"] == "2026-03"
