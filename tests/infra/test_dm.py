@@ -218,6 +218,6 @@ def test_an_old_hubspot_version_is_flagged_in_the_plan() -> None:
 
     old = run("dev", {"systems": only_dm(), "hubspotApiVersion": "2026-03"})
     (line,) = [ln for ln in render(old).splitlines() if ln.startswith("hubspot ")]
-    assert "2026-03" in line and "2026-09 is current" in line or line.startswith("hubspot  WARNING")
+    assert ("2026-03" in line and "2026-09 is current" in line) or line.startswith("hubspot  WARNING")
     env = functions(old)["dev-dm-block"].inputs["environment"]["variables"]
     assert env["HUBSPOT_API_VERSION"] == "2026-03"
