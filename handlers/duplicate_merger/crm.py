@@ -554,6 +554,8 @@ class InMemoryCrm:
         self._write()
         current = self.contacts[contact_id]
         for name, value in properties.items():
+            if name == ADDITIONAL_EMAILS:
+                continue  # as HubSpot: only add_email / remove_email change it
             if value is None:
                 current.pop(name, None)
             else:

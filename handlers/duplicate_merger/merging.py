@@ -371,6 +371,12 @@ class MergeService:
         current_merged = self.crm.snapshot(merged_id)
         assert current_merged is not None
         self._reset_properties(merged_id, current_merged, merged)
+        # A re-created contact gets its own secondary emails back (they are not properties
+        # HubSpot lets a create or an update write).
+        have = additional_emails(current_merged.properties)
+        for email in additional_emails(merged.properties):
+            if email not in have:
+                self.crm.add_email(merged_id, email)
         self.crm.associate_all(
             merged_id, [a for a in merged.associations if a not in current_merged.associations]
         )

@@ -382,3 +382,21 @@ def test_the_weekly_digest_lists_proposals_and_undo_links(dm_aws: DmAws, monkeyp
     assert result["sent"] is True and result["automatic"] == 1
     assert result["proposals"] == len(list(merge.app().pairs.review("2026-W32", "propose")))
     assert client("ses").get_send_quota()["SentLast24Hours"] == 1
+
+
+def test_a_recreated_contact_gets_its_secondary_emails_back(dm_aws: DmAws) -> None:
+    crm = crm_with_history()
+    svc = service(dm_aws, crm)
+    merged = svc.merge("101#102", decided_by="automatic", now=NOW)
+    original_restore = crm.restore
+
+    def recreate(snapshot: Any) -> str:
+        # As HubSpot does: a new record, without the read-only secondary emails.
+        new_id = original_restore(snapshot)
+        crm.contacts[new_id].pop("hs_additional_emails", None)
+        return new_id
+
+    crm.restore = recreate  # type: ignore[method-assign]
+    assert svc.undo(str(merged.merge_id), undone_by="x", now=NOW).status == "undone"
+    assert crm.contacts["102"]["hs_additional_emails"] == "ann.z@old.example"
+    assert "hs_additional_emails" not in crm.contacts["101"]
