@@ -560,8 +560,16 @@ class MergeService:
         overwritten: dict[str, str | None] = dict(record.get("undo_overwrote") or {})
         name = f"{prefix}:kept:props"
         if name not in done:
-            overwritten = self._reset_properties(kept_id, current_kept, kept)
-            self.ledger.progress(merge_id, holder, name, {"undo_overwrote": overwritten})
+            changes, seen = _diff_properties(current_kept, kept)
+            if f"{name}:planned" not in done:
+                # What the restore overwrites is recorded before it writes: a resumed restore
+                # would find the values already overwritten.
+                overwritten = seen
+                self.ledger.progress(merge_id, holder, f"{name}:planned", {"undo_overwrote": overwritten})
+                done.add(f"{name}:planned")
+            if changes:
+                self.crm.set_properties(kept_id, changes)
+            self.ledger.progress(merge_id, holder, name, {})
             done.add(name)
         for index, entry in enumerate(bundle["moved"]):
             assoc = Association.from_item(entry)
@@ -577,16 +585,7 @@ class MergeService:
     def _reset_properties(
         self, contact_id: str, current: ContactSnapshot, target: ContactSnapshot
     ) -> dict[str, str | None]:
-        changes: dict[str, str | None] = {}
-        overwritten: dict[str, str | None] = {}
-        for name in sorted(set(current.properties) | set(target.properties)):
-            if name in SYSTEM_PROPERTIES:
-                continue
-            want = target.properties.get(name)
-            have = current.properties.get(name)
-            if (want or None) != (have or None):
-                changes[name] = want if want not in ("",) else None
-                overwritten[name] = have
+        changes, overwritten = _diff_properties(current, target)
         if changes:
             self.crm.set_properties(contact_id, changes)
         return overwritten
@@ -758,6 +757,23 @@ class MergeService:
                 return self._lost(lost, pair_key)
             return Outcome("rejected", "Recorded: not a duplicate. This pair will not be proposed again.")
         return Outcome("busy", "another request on this pair is running")
+
+
+def _diff_properties(
+    current: ContactSnapshot, target: ContactSnapshot
+) -> tuple[dict[str, str | None], dict[str, str | None]]:
+    """(the writes that make ``current`` equal ``target``, the values those writes overwrite)."""
+    changes: dict[str, str | None] = {}
+    overwritten: dict[str, str | None] = {}
+    for name in sorted(set(current.properties) | set(target.properties)):
+        if name in SYSTEM_PROPERTIES:
+            continue
+        want = target.properties.get(name)
+        have = current.properties.get(name)
+        if (want or None) != (have or None):
+            changes[name] = want if want not in ("",) else None
+            overwritten[name] = have
+    return changes, overwritten
 
 
 def _stamp(now: dt.datetime) -> str:
