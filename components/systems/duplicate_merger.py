@@ -16,9 +16,11 @@ each handler needs, named below):
   60 s / 1024 MB). Document: PutObject on ``undo/``, GetSecretValue on the write credential,
   PutItem on merges. Added, each because the handler does it: GetObject on ``undo/`` (undo
   reads the bundle); GetItem / UpdateItem / DeleteItem on merges (per-record locks are items
-  there, released by a conditional delete; merge state moves); GetItem / PutItem on decisions
-  (a decision is a conditional put); GetItem on pairs and Query on its ``by-review`` index (the
-  proposal page and the digest); GetSecretValue on the link-signing key; SendEmail from
+  there, released by a conditional delete; merge state moves); GetItem / PutItem / UpdateItem /
+  DeleteItem on decisions (a pair's decision item is claimed, settled or released together
+  with the locks and the link marker in one TransactWriteItems); GetItem on pairs and Query on
+  its ``by-review`` index (the proposal page and the digest); GetSecretValue on the link-signing
+  key; SendEmail from
   ``sender_email`` only (the digest); GetFunctionUrlConfig on itself (the digest's links need
   the function's own URL, which is only known after deployment).
 
@@ -255,8 +257,17 @@ class DuplicateMerger(System):
                         "dynamodb:DeleteItem",
                         sid="MergesLocksAndLinks",
                     ),
+                    # The pair's decision item is the serialisation point of confirm, reject
+                    # and undo: claimed (Put / Update), settled (Put) or released (Delete)
+                    # inside TransactWriteItems, which IAM authorises per underlying action
+                    # ("Using IAM with DynamoDB transactions",
+                    # https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis-iam.html).
                     self.decisions.grant(
-                        "dynamodb:GetItem", "dynamodb:PutItem", sid="RecordDecisions"
+                        "dynamodb:GetItem",
+                        "dynamodb:PutItem",
+                        "dynamodb:UpdateItem",
+                        "dynamodb:DeleteItem",
+                        sid="RecordDecisions",
                     ),
                     self.pairs.grant("dynamodb:GetItem", sid="ReadPairs"),
                     self.pairs.grant("dynamodb:Query", indexes=(REVIEW_INDEX,), sid="QueryReview"),

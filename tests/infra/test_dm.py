@@ -154,7 +154,10 @@ def test_each_role_holds_exactly_its_grants(graph: Graph) -> None:
             ("dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"),
             (MERGES,),
         ),
-        (("dynamodb:GetItem", "dynamodb:PutItem"), (DECISIONS,)),
+        (
+            ("dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"),
+            (DECISIONS,),
+        ),
         (("dynamodb:GetItem",), (PAIRS,)),
         (("dynamodb:Query",), (PAIRS, f"{PAIRS}/index/by-review")),
         (("ses:SendEmail",), (arn("ses", "identity/example.com"),)),

@@ -188,13 +188,14 @@ def test_the_undo_bundle_exists_before_the_first_crm_write(dm_aws: DmAws) -> Non
 
 def test_two_merges_on_one_record_do_not_run_together(dm_aws: DmAws) -> None:
     crm = crm_with_duplicates()
-    ledger = DynamoLedger(dm_aws.merges, dm_aws.decisions)
-    assert ledger.acquire("102", "mrg_other", int(NOW.timestamp()), 180) == (True, None)
+    lock = {"merge_id": "lock#102", "holder": "mrg_other", "lease_until": int(NOW.timestamp()) + 180,
+            "pair_key": "102#103"}
+    dm_aws.merges.put_item(Item=lock)  # a live merge of another pair holds record 102
     before = copy.deepcopy(crm.state(["101", "102"]))
     outcome = service(dm_aws, crm).merge("101#102", decided_by="automatic", now=NOW)
     assert outcome.status == "busy" and crm.writes == 0 and crm.state(["101", "102"]) == before
     assert dm_aws.merges.get_item(Key={"merge_id": "lock#101"}).get("Item") is None  # let go
-    ledger.release("102", "mrg_other")
+    dm_aws.merges.delete_item(Key={"merge_id": "lock#102"})
     assert service(dm_aws, crm).merge("101#102", decided_by="automatic", now=NOW).status == "merged"
 
 
