@@ -9,6 +9,7 @@ name, physical name, parent, inputs) for other tools.
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import json
 import sys
 from collections.abc import Iterable
@@ -18,6 +19,7 @@ from typing import Any
 from components.config import ConfigError
 from components.offline.engine import Graph, Resource, gsi_keys, run
 from components.offline.policy_view import evaluate_graph
+from handlers.common import hubspot_versions
 
 
 def _short(arn: str) -> str:
@@ -105,6 +107,10 @@ def render(graph: Graph) -> str:
         and r.parent.endswith("pulumi:pulumi:Stack::crm-automations-" + graph.stack)
     ]
     order = list(graph.config.systems.enabled())
+    if {"dm", "ler"} & set(order):
+        # The version is config; its support window is HubSpot's (handlers/common/hubspot_versions.py).
+        window = hubspot_versions.window(graph.config.hubspot_api_version)
+        lines.append(f"hubspot  {window.describe(dt.date.today())}")
     systems.sort(key=lambda r: order.index(r.name) if r.name in order else len(order))
     if not systems:
         lines.append("(no system enabled)")

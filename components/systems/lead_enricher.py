@@ -187,7 +187,10 @@ class LeadEnricher(System):
         crm_key = SecretSlot(
             "ler-crm-key",
             SecretSlotArgs(
-                d, "ler-crm-key", "HubSpot private-app token (plain string), contacts read+write"
+                d,
+                "ler-crm-key",
+                "HubSpot Service Key for ler-push (bare token or JSON {\"token\": ...}) with "
+                "scopes crm.objects.contacts.read and crm.objects.contacts.write",
             ),
             child,
         )
@@ -406,6 +409,7 @@ class LeadEnricher(System):
                 "RECORDS_BUCKET": records.physical_name,
                 "CRM_SECRET_ID": crm_key.physical_name,
                 "CRM_BASE_URL": s.crm_base_url,
+                "HUBSPOT_API_VERSION": args.hubspot_api_version,
                 "DEFAULT_PHONE_REGION": s.default_phone_region,
             },
             vendored=PHONENUMBERS,

@@ -106,12 +106,14 @@ class App:
         if crm_factory is not None:
             crm = crm_factory()
         else:
+            from handlers.common.hubspot import token_from_secret
             from handlers.common.secrets import get_secret
             from handlers.duplicate_merger.crm import HubSpotCrm
 
-            value = get_secret(self.env.crm_write_secret).strip()
-            token = str(json.loads(value)["token"]) if value.startswith("{") else value
-            crm = HubSpotCrm(token, self.env.crm_base_url)
+            token = token_from_secret(get_secret(self.env.crm_write_secret))
+            crm = HubSpotCrm(
+                token, self.env.crm_base_url, version=os.environ.get("HUBSPOT_API_VERSION")
+            )
         return MergeService(crm, self.ledger, self.bundles, undo_days=self.env.undo_days)
 
     # Web ---------------------------------------------------------------------------------

@@ -10,9 +10,11 @@ window over) consumes nothing.
 
 Under the claim the order is the design: snapshot both contacts and every related record,
 write the undo bundle (full snapshots and the complete ``moved`` list) **before** the first CRM
-write, then repoint the associations in both directions, fill the kept contact's empty
-properties from the absorbed one, archive the absorbed one, and settle (merge record, decision
-and locks in one transaction). A merge failing part way is put back by the same restore an
+write, then repoint every association in both directions (records and engagements: notes,
+emails, calls, meetings, tasks; in batches of one object type), fill the kept contact's empty
+properties from the absorbed one, archive the absorbed one, keep its addresses on the kept
+contact as secondary emails (so mail from them still matches), and settle (merge record,
+decision and locks in one transaction). A merge failing part way is put back by the same restore an
 undo uses; an undo restores the snapshots whatever happened to the kept contact since.
 
 Progress is recorded per CRM write in the merge record (``steps``), so a claim left by a crashed
@@ -34,10 +36,18 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Literal, Protocol
 
-from handlers.duplicate_merger.crm import Association, ContactSnapshot, CrmWriter
+from handlers.common.hubspot import chunks
+from handlers.duplicate_merger.crm import (
+    PRIMARY_COMPANY,
+    Association,
+    ContactSnapshot,
+    CrmWriter,
+    additional_emails,
+)
 from handlers.duplicate_merger.evidence import split_pair_key
 
-BUNDLE_VERSION = 1
+BUNDLE_VERSION = 2
+"""2: v4 association types (category, type id), engagements, secondary ``emails``."""
 LOCK_LEASE_SECONDS = 180
 """Longer than dm-merge's 60 s timeout: a lock outliving it belongs to a crashed merge."""
 SYSTEM_PROPERTIES = frozenset(
@@ -214,19 +224,57 @@ def plan_moves(kept: ContactSnapshot, merged: ContactSnapshot) -> list[dict[str,
 
     Each of the absorbed contact's associations moves to the kept one (``on_kept`` says the
     kept contact already had it, so only the absorbed side is removed); an association between
-    the two contacts themselves is dropped on both sides (``to`` is None).
+    the two contacts themselves is dropped on both sides (``to`` is None). The absorbed
+    contact's primary company stays a plain association when the kept one has a primary
+    company already (a contact has one), which ``on_kept`` also covers: nothing is created.
     """
+    kept_has_primary = any(_is_primary_company(a) for a in kept.associations)
     moved: list[dict[str, Any]] = []
     for assoc in merged.associations:
         entry = {**assoc.to_item(), "from": merged.id}
         if assoc.type == "contacts" and assoc.id == kept.id:
             moved.append({**entry, "to": None, "on_kept": False})
         else:
-            moved.append({**entry, "to": kept.id, "on_kept": assoc in kept.associations})
+            on_kept = assoc in kept.associations or (
+                kept_has_primary and _is_primary_company(assoc)
+            )
+            moved.append({**entry, "to": kept.id, "on_kept": on_kept})
     for assoc in kept.associations:
         if assoc.type == "contacts" and assoc.id == merged.id:
             moved.append({**assoc.to_item(), "from": kept.id, "to": None, "on_kept": True})
     return moved
+
+
+def _is_primary_company(assoc: Association) -> bool:
+    return (assoc.type, assoc.category, assoc.type_id) == PRIMARY_COMPANY
+
+
+def plan_emails(kept: ContactSnapshot, merged: ContactSnapshot) -> list[str]:
+    """The absorbed contact's addresses the kept one lacks: they become its secondary emails."""
+    have = {e.lower() for e in [kept.properties.get("email") or "", *additional_emails(kept.properties)] if e}
+    wanted: list[str] = []
+    for email in [merged.properties.get("email") or "", *additional_emails(merged.properties)]:
+        if email and email.lower() not in have and email.lower() not in {w.lower() for w in wanted}:
+            wanted.append(email)
+    return wanted
+
+
+def to_create(moved: list[dict[str, Any]]) -> list[Association]:
+    """The associations a merge creates on the kept contact (the ones it did not have)."""
+    return [Association.from_item(e) for e in moved if e["to"] is not None and not e["on_kept"]]
+
+
+def batches(associations: list[Association]) -> list[tuple[str, list[Association]]]:
+    """``(step suffix, associations)`` per object type, in the client's batch size: one CRM
+    call each, so a contact with hundreds of engagements is a handful of calls."""
+    by_type: dict[str, list[Association]] = {}
+    for assoc in associations:
+        by_type.setdefault(assoc.type, []).append(assoc)
+    return [
+        (f"{kind}:{n}", batch)
+        for kind, group in sorted(by_type.items())
+        for n, batch in enumerate(chunks(group))
+    ]
 
 
 def plan_fills(kept: ContactSnapshot, merged: ContactSnapshot) -> dict[str, str]:
@@ -373,12 +421,10 @@ class MergeService:
             self._release(claim.pair_key, claim.holder, claim.records, link)
             return Outcome("gone", "one of the two contacts no longer exists")
         kept, merged = choose_kept(first, second)
-        related: dict[Association, Any] = {}
-        for assoc in (*kept.associations, *merged.associations):
-            if assoc not in related:
-                related[assoc] = self.crm.related(assoc)
+        related = self.crm.related_all(sorted({*kept.associations, *merged.associations}))
         moved = plan_moves(kept, merged)
         fills = plan_fills(kept, merged)
+        emails = plan_emails(kept, merged)
         undoable_until = (now + dt.timedelta(days=self.undo_days)).date().isoformat()
         bundle = {
             "version": BUNDLE_VERSION,
@@ -392,6 +438,7 @@ class MergeService:
             ],
             "moved": moved,
             "fills": fills,
+            "emails": emails,
         }
         key = bundle_key(claim.merge_id)
         # The bundle exists before the first CRM write: whatever fails next, it puts things back.
@@ -476,8 +523,13 @@ class MergeService:
             merge_id,
             kept_id,
             merged_id,
-            {"moved": len(moved), "filled": sorted(bundle.get("fills") or {}),
-             "undoable_until": record["undoable_until"]},
+            {
+                "moved": len(moved),
+                "engagements": sum(1 for e in moved if Association.from_item(e).engagement),
+                "filled": sorted(bundle.get("fills") or {}),
+                "emails": list(bundle.get("emails") or []),
+                "undoable_until": record["undoable_until"],
+            },
         )
 
     def _step(self, merge_id: str, holder: str, done: set[str], name: str,
@@ -492,19 +544,27 @@ class MergeService:
     def _apply(self, bundle: Mapping[str, Any], merge_id: str, holder: str, done: set[str]) -> None:
         kept_id = str(bundle["kept"]["id"])
         merged_id = str(bundle["merged"]["id"])
-        for index, entry in enumerate(bundle["moved"]):
-            assoc = Association.from_item(entry)
-            if entry["to"] is not None and not entry["on_kept"]:
-                self._step(merge_id, holder, done, f"apply:link:{index}",
-                           partial(self.crm.associate, kept_id, assoc))
-            self._step(merge_id, holder, done, f"apply:unlink:{index}",
-                       partial(self.crm.dissociate, str(entry["from"]), assoc))
+        moved = bundle["moved"]
+        # Batches per object type: association writes are idempotent, so a batch in flight at
+        # a crash is repeated whole on resume, and no recorded batch is.
+        for suffix, batch in batches(to_create(moved)):
+            self._step(merge_id, holder, done, f"apply:link:{suffix}",
+                       partial(self.crm.associate_all, kept_id, batch))
+        for source in sorted({str(e["from"]) for e in moved}):
+            removed = [Association.from_item(e) for e in moved if str(e["from"]) == source]
+            for suffix, batch in batches(removed):
+                self._step(merge_id, holder, done, f"apply:unlink:{source}:{suffix}",
+                           partial(self.crm.dissociate_all, source, batch))
         fills = bundle.get("fills") or {}
         if fills:
             self._step(merge_id, holder, done, "apply:fill", lambda: self.crm.set_properties(kept_id, fills))
         if "apply:archive" not in done and self.crm.snapshot(merged_id) is None:
             done.add("apply:archive")  # archived by the crashed run just before it died
         self._step(merge_id, holder, done, "apply:archive", lambda: self.crm.archive(merged_id))
+        # After the archive: HubSpot lets an address belong to one live contact only.
+        for index, email in enumerate(bundle.get("emails") or []):
+            self._step(merge_id, holder, done, f"apply:email:{index}",
+                       partial(self.crm.add_email, kept_id, str(email)))
 
     # Restore and undo ----------------------------------------------------------------------
 
@@ -545,16 +605,27 @@ class MergeService:
         ids: dict[str, str] = {str(k): str(v) for k, v in (record.get("restored_ids") or {}).items()}
         kept = ContactSnapshot.from_item(bundle["kept"])
         merged = ContactSnapshot.from_item(bundle["merged"])
+        # First the absorbed contact's addresses leave the kept one: it cannot be re-created
+        # while another live contact holds them (removing an absent one is a no-op).
+        for index, email in enumerate(bundle.get("emails") or []):
+            self._step(merge_id, holder, done, f"{prefix}:kept:email:{index}",
+                       partial(self.crm.remove_email, kept.id, str(email)))
         merged_id = self._bring_back(merged, merge_id, holder, f"{prefix}:absorbed", done, ids)
         current = self.crm.snapshot(merged_id)
         if current is None:
             raise NeedsAttention(f"contact {merged_id} vanished during the restore")
         self._step(merge_id, holder, done, f"{prefix}:absorbed:props",
                    lambda: self._reset_properties(merged_id, current, merged))
-        for index, assoc in enumerate(merged.associations):
-            if assoc not in current.associations:
-                self._step(merge_id, holder, done, f"{prefix}:absorbed:link:{index}",
-                           partial(self.crm.associate, merged_id, assoc))
+        # A re-created contact gets its own secondary emails back (HubSpot does not let a
+        # create or an update write them).
+        have = additional_emails(current.properties)
+        for index, email in enumerate(e for e in additional_emails(merged.properties) if e not in have):
+            self._step(merge_id, holder, done, f"{prefix}:absorbed:email:{index}",
+                       partial(self.crm.add_email, merged_id, email))
+        missing = [a for a in merged.associations if a not in current.associations]
+        for suffix, batch in batches(missing):
+            self._step(merge_id, holder, done, f"{prefix}:absorbed:link:{suffix}",
+                       partial(self.crm.associate_all, merged_id, batch))
         kept_id = self._bring_back(kept, merge_id, holder, f"{prefix}:kept", done, ids)
         current_kept = self.crm.snapshot(kept_id) or ContactSnapshot(kept_id, {}, ())
         overwritten: dict[str, str | None] = dict(record.get("undo_overwrote") or {})
@@ -571,15 +642,14 @@ class MergeService:
                 self.crm.set_properties(kept_id, changes)
             self.ledger.progress(merge_id, holder, name, {})
             done.add(name)
-        for index, entry in enumerate(bundle["moved"]):
-            assoc = Association.from_item(entry)
-            if entry["to"] is not None and not entry["on_kept"] and assoc in current_kept.associations:
-                self._step(merge_id, holder, done, f"{prefix}:kept:unlink:{index}",
-                           partial(self.crm.dissociate, kept_id, assoc))
-        for index, assoc in enumerate(kept.associations):
-            if assoc not in current_kept.associations:
-                self._step(merge_id, holder, done, f"{prefix}:kept:link:{index}",
-                           partial(self.crm.associate, kept_id, assoc))
+        created = [a for a in to_create(bundle["moved"]) if a in current_kept.associations]
+        for suffix, batch in batches(created):
+            self._step(merge_id, holder, done, f"{prefix}:kept:unlink:{suffix}",
+                       partial(self.crm.dissociate_all, kept_id, batch))
+        lost = [a for a in kept.associations if a not in current_kept.associations]
+        for suffix, batch in batches(lost):
+            self._step(merge_id, holder, done, f"{prefix}:kept:link:{suffix}",
+                       partial(self.crm.associate_all, kept_id, batch))
         return {"merged_id": merged_id, "overwritten": overwritten}
 
     def _reset_properties(

@@ -213,14 +213,15 @@ class Pusher:
 
 
 def make_crm(config: PushConfig) -> Crm:
-    """HubSpot, with the private-app token read from Secrets Manager at call time."""
+    """HubSpot, with the Service Key read from Secrets Manager at call time."""
 
     def token() -> str:
+        from handlers.common.hubspot import token_from_secret
         from handlers.common.secrets import get_secret
 
-        return get_secret(config.crm_secret_id)
+        return token_from_secret(get_secret(config.crm_secret_id))
 
-    return HubSpotCrm(config.crm_base_url, token)
+    return HubSpotCrm(config.crm_base_url, token, version=os.environ.get("HUBSPOT_API_VERSION"))
 
 
 _pusher: Pusher | None = None

@@ -441,3 +441,9 @@ def test_environments_hold_names_not_secrets(graph: Graph) -> None:
 def test_policy_pack_finds_nothing(graph: Graph, iam_graph: Graph) -> None:
     assert evaluate_graph(graph) == []
     assert evaluate_graph(iam_graph) == []
+
+
+def test_ler_push_calls_the_stacks_hubspot_version(graph: Graph) -> None:
+    env = functions(graph)["dev-ler-push"].inputs["environment"]["variables"]
+    assert env["HUBSPOT_API_VERSION"] == "2026-09"
+    assert env["CRM_BASE_URL"] == "https://api.hubapi.com"

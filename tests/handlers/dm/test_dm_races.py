@@ -37,8 +37,8 @@ from tests.handlers.dm.conftest import KEYRING, DmAws
 NOW = dt.datetime(2026, 8, 3, 9, 0, tzinfo=dt.UTC)
 KEYS = Keyring.from_secret_string(json.dumps(KEYRING))
 TRIALS = 50
-DEAL = Association("deals", "d1", "contact_to_deal")
-COMPANY = Association("companies", "c1", "contact_to_company")
+DEAL = Association("deals", "d1", 4)
+COMPANY = Association("companies", "c1", 279)
 
 
 class HubSpotLikeCrm(InMemoryCrm):
@@ -102,8 +102,8 @@ def add_pair(crm: InMemoryCrm, dm_aws: DmAws, trial: int) -> tuple[str, str, str
     email = f"ann{trial}@acme.io"
     crm.add_contact(low, firstname="Ann", lastname="Lee", email=email, createdate="2024-01-01")
     crm.add_contact(high, firstname="Ann", lastname="Lee", email=email, city="Boston", createdate="2025-03-01")
-    crm.add_related(low, Association("deals", f"d{trial}", "contact_to_deal"), dealname="Renewal")
-    crm.add_related(high, Association("companies", f"c{trial}", "contact_to_company"), name="Acme")
+    crm.add_related(low, Association("deals", f"d{trial}", 4), dealname="Renewal")
+    crm.add_related(high, Association("companies", f"c{trial}", 279), name="Acme")
     pair_key = f"{low}#{high}"
     dm_aws.pairs.put_item(Item={"pair_key": pair_key, "band": "propose", "run_id": "2026-W32"})
     return pair_key, low, high
