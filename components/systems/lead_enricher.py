@@ -269,6 +269,17 @@ class LeadEnricher(System):
         intake_grants = [
             raw.grant("s3:PutObject", prefixes=(contract.FORM_PREFIX,), sid="KeepRawFormPayloads"),
             raw.grant("s3:GetObject", prefixes=contract.TRIGGER_PREFIXES, sid="ReadMailAndUploads"),
+            # An upload's progress and report, under a prefix that triggers nothing.
+            raw.grant(
+                "s3:GetObject", "s3:PutObject", prefixes=(contract.REPORT_PREFIX,), sid="UploadReports"
+            ),
+            # A long upload goes on in a new asynchronous invocation of intake itself (its
+            # own ARN only; the cursor in the report only moves forward, so it ends).
+            Grant(
+                "ContinueLongUploads",
+                ("lambda:InvokeFunction",),
+                (d.arns.lambda_function(d.name("ler-intake")),),
+            ),
             junk.grant("s3:PutObject", prefixes=(contract.JUNK_PREFIX,), sid="DropObviousJunk"),
             intake_queue.grant_send(),
         ]
