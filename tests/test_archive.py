@@ -217,9 +217,28 @@ def test_unvendored_third_party_import_is_refused(source_root: Path, tmp_path: P
         build(source_root, tmp_path, vendored=())
 
 
-def test_non_pure_python_distribution_is_refused(source_root: Path, tmp_path: Path) -> None:
-    with pytest.raises(ArchiveError, match="not a pure-Python wheel"):
-        build(source_root, tmp_path, vendored=("phonenumbers", "PyYAML"))
+def test_compiled_distribution_without_a_locked_lambda_wheel_is_refused(
+    source_root: Path, tmp_path: Path
+) -> None:
+    """PyYAML is compiled here; a lock that has no python3.14 arm64 wheel of it cannot serve."""
+    lock = tmp_path / "uv.lock"
+    lock.write_text(
+        'version = 1\n\n[[package]]\nname = "pyyaml"\nversion = "6.0.2"\n'
+        'wheels = [{ url = "https://x/PyYAML-6.0.2-cp311-cp311-manylinux_2_17_x86_64.whl", '
+        'hash = "sha256:00" }]\n'
+    )
+    with pytest.raises(ArchiveError, match=r"not pure Python, and uv\.lock has no wheel"):
+        build_function_archive(
+            "fx-hello",
+            HELLO,
+            ("phonenumbers", "PyYAML"),
+            source_root=source_root,
+            out_dir=tmp_path,
+            target_python=False,
+            native="lock",
+            lock_file=lock,
+            wheel_cache=tmp_path / "cache",
+        )
 
 
 def test_runtime_and_layer_packages_are_not_vendored(source_root: Path, tmp_path: Path) -> None:
