@@ -47,6 +47,8 @@ from handlers.lead_enricher import contract
 
 PACKAGE = "handlers.lead_enricher"
 PHONENUMBERS = ("phonenumbers",)
+JELLYFISH = ("jellyfish",)
+"""Jaro-Winkler for fuzzy dedupe (handlers.common.strings); compiled, the locked arm64 wheel."""
 FAILS_BEFORE_DLQ = 2
 """"ler-dlq catches any event that fails twice": two receives, or one retry of an async invoke."""
 
@@ -358,6 +360,7 @@ class LeadEnricher(System):
                 "AMBIGUOUS_SCORE": str(s.dedupe_ambiguous_score),
             },
             on_failure=dlq,
+            vendored=JELLYFISH,
         )
         function(
             "ler-filter",
@@ -397,7 +400,7 @@ class LeadEnricher(System):
                 "CRM_BASE_URL": s.crm_base_url,
                 "DEFAULT_PHONE_REGION": s.default_phone_region,
             },
-            vendored=PHONENUMBERS,
+            vendored=PHONENUMBERS + JELLYFISH,
             on_failure=dlq,
         )
         function(
