@@ -315,7 +315,8 @@ def handler_imports(handler: str, *, source_root: Path | None = None) -> frozens
 
 
 def distributions_for(modules: Iterable[str]) -> tuple[str, ...]:
-    """The installed distributions that provide ``modules`` (top-level names), sorted."""
+    """The installed distributions that provide ``modules`` (top-level names) and what they
+    need at run time that the runtime and the layer do not provide, sorted."""
     mapping = importlib.metadata.packages_distributions()
     names: set[str] = set()
     for module in modules:
@@ -323,6 +324,14 @@ def distributions_for(modules: Iterable[str]) -> tuple[str, ...]:
         if not dists:
             raise ArchiveError(f"no installed distribution provides {module!r}")
         names.update(dists)
+    pending = sorted(names)
+    while pending:
+        name = pending.pop()
+        dist = _installed(name)
+        for needed in runtime_requirements(name, (dist.requires or []) if dist else []):
+            if needed not in _PROVIDED_DISTRIBUTIONS and needed not in names:
+                names.add(needed)
+                pending.append(needed)
     return tuple(sorted(names))
 
 
@@ -504,36 +513,58 @@ def vendored_distribution(
     )
 
 
+UNUSED_REQUIREMENTS: Mapping[str, frozenset[str]] = {
+    # email-validator imports dnspython only to check deliverability (MX lookups), lazily;
+    # handlers.common.emails checks syntax only (check_deliverability=False), so the 1.5 MB
+    # of dnspython would never load. tests/test_archive.py validates from an archive without it.
+    "email-validator": frozenset({"dnspython"}),
+}
+"""Requirements a vendored distribution declares but never imports the way the handlers use it."""
+
+
+_TARGET_ENVIRONMENT = {
+    "python_version": "{}.{}".format(*TARGET_PYTHON_VERSION),
+    "python_full_version": "{}.{}.0".format(*TARGET_PYTHON_VERSION),
+    "platform_machine": "aarch64",
+    "platform_system": "Linux",
+    "sys_platform": "linux",
+    "os_name": "posix",
+    "implementation_name": "cpython",
+    "platform_python_implementation": "CPython",
+    "extra": "",
+}
+
+
+def runtime_requirements(name: str, requires: Iterable[str]) -> list[str]:
+    """The distributions ``name`` needs at run time on Lambda (markers evaluated for
+    python3.14 arm64 Linux, extras and ``UNUSED_REQUIREMENTS`` left out), normalised."""
+    unused = UNUSED_REQUIREMENTS.get(_normalise(name), frozenset())
+    needed: list[str] = []
+    for requirement in requires:
+        spec, _, marker = requirement.partition(";")
+        if marker.strip():
+            try:
+                from packaging.markers import Marker
+            except ImportError:  # pragma: no cover - packaging ships with pip/pytest
+                if "extra" in marker:
+                    continue
+            else:
+                if not Marker(marker.strip()).evaluate(_TARGET_ENVIRONMENT):
+                    continue
+        match = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", spec)
+        if match and _normalise(match.group(1)) not in unused:
+            needed.append(_normalise(match.group(1)))
+    return needed
+
+
 def _check_requirements(vendored: Sequence[VendoredDistribution]) -> None:
     """Every run-time dependency of a vendored distribution must be vendored or provided."""
     have = {d.name for d in vendored} | _PROVIDED_DISTRIBUTIONS
-    environment = {
-        "python_version": "{}.{}".format(*TARGET_PYTHON_VERSION),
-        "python_full_version": "{}.{}.0".format(*TARGET_PYTHON_VERSION),
-        "platform_machine": "aarch64",
-        "platform_system": "Linux",
-        "sys_platform": "linux",
-        "os_name": "posix",
-        "implementation_name": "cpython",
-        "platform_python_implementation": "CPython",
-        "extra": "",
-    }
     for dist in vendored:
-        for requirement in dist.requires:
-            spec, _, marker = requirement.partition(";")
-            if marker.strip():
-                try:
-                    from packaging.markers import Marker
-                except ImportError:  # pragma: no cover - packaging ships with pip/pytest
-                    if "extra" in marker:
-                        continue
-                else:
-                    if not Marker(marker.strip()).evaluate(environment):
-                        continue
-            match = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", spec)
-            if match and _normalise(match.group(1)) not in have:
+        for needed in runtime_requirements(dist.name, dist.requires):
+            if needed not in have:
                 raise ArchiveError(
-                    f"vendored {dist.name!r} requires {match.group(1)!r}, which is neither "
+                    f"vendored {dist.name!r} requires {needed!r}, which is neither "
                     "vendored nor provided by the runtime or the layer; vendor it too"
                 )
 

@@ -80,7 +80,7 @@ def build(root: Path, out: Path, lock: Path, cache: Path, downloader: object) ->
     return build_function_archive(
         "fx-hello",
         HELLO,
-        ("phonenumbers", "fxnative"),
+        ("phonenumberslite", "fxnative"),
         source_root=root,
         out_dir=out,
         target_python=False,
@@ -268,7 +268,7 @@ def test_a_distribution_in_no_lock_and_not_installed_is_refused(
         build_function_archive(
             "fx-hello",
             HELLO,
-            ("phonenumbers", "no-such-distribution-xyz"),
+            ("phonenumberslite", "no-such-distribution-xyz"),
             source_root=source_root,
             out_dir=tmp_path / "out",
             target_python=False,
@@ -289,7 +289,7 @@ def test_host_mode_copies_the_installed_build_at_the_locked_version_only(
     path = build_function_archive(
         "fx-hello",
         HELLO,
-        ("phonenumbers", "jellyfish"),
+        ("phonenumberslite", "jellyfish"),
         out_dir=tmp_path / "a",
         **common,  # type: ignore[arg-type]
     )
@@ -306,7 +306,7 @@ def test_host_mode_copies_the_installed_build_at_the_locked_version_only(
         build_function_archive(
             "fx-hello",
             HELLO,
-            ("phonenumbers", "jellyfish"),
+            ("phonenumberslite", "jellyfish"),
             out_dir=tmp_path / "b",
             lock_file=other,
             **common,  # type: ignore[arg-type]

@@ -175,7 +175,7 @@ class DuplicateMerger(System):
                 d,
                 "dm-block",
                 "Weekly: reads the CRM, computes four keys per contact, forms capped blocks",
-                FunctionCode(f"{PACKAGE}.block.handler", vendored=("phonenumbers", "jellyfish")),
+                FunctionCode(f"{PACKAGE}.block.handler", vendored=("phonenumberslite", "jellyfish")),
                 memory_mb=3008,
                 timeout_s=300,
                 grants=(
