@@ -39,3 +39,13 @@ def test_jaro_winkler_of_empty_and_equal_strings() -> None:
 )
 def test_nysiis_reads_letters_only(name: str, code: str) -> None:
     assert nysiis(name) == code
+
+
+def test_dm_and_ler_use_this_one_measure() -> None:
+    from handlers.common import strings
+    from handlers.duplicate_merger import evidence, profile
+    from handlers.lead_enricher import matching
+
+    assert matching.jaro_winkler is strings.jaro_winkler
+    assert evidence.jaro_winkler is strings.jaro_winkler
+    assert profile.nysiis is strings.nysiis
