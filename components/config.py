@@ -396,6 +396,10 @@ class StackConfig(_Section):
     """Receives the monthly budget alarm."""
     monthly_budget_usd: float = Field(gt=0, le=100000)
     """Monthly cost budget of the account; alarms at 80 % and 100 % actual, 100 % forecast."""
+    mail_identity_owner: bool = True
+    """This stack declares the SES sending identities (one per sender domain and region). An
+    identity is unique per account and region and dev and prod share the account: true in
+    exactly one stack (prod); the other sends from the same identities without declaring them."""
     powertools_layer_arns: Mapping[Region, str] = Field(default_factory=dict)
     """Powertools layer ARN pinned per region; otherwise the latest from AWS's public SSM parameter."""
     systems: Systems = Systems()
