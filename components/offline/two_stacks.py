@@ -16,7 +16,12 @@ reports:
   receives for (a receipt rule recipient) that no stack declares in that region, since the
   non-owner stack only references the owner's identities (``mailIdentityOwner``);
 - **no active rule set**: stacks declare receipt rule sets in a region but none activates one,
-  so mail for the lane is never received.
+  so mail for the lane is never received;
+- **cross-stack delivery**: an EventBridge rule of one stack whose pattern matches the sources
+  another stack's rules listen for on the same bus (or no source at all), so dev's functions
+  would receive prod's events (a rule receives every event on its bus that its pattern
+  matches: EventBridge user guide, "Amazon EventBridge event patterns",
+  https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-event-patterns.html).
 
 ``make plan`` prints the verdict line; ``tests/infra/test_two_stacks.py`` runs it in ``make test``.
 ``python -m components.offline.two_stacks`` runs it alone.
@@ -489,7 +494,42 @@ def check(graphs: Sequence[Graph]) -> Verdict:
             )
     verdict.references = len({(region, identity) for _, region, identity in referenced})
     verdict.problems.extend(_inactive_lanes(by_name))
+    verdict.problems.extend(_crosstalk(graphs))
     return verdict
+
+
+def _crosstalk(graphs: Sequence[Graph]) -> list[str]:
+    """Rules of different stacks on one bus whose source filters overlap."""
+    rules: list[tuple[str, str, str, str, frozenset[str] | None]] = []
+    for graph in graphs:
+        providers, default = _regions(graph)
+        for rule in graph.of_type("aws:cloudwatch/eventRule:EventRule"):
+            pattern = rule.inputs.get("eventPattern")
+            if not isinstance(pattern, str):
+                continue  # a scheduled rule: no pattern, no events from others
+            sources = json.loads(pattern).get("source")
+            bus = str(rule.inputs.get("eventBusName") or "default")
+            region = _region(graph, rule, providers, default)
+            listed = frozenset(str(x) for x in sources) if isinstance(sources, list) else None
+            rules.append((graph.stack, region, bus, str(rule.inputs.get("name")), listed))
+    found: list[str] = []
+    for i, (stack, region, bus, name, sources) in enumerate(rules):
+        for other, o_region, o_bus, o_name, o_sources in rules[i + 1 :]:
+            if other == stack or (region, bus) != (o_region, o_bus):
+                continue
+            if sources is None or o_sources is None or sources & o_sources:
+                shared = (
+                    "any source"
+                    if sources is None or o_sources is None
+                    else ", ".join(sorted(sources & o_sources))
+                )
+                found.append(
+                    f"cross-stack delivery: rules {stack}:{name} and {other}:{o_name} on bus "
+                    f"{bus} ({region}) both match {shared}, so each stack receives the other's "
+                    "events  [https://docs.aws.amazon.com/eventbridge/latest/userguide/"
+                    "eb-event-patterns.html]"
+                )
+    return found
 
 
 def _inactive_lanes(by_name: Mapping[tuple[str, ...], list[Claim]]) -> list[str]:

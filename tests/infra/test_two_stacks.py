@@ -253,3 +253,24 @@ def test_make_plan_fails_on_a_collision(
         "collision: budget dev-crm-automations-monthly (account) declared by dev:monthly-budget, prod:r0"
         in out
     )
+
+
+def test_rules_of_two_stacks_matching_one_source_on_one_bus_are_caught() -> None:
+    rule = "aws:cloudwatch/eventRule:EventRule"
+    on = json.dumps({"source": ["crm.dev.ler"], "detail-type": ["le.clean"]})
+    a = _graph("dev", (rule, "eu-west-2", {"name": "dev-on-clean", "eventPattern": on}))
+    same = _graph("prod", (rule, "eu-west-2", {"name": "prod-on-clean", "eventPattern": on}))
+    anything = json.dumps({"detail-type": ["le.clean"]})
+    open_rule = _graph("prod", (rule, "eu-west-2", {"name": "prod-any", "eventPattern": anything}))
+    own = json.dumps({"source": ["crm.prod.ler"]})
+    apart = _graph("prod", (rule, "eu-west-2", {"name": "prod-on", "eventPattern": own}))
+    elsewhere = _graph("prod", (rule, "us-east-1", {"name": "prod-on-clean", "eventPattern": on}))
+
+    def crosstalk(*graphs: Graph) -> list[str]:
+        return [p for p in check(graphs).problems if p.startswith("cross-stack delivery")]
+
+    assert len(crosstalk(a, same)) == 1
+    assert "both match crm.dev.ler" in crosstalk(a, same)[0]
+    assert "both match any source" in crosstalk(a, open_rule)[0]
+    assert crosstalk(a, apart) == []
+    assert crosstalk(a, elsewhere) == []
