@@ -113,6 +113,18 @@ _ALARM = Uniqueness(
     f"{_API}/AmazonCloudWatch/latest/APIReference/API_PutMetricAlarm.html (create or update)",
 )
 _IAM = f"{_API}/IAM/latest/UserGuide/reference_identifiers.html (unique within the account)"
+_SES_CONFIGURATION_SET = Uniqueness(
+    "SES configuration set",
+    "region",
+    _field("configurationSetName", "name"),
+    f"{_API}/ses/latest/APIReference-V2/API_CreateConfigurationSet.html (AlreadyExists)",
+)
+
+
+def _region_named(what: str, page: str) -> Uniqueness:
+    """A kind whose ``name`` is unique per account and region (the page says how)."""
+    return Uniqueness(what, "region", _field("name"), f"{_API}/{page}")
+
 
 NAMES: dict[str, Uniqueness] = {
     "aws:sesv2/emailIdentity:EmailIdentity": _SES_IDENTITY,
@@ -136,12 +148,7 @@ NAMES: dict[str, Uniqueness] = {
         _within("ruleSetName", "", "name"),
         f"{_API}/ses/latest/APIReference/API_CreateReceiptRule.html (AlreadyExists)",
     ),
-    "aws:sesv2/configurationSet:ConfigurationSet": Uniqueness(
-        "SES configuration set",
-        "region",
-        _field("configurationSetName"),
-        f"{_API}/ses/latest/APIReference-V2/API_CreateConfigurationSet.html (AlreadyExists)",
-    ),
+    "aws:sesv2/configurationSet:ConfigurationSet": _SES_CONFIGURATION_SET,
     "aws:s3/bucket:Bucket": _BUCKET,
     "aws:s3/bucketV2:BucketV2": _BUCKET,
     "aws:iam/role:Role": Uniqueness("IAM role", "account", _field("name", lower=True), _IAM),
@@ -249,6 +256,39 @@ NAMES: dict[str, Uniqueness] = {
         f"{_API}/AmazonCloudWatch/latest/APIReference/API_PutDashboard.html "
         "(create or replace; the ARN has no region)",
     ),
+    "aws:cloudwatch/eventArchive:EventArchive": _region_named(
+        "EventBridge archive", "eventbridge/latest/APIReference/API_CreateArchive.html"
+    ),
+    "aws:cloudwatch/eventConnection:EventConnection": _region_named(
+        "EventBridge connection", "eventbridge/latest/APIReference/API_CreateConnection.html"
+    ),
+    "aws:cloudwatch/eventApiDestination:EventApiDestination": _region_named(
+        "EventBridge API destination",
+        "eventbridge/latest/APIReference/API_CreateApiDestination.html",
+    ),
+    "aws:pipes/pipe:Pipe": _region_named(
+        "EventBridge pipe", "eventbridge/latest/pipes-reference/API_CreatePipe.html"
+    ),
+    "aws:cloudwatch/metricStream:MetricStream": _region_named(
+        "CloudWatch metric stream", "AmazonCloudWatch/latest/APIReference/API_PutMetricStream.html"
+    ),
+    "aws:cloudwatch/logResourcePolicy:LogResourcePolicy": Uniqueness(
+        "log resource policy",
+        "region",
+        _field("policyName"),
+        f"{_API}/AmazonCloudWatchLogs/latest/APIReference/API_PutResourcePolicy.html",
+    ),
+    "aws:ses/receiptFilter:ReceiptFilter": _region_named(
+        "receipt filter", "ses/latest/APIReference/API_CreateReceiptFilter.html"
+    ),
+    "aws:ses/configurationSet:ConfigurationSet": _SES_CONFIGURATION_SET,
+    "aws:pinpoint/smsvoicev2ConfigurationSet:Smsvoicev2ConfigurationSet": _region_named(
+        "SMS configuration set",
+        "goto/WebAPI/pinpoint-sms-voice-v2-2022-03-31/CreateConfigurationSet",
+    ),
+    "aws:pinpoint/smsvoicev2OptOutList:Smsvoicev2OptOutList": _region_named(
+        "SMS opt-out list", "goto/WebAPI/pinpoint-sms-voice-v2-2022-03-31/CreateOptOutList"
+    ),
     "aws:ssm/parameter:Parameter": Uniqueness(
         "SSM parameter",
         "region",
@@ -291,6 +331,28 @@ ATTACHED: frozenset[str] = frozenset(
         "aws:sesv2/configurationSetEventDestination:ConfigurationSetEventDestination",
         "aws:ses/identityPolicy:IdentityPolicy",
         "aws:sesv2/emailIdentityPolicy:EmailIdentityPolicy",
+        "aws:sesv2/emailIdentityFeedbackAttributes:EmailIdentityFeedbackAttributes",
+        "aws:ses/eventDestination:EventDestination",
+        "aws:cloudwatch/eventBusPolicy:EventBusPolicy",
+        "aws:sqs/redriveAllowPolicy:RedriveAllowPolicy",
+        "aws:sns/dataProtectionPolicy:DataProtectionPolicy",
+        "aws:lambda/provisionedConcurrencyConfig:ProvisionedConcurrencyConfig",
+        "aws:lambda/functionRecursionConfig:FunctionRecursionConfig",
+        "aws:lambda/layerVersionPermission:LayerVersionPermission",
+        "aws:cloudwatch/logDataProtectionPolicy:LogDataProtectionPolicy",
+        "aws:s3/bucketCorsConfiguration:BucketCorsConfiguration",
+        "aws:s3/bucketLogging:BucketLogging",
+        "aws:s3/bucketAcl:BucketAcl",
+        "aws:s3/bucketLifecycleConfigurationV2:BucketLifecycleConfigurationV2",
+        "aws:s3/bucketVersioningV2:BucketVersioningV2",
+        "aws:s3/bucketServerSideEncryptionConfigurationV2:BucketServerSideEncryptionConfigurationV2",
+        "aws:secretsmanager/secretVersion:SecretVersion",
+        "aws:secretsmanager/secretPolicy:SecretPolicy",
+        "aws:secretsmanager/secretRotation:SecretRotation",
+        "aws:dynamodb/tableItem:TableItem",
+        "aws:dynamodb/contributorInsights:ContributorInsights",
+        "aws:dynamodb/resourcePolicy:ResourcePolicy",
+        "aws:pinpoint/smsvoicev2PhoneNumber:Smsvoicev2PhoneNumber",
     }
 )
 

@@ -274,3 +274,20 @@ def test_rules_of_two_stacks_matching_one_source_on_one_bus_are_caught() -> None
     assert "both match any source" in crosstalk(a, open_rule)[0]
     assert crosstalk(a, apart) == []
     assert crosstalk(a, elsewhere) == []
+
+
+def test_every_classified_type_is_a_real_pulumi_aws_type() -> None:
+    """A typo in NAMES or ATTACHED would leave the real type unclassified; none is made."""
+    import re
+    from pathlib import Path
+
+    import pulumi_aws
+
+    root = Path(pulumi_aws.__file__).parent
+    known = {
+        m.group(1)
+        for f in root.rglob("*.py")
+        for m in re.finditer(r"'(aws:[a-z0-9]+/[A-Za-z0-9]+:[A-Za-z0-9]+)'", f.read_text())
+    }
+    classified = (set(NAMES) | ATTACHED) - {"pulumi:providers:aws"}
+    assert classified - known == set()
