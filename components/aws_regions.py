@@ -113,3 +113,34 @@ def offers(region: str, service: str) -> bool:
 def missing(region: str, needed: tuple[str, ...]) -> list[str]:
     """The services of ``needed`` (names as in ``SERVICES``) that ``region`` does not offer."""
     return [name for name in needed if not offers(region, SERVICES[name])]
+
+
+PROFILES_PAGE = (
+    "https://docs.aws.amazon.com/bedrock/latest/userguide/inference-profiles-support.html"
+)
+
+# A geographic cross-Region inference profile is called from a source Region inside its
+# geography; a global one from a commercial Region ("Supported Regions and models for inference
+# profiles", Bedrock user guide, PROFILES_PAGE). Lenient on purpose: only a profile called from
+# outside its geography is refused here (which source Regions each model lists is the model
+# page's business, and changes).
+_GEOGRAPHY: dict[str, tuple[str, ...]] = {
+    "us": ("us-", "ca-"),
+    "eu": ("eu-",),
+    "apac": ("ap-",),
+    "jp": ("ap-northeast-1", "ap-northeast-3"),
+    "au": ("ap-southeast-2", "ap-southeast-4"),
+}
+
+
+def profile_refusal(model_id: str, region: str) -> str | None:
+    """Why ``model_id`` (an inference profile such as ``eu.anthropic...``) cannot be called
+    from ``region``; ``None`` when it can, or when it is a plain model id."""
+    prefix, dot, _ = model_id.partition(".")
+    if not dot or (prefix != "global" and prefix not in _GEOGRAPHY):
+        return None
+    if partition_of(region) != "aws":
+        return f"{model_id} is a cross-Region profile of the commercial partition, not {region}'s"
+    if prefix == "global" or region.startswith(_GEOGRAPHY[prefix]):
+        return None
+    return f"{model_id} is a {prefix}. inference profile, called only from {prefix} Regions"

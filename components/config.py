@@ -21,6 +21,7 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -164,6 +165,18 @@ class SystemSettings(_Section):
                 f"{region!r} does not offer {', '.join(absent)}, which this system needs{extra}"
             )
         return region
+
+    @field_validator("*")
+    @classmethod
+    def _profiles_callable_from_the_region(cls, value: Any, info: ValidationInfo) -> Any:
+        region = info.data.get("region")  # validated first: it is declared first
+        if not isinstance(value, ModelChoice) or not isinstance(region, str):
+            return value
+        for key, model_id in (("modelId", value.model_id), ("heavyModelId", value.heavy_model_id)):
+            why = aws_regions.profile_refusal(model_id, region)
+            if why:
+                raise ValueError(f"{key}: {why}, not {region} ({aws_regions.PROFILES_PAGE})")
+        return value
 
 
 class DmThresholds(_Section):

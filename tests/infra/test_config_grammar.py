@@ -259,3 +259,33 @@ def test_make_plan_refuses_the_issue_values_naming_the_key(
     assert plan.main(["--stack", "bad"]) == 2
     err = capsys.readouterr().err
     assert f"crm-automations:{key}" in err and reason in err, err
+
+
+@pytest.mark.parametrize(
+    ("key", "field", "model_id"),
+    [
+        ("systems.ler.normalizeModel", "modelId", "us.anthropic.claude-haiku-4-5-20251001-v1:0"),
+        ("systems.upsr.pickerModel", "heavyModelId", "apac.anthropic.claude-sonnet-4-6"),
+        ("systems.rrs.composeModel", "modelId", "jp.anthropic.claude-haiku-4-5-20251001-v1:0"),
+    ],
+)
+def test_an_inference_profile_of_another_geography_is_refused(
+    key: str, field: str, model_id: str
+) -> None:
+    with pytest.raises(ConfigError) as err:
+        parse(_with(key, {field: model_id}))
+    message = str(err.value)
+    assert f"crm-automations:{key}: {field}: {model_id}" in message, message
+    assert aws_regions.PROFILES_PAGE in message
+
+
+def test_profiles_of_the_region_geography_or_global_are_accepted() -> None:
+    parse(
+        _with("systems.rrs.gradeModel", {"modelId": "eu.anthropic.claude-haiku-4-5-20251001-v1:0"})
+    )
+    parse(_with("systems.ler.dedupeModel", {"modelId": "anthropic.claude-3-haiku-20240307-v1:0"}))
+    assert aws_regions.profile_refusal("global.anthropic.claude-sonnet-4-6", "eu-west-2") is None
+    assert aws_regions.profile_refusal("global.anthropic.claude-sonnet-4-6", "cn-north-1")
+    assert aws_regions.profile_refusal("us.x.y", "ca-central-1") is None
+    assert aws_regions.profile_refusal("au.x.y", "ap-southeast-2") is None
+    assert aws_regions.profile_refusal("au.x.y", "ap-northeast-1")
