@@ -320,11 +320,24 @@ def _wheel_metadata(zipped: zipfile.ZipFile, filename: str) -> list[tuple[str, s
     ]
 
 
+_EM_AARCH64 = 183
+
+
+def _check_elf(header: bytes, what: str) -> None:
+    """A shared object must be a 64-bit little-endian ELF file for AArch64 (``e_machine``
+    183): the last word on what the tags claim."""
+    if len(header) < 20 or header[:4] != b"\x7fELF" or header[4] != 2 or header[5] != 1:
+        raise WheelError(f"{what} is not a 64-bit little-endian ELF shared object")
+    machine = int.from_bytes(header[18:20], "little")
+    if machine != _EM_AARCH64:
+        raise WheelError(f"{what} is built for ELF machine {machine}, not AArch64 ({_EM_AARCH64})")
+
+
 def unpack(wheel_file: Path, cache_dir: Path) -> Path:
     """The wheel's files unpacked under ``cache_dir/unpacked/``, after checking its tags.
 
     The ``WHEEL`` file inside must carry a tag the target loads (the file name alone could be
-    renamed). Paths that would leave the directory, and ``.data`` parts other than
+    renamed), and every shared object must be an AArch64 ELF file. Paths that would leave the directory, and ``.data`` parts other than
     ``purelib``/``platlib`` (scripts, headers), are refused: a function archive has no use
     for them and they would not be where the wheel meant them to be.
     """
@@ -351,6 +364,9 @@ def unpack(wheel_file: Path, cache_dir: Path) -> Path:
                 and parts[1] not in ("purelib", "platlib")
             ):
                 raise WheelError(f"{wheel_file.name}: ships {parts[0]}/{parts[1]}, not supported")
+        for name in names:
+            if re.search(r"\.so(\.[0-9.]+)?$", name):
+                _check_elf(zipped.read(name)[:20], f"{wheel_file.name}: {name}")
         target.parent.mkdir(parents=True, exist_ok=True)
         scratch = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
         try:

@@ -24,7 +24,18 @@ X86_64 = "cp314-cp314-manylinux_2_17_x86_64.manylinux2014_x86_64"
 SO = "fxnative/_speed.cpython-314-aarch64-linux-gnu.so"
 
 
-def make_wheel(directory: Path, tag: str = AARCH64, wheel_tags: str | None = None) -> Path:
+def elf(machine: int) -> bytes:
+    """The first bytes of a 64-bit little-endian ELF shared object for ``machine``."""
+    ident = b"\x7fELF" + bytes([2, 1, 1]) + bytes(9)
+    return ident + (3).to_bytes(2, "little") + machine.to_bytes(2, "little") + b"stand-in"
+
+
+AARCH64_SO, X86_64_SO = elf(183), elf(62)
+
+
+def make_wheel(
+    directory: Path, tag: str = AARCH64, wheel_tags: str | None = None, so: bytes = AARCH64_SO
+) -> Path:
     """Write fxnative-1.0-<tag>.whl; ``wheel_tags`` overrides the tags in its WHEEL file."""
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"fxnative-1.0-{tag}.whl"
@@ -32,7 +43,7 @@ def make_wheel(directory: Path, tag: str = AARCH64, wheel_tags: str | None = Non
     inner = wheel_tags or "\n".join(f"Tag: {python}-{abi}-{p}" for p in platforms.split("."))
     with zipfile.ZipFile(path, "w") as zipped:
         zipped.writestr("fxnative/__init__.py", "VALUE = 42\n")
-        zipped.writestr(SO, b"\x7fELF stand-in for an aarch64 extension")
+        zipped.writestr(SO, so)
         zipped.writestr(
             "fxnative-1.0.dist-info/METADATA",
             "Metadata-Version: 2.1\nName: fxnative\nVersion: 1.0\n",
@@ -192,7 +203,7 @@ def test_the_locked_wheel_is_fetched_once_and_vendored_deterministically(
     assert third.read_bytes() == first.read_bytes()
     with zipfile.ZipFile(first) as zipped:
         names = set(zipped.namelist())
-        assert zipped.read(SO) == b"\x7fELF stand-in for an aarch64 extension"
+        assert zipped.read(SO) == AARCH64_SO
     assert {"fxnative/__init__.py", SO, "fxnative-1.0.dist-info/WHEEL"} <= names
     assert "fxnative-1.0.dist-info/RECORD" not in names
     assert not [n for n in names if n.startswith(".") or "/." in n]
@@ -311,3 +322,13 @@ def test_host_mode_copies_the_installed_build_at_the_locked_version_only(
             lock_file=other,
             **common,  # type: ignore[arg-type]
         )
+
+
+def test_an_x86_64_extension_under_aarch64_tags_is_refused(
+    source_root: Path,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    index = tmp_path / "index"
+    lock = write_lock(tmp_path / "uv.lock", make_wheel(index, so=X86_64_SO))
+    with pytest.raises(ArchiveError, match="ELF machine 62, not AArch64"):
+        build(source_root, tmp_path / "out", lock, tmp_path / "cache", CopyDownloader(index))
