@@ -48,7 +48,10 @@ def test_physical_names_carry_the_stack_prefix(graph: Graph) -> None:
             }
         ):
             continue
-        assert name.startswith((f"{prefix}-", f"/aws/lambda/{prefix}-")), (r.type, name)
+        assert name.startswith((f"{prefix}-", f"/aws/lambda/{prefix}-", f"alias/{prefix}-")), (
+            r.type,
+            name,
+        )
 
 
 def test_one_provider_per_region_in_use(graph: Graph) -> None:
