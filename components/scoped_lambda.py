@@ -425,6 +425,14 @@ class ScopedLambda(pulumi.ComponentResource):
                         destination_arn=t.on_failure.arn
                     )
                 ),
+                # The stream ARN is unknown at preview for a new table: name the source in a
+                # known string, for the policy pack (event-source-mapping-permissions).
+                tags={
+                    **self.args.deployment.resource_tags(**{"crm:function": self.args.name}),
+                    "crm:event-source": self.args.deployment.arns.table_streams(
+                        t.table.physical_name
+                    ),
+                },
                 opts=pulumi.ResourceOptions(
                     parent=self, depends_on=[self.function, self.role_policy, t.table]
                 ),
@@ -463,6 +471,7 @@ class ScopedLambda(pulumi.ComponentResource):
                 action="lambda:InvokeFunction",
                 principal="events.amazonaws.com",
                 source_arn=d.arns.event_rule(rule_name, t.bus),
+                source_account=d.account_id,
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[self.function]),
             )
 
