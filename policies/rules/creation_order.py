@@ -8,7 +8,8 @@ depend (directly or through other resources, as the engine records it: explicit
 - an S3 bucket notification waits for each Lambda permission (principal
   ``s3.amazonaws.com``) of the functions it notifies, and for the queue or topic policy of
   each queue or topic it notifies;
-- a Lambda event source mapping waits for the inline role policies of its function's role.
+- a Lambda event source mapping waits for the inline role policies of its function's role;
+- a budget waits for the topic policy of each topic its notifications go to.
 
 Why: Pulumi creates independent resources in parallel, so without the dependency the first
 ``pulumi up`` races, and loses some of the time:
@@ -22,7 +23,10 @@ Why: Pulumi creates independent resources in parallel, so without the dependency
 - ``CreateEventSourceMapping`` checks the execution role and answers "The provided execution
   role does not have permissions to call ReceiveMessage on SQS" (or the stream reads) when it
   lacks them (Lambda Developer Guide, "Using Lambda with Amazon SQS",
-  https://docs.aws.amazon.com/lambda/latest/dg/with-sqs.html).
+  https://docs.aws.amazon.com/lambda/latest/dg/with-sqs.html);
+- Budgets refuses a subscriber topic it is not authorized to publish to (AWS Cost Management
+  User Guide, "Creating an Amazon SNS topic for budget notifications", its error messages,
+  https://docs.aws.amazon.com/cost-management/latest/userguide/budgets-sns-policy.html).
 
 Fix: the blocks declare these dependencies (``InboundMailLaneArgs.bucket_ready``,
 ``ScopedLambda``'s bucket trigger and event sources); a resource declared by hand needs
@@ -43,6 +47,7 @@ from policies.common.rule import stack_policy
 from policies.common.service_access import (
     BUCKET_NOTIFICATION,
     BUCKET_POLICY,
+    BUDGET,
     PERMISSION,
     QUEUE_POLICY,
     RECEIPT_RULE,
@@ -124,6 +129,19 @@ def _validate(args: StackValidationArgs, report: ReportViolation) -> None:
             report(
                 f"S3 bucket notification {node.name} does not wait for {label}: S3 tests each "
                 "destination and refuses the configuration while it cannot deliver",
+                node.urn,
+            )
+    for node in stack.of_type(BUDGET):
+        topics = [
+            item
+            for notification in as_list(node.props.get("notifications"))
+            for arn in as_list(get_path(notification, "subscriberSnsTopicArns") or [])
+            for item in topic_policies.get(name_of_topic_arn(arn) or "", [])
+        ]
+        for label in _missing(by_urn[node.urn], topics):
+            report(
+                f"budget {node.name} does not wait for {label}: Budgets refuses a subscriber "
+                "topic it is not yet authorized to publish to",
                 node.urn,
             )
     for node in stack.of_type(MAPPING):

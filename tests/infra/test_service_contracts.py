@@ -241,6 +241,7 @@ def _without_dependency(graph: Graph, resource_type: str, on_type: str) -> None:
     [
         ("aws:ses/receiptRule:ReceiptRule", "aws:s3/bucketPolicy:BucketPolicy", 1),
         ("aws:s3/bucketNotification:BucketNotification", "aws:lambda/permission:Permission", 1),
+        ("aws:budgets/budget:Budget", "aws:sns/topicPolicy:TopicPolicy", 1),
         (
             "aws:lambda/eventSourceMapping:EventSourceMapping",
             "aws:iam/rolePolicy:RolePolicy",

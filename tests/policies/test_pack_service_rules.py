@@ -72,7 +72,11 @@ def test_compliant_service_stack_passes(rule: str) -> None:
 
 
 def test_the_whole_pack_passes_the_service_stack() -> None:
-    waits = {"picker-jobs": ["upsr-picker-policy"], "picker-offers": ["upsr-picker-policy"]}
+    waits = {
+        "picker-jobs": ["upsr-picker-policy"],
+        "picker-offers": ["upsr-picker-policy"],
+        "budget-alerts-budget": ["budget-alerts-policy"],
+    }
     assert messages(run(service_stack(), depends_on=waits)) == []
 
 
@@ -479,3 +483,13 @@ def test_a_receipt_rule_not_waiting_for_the_bucket_policy_is_caught() -> None:
         "event source mapping picker-jobs does not wait for RolePolicy upsr-picker-policy of role "
         "dev-upsr-picker-role: CreateEventSourceMapping checks the role's permissions",
     ]
+
+
+def test_a_budget_not_waiting_for_its_topic_policy_is_caught() -> None:
+    found = messages(run(alert_topic("budget-alerts"), "creation-order"))
+    assert found == [
+        "budget budget-alerts-budget does not wait for TopicPolicy budget-alerts-policy: Budgets "
+        "refuses a subscriber topic it is not yet authorized to publish to"
+    ]
+    waits = {"budget-alerts-budget": ["budget-alerts-policy"]}
+    assert run(alert_topic("budget-alerts"), "creation-order", depends_on=waits) == []
