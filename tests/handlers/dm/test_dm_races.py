@@ -211,6 +211,7 @@ def test_confirm_and_reject_clicked_at_once_give_one_consistent_outcome(world: t
             assert not [c for c in crm.calls if c[1] in (low, high)]  # the CRM was never touched
     no_claims_left(dm_aws)
     assert sum(outcomes.values()) == TRIALS
+    print(f"confirm vs reject, {TRIALS} trials: {outcomes}")  # shown with pytest -s
 
 
 def test_undo_links_clicked_at_once_restore_once(world: tuple[DmAws, HubSpotLikeCrm]) -> None:
