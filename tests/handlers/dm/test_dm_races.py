@@ -31,7 +31,7 @@ import pytest
 from handlers.common.link_tokens import Keyring, issue_token
 from handlers.duplicate_merger import merge
 from handlers.duplicate_merger.crm import Association, ContactSnapshot, InMemoryCrm
-from handlers.duplicate_merger.merging import LinkUse, MergeService, Outcome
+from handlers.duplicate_merger.merging import LinkUse, MergeFailed, MergeService, Outcome
 from handlers.duplicate_merger.store import DynamoLedger, S3Bundles
 from tests.handlers.conftest import Latency
 from tests.handlers.dm.conftest import KEYRING, DmAws
@@ -353,7 +353,7 @@ def until_done(attempt: Callable[[dt.datetime], Outcome], done: tuple[str, ...])
         clicks += 1
         try:
             outcome = attempt(when)
-        except Crash:
+        except (Crash, MergeFailed):  # died, or the CRM refused and the merge was put back
             outcome = None
         if outcome is not None and outcome.status in done:
             return outcome, clicks
@@ -401,6 +401,47 @@ def test_a_merge_crashing_between_any_two_writes_completes_once(world: tuple[DmA
         states = [i["state"] for i in dm_aws.merges.scan()["Items"] if i.get("pair_key") == pair_key
                   and str(i["merge_id"]).startswith("mrg_")]
         assert states == ["merged"], (at, states)
+    no_claims_left(dm_aws)
+
+
+def test_a_failed_merge_whose_rollback_crashes_anywhere_is_put_back_then_merged_once(
+    world: tuple[DmAws, HubSpotLikeCrm],
+) -> None:
+    """The CRM refuses the archive (the 4th CRM write): the merge rolls back. A crash before
+    any write of that attempt, rollback included, is resumed by the next click, which then
+    merges: the end state is one clean merge, nothing re-created, nothing archived twice."""
+    dm_aws, _ = world
+    clean = HubSpotLikeCrm()
+    add_pair(clean, dm_aws, 996)
+    clean.fail_after_writes = 3
+    countdown = Countdown(None)
+    with pytest.raises(MergeFailed):
+        crashing_service(dm_aws, clean, countdown).merge("9961#9962", decided_by="x", now=NOW)
+    total = countdown.count
+    assert total >= 10
+    reference = HubSpotLikeCrm()
+    _, rlow, rhigh = add_pair(reference, dm_aws, 998)
+    MergeService(reference, DynamoLedger(dm_aws.merges, dm_aws.decisions), S3Bundles(dm_aws.bucket),
+                 undo_days=90).merge("9981#9982", decided_by="x", now=NOW)
+    expected = _renamed(reference.state([rlow, rhigh]), {rlow: rlow, rhigh: rhigh}, 998)
+    for at in range(1, total + 1):
+        crm = HubSpotLikeCrm()
+        pair_key, low, high = add_pair(crm, dm_aws, 200 + at)
+        crm.fail_after_writes = 3
+        svc = crashing_service(dm_aws, crm, Countdown(at))
+        link = LinkUse(f"rollback-{at}", int(NOW.timestamp()) + 86_400)
+
+        def click(when: dt.datetime, s: MergeService = svc, k: str = pair_key, ln: LinkUse = link) -> Outcome:
+            return s.merge(k, decided_by="ops@example.com", now=when, link=ln)
+
+        until_done(click, ("merged",))
+        assert _renamed(crm.state([low, high]), {low: rlow, high: rhigh}, 200 + at) == expected, (at, crm.calls)
+        assert crm.count("restore", high) == 0 and crm.count("archive", high) == 1, (at, crm.calls)
+        states = sorted(i["state"] for i in dm_aws.merges.scan()["Items"]
+                        if i.get("pair_key") == pair_key and str(i["merge_id"]).startswith("mrg_"))
+        # One merge, plus the rolled-back attempt unless the crash fell before the rollback
+        # started (then the resume rolled that attempt forward instead).
+        assert states.count("merged") == 1 and set(states) <= {"merged", "rolled_back"}, (at, states)
     no_claims_left(dm_aws)
 
 
