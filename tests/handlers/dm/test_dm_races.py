@@ -376,6 +376,7 @@ def test_a_merge_crashing_between_any_two_writes_completes_once(world: tuple[DmA
                                       link=LinkUse("clean", int(NOW.timestamp()) + 86_400))
     )
     assert total >= 8  # claim, bundle, record, CRM writes with their marks, settle
+    print(f"merge: a crash before each of its {total} writes")  # shown with pytest -s
     reference = HubSpotLikeCrm()
     _, rlow, rhigh = add_pair(reference, dm_aws, 998)
     MergeService(reference, DynamoLedger(dm_aws.merges, dm_aws.decisions), S3Bundles(dm_aws.bucket),
@@ -419,6 +420,7 @@ def test_a_failed_merge_whose_rollback_crashes_anywhere_is_put_back_then_merged_
         crashing_service(dm_aws, clean, countdown).merge("9961#9962", decided_by="x", now=NOW)
     total = countdown.count
     assert total >= 10
+    print(f"failed merge and rollback: a crash before each of its {total} writes")
     reference = HubSpotLikeCrm()
     _, rlow, rhigh = add_pair(reference, dm_aws, 998)
     MergeService(reference, DynamoLedger(dm_aws.merges, dm_aws.decisions), S3Bundles(dm_aws.bucket),
@@ -462,6 +464,7 @@ def test_an_undo_crashing_between_any_two_writes_restores_once(world: tuple[DmAw
     total = countdown.count
     expected = _renamed(clean.state([clow, chigh, f"{chigh}-r1"]), {k: k for k in (clow, chigh, f"{chigh}-r1")}, 997)
     assert total >= 6
+    print(f"undo: a crash before each of its {total} writes")
     attention = 0
     for at in range(1, total + 1):
         crm = HubSpotLikeCrm()
