@@ -224,3 +224,14 @@ def test_an_old_hubspot_version_is_flagged_in_the_plan() -> None:
     assert ("2026-03" in line and "2026-09 is current" in line) or line.startswith("hubspot  WARNING")
     env = functions(old)["dev-dm-block"].inputs["environment"]["variables"]
     assert env["HUBSPOT_API_VERSION"] == "2026-03"
+
+
+def test_every_dm_archive_carries_jellyfish(graph: Graph) -> None:
+    """NYSIIS and Jaro-Winkler come from jellyfish (compiled): each dm function vendors it."""
+    import zipfile
+
+    for name, f in functions(graph).items():
+        entries = zipfile.ZipFile(f.inputs["code"]["archive"]).namelist()
+        assert "jellyfish/__init__.py" in entries, name
+        assert "handlers/common/strings.py" in entries, name
+        assert any(e.startswith("jellyfish-") and e.endswith(".dist-info/WHEEL") for e in entries)

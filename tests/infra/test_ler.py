@@ -447,3 +447,12 @@ def test_ler_push_calls_the_stacks_hubspot_version(graph: Graph) -> None:
     env = functions(graph)["dev-ler-push"].inputs["environment"]["variables"]
     assert env["HUBSPOT_API_VERSION"] == "2026-09"
     assert env["CRM_BASE_URL"] == "https://api.hubapi.com"
+
+
+def test_jellyfish_is_in_the_archives_that_score_names(graph: Graph) -> None:
+    import zipfile
+
+    for name, f in functions(graph).items():
+        entries = zipfile.ZipFile(f.inputs["code"]["archive"]).namelist()
+        vendored = "jellyfish/__init__.py" in entries
+        assert vendored == (name in {"dev-ler-dedupe", "dev-ler-push"}), name
