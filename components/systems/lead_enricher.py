@@ -307,6 +307,8 @@ class LeadEnricher(System):
             else FunctionUrl("AWS_IAM"),
             bucket_trigger=BucketTrigger(raw, contract.TRIGGER_PREFIXES),
             on_failure=dlq,
+            # The mail lane picks the sender with the shared email check (Reply-To, else From).
+            vendored=EMAIL_CHECK,
         )
 
         # The chain ----------------------------------------------------------------------------

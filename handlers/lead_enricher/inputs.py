@@ -137,8 +137,6 @@ def count_urls(text: str) -> int:
 
 _LABELLED_LINE = re.compile(r"^\s*([A-Za-z][A-Za-z \-_]{1,30})\s*[:=]\s*(.+?)\s*$")
 _BOUNCE_SENDERS = ("mailer-daemon@", "postmaster@")
-_ADDRESS = re.compile(r"[^@\s<>\"(),;:]+@[^@\s<>\"(),;:]+\.[^@\s<>\"(),;:]+")
-"""The shape of a usable sender address (the normaliser validates it properly later)."""
 
 
 class UnreadableMail(ValueError):
@@ -174,6 +172,8 @@ def _from_mime(data: bytes) -> RawLead:
     from email.message import EmailMessage
     from email.utils import getaddresses
 
+    from handlers.common.emails import is_email
+
     message = email.message_from_bytes(data, policy=email.policy.default)
     assert isinstance(message, EmailMessage)
     raw = RawLead()
@@ -183,7 +183,7 @@ def _from_mime(data: bytes) -> RawLead:
             sender_header = str(message.get(header_name) or "")
         except (ValueError, TypeError, IndexError):  # a header the parser cannot even render
             continue
-        addresses = [(n, a) for n, a in getaddresses([sender_header]) if _ADDRESS.fullmatch(a.strip())]
+        addresses = [(n, a) for n, a in getaddresses([sender_header]) if is_email(a.strip())]
         if addresses:
             name, address = addresses[0]
             raw.fields["email"] = address.strip()[:MAX_FIELD_CHARS]

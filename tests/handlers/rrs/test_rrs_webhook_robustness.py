@@ -25,7 +25,7 @@ def deep(levels: int) -> Any:
     return value
 
 
-HOSTILE = {
+HOSTILE: dict[str, dict[str, Any]] = {
     "40 digits": {"extra": {"total": int("9" * 40)}},
     "1e300": {"extra": {"total": 1e300}},
     "500 levels": {"extra": deep(500)},
@@ -56,15 +56,13 @@ def test_an_event_that_cannot_be_stored_at_all_is_a_422_with_nothing_written(rrs
     rrs.put_customer()
     body = completion(title="x" * 100)
     body["customer"] = {"name": "A" * 100, "timezone": "Europe/London"}
-    from handlers.review_requests import intake
-
-    original = intake.check_item
+    from handlers.common.dynamo_limits import check_item as original
 
     def tiny(item: Any, **_: Any) -> int:
         return original(item, max_bytes=64)  # as if the item were over 400 KB
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(intake, "check_item", tiny)
+        patch.setattr("handlers.review_requests.intake.check_item", tiny)
         answer = call(url_event(body))
     assert answer["statusCode"] == 422 and response_body(answer)["error"]["code"] == "unstorable_event"
     for key in ("RRS_REQUESTS_TABLE", "RRS_JOBS_TABLE", "RRS_AUDIT_TABLE"):
@@ -106,3 +104,35 @@ def test_a_crash_between_any_two_completion_writes_is_finished_by_the_redelivery
     assert len(rrs.items("RRS_JOBS_TABLE")) == 1
     assert [s["Name"] for s in rrs.schedules()] == [rid]
     assert [e["event"] for e in rrs.audit(rid)] == ["intake"]
+
+
+def test_three_deliveries_of_one_completion_at_once_leave_one_of_each(
+    rrs: Rrs, atomic_dynamodb: Any
+) -> None:
+    """50 trials: the tool's redeliveries arrive together, each on its own thread."""
+    import threading
+
+    atomic_dynamodb.max_s = 0.002
+    rrs.put_customer()
+    for trial in range(50):
+        raw = json.dumps(completion(f"cmp-race-{trial}")).encode()
+        barrier = threading.Barrier(3)
+        answers: list[Any] = []
+
+        def deliver(raw: bytes = raw, barrier: threading.Barrier = barrier,
+                    answers: list[Any] = answers) -> None:
+            barrier.wait()
+            answers.append(call(url_event(raw)))
+
+        threads = [threading.Thread(target=deliver) for _ in range(3)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        assert [a["statusCode"] for a in answers] == [200, 200, 200], (trial, answers)
+        assert sorted(response_body(a)["duplicate"] for a in answers) == [False, True, True]
+        rid = request_id_for(f"cmp-race-{trial}")
+        assert [e["event"] for e in rrs.audit(rid)] == ["intake"]
+    assert len(rrs.items("RRS_REQUESTS_TABLE")) == 50
+    assert len(rrs.items("RRS_JOBS_TABLE")) == 50
+    assert len(rrs.schedules()) == 50

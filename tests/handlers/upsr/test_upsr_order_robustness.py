@@ -106,3 +106,29 @@ def test_a_crash_between_any_two_order_writes_ends_in_one_offer(world: World, mo
         assert len([o for o in world.items("offers") if o["order_id"] == str(order_id)]) == 1
         history = world.tables["customers"].get_item(Key={"customer_id": "7001"})["Item"]
         assert "TENT-2P" in history["owned_skus"], name  # the history was not lost either
+
+
+def test_three_deliveries_of_one_order_at_once_make_one_job(world: World, atomic_dynamodb: Any) -> None:
+    """50 trials: Shopify's duplicate deliveries arrive together, each on its own thread."""
+    import threading
+
+    atomic_dynamodb.max_s = 0.002
+    deps = world.order_deps()
+    for trial in range(50):
+        event = webhook(shopify_order(7000 + trial, customer_id=8000 + trial))
+        barrier = threading.Barrier(3)
+        statuses: list[str] = []
+
+        def deliver(event: Any = event, barrier: threading.Barrier = barrier,
+                    statuses: list[str] = statuses) -> None:
+            barrier.wait()
+            statuses.append(json.loads(order.handle(event, deps, now=T0)["body"])["status"])
+
+        threads = [threading.Thread(target=deliver) for _ in range(3)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        assert sorted(statuses) == ["accepted", "duplicate", "duplicate"], (trial, statuses)
+    jobs = world.jobs()
+    assert len(jobs) == 50 and len({json.loads(j["body"])["order_id"] for j in jobs}) == 50
