@@ -18,9 +18,12 @@ A pump delivers what is waiting to the functions the graph says, with Lambda's s
   one-off ``at()`` schedules that handlers create through the Scheduler API are read back
   from moto and fired when due on the sandbox clock.
 
-Invoke permissions matter as in AWS: an S3 or EventBridge trigger without the function's
-``lambda:Permission`` for that service fails delivery, and a schedule's role must allow
-``lambda:InvokeFunction`` (or ``sqs:SendMessage``) on its target.
+Permissions matter as in AWS: each service delivery is first evaluated, as the service's own
+request (``sandbox.service_requests``), against the document that must admit it: the function's
+resource-based policy (its ``lambda:Permission`` statements) for S3 and EventBridge, the dead-
+letter queue's policy for EventBridge's DLQ, a schedule role's trust policy and then its role
+policy for Scheduler. A delivery refused is recorded in ``refusals`` (and the report), and the
+handler is not run.
 """
 
 from __future__ import annotations
@@ -39,6 +42,14 @@ from sandbox.iam import Requirement, evaluate
 from sandbox.patterns import matches, passes_filters, sqs_filter_view
 from sandbox.runtime import Invocation, Runtime
 from sandbox.schedules import ScheduleSource
+from sandbox.service_requests import (
+    Refusal,
+    ServiceAccess,
+    events_invokes,
+    events_sends,
+    rule_arn,
+    s3_invokes,
+)
 
 ClientFactory = Callable[[str, str], Any]
 TAP_NAME = "sandbox-bus-tap"
@@ -75,6 +86,9 @@ class Triggers(ScheduleSource):
         self.traces: list[Trace] = []
         self.local_urls: dict[str, str] = {}  # function name -> local Function URL
         self.problems: list[str] = []
+        self.access = ServiceAccess(topology)
+        self.refusals: list[Refusal] = []
+        """Deliveries AWS would refuse (a trust, resource or key policy not admitting them)."""
         self.origin = clock.now()
         self._queue_urls: dict[str, str] = {}
         self._streams: list[_Stream] = []
@@ -121,6 +135,11 @@ class Triggers(ScheduleSource):
         for bucket in {n.bucket for n in self.t.notifications}:
             self._seen_objects[bucket] = set(self._list_objects(bucket))
         self.dirty.update({"queues", "streams", "bus", "buckets", "schedules"})
+
+    def refuse(self, refusal: Refusal) -> None:
+        """Record a refused delivery: nothing reaches the target."""
+        self.refusals.append(refusal)
+        self.traces.append(Trace("refused", refusal.source, refusal.target, refusal.reason))
 
     def _check_role(self, function: str, action: str, resource: str, why: str) -> bool:
         spec = self.t.functions.get(function)
@@ -205,7 +224,7 @@ class Triggers(ScheduleSource):
         done = 0
         while self._async_queue:
             target, event, source = self._async_queue.popleft()
-            self._deliver_async(target, event, source, None, None, None)
+            self._deliver_async(target, event, source, None, None)
             done += 1
         return done
 
@@ -398,9 +417,13 @@ class Triggers(ScheduleSource):
                 continue
             for target, dlq, _retries in rule.targets:
                 routed = True
-                rule_arn = f"arn:aws:events:{region}:{ACCOUNT_ID}:rule/{rule.name}"
+                arn = rule_arn(region, rule.name, rule.bus)
                 self._deliver_async(
-                    target, event, f"rule:{rule.name}", "events.amazonaws.com", rule_arn, dlq
+                    target,
+                    event,
+                    f"rule:{rule.name}",
+                    events_invokes(arn, target),
+                    events_sends(arn, dlq) if dlq else None,
                 )
         if not routed:
             self.traces.append(
@@ -460,31 +483,30 @@ class Triggers(ScheduleSource):
                 n.function_arn,
                 {"Records": [record]},
                 f"s3:{bucket}/{n.prefix}",
-                "s3.amazonaws.com",
-                f"arn:aws:s3:::{bucket}",
+                s3_invokes(bucket, n.function_arn),
                 None,
             )
 
     # Asynchronous invocation ---------------------------------------------------------------
-
-    def _allowed_by(self, function: str, principal: str, source_arn: str) -> bool:
-        for r in self.t.graph.of_type("aws:lambda/permission:Permission"):
-            i = r.inputs
-            if i.get("function") != function or i.get("principal") != principal:
-                continue
-            if i.get("sourceArn") in (None, source_arn):
-                return True
-        return False
 
     def _deliver_async(
         self,
         target: str,
         event: Any,
         source: str,
-        principal: str | None,
-        source_arn: str | None,
-        dead_letter: str | None,
+        request: Requirement | None,
+        dead_letter: Requirement | None,
     ) -> None:
+        """An asynchronous invocation of ``target`` (or a message to a queue target) made by
+        ``request``'s service principal, which the target's policy must admit; a refused event
+        goes to the ``dead_letter`` queue when the queue's policy admits that send."""
+        if request is not None:
+            decision, where = self.access.resource(target, request)
+            if not decision.allowed:
+                self.refuse(Refusal(source, target, request, where, decision.explicit_deny))
+                if dead_letter is not None:
+                    self._dead_letter(source, event, dead_letter)
+                return
         spec = self.t.function_by_arn(target)
         if spec is None:
             if ":sqs:" in target:
@@ -492,12 +514,6 @@ class Triggers(ScheduleSource):
                 self.traces.append(Trace("sqs-target", source, target.rsplit(":", 1)[-1]))
             else:
                 self.traces.append(Trace("unsupported", source, target))
-            return
-        if principal and source_arn and not self._allowed_by(spec.name, principal, source_arn):
-            detail = f"no lambda:Permission for {principal} from {source_arn}"
-            self.traces.append(Trace("denied", source, spec.name, detail))
-            if dead_letter:
-                self._send_to_queue(dead_letter, json.dumps(event))
             return
         config = self.t.async_configs.get(spec.name)
         attempts = 1 + (config.max_retries if config else 2)
@@ -519,6 +535,15 @@ class Triggers(ScheduleSource):
             self.traces.append(
                 Trace("on-failure", source, config.on_failure_arn.rsplit(":", 1)[-1])
             )
+
+    def _dead_letter(self, source: str, event: Any, send: Requirement) -> None:
+        assert send.resource is not None
+        decision, where = self.access.resource(send.resource, send)
+        if not decision.allowed:
+            self.refuse(Refusal(source, send.resource, send, where, decision.explicit_deny))
+            return
+        self._send_to_queue(send.resource, json.dumps(event))
+        self.traces.append(Trace("dead-letter", source, send.resource.rsplit(":", 1)[-1]))
 
     def _send_to_queue(self, arn: str, body: str) -> None:
         queue = self.t.queue_by_arn(arn)
