@@ -64,7 +64,9 @@ def _default(info: FieldInfo) -> str:
     value = info.default
     if isinstance(value, BaseModel):
         return "see below"
-    return f"`{json.dumps(value)}`" if value not in ("", None) else ("`\"\"`" if value == "" else "none")
+    return (
+        f"`{json.dumps(value)}`" if value not in ("", None) else ('`""`' if value == "" else "none")
+    )
 
 
 def _doc(model: type[BaseModel], name: str) -> str:
@@ -89,7 +91,12 @@ def rows(model: type[BaseModel], prefix: str) -> Iterator[tuple[str, str, str, s
             yield key, "section", _default(info), section_doc
             yield from rows(nested, key + ".")
         elif nested is Systems:
-            yield key, "section", "`{}`", "One section per system; a missing section is not deployed."
+            yield (
+                key,
+                "section",
+                "`{}`",
+                "One section per system; a missing section is not deployed.",
+            )
             yield from rows(nested, key + ".")
         else:
             yield key, _type_name(info.annotation), _default(info), doc

@@ -41,7 +41,7 @@ from components.deployment import Deployment
 from components.grants import Grant
 from components.guarded_table import GuardedTable, GuardedTableArgs, Index, Key
 from components.private_bucket import PrivateBucket, PrivateBucketArgs
-from components.scheduled_job import ScheduledJob, ScheduledJobArgs
+from components.scheduled_job import ScheduledJob, ScheduledJobArgs, schedule_group
 from components.scoped_lambda import (
     FunctionCode,
     FunctionUrl,
@@ -139,7 +139,7 @@ class DuplicateMerger(System):
                 d,
                 "dm-crm-read",
                 "CRM read credential of the duplicate merger (HubSpot private app token with "
-                "contacts read scope), as the bare token or JSON {\"token\": ...}.",
+                'contacts read scope), as the bare token or JSON {"token": ...}.',
             ),
             child,
         )
@@ -234,7 +234,9 @@ class DuplicateMerger(System):
                 memory_mb=1024,
                 timeout_s=60,
                 grants=(
-                    undo.grant("s3:PutObject", "s3:GetObject", prefixes=(UNDO_PREFIX,), sid="UndoBundles"),
+                    undo.grant(
+                        "s3:PutObject", "s3:GetObject", prefixes=(UNDO_PREFIX,), sid="UndoBundles"
+                    ),
                     crm_write.grant_read(sid="ReadCrmWriteCredential"),
                     link_key.grant_read(sid="ReadLinkKey"),
                     self.merges.grant(
@@ -285,6 +287,7 @@ class DuplicateMerger(System):
         )
 
         # Schedules ----------------------------------------------------------------------
+        jobs_group = schedule_group("dm-schedules", d, d.system, child)
         ScheduledJob(
             "dm-block-weekly",
             ScheduledJobArgs(
@@ -292,6 +295,7 @@ class DuplicateMerger(System):
                 "dm-block-weekly",
                 s.schedule,
                 self.block,
+                jobs_group,
                 timezone=s.schedule_timezone,
                 payload=json.dumps({"action": "block"}),
                 description="Weekly blocking run of the duplicate merger",
@@ -305,6 +309,7 @@ class DuplicateMerger(System):
                 "dm-digest-weekly",
                 s.digest_schedule,
                 self.merge,
+                jobs_group,
                 timezone=s.schedule_timezone,
                 payload=json.dumps({"action": "digest"}),
                 description="Weekly digest of the duplicate merger's proposals",

@@ -198,14 +198,14 @@ def test_sweep_and_sync_run_every_fifteen_minutes_on_their_own_functions(graph: 
 def test_request_schedules_have_a_group_and_a_role_that_may_only_send_to_rrs_work(
     graph: Graph,
 ) -> None:
-    [group] = graph.of_type("aws:scheduler/scheduleGroup:ScheduleGroup")
-    assert group.inputs["name"] == GROUP
+    groups = {g.inputs["name"] for g in graph.of_type("aws:scheduler/scheduleGroup:ScheduleGroup")}
+    assert groups == {GROUP, "dev-rrs"}
     role = graph.named("aws:iam/role:Role", "dev-rrs-request-schedules-role")
     [trust] = json.loads(role.inputs["assumeRolePolicy"])["Statement"]
     assert trust["Principal"] == {"Service": "scheduler.amazonaws.com"}
     assert trust["Condition"] == {
         "StringEquals": {"aws:SourceAccount": ACCOUNT_ID},
-        "ArnLike": {"aws:SourceArn": arn("scheduler", f"schedule/{GROUP}/*")},
+        "ArnEquals": {"aws:SourceArn": arn("scheduler", f"schedule-group/{GROUP}")},
     }
     policy = graph.named("aws:iam/rolePolicy:RolePolicy", "dev-rrs-request-schedules-role-send")
     assert json.loads(policy.inputs["policy"])["Statement"] == [
