@@ -326,22 +326,64 @@ class Sandbox:
 
     def drop_mail(self, mime: bytes | str, *, recipient: str) -> list[str]:
         """SES receives a mail for ``recipient``: each matching receipt rule's S3 action stores
-        it under its prefix (the object key is the SES message id). Returns the keys."""
+        it under its prefix (the object key is the SES message id), if the bucket's policy
+        admits SES writing for that rule (``sandbox.service_requests.ses_puts_object``; a write
+        refused is recorded in ``triggers.refusals`` and stores nothing). Returns the keys
+        stored."""
+        from sandbox.service_requests import Refusal, ses_puts_object
+
         data = mime.encode() if isinstance(mime, str) else mime
         message_id = uuid.uuid4().hex
         keys = []
+        matched = False
         for rule in self.topology.receipt_rules:
             domain = recipient.rpartition("@")[2]
             if not any(r.lower() in (recipient.lower(), domain.lower()) for r in rule.recipients):
                 continue
+            matched = True
             for bucket, prefix in rule.s3_actions:
-                self.aws("s3", rule.region).put_object(
-                    Bucket=bucket, Key=f"{prefix}{message_id}", Body=data
-                )
-                keys.append(f"s3://{bucket}/{prefix}{message_id}")
-        if not keys:
+                key = f"{prefix}{message_id}"
+                put = ses_puts_object(rule.region, rule.rule_set, rule.name, bucket, key)
+                decision, where = self._triggers.access.resource(f"arn:aws:s3:::{bucket}", put)
+                if not decision.allowed:
+                    self._triggers.refuse(
+                        Refusal(
+                            f"ses:{rule.name}",
+                            f"s3://{bucket}/{prefix}",
+                            put,
+                            where,
+                            decision.explicit_deny,
+                        )
+                    )
+                    continue
+                self.aws("s3", rule.region).put_object(Bucket=bucket, Key=key, Body=data)
+                keys.append(f"s3://{bucket}/{key}")
+        if not matched:
             raise KeyError(f"no receipt rule accepts mail for {recipient}")
         return keys
+
+    def notify_budget(
+        self, budget: str | None = None, *, notification_type: str = "ACTUAL", threshold: float = 80
+    ) -> list[str]:
+        """AWS Budgets reports a budget over ``threshold`` percent (every budget of the graph,
+        or the one named): the notification is published to its topics if their topic and key
+        policies admit Budgets. Returns the topic ARNs reached; refusals are in
+        ``triggers.refusals``."""
+        from sandbox.budget_alerts import notify
+
+        budgets = [b for b in self.topology.budgets if budget in (None, b.name)]
+        if not budgets:
+            raise KeyError(f"no budget {budget or ''} in the graph".replace("  ", " "))
+        reached: list[str] = []
+        for spec in budgets:
+            reached += notify(
+                self._triggers,
+                self.outbox,
+                spec,
+                notification_type=notification_type,
+                threshold=threshold,
+            )
+        return reached
 
     def fire(self, schedule_seed: str) -> None:
         """A recurring schedule fires now."""

@@ -212,7 +212,7 @@ class KeySpec:
 
     @property
     def arn(self) -> str:
-        key_id = min(r for r in self.refs if not r.startswith(("arn:", "alias/")))
+        key_id = min(r for r in self.refs if not r.startswith(("arn:", "alias/", "parent:")))
         return f"arn:aws:kms:{self.region}:{ACCOUNT_ID}:key/{key_id}"
 
 
@@ -323,7 +323,8 @@ class Topology:
         ref = self.key_aliases.get(ref, ref)
         if ref.startswith("arn:aws:kms:") and ":key/" in ref:
             ref = ref.split(":key/", 1)[1]
-        return next((k for k in self.keys if ref in k.refs), None)
+        found = [k for k in self.keys if ref in k.refs]
+        return found[0] if len(found) == 1 else None
 
 
 def _table(t: Topology, r: Resource, region: str, *_: Any) -> None:
@@ -439,14 +440,17 @@ def _topic_policy(t: Topology, r: Resource, *_: Any) -> None:
 
 
 def _kms_key(t: Topology, r: Resource, region: str, *_: Any) -> None:
-    refs = {f"{r.name}-id"} | {
+    # The mock engine knows no key ID: an alias declared next to the key (same parent
+    # component) with an unknown ``targetKeyId`` is joined to it through that parent.
+    refs = {f"{r.name}-id", f"parent:{r.parent}"} | {
         str(v) for k, v in r.outputs.items() if k in ("arn", "keyId", "id") and isinstance(v, str)
     }
     t.keys.append(KeySpec(frozenset(refs), region, tuple(_statements(r.inputs.get("policy")))))
 
 
 def _kms_alias(t: Topology, r: Resource, *_: Any) -> None:
-    t.key_aliases[str(r.inputs["name"])] = str(r.inputs.get("targetKeyId") or "")
+    target = r.inputs.get("targetKeyId")
+    t.key_aliases[str(r.inputs["name"])] = str(target) if target else f"parent:{r.parent}"
 
 
 def _budget(t: Topology, r: Resource, *_: Any) -> None:
