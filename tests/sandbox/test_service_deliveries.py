@@ -1,0 +1,292 @@
+"""The sandbox acts as the services do: on the real dev graph, each kind of service delivery is
+refused when the document that must admit it does not, and admitted when it does.
+
+Two sandboxes of the whole dev stack: ``refusing`` runs a copy of the graph with one defect
+per delivery kind put back, ``admitting`` a copy with each set right explicitly (the schedule
+trust scoped to the schedule group, whatever today's program says):
+
+- Scheduler: issue 12's defect 2, execution roles trusting one schedule's ARN (or, for the rrs
+  per-request role, a schedule-name prefix) instead of the schedule group's ARN;
+- S3 -> ler-intake: the function's ``lambda:Permission`` names another bucket;
+- SES -> the ler-raw bucket: the bucket policy names another receipt rule;
+- EventBridge -> ler-dedupe / ler-filter: their permissions name another rule; the ler DLQ's
+  policy keeps admitting the on-enriched rule but no longer the on-deduped one;
+- Budgets -> the budget topic: the topic under ``alias/aws/sns`` (issue 12's defect 3).
+"""
+
+from __future__ import annotations
+
+import copy
+import datetime as dt
+import json
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from components.offline.engine import ACCOUNT_ID, Graph, Resource
+from sandbox.core import Sandbox, mime_message
+from sandbox.edits import with_schedule_trust
+from sandbox.graph import Topology, program_graph
+from sandbox.service_requests import receipt_rule_arn, rule_arn
+
+DEV = program_graph("dev")
+TOPOLOGY = Topology.from_graph(DEV)
+REGION = "eu-west-2"
+RAW = next(n for n in TOPOLOGY.notifications if "ler-intake" in n.function_arn)
+RECEIPT = TOPOLOGY.receipt_rules[0]
+DLQ = f"arn:aws:sqs:{REGION}:{ACCOUNT_ID}:dev-ler-dlq"
+REQUEST_ROLE = "dev-rrs-request-schedules-role"
+
+
+def _edit(graph: Graph, type_token: str, match: Callable[[Resource], bool]) -> Resource:
+    [found] = [r for r in graph.of_type(type_token) if match(r)]
+    return found
+
+
+def _permission(graph: Graph, function: str, principal: str) -> Resource:
+    return _edit(
+        graph,
+        "aws:lambda/permission:Permission",
+        lambda r: r.inputs["function"] == function and r.inputs["principal"] == principal,
+    )
+
+
+def _refusing_graph() -> Graph:
+    graph = copy.deepcopy(with_schedule_trust(DEV, "schedule"))
+    _permission(graph, "dev-ler-intake", "s3.amazonaws.com").inputs["sourceArn"] = (
+        "arn:aws:s3:::dev-ler-junk-123456789012"
+    )
+    for function, other in (("dev-ler-dedupe", "dev-ler-on-clean"), ("dev-ler-filter", "x")):
+        _permission(graph, function, "events.amazonaws.com").inputs["sourceArn"] = rule_arn(
+            REGION, other
+        )
+    bucket = _edit(
+        graph, "aws:s3/bucketPolicy:BucketPolicy", lambda r: r.inputs["bucket"] == RAW.bucket
+    )
+    bucket.inputs["policy"] = bucket.inputs["policy"].replace(
+        receipt_rule_arn(REGION, RECEIPT.rule_set, RECEIPT.name),
+        receipt_rule_arn(REGION, RECEIPT.rule_set, "another-rule"),
+    )
+    queue = _edit(
+        graph,
+        "aws:sqs/queuePolicy:QueuePolicy",
+        lambda r: str(r.inputs["queueUrl"]).endswith("/dev-ler-dlq"),
+    )
+    policy = json.loads(queue.inputs["policy"])
+    deduped = rule_arn(REGION, "dev-ler-on-deduped")
+    policy["Statement"] = [s for s in policy["Statement"] if deduped not in json.dumps(s)]
+    queue.inputs["policy"] = json.dumps(policy)
+    topic = _edit(graph, "aws:sns/topic:Topic", lambda r: r.inputs["name"] == "dev-budget-alerts")
+    topic.inputs["kmsMasterKeyId"] = "alias/aws/sns"
+    return graph
+
+
+def _ran(sb: Sandbox, function: str, source: str) -> bool:
+    assert sb.runtime is not None
+    return any(i.function == function and i.source == source for i in sb.runtime.invocations)
+
+
+def _refusals(sb: Sandbox, source: str) -> list[Any]:
+    assert sb.triggers is not None
+    return [r for r in sb.triggers.refusals if r.source == source]
+
+
+def _one_off_request(sb: Sandbox, name: str) -> None:
+    """A per-request schedule as rrs-webhook creates it: a one-off ``at()`` in its group,
+    sending to the work queue with the request-schedules role."""
+    webhook = sb.function("rrs-webhook").environment
+    role = f"arn:aws:iam::{ACCOUNT_ID}:role/{REQUEST_ROLE}"
+    assert webhook["RRS_SCHEDULE_ROLE_ARN"] == role
+    [queue] = sb.topology.policies[REQUEST_ROLE][0]["Resource"]
+    due = (sb.clock.now() + dt.timedelta(minutes=5)).replace(microsecond=0, tzinfo=None)
+    sb.aws("scheduler", REGION).create_schedule(
+        Name=name,
+        GroupName=webhook["RRS_SCHEDULE_GROUP"],
+        ScheduleExpression=f"at({due.isoformat()})",
+        FlexibleTimeWindow={"Mode": "OFF"},
+        Target={"Arn": queue, "RoleArn": role, "Input": json.dumps({"kind": "probe"})},
+    )
+    sb.advance(minutes=10)
+
+
+def _mail() -> bytes:
+    return mime_message("someone@example.org", RECEIPT.recipients[0], "Hi", "hello")
+
+
+def _put_event(sb: Sandbox, detail_type: str) -> None:
+    sb.aws("events", REGION).put_events(
+        Entries=[
+            {
+                "Source": "crm.dev.ler",
+                "DetailType": detail_type,
+                "Detail": json.dumps({"probe": True}),
+                "EventBusName": "default",
+            }
+        ]
+    )
+    sb.drain()
+
+
+class TestRefused:
+    """The graph with one defect per delivery kind: each delivery is refused, nothing runs."""
+
+    @pytest.fixture(scope="class")
+    def refusing(self) -> Iterator[Sandbox]:
+        with Sandbox(_refusing_graph()) as sb:
+            yield sb
+
+    @pytest.mark.parametrize("schedule", [s.name for s in TOPOLOGY.schedules])
+    def test_a_schedule_role_trusting_one_schedule_is_refused(
+        self, refusing: Sandbox, schedule: str
+    ) -> None:
+        spec = next(s for s in TOPOLOGY.schedules if s.name == schedule)
+        target = spec.target_arn.rsplit(":", 1)[-1]
+        refusing.fire(schedule)
+        refusing.drain()
+        [refusal] = _refusals(refusing, f"schedule:{schedule}")
+        assert refusal.requirement.action == "sts:AssumeRole"
+        assert refusal.requirement.context["aws:SourceArn"] == (
+            f"arn:aws:scheduler:{spec.region}:{ACCOUNT_ID}:schedule-group/{spec.group}"
+        )
+        assert not _ran(refusing, target, f"schedule:{schedule}")
+
+    def test_a_per_request_schedule_under_a_name_prefix_trust_is_refused(
+        self, refusing: Sandbox
+    ) -> None:
+        _one_off_request(refusing, "probe-refused")
+        [refusal] = _refusals(refusing, "schedule:probe-refused")
+        assert "dev-rrs-request-schedules-role" in refusal.document
+        assert refusal.requirement.context["aws:SourceArn"].endswith(
+            ":schedule-group/dev-rrs-requests"
+        )
+
+    def test_s3_without_a_permission_for_this_bucket_is_refused(self, refusing: Sandbox) -> None:
+        refusing.put_object("ler-raw", f"{RAW.prefix}s3-refused.eml", b"x")
+        refusing.drain()
+        [refusal] = _refusals(refusing, f"s3:{RAW.bucket}/{RAW.prefix}")
+        assert refusal.requirement.principal == "s3.amazonaws.com"
+        assert refusal.requirement.context["aws:SourceArn"] == f"arn:aws:s3:::{RAW.bucket}"
+        assert not _ran(refusing, "dev-ler-intake", f"s3:{RAW.bucket}/{RAW.prefix}")
+
+    def test_ses_writing_a_bucket_whose_policy_names_another_rule_is_refused(
+        self,
+        refusing: Sandbox,
+    ) -> None:
+        before = refusing.objects("ler-raw", "inbound/")
+        assert refusing.drop_mail(_mail(), recipient=RECEIPT.recipients[0]) == []
+        [refusal] = _refusals(refusing, f"ses:{RECEIPT.name}")
+        assert refusal.requirement.principal == "ses.amazonaws.com"
+        assert refusal.requirement.action == "s3:PutObject"
+        assert refusal.requirement.context["aws:SourceArn"] == receipt_rule_arn(
+            REGION, RECEIPT.rule_set, RECEIPT.name
+        )
+        assert refusing.objects("ler-raw", "inbound/") == before
+
+    def test_eventbridge_without_a_permission_for_this_rule_is_refused_and_dead_lettered(
+        self,
+        refusing: Sandbox,
+    ) -> None:
+        depth = refusing.queue_depth("ler-dlq")
+        _put_event(refusing, "le.enriched")
+        [refusal] = _refusals(refusing, "rule:dev-ler-on-enriched")
+        assert refusal.requirement.principal == "events.amazonaws.com"
+        assert refusal.requirement.context["aws:SourceArn"] == rule_arn(
+            REGION, "dev-ler-on-enriched"
+        )
+        assert not _ran(refusing, "dev-ler-dedupe", "rule:dev-ler-on-enriched")
+        # The DLQ's policy admits this rule: the undelivered event is kept there.
+        assert refusing.queue_depth("ler-dlq") == depth + 1
+
+    def test_eventbridge_dead_letter_refused_by_the_queue_policy_loses_the_event(
+        self,
+        refusing: Sandbox,
+    ) -> None:
+        depth = refusing.queue_depth("ler-dlq")
+        _put_event(refusing, "le.deduped")
+        invoke, dead_letter = _refusals(refusing, "rule:dev-ler-on-deduped")
+        assert invoke.requirement.action == "lambda:InvokeFunction"
+        assert (dead_letter.requirement.action, dead_letter.target) == ("sqs:SendMessage", DLQ)
+        assert "queue dev-ler-dlq" in dead_letter.document
+        assert refusing.queue_depth("ler-dlq") == depth
+
+    def test_a_budget_alert_to_a_topic_under_the_aws_managed_key_is_refused(
+        self,
+        refusing: Sandbox,
+    ) -> None:
+        sent = len(refusing.outbox.messages)
+        assert refusing.notify_budget(threshold=100) == []
+        [refusal] = _refusals(refusing, f"budget:{TOPOLOGY.budgets[0].name}")
+        assert refusal.document == "AWS managed key alias/aws/sns"
+        assert refusal.requirement.principal == "budgets.amazonaws.com"
+        assert len(refusing.outbox.messages) == sent
+
+
+class TestAdmitted:
+    """The same deliveries with each document set right: admitted, the handler runs.
+
+    (One sandbox at a time: moto's backends are per process, so the classes run in turn.)"""
+
+    @pytest.fixture(scope="class")
+    def admitting(self) -> Iterator[Sandbox]:
+        with Sandbox(with_schedule_trust(DEV, "group")) as sb:
+            yield sb
+
+    @pytest.mark.parametrize("schedule", [s.name for s in TOPOLOGY.schedules])
+    def test_a_schedule_role_trusting_the_group_is_admitted(
+        self, admitting: Sandbox, schedule: str
+    ) -> None:
+        spec = next(s for s in TOPOLOGY.schedules if s.name == schedule)
+        admitting.fire(schedule)
+        admitting.drain()
+        assert not _refusals(admitting, f"schedule:{schedule}")
+        assert _ran(admitting, spec.target_arn.rsplit(":", 1)[-1], f"schedule:{schedule}")
+
+    def test_a_per_request_schedule_under_the_group_trust_is_admitted(
+        self, admitting: Sandbox
+    ) -> None:
+        _one_off_request(admitting, "probe-admitted")
+        assert not _refusals(admitting, "schedule:probe-admitted")
+        assert admitting.triggers is not None
+        assert any(
+            t.kind == "schedule" and t.source == "probe-admitted" for t in admitting.triggers.traces
+        )
+
+    def test_s3_with_the_permission_is_admitted(self, admitting: Sandbox) -> None:
+        admitting.put_object("ler-raw", f"{RAW.prefix}s3-admitted.eml", b"x")
+        admitting.drain()
+        assert not _refusals(admitting, f"s3:{RAW.bucket}/{RAW.prefix}")
+        assert _ran(admitting, "dev-ler-intake", f"s3:{RAW.bucket}/{RAW.prefix}")
+
+    def test_ses_writing_the_bucket_for_its_rule_is_admitted(self, admitting: Sandbox) -> None:
+        [stored] = admitting.drop_mail(_mail(), recipient=RECEIPT.recipients[0])
+        assert not _refusals(admitting, f"ses:{RECEIPT.name}")
+        assert stored.rsplit("/", 2)[-2:][0] == "inbound"
+        assert stored.rsplit("/", 1)[-1] in [
+            k.rsplit("/", 1)[-1] for k in admitting.objects("ler-raw")
+        ]
+
+    def test_eventbridge_with_the_permission_is_admitted(self, admitting: Sandbox) -> None:
+        _put_event(admitting, "le.enriched")
+        assert not _refusals(admitting, "rule:dev-ler-on-enriched")
+        # Delivered (the probe then fails in the handler, which is Lambda's retry to handle).
+        assert _ran(admitting, "dev-ler-dedupe", "rule:dev-ler-on-enriched")
+        assert admitting.triggers is not None
+        assert not [
+            t
+            for t in admitting.triggers.traces
+            if t.kind == "dead-letter" and t.source == "rule:dev-ler-on-enriched"
+        ]
+
+    def test_a_budget_alert_to_a_topic_under_its_customer_managed_key_is_admitted(
+        self,
+        admitting: Sandbox,
+    ) -> None:
+        [budget] = TOPOLOGY.budgets
+        [topic] = budget.topic_arns
+        key = TOPOLOGY.topic_keys[topic]
+        assert not key.startswith("alias/aws/"), "the dev graph's budget topic has a customer key"
+        assert admitting.notify_budget(threshold=100) == [topic]
+        assert not _refusals(admitting, f"budget:{budget.name}")
+        [message] = [m for m in admitting.outbox.messages if m.sender == "budgets.amazonaws.com"]
+        assert message.to == (topic,) and budget.name in message.subject
