@@ -23,7 +23,7 @@ from sandbox import emulator
 from sandbox.clients import Clients
 from sandbox.clock import Clock
 from sandbox.deploy import DeployReport, deploy
-from sandbox.graph import FunctionSpec, Topology
+from sandbox.graph import FunctionSpec, ReceiptRuleSpec, Topology
 from sandbox.interceptor import Interceptor
 from sandbox.lambda_api import LambdaApi
 from sandbox.runtime import Resolver, Runtime
@@ -358,9 +358,42 @@ class Sandbox:
                     continue
                 self.aws("s3", rule.region).put_object(Bucket=bucket, Key=key, Body=data)
                 keys.append(f"s3://{bucket}/{key}")
+            for function_arn, invocation_type in rule.lambda_actions:
+                self._invoke_for_mail(
+                    rule, message_id, data, recipient, function_arn, invocation_type
+                )
         if not matched:
             raise KeyError(f"no receipt rule accepts mail for {recipient}")
         return keys
+
+    def _invoke_for_mail(
+        self,
+        rule: ReceiptRuleSpec,
+        message_id: str,
+        data: bytes,
+        recipient: str,
+        function_arn: str,
+        invocation_type: str,
+    ) -> None:
+        """A receipt rule's Lambda action: SES invokes the function as ``ses.amazonaws.com``,
+        which the function's policy must admit for this rule (``ses_invokes``)."""
+        from email import message_from_bytes
+
+        from sandbox import records
+        from sandbox.service_requests import ses_invokes
+
+        parsed = message_from_bytes(data)
+        event = records.ses_record(
+            message_id=message_id,
+            sender=str(parsed.get("From", "")),
+            recipients=[recipient],
+            subject=str(parsed.get("Subject", "")),
+            function_arn=function_arn,
+            invocation_type=invocation_type,
+            now=self.clock.now(),
+        )
+        request = ses_invokes(rule.region, rule.rule_set, rule.name, function_arn)
+        self._triggers.deliver(function_arn, event, f"ses:{rule.name}", request)
 
     def notify_budget(
         self, budget: str | None = None, *, notification_type: str = "ACTUAL", threshold: float = 80

@@ -200,6 +200,7 @@ class ReceiptRuleSpec:
     recipients: tuple[str, ...]
     s3_actions: tuple[tuple[str, str], ...]  # (bucket, prefix)
     active: bool
+    lambda_actions: tuple[tuple[str, str], ...] = ()  # (function arn, invocation type)
 
 
 @dataclass(frozen=True)
@@ -619,6 +620,10 @@ def _receipt_rule(
         (str(a["bucketName"]), str(a.get("objectKeyPrefix") or ""))
         for a in sorted(i.get("s3Actions") or [], key=lambda a: a.get("position", 0))
     )
+    invokes = tuple(
+        (str(a["functionArn"]), str(a.get("invocationType") or "Event"))
+        for a in sorted(i.get("lambdaActions") or [], key=lambda a: a.get("position", 0))
+    )
     t.receipt_rules.append(
         ReceiptRuleSpec(
             rule_set=str(i["ruleSetName"]),
@@ -627,6 +632,7 @@ def _receipt_rule(
             recipients=tuple(i.get("recipients") or ()),
             s3_actions=actions,
             active=str(i["ruleSetName"]) in active,
+            lambda_actions=invokes,
         )
     )
 

@@ -418,11 +418,12 @@ class Triggers(ScheduleSource):
             for target, dlq, _retries in rule.targets:
                 routed = True
                 arn = rule_arn(region, rule.name, rule.bus)
+                deliver = events_sends if ":sqs:" in target else events_invokes
                 self._deliver_async(
                     target,
                     event,
                     f"rule:{rule.name}",
-                    events_invokes(arn, target),
+                    deliver(arn, target),
                     events_sends(arn, dlq) if dlq else None,
                 )
         if not routed:
@@ -488,6 +489,11 @@ class Triggers(ScheduleSource):
             )
 
     # Asynchronous invocation ---------------------------------------------------------------
+
+    def deliver(self, target: str, event: Any, source: str, request: Requirement) -> None:
+        """A service's asynchronous invocation of ``target`` (SES's Lambda action), admitted
+        or refused by the target's policy like every other one."""
+        self._deliver_async(target, event, source, request, None)
 
     def _deliver_async(
         self,

@@ -8,7 +8,9 @@ trust scoped to the schedule group, whatever today's program says):
 - Scheduler: issue 12's defect 2, execution roles trusting one schedule's ARN (or, for the rrs
   per-request role, a schedule-name prefix) instead of the schedule group's ARN;
 - S3 -> ler-intake: the function's ``lambda:Permission`` names another bucket;
-- SES -> the ler-raw bucket: the bucket policy names another receipt rule;
+- SES -> the ler-raw bucket: the bucket policy names another receipt rule; SES -> a function
+  (a Lambda action added to the receipt rule for this test; dev declares none): no
+  ``lambda:Permission`` for SES;
 - EventBridge -> ler-dedupe / ler-filter: their permissions name another rule; the ler DLQ's
   policy keeps admitting the on-enriched rule but no longer the on-deduped one;
 - Budgets -> the budget topic: the topic under ``alias/aws/sns`` (issue 12's defect 3).
@@ -52,8 +54,42 @@ def _permission(graph: Graph, function: str, principal: str) -> Resource:
     )
 
 
+MAIL_FUNCTION = f"arn:aws:lambda:{REGION}:{ACCOUNT_ID}:function:dev-ler-intake"
+
+
+def _with_mail_lambda_action(graph: Graph, *, permitted: bool) -> Graph:
+    """The receipt rule with a Lambda action too, with or without the permission for SES."""
+    graph = copy.deepcopy(graph)
+    rule = _edit(
+        graph, "aws:ses/receiptRule:ReceiptRule", lambda r: r.inputs["name"] == RECEIPT.name
+    )
+    rule.inputs["lambdaActions"] = [
+        {"functionArn": MAIL_FUNCTION, "invocationType": "Event", "position": 2}
+    ]
+    if permitted:
+        template = _permission(graph, "dev-ler-intake", "s3.amazonaws.com")
+        graph.resources.append(
+            Resource(
+                type=template.type,
+                name="ler-intake-ses-invoke",
+                urn=template.urn.replace("ler-intake-s3-invoke", "ler-intake-ses-invoke"),
+                parent=template.parent,
+                custom=True,
+                provider=template.provider,
+                inputs={
+                    "function": "dev-ler-intake",
+                    "action": "lambda:InvokeFunction",
+                    "principal": "ses.amazonaws.com",
+                    "sourceAccount": ACCOUNT_ID,
+                    "sourceArn": receipt_rule_arn(REGION, RECEIPT.rule_set, RECEIPT.name),
+                },
+            )
+        )
+    return graph
+
+
 def _refusing_graph() -> Graph:
-    graph = copy.deepcopy(with_schedule_trust(DEV, "schedule"))
+    graph = _with_mail_lambda_action(with_schedule_trust(DEV, "schedule"), permitted=False)
     _permission(graph, "dev-ler-intake", "s3.amazonaws.com").inputs["sourceArn"] = (
         "arn:aws:s3:::dev-ler-junk-123456789012"
     )
@@ -87,9 +123,13 @@ def _ran(sb: Sandbox, function: str, source: str) -> bool:
     return any(i.function == function and i.source == source for i in sb.runtime.invocations)
 
 
-def _refusals(sb: Sandbox, source: str) -> list[Any]:
+def _refusals(sb: Sandbox, source: str, action: str | None = None) -> list[Any]:
     assert sb.triggers is not None
-    return [r for r in sb.triggers.refusals if r.source == source]
+    return [
+        r
+        for r in sb.triggers.refusals
+        if r.source == source and action in (None, r.requirement.action)
+    ]
 
 
 def _one_off_request(sb: Sandbox, name: str) -> None:
@@ -170,18 +210,25 @@ class TestRefused:
         assert not _ran(refusing, "dev-ler-intake", f"s3:{RAW.bucket}/{RAW.prefix}")
 
     def test_ses_writing_a_bucket_whose_policy_names_another_rule_is_refused(
-        self,
-        refusing: Sandbox,
+        self, refusing: Sandbox
     ) -> None:
         before = refusing.objects("ler-raw", "inbound/")
         assert refusing.drop_mail(_mail(), recipient=RECEIPT.recipients[0]) == []
-        [refusal] = _refusals(refusing, f"ses:{RECEIPT.name}")
+        [refusal] = _refusals(refusing, f"ses:{RECEIPT.name}", "s3:PutObject")
         assert refusal.requirement.principal == "ses.amazonaws.com"
-        assert refusal.requirement.action == "s3:PutObject"
         assert refusal.requirement.context["aws:SourceArn"] == receipt_rule_arn(
             REGION, RECEIPT.rule_set, RECEIPT.name
         )
         assert refusing.objects("ler-raw", "inbound/") == before
+
+    def test_ses_invoking_a_function_without_its_permission_is_refused(
+        self, refusing: Sandbox
+    ) -> None:
+        refusing.drop_mail(_mail(), recipient=RECEIPT.recipients[0])
+        refused = _refusals(refusing, f"ses:{RECEIPT.name}", "lambda:InvokeFunction")
+        assert refused and all(r.target == MAIL_FUNCTION for r in refused)
+        assert "function dev-ler-intake" in refused[0].document
+        assert not _ran(refusing, "dev-ler-intake", f"ses:{RECEIPT.name}")
 
     def test_eventbridge_without_a_permission_for_this_rule_is_refused_and_dead_lettered(
         self,
@@ -229,7 +276,8 @@ class TestAdmitted:
 
     @pytest.fixture(scope="class")
     def admitting(self) -> Iterator[Sandbox]:
-        with Sandbox(with_schedule_trust(DEV, "group")) as sb:
+        graph = _with_mail_lambda_action(with_schedule_trust(DEV, "group"), permitted=True)
+        with Sandbox(graph) as sb:
             yield sb
 
     @pytest.mark.parametrize("schedule", [s.name for s in TOPOLOGY.schedules])
@@ -261,10 +309,16 @@ class TestAdmitted:
     def test_ses_writing_the_bucket_for_its_rule_is_admitted(self, admitting: Sandbox) -> None:
         [stored] = admitting.drop_mail(_mail(), recipient=RECEIPT.recipients[0])
         assert not _refusals(admitting, f"ses:{RECEIPT.name}")
-        assert stored.rsplit("/", 2)[-2:][0] == "inbound"
-        assert stored.rsplit("/", 1)[-1] in [
-            k.rsplit("/", 1)[-1] for k in admitting.objects("ler-raw")
-        ]
+        assert stored.startswith(f"s3://{RAW.bucket}/inbound/")
+        assert stored.removeprefix(f"s3://{RAW.bucket}/") in admitting.objects("ler-raw")
+
+    def test_ses_invoking_a_function_with_its_permission_is_admitted(
+        self, admitting: Sandbox
+    ) -> None:
+        admitting.drop_mail(_mail(), recipient=RECEIPT.recipients[0])
+        admitting.drain()
+        assert not _refusals(admitting, f"ses:{RECEIPT.name}")
+        assert _ran(admitting, "dev-ler-intake", f"ses:{RECEIPT.name}")
 
     def test_eventbridge_with_the_permission_is_admitted(self, admitting: Sandbox) -> None:
         _put_event(admitting, "le.enriched")
