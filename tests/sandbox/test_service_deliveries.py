@@ -27,6 +27,7 @@ from typing import Any
 import pytest
 
 from components.offline.engine import ACCOUNT_ID, Graph, Resource
+from sandbox.control import answer
 from sandbox.core import Sandbox, mime_message
 from sandbox.edits import with_schedule_trust
 from sandbox.graph import Topology, program_graph
@@ -262,7 +263,10 @@ class TestRefused:
         refusing: Sandbox,
     ) -> None:
         sent = len(refusing.outbox.messages)
-        assert refusing.notify_budget(threshold=100) == []
+        # Through the control API, as with `make sandbox`: POST /budgets/notify, GET /refusals.
+        assert answer(refusing, "POST", "/budgets/notify?threshold=100") == (200, {"reached": []})
+        status, listed = answer(refusing, "GET", "/refusals")
+        assert status == 200 and any(x["source"].startswith("budget:") for x in listed)
         [refusal] = _refusals(refusing, f"budget:{TOPOLOGY.budgets[0].name}")
         assert refusal.document == "AWS managed key alias/aws/sns"
         assert refusal.requirement.principal == "budgets.amazonaws.com"
