@@ -97,6 +97,12 @@ def ses_puts_object(region: str, rule_set: str, rule: str, bucket: str, key: str
     )
 
 
+SES_SETUP_OBJECT = "AMAZON_SES_SETUP_NOTIFICATION"
+"""The object SES writes under an S3 action's prefix when the receipt rule is created, to prove
+it can write there ("Deliver to S3 bucket action", SES Developer Guide,
+https://docs.aws.amazon.com/ses/latest/dg/receiving-email-action-s3.html)."""
+
+
 def ses_invokes(region: str, rule_set: str, rule: str, function_arn: str) -> Requirement:
     """SES's Lambda action invokes as ``ses.amazonaws.com``, the receipt rule's ARN as
     ``aws:SourceArn`` (same page, "Give SES permission to invoke an AWS Lambda function")."""

@@ -202,6 +202,13 @@ class TestRefused:
             ":schedule-group/dev-rrs-requests"
         )
 
+    def test_the_permissions_aws_checks_at_creation_are_reported(self, refusing: Sandbox) -> None:
+        assert refusing.triggers is not None
+        problems = "\n".join(refusing.triggers.problems)
+        assert "S3 PutBucketNotificationConfiguration on dev-ler-raw-" in problems
+        assert "SES CreateReceiptRule InvalidS3Configuration" in problems
+        assert "SES CreateReceiptRule InvalidLambdaFunction" in problems
+
     def test_s3_without_a_permission_for_this_bucket_is_refused(self, refusing: Sandbox) -> None:
         refusing.put_object("ler-raw", f"{RAW.prefix}s3-refused.eml", b"x")
         refusing.drain()
@@ -303,6 +310,10 @@ class TestAdmitted:
         assert any(
             t.kind == "schedule" and t.source == "probe-admitted" for t in admitting.triggers.traces
         )
+
+    def test_no_creation_check_fails(self, admitting: Sandbox) -> None:
+        assert admitting.triggers is not None
+        assert not [p for p in admitting.triggers.problems if "pulumi up would fail" in p]
 
     def test_s3_with_the_permission_is_admitted(self, admitting: Sandbox) -> None:
         admitting.put_object("ler-raw", f"{RAW.prefix}s3-admitted.eml", b"x")
