@@ -154,9 +154,13 @@ def topic_key_uses(publish: Requirement, key_arn: str) -> list[Requirement]:
     ``kms:GenerateDataKey*`` and ``kms:Decrypt`` ("Enable compatibility between event sources
     from AWS services and encrypted topics", SNS Developer Guide,
     https://docs.aws.amazon.com/sns/latest/dg/sns-key-management.html#compatibility-with-aws-services).
-    The publish's source keys travel with it."""
+    The publish's source keys travel with it, and SNS binds each data key to the topic with
+    the encryption context ``aws:sns:topicArn`` (the condition key
+    ``kms:EncryptionContext:aws:sns:topicArn``, "kms:EncryptionContext:context-key", AWS KMS
+    Developer Guide, https://docs.aws.amazon.com/kms/latest/developerguide/conditions-kms.html)."""
+    context = {**publish.context, "kms:EncryptionContext:aws:sns:topicArn": publish.resource}
     return [
-        Requirement(action, key_arn, publish.context, principal=publish.principal)
+        Requirement(action, key_arn, context, principal=publish.principal)
         for action in ("kms:GenerateDataKey", "kms:Decrypt")
     ]
 
