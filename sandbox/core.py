@@ -341,6 +341,21 @@ class Sandbox:
             if not any(r.lower() in (recipient.lower(), domain.lower()) for r in rule.recipients):
                 continue
             matched = True
+            if not rule.active:
+                # An account has one active rule set per region; a stack that does not activate
+                # its own (dev, by config) receives no mail in AWS. The lane still delivers here
+                # so the day can be played, and says so.
+                from sandbox.triggers import Trace
+
+                self._triggers.traces.append(
+                    Trace(
+                        "inactive",
+                        f"ses:{rule.name}",
+                        rule.rule_set,
+                        "this stack does not activate its receipt rule set: in AWS, SES applies "
+                        "only the account's active set in the region",
+                    )
+                )
             for bucket, prefix in rule.s3_actions:
                 key = f"{prefix}{message_id}"
                 put = ses_puts_object(rule.region, rule.rule_set, rule.name, bucket, key)

@@ -181,6 +181,7 @@ class Report:
                 "unrouted",
                 "on-failure",
                 "dead-letter",
+                "inactive",
                 "unsupported",
             ):
                 self.line(

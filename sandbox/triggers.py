@@ -133,6 +133,17 @@ class Triggers(ScheduleSource):
                 )
         for stream_mapping in self.t.stream_mappings:
             self._open_stream(stream_mapping)
+        for config in self.t.async_configs.values():
+            # Lambda sends an async invocation's failure record with the function's execution
+            # role ("Capturing records of Lambda asynchronous invocations", Lambda Developer
+            # Guide, https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-retain-records.html).
+            if config.on_failure_arn and ":sqs:" in config.on_failure_arn:
+                self._check_role(
+                    config.function,
+                    "sqs:SendMessage",
+                    config.on_failure_arn,
+                    "on-failure destination",
+                )
         for region in sorted({r.region for r in self.t.rules}):
             self._tap(region)
         for bucket in {n.bucket for n in self.t.notifications}:

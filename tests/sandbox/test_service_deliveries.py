@@ -13,7 +13,8 @@ trust scoped to the schedule group, whatever today's program says):
   ``lambda:Permission`` for SES;
 - EventBridge -> ler-dedupe / ler-filter: their permissions name another rule; the ler DLQ's
   policy keeps admitting the on-enriched rule but no longer the on-deduped one;
-- Budgets -> the budget topic: the topic under ``alias/aws/sns`` (issue 12's defect 3).
+- Budgets -> the budget topic: the topic under ``alias/aws/sns`` (issue 12's defect 3);
+- Lambda -> ler-junk-writer's on-failure queue: its role without ``sqs:SendMessage``.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from components.offline.engine import ACCOUNT_ID, Graph, Resource
 from sandbox.control import answer
 from sandbox.core import Sandbox, mime_message
 from sandbox.edits import with_schedule_trust
-from sandbox.graph import Topology, program_graph
+from sandbox.graph import Topology, program_graph, without_grant
 from sandbox.service_requests import receipt_rule_arn, rule_arn
 
 DEV = program_graph("dev")
@@ -91,6 +92,7 @@ def _with_mail_lambda_action(graph: Graph, *, permitted: bool) -> Graph:
 
 def _refusing_graph() -> Graph:
     graph = _with_mail_lambda_action(with_schedule_trust(DEV, "schedule"), permitted=False)
+    graph = without_grant(graph, "dev-ler-junk-writer", "sqs:SendMessage")
     _permission(graph, "dev-ler-intake", "s3.amazonaws.com").inputs["sourceArn"] = (
         "arn:aws:s3:::dev-ler-junk-123456789012"
     )
@@ -208,6 +210,7 @@ class TestRefused:
         assert "S3 PutBucketNotificationConfiguration on dev-ler-raw-" in problems
         assert "SES CreateReceiptRule InvalidS3Configuration" in problems
         assert "SES CreateReceiptRule InvalidLambdaFunction" in problems
+        assert f"dev-ler-junk-writer: its role lacks sqs:SendMessage on {DLQ}" in problems
 
     def test_s3_without_a_permission_for_this_bucket_is_refused(self, refusing: Sandbox) -> None:
         refusing.put_object("ler-raw", f"{RAW.prefix}s3-refused.eml", b"x")
