@@ -119,7 +119,9 @@ def _principal_matches(statement: Mapping[str, Any], principal: str | None) -> b
     element = statement.get(key)
     if element is None:
         return False  # a resource policy statement without a principal admits no one
-    if element == "*":
+    if isinstance(element, str):
+        element = {"AWS": element}  # "Principal": "*" or one ARN
+    if element == {"AWS": "*"}:
         found = True
     else:
         found = any(
@@ -141,14 +143,26 @@ def _resource_matches(statement: Mapping[str, Any], resource: str | None) -> boo
     return any(wildcard_match(p, resource) for p in _as_list(statement.get("Resource")))
 
 
+def arn_match(pattern: str, arn: str) -> bool:
+    """``ArnEquals`` / ``ArnLike`` (they behave alike): each of the six colon-separated parts
+    is matched on its own, with ``*`` and ``?`` wildcards ("IAM JSON policy elements: Condition
+    operators", Amazon Resource Name (ARN) condition operators)."""
+    wanted, actual = pattern.split(":", 5), arn.split(":", 5)
+    if len(wanted) != 6 or len(actual) != 6:
+        return wildcard_match(pattern, arn)
+    return all(wildcard_match(w, a) for w, a in zip(wanted, actual, strict=True))
+
+
 def _compare(operator: str, wanted: list[str], actual: str) -> bool:
     op = operator
-    if op in ("StringEquals", "ArnEquals"):
+    if op == "StringEquals":
         return actual in wanted
     if op == "StringEqualsIgnoreCase":
         return actual.lower() in {w.lower() for w in wanted}
-    if op in ("StringLike", "ArnLike"):
+    if op == "StringLike":
         return any(wildcard_match(w, actual) for w in wanted)
+    if op in ("ArnEquals", "ArnLike"):
+        return any(arn_match(w, actual) for w in wanted)
     if op == "Bool":
         return actual.lower() in {w.lower() for w in wanted}
     if op.startswith("Numeric"):

@@ -175,3 +175,41 @@ def test_an_aws_managed_key_never_admits_a_service_principal() -> None:
         }
     ]
     assert all(evaluate(customer_key, u, strict=True).allowed for u in topic_key_uses(publish, key))
+
+
+@pytest.mark.parametrize(
+    ("pattern", "arn", "expected"),
+    [
+        # ArnEquals and ArnLike both take wildcards, part by part
+        (
+            f"arn:aws:scheduler:*:{ACCOUNT_ID}:schedule-group/*",
+            f"arn:aws:scheduler:eu-west-2:{ACCOUNT_ID}:schedule-group/g",
+            True,
+        ),
+        (
+            f"arn:aws:scheduler:*:{ACCOUNT_ID}:schedule-group/*",
+            f"arn:aws:scheduler:eu-west-2:{ACCOUNT_ID}:schedule/g/x",
+            False,
+        ),
+        # a `*` in the region part does not swallow the account part
+        ("arn:aws:sns:*:1:t", f"arn:aws:sns:us-east-1:{ACCOUNT_ID}:t", False),
+        (f"arn:aws:budgets::{ACCOUNT_ID}:*", f"arn:aws:budgets::{ACCOUNT_ID}:budget/b", True),
+    ],
+)
+@pytest.mark.parametrize("operator", ["ArnEquals", "ArnLike"])
+def test_arn_operators(operator: str, pattern: str, arn: str, expected: bool) -> None:
+    statement = {
+        "Effect": "Allow",
+        "Principal": {"Service": "scheduler.amazonaws.com"},
+        "Action": "sts:AssumeRole",
+        "Condition": {operator: {"aws:SourceArn": pattern}},
+    }
+    request = Requirement(
+        "sts:AssumeRole", ROLE, {"aws:SourceArn": arn}, principal="scheduler.amazonaws.com"
+    )
+    assert evaluate([statement], request, strict=True).allowed is expected
+    negated = {
+        **statement,
+        "Condition": {operator.replace("Arn", "ArnNot"): {"aws:SourceArn": pattern}},
+    }
+    assert evaluate([negated], request, strict=True).allowed is not expected
