@@ -432,7 +432,7 @@ def _queue_policy(t: Topology, r: Resource, *_: Any) -> None:
     # https://sqs.<region>.amazonaws.com/<account>/<name>
     url = str(r.inputs.get("queueUrl") or "")
     if not url.startswith("https://sqs."):
-        return  # not known at preview: the policy cannot be placed (the pack reports such)
+        return  # not known at preview: the policy cannot be placed on a queue
     host, account, name = url.removeprefix("https://").split("/")[:3]
     arn = f"arn:aws:sqs:{host.split('.')[1]}:{account}:{name}"
     t.resource_policies.setdefault(arn, []).extend(_statements(r.inputs.get("policy")))
