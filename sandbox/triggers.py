@@ -20,10 +20,12 @@ A pump delivers what is waiting to the functions the graph says, with Lambda's s
 
 Permissions matter as in AWS: each service delivery is first evaluated, as the service's own
 request (``sandbox.service_requests``), against the document that must admit it: the function's
-resource-based policy (its ``lambda:Permission`` statements) for S3 and EventBridge, the dead-
-letter queue's policy for EventBridge's DLQ, a schedule role's trust policy and then its role
-policy for Scheduler. A delivery refused is recorded in ``refusals`` (and the report), and the
-handler is not run.
+resource-based policy (its ``lambda:Permission`` statements) for S3, SES and EventBridge, the
+queue policy for EventBridge's SQS targets and dead-letter queues, a schedule role's trust
+policy and then its role policy for Scheduler. A delivery refused is recorded in ``refusals``
+(and the report), and the handler is not run. The checks AWS makes when such wiring is
+*created* (S3 notifications, SES receipt rules, on-failure destinations) are made at setup and
+reported in ``problems``.
 """
 
 from __future__ import annotations
