@@ -44,16 +44,14 @@ from sandbox.iam import Requirement, evaluate
 from sandbox.patterns import matches, passes_filters, sqs_filter_view
 from sandbox.runtime import Invocation, Runtime
 from sandbox.schedules import ScheduleSource
+from sandbox.service_audit import audit
 from sandbox.service_requests import (
-    SES_SETUP_OBJECT,
     Refusal,
     ServiceAccess,
     events_invokes,
     events_sends,
     rule_arn,
     s3_invokes,
-    ses_invokes,
-    ses_puts_object,
 )
 
 ClientFactory = Callable[[str, str], Any]
@@ -166,38 +164,14 @@ class Triggers(ScheduleSource):
           possibly due to permissions issues" (SES API reference,
           https://docs.aws.amazon.com/ses/latest/APIReference/API_CreateReceiptRule.html).
 
-        Each failure is a wiring problem the report prints."""
-        for n in self.t.notifications:
-            decision, where = self.access.resource(
-                n.function_arn, s3_invokes(n.bucket, n.function_arn)
-            )
-            if not decision.allowed:
+        Each failure is a wiring problem the report prints (``sandbox.service_audit``)."""
+        for finding in audit(self.t):
+            if finding.when == "create":
+                refusal = finding.refusal
                 self.problems.append(
-                    f"{n.function_arn.rsplit(':', 1)[-1]}: pulumi up would fail, S3 "
-                    f"PutBucketNotificationConfiguration on {n.bucket}: {where} does not admit "
-                    "s3.amazonaws.com from the bucket"
+                    f"{refusal.source}: pulumi up would fail, {finding.failing_call}: "
+                    f"{refusal.reason}"
                 )
-        for rule in self.t.receipt_rules:
-            for bucket, prefix in rule.s3_actions:
-                put = ses_puts_object(
-                    rule.region, rule.rule_set, rule.name, bucket, prefix + SES_SETUP_OBJECT
-                )
-                decision, where = self.access.resource(f"arn:aws:s3:::{bucket}", put)
-                if not decision.allowed:
-                    self.problems.append(
-                        f"{rule.name}: pulumi up would fail, SES CreateReceiptRule "
-                        f"InvalidS3Configuration: {where} does not admit ses.amazonaws.com "
-                        f"writing {prefix}* for this rule"
-                    )
-            for function_arn, _ in rule.lambda_actions:
-                invoke = ses_invokes(rule.region, rule.rule_set, rule.name, function_arn)
-                decision, where = self.access.resource(function_arn, invoke)
-                if not decision.allowed:
-                    self.problems.append(
-                        f"{rule.name}: pulumi up would fail, SES CreateReceiptRule "
-                        f"InvalidLambdaFunction: {where} does not admit ses.amazonaws.com "
-                        "for this rule"
-                    )
 
     def refuse(self, refusal: Refusal) -> None:
         """Record a refused delivery: nothing reaches the target."""

@@ -207,7 +207,7 @@ class TestRefused:
     def test_the_permissions_aws_checks_at_creation_are_reported(self, refusing: Sandbox) -> None:
         assert refusing.triggers is not None
         problems = "\n".join(refusing.triggers.problems)
-        assert "S3 PutBucketNotificationConfiguration on dev-ler-raw-" in problems
+        assert f"s3:{RAW.bucket}/{RAW.prefix}: pulumi up would fail, S3 PutBucketNotif" in problems
         assert "SES CreateReceiptRule InvalidS3Configuration" in problems
         assert "SES CreateReceiptRule InvalidLambdaFunction" in problems
         assert f"dev-ler-junk-writer: its role lacks sqs:SendMessage on {DLQ}" in problems
