@@ -417,14 +417,14 @@ class Sandbox:
         or the one named): the notification is published to its topics if their topic and key
         policies admit Budgets. Returns the topic ARNs reached; refusals are in
         ``triggers.refusals``."""
-        from sandbox.budget_alerts import notify
+        from sandbox.alerts import budget_notification
 
         budgets = [b for b in self.topology.budgets if budget in (None, b.name)]
         if not budgets:
             raise KeyError(f"no budget {budget or ''} in the graph".replace("  ", " "))
         reached: list[str] = []
         for spec in budgets:
-            reached += notify(
+            reached += budget_notification(
                 self._triggers,
                 self.outbox,
                 spec,
@@ -432,6 +432,16 @@ class Sandbox:
                 threshold=threshold,
             )
         return reached
+
+    def notify_alarm(self, alarm: str, *, state: str = "ALARM") -> list[str]:
+        """A CloudWatch alarm of the graph (physical name) enters ``state``: its SNS actions
+        publish if their topic and key policies admit CloudWatch. Returns the topics reached."""
+        from sandbox.alerts import alarm_notification
+
+        spec = next((a for a in self.topology.alarms if a.name == alarm), None)
+        if spec is None:
+            raise KeyError(f"no alarm {alarm} in the graph")
+        return alarm_notification(self._triggers, self.outbox, spec, state=state)
 
     def fire(self, schedule_seed: str) -> None:
         """A recurring schedule fires now."""

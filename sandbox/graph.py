@@ -226,6 +226,15 @@ class BudgetSpec:
 
 
 @dataclass(frozen=True)
+class AlarmSpec:
+    """A CloudWatch alarm and the SNS topics its actions publish to."""
+
+    name: str
+    region: str
+    topic_arns: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class AsyncConfig:
     """What happens to a failed asynchronous invocation."""
 
@@ -264,6 +273,7 @@ class Topology:
     keys: list[KeySpec] = field(default_factory=list)
     key_aliases: dict[str, str] = field(default_factory=dict)  # alias/name -> target key ref
     budgets: list[BudgetSpec] = field(default_factory=list)
+    alarms: list[AlarmSpec] = field(default_factory=list)
 
     # Reading ------------------------------------------------------------------------------
 
@@ -647,6 +657,17 @@ def _async(t: Topology, r: Resource, *_: Any) -> None:
     t.async_configs[name] = AsyncConfig(name, int(i.get("maximumRetryAttempts", 2)), on_failure)
 
 
+def _alarm(t: Topology, r: Resource, region: str, *_: Any) -> None:
+    i = r.inputs
+    actions = [
+        str(a)
+        for key in ("alarmActions", "okActions", "insufficientDataActions")
+        for a in i.get(key) or []
+    ]
+    topics = tuple(dict.fromkeys(a for a in actions if a.startswith("arn:aws:sns:")))
+    t.alarms.append(AlarmSpec(str(i.get("name") or r.name), region, topics))
+
+
 _READERS: dict[str, Any] = {
     "aws:dynamodb/table:Table": _table,
     "aws:sqs/queue:Queue": _queue,
@@ -676,6 +697,7 @@ _READERS: dict[str, Any] = {
     "aws:kms/key:Key": _kms_key,
     "aws:kms/alias:Alias": _kms_alias,
     "aws:budgets/budget:Budget": _budget,
+    "aws:cloudwatch/metricAlarm:MetricAlarm": _alarm,
 }
 
 

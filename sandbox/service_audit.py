@@ -4,8 +4,8 @@ The sandbox evaluates each delivery when it happens; this walks the graph for al
 once (any stack: ``Topology.from_graph(program_graph("prod"))``), so a refusal shows for a
 delivery no scripted day reaches: each declared schedule (Scheduler assuming its role, then
 the role reaching the target), each S3 notification, each receipt rule's S3 and Lambda
-actions, each EventBridge target and its dead-letter queue, each budget's topics and their
-keys. The requests are those of ``sandbox.service_requests``; ``when`` says whether AWS
+actions, each EventBridge target and its dead-letter queue, each budget's and each CloudWatch
+alarm's topics and their keys. The requests are those of ``sandbox.service_requests``; ``when`` says whether AWS
 refuses at creation (S3 ``PutBucketNotificationConfiguration`` and SES ``CreateReceiptRule``
 check their permissions, so ``pulumi up`` fails) or only at delivery (the rest: nothing fails
 until the event is lost).
@@ -19,7 +19,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from components.offline.engine import ACCOUNT_ID
 from sandbox.iam import Decision, Requirement
 from sandbox.service_requests import (
     SES,
@@ -27,6 +26,7 @@ from sandbox.service_requests import (
     Refusal,
     ServiceAccess,
     budgets_publishes,
+    cloudwatch_publishes,
     events_invokes,
     events_sends,
     rule_arn,
@@ -35,7 +35,6 @@ from sandbox.service_requests import (
     scheduler_target_action,
     ses_invokes,
     ses_puts_object,
-    topic_key_uses,
 )
 
 if TYPE_CHECKING:
@@ -115,19 +114,18 @@ def audit(topology: Topology) -> list[Finding]:
             if dlq:
                 send = events_sends(arn, dlq)
                 check("deliver", f"rule:{r.name}", dlq, send, access.resource(dlq, send))
-    for b in topology.budgets:
-        for topic in b.topic_arns:
-            publish = budgets_publishes(b.name, topic)
-            source = f"budget:{b.name}"
-            if not check("deliver", source, topic, publish, access.resource(topic, publish)):
-                continue
-            key_ref = topology.topic_keys.get(topic)
-            if not key_ref:
-                continue
-            region = topic.split(":")[3]
-            key = topology.key(key_ref)
-            key_arn = key.arn if key else f"arn:aws:kms:{region}:{ACCOUNT_ID}:{key_ref}"
-            for use in topic_key_uses(publish, key_arn):
-                if not check("deliver", source, topic, use, access.key(key_ref, region, use)):
-                    break
+    publishes = [
+        (f"budget:{b.name}", budgets_publishes(b.name, topic))
+        for b in topology.budgets
+        for topic in b.topic_arns
+    ] + [
+        (f"alarm:{a.name}", cloudwatch_publishes(a.region, a.name, topic))
+        for a in topology.alarms
+        for topic in a.topic_arns
+    ]
+    for source, publish in publishes:
+        decision, where, refused = access.topic_publish(publish)
+        if not decision.allowed:
+            refusal = Refusal(source, str(publish.resource), refused, where, decision.explicit_deny)
+            found.append(Finding(refusal, "deliver"))
     return found

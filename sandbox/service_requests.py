@@ -31,6 +31,7 @@ S3 = "s3.amazonaws.com"
 SES = "ses.amazonaws.com"
 EVENTS = "events.amazonaws.com"
 BUDGETS = "budgets.amazonaws.com"
+CLOUDWATCH = "cloudwatch.amazonaws.com"
 
 
 def _source(arn: str, account: str = ACCOUNT_ID) -> dict[str, str]:
@@ -148,6 +149,22 @@ def budgets_publishes(budget: str, topic_arn: str) -> Requirement:
     return Requirement("sns:Publish", topic_arn, _source(budget_arn(budget)), principal=BUDGETS)
 
 
+def alarm_arn(region: str, alarm: str) -> str:
+    return f"arn:aws:cloudwatch:{region}:{ACCOUNT_ID}:alarm:{alarm}"
+
+
+def cloudwatch_publishes(region: str, alarm: str, topic_arn: str) -> Requirement:
+    """A CloudWatch alarm's SNS action publishes as ``cloudwatch.amazonaws.com``, the alarm's
+    ARN as ``aws:SourceArn`` ("Why didn't I receive an SNS notification for my CloudWatch alarm
+    trigger?", AWS Knowledge Center,
+    https://repost.aws/knowledge-center/cloudwatch-receive-sns-for-alarm-trigger: "Resource:
+    arn:aws:cloudwatch:<region>:<account>:alarm:<name> is not authorized to perform:
+    SNS:Publish")."""
+    return Requirement(
+        "sns:Publish", topic_arn, _source(alarm_arn(region, alarm)), principal=CLOUDWATCH
+    )
+
+
 def topic_key_uses(publish: Requirement, key_arn: str) -> list[Requirement]:
     """A publish to a KMS-encrypted topic by an AWS service makes SNS use the topic's key on
     that service's behalf: the key policy must allow the service principal
@@ -255,6 +272,24 @@ class ServiceAccess:
         if key is None:
             return Decision(False, requirement), f"key {ref} (not declared in the graph)"
         return evaluate(list(key.statements), requirement, strict=True), f"key policy of {ref}"
+
+    def topic_publish(self, publish: Requirement) -> tuple[Decision, str, Requirement]:
+        """A service publishing to a topic: the topic policy, then (an encrypted topic) the key
+        policy for each use SNS makes of the key on the publisher's behalf. Returns the first
+        refusal (decision, document, the request refused), or the last allow."""
+        topic = str(publish.resource)
+        decision, where = self.resource(topic, publish)
+        key_ref = self.t.topic_keys.get(topic)
+        if not decision.allowed or not key_ref:
+            return decision, where, publish
+        region = topic.split(":")[3]
+        key = self.t.key(key_ref)
+        key_arn = key.arn if key else f"arn:aws:kms:{region}:{ACCOUNT_ID}:{key_ref}"
+        for use in topic_key_uses(publish, key_arn):
+            decision, where = self.key(key_ref, region, use)
+            if not decision.allowed:
+                return decision, where, use
+        return decision, where, publish
 
     def same_account(
         self, identity: list[dict[str, Any]], role_arn: str, arn: str, requirement: Requirement

@@ -14,6 +14,7 @@ trust scoped to the schedule group, whatever today's program says):
 - EventBridge -> ler-dedupe / ler-filter: their permissions name another rule; the ler DLQ's
   policy keeps admitting the on-enriched rule but no longer the on-deduped one;
 - Budgets -> the budget topic: the topic under ``alias/aws/sns`` (issue 12's defect 3);
+- CloudWatch -> the same topic (an alarm added for the test): the topic admits only Budgets;
 - Lambda -> ler-junk-writer's on-failure queue: its role without ``sqs:SendMessage``.
 """
 
@@ -90,9 +91,59 @@ def _with_mail_lambda_action(graph: Graph, *, permitted: bool) -> Graph:
     return graph
 
 
+ALARM = "dev-probe-alarm"
+BUDGET_TOPIC = f"arn:aws:sns:us-east-1:{ACCOUNT_ID}:dev-budget-alerts"
+
+
+def _with_alarm(graph: Graph, *, admitted: bool) -> Graph:
+    """A CloudWatch alarm (dev declares none yet) whose action publishes to the budget topic;
+    ``admitted`` adds CloudWatch to the topic and key policies, as AlertTopic's
+    ``alarms_publisher`` would."""
+    graph = copy.deepcopy(graph)
+    topic = _edit(graph, "aws:sns/topic:Topic", lambda r: r.inputs["name"] == "dev-budget-alerts")
+    graph.resources.append(
+        Resource(
+            type="aws:cloudwatch/metricAlarm:MetricAlarm",
+            name="probe-alarm",
+            urn=topic.urn.replace("aws:sns/topic:Topic", "aws:cloudwatch/metricAlarm:MetricAlarm"),
+            parent=topic.parent,
+            custom=True,
+            provider=topic.provider,
+            inputs={"name": ALARM, "alarmActions": [BUDGET_TOPIC]},
+        )
+    )
+    if admitted:
+        source = {
+            "StringEquals": {"aws:SourceAccount": ACCOUNT_ID},
+            "ArnLike": {"aws:SourceArn": f"arn:aws:cloudwatch:us-east-1:{ACCOUNT_ID}:alarm:*"},
+        }
+        admit = {"Effect": "Allow", "Principal": {"Service": "cloudwatch.amazonaws.com"}}
+        policy = _edit(
+            graph, "aws:sns/topicPolicy:TopicPolicy", lambda r: r.inputs["arn"] == BUDGET_TOPIC
+        )
+        document = json.loads(policy.inputs["policy"])
+        document["Statement"].append(
+            {**admit, "Action": "sns:Publish", "Resource": BUDGET_TOPIC, "Condition": source}
+        )
+        policy.inputs["policy"] = json.dumps(document)
+        key = _edit(graph, "aws:kms/key:Key", lambda r: r.parent == topic.parent)
+        document = json.loads(key.inputs["policy"])
+        document["Statement"].append(
+            {
+                **admit,
+                "Action": ["kms:Decrypt", "kms:GenerateDataKey*"],
+                "Resource": "*",
+                "Condition": source,
+            }
+        )
+        key.inputs["policy"] = json.dumps(document)
+    return graph
+
+
 def _refusing_graph() -> Graph:
     graph = _with_mail_lambda_action(with_schedule_trust(DEV, "schedule"), permitted=False)
     graph = without_grant(graph, "dev-ler-junk-writer", "sqs:SendMessage")
+    graph = _with_alarm(graph, admitted=False)
     _permission(graph, "dev-ler-intake", "s3.amazonaws.com").inputs["sourceArn"] = (
         "arn:aws:s3:::dev-ler-junk-123456789012"
     )
@@ -282,6 +333,15 @@ class TestRefused:
         assert refusal.requirement.principal == "budgets.amazonaws.com"
         assert len(refusing.outbox.messages) == sent
 
+    def test_an_alarm_to_a_topic_that_admits_only_budgets_is_refused(
+        self, refusing: Sandbox
+    ) -> None:
+        assert refusing.notify_alarm(ALARM) == []
+        [refusal] = _refusals(refusing, f"alarm:{ALARM}")
+        assert refusal.requirement.principal == "cloudwatch.amazonaws.com"
+        assert refusal.requirement.context["aws:SourceArn"].endswith(f":alarm:{ALARM}")
+        assert refusal.document == "resource policy of topic dev-budget-alerts"
+
 
 class TestAdmitted:
     """The same deliveries with each document set right: admitted, the handler runs.
@@ -291,6 +351,7 @@ class TestAdmitted:
     @pytest.fixture(scope="class")
     def admitting(self) -> Iterator[Sandbox]:
         graph = _with_mail_lambda_action(with_schedule_trust(DEV, "group"), permitted=True)
+        graph = _with_alarm(graph, admitted=True)
         with Sandbox(graph) as sb:
             yield sb
 
@@ -350,6 +411,16 @@ class TestAdmitted:
             if t.kind == "dead-letter" and t.source == "rule:dev-ler-on-enriched"
         ]
 
+    def test_an_alarm_admitted_by_the_topic_and_key_policies_reaches_the_topic(
+        self, admitting: Sandbox
+    ) -> None:
+        assert answer(admitting, "POST", f"/alarms/{ALARM}/notify") == (
+            200,
+            {"reached": [BUDGET_TOPIC]},
+        )
+        assert not _refusals(admitting, f"alarm:{ALARM}")
+        assert any(m.sender == "cloudwatch.amazonaws.com" for m in admitting.outbox.messages)
+
     def test_a_budget_alert_to_a_topic_under_its_customer_managed_key_is_admitted(
         self,
         admitting: Sandbox,
@@ -362,3 +433,13 @@ class TestAdmitted:
         assert not _refusals(admitting, f"budget:{budget.name}")
         [message] = [m for m in admitting.outbox.messages if m.sender == "budgets.amazonaws.com"]
         assert message.to == (topic,) and budget.name in message.subject
+
+
+def test_the_audit_finds_the_refused_alarm_without_a_sandbox() -> None:
+    """(Without a sandbox: the audit of the same graph finds it too.)"""
+    from sandbox.service_audit import audit
+
+    findings = audit(Topology.from_graph(_with_alarm(DEV, admitted=False)))
+    [finding] = [f for f in findings if f.refusal.source == f"alarm:{ALARM}"]
+    assert finding.refusal.document == "resource policy of topic dev-budget-alerts"
+    assert not audit(Topology.from_graph(_with_alarm(DEV, admitted=True)))
