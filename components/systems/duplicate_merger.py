@@ -139,7 +139,7 @@ class DuplicateMerger(System):
                 d,
                 "dm-crm-read",
                 "CRM read credential of the duplicate merger (HubSpot private app token with "
-                'contacts read scope), as the bare token or JSON {"token": ...}.',
+                "contacts read scope), as the bare token or JSON {\"token\": ...}.",
             ),
             child,
         )
@@ -234,9 +234,7 @@ class DuplicateMerger(System):
                 memory_mb=1024,
                 timeout_s=60,
                 grants=(
-                    undo.grant(
-                        "s3:PutObject", "s3:GetObject", prefixes=(UNDO_PREFIX,), sid="UndoBundles"
-                    ),
+                    undo.grant("s3:PutObject", "s3:GetObject", prefixes=(UNDO_PREFIX,), sid="UndoBundles"),
                     crm_write.grant_read(sid="ReadCrmWriteCredential"),
                     link_key.grant_read(sid="ReadLinkKey"),
                     self.merges.grant(

@@ -128,7 +128,9 @@ class LeadEnricher(System):
         records = PrivateBucket("ler-records", PrivateBucketArgs(d, "ler-records"), child)
         junk = PrivateBucket("ler-junk", PrivateBucketArgs(d, "ler-junk"), child)
         InboundMailLane(
-            "ler-inbound", lane_args, pulumi.ResourceOptions(parent=self, depends_on=[raw])
+            "ler-inbound",
+            dataclasses.replace(lane_args, bucket_ready=(raw.bucket, raw.policy)),
+            child,
         )
         identity = GuardedTable(
             "ler-identity",

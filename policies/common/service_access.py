@@ -23,7 +23,7 @@ from typing import Any, Final, Literal
 
 from policies.common.documents import Document, Statement, as_list, documents_in, principals
 from policies.common.graph import Stack, lambda_name, queue_name_of_arn, queue_name_of_url
-from policies.common.iamdata import glob_regex
+from policies.common.iamdata import glob_regex, patterns_intersect
 from policies.common.props import as_str, get_path
 
 TargetKind = Literal["topic", "queue", "bucket", "function"]
@@ -84,6 +84,16 @@ def arn_parts(arn: str) -> tuple[str, str, str, str, str] | None:
 def arn_covers(pattern: str, arn: str) -> bool:
     """Whether an ARN pattern (IAM glob) matches ``arn``."""
     return bool(glob_regex(pattern).match(arn))
+
+
+def arns_overlap(a: str, b: str) -> bool:
+    """Whether two ARN patterns can name one resource (a source ARN whose region or account
+    the graph does not say carries ``*`` there)."""
+    left, right = arn_parts(a), arn_parts(b)
+    if left is None or right is None:
+        return patterns_intersect(a, b)
+    # Part by part: a "*" in one ARN's region must not run on into the other's resource.
+    return all(patterns_intersect(x, y) for x, y in zip(left, right, strict=True))
 
 
 def name_of_topic_arn(value: Any) -> str | None:

@@ -49,8 +49,8 @@ from policies.common.service_access import (
     SOURCE_SERVICE,
     Admission,
     Delivery,
-    arn_covers,
     arn_parts,
+    arns_overlap,
     deliveries,
     service_admissions,
 )
@@ -113,10 +113,7 @@ def _admits(admission: Admission, delivery: Delivery) -> bool:
         return False
     if delivery.source is None or not admission.source_arns:
         return True
-    return any(
-        arn_covers(arn, delivery.source) or arn_covers(delivery.source, arn)
-        for arn in admission.source_arns
-    )
+    return any(arns_overlap(arn, delivery.source) for arn in admission.source_arns)
 
 
 def _validate(args: StackValidationArgs, report: ReportViolation) -> None:

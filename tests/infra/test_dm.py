@@ -13,7 +13,6 @@ from tests.infra.graph_helpers import Statement, functions, grants_of, only_syst
 
 REGION = "us-east-1"
 
-
 def arn(service: str, resource: str) -> str:
     return f"arn:aws:{service}:{REGION}:{ACCOUNT_ID}:{resource}"
 
@@ -81,12 +80,7 @@ def test_tables_keys_ttl_and_the_review_index(graph: Graph) -> None:
 
 def test_queues_with_dead_letter_queues_and_triggers(graph: Graph) -> None:
     queues = {q.inputs["name"]: q.inputs for q in graph.of_type("aws:sqs/queue:Queue")}
-    assert set(queues) == {
-        "dev-dm-blocks",
-        "dev-dm-blocks-dlq",
-        "dev-dm-merges",
-        "dev-dm-merges-dlq",
-    }
+    assert set(queues) == {"dev-dm-blocks", "dev-dm-blocks-dlq", "dev-dm-merges", "dev-dm-merges-dlq"}
     for name in ("dev-dm-blocks", "dev-dm-merges"):
         redrive = json.loads(queues[name]["redrivePolicy"])
         assert redrive["deadLetterTargetArn"] == arn("sqs", f"{name}-dlq")
@@ -101,9 +95,7 @@ def test_queues_with_dead_letter_queues_and_triggers(graph: Graph) -> None:
 
 
 def test_two_weekly_schedules_each_invoking_one_function(graph: Graph) -> None:
-    schedules = {
-        s.inputs["name"]: s.inputs for s in graph.of_type("aws:scheduler/schedule:Schedule")
-    }
+    schedules = {s.inputs["name"]: s.inputs for s in graph.of_type("aws:scheduler/schedule:Schedule")}
     assert set(schedules) == {"dev-dm-block-weekly", "dev-dm-digest-weekly"}
     block = schedules["dev-dm-block-weekly"]
     assert block["scheduleExpression"] == graph.config.systems.dm.schedule  # type: ignore[union-attr]

@@ -115,10 +115,8 @@ def test_stitch_is_fed_by_the_enquiries_stream_with_bounded_retries(graph: Graph
 
 
 def test_public_surface_is_capture_only_with_cors_to_the_site(graph: Graph) -> None:
-    urls = {
-        u.inputs["functionName"]: u.inputs
-        for u in graph.of_type("aws:lambda/functionUrl:FunctionUrl")
-    }
+    urls = {u.inputs["functionName"]: u.inputs for u in graph.of_type(
+        "aws:lambda/functionUrl:FunctionUrl")}
     assert set(urls) == {"dev-ls-capture", "dev-ls-report"}
     assert urls["dev-ls-capture"]["authorizationType"] == "NONE"
     assert urls["dev-ls-capture"]["cors"]["allowOrigins"] == [
@@ -128,11 +126,8 @@ def test_public_surface_is_capture_only_with_cors_to_the_site(graph: Graph) -> N
     assert urls["dev-ls-capture"]["cors"]["allowMethods"] == ["POST"]
     assert urls["dev-ls-report"]["authorizationType"] == "AWS_IAM"
     assert "cors" not in urls["dev-ls-report"]
-    public = [
-        p.inputs
-        for p in graph.of_type("aws:lambda/permission:Permission")
-        if p.inputs.get("principal") == "*"
-    ]
+    public = [p.inputs for p in graph.of_type("aws:lambda/permission:Permission")
+              if p.inputs.get("principal") == "*"]
     assert {p["function"] for p in public} == {"dev-ls-capture"}
     assert len(public) == 2
 

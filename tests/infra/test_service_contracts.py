@@ -199,3 +199,31 @@ def test_ses_admitted_to_the_bucket_for_another_rule_is_caught(graph: Graph) -> 
 
     found = of_rule(broken(graph, other_rule), "service-invoke-source-condition")
     assert len(found) == 1 and "ses.amazonaws.com" in found[0], found
+
+
+# Creation order -------------------------------------------------------------------------------
+
+
+def test_the_receipt_rule_waits_for_the_bucket_policy_that_admits_ses(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """SES refuses CreateReceiptRule with InvalidS3Configuration until the bucket policy lets
+    it write (Amazon SES API Reference, CreateReceiptRule,
+    https://docs.aws.amazon.com/ses/latest/APIReference/API_CreateReceiptRule.html), so the
+    rule must depend on that policy, or a first ``pulumi up`` races and fails."""
+    from components.offline import engine
+
+    dependencies: dict[str, list[str]] = {}
+    register = engine.RecordingMonitor.RegisterResource
+
+    def recording(self: engine.RecordingMonitor, request: Any) -> Any:
+        response = register(self, request)
+        dependencies[response.urn] = list(request.dependencies)
+        return response
+
+    monkeypatch.setattr(engine.RecordingMonitor, "RegisterResource", recording)
+    graph = run("dev")
+    (rule,) = graph.of_type("aws:ses/receiptRule:ReceiptRule")
+    bucket = rule.inputs["s3Actions"][0]["bucketName"]
+    policy = graph.named("aws:s3/bucketPolicy:BucketPolicy", bucket)
+    assert policy.urn in dependencies[rule.urn]

@@ -399,3 +399,47 @@ def test_a_budget_whose_topic_does_not_admit_budgets_is_caught() -> None:
     )
     found = messages(run(specs, "service-invoke-source-condition"))
     assert len(found) == 1 and "budgets.amazonaws.com" in found[0] and "Budget" in found[0]
+
+
+def _alarm_topic(source_arn: str) -> list[Spec]:
+    name = f"{PREFIX}-ops-alerts"
+    topic = arn("sns", name)
+    return [
+        ("aws:sns/topic:Topic", "ops-alerts", {"name": name}),
+        (
+            "aws:sns/topicPolicy:TopicPolicy",
+            "ops-alerts-policy",
+            {
+                "arn": topic,
+                "policy": document(
+                    tls_deny("sns", topic),
+                    {
+                        "Effect": "Allow",
+                        "Principal": {"Service": "cloudwatch.amazonaws.com"},
+                        "Action": "sns:Publish",
+                        "Resource": topic,
+                        "Condition": {
+                            "StringEquals": {"aws:SourceAccount": ACCOUNT},
+                            "ArnLike": {"aws:SourceArn": source_arn},
+                        },
+                    },
+                ),
+            },
+        ),
+        (
+            "aws:cloudwatch/metricAlarm:MetricAlarm",
+            "dlq-depth",
+            {"name": "dev-ler-dlq-depth", "alarmActions": [topic]},
+        ),
+    ]
+
+
+def test_an_alarm_admitted_by_an_alarm_pattern_of_its_region_and_account_passes() -> None:
+    admitted = arn("cloudwatch", "alarm:*")
+    assert run(_alarm_topic(admitted), "service-invoke-source-condition") == []
+
+
+def test_an_alarm_whose_topic_admits_other_alarms_only_is_caught() -> None:
+    others = arn("cloudwatch", "alarm:dev-rrs-*")
+    found = messages(run(_alarm_topic(others), "service-invoke-source-condition"))
+    assert len(found) == 1 and "MetricAlarm dlq-depth" in found[0], found

@@ -31,22 +31,12 @@ def crm_with_duplicates() -> InMemoryCrm:
     """Two records of Ann Lee (one with a deal, one with a company and a referral) and others."""
     crm = InMemoryCrm()
     crm.add_contact(
-        "101",
-        firstname="Ann",
-        lastname="Zyborski",
-        email="ann.zyborski@acme.io",
-        phone="(415) 555-0101",
-        company="Acme",
-        createdate="2024-01-01",
+        "101", firstname="Ann", lastname="Zyborski", email="ann.zyborski@acme.io",
+        phone="(415) 555-0101", company="Acme", createdate="2024-01-01",
     )
     crm.add_contact(
-        "102",
-        firstname="Ann",
-        lastname="Zyborski",
-        email="ann.zyborski@acme.io",
-        phone="415.555.0101",
-        city="Boston",
-        createdate="2025-03-01",
+        "102", firstname="Ann", lastname="Zyborski", email="ann.zyborski@acme.io",
+        phone="415.555.0101", city="Boston", createdate="2025-03-01",
     )
     crm.add_related("101", DEAL, dealname="Renewal")
     crm.add_related("102", COMPANY, name="Acme")
@@ -62,13 +52,8 @@ def run_week(dm_aws: DmAws, crm: InMemoryCrm) -> dict[str, int]:
 
     store = PairStore(dm_aws.pairs, dm_aws.decisions)
     block.run(
-        crm.iter_contacts(),
-        QueueSender(dm_aws.blocks_url),
-        store,
-        now=NOW,
-        cap=50,
-        phone_region="US",
-        pair_ttl_days=30,
+        crm.iter_contacts(), QueueSender(dm_aws.blocks_url), store,
+        now=NOW, cap=50, phone_region="US", pair_ttl_days=30,
     )
     totals: dict[str, int] = {}
     while True:
@@ -77,19 +62,12 @@ def run_week(dm_aws: DmAws, crm: InMemoryCrm) -> dict[str, int]:
             return totals
         for m in got["Messages"]:
             counts = score.process(
-                m["Body"],
-                store,
-                QueueSender(dm_aws.merges_url),
-                thresholds=THRESHOLDS,
-                floor=-10.0,
-                now=NOW,
-                pair_ttl_days=30,
+                m["Body"], store, QueueSender(dm_aws.merges_url),
+                thresholds=THRESHOLDS, floor=-10.0, now=NOW, pair_ttl_days=30,
             )
             for k, v in counts.items():
                 totals[k] = totals.get(k, 0) + v
-            client("sqs").delete_message(
-                QueueUrl=dm_aws.blocks_url, ReceiptHandle=m["ReceiptHandle"]
-            )
+            client("sqs").delete_message(QueueUrl=dm_aws.blocks_url, ReceiptHandle=m["ReceiptHandle"])
 
 
 def queued_merges(dm_aws: DmAws) -> list[dict[str, Any]]:
@@ -129,9 +107,7 @@ def test_the_week_finds_the_pair_once_and_queues_its_automatic_merge(dm_aws: DmA
     assert row["explanation"] == "same rare surname, same phone, same rare first name"
     assert {t["field"] for t in row["terms"]} >= {"email", "phone", "last"}
     assert dm_aws.pairs.get_item(Key={"pair_key": "102#101"}).get("Item") is None
-    assert queued_merges(dm_aws) == [
-        {"pair_key": "101#102", "run": "2026-W32", "score": float(row["score"])}
-    ]
+    assert queued_merges(dm_aws) == [{"pair_key": "101#102", "run": "2026-W32", "score": float(row["score"])}]
     summary = dm_aws.pairs.get_item(Key={"pair_key": "run#latest"})["Item"]
     assert summary["run_id"] == "2026-W32" and summary["contacts"] == 402
 
@@ -148,8 +124,7 @@ def test_an_older_run_never_overwrites_a_newer_one(dm_aws: DmAws) -> None:
     crm = crm_with_duplicates()
     run_week(dm_aws, crm)
     dm_aws.pairs.update_item(
-        Key={"pair_key": "101#102"},
-        UpdateExpression="SET run_id = :r",
+        Key={"pair_key": "101#102"}, UpdateExpression="SET run_id = :r",
         ExpressionAttributeValues={":r": "2026-W40"},
     )
     totals = run_week(dm_aws, crm)
@@ -160,9 +135,7 @@ def test_an_older_run_never_overwrites_a_newer_one(dm_aws: DmAws) -> None:
 def test_a_rejected_pair_never_returns(dm_aws: DmAws, monkeypatch: pytest.MonkeyPatch) -> None:
     crm = crm_with_duplicates()
     run_week(dm_aws, crm)
-    token = issue_token(
-        KEYS, subject="101#102", action="reject", ttl_seconds=3600, now=NOW.timestamp()
-    )
+    token = issue_token(KEYS, subject="101#102", action="reject", ttl_seconds=3600, now=NOW.timestamp())
     monkeypatch.setattr(merge, "clock", lambda: NOW)
     answer = merge.handler(request("POST", "/reject", token), None)
     assert answer["statusCode"] == 200 and "not a duplicate" in answer["body"]
@@ -170,10 +143,7 @@ def test_a_rejected_pair_never_returns(dm_aws: DmAws, monkeypatch: pytest.Monkey
     totals = run_week(dm_aws, crm)
     assert totals["decided"] >= 1
     assert dm_aws.pairs.get_item(Key={"pair_key": "101#102"}).get("Item") is None
-    assert (
-        dm_aws.decisions.get_item(Key={"pair_key": "101#102"})["Item"]["decision"]
-        == "not_a_duplicate"
-    )
+    assert dm_aws.decisions.get_item(Key={"pair_key": "101#102"})["Item"]["decision"] == "not_a_duplicate"
 
 
 # Merging ---------------------------------------------------------------------------------
@@ -233,9 +203,7 @@ def test_a_merge_failing_midway_is_restored_exactly(dm_aws: DmAws) -> None:
     assert dm_aws.merges.get_item(Key={"merge_id": merge_id})["Item"]["state"] == "rolled_back"
     assert dm_aws.decisions.get_item(Key={"pair_key": "101#102"}).get("Item") is None
     retry = NOW + dt.timedelta(minutes=1)  # SQS redelivers it later
-    assert (
-        service(dm_aws, crm).merge("101#102", decided_by="automatic", now=retry).status == "merged"
-    )
+    assert service(dm_aws, crm).merge("101#102", decided_by="automatic", now=retry).status == "merged"
 
 
 def test_undo_after_an_edit_restores_exactly(dm_aws: DmAws) -> None:
@@ -265,16 +233,12 @@ def test_undo_is_refused_after_undoable_until(dm_aws: DmAws) -> None:
 # Links ------------------------------------------------------------------------------------
 
 
-def test_review_confirm_and_undo_through_the_links(
-    dm_aws: DmAws, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_review_confirm_and_undo_through_the_links(dm_aws: DmAws, monkeypatch: pytest.MonkeyPatch) -> None:
     crm = crm_with_duplicates()
     run_week(dm_aws, crm)
     monkeypatch.setattr(merge, "crm_factory", lambda: crm)
     monkeypatch.setattr(merge, "clock", lambda: NOW)
-    review = issue_token(
-        KEYS, subject="101#102", action="review", ttl_seconds=86_400, now=NOW.timestamp()
-    )
+    review = issue_token(KEYS, subject="101#102", action="review", ttl_seconds=86_400, now=NOW.timestamp())
     page = merge.handler(request("GET", "/review", review), None)
     assert page["statusCode"] == 200 and "Confirm" in page["body"] and crm.writes == 0
     confirm_url = page["body"].split("action='")[1].split("'")[0].replace("&amp;", "&")
@@ -291,9 +255,7 @@ def test_a_reused_link_does_nothing(dm_aws: DmAws, monkeypatch: pytest.MonkeyPat
     run_week(dm_aws, crm)
     monkeypatch.setattr(merge, "crm_factory", lambda: crm)
     monkeypatch.setattr(merge, "clock", lambda: NOW)
-    token = issue_token(
-        KEYS, subject="101#102", action="confirm", ttl_seconds=3600, now=NOW.timestamp()
-    )
+    token = issue_token(KEYS, subject="101#102", action="confirm", ttl_seconds=3600, now=NOW.timestamp())
     assert merge.handler(request("POST", "/confirm", token), None)["statusCode"] == 200
     writes, state = crm.writes, copy.deepcopy(crm.state(["101", "102"]))
     again = merge.handler(request("POST", "/confirm", token), None)
@@ -301,27 +263,19 @@ def test_a_reused_link_does_nothing(dm_aws: DmAws, monkeypatch: pytest.MonkeyPat
     assert crm.writes == writes and crm.state(["101", "102"]) == state
 
 
-def test_an_expired_or_forged_link_does_nothing(
-    dm_aws: DmAws, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_an_expired_or_forged_link_does_nothing(dm_aws: DmAws, monkeypatch: pytest.MonkeyPatch) -> None:
     crm = crm_with_duplicates()
     run_week(dm_aws, crm)
     monkeypatch.setattr(merge, "crm_factory", lambda: crm)
-    token = issue_token(
-        KEYS, subject="101#102", action="confirm", ttl_seconds=3600, now=NOW.timestamp()
-    )
+    token = issue_token(KEYS, subject="101#102", action="confirm", ttl_seconds=3600, now=NOW.timestamp())
     monkeypatch.setattr(merge, "clock", lambda: NOW + dt.timedelta(hours=2))
     expired = merge.handler(request("POST", "/confirm", token), None)
     assert expired["statusCode"] == 410
     monkeypatch.setattr(merge, "clock", lambda: NOW)
     forged = Keyring.single("k1", "f" * 40)
-    bad = issue_token(
-        forged, subject="101#102", action="confirm", ttl_seconds=3600, now=NOW.timestamp()
-    )
+    bad = issue_token(forged, subject="101#102", action="confirm", ttl_seconds=3600, now=NOW.timestamp())
     assert merge.handler(request("POST", "/confirm", bad), None)["statusCode"] == 403
-    reject = issue_token(
-        KEYS, subject="101#102", action="reject", ttl_seconds=3600, now=NOW.timestamp()
-    )
+    reject = issue_token(KEYS, subject="101#102", action="reject", ttl_seconds=3600, now=NOW.timestamp())
     assert merge.handler(request("POST", "/confirm", reject), None)["statusCode"] == 403
     assert merge.handler(request("DELETE", "/confirm", token), None)["statusCode"] == 404
     assert crm.writes == 0
@@ -331,17 +285,13 @@ def test_an_expired_or_forged_link_does_nothing(
     ]
 
 
-def test_automatic_merges_arrive_on_the_merge_queue(
-    dm_aws: DmAws, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_automatic_merges_arrive_on_the_merge_queue(dm_aws: DmAws, monkeypatch: pytest.MonkeyPatch) -> None:
     crm = crm_with_duplicates()
     run_week(dm_aws, crm)
     monkeypatch.setattr(merge, "crm_factory", lambda: crm)
     monkeypatch.setattr(merge, "clock", lambda: NOW)
     (message,) = queued_merges(dm_aws)
-    event = {
-        "Records": [{"messageId": "m1", "body": json.dumps(message), "eventSource": "aws:sqs"}]
-    }
+    event = {"Records": [{"messageId": "m1", "body": json.dumps(message), "eventSource": "aws:sqs"}]}
     assert merge.handler(event, None) == {"batchItemFailures": []}
     assert "102" in crm.archived
     assert merge.handler(event, None) == {"batchItemFailures": []}  # duplicate delivery: no-op
@@ -349,16 +299,12 @@ def test_automatic_merges_arrive_on_the_merge_queue(
     assert decision["decided_by"] == "automatic" and decision["decision"] == "merged"
 
 
-def test_the_weekly_digest_lists_proposals_and_undo_links(
-    dm_aws: DmAws, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_the_weekly_digest_lists_proposals_and_undo_links(dm_aws: DmAws, monkeypatch: pytest.MonkeyPatch) -> None:
     from handlers.common.aws_clients import client
 
     crm = crm_with_duplicates()
     crm.add_contact("301", firstname="Zed", lastname="Quarrington", email="zq@one.io", city="Tulsa")
-    crm.add_contact(
-        "302", firstname="Zed", lastname="Quarington", email="zed.q@two.io", city="Tulsa"
-    )
+    crm.add_contact("302", firstname="Zed", lastname="Quarington", email="zed.q@two.io", city="Tulsa")
     run_week(dm_aws, crm)
     monkeypatch.setattr(merge, "crm_factory", lambda: crm)
     monkeypatch.setattr(merge, "clock", lambda: NOW)

@@ -84,15 +84,8 @@ def test_a_and_b_score_the_same_either_way_round() -> None:
 
 def test_four_keys_per_contact_at_most() -> None:
     rich = Profile(
-        "1",
-        first="ann",
-        last="lee",
-        email="a@x.io",
-        phone="+1415",
-        street="main street",
-        house="1",
-        dob="19800101",
-        postcode="2000",
+        "1", first="ann", last="lee", email="a@x.io", phone="+1415", street="main street",
+        house="1", dob="19800101", postcode="2000",
     )
     keys = keys_of(rich)
     assert len(keys) == len(KEY_NAMES) and sum(bool(k) for k in keys) == 4

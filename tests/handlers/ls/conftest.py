@@ -108,19 +108,11 @@ def arrival(url: str, referrer: str = "", visitor_id: str | None = None) -> dict
 
 
 def enquiry(
-    email: str,
-    heard_about: str = "",
-    *,
-    visitor_id: str | None = None,
-    submission_id: str | None = "sub-00000001",
-    url: str = f"{ORIGIN}/contact",
+    email: str, heard_about: str = "", *, visitor_id: str | None = None,
+    submission_id: str | None = "sub-00000001", url: str = f"{ORIGIN}/contact",
 ) -> dict[str, Any]:
-    body: dict[str, Any] = {
-        "kind": "enquiry",
-        "url": url,
-        "email": email,
-        "heard_about": heard_about,
-    }
+    body: dict[str, Any] = {"kind": "enquiry", "url": url, "email": email,
+                            "heard_about": heard_about}
     if visitor_id:
         body["visitor_id"] = visitor_id
     if submission_id:
@@ -171,9 +163,7 @@ def stream_events(start_after: str | None = None) -> tuple[dict[str, Any], str |
     shard = streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"][0]
     if start_after:
         iterator = streams.get_shard_iterator(
-            StreamArn=arn,
-            ShardId=shard["ShardId"],
-            ShardIteratorType="AFTER_SEQUENCE_NUMBER",
+            StreamArn=arn, ShardId=shard["ShardId"], ShardIteratorType="AFTER_SEQUENCE_NUMBER",
             SequenceNumber=start_after,
         )["ShardIterator"]
     else:

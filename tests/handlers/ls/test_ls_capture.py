@@ -77,10 +77,8 @@ def test_body_id_is_used_without_a_cookie_and_linked_when_the_cookie_differs(
     send(beacon(arrival(f"{ORIGIN}/", visitor_id=VISITOR)))
     clock.advance(minutes=40)
     response = send(
-        beacon(
-            arrival(f"{ORIGIN}/", "https://t.co/x", visitor_id=VISITOR),
-            cookies=[f"ls_vid={OTHER_VISITOR}"],
-        )
+        beacon(arrival(f"{ORIGIN}/", "https://t.co/x", visitor_id=VISITOR),
+               cookies=[f"ls_vid={OTHER_VISITOR}"])
     )
     assert body(response)["visitor_id"] == OTHER_VISITOR
     first, second = sorted(items("dev-ls-touches"), key=lambda t: t["at"])
@@ -109,9 +107,8 @@ def test_internal_navigation_writes_nothing(clock: Clock) -> None:
 
 
 def test_enquiry_stores_a_keyed_hash_the_raw_answer_and_an_asked_touch(clock: Clock) -> None:
-    response = send(
-        beacon(enquiry(" Ada@Example.COM ", "Heard you on Podcast X!", visitor_id=VISITOR))
-    )
+    response = send(beacon(enquiry(" Ada@Example.COM ", "Heard you on Podcast X!",
+                                   visitor_id=VISITOR)))
     assert response["statusCode"] == 200
     answer = body(response)
     assert answer["recorded"] is True
@@ -127,9 +124,7 @@ def test_enquiry_stores_a_keyed_hash_the_raw_answer_and_an_asked_touch(clock: Cl
     }
     (touch,) = items("dev-ls-touches")
     assert (touch["source"], touch["medium"], touch["how_detected"]) == (
-        "podcast_x",
-        "asked",
-        "none",
+        "podcast_x", "asked", "none",
     )
     assert touch["at"] == row["at"]
     everything = json.dumps(items("dev-ls-enquiries") + items("dev-ls-touches"), default=str)
@@ -170,18 +165,16 @@ def test_enquiry_without_the_key_is_refused_and_writes_nothing(clock: Clock) -> 
         (beacon(None), 400, "invalid_json"),
         (beacon(raw="{not json"), 400, "invalid_json"),
         (beacon(raw="[1, 2]"), 400, "invalid_json"),
-        (beacon(raw=json.dumps({"kind": "arrival", "url": "x" * 9000})), 413, "payload_too_large"),
+        (beacon(raw=json.dumps({"kind": "arrival", "url": "x" * 9000})), 413,
+         "payload_too_large"),
         (beacon({"kind": "arrival"}), 400, "missing_field"),
         (beacon({"kind": "arrival", "url": "javascript:alert(1)"}), 400, "invalid_field"),
         (beacon({"kind": "pageview", "url": f"{ORIGIN}/"}), 400, "invalid_kind"),
         (beacon(enquiry("not-an-email")), 400, "invalid_email"),
         (beacon(enquiry("a@example.com", "x" * 1001)), 400, "invalid_field"),
         (beacon(enquiry("a@example.com", submission_id="bad id!")), 400, "invalid_field"),
-        (
-            beacon(arrival(f"{ORIGIN}/"), origin="https://evil.example.net"),
-            403,
-            "origin_not_allowed",
-        ),
+        (beacon(arrival(f"{ORIGIN}/"), origin="https://evil.example.net"), 403,
+         "origin_not_allowed"),
         (beacon(arrival(f"{ORIGIN}/"), origin=None), 403, "origin_not_allowed"),
         (beacon(arrival(f"{ORIGIN}/"), method="GET"), 405, "method_not_allowed"),
     ],
@@ -216,7 +209,8 @@ def test_an_oversized_base64_body_is_refused_before_decoding() -> None:
     ],
 )
 def test_known_bots_get_a_silent_204_and_write_nothing(user_agent: str | None) -> None:
-    response = send(beacon(arrival(f"{ORIGIN}/", "https://www.google.com/"), user_agent=user_agent))
+    response = send(beacon(arrival(f"{ORIGIN}/", "https://www.google.com/"),
+                           user_agent=user_agent))
     assert response["statusCode"] == 204
     assert response["body"] == ""
     assert nothing_written()

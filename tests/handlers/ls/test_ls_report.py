@@ -57,13 +57,9 @@ def hand_fixture() -> InMemoryStore:
     for t in touches:
         store.put_touch(t)
     enquiries = [
-        ("e1", at("08-05"), A, H1),
-        ("e2", at("08-06"), B, H2),
-        ("e3", at("08-08"), C, H3),
-        ("e4", at("08-10"), D, H1),
-        ("e5", at("08-12"), E, H5),
-        ("e0", at("07-31", 23), A, H1),
-        ("e6", at("09-01", 0), B, H2),
+        ("e1", at("08-05"), A, H1), ("e2", at("08-06"), B, H2), ("e3", at("08-08"), C, H3),
+        ("e4", at("08-10"), D, H1), ("e5", at("08-12"), E, H5),
+        ("e0", at("07-31", 23), A, H1), ("e6", at("09-01", 0), B, H2),
     ]
     for eid, when, visitor, person in enquiries:
         store.put_enquiry(Enquiry(when[:7], eid, when, visitor, person, "", "/contact"), None)
@@ -95,9 +91,7 @@ def test_lenient_report_on_the_hand_computed_fixture() -> None:
     document = run_report(hand_fixture(), "lenient")
     assert document["include_asked"] is True
     assert counts(document, "first_touch") == (
-        {"google": 2, "direct": 1, "facebook": 1},
-        1,
-        0.2,
+        {"google": 2, "direct": 1, "facebook": 1}, 1, 0.2,
     )
     assert counts(document, "last_non_direct") == ({"google": 2, "podcast_x": 1}, 2, 0.4)
 
@@ -133,15 +127,8 @@ def test_csv_has_the_same_numbers_and_always_the_unattributed_rows() -> None:
 
 
 MEDIUM_HOW = st.sampled_from(
-    [
-        ("organic", "referrer"),
-        ("cpc", "utm"),
-        ("referral", "referrer"),
-        ("referral", "utm"),
-        ("direct", "none"),
-        ("asked", "none"),
-        ("organic", "none"),
-    ]
+    [("organic", "referrer"), ("cpc", "utm"), ("referral", "referrer"), ("referral", "utm"),
+     ("direct", "none"), ("asked", "none"), ("organic", "none")]
 )
 
 
@@ -155,15 +142,8 @@ def journeys(draw: st.DrawFn) -> tuple[list[Enquiry], list[Touch]]:
         when = f"2026-08-{draw(st.integers(1, 28)):02d}T00:00:{n:02d}.000000Z"
         touches.append(touch(draw(st.sampled_from(visitors)), when, source, medium, how))
     enquiries = [
-        Enquiry(
-            "2026-08",
-            f"e{n}",
-            f"2026-08-{draw(st.integers(1, 28)):02d}T12:00:00.000000Z",
-            draw(st.sampled_from(visitors)),
-            H1,
-            "",
-            "/",
-        )
+        Enquiry("2026-08", f"e{n}", f"2026-08-{draw(st.integers(1, 28)):02d}T12:00:00.000000Z",
+                draw(st.sampled_from(visitors)), H1, "", "/")
         for n in range(draw(st.integers(0, 6)))
     ]
     return enquiries, touches
@@ -176,15 +156,14 @@ def test_strict_and_lenient_differ_exactly_by_the_guessed_touches(
 ) -> None:
     enquiries, touches = journey
     observed = [t for t in touches if not is_guessed(t)]
-    strict = attribute(enquiries, lambda e: touches, start=AUGUST[0], end=AUGUST[1], mode="strict")
-    lenient_without_guesses = attribute(
-        enquiries, lambda e: observed, start=AUGUST[0], end=AUGUST[1], mode="lenient"
-    )
+    strict = attribute(enquiries, lambda e: touches, start=AUGUST[0], end=AUGUST[1],
+                       mode="strict")
+    lenient_without_guesses = attribute(enquiries, lambda e: observed, start=AUGUST[0],
+                                        end=AUGUST[1], mode="lenient")
     assert strict.rules == lenient_without_guesses.rules
     if len(observed) == len(touches):
-        lenient = attribute(
-            enquiries, lambda e: touches, start=AUGUST[0], end=AUGUST[1], mode="lenient"
-        )
+        lenient = attribute(enquiries, lambda e: touches, start=AUGUST[0], end=AUGUST[1],
+                            mode="lenient")
         assert lenient.rules == strict.rules
 
 
@@ -211,9 +190,7 @@ def get(params: dict[str, str], method: str = "GET") -> dict[str, Any]:
 def test_reports_are_cached_for_a_day_by_range_mode_and_format() -> None:
     store = CountingStore(hand_fixture())
     ticks = {"now": 1000.0}
-    app = ReportApp(
-        store, cache_seconds=86400, clock=lambda: dt.datetime(2026, 9, 1, tzinfo=dt.UTC)
-    )
+    app = ReportApp(store, cache_seconds=86400, clock=lambda: dt.datetime(2026, 9, 1, tzinfo=dt.UTC))
     app.cache = ReportCache(86400, clock=lambda: ticks["now"])
     august = {"from": "2026-08-01", "to": "2026-08-31"}
     first = app(get(august))
@@ -309,11 +286,8 @@ def test_attribution_improves_retroactively_and_nothing_is_written_back(
     assert counts(after, "first_touch") == ({"google": 2}, 0, 0.0)
     assert counts(after, "last_non_direct") == ({"google": 2}, 0, 0.0)
     assert items("dev-ls-enquiries") == enquiries_before
-    assert all(
-        set(row)
-        == {"month", "enquiry_id", "at", "visitor_id", "email_hash", "heard_about", "landing"}
-        for row in enquiries_before
-    )
+    assert all(set(row) == {"month", "enquiry_id", "at", "visitor_id", "email_hash",
+                            "heard_about", "landing"} for row in enquiries_before)
 
 
 def test_threaded_reads_give_the_same_report() -> None:

@@ -43,10 +43,7 @@ def test_tags_win_over_the_referrer_and_carry_campaign_and_medium() -> None:
     )
     assert detected is not None
     assert (detected.source, detected.medium, detected.campaign, detected.how_detected) == (
-        "linkedin",
-        "cpc",
-        "Spring Sale",
-        "utm",
+        "linkedin", "cpc", "Spring Sale", "utm",
     )
     assert detected.referrer_host == "www.facebook.com"
     assert detected.landing == "/pricing"

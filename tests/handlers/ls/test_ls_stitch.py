@@ -44,17 +44,11 @@ def identities() -> dict[tuple[str, str], dict[str, Any]]:
     return {(r["identity_key"], r["visitor_id"]): r for r in items("dev-ls-identities")}
 
 
-def enquire(
-    clock: Clock,
-    visitor_id: str,
-    submission: str,
-    email: str = "ada@example.com",
-    cookies: list[str] | None = None,
-) -> str:
+def enquire(clock: Clock, visitor_id: str, submission: str, email: str = "ada@example.com",
+            cookies: list[str] | None = None) -> str:
     clock.advance(minutes=5)
-    response = send(
-        beacon(enquiry(email, visitor_id=visitor_id, submission_id=submission), cookies=cookies)
-    )
+    response = send(beacon(enquiry(email, visitor_id=visitor_id, submission_id=submission),
+                           cookies=cookies))
     return str(json.loads(response["body"])["enquiry_id"])
 
 
@@ -76,13 +70,8 @@ def test_enquiries_with_one_email_merge_devices_into_one_identity(
 def test_a_merge_never_deletes_a_visitor_id(clock: Clock, read_stream: StreamReader) -> None:
     seen: set[tuple[str, str]] = set()
     for n, (device, email) in enumerate(
-        [
-            (PHONE, "ada@example.com"),
-            (LAPTOP, "bob@example.com"),
-            (PHONE, "bob@example.com"),
-            (TABLET, "ada@example.com"),
-            (LAPTOP, "ada@example.com"),
-        ]
+        [(PHONE, "ada@example.com"), (LAPTOP, "bob@example.com"),
+         (PHONE, "bob@example.com"), (TABLET, "ada@example.com"), (LAPTOP, "ada@example.com")]
     ):
         enquire(clock, device, f"sub-merge-{n}", email)
         run_stitch(read_stream())
@@ -106,7 +95,9 @@ def test_a_redelivered_stream_record_changes_nothing(
     assert before
 
 
-def test_reordered_deliveries_leave_the_same_rows(clock: Clock, read_stream: StreamReader) -> None:
+def test_reordered_deliveries_leave_the_same_rows(
+    clock: Clock, read_stream: StreamReader
+) -> None:
     send(beacon(arrival(f"{ORIGIN}/", visitor_id=LAPTOP), cookies=[f"ls_vid={PHONE}"]))
     enquire(clock, PHONE, "sub-phone-1", cookies=[f"ls_vid={PHONE}"])
     enquire(clock, LAPTOP, "sub-laptop-1")
@@ -119,9 +110,8 @@ def test_reordered_deliveries_leave_the_same_rows(clock: Clock, read_stream: Str
 
     with table("dev-ls-identities").batch_writer() as batch:
         for row in in_order:
-            batch.delete_item(
-                Key={"identity_key": row["identity_key"], "visitor_id": row["visitor_id"]}
-            )
+            batch.delete_item(Key={"identity_key": row["identity_key"],
+                                   "visitor_id": row["visitor_id"]})
     for record in reversed(records):
         run_stitch({"Records": [record]})
     assert items("dev-ls-identities") == in_order
@@ -169,23 +159,10 @@ def test_linking_is_bounded() -> None:
     from handlers.source_attributor.records import Touch
 
     for n in range(MAX_LINKED_VISITORS + 20):
-        store.put_touch(
-            Touch(
-                f"kiosk-{n:020d}",
-                "2026-08-01T00:00:00.000000Z",
-                "direct",
-                "direct",
-                "",
-                "",
-                "/",
-                "none",
-                0,
-                f"kiosk-{n + 1:020d}",
-            )
-        )
-    result = stitch_enquiry(
-        store, EnquiryEvent("e1", "2026-08-02T00:00:00.000000Z", f"kiosk-{0:020d}", ADA)
-    )
+        store.put_touch(Touch(f"kiosk-{n:020d}", "2026-08-01T00:00:00.000000Z", "direct",
+                              "direct", "", "", "/", "none", 0, f"kiosk-{n + 1:020d}"))
+    result = stitch_enquiry(store, EnquiryEvent("e1", "2026-08-02T00:00:00.000000Z",
+                                                f"kiosk-{0:020d}", ADA))
     assert len(result.visitors) == MAX_LINKED_VISITORS
     assert len(store.identity_rows(ADA)) == MAX_LINKED_VISITORS
 
@@ -213,29 +190,22 @@ def test_both_stores_keep_the_earliest_link_and_enquiry_whatever_the_order(
 
         with table("dev-ls-identities").batch_writer() as batch:
             for row in items("dev-ls-identities"):
-                batch.delete_item(
-                    Key={"identity_key": row["identity_key"], "visitor_id": row["visitor_id"]}
-                )
+                batch.delete_item(Key={"identity_key": row["identity_key"],
+                                       "visitor_id": row["visitor_id"]})
         return DynamoStore(identities_table="dev-ls-identities")
 
     day = "2026-08-0{}T00:00:00.000000Z".format
-    links = [
-        ("cookie", day(2), "e2"),
-        ("email", day(1), "e9"),
-        ("email", day(1), "e1"),
-        ("cookie", day(3), "e0"),
-    ]
+    links = [("cookie", day(2), "e2"), ("email", day(1), "e9"), ("email", day(1), "e1"),
+             ("cookie", day(3), "e0")]
     marks = [("e5", day(5)), ("e4", day(4)), ("e3", day(4))]
     results = []
     for order in (links, list(reversed(links))):
         store = fresh()
         for by, when, via in order:
             store.link(ADA, PHONE, by, when, via)
-        for eid, when in marks if order is links else list(reversed(marks)):
+        for eid, when in (marks if order is links else list(reversed(marks))):
             store.mark_enquirer(ADA, PHONE, eid, when)
         results.append(store.identity_rows(ADA))
-    assert (
-        results[0]
-        == results[1]
-        == {PHONE: IdentityRow(ADA, PHONE, "email", day(1), "e1", "e3", day(4))}
-    )
+    assert results[0] == results[1] == {
+        PHONE: IdentityRow(ADA, PHONE, "email", day(1), "e1", "e3", day(4))
+    }
