@@ -393,7 +393,8 @@ def _statements(document: Any) -> list[dict[str, Any]]:
 
 
 def _role(t: Topology, r: Resource, *_: Any) -> None:
-    t.trust_policies[str(r.inputs["name"])] = _statements(r.inputs.get("assumeRolePolicy"))
+    name = str(r.inputs.get("name") or r.name)  # an unnamed role would get a generated name
+    t.trust_policies[name] = _statements(r.inputs.get("assumeRolePolicy"))
 
 
 def _permission(t: Topology, r: Resource, region: str, *_: Any) -> None:
@@ -478,7 +479,7 @@ def _budget(t: Topology, r: Resource, *_: Any) -> None:
             for arn in n.get("subscriberSnsTopicArns") or []
         )
     )
-    t.budgets.append(BudgetSpec(str(r.inputs["name"]), topics))
+    t.budgets.append(BudgetSpec(str(r.inputs.get("name") or r.name), topics))
 
 
 def _secret(t: Topology, r: Resource, region: str, *_: Any) -> None:
