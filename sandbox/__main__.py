@@ -106,8 +106,8 @@ def serve_forever(
         for problem in sb.triggers.problems if sb.triggers else []:
             print(f"  wiring note: {problem}")
         print(
-            f"control API: {control.url}  (GET / for the overview; POST"
-            " /schedules/<name>/fire, /clock/advance?hours=2)"
+            f"control API: {control.url}  (GET / for the overview, /refusals; POST"
+            " /schedules/<name>/fire, /clock/advance?hours=2, /budgets/notify)"
         )
         print("Ctrl-C stops.", flush=True)
         while True:
