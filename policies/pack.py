@@ -12,6 +12,7 @@ from pulumi_policy import Policy
 
 from policies.rules import (
     bucket_hygiene,
+    creation_order,
     event_source_mapping_permissions,
     function_identity,
     log_retention,
@@ -50,6 +51,7 @@ ALL_POLICIES: Final[list[Policy]] = [
     service_publisher_encryption.POLICY,
     event_source_mapping_permissions.POLICY,
     service_invoke_source_condition.POLICY,
+    creation_order.POLICY,
 ]
 """The pack's policies, every one MANDATORY."""
 
