@@ -49,8 +49,11 @@ from handlers.lead_enricher.http_json import HttpAnswer, HttpUnavailable, exchan
 
 Exchange = Callable[..., HttpAnswer]
 
-WINDOWS = (("x-minute-requests-left", 60.0), ("x-hourly-requests-left", 3600.0),
-           ("x-daily-requests-left", 86400.0))
+WINDOWS = (
+    ("x-minute-requests-left", 60.0),
+    ("x-hourly-requests-left", 3600.0),
+    ("x-daily-requests-left", 86400.0),
+)
 """Apollo's counters and the length of their fixed windows, shortest first."""
 
 

@@ -25,9 +25,9 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class SyncDeps:
-    """What upsr-catalog-sync touches: the store (Admin API key) and upsr-catalogue (PutItem).
+    """What upsr-catalog-sync touches: the store (Admin API token) and upsr-catalogue (PutItem).
 
-    ``forget_key`` drops the cached Admin API key after the store refused a read.
+    ``forget_key`` drops the cached token and store secret after the store refused a read.
     """
 
     catalogue: Table
@@ -35,21 +35,34 @@ class SyncDeps:
     forget_key: Callable[[], None] | None = None
 
     @classmethod
-    def from_env(cls, *, store: Store | None = None) -> SyncDeps:
+    def from_env(cls, *, store: Store | None = None, opener: Any = None) -> SyncDeps:
+        """The real store; ``opener`` replaces urllib's (the sandbox's Shopify stand-in)."""
         from handlers.common.aws_clients import table
         from handlers.common.secrets import default_cache, get_secret
         from handlers.upsell_recommender.shopify import ShopifyStore
+        from handlers.upsell_recommender.shopify_auth import AccessTokens
 
         key_id = env.text("UPSR_STORE_KEY_SECRET_ID")
+        domain = env.text("UPSR_STORE_DOMAIN")
+        io = {} if opener is None else {"opener": opener}
+        # One token per container: minted on first use, kept until shortly before expiry.
+        tokens = AccessTokens(
+            domain,
+            lambda: get_secret(key_id),
+            forget_secret=lambda: default_cache.invalidate(key_id),
+            **io,
+        )
         return cls(
             catalogue=table(env.text("UPSR_CATALOGUE_TABLE")),
             store=store
             or ShopifyStore(
-                env.text("UPSR_STORE_DOMAIN"),
-                lambda: get_secret(key_id),
+                domain,
+                tokens.token,
+                refresh_token=tokens.invalidate,
                 api_version=env.text("UPSR_SHOPIFY_API_VERSION"),
+                **io,
             ),
-            forget_key=lambda: default_cache.invalidate(key_id),
+            forget_key=tokens.invalidate,
         )
 
 

@@ -16,7 +16,7 @@ import pytest
 
 from handlers.upsell_recommender.domain import Channel, Contact
 from handlers.upsell_recommender.nudges import AwsMessenger, Nudge, NudgeRejected, compose
-from handlers.upsell_recommender.shopify import ShopifyStore, catalogue_rows
+from handlers.upsell_recommender.shopify import DEFAULT_API_VERSION, ShopifyStore, catalogue_rows
 from handlers.upsell_recommender.store import StoreError
 from tests.handlers.upsr.conftest import SENDER, SHOP, T0, World, shopify_order, webhook_event
 
@@ -120,7 +120,7 @@ def test_admin_api_pages_and_maps_products() -> None:
     assert first.complements == frozenset({"tents"}) and first.price == Decimal("19.50")
     assert first.stock == 3 and rows[1].stock is None  # untracked inventory
     assert waits == [5.0]  # (800 - 300) / 100 points per second
-    assert seen[0].full_url == f"https://{SHOP}/admin/api/2025-07/graphql.json"
+    assert seen[0].full_url == f"https://{SHOP}/admin/api/{DEFAULT_API_VERSION}/graphql.json"
     assert seen[0].get_header("X-shopify-access-token") == "shpat_x"
     assert json.loads(seen[1].data)["variables"] == {"cursor": "c1"}
 
