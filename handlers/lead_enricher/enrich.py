@@ -128,8 +128,11 @@ class Enricher:
         return lead
 
 
-def make_provider(config: EnrichConfig) -> FirmographicProvider:
-    """The configured provider, reading its key from Secrets Manager at call time (cached)."""
+def make_provider(config: EnrichConfig, transport: Any = None) -> FirmographicProvider:
+    """The configured provider, reading its key from Secrets Manager at call time (cached).
+
+    ``transport`` replaces the HTTP call (the sandbox's provider stand-in).
+    """
     from handlers.lead_enricher import firmographics
 
     def key() -> str:
@@ -138,7 +141,11 @@ def make_provider(config: EnrichConfig) -> FirmographicProvider:
         return get_secret(config.secret_id).strip()
 
     return firmographics.make_provider(
-        config.provider, key, base_url=config.base_url, api_version=config.api_version
+        config.provider,
+        key,
+        base_url=config.base_url,
+        api_version=config.api_version,
+        transport=transport,
     )
 
 

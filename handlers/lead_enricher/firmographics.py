@@ -154,17 +154,22 @@ def make_provider(
     *,
     base_url: str | None = None,
     api_version: str | None = None,
+    transport: Any = None,
 ) -> FirmographicProvider:
-    """The real adapter for ``name`` (``pdl`` or ``apollo``), with its defaults filled in."""
+    """The real adapter for ``name`` (``pdl`` or ``apollo``), with its defaults filled in.
+
+    ``transport`` replaces the HTTP call (``http_json.exchange``): the sandbox's stand-in.
+    """
     if name not in DEFAULTS:
         raise ValueError(f"unknown enrichment provider {name!r}; expected one of {sorted(DEFAULTS)}")
     defaults = DEFAULTS[name]
     url = base_url or defaults.base_url
     version = api_version or defaults.api_version
+    io: dict[str, Any] = {} if transport is None else {"transport": transport}
     if name == "pdl":
         from handlers.lead_enricher.pdl import PdlCompanyEnrichment
 
-        return PdlCompanyEnrichment(url, key, api_version=version)
+        return PdlCompanyEnrichment(url, key, api_version=version, **io)
     from handlers.lead_enricher.apollo import ApolloOrganizationEnrichment
 
-    return ApolloOrganizationEnrichment(url, key, api_version=version)
+    return ApolloOrganizationEnrichment(url, key, api_version=version, **io)

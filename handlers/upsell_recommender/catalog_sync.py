@@ -50,6 +50,7 @@ class SyncDeps:
             domain,
             lambda: get_secret(key_id),
             forget_secret=lambda: default_cache.invalidate(key_id),
+            clock=lambda: clock.now(),
             **io,
         )
         return cls(
