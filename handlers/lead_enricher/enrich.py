@@ -105,7 +105,9 @@ class Enricher:
                     retry_after_s=err.retry_after_s if isinstance(err, RateLimited) else None,
                 )
                 lead.enrichment = Enrichment(status="pending", domain=domain, reason=str(err))
-                self.pending.mark(lead, str(err), now)
+                wait = err.retry_after_s if isinstance(err, RateLimited) else None
+                retry_at = None if wait is None else now + dt.timedelta(seconds=wait)
+                self.pending.mark(lead, str(err), now, retry_at)
                 return lead
             cached = self.cache.put(domain, profile, self.provider.name, now)
         if cached.profile is None:
