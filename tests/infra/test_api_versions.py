@@ -100,3 +100,23 @@ def test_the_plan_prints_the_windows_and_warns_without_failing(
     assert "external API: upsr Shopify Admin API: 2025-07 (supported 2025-07-01" in out
     assert "external API: ler enrichment: pdl v5 at https://api.peopledatalabs.com" in out
     assert "warning: systems.upsr.shopifyApiVersion 2025-07 left" in out
+
+
+def test_the_functions_receive_the_provider_and_versions_they_call() -> None:
+    from components.offline.engine import run
+    from tests.infra.graph_helpers import functions, only_system
+
+    graph = run("dev", {"systems": only_system("ler", enrichmentProvider="apollo")})
+    env = functions(graph)["dev-ler-enrich"].inputs["environment"]["variables"]
+    assert (
+        env["ENRICHMENT_PROVIDER"],
+        env["ENRICHMENT_BASE_URL"],
+        env["ENRICHMENT_API_VERSION"],
+    ) == (
+        "apollo",
+        "https://api.apollo.io",
+        "v1",
+    )
+    graph = run("dev", {"systems": only_system("upsr")})
+    env = functions(graph)["dev-upsr-catalog-sync"].inputs["environment"]["variables"]
+    assert env["UPSR_SHOPIFY_API_VERSION"] == "2026-10"
