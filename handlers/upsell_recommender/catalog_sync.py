@@ -27,7 +27,8 @@ if TYPE_CHECKING:
 class SyncDeps:
     """What upsr-catalog-sync touches: the store (Admin API token) and upsr-catalogue (PutItem).
 
-    ``forget_key`` drops the cached token and store secret after the store refused a read.
+    ``forget_key`` drops the cached token and store secret after the store refused them (an
+    outage or a throttle keeps the token: it is still good).
     """
 
     catalogue: Table
@@ -87,7 +88,7 @@ def handler(event: Mapping[str, Any], context: Any) -> dict[str, int]:
 def run(deps: SyncDeps, *, now: float) -> dict[str, int]:
     """Upsert every product row; returns counts (written, newer-kept, duplicate SKUs)."""
     from handlers.upsell_recommender.catalogue import upsert
-    from handlers.upsell_recommender.store import StoreError
+    from handlers.upsell_recommender.store import StoreAuthError, StoreError
 
     log = get_logger()
     seen: set[str] = set()
@@ -102,9 +103,9 @@ def run(deps: SyncDeps, *, now: float) -> dict[str, int]:
                 written += 1
             else:
                 newer += 1
-    except StoreError:
-        if deps.forget_key is not None:
-            deps.forget_key()  # a rotated key is fetched afresh on the next run
+    except StoreError as err:
+        if isinstance(err, StoreAuthError) and deps.forget_key is not None:
+            deps.forget_key()  # refused: a rotated secret and a new token on the next run
         log.exception("store read failed", extra={"written_before_failure": written})
         raise
     summary = {"written": written, "newer_kept": newer, "duplicate_skus": duplicates}

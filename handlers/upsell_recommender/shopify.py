@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from handlers.upsell_recommender.domain import CatalogueItem, is_variant_id, to_decimal
-from handlers.upsell_recommender.store import StoreError, cart_url, shop_domain
+from handlers.upsell_recommender.store import StoreAuthError, StoreError, cart_url, shop_domain
 
 COMPLEMENT_TAG = "complements:"
 """Product tag naming a category the product goes with: ``complements:tents``."""
@@ -176,7 +176,7 @@ class ShopifyStore:
                 raise StoreError("Shopify kept throttling the catalogue query")
             self._sleep(throttled_for)
         if status in (401, 403):
-            raise StoreError(f"Shopify refused the Admin API key (HTTP {status})")
+            raise StoreAuthError(f"Shopify refused the Admin API key (HTTP {status})")
         if status >= 400:
             raise StoreError(f"Shopify Admin API answered HTTP {status}")
         errors = answer.get("errors") if isinstance(answer, Mapping) else None

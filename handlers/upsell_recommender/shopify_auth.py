@@ -34,7 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from handlers.upsell_recommender.store import StoreError, shop_domain
+from handlers.upsell_recommender.store import StoreAuthError, StoreError, shop_domain
 
 Opener = Callable[[urllib.request.Request, float], Any]
 
@@ -182,7 +182,7 @@ class AccessTokens:
         if status != 200:
             error = answer.get("error") if isinstance(answer, dict) else None
             detail = answer.get("error_description") if isinstance(answer, dict) else None
-            raise StoreError(
+            raise StoreAuthError(
                 f"Shopify refused the client credentials (HTTP {status}"
                 + (f" {error}" if error else "")
                 + (f": {str(detail)[:200]}" if detail else "")

@@ -17,7 +17,7 @@ import pytest
 from handlers.upsell_recommender.domain import Channel, Contact
 from handlers.upsell_recommender.nudges import AwsMessenger, Nudge, NudgeRejected, compose
 from handlers.upsell_recommender.shopify import DEFAULT_API_VERSION, ShopifyStore, catalogue_rows
-from handlers.upsell_recommender.store import StoreError
+from handlers.upsell_recommender.store import StoreAuthError, StoreError
 from tests.handlers.upsr.conftest import SENDER, SHOP, T0, World, shopify_order, webhook_event
 
 # Shopify Admin API ------------------------------------------------------------------------
@@ -236,8 +236,12 @@ def test_sync_keeps_the_first_of_duplicate_skus_and_forgets_a_refused_key(world:
     item = world.tables["catalogue"].get_item(Key={"sku": "TENT-2P"})["Item"]
     assert item["variant_id"] == "1001"
     forgotten: list[bool] = []
-    world.store.fail_with = StoreError("refused")
     deps = replace(world.sync_deps(), forget_key=lambda: forgotten.append(True))
+    world.store.fail_with = StoreError("Shopify Admin API unreachable")
+    with pytest.raises(StoreError):
+        catalog_sync.run(deps, now=T0)
+    assert forgotten == []  # an outage keeps the token: it is still good
+    world.store.fail_with = StoreAuthError("refused")
     with pytest.raises(StoreError):
         catalog_sync.run(deps, now=T0)
     assert forgotten == [True]
