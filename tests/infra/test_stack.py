@@ -131,3 +131,38 @@ def test_policy_pack_rejects_a_wildcard_write_that_reaches_the_graph_by_hand() -
     assert any(
         v.policy_name == "no-wildcard-write" and "dynamodb:PutItem" in v.message for v in violations
     ), violations
+
+
+def _region_of(graph: Graph, resource_provider: str | None) -> str:
+    for provider in graph.of_type("pulumi:providers:aws"):
+        if resource_provider and resource_provider.startswith(provider.urn + "::"):
+            return str(provider.inputs["region"])
+    raise AssertionError(f"no provider for {resource_provider}")
+
+
+def test_only_the_identity_owner_declares_ses_identities(graph: Graph) -> None:
+    """prod owns the account's SES identities; dev sends from them without declaring them."""
+    declared = {
+        (r.inputs["emailIdentity"], _region_of(graph, r.provider))
+        for r in graph.of_type("aws:sesv2/emailIdentity:EmailIdentity")
+    }
+    senders = {("example.com", "us-east-1"), ("example.com", "eu-west-2")}
+    referenced = graph.outputs["sesIdentitiesReferenced"]
+    if graph.config.mail_identity_owner:
+        assert declared == senders
+        assert referenced == {}
+    else:
+        assert declared == set()
+        assert referenced == {"eu-west-2": ["example.com"], "us-east-1": ["example.com"]}
+        assert graph.outputs["sesDkimTokens"] == {}
+    # Either way the SendEmail grants name the same identity ARNs.
+    granted = {
+        arn
+        for policy in graph.of_type("aws:iam/rolePolicy:RolePolicy")
+        for st in json.loads(policy.inputs["policy"])["Statement"]
+        if "ses:SendEmail" in ([st["Action"]] if isinstance(st["Action"], str) else st["Action"])
+        for arn in ([st["Resource"]] if isinstance(st["Resource"], str) else st["Resource"])
+    }
+    assert granted == {
+        f"arn:aws:ses:{region}:123456789012:identity/{domain}" for domain, region in senders
+    }
