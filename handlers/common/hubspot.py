@@ -31,6 +31,9 @@ Everything HubSpot-specific about *transport* lives here; the adapters (dm's and
   platform", https://developers.hubspot.com/docs/breaking-change-definition: retry on the
   status code, never on the message.)
 * **Paging**: ``paging.next.after`` cursors until absent.
+* **A rotated key**: Service Keys do not expire, but one can be rotated or revoked. A 401 is
+  not retried blindly: with ``on_unauthorized`` (the caller forgets its cached secret) and a
+  token read at call time, the request is sent once more with the freshly read key.
 """
 
 from __future__ import annotations
@@ -171,6 +174,7 @@ class HubSpotClient:
         clock: Callable[[], float] = time.monotonic,
         wall: Callable[[], float] = time.time,
         jitter: Callable[[], float] = random.random,
+        on_unauthorized: Callable[[], None] | None = None,
     ) -> None:
         if isinstance(token, str) and not token:
             raise ValueError("HubSpot token is empty")
@@ -185,6 +189,7 @@ class HubSpotClient:
         self.max_wait_s = max_wait_s
         self.deadline = deadline
         self._sleep, self._clock, self._wall, self._jitter = sleep, clock, wall, jitter
+        self._on_unauthorized = on_unauthorized
         self.limits = limits
         self._burst = Limiter(limits.burst, limits.window_s)
         self._search = Limiter(limits.search_per_second, 1.0, margin_s=0.1)
@@ -219,6 +224,7 @@ class HubSpotClient:
             url += "?" + urllib.parse.urlencode(query)
         data = None if body is None else json.dumps(body).encode("utf-8")
         attempt = 0
+        reauthenticated = False
         while True:
             attempt += 1
             self._wait_for_limits(path)
@@ -226,6 +232,11 @@ class HubSpotClient:
             if failure is None and 200 <= status < 300:
                 return json.loads(raw) if raw else None
             error = self._error(method, path, status, raw, failure)
+            if status == 401 and not reauthenticated and callable(self._token) and self._on_unauthorized:
+                # Refused before anything was applied: re-read the key (rotated?) and send again.
+                self._on_unauthorized()
+                reauthenticated = True
+                continue
             if isinstance(error, BudgetExhausted) or not error.retryable:
                 raise error
             if status != 429 and not safe:

@@ -92,7 +92,7 @@ def handler(event: Any, context: Any) -> dict[str, Any]:
     from handlers.common.aws_clients import client, table
     from handlers.common.hubspot import token_from_secret
     from handlers.common.observability import get_logger
-    from handlers.common.secrets import get_secret, secret_id_from_env
+    from handlers.common.secrets import default_cache, secret_id_from_env
     from handlers.duplicate_merger.crm import HubSpotCrm
     from handlers.duplicate_merger.reading import (
         MAX_STEPS,
@@ -113,9 +113,11 @@ def handler(event: Any, context: Any) -> dict[str, Any]:
         return budget - (time.monotonic() - started)
 
     pair_ttl_days = int(os.environ.get("PAIR_TTL_DAYS", "30"))
+    secret = secret_id_from_env("CRM_READ_SECRET")
     crm = HubSpotCrm(
-        token_from_secret(get_secret(secret_id_from_env("CRM_READ_SECRET"))),
+        lambda: token_from_secret(default_cache.get_string(secret)),
         os.environ["CRM_BASE_URL"],
+        on_unauthorized=lambda: default_cache.invalidate(secret),
         version=os.environ.get("HUBSPOT_API_VERSION"),
         # No rate-limit wait may eat the time reserved for saving the read.
         deadline=started + budget - SAVE_RESERVE_S / 2,

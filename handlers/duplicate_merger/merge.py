@@ -107,12 +107,15 @@ class App:
             crm = crm_factory()
         else:
             from handlers.common.hubspot import token_from_secret
-            from handlers.common.secrets import get_secret
+            from handlers.common.secrets import default_cache
             from handlers.duplicate_merger.crm import HubSpotCrm
 
-            token = token_from_secret(get_secret(self.env.crm_write_secret))
+            secret = self.env.crm_write_secret
             crm = HubSpotCrm(
-                token, self.env.crm_base_url, version=os.environ.get("HUBSPOT_API_VERSION")
+                lambda: token_from_secret(default_cache.get_string(secret)),
+                self.env.crm_base_url,
+                version=os.environ.get("HUBSPOT_API_VERSION"),
+                on_unauthorized=lambda: default_cache.invalidate(secret),
             )
         return MergeService(crm, self.ledger, self.bundles, undo_days=self.env.undo_days)
 

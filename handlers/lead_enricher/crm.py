@@ -93,9 +93,14 @@ class HubSpotCrm:
         *,
         version: str | None = None,
         client: HubSpotClient | None = None,
+        on_unauthorized: Callable[[], None] | None = None,
     ) -> None:
         self.client = client or HubSpotClient(
-            token, base_url=base_url, timeout=timeout, version=version or DEFAULT_VERSION
+            token,
+            base_url=base_url,
+            timeout=timeout,
+            version=version or DEFAULT_VERSION,
+            on_unauthorized=on_unauthorized,
         )
 
     def _contacts(self, *parts: str) -> str:

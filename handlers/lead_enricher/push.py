@@ -215,13 +215,19 @@ class Pusher:
 def make_crm(config: PushConfig) -> Crm:
     """HubSpot, with the Service Key read from Secrets Manager at call time."""
 
+    from handlers.common.secrets import default_cache
+
     def token() -> str:
         from handlers.common.hubspot import token_from_secret
-        from handlers.common.secrets import get_secret
 
-        return token_from_secret(get_secret(config.crm_secret_id))
+        return token_from_secret(default_cache.get_string(config.crm_secret_id))
 
-    return HubSpotCrm(config.crm_base_url, token, version=os.environ.get("HUBSPOT_API_VERSION"))
+    return HubSpotCrm(
+        config.crm_base_url,
+        token,
+        version=os.environ.get("HUBSPOT_API_VERSION"),
+        on_unauthorized=lambda: default_cache.invalidate(config.crm_secret_id),
+    )
 
 
 _pusher: Pusher | None = None

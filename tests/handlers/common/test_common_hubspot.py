@@ -246,3 +246,39 @@ def test_support_windows() -> None:
     assert old.describe(dt.date(2027, 10, 1)).startswith("WARNING")
     assert "2026-09 is current" in old.describe(dt.date(2027, 1, 1))
     assert max(RELEASES, key=RELEASES.__getitem__) == DEFAULT_VERSION
+
+
+def test_a_rotated_key_is_read_again_once_after_a_401(stub: Stub) -> None:
+    keys = ["old-key", "new-key"]
+    forgotten: list[str] = []
+
+    def forget() -> None:  # the secret cache drops its entry; the next read gets the new key
+        forgotten.append(keys[0])
+        if len(keys) > 1:
+            keys.pop(0)
+
+    hub = HubSpotClient(lambda: keys[0], base_url=stub.url, on_unauthorized=forget)
+    expired = {
+        "status": "error",
+        "message": "The OAuth token used to make this call expired.",
+        "correlationId": "5bd9f1a1-0000-4000-8000-000000000401",
+        "category": "EXPIRED_AUTHENTICATION",
+    }
+    stub.answer(401, expired)
+    stub.answer(201, {"id": "1"})
+    assert hub.request("POST", "/crm/objects/2026-09/contacts", body={"properties": {}}) == {"id": "1"}
+    assert [r["headers"]["authorization"] for r in stub.requests] == ["Bearer old-key", "Bearer new-key"]
+    assert forgotten == ["old-key"]
+    stub.answer(401, expired)
+    stub.answer(401, expired)
+    with pytest.raises(HubSpotError) as caught:  # still refused: said once, not looped
+        hub.request("GET", "/x")
+    assert caught.value.status == 401 and not caught.value.retryable
+    assert caught.value.category == "EXPIRED_AUTHENTICATION" and len(stub.requests) == 4
+
+
+def test_a_401_without_a_way_to_reread_the_key_is_not_retried(stub: Stub) -> None:
+    stub.answer(401, {"status": "error", "message": "Authentication credentials not found.", "category": "INVALID_AUTHENTICATION"})
+    with pytest.raises(HubSpotError):
+        client(stub, FakeTime()).request("GET", "/x")
+    assert len(stub.requests) == 1
