@@ -679,6 +679,8 @@ class MergeService:
             pair_key = str(record["pair_key"])
             if state == "undoing":
                 current = self.ledger.decision(pair_key) or {}
+                if current.get("decision") != "undoing":
+                    continue  # the undo settled between the two reads: read the merge again
                 if self._live(current, now):
                     return Outcome("busy", "an undo of this merge is in progress", merge_id)
                 return self._resume(pair_key, current, now)

@@ -271,7 +271,7 @@ class Intake:
         """
         stored = self.store.get(bucket, key)
         report_key = upload_report_key(key)
-        report = self._report(bucket, report_key)
+        report, report_etag = self._report(bucket, report_key)
         if report is not None and report.get("etag") != stored.etag:
             report = None  # a new file under the same key starts over
         if report is not None and report.get("state") == "done":
@@ -285,8 +285,12 @@ class Intake:
         report["invocations"] = int(report.get("invocations", 0)) + 1
         totals = {"queued": 0, "junk": 0}
         chunk: list[tuple[Lead, RawLead]] = []
+        held = {"etag": report_etag}
 
-        def flush(cursor: int) -> None:
+        def flush(cursor: int) -> bool:
+            """Queue the chunk, then move the cursor; False when another runner of this
+            upload wrote the report since this one read it (this one stops; the other goes
+            on, and the chunk both read is absorbed by push's per-lead claim)."""
             counts = self.admit(chunk)
             chunk.clear()
             totals["queued"] += counts["queued"]
@@ -294,7 +298,12 @@ class Intake:
             report["leads"] += counts["queued"]
             report["junk"] += counts["junk"]
             report["cursor"] = cursor
-            self.store.put_json(bucket, report_key, report)
+            etag = self.store.put_json_if(bucket, report_key, report, etag=held["etag"])
+            if etag is None:
+                get_logger().warning("another run of this upload moved on; this one stops", key=key)
+                return False
+            held["etag"] = etag
+            return True
 
         cursor = int(report["cursor"])
         pending = 0
@@ -320,27 +329,29 @@ class Intake:
                     report["refused"].append({"row": row.row, "line": row.line, "reason": row.reason})
             pending += 1
             if pending >= UPLOAD_CHUNK_ROWS:
-                flush(cursor)
+                if not flush(cursor):
+                    return totals
                 pending = 0
                 if self.remaining_ms() < UPLOAD_SAFETY_MS:
                     self.continue_later(bucket, key, received)
                     return totals
-        flush(cursor)
         report["state"] = "done"
         report["finished_at"] = dt.datetime.fromtimestamp(self.clock(), dt.UTC).isoformat()
-        self.store.put_json(bucket, report_key, report)
+        flush(cursor)
         return totals
 
-    def _report(self, bucket: str, key: str) -> dict[str, Any] | None:
+    def _report(self, bucket: str, key: str) -> tuple[dict[str, Any] | None, str | None]:
+        """The upload's report and its ETag (the version later writes are conditioned on)."""
         from botocore.exceptions import ClientError
 
         try:
-            found = self.store.get_json(bucket, key)
+            stored = self.store.get(bucket, key)
         except ClientError as err:
             if err.response.get("Error", {}).get("Code") in ("NoSuchKey", "404"):
-                return None
+                return None, None
             raise
-        return dict(found) if isinstance(found, dict) else None
+        found = json.loads(stored.body)
+        return (dict(found), stored.etag) if isinstance(found, dict) else (None, stored.etag)
 
     def continue_later(self, bucket: str, key: str, received: dt.datetime) -> None:
         """Invoke this function again, asynchronously, to go on reading the upload."""

@@ -102,10 +102,11 @@ def atomic_dynamodb(aws: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[Late
     lock = threading.RLock()
     original = DynamoHandler.call_action
     latency = Latency()
+    jitter = random.SystemRandom()  # not the module generator, which a test may have seeded
 
     def call_action(self: Any) -> Any:
         if latency.max_s:
-            time.sleep(random.uniform(0, latency.max_s))
+            time.sleep(jitter.uniform(0, latency.max_s))
         with lock:
             return original(self)
 

@@ -148,3 +148,28 @@ def test_values_a_spreadsheet_would_run_are_neutralised_before_the_crm(value: st
     assert properties["firstname"] == f"'{value}" and properties["company"] == f"'{value}"
     assert properties["phone"] == "+447400123456"  # E.164 kept as typed
     assert spreadsheet_safe("Jane") == "Jane"
+
+
+def test_two_runs_of_one_upload_at_once_never_lose_rows_and_the_late_one_stops(ler: Ler) -> None:
+    """A continuation and a retried S3 event both resume from one report: the report's
+    conditional write (If-Match on the ETag read) lets one go on; the other stops."""
+    ler.put_raw("upload/twice.csv", csv_of(1_200))
+    [notification] = ler.s3_notifications()
+    service = intake._service()
+    queue = RecordingQueue()
+    service.queue = queue  # type: ignore[assignment]
+    real = queue.send
+    state = {"sends": 0}
+
+    def send(leads: Any) -> int:
+        state["sends"] += 1
+        if state["sends"] == 1:  # while run A is queueing its first chunk, run B does it all
+            intake.handler(notification, context())
+        return real(leads)
+
+    queue.send = send  # type: ignore[method-assign]
+    intake.handler(notification, context())  # run A: its report write loses, it stops
+    report = ler.objects(RAW, "reports/")["reports/upload/twice.csv.json"]
+    assert report["state"] == "done" and report["rows"] == 1_200
+    assert len(set(queue.lead_ids)) == 1_200  # every row
+    assert len(queue.lead_ids) == 1_700  # B's 1,200 and A's first chunk of 500 again (push absorbs)
