@@ -8,7 +8,7 @@ STACK ?= dev
 JSON ?=
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: help install test lint typecheck unit plan bench-init bench-dm bench-ls demo sandbox clean
+.PHONY: help install test lint typecheck unit plan bench-init bench-dm bench-dm-read bench-ls demo sandbox clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -42,6 +42,9 @@ bench-init: install ## cold-start init time and archive size per function
 bench-dm: install ## duplicate merger accuracy and scale (installs the comparison baselines)
 	$(UV) sync --frozen --inexact --quiet --group bench
 	$(PY) benchmarks/bench_dm.py
+
+bench-dm-read: install ## dm-block's HubSpot read at 100k and 1M contacts (simulated latency and limits)
+	$(PY) benchmarks/bench_hubspot_read.py
 
 bench-ls: install ## lead source attributor capture and report throughput
 	$(PY) benchmarks/bench_ls.py

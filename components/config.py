@@ -29,6 +29,7 @@ from pydantic.alias_generators import to_camel
 
 from components import aws_regions, schedule_expression
 from components.api_versions import SHOPIFY_DEFAULT_VERSION
+from handlers.common import hubspot_versions
 
 PROJECT = "crm-automations"
 
@@ -114,6 +115,16 @@ ModelId = Annotated[
 ]
 Origin = Annotated[str, _matches(_ORIGIN, "an origin such as https://www.example.com")]
 ClockTime = Annotated[str, _matches(_HHMM, "a 24-hour time HH:MM")]
+
+
+def _published_hubspot_version(value: str) -> str:
+    if value not in hubspot_versions.RELEASES:
+        known = ", ".join(sorted(hubspot_versions.RELEASES))
+        raise ValueError(f"{value!r} is not a published HubSpot API version ({known})")
+    return value
+
+
+HubSpotVersion = Annotated[str, AfterValidator(_published_hubspot_version)]
 
 
 class _Section(BaseModel):
@@ -549,6 +560,11 @@ class StackConfig(_Section):
     exactly one stack (prod); the other sends from the same identities without declaring them."""
     powertools_layer_arns: Mapping[Region, str] = Field(default_factory=dict)
     """Powertools layer ARN pinned per region; otherwise the latest from AWS's public SSM parameter."""
+    hubspot_api_version: HubSpotVersion = hubspot_versions.DEFAULT_VERSION
+    """HubSpot date-based API version dm and ler call (``/crm/objects/<version>/...``). Each
+    version is current for 6 months after its GA and unsupported 18 months after it
+    (2026-09: GA 2026-09-08, unsupported from 2028-03-08); ``make plan`` shows the window and
+    warns outside it. Only versions listed in ``handlers/common/hubspot_versions.py``."""
     systems: Systems = Systems()
     """One section per system."""
 

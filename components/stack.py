@@ -68,7 +68,11 @@ def build(config: StackConfig) -> dict[str, Any]:
         cls = entry(key).load()
         system = cls(
             key,
-            SystemArgs(deployment=deployment, settings=settings),
+            SystemArgs(
+                deployment=deployment,
+                settings=settings,
+                hubspot_api_version=config.hubspot_api_version,
+            ),
             pulumi.ResourceOptions(providers={"aws": provider}),
         )
         assert isinstance(system, System)

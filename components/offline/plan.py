@@ -24,6 +24,7 @@ from components.config import ConfigError
 from components.offline.engine import Graph, Resource, gsi_keys, run
 from components.offline.policy_view import evaluate_graph
 from components.offline.two_stacks import check_project
+from handlers.common import hubspot_versions
 
 
 def _short(arn: str) -> str:
@@ -111,6 +112,10 @@ def render(graph: Graph) -> str:
         and r.parent.endswith("pulumi:pulumi:Stack::crm-automations-" + graph.stack)
     ]
     order = list(graph.config.systems.enabled())
+    if {"dm", "ler"} & set(order):
+        # The version is config; its support window is HubSpot's (handlers/common/hubspot_versions.py).
+        window = hubspot_versions.window(graph.config.hubspot_api_version)
+        lines.append(f"hubspot  {window.describe(dt.date.today())}")
     systems.sort(key=lambda r: order.index(r.name) if r.name in order else len(order))
     if not systems:
         lines.append("(no system enabled)")

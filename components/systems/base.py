@@ -9,6 +9,7 @@ import pulumi
 
 from components.config import SystemSettings
 from components.deployment import Deployment
+from handlers.common import hubspot_versions
 
 S = TypeVar("S", bound=SystemSettings)
 
@@ -20,10 +21,12 @@ class SystemArgs(Generic[S]):
     Attributes:
         deployment: The system's region, prefix and provider.
         settings: The system's validated section of the stack config.
+        hubspot_api_version: The stack's ``hubspotApiVersion``, for the systems calling HubSpot.
     """
 
     deployment: Deployment
     settings: S
+    hubspot_api_version: str = hubspot_versions.DEFAULT_VERSION
 
 
 class System(pulumi.ComponentResource):

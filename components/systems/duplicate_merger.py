@@ -16,9 +16,11 @@ each handler needs, named below):
   60 s / 1024 MB). Document: PutObject on ``undo/``, GetSecretValue on the write credential,
   PutItem on merges. Added, each because the handler does it: GetObject on ``undo/`` (undo
   reads the bundle); GetItem / UpdateItem / DeleteItem on merges (per-record locks are items
-  there, released by a conditional delete; merge state moves); GetItem / PutItem on decisions
-  (a decision is a conditional put); GetItem on pairs and Query on its ``by-review`` index (the
-  proposal page and the digest); GetSecretValue on the link-signing key; SendEmail from
+  there, released by a conditional delete; merge state moves); GetItem / PutItem / UpdateItem /
+  DeleteItem on decisions (a pair's decision item is claimed, settled or released together
+  with the locks and the link marker in one TransactWriteItems); GetItem on pairs and Query on
+  its ``by-review`` index (the proposal page and the digest); GetSecretValue on the link-signing
+  key; SendEmail from
   ``sender_email`` only (the digest); GetFunctionUrlConfig on itself (the digest's links need
   the function's own URL, which is only known after deployment).
 
@@ -138,8 +140,8 @@ class DuplicateMerger(System):
             SecretSlotArgs(
                 d,
                 "dm-crm-read",
-                "CRM read credential of the duplicate merger (HubSpot private app token with "
-                "contacts read scope), as the bare token or JSON {\"token\": ...}.",
+                "CRM read credential of dm-block: a HubSpot Service Key with scope "
+                "crm.objects.contacts.read, as the bare token or JSON {\"token\": ...}.",
             ),
             child,
         )
@@ -148,8 +150,12 @@ class DuplicateMerger(System):
             SecretSlotArgs(
                 d,
                 "dm-crm-write",
-                "CRM write credential, read by dm-merge alone (HubSpot private app token with "
-                "contacts and associations read and write scopes).",
+                "CRM write credential, read by dm-merge alone: a HubSpot Service Key with "
+                "scopes crm.objects.contacts.read, crm.objects.contacts.write, "
+                "crm.schemas.contacts.read, crm.objects.companies.read, "
+                "crm.objects.companies.write, crm.objects.deals.read, crm.objects.deals.write, "
+                "tickets, sales-email-read (README: dm, HubSpot Service Keys); the bare token "
+                "or JSON {\"token\": ...}.",
             ),
             child,
         )
@@ -180,12 +186,19 @@ class DuplicateMerger(System):
                 timeout_s=300,
                 grants=(
                     crm_read.grant_read(sid="ReadCrmReadCredential"),
-                    self.pairs.grant("dynamodb:PutItem", sid="PutRunSummary"),
+                    # Run summary, and the checkpointed read of a large portal (reading.py).
+                    self.pairs.grant("dynamodb:PutItem", "dynamodb:GetItem", sid="RunSummaryAndReadState"),
                     blocks.grant_send(sid="SendBlocks"),
+                    Grant(
+                        "ContinueOwnRead",
+                        ("lambda:InvokeFunction",),
+                        (d.arns.lambda_function(d.name("dm-block")),),
+                    ),
                 ),
                 environment={
                     "CRM_READ_SECRET": crm_read.physical_name,
                     "CRM_BASE_URL": s.crm_base_url,
+                    "HUBSPOT_API_VERSION": args.hubspot_api_version,
                     "PAIRS_TABLE": self.pairs.physical_name,
                     "BLOCKS_QUEUE_URL": blocks.url,
                     "BLOCK_CAP": str(s.block_cap),
@@ -244,8 +257,17 @@ class DuplicateMerger(System):
                         "dynamodb:DeleteItem",
                         sid="MergesLocksAndLinks",
                     ),
+                    # The pair's decision item is the serialisation point of confirm, reject
+                    # and undo: claimed (Put / Update), settled (Put) or released (Delete)
+                    # inside TransactWriteItems, which IAM authorises per underlying action
+                    # ("Using IAM with DynamoDB transactions",
+                    # https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis-iam.html).
                     self.decisions.grant(
-                        "dynamodb:GetItem", "dynamodb:PutItem", sid="RecordDecisions"
+                        "dynamodb:GetItem",
+                        "dynamodb:PutItem",
+                        "dynamodb:UpdateItem",
+                        "dynamodb:DeleteItem",
+                        sid="RecordDecisions",
                     ),
                     self.pairs.grant("dynamodb:GetItem", sid="ReadPairs"),
                     self.pairs.grant("dynamodb:Query", indexes=(REVIEW_INDEX,), sid="QueryReview"),
@@ -264,6 +286,7 @@ class DuplicateMerger(System):
                     "UNDO_BUCKET": undo.physical_name,
                     "CRM_WRITE_SECRET": crm_write.physical_name,
                     "CRM_BASE_URL": s.crm_base_url,
+                    "HUBSPOT_API_VERSION": args.hubspot_api_version,
                     "LINK_KEY_SECRET": link_key.physical_name,
                     "SENDER_EMAIL": s.sender_email,
                     "REVIEWER_EMAIL": s.reviewer_email,

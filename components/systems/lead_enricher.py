@@ -194,7 +194,10 @@ class LeadEnricher(System):
         crm_key = SecretSlot(
             "ler-crm-key",
             SecretSlotArgs(
-                d, "ler-crm-key", "HubSpot private-app token (plain string), contacts read+write"
+                d,
+                "ler-crm-key",
+                "HubSpot Service Key for ler-push (bare token or JSON {\"token\": ...}) with "
+                "scopes crm.objects.contacts.read and crm.objects.contacts.write",
             ),
             child,
         )
@@ -273,6 +276,17 @@ class LeadEnricher(System):
         intake_grants = [
             raw.grant("s3:PutObject", prefixes=(contract.FORM_PREFIX,), sid="KeepRawFormPayloads"),
             raw.grant("s3:GetObject", prefixes=contract.TRIGGER_PREFIXES, sid="ReadMailAndUploads"),
+            # An upload's progress and report, under a prefix that triggers nothing.
+            raw.grant(
+                "s3:GetObject", "s3:PutObject", prefixes=(contract.REPORT_PREFIX,), sid="UploadReports"
+            ),
+            # A long upload goes on in a new asynchronous invocation of intake itself (its
+            # own ARN only; the cursor in the report only moves forward, so it ends).
+            Grant(
+                "ContinueLongUploads",
+                ("lambda:InvokeFunction",),
+                (d.arns.lambda_function(d.name("ler-intake")),),
+            ),
             junk.grant("s3:PutObject", prefixes=(contract.JUNK_PREFIX,), sid="DropObviousJunk"),
             intake_queue.grant_send(),
         ]
@@ -294,6 +308,8 @@ class LeadEnricher(System):
             else FunctionUrl("AWS_IAM"),
             bucket_trigger=BucketTrigger(raw, contract.TRIGGER_PREFIXES),
             on_failure=dlq,
+            # The mail lane picks the sender with the shared email check (Reply-To, else From).
+            vendored=EMAIL_CHECK,
         )
 
         # The chain ----------------------------------------------------------------------------
@@ -405,6 +421,7 @@ class LeadEnricher(System):
                 "RECORDS_BUCKET": records.physical_name,
                 "CRM_SECRET_ID": crm_key.physical_name,
                 "CRM_BASE_URL": s.crm_base_url,
+                "HUBSPOT_API_VERSION": args.hubspot_api_version,
                 "DEFAULT_PHONE_REGION": s.default_phone_region,
             },
             vendored=PHONENUMBERS + EMAIL_CHECK + JELLYFISH,

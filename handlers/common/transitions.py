@@ -157,3 +157,114 @@ def put_if_absent(table: Table, item: Mapping[str, Any], key_attr: str) -> PutIf
             raise
         return PutIfAbsentResult(won=False, existing=_old_item(err))
     return PutIfAbsentResult(won=True)
+
+
+# Transactions -----------------------------------------------------------------------------
+
+_TX_CANCELLED = "TransactionCanceledException"
+
+
+@dataclass(frozen=True)
+class TxResult:
+    """What one ``TransactWriteItems`` did: all of its writes, or none of them.
+
+    Attributes:
+        won: True when every write was applied.
+        reasons: On a loss, DynamoDB's cancellation code per write, in request order
+            (``"None"`` for a write that was not the cause, ``"ConditionalCheckFailed"``,
+            ``"TransactionConflict"`` when another request held one of the items).
+    """
+
+    won: bool
+    reasons: tuple[str, ...] = ()
+
+    def failed(self, index: int) -> bool:
+        """Whether write ``index`` is one of the reasons the transaction was cancelled."""
+        return not self.won and index < len(self.reasons) and self.reasons[index] != "None"
+
+    @property
+    def conflict(self) -> bool:
+        """Another request was writing one of the items at the same moment (retry later)."""
+        return "TransactionConflict" in self.reasons
+
+
+def tx_put(
+    table_name: str,
+    item: Mapping[str, Any],
+    condition: str | None = None,
+    values: Mapping[str, Any] | None = None,
+    names: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """One conditional Put for ``transact``."""
+    op: dict[str, Any] = {"TableName": table_name, "Item": dict(item)}
+    return {"Put": _conditioned(op, condition, values, names)}
+
+
+def tx_update(
+    table_name: str,
+    key: Mapping[str, Any],
+    update: str,
+    condition: str | None = None,
+    values: Mapping[str, Any] | None = None,
+    names: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """One conditional Update for ``transact``."""
+    op: dict[str, Any] = {"TableName": table_name, "Key": dict(key), "UpdateExpression": update}
+    return {"Update": _conditioned(op, condition, values, names)}
+
+
+def tx_delete(
+    table_name: str,
+    key: Mapping[str, Any],
+    condition: str | None = None,
+    values: Mapping[str, Any] | None = None,
+    names: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """One conditional Delete for ``transact``."""
+    op: dict[str, Any] = {"TableName": table_name, "Key": dict(key)}
+    return {"Delete": _conditioned(op, condition, values, names)}
+
+
+def _conditioned(
+    op: dict[str, Any],
+    condition: str | None,
+    values: Mapping[str, Any] | None,
+    names: Mapping[str, str] | None,
+) -> dict[str, Any]:
+    if condition:
+        op["ConditionExpression"] = condition
+    if values:
+        op["ExpressionAttributeValues"] = dict(values)
+    if names:
+        op["ExpressionAttributeNames"] = dict(names)
+    return op
+
+
+def transact(table: Table, writes: list[dict[str, Any]]) -> TxResult:
+    """Apply ``writes`` (``tx_put`` / ``tx_update`` / ``tx_delete``) all together, or none.
+
+    The writes may name any table of the account and region; they go through ``table``'s
+    resource client, which converts plain Python values (str, int, Decimal, list, dict, set)
+    to DynamoDB's wire format, as ``Table.put_item`` does.
+
+    DynamoDB applies a ``TransactWriteItems`` atomically: every condition is checked and every
+    write applied as one step, or the whole request is cancelled and nothing changes; two
+    transactions touching one item never interleave (the loser is cancelled with
+    ``TransactionConflict``). "Amazon DynamoDB Transactions: How it works",
+    https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis.html.
+    A cancellation is an answer (``won=False`` with the reasons); other errors are raised.
+    """
+    from botocore.exceptions import ClientError
+
+    if not 1 <= len(writes) <= 100:
+        raise ValueError("a transaction holds between 1 and 100 writes")
+    try:
+        table.meta.client.transact_write_items(TransactItems=writes)  # type: ignore[arg-type]
+    except ClientError as err:
+        if err.response.get("Error", {}).get("Code") != _TX_CANCELLED:
+            raise
+        reasons = tuple(
+            str(r.get("Code") or "None") for r in err.response.get("CancellationReasons") or []
+        )
+        return TxResult(won=False, reasons=reasons)
+    return TxResult(won=True)

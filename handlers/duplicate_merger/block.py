@@ -51,9 +51,11 @@ def run(
     cap: int,
     phone_region: str,
     pair_ttl_days: int,
+    run_id: str | None = None,
 ) -> dict[str, Any]:
-    """Block every contact and queue the blocks; returns (and records) the run summary."""
-    run_id = run_id_for(now)
+    """Block every contact and queue the blocks; returns (and records) the run summary.
+    ``run_id`` is the week the run started in (a continuation may run after midnight)."""
+    run_id = run_id or run_id_for(now)
     profiles = profiles_from(contacts, default_region=phone_region)
     blocking = run_blocking(run_id, profiles, cap=cap)
     messages = queue.send_all(encode_messages(blocking))
@@ -81,37 +83,73 @@ def run(
     return summary
 
 
-def _token(secret_id: str) -> str:
-    from handlers.common.secrets import get_secret
-
-    value = get_secret(secret_id).strip()
-    if value.startswith("{"):
-        return str(json.loads(value)["token"])
-    return value
-
-
 def handler(event: Any, context: Any) -> dict[str, Any]:
-    """Scheduled entry point (payload ``{"action": "block"}``)."""
-    from handlers.common.aws_clients import table
+    """Scheduled entry point (payload ``{"action": "block"}``), or its own continuation
+    (``{"action": "block", "run_id": ..., "step": n}``) while a large portal is read over
+    several invocations (``reading``)."""
+    import time
+
+    from handlers.common.aws_clients import client, table
+    from handlers.common.hubspot import token_from_secret
     from handlers.common.observability import get_logger
-    from handlers.common.secrets import secret_id_from_env
+    from handlers.common.secrets import default_cache, secret_id_from_env
     from handlers.duplicate_merger.crm import HubSpotCrm
+    from handlers.duplicate_merger.reading import (
+        MAX_STEPS,
+        SAVE_RESERVE_S,
+        DynamoCheckpoints,
+        read_step,
+    )
     from handlers.duplicate_merger.store import PairStore, QueueSender
 
     logger = get_logger()
+    now = dt.datetime.now(dt.UTC)
+    run_id = str(event.get("run_id") or run_id_for(now))
+    step = int(event.get("step") or 0)
+    started = time.monotonic()
+    budget = context.get_remaining_time_in_millis() / 1000 if context is not None else 300.0
+
+    def remaining() -> float:
+        return budget - (time.monotonic() - started)
+
+    pair_ttl_days = int(os.environ.get("PAIR_TTL_DAYS", "30"))
+    secret = secret_id_from_env("CRM_READ_SECRET")
     crm = HubSpotCrm(
-        _token(secret_id_from_env("CRM_READ_SECRET")), os.environ["CRM_BASE_URL"]
+        lambda: token_from_secret(default_cache.get_string(secret)),
+        os.environ["CRM_BASE_URL"],
+        on_unauthorized=lambda: default_cache.invalidate(secret),
+        version=os.environ.get("HUBSPOT_API_VERSION"),
+        # No rate-limit wait may eat the time reserved for saving the read.
+        deadline=started + budget - SAVE_RESERVE_S / 2,
     )
     pairs = table(os.environ["PAIRS_TABLE"])
+    ttl = int((now + dt.timedelta(days=2)).timestamp())
+    outcome = read_step(crm, DynamoCheckpoints(pairs, ttl=ttl), run_id, step, remaining)
+    progress = {"run_id": run_id, "step": step, "pages": outcome.pages, **outcome.state.to_item()}
+    if outcome.action == "stale":
+        logger.warning("duplicate or late continuation ignored", extra=progress)
+        return {"continued": False, **progress}
+    if outcome.action == "continue":
+        if outcome.state.step > MAX_STEPS:
+            raise RuntimeError(f"the read of run {run_id} passed {MAX_STEPS} invocations")
+        client("lambda").invoke(
+            FunctionName=os.environ["AWS_LAMBDA_FUNCTION_NAME"],
+            InvocationType="Event",
+            Payload=json.dumps({"action": "block", "run_id": run_id, "step": outcome.state.step}),
+        )
+        logger.info("portal read continues in a new invocation", extra=progress)
+        return {"continued": True, **progress}
     summary = run(
-        crm.iter_contacts(),
+        outcome.contacts,
         QueueSender(os.environ["BLOCKS_QUEUE_URL"]),
         PairStore(pairs, pairs),
-        now=dt.datetime.now(dt.UTC),
+        now=now,
         cap=int(os.environ.get("BLOCK_CAP", "50")),
         phone_region=os.environ.get("PHONE_REGION", "US"),
-        pair_ttl_days=int(os.environ.get("PAIR_TTL_DAYS", "30")),
+        pair_ttl_days=pair_ttl_days,
+        run_id=run_id,
     )
+    summary["read_invocations"] = max(1, outcome.state.step)
     if summary["capped_count"]:
         logger.warning("oversized blocks were capped", extra={"capped": summary["capped"]})
     logger.info("blocking run queued", extra={k: v for k, v in summary.items() if k != "capped"})

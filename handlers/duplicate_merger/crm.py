@@ -1,23 +1,62 @@
 """The CRM behind two small ports: a reader for dm-block, a writer for dm-merge.
 
-``HubSpotCrm`` talks to HubSpot's CRM v3 REST API with urllib (no extra dependency);
-``InMemoryCrm`` is the fake the tests and the local sandbox use, with failure injection so a
-merge can be made to fail part way. Associations are read and written from the contact's side;
-a label names the association type (``contact_to_deal``, ``referred_by``...), which keeps a
-direction: a contact-to-contact "referred by" and "referrer of" are different labels.
+``HubSpotCrm`` talks to HubSpot's date-based CRM APIs through the shared client
+(``handlers.common.hubspot``); ``InMemoryCrm`` is the fake the tests and the local sandbox use,
+with failure injection so a merge can be made to fail part way.
+
+Associations are read and written from the contact's side, with HubSpot's association types
+(v4 model, the date-based Associations API): each has a category and a type id that keep a
+direction (contact-to-company unlabeled is ``HUBSPOT_DEFINED`` 279, primary company is 1;
+contact-to-deal 4, to-ticket 15, to-contact 449, to-call 193, to-email 197, to-meeting 199,
+to-note 201, to-task 203; a custom label is ``USER_DEFINED`` with its own id). A merge moves
+every one of them, engagements included. Governing pages:
+
+* "Associations" API guide (date-based),
+  https://developers.hubspot.com/docs/api-reference/latest/crm/associations/associate-records/guide
+* "Read associations in batch",
+  https://developers.hubspot.com/docs/api-reference/2026-03/crm/associations/associate-records/batch/get-associations
+  (``POST /crm/associations/{version}/{from}/{to}/batch/read``, ``after`` per input)
+* "Associate records (labelled)",
+  https://developers.hubspot.com/docs/api-reference/2026-03/crm/associations/associate-records/batch/create-associations-labeled
+  (``POST .../batch/create`` with ``types``)
+* "Delete specific labels",
+  https://developers.hubspot.com/docs/api-reference/latest/crm/associations/associate-records/batch/delete-association-labels
+  (``POST .../batch/labels/archive``; deleting the unlabeled type deletes every label)
+* Association type ids: HubSpot's SDK constants (``Hubspot::Helpers::AssociationType``,
+  https://rubydoc.info/gems/hubspot-api-client/17.2.0/Hubspot/Helpers/AssociationType) and the
+  "Associations" overview, https://developers.hubspot.com/docs/api-reference/latest/crm/associations/overview
+* Secondary emails: ``hs_additional_emails`` is HubSpot's semicolon-separated list and is not
+  written through the objects API; the legacy secondary-email endpoints add and remove one
+  (``PUT``/``DELETE /contacts/v1/secondary-email/{vid}/email/{email}``, "Get the secondary email
+  addresses for a contact", https://legacydocs.hubspot.com/docs/methods/contacts/get-secondary-email-addresses-by-vid).
+  No date-based equivalent is published yet; see the README (dm, HubSpot).
 """
 
 from __future__ import annotations
 
-import json
-import urllib.error
+import re
 import urllib.parse
-import urllib.request
-from collections.abc import Iterator, Mapping, Sequence
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-ASSOCIATED_TYPES = ("companies", "deals", "tickets", "contacts")
+from handlers.common.hubspot import HubSpotClient, HubSpotError, chunks
+
+ASSOCIATED_TYPES = (
+    "companies",
+    "deals",
+    "tickets",
+    "contacts",
+    "notes",
+    "emails",
+    "calls",
+    "meetings",
+    "tasks",
+)
+"""Every object type a contact's associations are read from and moved to: records and the
+five engagement types."""
+ENGAGEMENT_TYPES = frozenset({"notes", "emails", "calls", "meetings", "tasks"})
 READ_PROPERTIES = (
     "firstname",
     "lastname",
@@ -33,6 +72,18 @@ READ_PROPERTIES = (
     "date_of_birth",
     "createdate",
 )
+ADDITIONAL_EMAILS = "hs_additional_emails"
+HUBSPOT_DEFINED = "HUBSPOT_DEFINED"
+PRIMARY_COMPANY = ("companies", HUBSPOT_DEFINED, 1)
+"""A contact has one primary company; the absorbed one's moves as an unlabeled association."""
+LEGACY_TYPE_IDS = {
+    "contact_to_company": 279,
+    "contact_to_company_unlabeled": 279,
+    "contact_to_deal": 4,
+    "contact_to_ticket": 15,
+    "contact_to_contact": 449,
+}
+"""v3 association type names in bundles written before the v4 model (bundle version 1)."""
 
 
 class CrmError(Exception):
@@ -46,18 +97,49 @@ class CrmError(Exception):
 
 @dataclass(frozen=True, order=True)
 class Association:
-    """One association of a contact: the related object's type and id, and its label."""
+    """One association of a contact: the related object's type and id, and the association
+    type (category and id, from the contact's side). ``label`` is HubSpot's display label,
+    kept for people, not compared."""
 
     type: str
     id: str
-    label: str
+    type_id: int
+    category: str = HUBSPOT_DEFINED
+    label: str = field(default="", compare=False)
 
-    def to_item(self) -> dict[str, str]:
-        return {"type": self.type, "id": self.id, "label": self.label}
+    @property
+    def engagement(self) -> bool:
+        return self.type in ENGAGEMENT_TYPES
+
+    def to_item(self) -> dict[str, Any]:
+        return {
+            "type": self.type,
+            "id": self.id,
+            "type_id": self.type_id,
+            "category": self.category,
+            "label": self.label,
+        }
 
     @classmethod
     def from_item(cls, item: Mapping[str, Any]) -> Association:
-        return cls(str(item["type"]), str(item["id"]), str(item["label"]))
+        if "type_id" in item:
+            return cls(
+                str(item["type"]),
+                str(item["id"]),
+                int(item["type_id"]),
+                str(item.get("category") or HUBSPOT_DEFINED),
+                str(item.get("label") or ""),
+            )
+        # Bundle version 1: a v3 type name; an unknown (custom) name keeps type id 0, which
+        # the HubSpot adapter refuses to write rather than guess.
+        name = str(item["label"])
+        return cls(str(item["type"]), str(item["id"]), LEGACY_TYPE_IDS.get(name, 0), HUBSPOT_DEFINED, name)
+
+
+def additional_emails(properties: Mapping[str, str | None]) -> list[str]:
+    """The contact's secondary emails (HubSpot stores them separated by semicolons)."""
+    text = properties.get(ADDITIONAL_EMAILS) or ""
+    return [part.strip() for part in re.split(r"[;,\s]+", text) if part.strip()]
 
 
 @dataclass(frozen=True)
@@ -84,10 +166,17 @@ class ContactSnapshot:
         )
 
 
-class CrmReader(Protocol):
-    """What dm-block needs: every contact's matching properties."""
+Contact = tuple[str, dict[str, Any]]
 
-    def iter_contacts(self) -> Iterator[tuple[str, dict[str, Any]]]:
+
+class CrmReader(Protocol):
+    """What dm-block needs: every contact's matching properties, a page at a time."""
+
+    def page(self, after: str | None) -> tuple[list[Contact], str | None]:
+        """One page of ``(contact_id, properties)`` and the cursor of the next (None: done)."""
+        ...
+
+    def iter_contacts(self) -> Iterator[Contact]:
         """``(contact_id, properties)`` for every live contact."""
         ...
 
@@ -96,19 +185,39 @@ class CrmWriter(Protocol):
     """What dm-merge needs to merge two contacts and to put them back."""
 
     def snapshot(self, contact_id: str) -> ContactSnapshot | None:
-        """The contact's full properties and associations; None if it does not exist."""
+        """The contact's full properties and every association; None if it does not exist."""
         ...
 
     def related(self, association: Association) -> dict[str, Any] | None:
-        """The full properties of an associated record (kept in the undo bundle)."""
+        """The properties of one associated record (kept in the undo bundle)."""
+        ...
+
+    def related_all(self, associations: Sequence[Association]) -> dict[Association, Any]:
+        """The properties of many associated records, read in batches."""
         ...
 
     def associate(self, contact_id: str, association: Association) -> None: ...
 
     def dissociate(self, contact_id: str, association: Association) -> None: ...
 
+    def associate_all(self, contact_id: str, associations: Sequence[Association]) -> None:
+        """Create these associations from the contact, in batches (already present: no-op)."""
+        ...
+
+    def dissociate_all(self, contact_id: str, associations: Sequence[Association]) -> None:
+        """Remove exactly these association types from the contact (absent: no-op)."""
+        ...
+
     def set_properties(self, contact_id: str, properties: Mapping[str, str | None]) -> None:
         """Set (or, with None, clear) the given properties."""
+        ...
+
+    def add_email(self, contact_id: str, email: str) -> None:
+        """Add a secondary email (``hs_additional_emails``); already there: no-op."""
+        ...
+
+    def remove_email(self, contact_id: str, email: str) -> None:
+        """Remove a secondary email; absent: no-op."""
         ...
 
     def archive(self, contact_id: str) -> None:
@@ -123,112 +232,208 @@ class CrmWriter(Protocol):
 # HubSpot ---------------------------------------------------------------------------------
 
 
-class HubSpotCrm:
-    """HubSpot CRM v3 over HTTPS with a private-app bearer token."""
+def _crm_error(err: HubSpotError) -> CrmError:
+    return CrmError(str(err), status=err.status, retryable=err.retryable)
 
-    def __init__(self, token: str, base_url: str = "https://api.hubapi.com", timeout: float = 20):
-        if not token:
-            raise ValueError("HubSpot token is empty")
-        self._token = token
-        self._base = base_url.rstrip("/")
-        self._timeout = timeout
+
+class HubSpotCrm:
+    """HubSpot's date-based CRM APIs with a Service Key (bearer token)."""
+
+    def __init__(
+        self,
+        token: str | Callable[[], str],
+        base_url: str = "https://api.hubapi.com",
+        *,
+        version: str | None = None,
+        client: HubSpotClient | None = None,
+        **client_options: Any,
+    ) -> None:
+        if client is None:
+            if version is not None:
+                client_options["version"] = version
+            client = HubSpotClient(token, base_url=base_url, **client_options)
+        self.client = client
         self._property_names: tuple[str, ...] | None = None
 
-    def _call(
-        self, method: str, path: str, body: Any = None, query: Mapping[str, str] | None = None
-    ) -> Any:
-        url = f"{self._base}{path}"
-        if query:
-            url += "?" + urllib.parse.urlencode(query)
-        data = None if body is None else json.dumps(body).encode("utf-8")
-        request = urllib.request.Request(url, data=data, method=method)  # noqa: S310 - https base
-        request.add_header("authorization", f"Bearer {self._token}")
-        request.add_header("accept", "application/json")
-        if data is not None:
-            request.add_header("content-type", "application/json")
+    def _call(self, method: str, path: str, **kwargs: Any) -> Any:
         try:
-            with urllib.request.urlopen(request, timeout=self._timeout) as response:  # noqa: S310
-                raw = response.read()
-        except urllib.error.HTTPError as err:
-            if err.code == 404 and method == "GET":
-                return None
-            retryable = err.code == 429 or err.code >= 500
-            raise CrmError(f"{method} {path}: HTTP {err.code}", status=err.code, retryable=retryable) from err
-        except (urllib.error.URLError, TimeoutError) as err:
-            raise CrmError(f"{method} {path}: {err}", retryable=True) from err
-        return json.loads(raw) if raw else None
+            return self.client.request(method, path, **kwargs)
+        except HubSpotError as err:
+            raise _crm_error(err) from err
 
     # Reader -------------------------------------------------------------------------------
 
-    def iter_contacts(self) -> Iterator[tuple[str, dict[str, Any]]]:
+    def page(self, after: str | None) -> tuple[list[Contact], str | None]:
+        query = {"limit": "100", "properties": ",".join(READ_PROPERTIES), "archived": "false"}
+        try:
+            results, following = self.client.page(
+                self.client.crm_path("objects", "contacts"), query, after
+            )
+        except HubSpotError as err:
+            raise _crm_error(err) from err
+        return [(str(r["id"]), dict(r.get("properties") or {})) for r in results], following
+
+    def iter_contacts(self) -> Iterator[Contact]:
         after: str | None = None
         while True:
-            query = {"limit": "100", "properties": ",".join(READ_PROPERTIES), "archived": "false"}
-            if after:
-                query["after"] = after
-            page = self._call("GET", "/crm/v3/objects/contacts", query=query) or {}
-            for result in page.get("results", []):
-                yield str(result["id"]), dict(result.get("properties") or {})
-            after = ((page.get("paging") or {}).get("next") or {}).get("after")
-            if not after:
+            contacts, after = self.page(after)
+            yield from contacts
+            if after is None:
                 return
 
     # Writer -------------------------------------------------------------------------------
 
     def _all_properties(self) -> tuple[str, ...]:
         if self._property_names is None:
-            listing = self._call("GET", "/crm/v3/properties/contacts") or {}
+            listing = self._call("GET", self.client.crm_path("properties", "contacts")) or {}
             self._property_names = tuple(
-                sorted(p["name"] for p in listing.get("results", []) if not p.get("calculated"))
+                sorted(
+                    p["name"]
+                    for p in listing.get("results", [])
+                    if (
+                        not p.get("calculated")
+                        and not (p.get("modificationMetadata") or {}).get("readOnlyValue")
+                    )
+                    # Read-only, yet part of the snapshot: the age rule and the secondary emails.
+                    or p.get("name") in (ADDITIONAL_EMAILS, "createdate")
+                )
             )
         return self._property_names
 
     def snapshot(self, contact_id: str) -> ContactSnapshot | None:
-        found = self._call(
-            "GET",
-            f"/crm/v3/objects/contacts/{urllib.parse.quote(contact_id)}",
-            query={
-                "properties": ",".join(self._all_properties()),
-                "associations": ",".join(ASSOCIATED_TYPES),
-            },
-        )
+        try:
+            answer = self._call(
+                "POST",
+                self.client.crm_path("objects", "contacts", "batch", "read"),
+                body={"inputs": [{"id": contact_id}], "properties": list(self._all_properties())},
+                idempotent=True,
+            ) or {}
+        except CrmError as err:
+            if err.status == 404:
+                return None
+            raise
+        found = [r for r in answer.get("results") or [] if str(r.get("id")) == contact_id]
         if not found:
             return None
-        associations = []
-        for kind, block in (found.get("associations") or {}).items():
-            for result in block.get("results", []):
-                associations.append(Association(kind, str(result["id"]), str(result["type"])))
+        associations: list[Association] = []
+        for kind in ASSOCIATED_TYPES:
+            associations.extend(self._associations(contact_id, kind))
         return ContactSnapshot(
-            str(found["id"]), dict(found.get("properties") or {}), tuple(sorted(associations))
+            contact_id, dict(found[0].get("properties") or {}), tuple(sorted(set(associations)))
         )
+
+    def _associations(self, contact_id: str, kind: str) -> Iterator[Association]:
+        path = self.client.crm_path("associations", "contacts", kind, "batch", "read")
+        after: str | None = None
+        while True:
+            entry: dict[str, str] = {"id": contact_id}
+            if after:
+                entry["after"] = after
+            answer = self._call("POST", path, body={"inputs": [entry]}, idempotent=True) or {}
+            after = None
+            for result in answer.get("results") or []:
+                for to in result.get("to") or []:
+                    for t in to.get("associationTypes") or []:
+                        yield Association(
+                            kind,
+                            str(to["toObjectId"]),
+                            int(t["typeId"]),
+                            str(t.get("category") or HUBSPOT_DEFINED),
+                            str(t.get("label") or ""),
+                        )
+                following = ((result.get("paging") or {}).get("next") or {}).get("after")
+                after = str(following) if following else None
+            if after is None:
+                return
 
     def related(self, association: Association) -> dict[str, Any] | None:
-        found = self._call(
-            "GET",
-            f"/crm/v3/objects/{association.type}/{urllib.parse.quote(association.id)}",
-        )
-        return None if not found else dict(found.get("properties") or {})
+        return self.related_all([association]).get(association)
+
+    def related_all(self, associations: Sequence[Association]) -> dict[Association, Any]:
+        found: dict[Association, Any] = {}
+        by_type: dict[str, list[Association]] = defaultdict(list)
+        for assoc in associations:
+            by_type[assoc.type].append(assoc)
+        for kind, group in sorted(by_type.items()):
+            ids = sorted({a.id for a in group})
+            properties: dict[str, Any] = {}
+            for batch in chunks(ids):
+                answer = self._call(
+                    "POST",
+                    self.client.crm_path("objects", kind, "batch", "read"),
+                    body={"inputs": [{"id": i} for i in batch]},
+                    idempotent=True,
+                ) or {}
+                for result in answer.get("results") or []:
+                    properties[str(result["id"])] = dict(result.get("properties") or {})
+            for assoc in group:
+                found[assoc] = properties.get(assoc.id)
+        return found
 
     def associate(self, contact_id: str, association: Association) -> None:
-        self._call(
-            "PUT",
-            f"/crm/v3/objects/contacts/{contact_id}/associations/"
-            f"{association.type}/{association.id}/{association.label}",
-        )
+        self.associate_all(contact_id, [association])
 
     def dissociate(self, contact_id: str, association: Association) -> None:
-        self._call(
-            "DELETE",
-            f"/crm/v3/objects/contacts/{contact_id}/associations/"
-            f"{association.type}/{association.id}/{association.label}",
-        )
+        self.dissociate_all(contact_id, [association])
+
+    @staticmethod
+    def _grouped(
+        contact_id: str, associations: Iterable[Association]
+    ) -> dict[str, list[dict[str, Any]]]:
+        """Per object type, one input per related record with all its association types."""
+        types: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+        for a in associations:  # in the caller's order
+            if a.type_id <= 0:
+                raise CrmError(f"association {a.type}/{a.id} {a.label!r} has no HubSpot type id")
+            types[(a.type, a.id)].append(
+                {"associationCategory": a.category, "associationTypeId": a.type_id}
+            )
+        inputs: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for (kind, to_id), specs in types.items():
+            inputs[kind].append({"from": {"id": contact_id}, "to": {"id": to_id}, "types": specs})
+        return inputs
+
+    def associate_all(self, contact_id: str, associations: Sequence[Association]) -> None:
+        for kind, inputs in self._grouped(contact_id, associations).items():
+            path = self.client.crm_path("associations", "contacts", kind, "batch", "create")
+            for batch in chunks(inputs):
+                self._call("POST", path, body={"inputs": batch}, idempotent=True)
+
+    def dissociate_all(self, contact_id: str, associations: Sequence[Association]) -> None:
+        # Labelled types first: removing the unlabeled type removes every label with it.
+        ordered = sorted(associations, key=lambda a: (not a.label and a.category == HUBSPOT_DEFINED, a))
+        for kind, inputs in self._grouped(contact_id, ordered).items():
+            path = self.client.crm_path("associations", "contacts", kind, "batch", "labels", "archive")
+            for batch in chunks(inputs):
+                self._call("POST", path, body={"inputs": batch}, idempotent=True)
 
     def set_properties(self, contact_id: str, properties: Mapping[str, str | None]) -> None:
-        writable = {k: ("" if v is None else v) for k, v in properties.items() if not k.startswith("hs_")}
-        self._call("PATCH", f"/crm/v3/objects/contacts/{contact_id}", {"properties": writable})
+        writable = {
+            k: ("" if v is None else v) for k, v in properties.items() if not k.startswith("hs_")
+        }
+        if writable:
+            self._call(
+                "PATCH",
+                self.client.crm_path("objects", "contacts", contact_id),
+                body={"properties": writable},
+            )
+
+    def _secondary_email_path(self, contact_id: str, email: str) -> str:
+        quote = urllib.parse.quote
+        return f"/contacts/v1/secondary-email/{quote(contact_id, safe='')}/email/{quote(email, safe='')}"
+
+    def add_email(self, contact_id: str, email: str) -> None:
+        self._call("PUT", self._secondary_email_path(contact_id, email))
+
+    def remove_email(self, contact_id: str, email: str) -> None:
+        try:
+            self.client.request("DELETE", self._secondary_email_path(contact_id, email))
+        except HubSpotError as err:
+            if err.status != 404:
+                raise _crm_error(err) from err
 
     def archive(self, contact_id: str) -> None:
-        self._call("DELETE", f"/crm/v3/objects/contacts/{contact_id}")
+        self._call("DELETE", self.client.crm_path("objects", "contacts", contact_id))
 
     def restore(self, snapshot: ContactSnapshot) -> str:
         # The public API cannot un-archive; the contact comes back as a new record with the
@@ -238,7 +443,9 @@ class HubSpotCrm:
             for k, v in snapshot.properties.items()
             if v not in (None, "") and not k.startswith("hs_") and k not in ("createdate", "lastmodifieddate")
         }
-        created = self._call("POST", "/crm/v3/objects/contacts", {"properties": writable})
+        created = self._call(
+            "POST", self.client.crm_path("objects", "contacts"), body={"properties": writable}
+        )
         return str(created["id"])
 
 
@@ -276,7 +483,16 @@ class InMemoryCrm:
             self.fail_after_writes -= 1
         self.writes += 1
 
-    def iter_contacts(self) -> Iterator[tuple[str, dict[str, Any]]]:
+    page_size: int = 100
+
+    def page(self, after: str | None) -> tuple[list[Contact], str | None]:
+        ordered = sorted(self.contacts)
+        start = int(after or 0)
+        chunk = [(cid, dict(self.contacts[cid])) for cid in ordered[start : start + self.page_size]]
+        following = start + self.page_size
+        return chunk, (str(following) if following < len(ordered) else None)
+
+    def iter_contacts(self) -> Iterator[Contact]:
         for contact_id in sorted(self.contacts):
             yield contact_id, dict(self.contacts[contact_id])
 
@@ -293,6 +509,9 @@ class InMemoryCrm:
         found = self.records.get((association.type, association.id))
         return None if found is None else dict(found)
 
+    def related_all(self, associations: Sequence[Association]) -> dict[Association, Any]:
+        return {a: self.related(a) for a in associations}
+
     def associate(self, contact_id: str, association: Association) -> None:
         self._write()
         self.links.setdefault(contact_id, set()).add(association)
@@ -301,10 +520,42 @@ class InMemoryCrm:
         self._write()
         self.links.setdefault(contact_id, set()).discard(association)
 
+    def associate_all(self, contact_id: str, associations: Sequence[Association]) -> None:
+        for association in associations:
+            self.associate(contact_id, association)
+
+    def dissociate_all(self, contact_id: str, associations: Sequence[Association]) -> None:
+        for association in associations:
+            self.dissociate(contact_id, association)
+
+    def add_email(self, contact_id: str, email: str) -> None:
+        owner = next(
+            (cid for cid, p in self.contacts.items() if cid != contact_id and p.get("email") == email),
+            None,
+        )
+        if owner is not None:  # HubSpot: one email belongs to one live contact
+            raise CrmError(f"{email} is the email of contact {owner}", status=400)
+        self._write()
+        current = self.contacts[contact_id]
+        emails = additional_emails(current)
+        if email not in emails:
+            current[ADDITIONAL_EMAILS] = ";".join([*emails, email])
+
+    def remove_email(self, contact_id: str, email: str) -> None:
+        self._write()
+        current = self.contacts[contact_id]
+        emails = [e for e in additional_emails(current) if e != email]
+        if emails:
+            current[ADDITIONAL_EMAILS] = ";".join(emails)
+        else:
+            current.pop(ADDITIONAL_EMAILS, None)
+
     def set_properties(self, contact_id: str, properties: Mapping[str, str | None]) -> None:
         self._write()
         current = self.contacts[contact_id]
         for name, value in properties.items():
+            if name == ADDITIONAL_EMAILS:
+                continue  # as HubSpot: only add_email / remove_email change it
             if value is None:
                 current.pop(name, None)
             else:

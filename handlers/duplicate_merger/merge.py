@@ -11,8 +11,9 @@ changes nothing):
 ``POST /undo?t=``    undo the merge (``undo``, single use)
 
 Tokens are scoped to one pair (or one merge for undo), expire with the pairs' 30-day window,
-and are consumed once (a ``link#<token id>`` marker in the merges table). A consumed link whose
-action failed and was put back is released, so the person can try again.
+and are consumed once (a ``link#<token id>`` marker in the merges table), in the same
+transaction that changes the pair's state: a request refused or lost to a concurrent click
+consumes nothing, and a merge that failed and was put back releases its link.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -31,6 +33,7 @@ crm_factory: Callable[[], CrmWriter] | None = None
 """Tests and the local sandbox put an in-memory CRM here; production builds HubSpot's."""
 clock: Callable[[], dt.datetime] = lambda: dt.datetime.now(dt.UTC)  # noqa: E731
 
+MERGE_ID = re.compile(r"mrg_\d{4}_\d{2}_\d{2}_[0-9a-f]{6}")
 ROUTES = {
     ("GET", "/review"): "review",
     ("POST", "/confirm"): "confirm",
@@ -103,12 +106,17 @@ class App:
         if crm_factory is not None:
             crm = crm_factory()
         else:
-            from handlers.common.secrets import get_secret
+            from handlers.common.hubspot import token_from_secret
+            from handlers.common.secrets import default_cache
             from handlers.duplicate_merger.crm import HubSpotCrm
 
-            value = get_secret(self.env.crm_write_secret).strip()
-            token = str(json.loads(value)["token"]) if value.startswith("{") else value
-            crm = HubSpotCrm(token, self.env.crm_base_url)
+            secret = self.env.crm_write_secret
+            crm = HubSpotCrm(
+                lambda: token_from_secret(default_cache.get_string(secret)),
+                self.env.crm_base_url,
+                version=os.environ.get("HUBSPOT_API_VERSION"),
+                on_unauthorized=lambda: default_cache.invalidate(secret),
+            )
         return MergeService(crm, self.ledger, self.bundles, undo_days=self.env.undo_days)
 
     # Web ---------------------------------------------------------------------------------
@@ -129,20 +137,11 @@ class App:
             return fu.json_error(410, "link_expired", "this link has expired")
         except lt.TokenError:
             return fu.json_error(403, "invalid_link", "this link is not valid")
+        if not _valid_subject(route, claims.subject):
+            return fu.json_error(400, "invalid_subject", "this link does not name a pair or a merge")
         base = f"https://{fu.header(event, 'host') or 'localhost'}"
-        method = fu.http_method(event)
-        if method == "GET":
+        if fu.http_method(event) == "GET":
             return self._render(route, claims, base, now)
-        used = lt.consume_once(
-            self.merges,
-            f"link#{claims.token_id}",
-            claims.expires_at,
-            key_attr="merge_id",
-            ttl_attr="expires_at",
-            now=now.timestamp(),
-        )
-        if used is lt.TokenUse.ALREADY_USED:
-            return fu.json_error(409, "link_used", "this link has already been used")
         return self._act(route, claims, base, now)
 
     def _link(self, base: str, path: str, action: str, subject: str, expires_at: int, now: dt.datetime) -> str:
@@ -171,30 +170,49 @@ class App:
         return pages.undo_confirmation(record, f"{base}/undo?t={_token_of(claims, self)}")
 
     def _act(self, route: str, claims: Any, base: str, now: dt.datetime) -> dict[str, Any]:
+        """Act on a POST. Everything that can refuse without writing (pair gone, merge unknown)
+        is checked first; the link's single-use marker is consumed only inside the claim that
+        changes the pair's state, so a refused or lost request leaves the link usable."""
         from handlers.common import function_url as fu
         from handlers.duplicate_merger import pages
+        from handlers.duplicate_merger.merging import LinkUse
 
         who = self.env.reviewer
+        link = LinkUse(claims.token_id, int(claims.expires_at))
+        if route == "confirm":
+            pair = self.pairs.get(claims.subject)
+            if pair is None or pair.get("band") not in ("automatic", "propose"):
+                return fu.json_error(410, "proposal_expired", "this proposal is no longer current")
+        elif route == "undo" and self.ledger.merge(claims.subject) is None:
+            return fu.json_error(404, "unknown_merge", "no such merge")
         try:
+            service = self.service()
             if route == "confirm":
-                pair = self.pairs.get(claims.subject)
-                if pair is None or pair.get("band") not in ("automatic", "propose"):
-                    return fu.json_error(410, "proposal_expired", "this proposal is no longer current")
-                outcome = self.service().merge(claims.subject, decided_by=who, now=now)
+                outcome = service.merge(claims.subject, decided_by=who, now=now, link=link)
             elif route == "reject":
-                outcome = _reject(self.ledger, claims.subject, who, now)
+                outcome = service.reject(claims.subject, decided_by=who, now=now, link=link)
             else:
-                outcome = self.service().undo(claims.subject, undone_by=who, now=now)
+                outcome = service.undo(claims.subject, undone_by=who, now=now, link=link)
         except MergeFailed as failed:
-            self.ledger.release_link(claims.token_id)
             return fu.json_error(503, "merge_failed_restored", failed.outcome.message)
-        if outcome.status == "busy":
-            self.ledger.release_link(claims.token_id)
-            return fu.json_error(409, "busy", outcome.message + "; try again in a minute")
+        if outcome.status in ("already_decided", "already_undone") and self.ledger.link_used(link.token_id):
+            outcome = Outcome("link_used", "this link has already been used", outcome.merge_id)
+        refusals = {
+            "link_used": (409, "this link has already been used"),
+            "already_decided": (409, outcome.message),
+            "busy": (409, outcome.message + "; try again in a few minutes"),
+            "needs_attention": (409, outcome.message),
+            "gone": (410, outcome.message),
+            "unknown_merge": (404, outcome.message),
+            "undo_expired": (410, outcome.message),
+        }
+        if outcome.status in refusals:
+            status, message = refusals[outcome.status]
+            return fu.json_error(status, outcome.status, message)
         if outcome.status == "merged" and outcome.merge_id:
             undo = self._link(base, "/undo", "undo", outcome.merge_id, _undo_expiry(now, self.env), now)
             return pages.result("Merged", outcome.message, undo)
-        titles = {"rejected": "Recorded", "undone": "Undone"}
+        titles = {"rejected": "Recorded", "undone": "Undone", "already_undone": "Already undone"}
         return pages.result(titles.get(outcome.status, "Nothing to do"), outcome.message)
 
     # Automatic merges --------------------------------------------------------------------
@@ -208,7 +226,7 @@ class App:
             return Outcome("gone", "the pair is no longer in the automatic band")
         outcome = self.service().merge(pair_key, decided_by="automatic", now=clock())
         if outcome.status == "busy":
-            raise RuntimeError(outcome.message)
+            raise RuntimeError(outcome.message)  # SQS redelivers it after the visibility timeout
         return outcome
 
     # Digest ------------------------------------------------------------------------------
@@ -263,21 +281,18 @@ def _undo_expiry(now: dt.datetime, env: Env) -> int:
     return int(now.timestamp()) + min(env.link_ttl_days, env.undo_days) * 86_400
 
 
-def _reject(ledger: Any, pair_key: str, who: str, now: dt.datetime) -> Outcome:
+def _valid_subject(route: str, subject: str) -> bool:
+    """A signed token can still carry a subject no pair or merge has (an old format, a bug):
+    refused with a 400 before anything is read or written."""
     from handlers.duplicate_merger.evidence import split_pair_key
 
-    split_pair_key(pair_key)
-    won = ledger.put_decision(
-        {
-            "pair_key": pair_key,
-            "decision": "not_a_duplicate",
-            "decided_by": who,
-            "decided_at": now.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        }
-    )
-    if not won:
-        return Outcome("already_decided", "this pair has already been decided")
-    return Outcome("rejected", "Recorded: not a duplicate. This pair will not be proposed again.")
+    if route == "undo":
+        return bool(MERGE_ID.fullmatch(subject))
+    try:
+        split_pair_key(subject)
+    except ValueError:
+        return False
+    return len(subject) <= 256
 
 
 def own_url() -> str:

@@ -1,8 +1,10 @@
 """AWS adapters: the pairs, decisions and merges tables, the undo bucket, the two queues.
 
-Every write that must happen at most once is a conditional write: a decision is put only where
-none exists; a lock only where none is held (or its lease ran out); a pair row only by a run at
-least as new as the one that wrote it; a merge's state moves only from the state expected.
+Every write that must happen at most once is a conditional write: a decision is claimed only
+where none exists (with both records' locks and the link marker, in one transaction); a lock
+only where none is held (or a crashed holder's lease ran out); a pair row only by a run at
+least as new as the one that wrote it; a merge's state moves only from the state expected and
+only by the request holding it.
 """
 
 from __future__ import annotations
@@ -14,7 +16,15 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from handlers.common.aws_clients import client, table
-from handlers.common.transitions import put_if_absent, transition
+from handlers.common.transitions import (
+    TxResult,
+    put_if_absent,
+    transact,
+    tx_delete,
+    tx_put,
+    tx_update,
+)
+from handlers.duplicate_merger.merging import Claim, ClaimLost, LinkUse, Lost, Settlement
 from handlers.duplicate_merger.pipeline import CandidatePair
 
 if TYPE_CHECKING:
@@ -177,83 +187,182 @@ class PairReader:
 
 
 class DynamoLedger:
-    """``merging.Ledger`` on the decisions and merges tables."""
+    """``merging.Ledger`` on the decisions and merges tables.
+
+    The pair's decision item (dm-decisions) is the one serialisation point: a claim moves it to
+    ``merging`` / ``undoing`` together with both records' ``lock#`` items and the link's
+    ``link#`` marker (dm-merges) in one ``TransactWriteItems``, and a settlement ends all of
+    them in another. Reads are strongly consistent, so a request sees the claim it lost to.
+    """
 
     def __init__(self, merges: Table, decisions: Table) -> None:
         self.merges = merges
         self.decisions = decisions
 
-    def decision(self, pair_key: str) -> Mapping[str, Any] | None:
-        item = self.decisions.get_item(Key={"pair_key": pair_key}).get("Item")
+    def _get(self, table: Table, key: Mapping[str, str]) -> Mapping[str, Any] | None:
+        item = table.get_item(Key=dict(key), ConsistentRead=True).get("Item")
         return None if item is None else _plain(dict(item))
 
-    def put_decision(self, item: Mapping[str, Any], *, over_merged: bool = False) -> bool:
-        if not over_merged:
-            return put_if_absent(self.decisions, dict(item), "pair_key").won
-        try:
-            self.decisions.put_item(
-                Item=dict(item),
-                ConditionExpression="decision = :merged",
-                ExpressionAttributeValues={":merged": "merged"},
-            )
-        except Exception as err:
-            if _is_condition_failure(err):
-                return False
-            raise
-        return True
+    def decision(self, pair_key: str) -> Mapping[str, Any] | None:
+        return self._get(self.decisions, {"pair_key": pair_key})
 
-    def acquire(
-        self, record_id: str, holder: str, now: int, lease_s: int
-    ) -> tuple[bool, Mapping[str, Any] | None]:
-        try:
-            answer = self.merges.put_item(
-                Item={
-                    "merge_id": f"lock#{record_id}",
-                    "holder": holder,
-                    "lease_until": now + lease_s,
-                    "expires_at": now + lease_s + 86_400,
-                },
-                ConditionExpression=(
-                    "attribute_not_exists(merge_id) OR lease_until < :now OR holder = :holder"
-                ),
-                ExpressionAttributeValues={":now": now, ":holder": holder},
-                ReturnValues="ALL_OLD",
-            )
-        except Exception as err:
-            if _is_condition_failure(err):
-                return False, None
-            raise
-        previous = answer.get("Attributes")
-        return True, None if not previous else _plain(dict(previous))
+    def merge(self, merge_id: str) -> Mapping[str, Any] | None:
+        return self._get(self.merges, {"merge_id": merge_id})
 
-    def release(self, record_id: str, holder: str) -> None:
-        try:
-            self.merges.delete_item(
-                Key={"merge_id": f"lock#{record_id}"},
-                ConditionExpression="holder = :holder",
-                ExpressionAttributeValues={":holder": holder},
-            )
-        except Exception as err:
-            if not _is_condition_failure(err):
-                raise
+    def lock(self, record_id: str) -> Mapping[str, Any] | None:
+        return self._get(self.merges, {"merge_id": f"lock#{record_id}"})
+
+    def link_used(self, token_id: str) -> bool:
+        """Whether the link's single-use marker is there (it was consumed by a claim)."""
+        return self._get(self.merges, {"merge_id": f"link#{token_id}"}) is not None
+
+    def _transact(self, writes: list[dict[str, Any]]) -> TxResult:
+        return transact(self.merges, writes)
+
+    def claim(self, claim: Claim, now: int) -> Lost | None:
+        d, m = self.decisions.name, self.merges.name
+        hold = {":h": claim.holder, ":l": claim.lease_until}
+        takeover = "#d = :kind AND holder = :stale AND lease_until < :now"
+        stale = {":kind": claim.kind, ":stale": claim.stale_holder or "", ":now": now}
+        writes: list[dict[str, Any]] = []
+        if claim.stale_holder is not None:
+            writes.append(tx_update(
+                d, {"pair_key": claim.pair_key}, "SET holder = :h, lease_until = :l",
+                takeover, {**hold, **stale}, {"#d": "decision"},
+            ))
+        elif claim.kind == "merging":
+            item: dict[str, Any] = {
+                "pair_key": claim.pair_key, "decision": "merging", "holder": claim.holder,
+                "lease_until": claim.lease_until, "merge_id": claim.merge_id,
+                "records": list(claim.records), "by": claim.by, "started_at": now,
+            }
+            if claim.link:
+                item["link"] = claim.link.token_id
+            writes.append(tx_put(d, item, "attribute_not_exists(pair_key)"))
+        else:
+            values = {**hold, ":undoing": "undoing", ":merged": "merged", ":m": claim.merge_id,
+                      ":r": list(claim.records), ":by": claim.by, ":link": claim.link.token_id
+                      if claim.link else None, ":now": now}
+            writes.append(tx_update(
+                d, {"pair_key": claim.pair_key},
+                "SET #d = :undoing, holder = :h, lease_until = :l, records = :r, #by = :by, "
+                "link = :link, started_at = :now",
+                "#d = :merged AND merge_id = :m", values, {"#d": "decision", "#by": "by"},
+            ))
+        for record_id in claim.records:
+            lock = {
+                "merge_id": f"lock#{record_id}", "holder": claim.holder,
+                "lease_until": claim.lease_until, "expires_at": claim.lease_until + 86_400,
+                "pair_key": claim.pair_key,
+            }
+            orphan = claim.stale_locks.get(record_id) or claim.stale_holder
+            if orphan is None:
+                writes.append(tx_put(m, lock, "attribute_not_exists(merge_id)"))
+            else:
+                writes.append(tx_put(
+                    m, lock,
+                    "attribute_not_exists(merge_id) OR (holder = :o AND lease_until < :now)",
+                    {":o": orphan, ":now": now},
+                ))
+        if claim.takes_record:
+            if claim.stale_holder is not None:
+                writes.append(tx_update(
+                    m, {"merge_id": claim.merge_id}, "SET holder = :h", "holder = :stale",
+                    {":h": claim.holder, ":stale": claim.stale_holder},
+                ))
+            else:
+                writes.append(tx_update(
+                    m, {"merge_id": claim.merge_id}, "SET #s = :undoing, holder = :h",
+                    "#s = :merged", {":h": claim.holder, ":undoing": "undoing", ":merged": "merged"},
+                    {"#s": "state"},
+                ))
+        if claim.link:
+            writes.append(self._link_put(claim.link, claim.holder, now))
+        return self._lost(self._transact(writes), link_index=len(writes) - 1 if claim.link else None)
+
+    def _link_put(self, link: LinkUse, holder: str, now: int) -> dict[str, Any]:
+        item = {"merge_id": f"link#{link.token_id}", "expires_at": int(link.expires_at),
+                "used_at": now, "holder": holder}
+        return tx_put(self.merges.name, item, "attribute_not_exists(merge_id)")
+
+    @staticmethod
+    def _lost(result: TxResult, *, link_index: int | None) -> Lost | None:
+        if result.won:
+            return None
+        if link_index is not None and result.failed(link_index):
+            return "link_used"
+        if result.failed(0) and not result.conflict:
+            return "decided"
+        return "busy"
+
+    def reject(self, item: Mapping[str, Any], link: LinkUse | None, now: int) -> Lost | None:
+        writes = [tx_put(self.decisions.name, dict(item), "attribute_not_exists(pair_key)")]
+        if link:
+            writes.append(self._link_put(link, f"reject@{item['pair_key']}", now))
+        return self._lost(self._transact(writes), link_index=1 if link else None)
 
     def put_merge(self, item: Mapping[str, Any]) -> bool:
         return put_if_absent(self.merges, dict(item), "merge_id").won
 
-    def move_merge(
-        self, merge_id: str, expected: str, new: str, fields: Mapping[str, Any]
-    ) -> bool:
-        return transition(
-            self.merges, {"merge_id": merge_id}, "state", expected, new, dict(fields)
-        ).won
+    def progress(
+        self, merge_id: str, holder: str, step: str | None, fields: Mapping[str, Any]
+    ) -> None:
+        names: dict[str, str] = {}
+        values: dict[str, Any] = {":h": holder}
+        sets = []
+        for index, (name, value) in enumerate(sorted(fields.items())):
+            names[f"#f{index}"] = name
+            values[f":f{index}"] = value
+            sets.append(f"#f{index} = :f{index}")
+        update = ("SET " + ", ".join(sets)) if sets else ""
+        if step is not None:
+            values[":step"] = {step}
+            update += " ADD steps :step"
+        kwargs: dict[str, Any] = {
+            "Key": {"merge_id": merge_id},
+            "UpdateExpression": update.strip(),
+            "ConditionExpression": "holder = :h",
+            "ExpressionAttributeValues": values,
+        }
+        if names:
+            kwargs["ExpressionAttributeNames"] = names
+        try:
+            self.merges.update_item(**kwargs)
+        except Exception as err:
+            if _is_condition_failure(err):
+                raise ClaimLost(f"merge {merge_id} is no longer held by {holder}") from err
+            raise
 
-    def merge(self, merge_id: str) -> Mapping[str, Any] | None:
-        item = self.merges.get_item(Key={"merge_id": merge_id}).get("Item")
-        return None if item is None else _plain(dict(item))
-
-    def release_link(self, token_id: str) -> None:
-        """Make a consumed link usable again (its action failed and was put back)."""
-        self.merges.delete_item(Key={"merge_id": f"link#{token_id}"})
+    def settle(self, settlement: Settlement) -> bool:
+        s = settlement
+        d, m = self.decisions.name, self.merges.name
+        mine = {":h": s.holder}
+        writes: list[dict[str, Any]] = []
+        if s.merge_id and s.merge_to:
+            names = {"#s": "state"}
+            values: dict[str, Any] = {**mine, ":to": s.merge_to}
+            sets = ["#s = :to"]
+            for index, (name, value) in enumerate(sorted(s.merge_fields.items())):
+                names[f"#f{index}"] = name
+                values[f":f{index}"] = value
+                sets.append(f"#f{index} = :f{index}")
+            options = []
+            for index, state in enumerate(s.merge_from):
+                values[f":from{index}"] = state
+                options.append(f":from{index}")
+            writes.append(tx_update(
+                m, {"merge_id": s.merge_id}, "SET " + ", ".join(sets) + " REMOVE holder",
+                f"holder = :h AND #s IN ({', '.join(options)})", values, names,
+            ))
+        if s.decision is not None:
+            writes.append(tx_put(d, dict(s.decision), "holder = :h", mine))
+        else:
+            writes.append(tx_delete(d, {"pair_key": s.pair_key}, "holder = :h", mine))
+        for record_id in s.records:
+            writes.append(tx_delete(m, {"merge_id": f"lock#{record_id}"}, "holder = :h", mine))
+        if s.release_link:
+            writes.append(tx_delete(m, {"merge_id": f"link#{s.release_link}"}))
+        return self._transact(writes).won
 
 
 class S3Bundles:

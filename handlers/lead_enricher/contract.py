@@ -16,6 +16,11 @@ UPLOAD_PREFIX: Final = "upload/"
 FORM_PREFIX: Final = "form/"
 """ler-raw: ler-intake keeps the raw form/webhook payloads here; triggers nothing."""
 TRIGGER_PREFIXES: Final = (MAIL_PREFIX, UPLOAD_PREFIX)
+REPORT_PREFIX: Final = "reports/"
+"""ler-raw: one report per CSV upload (``reports/<upload key>.json``): progress while intake
+reads it across invocations, then every row's fate; triggers nothing."""
+UPLOAD_CONTINUE: Final = "ler_upload_continue"
+"""ler-intake's event to itself: go on reading an upload from its report's cursor."""
 
 NORMALIZED_PREFIX: Final = "normalized/"
 """ler-records: the normalised record ler-normalize writes."""

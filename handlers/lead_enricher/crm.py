@@ -1,4 +1,4 @@
-"""The CRM behind a port: a HubSpot CRM v3 adapter and an in-memory fake.
+"""The CRM behind a port: a HubSpot adapter (the shared date-based client) and an in-memory fake.
 
 Push needs: find a contact by email or phone (the final, authoritative duplicate check),
 read one, create one, update some of its properties, and page through all of them (the
@@ -13,9 +13,9 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
-from urllib.parse import quote
 
-from handlers.lead_enricher.http_json import HttpError, request_json
+from handlers.common.hubspot import HubSpotClient, HubSpotError
+from handlers.common.hubspot_versions import DEFAULT_VERSION
 
 READ_PROPERTIES = (
     "email",
@@ -75,22 +75,36 @@ def _contact(data: Mapping[str, Any]) -> CrmContact:
 
 
 class HubSpotCrm:
-    """HubSpot CRM v3 contacts API with a private-app token (read at call time)."""
+    """HubSpot's date-based contacts API through the shared client (``handlers.common.hubspot``),
+    with a Service Key read at call time. Search calls keep to the search endpoints' own limit.
 
-    def __init__(self, base_url: str, token: Callable[[], str], timeout: float = 8.0) -> None:
-        self.base_url = base_url.rstrip("/")
-        self.token = token
-        self.timeout = timeout
+    Governing pages: "Search the CRM" (``POST /crm/objects/{version}/contacts/search``, filter
+    groups ORed, ``CONTAINS_TOKEN`` on ``hs_additional_emails``),
+    https://developers.hubspot.com/docs/api-reference/latest/crm/search/guide; "Create a
+    contact" (409 ``Existing ID`` on a duplicate email),
+    https://developers.hubspot.com/docs/api-reference/2026-03/crm/objects/contacts/create-contact.
+    """
 
-    def _call(self, method: str, path: str, body: Any = None) -> Any:
-        _, answer = request_json(
-            method,
-            f"{self.base_url}{path}",
-            headers={"authorization": f"Bearer {self.token()}"},
-            body=body,
-            timeout=self.timeout,
+    def __init__(
+        self,
+        base_url: str,
+        token: Callable[[], str],
+        timeout: float = 8.0,
+        *,
+        version: str | None = None,
+        client: HubSpotClient | None = None,
+        on_unauthorized: Callable[[], None] | None = None,
+    ) -> None:
+        self.client = client or HubSpotClient(
+            token,
+            base_url=base_url,
+            timeout=timeout,
+            version=version or DEFAULT_VERSION,
+            on_unauthorized=on_unauthorized,
         )
-        return answer
+
+    def _contacts(self, *parts: str) -> str:
+        return self.client.crm_path("objects", "contacts", *parts)
 
     def _search(self, groups: list[list[dict[str, str]]]) -> CrmContact | None:
         body = {
@@ -99,7 +113,7 @@ class HubSpotCrm:
             "sorts": [{"propertyName": "createdate", "direction": "ASCENDING"}],
             "limit": 1,
         }
-        answer = self._call("POST", "/crm/v3/objects/contacts/search", body) or {}
+        answer = self.client.request("POST", self._contacts("search"), body=body, idempotent=True) or {}
         results = answer.get("results") or []
         return _contact(results[0]) if results else None
 
@@ -126,10 +140,11 @@ class HubSpotCrm:
         )
 
     def get(self, crm_id: str) -> CrmContact | None:
-        query = "&".join(f"properties={p}" for p in READ_PROPERTIES)
         try:
-            answer = self._call("GET", f"/crm/v3/objects/contacts/{quote(crm_id)}?{query}")
-        except HttpError as err:
+            answer = self.client.request(
+                "GET", self._contacts(crm_id), query={"properties": ",".join(READ_PROPERTIES)}
+            )
+        except HubSpotError as err:
             if err.status == 404:
                 return None
             raise
@@ -137,10 +152,10 @@ class HubSpotCrm:
 
     def create(self, properties: Mapping[str, str]) -> tuple[CrmContact, bool]:
         try:
-            answer = self._call(
-                "POST", "/crm/v3/objects/contacts", {"properties": dict(properties)}
+            answer = self.client.request(
+                "POST", self._contacts(), body={"properties": dict(properties)}
             )
-        except HttpError as err:
+        except HubSpotError as err:
             existing = re.search(r"Existing ID:\s*(\d+)", err.body) if err.status == 409 else None
             if existing is None:
                 raise
@@ -152,23 +167,15 @@ class HubSpotCrm:
 
     def update(self, crm_id: str, properties: Mapping[str, str]) -> CrmContact:
         return _contact(
-            self._call(
-                "PATCH",
-                f"/crm/v3/objects/contacts/{quote(crm_id)}",
-                {"properties": dict(properties)},
+            self.client.request(
+                "PATCH", self._contacts(crm_id), body={"properties": dict(properties)}
             )
         )
 
     def page(self, after: str | None, limit: int = 100) -> tuple[list[CrmContact], str | None]:
-        query = f"limit={limit}&archived=false&" + "&".join(
-            f"properties={p}" for p in READ_PROPERTIES
-        )
-        if after:
-            query += f"&after={quote(after)}"
-        answer = self._call("GET", f"/crm/v3/objects/contacts?{query}") or {}
-        contacts = [_contact(r) for r in answer.get("results") or []]
-        next_after = ((answer.get("paging") or {}).get("next") or {}).get("after")
-        return contacts, None if next_after is None else str(next_after)
+        query = {"limit": str(limit), "archived": "false", "properties": ",".join(READ_PROPERTIES)}
+        results, following = self.client.page(self._contacts(), query, after)
+        return [_contact(r) for r in results], following
 
 
 class FakeCrm:

@@ -39,7 +39,29 @@ def crm_properties(lead: Lead) -> dict[str, str]:
         "city": firmographic("company_city"),
         "numberofemployees": firmographic("employees"),
     }
-    return {name: value for name, value in wanted.items() if value}
+    return {
+        name: value if name in AS_TYPED else spreadsheet_safe(value)
+        for name, value in wanted.items()
+        if value
+    }
+
+
+FORMULA_TRIGGERS = ("=", "+", "-", "@", "\t", "\r")
+"""A cell starting with one of these is run as a formula by Excel, LibreOffice and Sheets."""
+AS_TYPED = frozenset({"phone"})
+"""Properties kept exactly: the normaliser made the phone E.164 (``+44...``), digits only."""
+
+
+def spreadsheet_safe(value: str) -> str:
+    """``value`` with a leading ``'`` when a spreadsheet would run it as a formula.
+
+    The CRM's contacts end up in spreadsheets (exports, reports), so free text from a lead
+    (``=cmd|' /C calc'!A0`` as a first name) is neutralised before it reaches the CRM, as
+    OWASP's CSV Injection guidance says: prefix a cell that begins with ``=``, ``+``, ``-``,
+    ``@``, tab or carriage return with a single quote
+    (https://owasp.org/www-community/attacks/CSV_Injection).
+    """
+    return f"'{value}" if value.startswith(FORMULA_TRIGGERS) else value
 
 
 def is_empty(value: str | None) -> bool:

@@ -8,8 +8,6 @@ filter weigh (honeypot, render time, SES verdicts, auto-replies). No AWS here.
 
 from __future__ import annotations
 
-import csv
-import io
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -80,7 +78,6 @@ RENDERED_KEYS = frozenset({"rendered_at", "form_rendered_at"})
 """Canonical names of the render timestamp a form sends along (epoch seconds or ms)."""
 NESTED_KEYS = ("fields", "data", "lead")
 MAX_FIELD_CHARS = 500
-MAX_CSV_ROWS = 5000
 
 
 @dataclass
@@ -142,7 +139,27 @@ _LABELLED_LINE = re.compile(r"^\s*([A-Za-z][A-Za-z \-_]{1,30})\s*[:=]\s*(.+?)\s*
 _BOUNCE_SENDERS = ("mailer-daemon@", "postmaster@")
 
 
+class UnreadableMail(ValueError):
+    """A mail the parser cannot read (nested too deep, broken beyond recovery): junk it."""
+
+
 def from_mime(data: bytes) -> RawLead:
+    """A raw RFC 5322 message as SES stored it; ``UnreadableMail`` when it cannot be read.
+
+    The standard library's mail parser and ``get_body`` recurse once per multipart level, so a
+    mail nested a thousand levels deep raises ``RecursionError``; that, like any other parser
+    failure, becomes ``UnreadableMail`` (a junk record with its reason, never a crash that
+    every retry repeats).
+    """
+    try:
+        return _from_mime(data)
+    except RecursionError:
+        raise UnreadableMail("unreadable_mail: multipart nested too deep") from None
+    except (LookupError, ValueError, TypeError, IndexError, AttributeError, UnicodeError) as err:
+        raise UnreadableMail(f"unreadable_mail: {type(err).__name__}") from None
+
+
+def _from_mime(data: bytes) -> RawLead:
     """A raw RFC 5322 message as SES stored it.
 
     The sender (Reply-To first: form-notification mails put the lead there) is the lead's
@@ -155,16 +172,24 @@ def from_mime(data: bytes) -> RawLead:
     from email.message import EmailMessage
     from email.utils import getaddresses
 
+    from handlers.common.emails import is_email
+
     message = email.message_from_bytes(data, policy=email.policy.default)
     assert isinstance(message, EmailMessage)
     raw = RawLead()
-    sender_header = str(message.get("Reply-To") or message.get("From") or "")
-    addresses = [(n, a) for n, a in getaddresses([sender_header]) if "@" in a]
-    if addresses:
-        name, address = addresses[0]
-        raw.fields["email"] = address.strip()[:MAX_FIELD_CHARS]
-        if name.strip():
-            raw.fields["name"] = name.strip()[:MAX_FIELD_CHARS]
+    # Reply-To first; a Reply-To without a usable address (malformed) falls back to From.
+    for header_name in ("Reply-To", "From"):
+        try:
+            sender_header = str(message.get(header_name) or "")
+        except (ValueError, TypeError, IndexError):  # a header the parser cannot even render
+            continue
+        addresses = [(n, a) for n, a in getaddresses([sender_header]) if is_email(a.strip())]
+        if addresses:
+            name, address = addresses[0]
+            raw.fields["email"] = address.strip()[:MAX_FIELD_CHARS]
+            if name.strip():
+                raw.fields["name"] = name.strip()[:MAX_FIELD_CHARS]
+            break
     body = _body_text(message)
     for line in body.splitlines():
         match = _LABELLED_LINE.match(line)
@@ -211,25 +236,10 @@ def _body_text(message: EmailMessage) -> str:
 
 
 def from_csv(data: bytes) -> Iterator[tuple[int, RawLead]]:
-    """(row number, lead) for each non-empty row of a CSV with a header row.
+    """(row number, lead) for each row of a CSV that reads as a lead (see ``uploads``, which
+    also reports the rows that do not)."""
+    from handlers.lead_enricher.uploads import csv_rows
 
-    The delimiter (comma, semicolon, tab) is sniffed; UTF-8 with or without a BOM is read,
-    anything else as Latin-1 (what spreadsheet exports produce). At most ``MAX_CSV_ROWS``.
-    """
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        text = data.decode("latin-1")
-    sample = text[:4096]
-    try:
-        dialect: Any = csv.Sniffer().sniff(sample, delimiters=",;\t")
-    except csv.Error:
-        dialect = csv.excel
-    reader = csv.DictReader(io.StringIO(text), dialect=dialect)
-    for number, row in enumerate(reader, start=1):
-        if number > MAX_CSV_ROWS:
-            return
-        values = {str(k): v for k, v in row.items() if k is not None}
-        if not any(_text(v) for v in values.values()):
-            continue
-        yield number, from_mapping(values)
+    for row in csv_rows(data):
+        if row.raw is not None:
+            yield row.row, row.raw

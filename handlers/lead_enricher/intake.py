@@ -3,7 +3,10 @@
 * Function URL (form / webhook JSON or url-encoded): authenticity first (shared secret or
   SigV4 by the URL itself), then the raw body is kept under ``form/`` in ler-raw.
 * S3 ``inbound/`` (SES stored a mail) and ``upload/`` (a CSV, one lead per row): the object
-  in ler-raw is itself the raw original.
+  in ler-raw is itself the raw original. An upload of any size is read in chunks with its
+  progress in ``reports/<key>.json`` (which ends as the file's report), continuing in a new
+  invocation when time runs short; an unreadable mail or row becomes a junk record with
+  its reason (and row number).
 
 Each lead then meets the cheap pre-screen: certain junk goes straight to ler-junk with its
 reason, the rest to ler-intake-queue. Intake writes only under ``form/``, which triggers
@@ -18,23 +21,36 @@ import hmac
 import json
 import os
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote_plus
 
 from handlers.common import function_url as url
 from handlers.common.observability import get_logger, logged
-from handlers.lead_enricher.contract import FORM_PREFIX, MAIL_PREFIX, UPLOAD_PREFIX
-from handlers.lead_enricher.inputs import RawLead, from_csv, from_mapping, from_mime
+from handlers.lead_enricher.contract import (
+    FORM_PREFIX,
+    MAIL_PREFIX,
+    REPORT_PREFIX,
+    UPLOAD_CONTINUE,
+    UPLOAD_PREFIX,
+)
+from handlers.lead_enricher.inputs import RawLead, UnreadableMail, from_mapping, from_mime
 from handlers.lead_enricher.junk_log import junk_entry, junk_key
 from handlers.lead_enricher.lead import Lane, Lead, lead_id_for
 from handlers.lead_enricher.prescreen import prescreen
 from handlers.lead_enricher.storage import ObjectStore
+from handlers.lead_enricher.uploads import csv_rows
 
 SECRET_HEADER = "x-ler-intake-secret"
 SIGNATURE_HEADER = "x-ler-signature"
 MAX_BODY_BYTES = 64 * 1024
+UPLOAD_CHUNK_ROWS = 500
+"""Rows read between two progress records of an upload."""
+UPLOAD_SAFETY_MS = 15_000
+"""Time left at which an upload goes on in a new invocation (intake's timeout is 60 s)."""
+MAX_REPORTED_ROWS = 10_000
+"""Refused rows listed by number in an upload's report (each also has its junk record)."""
 
 
 @dataclass(frozen=True)
@@ -114,6 +130,9 @@ class Intake:
         self.store = store or ObjectStore()
         self.queue = queue or LeadQueue(config.queue_url)
         self.clock = clock
+        self.remaining_ms: Callable[[], int] = lambda: 10**9
+        """The invocation's remaining time (the Lambda context's); tests shorten it."""
+        self.invoke_self: Callable[[Mapping[str, Any]], None] = _invoke_self
 
     def admit(self, leads: Iterable[tuple[Lead, RawLead]]) -> dict[str, int]:
         """Pre-screen each lead: junk to ler-junk now, survivors to the queue."""
@@ -224,20 +243,145 @@ class Intake:
 
     def _mail(self, bucket: str, key: str, received: dt.datetime) -> dict[str, int]:
         stored = self.store.get(bucket, key)
-        raw = from_mime(stored.body)
         lead_id = lead_id_for("mail", bucket, key)
+        try:
+            raw = from_mime(stored.body)
+        except UnreadableMail as err:
+            # Junk with the reason, like any other unreadable lead: a retry would fail alike.
+            lead = _lead(lead_id, "mail", received, RawLead(), bucket, key, stored.version_id)
+            self._junk(lead, str(err))
+            return {"queued": 0, "junk": 1}
         lead = _lead(lead_id, "mail", received, raw, bucket, key, stored.version_id)
         return self.admit([(lead, raw)])
 
+    def _junk(self, lead: Lead, reason: str) -> None:
+        dropped_at = dt.datetime.fromtimestamp(self.clock(), dt.UTC)
+        entry = junk_entry(lead, reason=reason, stage="intake", dropped_at=dropped_at)
+        self.store.put_json(self.config.junk_bucket, junk_key(lead), entry)
+        get_logger().info("lead dropped at intake", lead_id=lead.lead_id, reason=reason)
+
     def _upload(self, bucket: str, key: str, received: dt.datetime) -> dict[str, int]:
+        """Read a CSV upload from its report's cursor, in chunks, until done or out of time.
+
+        Each chunk's leads are queued (and its refused rows junked) before the cursor moves
+        past them in the report, so a crash or timeout anywhere resumes at the last recorded
+        chunk: rows are never skipped, and a chunk read twice sends the same lead ids again,
+        which push's per-lead claim absorbs. Near the end of the invocation intake invokes
+        itself (asynchronously) to go on; a retried S3 event resumes the same way.
+        """
         stored = self.store.get(bucket, key)
-        leads = []
-        for row, raw in from_csv(stored.body):
-            lead_id = lead_id_for("upload", bucket, key, stored.etag, str(row))
-            lead = _lead(lead_id, "upload", received, raw, bucket, key, stored.version_id)
-            lead.raw["row"] = str(row)
-            leads.append((lead, raw))
-        return self.admit(leads)
+        report_key = upload_report_key(key)
+        report, report_etag = self._report(bucket, report_key)
+        if report is not None and report.get("etag") != stored.etag:
+            report = None  # a new file under the same key starts over
+        if report is not None and report.get("state") == "done":
+            return {"queued": 0, "junk": 0}
+        if report is None:
+            report = {
+                "bucket": bucket, "key": key, "etag": stored.etag, "version_id": stored.version_id,
+                "received_at": received.isoformat(), "state": "reading", "cursor": 0,
+                "rows": 0, "leads": 0, "junk": 0, "empty": 0, "refused": [], "invocations": 0,
+            }
+        report["invocations"] = int(report.get("invocations", 0)) + 1
+        totals = {"queued": 0, "junk": 0}
+        chunk: list[tuple[Lead, RawLead]] = []
+        held = {"etag": report_etag}
+
+        def flush(cursor: int) -> bool:
+            """Queue the chunk, then move the cursor; False when another runner of this
+            upload wrote the report since this one read it (this one stops; the other goes
+            on, and the chunk both read is absorbed by push's per-lead claim)."""
+            counts = self.admit(chunk)
+            chunk.clear()
+            totals["queued"] += counts["queued"]
+            totals["junk"] += counts["junk"]
+            report["leads"] += counts["queued"]
+            report["junk"] += counts["junk"]
+            report["cursor"] = cursor
+            etag = self.store.put_json_if(bucket, report_key, report, etag=held["etag"])
+            if etag is None:
+                get_logger().warning("another run of this upload moved on; this one stops", key=key)
+                return False
+            held["etag"] = etag
+            return True
+
+        cursor = int(report["cursor"])
+        pending = 0
+        for row in csv_rows(stored.body, start_after=cursor):
+            cursor = row.row
+            report["rows"] = max(int(report["rows"]), row.row)
+            lead_id = lead_id_for("upload", bucket, key, stored.etag, str(row.row))
+            if row.raw is not None:
+                lead = _lead(lead_id, "upload", received, row.raw, bucket, key, stored.version_id)
+                lead.raw["row"] = str(row.row)
+                chunk.append((lead, row.raw))
+            elif row.reason == "empty_row":
+                report["empty"] += 1
+            else:
+                reason = f"{row.reason} (row {row.row}, line {row.line})"
+                junk = _lead(lead_id, "upload", received, RawLead(message=row.snippet), bucket, key,
+                             stored.version_id)
+                junk.raw["row"] = str(row.row)
+                self._junk(junk, reason)
+                report["junk"] += 1
+                totals["junk"] += 1
+                if len(report["refused"]) < MAX_REPORTED_ROWS:
+                    report["refused"].append({"row": row.row, "line": row.line, "reason": row.reason})
+            pending += 1
+            if pending >= UPLOAD_CHUNK_ROWS:
+                if not flush(cursor):
+                    return totals
+                pending = 0
+                if self.remaining_ms() < UPLOAD_SAFETY_MS:
+                    self.continue_later(bucket, key, received)
+                    return totals
+        report["state"] = "done"
+        report["finished_at"] = dt.datetime.fromtimestamp(self.clock(), dt.UTC).isoformat()
+        flush(cursor)
+        return totals
+
+    def _report(self, bucket: str, key: str) -> tuple[dict[str, Any] | None, str | None]:
+        """The upload's report and its ETag (the version later writes are conditioned on)."""
+        from botocore.exceptions import ClientError
+
+        try:
+            stored = self.store.get(bucket, key)
+        except ClientError as err:
+            if err.response.get("Error", {}).get("Code") in ("NoSuchKey", "404"):
+                return None, None
+            raise
+        found = json.loads(stored.body)
+        return (dict(found), stored.etag) if isinstance(found, dict) else (None, stored.etag)
+
+    def continue_later(self, bucket: str, key: str, received: dt.datetime) -> None:
+        """Invoke this function again, asynchronously, to go on reading the upload."""
+        event = {UPLOAD_CONTINUE: {"bucket": bucket, "key": key, "received_at": received.isoformat()}}
+        self.invoke_self(event)
+        get_logger().info("upload continues in a new invocation", key=key)
+
+    def resume(self, event: Mapping[str, Any]) -> dict[str, int]:
+        """The continuation event: read on from the report's cursor."""
+        spec = event[UPLOAD_CONTINUE]
+        key = str(spec["key"])
+        if not key.startswith(UPLOAD_PREFIX):
+            raise ValueError("only uploads continue")
+        received = dt.datetime.fromisoformat(str(spec["received_at"]))
+        return self._upload(str(spec["bucket"]), key, received)
+
+
+def upload_report_key(key: str) -> str:
+    """``reports/upload/leads.csv.json``: the upload's report, beside it under ``reports/``."""
+    return f"{REPORT_PREFIX}{key}.json"
+
+
+def _invoke_self(event: Mapping[str, Any]) -> None:
+    from handlers.common.aws_clients import client
+
+    client("lambda").invoke(
+        FunctionName=os.environ["AWS_LAMBDA_FUNCTION_NAME"],
+        InvocationType="Event",
+        Payload=json.dumps(event).encode("utf-8"),
+    )
 
 
 def _lead(
@@ -284,7 +428,14 @@ def _service() -> Intake:
 
 @logged
 def handler(event: dict[str, Any], context: Any) -> Any:
-    """Function URL request, or S3 notification (also re-driven by ler-retry)."""
+    """Function URL request, S3 notification (also re-driven by ler-retry), or intake's own
+    continuation of a long upload."""
+    service = _service()
+    remaining = getattr(context, "get_remaining_time_in_millis", None)
+    if callable(remaining):
+        service.remaining_ms = remaining
+    if isinstance(event.get(UPLOAD_CONTINUE), dict):
+        return service.resume(event)
     if isinstance(event.get("Records"), list):
-        return _service().objects(event)
-    return _service().form(event)
+        return service.objects(event)
+    return service.form(event)

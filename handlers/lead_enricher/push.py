@@ -213,14 +213,21 @@ class Pusher:
 
 
 def make_crm(config: PushConfig) -> Crm:
-    """HubSpot, with the private-app token read from Secrets Manager at call time."""
+    """HubSpot, with the Service Key read from Secrets Manager at call time."""
+
+    from handlers.common.secrets import default_cache
 
     def token() -> str:
-        from handlers.common.secrets import get_secret
+        from handlers.common.hubspot import token_from_secret
 
-        return get_secret(config.crm_secret_id)
+        return token_from_secret(default_cache.get_string(config.crm_secret_id))
 
-    return HubSpotCrm(config.crm_base_url, token)
+    return HubSpotCrm(
+        config.crm_base_url,
+        token,
+        version=os.environ.get("HUBSPOT_API_VERSION"),
+        on_unauthorized=lambda: default_cache.invalidate(config.crm_secret_id),
+    )
 
 
 _pusher: Pusher | None = None

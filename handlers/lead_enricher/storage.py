@@ -46,6 +46,30 @@ class ObjectStore:
         version = answer.get("VersionId")
         return None if version in (None, "null") else str(version)
 
+    def put_json_if(self, bucket: str, key: str, value: Any, *, etag: str | None) -> str | None:
+        """Write ``value`` only if the object is still the version read (``etag``; None: only
+        if there is no object yet); the new ETag, or None when another writer got there first.
+
+        S3 conditional writes (``If-Match`` / ``If-None-Match: *``, answered 412 when the
+        condition fails): "How to prevent object overwrites with conditional writes",
+        https://docs.aws.amazon.com/AmazonS3/latest/userguide/conditional-writes.html.
+        """
+        from botocore.exceptions import ClientError
+
+        body = json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
+        condition = {"IfMatch": etag} if etag else {"IfNoneMatch": "*"}
+        try:
+            answer = self.client.put_object(
+                Bucket=bucket, Key=key, Body=body.encode("utf-8"), ContentType="application/json",
+                **condition,
+            )
+        except ClientError as err:
+            code = str(err.response.get("Error", {}).get("Code", ""))
+            if code in ("PreconditionFailed", "412", "ConditionalRequestConflict"):
+                return None
+            raise
+        return str(answer.get("ETag", "")).strip('"')
+
     def get(self, bucket: str, key: str) -> StoredObject:
         answer = self.client.get_object(Bucket=bucket, Key=key)
         version = answer.get("VersionId")

@@ -1,19 +1,22 @@
 """What rrs-webhook does with an authentic event: completion, private feedback, opt-out.
 
 Nothing slow happens here. A completion becomes exactly one request (the conditional put keyed
-by the completion id), one job record and, when eligible, one schedule named from the request
-id; a redelivery re-runs the idempotent steps only, so three deliveries still leave one
-request and one schedule. Private feedback is appended to the audit under a key derived from
+by the completion id), one job record, one intake audit entry and, when eligible, one schedule
+named from the request id. Everything is checked against DynamoDB's limits before the request
+row (the marker) is written; after it, every step is idempotent and re-run by a redelivery, so
+three deliveries still leave one of each, and a delivery that died after the marker is
+finished by the next. Private feedback is appended to the audit under a key derived from
 the event, and an escalation is enqueued (the escalator de-duplicates). An opt-out is recorded.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from handlers.common.dynamo_limits import Unstorable, bounded_payload, check_item
 from handlers.common.function_url import RequestError
 from handlers.common.link_tokens import Keyring, TokenError, verify_token
 from handlers.review_requests.contacts import InvalidContact, normalise_contact
@@ -26,7 +29,15 @@ from handlers.review_requests.domain import (
 from handlers.review_requests.events import Completion, Feedback, OptOut
 from handlers.review_requests.gate import capture_signal, decide, merge_customer
 from handlers.review_requests.scheduling import RequestScheduler
-from handlers.review_requests.store import Audit, AuditEntry, Customers, Jobs, OptOuts, Requests
+from handlers.review_requests.store import (
+    Audit,
+    AuditEntry,
+    Customers,
+    Jobs,
+    OptOuts,
+    Requests,
+    dynamo_safe,
+)
 from handlers.review_requests.timing import (
     MIN_LEAD,
     Window,
@@ -37,6 +48,9 @@ from handlers.review_requests.timing import (
     zone,
 )
 from handlers.review_requests.work import WorkQueue
+
+MAX_RAW_PAYLOAD_BYTES = 16 * 1024
+"""The most of the tool's raw completion event kept on the job record."""
 
 
 @dataclass(frozen=True)
@@ -116,48 +130,48 @@ class Intake:
                 suppressed_reason=",".join(decision.reasons),
                 finished_at=iso(now),
             )
+        item["intake_ts"] = iso_micro(now)
+        job = {
+            "customer_id": event.customer_id,
+            "job_ts": job_ts,
+            "completion_id": event.completion_id,
+            "request_id": request_id,
+            "job_id": event.job_id,
+            "job_title": event.job_title,
+            "completed_at": iso(event.completed_at),
+            "signal": signal.as_item(),
+            # The tool's raw event, bounded: a map when small and storable, else cut JSON text.
+            **bounded_payload(event.raw, max_bytes=MAX_RAW_PAYLOAD_BYTES),
+            "recorded_at": iso(now),
+        }
+        facts = {
+            "reasons": list(decision.reasons),
+            "opted_out_contact": opted_out,
+            "completion_event_id": event.event_id,
+        }
+        # Everything this delivery writes is checked against DynamoDB's limits before the
+        # first write: an event that can never be stored is a 422 that wrote nothing, not a
+        # request row followed by a failure on every redelivery.
+        try:
+            for candidate in (item, job, self._intake_audit(item, facts).item()):
+                check_item(dynamo_safe(candidate))
+        except Unstorable as err:
+            raise RequestError(422, "unstorable_event", f"the event cannot be stored: {err}") from err
         created = self.requests.create(item)
         current = item if created.won else dict(created.existing or item)
-        self.jobs.record(
-            {
-                "customer_id": event.customer_id,
-                "job_ts": job_ts,
-                "completion_id": event.completion_id,
-                "request_id": request_id,
-                "job_id": event.job_id,
-                "job_title": event.job_title,
-                "completed_at": iso(event.completed_at),
-                "signal": signal.as_item(),
-                "payload": event.raw,
-                "recorded_at": iso(now),
-            }
-        )
+        # Every step after the marker is idempotent and runs on every delivery, so a delivery
+        # that died after the marker is finished by the next one: the job record (first
+        # writer wins), the schedule (named from the request id) and the intake audit entry
+        # (keyed by the first delivery's intake time).
+        self.jobs.record(job)
         schedule_created = False
         if current.get("state") == State.SCHEDULED.value and current.get("due"):
-            # Also on a redelivery: the first delivery may have died before this step. A due
-            # time already past means the schedule fired (and deleted itself); the sweep
-            # covers a request whose schedule never existed.
+            # A due time already past means the schedule fired (and deleted itself); the
+            # sweep covers a request whose schedule never existed.
             due_at = parse_iso(str(current["due"]))
             if due_at > now + MIN_LEAD / 4:
                 schedule_created = self.scheduler.ensure(request_id, due_at)
-        if created.won:
-            self.audit.append(
-                AuditEntry.now(
-                    request_id,
-                    "intake",
-                    {
-                        "state": item["state"],
-                        "reasons": list(decision.reasons),
-                        "opted_out_contact": opted_out,
-                        "channel": item.get("channel"),
-                        "due": item.get("due"),
-                        "timezone": tz.key,
-                        "signal": signal.as_item(),
-                        "completion_event_id": event.event_id,
-                    },
-                    now,
-                )
-            )
+        self.audit.append(self._intake_audit(current, facts if created.won else {"redelivered": True}))
         return {
             "request_id": request_id,
             "state": current.get("state"),
@@ -165,6 +179,26 @@ class Intake:
             "duplicate": not created.won,
             "schedule_created": schedule_created,
         }
+
+    @staticmethod
+    def _intake_audit(request: Mapping[str, Any], facts: Mapping[str, Any]) -> AuditEntry:
+        """The request's one intake entry, keyed by its first delivery's time, with the facts
+        the stored request carries (so a redelivery writes the same entry, once)."""
+        moment = str(request.get("intake_ts") or request.get("created_at") or "")
+        return AuditEntry(
+            str(request["request_id"]),
+            f"{moment}#00-intake",
+            "intake",
+            {
+                "state": request.get("state"),
+                "channel": request.get("channel"),
+                "due": request.get("due"),
+                "timezone": request.get("timezone"),
+                "signal": request.get("signal"),
+                **facts,
+            },
+            str(request.get("created_at") or ""),
+        )
 
     def feedback(self, event: Feedback, now: dt.datetime) -> dict[str, Any]:
         """Append the feedback to the request's audit and enqueue an escalation."""

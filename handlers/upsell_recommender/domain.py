@@ -117,6 +117,25 @@ class Contact:
         return cls(channel, address, str(item.get("first_name", ""))[:40])
 
 
+MAX_LINE_QUANTITY = 1_000_000
+"""The most units one order line may carry; a trade order of 10,001 is ordinary. The webhook
+model and the job model both use it, so an order the webhook accepts is one the job accepts."""
+MONEY_DIGITS = 14
+MONEY_PLACES = 4
+"""Prices and subtotals: at most 14 digits, 4 of them decimals (both models, well inside
+DynamoDB's 38-digit numbers)."""
+
+
+def is_money(value: Decimal) -> bool:
+    """Whether ``value`` fits the money bounds (non-negative, 14 digits, 4 decimal places)."""
+    if not value.is_finite() or value < 0:
+        return False
+    exponent = value.normalize().as_tuple().exponent
+    places = -exponent if isinstance(exponent, int) and exponent < 0 else 0
+    whole = len(str(int(value))) if value >= 1 else 0
+    return places <= MONEY_PLACES and whole + places <= MONEY_DIGITS
+
+
 @dataclass(frozen=True)
 class BasketLine:
     """One line of the order as the picker needs it."""

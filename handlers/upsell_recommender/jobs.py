@@ -12,7 +12,14 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from handlers.upsell_recommender.customers import MAX_HISTORY_SKUS
-from handlers.upsell_recommender.domain import BasketLine, Channel, Contact
+from handlers.upsell_recommender.domain import (
+    MAX_LINE_QUANTITY,
+    MONEY_DIGITS,
+    MONEY_PLACES,
+    BasketLine,
+    Channel,
+    Contact,
+)
 
 
 class JobLine(BaseModel):
@@ -22,8 +29,8 @@ class JobLine(BaseModel):
 
     sku: str = Field(min_length=1, max_length=64)
     title: str = Field(default="", max_length=255)
-    quantity: int = Field(ge=1, le=10_000)
-    price: Decimal = Field(ge=0, max_digits=14, decimal_places=4)
+    quantity: int = Field(ge=1, le=MAX_LINE_QUANTITY)
+    price: Decimal = Field(ge=0, max_digits=MONEY_DIGITS, decimal_places=MONEY_PLACES)
 
     def line(self) -> BasketLine:
         return BasketLine(self.sku, self.title, self.quantity, self.price)
@@ -53,7 +60,7 @@ class SuggestJob(BaseModel):
     customer_id: str = Field(min_length=1, max_length=64)
     ordered_at: int = Field(ge=0)
     currency: str = Field(default="", max_length=3)
-    subtotal: Decimal = Field(ge=0, max_digits=14, decimal_places=4)
+    subtotal: Decimal = Field(ge=0, max_digits=MONEY_DIGITS, decimal_places=MONEY_PLACES)
     basket: tuple[JobLine, ...] = Field(min_length=1, max_length=250)
     history: tuple[str, ...] = Field(default=(), max_length=MAX_HISTORY_SKUS)
     contact: JobContact

@@ -155,6 +155,9 @@ def handle(event: Mapping[str, Any], deps: OrderDeps, *, now: float) -> dict[str
 
 def accept(order: OrderEvent, deps: OrderDeps, now: float) -> dict[str, Any]:
     """Gate, mark and enqueue an authentic order (the exactly-once part)."""
+    from pydantic import ValidationError
+
+    from handlers.common.dynamo_limits import Unstorable, check_item
     from handlers.common.transitions import put_if_absent
     from handlers.upsell_recommender.customers import get_customer, is_opted_out
     from handlers.upsell_recommender.gate import Gate, gate_order
@@ -171,25 +174,45 @@ def accept(order: OrderEvent, deps: OrderDeps, now: float) -> dict[str, Any]:
         max_nudges=deps.max_nudges,
     )
     eligible = outcome is Gate.ELIGIBLE
-    marker = put_if_absent(deps.orders, _order_item(order, outcome, now), "order_id")
+    # Everything the marker promises is built and checked before the marker is written: the
+    # job (the picker's own model) and the order item (DynamoDB's limits). An order that can
+    # never become a job is a 422 that wrote nothing, not a pending marker failing forever.
+    try:
+        job = _job_body(order, customer) if eligible else None
+        item = _order_item(order, outcome, now)
+        check_item(item)
+    except (ValidationError, Unstorable) as err:
+        get_logger().warning("order refused before the marker", extra={"error": str(err)[:300]})
+        return http.json_error(422, "order_out_of_range", "the order has values this shop's offers cannot use")
+    marker = put_if_absent(deps.orders, item, "order_id")
     if not marker.won:
         return _duplicate(order, marker.existing or {}, customer, deps, now)
 
     log = get_logger()
     log.info("order gated", extra={"outcome": outcome.value})
-    if eligible:
-        _enqueue(order, customer, deps, now)
+    if job is not None:
+        _enqueue(order, job, deps, now)
     if order.customer_id and outcome is not Gate.OPTED_OUT:
         # After the job: the job matters more than history, which the next order repeats.
-        from handlers.upsell_recommender.customers import record_purchase
-
         try:
-            record_purchase(
-                deps.customers, order.customer_id, (line.sku for line in order.lines), now
-            )
+            _record_history(order, deps, now)
         except Exception:
-            log.exception("purchase history not recorded")
+            log.exception("purchase history not recorded; the next delivery repeats it")
     return http.json_response(200, {"status": "accepted", "outcome": outcome.value})
+
+
+def _record_history(order: OrderEvent, deps: OrderDeps, now: float) -> None:
+    """Add the order's SKUs to the customer's history (idempotent), then mark the order so a
+    duplicate knows it is done; a crash between the two repeats only the idempotent ADD."""
+    from handlers.upsell_recommender.customers import record_purchase
+
+    assert order.customer_id is not None
+    record_purchase(deps.customers, order.customer_id, (line.sku for line in order.lines), now)
+    deps.orders.update_item(
+        Key={"order_id": order.order_id},
+        UpdateExpression="SET history_at = :now",
+        ExpressionAttributeValues={":now": int(now)},
+    )
 
 
 def _order_item(order: OrderEvent, outcome: Gate, now: float) -> dict[str, Any]:
@@ -241,13 +264,11 @@ def _job_body(order: OrderEvent, customer: Mapping[str, Any] | None) -> str:
     return json.dumps(job.model_dump(mode="json"), separators=(",", ":"))
 
 
-def _enqueue(
-    order: OrderEvent, customer: Mapping[str, Any] | None, deps: OrderDeps, now: float
-) -> None:
+def _enqueue(order: OrderEvent, job: str, deps: OrderDeps, now: float) -> None:
     """Send the job, then record that it was sent (pending -> enqueued)."""
     from handlers.common.transitions import transition
 
-    deps.send_job(_job_body(order, customer))
+    deps.send_job(job)
     transition(
         deps.orders,
         {"order_id": order.order_id},
@@ -267,6 +288,11 @@ def _duplicate(
 ) -> dict[str, Any]:
     """A delivery of an order already seen: nothing, unless its job was abandoned."""
     log = get_logger()
+    from handlers.upsell_recommender.gate import Gate
+
+    if order.customer_id and "history_at" not in existing and existing.get("outcome") != Gate.OPTED_OUT.value:
+        # The first delivery died before the history was recorded (its last write): finish it.
+        _record_history(order, deps, now)
     claimed_at = int(existing.get("job_claimed_at", 0))
     abandoned = existing.get("job_state") == PENDING and now - claimed_at > deps.stale_pending_s
     if not abandoned or order.contact is None or order.customer_id is None:
@@ -275,7 +301,7 @@ def _duplicate(
     if not _take_over(deps.orders, order.order_id, claimed_at, now):
         return http.json_response(200, {"status": "duplicate"})
     log.warning("re-enqueueing a job its first attempt never confirmed")
-    _enqueue(order, customer, deps, now)
+    _enqueue(order, _job_body(order, customer), deps, now)
     return http.json_response(200, {"status": "requeued"})
 
 

@@ -20,10 +20,12 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from handlers.upsell_recommender.domain import (
+    MAX_LINE_QUANTITY,
     BasketLine,
     Channel,
     Contact,
     is_email,
+    is_money,
     is_phone,
     to_decimal,
 )
@@ -57,8 +59,8 @@ class _Line(BaseModel):
     sku: str | None = None
     variant_id: int | None = None
     title: str = ""
-    quantity: int = Field(ge=0)
-    price: str
+    quantity: int = Field(ge=0, le=MAX_LINE_QUANTITY)
+    price: str = Field(max_length=40)
 
 
 class _Order(BaseModel):
@@ -67,7 +69,7 @@ class _Order(BaseModel):
     name: str = ""
     created_at: dt.datetime
     currency: str = ""
-    subtotal_price: str | None = None
+    subtotal_price: str | None = Field(default=None, max_length=40)
     line_items: list[_Line] = Field(default_factory=list, max_length=500)
     customer: _Customer | None = None
     email: str | None = None
@@ -128,15 +130,23 @@ def parse_order(document: Mapping[str, Any]) -> OrderEvent:
     if created.tzinfo is None:
         raise PayloadError("created_at has no UTC offset")
     lines: list[BasketLine] = []
-    for line in order.line_items:
+    for index, line in enumerate(order.line_items):
         sku = (line.sku or "").strip()
         price = to_decimal(line.price)
+        if price is not None and not is_money(price):
+            # A price no shop charges (1e200, 40 digits): refused here, before anything is
+            # written, rather than by the job model or DynamoDB after the order marker.
+            raise PayloadError(f"not an order: line_items.{index}.price is out of range")
         if not sku or price is None or line.quantity < 1 or len(sku) > 64:
             continue
         lines.append(BasketLine(sku, line.title[:255], line.quantity, price))
     subtotal = to_decimal(order.subtotal_price)
+    if subtotal is not None and subtotal >= 0 and not is_money(subtotal):
+        raise PayloadError("not an order: subtotal_price is out of range")
     if subtotal is None or subtotal < 0:
         subtotal = sum((line.price * line.quantity for line in lines), Decimal(0))
+        if not is_money(subtotal):
+            raise PayloadError("not an order: the line totals are out of range")
     return OrderEvent(
         order_id=str(order.id),
         name=order.name[:32],

@@ -47,8 +47,10 @@ def _crm() -> Any:
         city="Boston",
         createdate="2025-03-01",
     )
-    crm.add_related("101", Association("deals", "d1", "contact_to_deal"), dealname="Renewal")
-    crm.add_related("102", Association("companies", "c1", "contact_to_company"), name="Acme")
+    crm.add_related("101", Association("deals", "d1", 4), dealname="Renewal")
+    crm.add_related("102", Association("companies", "c1", 279), name="Acme")
+    crm.add_related("102", Association("notes", "n1", 201), hs_note_body="Asked for a quote")
+    crm.add_related("102", Association("calls", "k1", 193), hs_call_title="Intro call")
     crm.add_contact("301", firstname="Zed", lastname="Quarrington", email="zq@one.io", city="Tulsa")
     crm.add_contact(
         "302", firstname="Zed", lastname="Quarington", email="zed.q@two.io", city="Tulsa"
@@ -93,10 +95,17 @@ class DuplicateMergerDay:
                 bands[str(pair.get("band"))] = bands.get(str(pair.get("band")), 0) + 1
             step.state("dm-pairs by band", bands)
             step.state("archived by automatic merges", sorted(self.crm.archived))
+            kept = sorted(f"{a.type}/{a.id}" for a in self.crm.links.get("101", set()))
+            step.state("contact 101's associations", kept)
         report.check(
             "blocking and scoring found pairs; the certain one merged automatically",
             bool(pairs) and "102" in self.crm.archived,
             f"{len(pairs)} pairs",
+        )
+        report.check(
+            "the absorbed record's note and call moved to the kept contact",
+            {"notes/n1", "calls/k1", "companies/c1"} <= set(kept) and not self.crm.links.get("102"),
+            ", ".join(kept),
         )
         with report.step("The weekly digest mails the reviewer") as step:
             sb.fire("dm-digest-weekly")

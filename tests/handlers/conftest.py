@@ -71,3 +71,51 @@ def make_table(aws: None) -> Callable[..., Any]:
         return table(name)
 
     return create
+
+
+@pytest.fixture
+def atomic_dynamodb(aws: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[Latency]:
+    """Each DynamoDB request applied whole before the next, as DynamoDB applies it; moto does not.
+
+    Read in moto's source (``moto/dynamodb/models/__init__.py``, ``transact_write_items``, and
+    ``table.py``, ``put_item``): a request runs on the caller's thread with no lock. A
+    conditional put reads the current item, evaluates the condition and writes in plain Python
+    steps another thread can interleave with; ``TransactWriteItems`` deep-copies every table it
+    touches, applies its writes one by one, and on a failed condition puts the copies back,
+    erasing whatever other threads wrote in between. DynamoDB guarantees the opposite: a
+    conditional write is atomic, and a transaction is all-or-nothing and isolated from every
+    other write to its items ("Amazon DynamoDB Transactions: How it works",
+    https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis.html).
+
+    So the race tests serialise moto's DynamoDB request handler with one lock: every request is
+    then atomic, as in DynamoDB, and what the threads race on is the order and interleaving
+    *between* requests, which is what the handlers must get right. (A real service cancels a
+    concurrent conflicting transaction with ``TransactionConflict`` instead of queueing it;
+    the handlers treat that code as a lost claim, and a unit test feeds it to them.)
+    """
+    import random
+    import threading
+    import time
+
+    from moto.dynamodb.responses import DynamoHandler
+
+    lock = threading.RLock()
+    original = DynamoHandler.call_action
+    latency = Latency()
+    jitter = random.SystemRandom()  # not the module generator, which a test may have seeded
+
+    def call_action(self: Any) -> Any:
+        if latency.max_s:
+            time.sleep(jitter.uniform(0, latency.max_s))
+        with lock:
+            return original(self)
+
+    monkeypatch.setattr(DynamoHandler, "call_action", call_action)
+    yield latency
+
+
+class Latency:
+    """Network latency the race tests add before each DynamoDB request (uniform 0..max_s), so
+    the threads' requests arrive in a different order every trial."""
+
+    max_s: float = 0.0

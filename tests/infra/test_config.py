@@ -90,3 +90,11 @@ def test_program_declares_nothing_on_bad_config() -> None:
 
     with pytest.raises(ConfigError, match="crm-automations:monthlyBudgetUsd"):
         run("dev", {"monthlyBudgetUsd": -5})
+
+
+def test_an_unpublished_hubspot_version_names_the_key() -> None:
+    with pytest.raises(ConfigError) as err:
+        parse(_raw(hubspotApiVersion="2025-13"))
+    assert "crm-automations:hubspotApiVersion" in str(err.value)
+    assert "2026-09" in str(err.value)  # the published versions are listed
+    assert parse(_raw(hubspotApiVersion="2026-03")).hubspot_api_version == "2026-03"

@@ -129,8 +129,10 @@ def test_each_role_holds_exactly_its_grants(graph: Graph) -> None:
     assert grants_of(graph, "dm-block") == {
         logs("dm-block"),
         (("secretsmanager:GetSecretValue",), (secret("dm-crm-read"),)),
-        (("dynamodb:PutItem",), (PAIRS,)),
+        (("dynamodb:GetItem", "dynamodb:PutItem"), (PAIRS,)),
         (("sqs:SendMessage",), (BLOCKS_Q,)),
+        # The checkpointed read of a large portal continues in a new invocation of itself.
+        (("lambda:InvokeFunction",), (arn("lambda", "function:dev-dm-block"),)),
     }
     assert grants_of(graph, "dm-score") == {
         logs("dm-score"),
@@ -148,7 +150,10 @@ def test_each_role_holds_exactly_its_grants(graph: Graph) -> None:
             ("dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"),
             (MERGES,),
         ),
-        (("dynamodb:GetItem", "dynamodb:PutItem"), (DECISIONS,)),
+        (
+            ("dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"),
+            (DECISIONS,),
+        ),
         (("dynamodb:GetItem",), (PAIRS,)),
         (("dynamodb:Query",), (PAIRS, f"{PAIRS}/index/by-review")),
         (("ses:SendEmail",), (arn("ses", "identity/example.com"),)),
@@ -186,6 +191,7 @@ def test_environments_hold_names_not_secrets(graph: Graph) -> None:
     block_env = functions(graph)["dev-dm-block"].inputs["environment"]["variables"]
     assert block_env["CRM_READ_SECRET"] == "dev-dm-crm-read"
     assert "CRM_WRITE_SECRET" not in block_env
+    assert block_env["HUBSPOT_API_VERSION"] == env["HUBSPOT_API_VERSION"] == "2026-09"
 
 
 def test_outputs_name_what_an_operator_needs(graph: Graph) -> None:
@@ -197,6 +203,23 @@ def test_outputs_name_what_an_operator_needs(graph: Graph) -> None:
 
 def test_policy_pack_finds_nothing(graph: Graph) -> None:
     assert evaluate_graph(graph) == []
+
+
+def test_the_plan_shows_the_hubspot_versions_support_window(graph: Graph) -> None:
+    from components.offline.plan import render
+
+    (line,) = [ln for ln in render(graph).splitlines() if ln.startswith("hubspot ")]
+    assert "HubSpot API 2026-09" in line and "unsupported from 2028-03-08" in line
+
+
+def test_an_old_hubspot_version_is_flagged_in_the_plan() -> None:
+    from components.offline.plan import render
+
+    old = run("dev", {"systems": only_dm(), "hubspotApiVersion": "2026-03"})
+    (line,) = [ln for ln in render(old).splitlines() if ln.startswith("hubspot ")]
+    assert ("2026-03" in line and "2026-09 is current" in line) or line.startswith("hubspot  WARNING")
+    env = functions(old)["dev-dm-block"].inputs["environment"]["variables"]
+    assert env["HUBSPOT_API_VERSION"] == "2026-03"
 
 
 def test_every_dm_archive_carries_jellyfish(graph: Graph) -> None:

@@ -176,7 +176,7 @@ def test_no_role_can_write_where_intake_is_triggered(graph: Graph) -> None:
             writes = [a for a in statement["Action"] if a.startswith("s3:Put")]
             for resource in statement["Resource"] if writes else ():
                 if resource.startswith(RAW):
-                    assert resource == f"{RAW}/form/*", (name, resource)
+                    assert resource in (f"{RAW}/form/*", f"{RAW}/reports/*"), (name, resource)
 
 
 def test_the_chain_runs_on_the_default_bus_with_ler_dlq(graph: Graph) -> None:
@@ -312,6 +312,8 @@ def test_each_role_holds_exactly_its_grants(graph: Graph) -> None:
         "ler-intake": {
             (("s3:PutObject",), (f"{RAW}/form/*",)),
             (("s3:GetObject",), (f"{RAW}/inbound/*", f"{RAW}/upload/*")),
+            (("s3:GetObject", "s3:PutObject"), (f"{RAW}/reports/*",)),
+            (("lambda:InvokeFunction",), (function_arn("ler-intake"),)),
             (("s3:PutObject",), (f"{JUNK}/junk/*",)),
             (SEND, (INTAKE_QUEUE,)),
             (("secretsmanager:GetSecretValue",), (secret("ler-intake-secret"),)),
@@ -441,6 +443,12 @@ def test_environments_hold_names_not_secrets(graph: Graph) -> None:
 def test_policy_pack_finds_nothing(graph: Graph, iam_graph: Graph) -> None:
     assert evaluate_graph(graph) == []
     assert evaluate_graph(iam_graph) == []
+
+
+def test_ler_push_calls_the_stacks_hubspot_version(graph: Graph) -> None:
+    env = functions(graph)["dev-ler-push"].inputs["environment"]["variables"]
+    assert env["HUBSPOT_API_VERSION"] == "2026-09"
+    assert env["CRM_BASE_URL"] == "https://api.hubapi.com"
 
 
 def test_jellyfish_is_in_the_archives_that_score_names(graph: Graph) -> None:

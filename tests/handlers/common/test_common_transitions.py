@@ -144,3 +144,53 @@ def test_put_if_absent_with_a_sort_key(make_table: Callable[..., Any]) -> None:
 def test_put_if_absent_needs_the_key(make_table: Callable[..., Any]) -> None:
     with pytest.raises(ValueError):
         put_if_absent(make_table("t", "pk"), {"other": 1}, "pk")
+
+
+# Transactions -----------------------------------------------------------------------------
+
+
+def test_a_transaction_applies_every_write_or_none(make_table: Callable[..., Any]) -> None:
+    from handlers.common.transitions import transact, tx_delete, tx_put, tx_update
+
+    claims = make_table("claims", "pk")
+    claims.put_item(Item={"pk": "taken", "holder": "a"})
+    won = transact(claims, [
+        tx_put("claims", {"pk": "p1", "state": "merging"}, "attribute_not_exists(pk)"),
+        tx_update("claims", {"pk": "taken"}, "SET holder = :b", "holder = :a", {":a": "a", ":b": "b"}),
+    ])
+    assert won.won and won.reasons == ()
+    lost = transact(claims, [
+        tx_put("claims", {"pk": "p2", "state": "merging"}, "attribute_not_exists(pk)"),
+        tx_delete("claims", {"pk": "taken"}, "holder = :a", {":a": "a"}),  # holder is b now
+    ])
+    assert not lost.won and lost.reasons == ("None", "ConditionalCheckFailed")
+    assert lost.failed(1) and not lost.failed(0) and not lost.conflict
+    assert claims.get_item(Key={"pk": "p2"}).get("Item") is None  # the first write was undone
+    assert claims.get_item(Key={"pk": "taken"})["Item"]["holder"] == "b"
+
+
+def test_a_transaction_conflict_is_a_loss_not_an_error() -> None:
+    """DynamoDB cancels one of two transactions on one item with ``TransactionConflict``
+    (moto never does: it has no concurrency); the caller gets a loss it can report as busy."""
+    from botocore.exceptions import ClientError
+
+    from handlers.common.transitions import transact, tx_put
+    from handlers.duplicate_merger.store import DynamoLedger
+
+    class Client:
+        def transact_write_items(self, **_: Any) -> None:
+            raise ClientError(
+                {"Error": {"Code": "TransactionCanceledException", "Message": "cancelled"},
+                 "CancellationReasons": [{"Code": "TransactionConflict"}, {"Code": "None"}]},
+                "TransactWriteItems",
+            )
+
+    class Table:
+        class meta:  # the shape of boto3's Table.meta
+            client = Client()
+
+    result = transact(Table(), [tx_put("t", {"pk": "1"}), tx_put("t", {"pk": "2"})])  # type: ignore[arg-type]
+    assert not result.won and result.conflict and result.failed(0)
+    assert DynamoLedger._lost(result, link_index=1) == "busy"  # not "decided", not "link_used"
+    with pytest.raises(ValueError):
+        transact(Table(), [])  # type: ignore[arg-type]

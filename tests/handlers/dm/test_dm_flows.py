@@ -12,7 +12,7 @@ import pytest
 
 from handlers.common.link_tokens import Keyring, issue_token
 from handlers.duplicate_merger import block, merge, score
-from handlers.duplicate_merger.crm import Association, InMemoryCrm
+from handlers.duplicate_merger.crm import Association, CrmError, InMemoryCrm
 from handlers.duplicate_merger.evidence import Thresholds
 from handlers.duplicate_merger.merging import MergeFailed, MergeService
 from handlers.duplicate_merger.store import DynamoLedger, PairStore, QueueSender, S3Bundles
@@ -22,9 +22,16 @@ from tests.handlers.dm.conftest import KEYRING, DmAws
 NOW = dt.datetime(2026, 8, 3, 9, 0, tzinfo=dt.UTC)
 THRESHOLDS = Thresholds(12.0, 0.0)
 KEYS = Keyring.from_secret_string(json.dumps(KEYRING))
-DEAL = Association("deals", "d1", "contact_to_deal")
-COMPANY = Association("companies", "c1", "contact_to_company")
-REFERRAL = Association("contacts", "900", "referred_by")
+DEAL = Association("deals", "d1", 4)
+COMPANY = Association("companies", "c1", 279)
+REFERRAL = Association("contacts", "900", 7, "USER_DEFINED", "Referred by")
+ENGAGEMENTS = (
+    Association("notes", "n1", 201),
+    Association("emails", "e1", 197),
+    Association("calls", "k1", 193),
+    Association("meetings", "m1", 199),
+    Association("tasks", "t1", 203),
+)
 
 
 def crm_with_duplicates() -> InMemoryCrm:
@@ -181,13 +188,14 @@ def test_the_undo_bundle_exists_before_the_first_crm_write(dm_aws: DmAws) -> Non
 
 def test_two_merges_on_one_record_do_not_run_together(dm_aws: DmAws) -> None:
     crm = crm_with_duplicates()
-    ledger = DynamoLedger(dm_aws.merges, dm_aws.decisions)
-    assert ledger.acquire("102", "mrg_other", int(NOW.timestamp()), 180) == (True, None)
+    lock = {"merge_id": "lock#102", "holder": "mrg_other", "lease_until": int(NOW.timestamp()) + 180,
+            "pair_key": "102#103"}
+    dm_aws.merges.put_item(Item=lock)  # a live merge of another pair holds record 102
     before = copy.deepcopy(crm.state(["101", "102"]))
     outcome = service(dm_aws, crm).merge("101#102", decided_by="automatic", now=NOW)
     assert outcome.status == "busy" and crm.writes == 0 and crm.state(["101", "102"]) == before
     assert dm_aws.merges.get_item(Key={"merge_id": "lock#101"}).get("Item") is None  # let go
-    ledger.release("102", "mrg_other")
+    dm_aws.merges.delete_item(Key={"merge_id": "lock#102"})
     assert service(dm_aws, crm).merge("101#102", decided_by="automatic", now=NOW).status == "merged"
 
 
@@ -228,6 +236,67 @@ def test_undo_is_refused_after_undoable_until(dm_aws: DmAws) -> None:
     merged = svc.merge("101#102", decided_by="automatic", now=NOW)
     late = NOW + dt.timedelta(days=91)
     assert svc.undo(str(merged.merge_id), undone_by="x", now=late).status == "undo_expired"
+
+
+def crm_with_history() -> InMemoryCrm:
+    """The same pair, the absorbed record with its own address and a history of engagements,
+    a primary company each, and an email shared with the kept contact."""
+    crm = crm_with_duplicates()
+    crm.contacts["102"].update(email="ann@zyborski.net", hs_additional_emails="ann.z@old.example")
+    for engagement in ENGAGEMENTS:
+        crm.add_related("102", engagement, hs_timestamp="2025-06-01T10:00:00Z")
+    crm.add_related("101", Association("emails", "e1", 197))  # one thread with both addresses
+    crm.add_related("101", Association("companies", "c0", 279), name="Old Co")
+    crm.add_related("101", Association("companies", "c0", 1, label="Primary"))
+    crm.add_related("102", Association("companies", "c1", 1, label="Primary"))
+    return crm
+
+
+def test_a_merge_moves_every_engagement_and_keeps_the_absorbed_addresses(dm_aws: DmAws) -> None:
+    crm = crm_with_history()
+    outcome = service(dm_aws, crm).merge("101#102", decided_by="ops@example.com", now=NOW)
+    assert outcome.status == "merged"
+    kept = set(crm.state(["101"])["101"]["associations"])
+    assert set(ENGAGEMENTS) <= kept  # notes, emails, calls, meetings, tasks
+    assert {DEAL, COMPANY, REFERRAL} <= kept
+    # The kept contact keeps its own primary company; the absorbed one's stays associated.
+    assert Association("companies", "c0", 1) in kept and Association("companies", "c1", 1) not in kept
+    assert crm.links["102"] == set()  # nothing left behind on the archived record
+    record = dm_aws.merges.get_item(Key={"merge_id": outcome.merge_id})["Item"]
+    moved = {(m["type"], m["id"], int(m["type_id"])): m for m in record["moved"]}
+    assert {k[0] for k in moved} == {"companies", "contacts", "notes", "emails", "calls", "meetings", "tasks"}
+    assert moved[("emails", "e1", 197)]["on_kept"] is True  # already on both: only removed
+    assert moved[("companies", "c1", 1)]["on_kept"] is True  # not created: one primary
+    assert outcome.details["engagements"] == 5
+    assert outcome.details["emails"] == ["ann@zyborski.net", "ann.z@old.example"]
+    assert crm.contacts["101"]["hs_additional_emails"] == "ann@zyborski.net;ann.z@old.example"
+    assert crm.contacts["101"]["email"] == "ann.zyborski@acme.io"
+
+
+def test_undo_gives_back_the_engagements_and_the_addresses(dm_aws: DmAws) -> None:
+    crm = crm_with_history()
+    before = copy.deepcopy(crm.state(["101", "102"]))
+    svc = service(dm_aws, crm)
+    merged = svc.merge("101#102", decided_by="automatic", now=NOW)
+    undone = svc.undo(str(merged.merge_id), undone_by="ops@example.com", now=NOW + dt.timedelta(days=3))
+    assert undone.status == "undone"
+    assert crm.state(["101", "102"]) == before
+    assert "hs_additional_emails" not in crm.contacts["101"]
+
+
+def test_a_merge_failing_after_the_archive_gives_the_addresses_back(dm_aws: DmAws) -> None:
+    crm = crm_with_history()
+    before = copy.deepcopy(crm.state(["101", "102"]))
+    original = crm.add_email
+
+    def refuse(contact_id: str, email: str) -> None:
+        raise CrmError("HTTP 502", status=502, retryable=True)
+
+    crm.add_email = refuse  # type: ignore[method-assign]
+    with pytest.raises(MergeFailed):
+        service(dm_aws, crm).merge("101#102", decided_by="automatic", now=NOW)
+    crm.add_email = original  # type: ignore[method-assign]
+    assert crm.state(["101", "102"]) == before
 
 
 # Links ------------------------------------------------------------------------------------
@@ -314,3 +383,21 @@ def test_the_weekly_digest_lists_proposals_and_undo_links(dm_aws: DmAws, monkeyp
     assert result["sent"] is True and result["automatic"] == 1
     assert result["proposals"] == len(list(merge.app().pairs.review("2026-W32", "propose")))
     assert client("ses").get_send_quota()["SentLast24Hours"] == 1
+
+
+def test_a_recreated_contact_gets_its_secondary_emails_back(dm_aws: DmAws) -> None:
+    crm = crm_with_history()
+    svc = service(dm_aws, crm)
+    merged = svc.merge("101#102", decided_by="automatic", now=NOW)
+    original_restore = crm.restore
+
+    def recreate(snapshot: Any) -> str:
+        # As HubSpot does: a new record, without the read-only secondary emails.
+        new_id = original_restore(snapshot)
+        crm.contacts[new_id].pop("hs_additional_emails", None)
+        return new_id
+
+    crm.restore = recreate  # type: ignore[method-assign]
+    assert svc.undo(str(merged.merge_id), undone_by="x", now=NOW).status == "undone"
+    assert crm.contacts["102"]["hs_additional_emails"] == "ann.z@old.example"
+    assert "hs_additional_emails" not in crm.contacts["101"]

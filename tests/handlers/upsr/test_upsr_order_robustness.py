@@ -1,0 +1,134 @@
+"""upsr-order: an order that can never become a job is refused before the marker, a trade-size
+order gets its job, and a crash between any two of the order path's writes still ends in one
+offer (the takeover re-sends a job whose enqueue was never confirmed; the picker's one-offer
+conditional put absorbs a second job)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from handlers.upsell_recommender import order
+from handlers.upsell_recommender.jobs import SuggestJob
+from tests.handlers.upsr.conftest import T0, World, shopify_order
+from tests.handlers.upsr.conftest import webhook_event as webhook
+
+MAT = {"suggestions": [{"sku": "MAT-1", "line": "A mat for the tent."}]}
+
+
+def nothing_written(world: World) -> None:
+    assert world.items("orders") == [] and world.items("customers") == [] and world.jobs() == []
+
+
+def test_a_trade_size_quantity_gets_its_job(world: World) -> None:
+    payload = shopify_order()
+    payload["line_items"][0]["quantity"] = 10_001
+    answer = world.deliver(webhook(payload))
+    assert answer["statusCode"] == 200 and json.loads(answer["body"])["outcome"] == "eligible"
+    [job] = world.jobs()
+    assert SuggestJob.model_validate_json(job["body"]).basket[0].quantity == 10_001
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("price", "1e200"),
+        ("price", "1" * 40),
+        ("subtotal_price", "1e200"),
+        ("subtotal_price", "9" * 40 + ".5"),
+        ("quantity", 10**7),
+        ("quantity", 10**40),
+    ],
+)
+def test_numbers_no_shop_or_dynamodb_can_use_are_a_4xx_with_nothing_written(
+    world: World, field: str, value: Any
+) -> None:
+    payload = shopify_order()
+    if field == "subtotal_price":
+        payload[field] = value
+    else:
+        payload["line_items"][0][field] = value
+    answer = world.deliver(webhook(payload))
+    assert 400 <= answer["statusCode"] < 500, answer
+    assert json.loads(answer["body"])["error"]["code"] in ("invalid_order", "order_out_of_range")
+    nothing_written(world)
+    assert world.deliver(webhook(payload))["statusCode"] == answer["statusCode"]  # every retry alike
+    nothing_written(world)
+
+
+class Crash(BaseException):
+    """The invocation dies here."""
+
+
+def test_a_crash_between_any_two_order_writes_ends_in_one_offer(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Writes of the order path: the marker, the job message, pending -> enqueued, the history."""
+    from handlers.common import transitions
+    from handlers.upsell_recommender import customers, picker
+
+    world.sync()
+    writes = ("put_if_absent", "send_job", "transition", "record_purchase")
+    for at, name in enumerate(writes):
+        order_id = 6000 + at
+        event = webhook(shopify_order(order_id))
+        armed = {"name": name}
+
+        def crashing(real: Any, label: str, armed: dict[str, str] = armed) -> Any:
+            def call(*args: Any, **kwargs: Any) -> Any:
+                if armed["name"] == label:
+                    armed["name"] = ""
+                    raise Crash(label)
+                return real(*args, **kwargs)
+            return call
+
+        with monkeypatch.context() as patch:
+            patch.setattr(transitions, "put_if_absent", crashing(transitions.put_if_absent, "put_if_absent"))
+            patch.setattr(transitions, "transition", crashing(transitions.transition, "transition"))
+            patch.setattr(customers, "record_purchase", crashing(customers.record_purchase, "record_purchase"))
+            deps = world.order_deps()
+            deps = replace(deps, send_job=crashing(deps.send_job, "send_job"))
+            with pytest.raises(Crash):
+                order.handle(event, deps, now=T0)
+            # Shopify retries after the function's timeout: the redelivery finishes the order.
+            retry = order.handle(event, world.order_deps(), now=T0 + 60)
+        assert retry["statusCode"] == 200, (name, retry)
+        jobs = world.jobs()
+        assert 1 <= len(jobs) <= 2, (name, len(jobs))  # two only when the crash hid a sent job
+        item = world.tables["orders"].get_item(Key={"order_id": str(order_id)})["Item"]
+        assert item["job_state"] == "enqueued", name
+        deps_p = world.picker_deps()
+        for _ in jobs:
+            world.bedrock.add_tool_answer(MAT)
+        outcomes = [picker.process_record(job, deps_p, now=T0 + 65).value for job in jobs]
+        assert outcomes.count("chosen") == 1, (name, outcomes)
+        assert len([o for o in world.items("offers") if o["order_id"] == str(order_id)]) == 1
+        history = world.tables["customers"].get_item(Key={"customer_id": "7001"})["Item"]
+        assert "TENT-2P" in history["owned_skus"], name  # the history was not lost either
+
+
+def test_three_deliveries_of_one_order_at_once_make_one_job(world: World, atomic_dynamodb: Any) -> None:
+    """50 trials: Shopify's duplicate deliveries arrive together, each on its own thread."""
+    import threading
+
+    atomic_dynamodb.max_s = 0.002
+    deps = world.order_deps()
+    for trial in range(50):
+        event = webhook(shopify_order(7000 + trial, customer_id=8000 + trial))
+        barrier = threading.Barrier(3)
+        statuses: list[str] = []
+
+        def deliver(event: Any = event, barrier: threading.Barrier = barrier,
+                    statuses: list[str] = statuses) -> None:
+            barrier.wait()
+            statuses.append(json.loads(order.handle(event, deps, now=T0)["body"])["status"])
+
+        threads = [threading.Thread(target=deliver) for _ in range(3)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        assert sorted(statuses) == ["accepted", "duplicate", "duplicate"], (trial, statuses)
+    jobs = world.jobs()
+    assert len(jobs) == 50 and len({json.loads(j["body"])["order_id"] for j in jobs}) == 50
