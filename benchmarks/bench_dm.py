@@ -50,8 +50,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from benchmarks import crm_generator as synthetic  # noqa: E402
 from components.config import DmSettings, DmThresholds  # noqa: E402
-from handlers.duplicate_merger import synthetic  # noqa: E402
 from handlers.duplicate_merger.evidence import Thresholds  # noqa: E402
 from handlers.duplicate_merger.pipeline import (  # noqa: E402
     MAX_MESSAGE_BYTES,
