@@ -168,6 +168,10 @@ class DmResult:
     messages: int
 
 
+SCORES: dict[Pair, tuple[float, str]] = {}
+"""The last dm run's score and explanation per candidate pair (for error analysis)."""
+
+
 def run_dm(ds: Dataset) -> DmResult:
     start = time.perf_counter()
     profiles = profiles_from(ds.contacts)
@@ -182,6 +186,8 @@ def run_dm(ds: Dataset) -> DmResult:
     for cand in scored:
         pair = (cand.scored.low_id, cand.scored.high_id)
         best[pair] = cand
+    SCORES.clear()
+    SCORES.update({p: (c.scored.score, c.scored.explanation) for p, c in best.items()})
     for pair, cand in best.items():
         if pair in ds.truth:
             for key in cand.blocked_by:
