@@ -82,7 +82,7 @@ LABELS = {
     "mobile": "mobile",
     "company": "company",
     "domain": "company domain",
-    "house": "house number",
+    "house": "address",
     "street": "street",
     "city": "city",
     "postcode": "postcode",
@@ -375,6 +375,7 @@ _PRIORS = tuple(PRIORS[name] for name in FIELDS)
     )
 )
 _AGREE = ("exact", "similar")
+_NAMED = ("exact", "similar", "swapped")
 
 
 def implied_floors(
@@ -408,6 +409,11 @@ def implied_floors(
         explained(_STATE)
     if levels[_COMPANY] in _AGREE or levels[_DOMAIN] == "exact":
         explained(_DOMAIN, _PHONE, _HOUSE, _STREET, _POSTCODE, _CITY, _STATE)
+    if levels[_EMAIL] == "similar" and levels[_FIRST] in _NAMED and levels[_LAST] in _NAMED:
+        # Mailboxes are made from names (john.smith@ at two providers, jsmith1@ and jsmith2@):
+        # for two people of one name a similar mailbox is the name again, not a new fact. Its
+        # exact count would make it look rarer the larger the CRM (1 / contacts).
+        explained(_EMAIL)
     shared_home = levels[_PHONE] == "exact" or address
     if shared_home and not personal_mailbox:  # one mailbox is one person, not a family
         explained(_LAST, share=HOUSEHOLD_SURNAME_SHARE)
