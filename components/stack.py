@@ -6,12 +6,12 @@ program that is tested is the program that is deployed.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pulumi
 import pulumi_aws as aws
 
+from components.alert_topic import AlertTopic, AlertTopicArgs, budgets_publisher
 from components.arns import Arns
 from components.config import StackConfig
 from components.deployment import Deployment
@@ -79,7 +79,7 @@ def build(config: StackConfig) -> dict[str, Any]:
     # Identities another stack of the account owns (mailIdentityOwner): sent from, not declared.
     referenced = {region: registry.referenced() for region, registry in mail.items()}
     outputs["sesIdentitiesReferenced"] = {r: d for r, d in referenced.items() if d}
-    _budget(config, home, identity.account_id)
+    _budget(config, home, identity.account_id, partition)
     return outputs
 
 
@@ -94,57 +94,26 @@ def _powertools_layer(config: StackConfig, region: str, provider: aws.Provider) 
     return parameter.value
 
 
-def _budget(config: StackConfig, provider: aws.Provider, account_id: str) -> None:
+def _budget(config: StackConfig, provider: aws.Provider, account_id: str, partition: str) -> None:
     """One monthly cost budget per stack, alerting an SNS topic that emails the alert address.
 
     The budget watches the whole account, as the documents ask: dev and prod share the account,
-    and a runaway loop in either is what the alarm is for.
+    and a runaway loop in either is what the alarm is for. The topic is an AlertTopic: under
+    ``alias/aws/sns`` Budgets could never publish (see components/alert_topic.py).
     """
-    opts = pulumi.ResourceOptions(provider=provider)
-    topic_name = f"{config.prefix}-budget-alerts"
-    topic_arn = f"arn:aws:sns:{BUDGET_REGION}:{account_id}:{topic_name}"
-    topic = aws.sns.Topic(
+    arns = Arns(partition, BUDGET_REGION, account_id)
+    alerts = AlertTopic(
         "budget-alerts",
-        name=topic_name,
-        kms_master_key_id="alias/aws/sns",
-        opts=opts,
-    )
-    aws.sns.TopicPolicy(
-        "budget-alerts-policy",
-        arn=topic_arn,
-        policy=json.dumps(
-            {
-                "Version": "2012-10-17",
-                "Statement": [
-                    {
-                        "Sid": "BudgetsPublish",
-                        "Effect": "Allow",
-                        "Principal": {"Service": "budgets.amazonaws.com"},
-                        "Action": "sns:Publish",
-                        "Resource": topic_arn,
-                        "Condition": {"StringEquals": {"aws:SourceAccount": account_id}},
-                    },
-                    {
-                        "Sid": "DenyInsecureTransport",
-                        "Effect": "Deny",
-                        "Principal": "*",
-                        "Action": "sns:Publish",
-                        "Resource": topic_arn,
-                        "Condition": {"Bool": {"aws:SecureTransport": "false"}},
-                    },
-                ],
-            },
-            sort_keys=True,
+        AlertTopicArgs(
+            arns=arns,
+            name=f"{config.prefix}-budget-alerts",
+            publishers=(budgets_publisher(arns),),
+            emails=(config.alert_email,),
+            tags={"crm:stack": config.prefix},
         ),
-        opts=pulumi.ResourceOptions(provider=provider, depends_on=[topic]),
+        pulumi.ResourceOptions(providers={"aws": provider}),
     )
-    aws.sns.TopicSubscription(
-        "budget-alerts-email",
-        topic=topic_arn,
-        protocol="email",
-        endpoint=config.alert_email,
-        opts=pulumi.ResourceOptions(provider=provider, depends_on=[topic]),
-    )
+    topic_arn = alerts.topic_arn
     aws.budgets.Budget(
         "monthly-budget",
         name=f"{config.prefix}-crm-automations-monthly",
@@ -162,5 +131,5 @@ def _budget(config: StackConfig, provider: aws.Provider, account_id: str) -> Non
             )
             for kind, threshold in (("ACTUAL", 80), ("ACTUAL", 100), ("FORECASTED", 100))
         ],
-        opts=pulumi.ResourceOptions(provider=provider, depends_on=[topic]),
+        opts=pulumi.ResourceOptions(provider=provider, depends_on=[alerts]),
     )

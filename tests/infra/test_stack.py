@@ -48,7 +48,10 @@ def test_physical_names_carry_the_stack_prefix(graph: Graph) -> None:
             }
         ):
             continue
-        assert name.startswith((f"{prefix}-", f"/aws/lambda/{prefix}-")), (r.type, name)
+        assert name.startswith((f"{prefix}-", f"/aws/lambda/{prefix}-", f"alias/{prefix}-")), (
+            r.type,
+            name,
+        )
 
 
 def test_one_provider_per_region_in_use(graph: Graph) -> None:
@@ -131,6 +134,32 @@ def test_policy_pack_rejects_a_wildcard_write_that_reaches_the_graph_by_hand() -
     assert any(
         v.policy_name == "no-wildcard-write" and "dynamodb:PutItem" in v.message for v in violations
     ), violations
+
+
+def test_each_system_schedules_in_its_own_group_and_scheduler_trusts_that_group(
+    graph: Graph,
+) -> None:
+    """EventBridge Scheduler User Guide, "Confused deputy prevention in EventBridge Scheduler":
+    aws:SourceArn in a schedule execution role's trust is the schedule group ARN.
+    https://docs.aws.amazon.com/scheduler/latest/UserGuide/cross-service-confused-deputy-prevention.html
+    """
+    prefix = graph.config.prefix
+    groups = {g.inputs["name"] for g in graph.of_type("aws:scheduler/scheduleGroup:ScheduleGroup")}
+    assert {f"{prefix}-{key}" for key in graph.config.systems.enabled() if key != "ls"} <= groups
+    schedules = graph.of_type("aws:scheduler/schedule:Schedule")
+    assert len(schedules) == 10
+    roles = {r.physical_name: r for r in graph.of_type("aws:iam/role:Role")}
+    for schedule in schedules:
+        group = schedule.inputs["groupName"]
+        system = schedule.inputs["name"][len(prefix) + 1 :].split("-", 1)[0]
+        assert group == f"{prefix}-{system}", schedule.inputs["name"]
+        role = roles[schedule.inputs["target"]["roleArn"].rsplit("/", 1)[-1]]
+        (trust,) = json.loads(role.inputs["assumeRolePolicy"])["Statement"]
+        region = schedule.inputs["target"]["arn"].split(":")[3]
+        assert trust["Condition"]["ArnEquals"] == {
+            "aws:SourceArn": f"arn:aws:scheduler:{region}:123456789012:schedule-group/{group}"
+        }
+        assert trust["Condition"]["StringEquals"] == {"aws:SourceAccount": "123456789012"}
 
 
 def _region_of(graph: Graph, resource_provider: str | None) -> str:

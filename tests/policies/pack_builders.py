@@ -289,12 +289,180 @@ def run(
     *,
     config: Mapping[str, Any] | None = None,
     stack: str = "dev",
+    depends_on: Mapping[str, Sequence[str]] | None = None,
 ) -> list[Violation]:
     """Violations of one policy (or the whole pack) over ``specs``."""
-    resources = make_resources(specs, stack=stack)
+    resources = make_resources(specs, stack=stack, depends_on=depends_on)
     chosen = [POLICIES_BY_NAME[policy]] if policy else None
     return evaluate(resources, config, policies=chosen)
 
 
 def messages(violations: Iterable[Violation]) -> list[str]:
     return [v.message for v in violations]
+
+
+# Service-to-service builders ------------------------------------------------------------------
+
+SCHEDULE = "aws:scheduler/schedule:Schedule"
+SCHEDULE_GROUP = "aws:scheduler/scheduleGroup:ScheduleGroup"
+TOPIC = "aws:sns/topic:Topic"
+TOPIC_POLICY = "aws:sns/topicPolicy:TopicPolicy"
+KMS_KEY = "aws:kms/key:Key"
+BUDGET = "aws:budgets/budget:Budget"
+MAPPING = "aws:lambda/eventSourceMapping:EventSourceMapping"
+EVENT_RULE = "aws:cloudwatch/eventRule:EventRule"
+EVENT_TARGET = "aws:cloudwatch/eventTarget:EventTarget"
+
+
+def group_arn(group: str) -> str:
+    return arn("scheduler", f"schedule-group/{group}")
+
+
+def scheduler_trust(source_arn: str | None, *, account: bool = True) -> str:
+    """A trust policy admitting Scheduler with the given aws:SourceArn (None: none)."""
+    condition: dict[str, Any] = {}
+    if account:
+        condition["StringEquals"] = {"aws:SourceAccount": ACCOUNT}
+    if source_arn is not None:
+        condition["ArnEquals"] = {"aws:SourceArn": source_arn}
+    return document(
+        {
+            "Effect": "Allow",
+            "Principal": {"Service": "scheduler.amazonaws.com"},
+            "Action": "sts:AssumeRole",
+            "Condition": condition,
+        }
+    )
+
+
+def scheduled_job(seed: str, target: str, *, group: str, trust: str | None = None) -> list[Spec]:
+    """A ScheduledJob-like schedule in ``group`` with its own role invoking ``target``."""
+    name, role = f"{PREFIX}-{seed}", f"{PREFIX}-{seed}-schedule-role"
+    return [
+        (
+            ROLE,
+            f"{seed}-role",
+            {"name": role, "assumeRolePolicy": trust or scheduler_trust(group_arn(group))},
+        ),
+        (
+            ROLE_POLICY,
+            f"{seed}-policy",
+            {
+                "name": f"{name}-invoke",
+                "role": role,
+                "policy": document(
+                    allow("lambda:InvokeFunction", arn("lambda", f"function:{PREFIX}-{target}"))
+                ),
+            },
+        ),
+        (
+            SCHEDULE,
+            seed,
+            {
+                "name": name,
+                "groupName": group,
+                "scheduleExpression": "rate(1 hour)",
+                "target": {
+                    "arn": arn("lambda", f"function:{PREFIX}-{target}"),
+                    "roleArn": f"arn:aws:iam::{ACCOUNT}:role/{role}",
+                },
+            },
+        ),
+    ]
+
+
+def budgets_condition() -> dict[str, Any]:
+    return {
+        "StringEquals": {"aws:SourceAccount": ACCOUNT},
+        "ArnLike": {"aws:SourceArn": f"arn:aws:budgets::{ACCOUNT}:*"},
+    }
+
+
+def alert_topic(
+    seed: str,
+    *,
+    kms: str | None = "alias",
+    key_statements: Sequence[Mapping[str, Any]] | None = None,
+) -> list[Spec]:
+    """An AlertTopic-like topic Budgets publishes to, under its own key (``kms="alias"``),
+    another ``kmsMasterKeyId`` (e.g. ``alias/aws/sns``) or none."""
+    name = f"{PREFIX}-{seed}"
+    topic = arn("sns", name)
+    alias = f"alias/{name}"
+    root = {
+        "Effect": "Allow",
+        "Principal": {"AWS": f"arn:aws:iam::{ACCOUNT}:root"},
+        "Action": "kms:*",
+        "Resource": "*",
+    }
+    budgets_key = {
+        "Effect": "Allow",
+        "Principal": {"Service": "budgets.amazonaws.com"},
+        "Action": ["kms:Decrypt", "kms:GenerateDataKey*"],
+        "Resource": "*",
+        "Condition": budgets_condition(),
+    }
+    statements = list(key_statements) if key_statements is not None else [root, budgets_key]
+    key_id = alias if kms == "alias" else kms
+    topic_props: dict[str, Any] = {"name": name}
+    if key_id is not None:
+        topic_props["kmsMasterKeyId"] = key_id
+    return [
+        (
+            KMS_KEY,
+            f"{seed}-key",
+            {
+                "enableKeyRotation": True,
+                "policy": document(*statements),
+                "tags": {"crm:kms-alias": alias},
+            },
+        ),
+        (TOPIC, seed, topic_props),
+        (
+            TOPIC_POLICY,
+            f"{seed}-policy",
+            {
+                "arn": topic,
+                "policy": document(
+                    {
+                        "Effect": "Allow",
+                        "Principal": {"Service": "budgets.amazonaws.com"},
+                        "Action": "sns:Publish",
+                        "Resource": topic,
+                        "Condition": budgets_condition(),
+                    }
+                ),
+            },
+        ),
+        (
+            BUDGET,
+            f"{seed}-budget",
+            {"name": f"{name}-monthly", "notifications": [{"subscriberSnsTopicArns": [topic]}]},
+        ),
+    ]
+
+
+def stream_mapping(seed: str, function_seed: str, table_seed: str) -> Spec:
+    """A DynamoDB-stream event source mapping of ``function_seed`` on ``table_seed``."""
+    return (
+        MAPPING,
+        seed,
+        {
+            "functionName": f"{PREFIX}-{function_seed}",
+            "eventSourceArn": table_arn(f"{PREFIX}-{table_seed}")
+            + "/stream/2026-01-01T00:00:00.000",
+            "startingPosition": "TRIM_HORIZON",
+        },
+    )
+
+
+def queue_mapping(seed: str, function_seed: str, queue_seed: str) -> Spec:
+    """An SQS event source mapping of ``function_seed`` on ``queue_seed``."""
+    return (
+        MAPPING,
+        seed,
+        {
+            "functionName": f"{PREFIX}-{function_seed}",
+            "eventSourceArn": queue_arn(f"{PREFIX}-{queue_seed}"),
+        },
+    )
