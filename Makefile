@@ -17,7 +17,7 @@ $(UV):
 	python3 -m pip install --quiet --user uv || python3 -m pip install --quiet uv
 
 $(VENV)/.installed: pyproject.toml uv.lock | $(UV)
-	$(UV) sync --frozen --inexact --quiet
+	$(UV) sync --frozen --quiet
 	@touch $@
 
 install: $(VENV)/.installed ## create .venv from uv.lock

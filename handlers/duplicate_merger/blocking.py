@@ -8,9 +8,10 @@ email or phone (a person-register record) still gets four useful keys. Chosen by
 each adds true pairs the others miss on FEBRL or on generated CRM data):
 
 ``email``   the normalised mailbox: the same person re-entered with another name spelling.
-``phone``   the E.164 number: the same person with a new mailbox or a changed name.
-``name``    NYSIIS of the surname + the canonical first initial ("SNAT.r"): a new phone and
-            mailbox; NYSIIS absorbs most surname typos, canonical given names absorb nicknames.
+``phone``   the E.164 mobile, else the phone: the same person with a new mailbox or name.
+``name``    NYSIIS of the surname + the first initial ("SNAT.r"), a nickname's initial read
+            from its formal name (Bill -> W): a new phone and mailbox; NYSIIS absorbs most
+            surname typos.
 ``street``  house number + street: the same household address.
 ``dob``     the date of birth.
 ``alias``   the alphabetically first of the two name codes + the place (postcode, else city,
@@ -31,6 +32,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence, Set
 from dataclasses import dataclass, field
 
+from handlers.duplicate_merger.normalize import blocking_given, is_role_mailbox
 from handlers.duplicate_merger.profile import FIELDS, Profile
 
 KEY_NAMES = ("email", "phone", "name", "street", "dob", "alias")
@@ -38,11 +40,12 @@ KEY_NAMES = ("email", "phone", "name", "street", "dob", "alias")
 for. The order also decides which block owns a pair that shares several keys."""
 
 KEYS_PER_CONTACT = 4
+_HOUSE = FIELDS.index("house")
 
 
 def _name_key(p: Profile) -> str:
     code = p.last_code
-    return f"{code}.{p.first[:1]}" if code else ""
+    return f"{code}.{blocking_given(p.first)[:1]}" if code else ""
 
 
 def _alias_key(p: Profile) -> str:
@@ -59,7 +62,7 @@ def _street_key(p: Profile) -> str:
 
 KEY_FUNCTIONS: dict[str, Callable[[Profile], str]] = {
     "email": lambda p: p.email,
-    "phone": lambda p: p.phone,
+    "phone": lambda p: p.mobile or p.phone,
     "name": _name_key,
     "street": _street_key,
     "dob": lambda p: p.dob,
@@ -79,7 +82,7 @@ def keys_of(profile: Profile) -> tuple[str, ...]:
 
 
 def _sure_email(p: Profile) -> str:
-    return p.email
+    return "" if is_role_mailbox(p.email) else p.email
 
 
 def _sure_name(extra: Callable[[Profile], str]) -> Callable[[Profile], str]:
@@ -92,12 +95,12 @@ def _sure_name(extra: Callable[[Profile], str]) -> Callable[[Profile], str]:
 
 SURE_RULES: tuple[Callable[[Profile], str], ...] = (
     _sure_email,
-    _sure_name(lambda p: p.phone),
+    _sure_name(lambda p: p.mobile),
     _sure_name(lambda p: p.dob),
     _sure_name(lambda p: f"{p.house} {p.street}" if p.street else ""),
 )
-"""Rules two different people almost never meet: the same mailbox; the same full name and
-phone, or birth date, or street address. Used only to estimate how common duplicates are."""
+"""Rules two different people almost never meet: the same personal mailbox; the same full
+name and mobile, or birth date, or street address (a main line is shared by coworkers). Used only to estimate how common duplicates are."""
 
 
 def count_sure_pairs(profiles: Sequence[Profile], *, cap: int) -> int:
@@ -132,16 +135,25 @@ class Rarity:
         columns = [self.counts[name] for name in FIELDS]
         for p in profiles:
             total += 1
-            for column, value in zip(columns, p.values(), strict=True):
+            for column, value in zip(columns, self._counted(p), strict=True):
                 if value:
                     column[value] += 1
         self.total = total
+
+    @staticmethod
+    def _counted(p: Profile) -> tuple[str, ...]:
+        """The values counted: as ``values()``, but the house number counted with its street
+        (how many contacts hold the address, one fact, not how many hold the number "12")."""
+        values = list(p.values())
+        if p.house:
+            values[_HOUSE] = f"{p.house} {p.street}"
+        return tuple(values)
 
     def of(self, profile: Profile) -> list[int]:
         """The count of each of ``profile``'s field values, in ``FIELDS`` order (0 if empty)."""
         return [
             self.counts[name][value] if value else 0
-            for name, value in zip(FIELDS, profile.values(), strict=True)
+            for name, value in zip(FIELDS, self._counted(profile), strict=True)
         ]
 
 

@@ -30,7 +30,7 @@ from functools import lru_cache
 from typing import Literal
 
 from handlers.common.strings import jaro_winkler
-from handlers.duplicate_merger.normalize import given_name
+from handlers.duplicate_merger.normalize import email_domain, is_role_mailbox, nickname_related
 from handlers.duplicate_merger.profile import FIELDS, Profile
 from handlers.duplicate_merger.similarity import within_one_edit
 
@@ -48,19 +48,41 @@ members do. A shared household explains a shared surname, so the surname's rarit
 counted twice; without this, two relatives on one landline look like one person."""
 
 IMPLIED_SHARE = 0.5
-"""How common a value counts when another agreement already implies it: a shared household
-implies the city, postcode and state; a shared postcode the city and state; a shared city the
-state; a shared employer its domain. Counting each as if independent would add the same
-evidence twice."""
+"""How common a value counts when another agreement already explains it (the value's weight
+is then about zero). One real fact shows in several fields, and counting each as if
+independent adds the same evidence two or five times:
+
+* an **employer** (same company or same company domain) explains its office address (house
+  number, street, postcode, city, state), its main line (the ``phone`` property) and its
+  domain: coworkers share them all. For two contacts at one company only person-level
+  evidence (name, personal mailbox, mobile, birth date) can make them one person;
+* a **place** explains what is at it: an address its postcode, city and state, and the
+  landline or main line there; a postcode its city and state; a city its state;
+* a **role mailbox** (``info@``, ``sales@``) is the organisation's, not a person's;
+* a value **held by ``SHARED_HOLDERS`` or more contacts** (a main line, a shared mailbox, an
+  office address) is shared by people, not one person's: one person has a few records."""
+
+SHARED_HOLDERS = 5
+"""Contacts holding one phone, mobile, mailbox or address from which it counts as shared."""
+
+INITIAL_SHARE = 0.05
+"""Least share an initial ("A.") agreeing with a name may count with: about one given name in
+twenty starts with a given letter."""
+
+SAME_DOMAIN_DIFFER = 0.1
+"""P(two records of one person hold different personal mailboxes at one organisation's
+domain): an organisation gives a person one mailbox; two mailboxes there are two people, or
+(less often) a typo, an alias or a re-created account."""
 
 LABELS = {
     "first": "first name",
     "last": "surname",
     "email": "email",
     "phone": "phone",
+    "mobile": "mobile",
     "company": "company",
     "domain": "company domain",
-    "house": "house number",
+    "house": "address",
     "street": "street",
     "city": "city",
     "postcode": "postcode",
@@ -97,6 +119,7 @@ PRIORS: Mapping[str, FieldPrior] = {
     "last": FieldPrior(0.85, 0.10),
     "email": FieldPrior(0.55, 0.05),
     "phone": FieldPrior(0.60, 0.05),
+    "mobile": FieldPrior(0.70, 0.05),
     "company": FieldPrior(0.65, 0.15),
     "domain": FieldPrior(0.60, 0.0, disagreement_counts=False),
     "house": FieldPrior(0.85, 0.05),
@@ -247,6 +270,14 @@ def _name_level(a: str, b: str) -> Level:
 
 
 @_symmetric
+def _first_level(a: str, b: str) -> Level:
+    """Given names: one name in the nickname data set, an initial of the other, or as names."""
+    if nickname_related(a, b):
+        return "similar"
+    return _name_level(a, b)
+
+
+@_symmetric
 def _text_level(a: str, b: str) -> Level:
     """Streets and cities: spacing only, or Jaro-Winkler >= 0.9."""
     if a.replace(" ", "") == b.replace(" ", "") or _close(a, b, 0.9):
@@ -261,10 +292,22 @@ def _code_level(a: str, b: str) -> Level:
     return "similar" if within_one_edit(a, b) else "different"
 
 
+def _same_org_domain(a: str, b: str) -> bool:
+    """Two personal (not role) mailboxes at one organisation's (not a free-mail) domain."""
+    domain = email_domain(a)
+    return bool(domain) and domain == email_domain(b) and not (
+        is_role_mailbox(a) or is_role_mailbox(b)
+    )
+
+
 def _email_level(a: str, b: str) -> Level:
-    """Mailboxes: the same name (6+ characters) at another provider, or one edit."""
+    """Mailboxes: the same name (6+ characters) at another provider, or one edit; but two
+    mailboxes at one organisation's domain are two mailboxes (``davida@`` and ``davidb@`` are
+    coworkers' pattern, not a typo)."""
     if a == b:
         return "exact"
+    if _same_org_domain(a, b):
+        return "different"
     local_a, local_b = a.partition("@")[0], b.partition("@")[0]
     if local_a == local_b and len(local_a) >= 6:
         return "similar"
@@ -304,10 +347,11 @@ def _exact_only(a: str, b: str) -> Level:
 
 
 COMPARATORS: Mapping[str, Callable[[str, str], Level]] = {
-    "first": _name_level,
+    "first": _first_level,
     "last": _name_level,
     "email": _email_level,
     "phone": _phone_level,
+    "mobile": _phone_level,
     "company": _company_level,
     "domain": _exact_only,
     "house": _code_level,
@@ -320,39 +364,59 @@ COMPARATORS: Mapping[str, Callable[[str, str], Level]] = {
 _COMPARE = tuple(COMPARATORS[name] for name in FIELDS)
 _PRIORS = tuple(PRIORS[name] for name in FIELDS)
 
-_FIRST, _LAST, _EMAIL, _PHONE, _COMPANY, _DOMAIN, _HOUSE, _STREET, _CITY, _POSTCODE, _STATE = (
+(
+    _FIRST, _LAST, _EMAIL, _PHONE, _MOBILE, _COMPANY, _DOMAIN, _HOUSE, _STREET, _CITY,
+    _POSTCODE, _STATE,
+) = (
     FIELDS.index(f)
     for f in (
-        "first",
-        "last",
-        "email",
-        "phone",
-        "company",
-        "domain",
-        "house",
-        "street",
-        "city",
-        "postcode",
-        "state",
+        "first", "last", "email", "phone", "mobile", "company", "domain", "house", "street",
+        "city", "postcode", "state",
     )
 )
+_AGREE = ("exact", "similar")
+_NAMED = ("exact", "similar", "swapped")
 
 
-def implied_floors(levels: Sequence[Level | None]) -> dict[int, float]:
-    """The least share each agreeing field may count with, given what else agrees."""
+def implied_floors(
+    levels: Sequence[Level | None], email: str = "", counts: Sequence[int] | None = None
+) -> dict[int, float]:
+    """The least share each agreeing field may count with, given what else agrees (see
+    ``IMPLIED_SHARE``). ``email`` is one side's mailbox, ``counts`` the larger of the two
+    sides' counts per field."""
     floors: dict[int, float] = {}
-    shared_home = levels[_PHONE] == "exact" or (
-        levels[_STREET] == "exact" and levels[_HOUSE] == "exact"
-    )
-    if shared_home and levels[_EMAIL] != "exact":  # one mailbox is one person, not a family
-        floors[_LAST] = HOUSEHOLD_SURNAME_SHARE
-        floors[_CITY] = floors[_POSTCODE] = floors[_STATE] = IMPLIED_SHARE
+
+    def explained(*fields: int, share: float = IMPLIED_SHARE) -> None:
+        for f in fields:
+            floors[f] = max(floors.get(f, 0.0), share)
+
+    if counts is not None:
+        for f in (_PHONE, _MOBILE, _EMAIL, _HOUSE):
+            if levels[f] == "exact" and counts[f] >= SHARED_HOLDERS:
+                explained(f)
+    role = levels[_EMAIL] == "exact" and is_role_mailbox(email)
+    if role:
+        explained(_EMAIL)
+    personal_mailbox = levels[_EMAIL] == "exact" and _EMAIL not in floors
+    address = levels[_HOUSE] == "exact" and levels[_STREET] in _AGREE
+    if address:
+        explained(_STREET, _POSTCODE, _CITY, _STATE)
+        if levels[_PHONE] == "exact":
+            explained(_PHONE)  # the landline or main line at that address
     if levels[_POSTCODE] == "exact":
-        floors[_CITY] = floors[_STATE] = IMPLIED_SHARE
+        explained(_CITY, _STATE)
     if levels[_CITY] == "exact":
-        floors[_STATE] = IMPLIED_SHARE
-    if levels[_COMPANY] in ("exact", "similar"):
-        floors[_DOMAIN] = IMPLIED_SHARE
+        explained(_STATE)
+    if levels[_COMPANY] in _AGREE or levels[_DOMAIN] == "exact":
+        explained(_DOMAIN, _PHONE, _HOUSE, _STREET, _POSTCODE, _CITY, _STATE)
+    if levels[_EMAIL] == "similar" and levels[_FIRST] in _NAMED and levels[_LAST] in _NAMED:
+        # Mailboxes are made from names (john.smith@ at two providers, jsmith1@ and jsmith2@):
+        # for two people of one name a similar mailbox is the name again, not a new fact. Its
+        # exact count would make it look rarer the larger the CRM (1 / contacts).
+        explained(_EMAIL)
+    shared_home = levels[_PHONE] == "exact" or address
+    if shared_home and not personal_mailbox:  # one mailbox is one person, not a family
+        explained(_LAST, share=HOUSEHOLD_SURNAME_SHARE)
     return floors
 
 
@@ -391,6 +455,7 @@ _LOG_SIMILAR = tuple(math.log2(max(p.similar, 0.01)) for p in _PRIORS)
 _SPREAD = tuple(p.spread for p in _PRIORS)
 _DIFFER = tuple(math.log2(p.differ) if p.disagreement_counts else 0.0 for p in _PRIORS)
 _LOG2 = math.log2
+_LOG_SAME_DOMAIN_DIFFER = math.log2(SAME_DOMAIN_DIFFER)
 
 
 class Scorer:
@@ -425,7 +490,8 @@ class Scorer:
         self._swap_names(av, bv, levels)
         if levels[_EMAIL] == "exact":
             levels[_DOMAIN] = None  # the same mailbox already says the same domain
-        floors = implied_floors(levels)
+        top = [x if x > y else y for x, y in zip(a_counts, b_counts, strict=True)]
+        floors = implied_floors(levels, av[_EMAIL], top)
         weights = [0.0] * len(FIELDS)
         counts = [0] * len(FIELDS)
         total = self.total
@@ -435,6 +501,8 @@ class Scorer:
                 continue
             if level == "different":
                 weight = _DIFFER[i]
+                if i == _EMAIL and _same_org_domain(av[i], bv[i]):
+                    weight = _LOG_SAME_DOMAIN_DIFFER
             else:
                 count = a_counts[i] if a_counts[i] > b_counts[i] else b_counts[i]
                 if level == "swapped":
@@ -445,7 +513,13 @@ class Scorer:
                 floor = floors.get(i, 0.0)
                 if share < floor:
                     share = floor
-                if level == "similar":
+                if level == "similar" and i == _FIRST and nickname_related(av[i], bv[i]):
+                    if len(av[i]) == 1 or len(bv[i]) == 1:
+                        share = share if share > INITIAL_SHARE else INITIAL_SHARE
+                    weight = _LOG_SIMILAR[i] - _LOG2(share)  # a name's own form: no spread
+                    if weight < 0.0:
+                        weight = 0.0
+                elif level == "similar":
                     wide = _SPREAD[i] * share
                     weight = _LOG_SIMILAR[i] - _LOG2(wide if wide < 0.5 else 0.5)
                     if weight < 0.0:
@@ -500,8 +574,6 @@ class Scorer:
         a_first, a_last, b_first, b_last = av[_FIRST], av[_LAST], bv[_FIRST], bv[_LAST]
         if not (a_first and a_last and b_first and b_last):
             return
-        # Given names are stored canonical (Bob -> robert); read the surnames the same way.
-        a_last, b_last = given_name(a_last) or a_last, given_name(b_last) or b_last
         cross_one = _name_level(a_first, b_last)
         if cross_one == "different":
             return

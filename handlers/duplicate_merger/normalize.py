@@ -16,86 +16,70 @@ _NON_ALPHA = re.compile(r"[^a-z]+")
 _DIGITS = re.compile(r"\D+")
 _SPACES = re.compile(r"\s+")
 
-# Common English given-name diminutives, mapped to one canonical form so that "Bob Smith" and
-# "Robert Smith" share a blocking key and agree on first name. Kept short on purpose: a wrong
-# mapping joins two different people, a missing one only costs some recall. Names that are
-# also common given names in their own right (Jack, Harry, Liam, Nathan, Lisa, Frank) are left
-# alone; a diminutive of two names (Pat, Sam, Alex, Chris) maps to the first listed.
-_NICKNAMES_TEXT = """
-abigail: abby abbie gail
-alexander: alex alec xander
-alexandra: alexa lexi
-andrew: andy drew
-anthony: tony
-barbara: barb barbie babs
-benjamin: ben benny benji
-catherine: cathy cath kate katie kathy cat katherine kathryn katharine
-charles: charlie chuck chas chaz
-christopher: chris kit topher
-christine: christy
-daniel: dan danny
-david: dave davey
-deborah: debbie deb debra
-donald: don donnie
-dorothy: dot dottie
-edward: ed eddie ted ned
-elizabeth: liz lizzie beth betty eliza libby elisabeth
-emily: em emmy
-frances: fran frankie
-frederick: fred freddie
-gregory: greg
-harold: hal
-henry: hank
-isabella: bella izzy isabel
-jacob: jake
-james: jim jimmy jamie
-jennifer: jen jenny
-jessica: jess jessie
-john: johnny jon
-jonathan: jon jonny
-joseph: joe joey
-joshua: josh
-kenneth: ken kenny
-lawrence: larry laurence
-leonard: leo len lenny
-margaret: maggie meg peggy marge madge
-matthew: matt
-michael: mike mikey mick mickey
-nathaniel: nate nat
-nicholas: nick nicky
-pamela: pam
-patricia: pat patty trish tricia
-patrick: paddy pat
-peter: pete
-philip: phil phillip
-rebecca: becky becca
-richard: rick ricky dick rich richie
-robert: rob bob bobby robbie
-ronald: ron ronnie
-samantha: sam sammy
-samuel: sam sammy
-stephen: steve stevie steven
-susan: sue susie suzanne
-theodore: theo ted teddy
-thomas: tom tommy
-timothy: tim timmy
-victoria: vicky tori
-william: will bill billy willy
-zachary: zach zack
-"""
+@lru_cache(maxsize=1)
+def _nickname_graph() -> tuple[dict[str, frozenset[str]], dict[str, frozenset[str]]]:
+    """Many-to-many given-name relations from the ``nicknames`` package (carltonnorthern's
+    hand-curated names.csv, Apache-2.0): each name's directly related names, and each
+    nickname's formal names.
+
+    Many-to-many, so "jon" relates to both John and Jonathan, and "chris" to Christopher,
+    Christine and Christian; a one-way map would lose one side of each.
+    """
+    from nicknames import name_triplets
+
+    related: dict[str, set[str]] = {}
+    formal: dict[str, set[str]] = {}
+    for triplet in name_triplets():
+        full, nick = triplet.name1, triplet.name2
+        if full == nick or not full.isalpha() or not nick.isalpha():
+            continue
+        related.setdefault(full, set()).add(nick)
+        related.setdefault(nick, set()).add(full)
+        formal.setdefault(nick, set()).add(full)
+    return (
+        {k: frozenset(v) for k, v in related.items()},
+        {k: frozenset(v) for k, v in formal.items()},
+    )
 
 
-def _nickname_table(text: str) -> dict[str, str]:
-    table: dict[str, str] = {}
-    for line in text.strip().splitlines():
-        canonical, _, variants = line.partition(":")
-        for variant in variants.split():
-            # The first canonical listed for an ambiguous diminutive wins (stable, documented).
-            table.setdefault(variant, canonical.strip())
-    return table
+@lru_cache(maxsize=65_536)
+def nickname_related(a: str, b: str) -> bool:
+    """Whether two given names are one name in the data set (Bob/Robert, Jon/Jonathan), two
+    nicknames of one formal name (Bill/Will, both William), or an initial and a name it
+    starts ("a" and "ann"). Never longer chains: Jon-John-Jack would join too much."""
+    if not a or not b or a == b:
+        return bool(a) and a == b
+    if len(a) == 1 or len(b) == 1:
+        return a[0] == b[0]
+    related, formal = _nickname_graph()
+    if b in related.get(a, ()):
+        return True
+    return bool(formal.get(a, frozenset()) & formal.get(b, frozenset()))
 
 
-NICKNAMES = _nickname_table(_NICKNAMES_TEXT)
+def blocking_given(first: str) -> str:
+    """The form a given name is blocked under: a nickname's formal name ("bill" -> william)."""
+    if not first:
+        return ""
+    formal = _nickname_graph()[1].get(first)
+    if not formal or any(f[0] == first[0] for f in formal):
+        return first  # the initial, all blocking uses, is the same
+    return min(formal)
+
+
+ROLE_MAILBOXES = frozenset(
+    ["info", "sales", "office", "contact", "hello", "support", "admin", "accounts", "team",
+     "billing", "enquiries", "inquiries", "help", "marketing", "hr", "jobs", "careers", "mail",
+     "reception", "orders", "service", "noreply", "no-reply", "webmaster", "finance", "press"]
+)
+"""Mailbox names that belong to a function, not a person (RFC 2142 lists several): an
+agreement on one is explained by the organisation, as a shared office address is."""
+
+
+def is_role_mailbox(address: str) -> bool:
+    """Whether a normalised address is a function's mailbox (``info@``, ``sales@``...)."""
+    return address.partition("@")[0] in ROLE_MAILBOXES
+
 
 FREE_MAIL_DOMAINS = frozenset(
     ["gmail.com", "googlemail.com", "yahoo.com", "yahoo.co.uk", "yahoo.fr", "ymail.com", "hotmail.com", "hotmail.co.uk", "hotmail.fr", "outlook.com", "live.com", "live.co.uk", "msn.com", "aol.com", "icloud.com", "me.com", "mac.com", "proton.me", "protonmail.com", "gmx.com", "gmx.de", "gmx.net", "mail.com", "yandex.com", "yandex.ru", "zoho.com", "fastmail.com", "hey.com", "btinternet.com", "sky.com", "comcast.net", "verizon.net", "att.net", "qq.com", "163.com", "web.de", "orange.fr", "free.fr"]
@@ -147,12 +131,10 @@ def name(text: str | None) -> str:
 
 
 def given_name(text: str | None) -> str:
-    """A given name, its first word only, diminutives mapped to one canonical form."""
+    """A given name, its first word only, as typed ("A." -> "a"); nicknames are related at
+    comparison time (``nickname_related``), not rewritten here."""
     words = name(text).split()
-    if not words:
-        return ""
-    first = words[0]
-    return NICKNAMES.get(first, first)
+    return words[0] if words else ""
 
 
 def email(text: str | None) -> str:
@@ -187,7 +169,7 @@ def phone(text: str | None, default_region: str = "US") -> str:
         return ""
     raw = text.strip()
     digits = _DIGITS.sub("", raw)
-    if not 6 <= len(digits) <= 17:
+    if not 6 <= len(digits) <= 17 or is_placeholder_phone(digits):
         return ""
     plain = not re.search(r"[^\d\s().+-]", raw) and "(0)" not in raw
     if plain and default_region in ("US", "CA"):
@@ -197,6 +179,17 @@ def phone(text: str | None, default_region: str = "US") -> str:
         elif not raw.startswith(("+", "00")) and len(digits) == 10:
             return "+1" + digits
     return _phone_slow(raw, default_region)
+
+
+def is_placeholder_phone(digits: str) -> bool:
+    """Numbers typed to fill a required field: one digit repeated (555-555-5555,
+    000-000-0000) or a run (123-456-7890). NANP's fictional 555-01XX range is left alone:
+    examples and tests use it as real numbers. Numbers many contacts share are caught by
+    their count instead (``evidence.SHARED_HOLDERS``)."""
+    national = digits[1:] if len(digits) == 11 and digits[0] == "1" else digits
+    if len(set(national)) <= 1 or national in ("5555555555", "1234567890", "0123456789"):
+        return True
+    return national in "01234567890123456789" or national in "98765432109876543210"
 
 
 def _phone_slow(raw: str, default_region: str) -> str:

@@ -8,7 +8,7 @@ same whichever worker, in whatever order, receives it.
 
 Message body (JSON, at most ``MAX_MESSAGE_BYTES`` of UTF-8)::
 
-    {"v": 1, "run": "2026-W32", "total": 51234, "baseline": -21.3,
+    {"v": 2, "run": "2026-W32", "total": 51234, "baseline": -21.3,
      "profiles": [[id, first, last, email, ...], ...],   # Profile.to_wire()
      "counts":   [[c_first, c_last, ...], ...],           # Rarity.of(profile)
      "keys":     [[email, phone, name, street, dob, alias], ...],
@@ -40,7 +40,7 @@ from handlers.duplicate_merger.profile import FIELDS, Profile
 DEFAULT_RECORD_FLOOR = -10.0
 """Pairs scoring below this (about a thousand to one against) are not recorded."""
 
-MESSAGE_VERSION = 1
+MESSAGE_VERSION = 2
 MAX_MESSAGE_BYTES = 240_000
 """Below SQS's 256 KiB message limit, with room for the attributes SQS counts too."""
 
@@ -201,7 +201,7 @@ def decode_message(body: str) -> BlockMessage:
     except ValueError as err:
         raise MessageError("not JSON") from err
     if not isinstance(data, dict) or data.get("v") != MESSAGE_VERSION:
-        raise MessageError("not a version 1 block message")
+        raise MessageError(f"not a version {MESSAGE_VERSION} block message")
     try:
         profiles = tuple(Profile.from_wire(row) for row in data["profiles"])
         counts = tuple(tuple(int(c) for c in row) for row in data["counts"])

@@ -20,6 +20,7 @@ FIELDS = (
     "last",
     "email",
     "phone",
+    "mobile",
     "company",
     "domain",
     "house",
@@ -38,10 +39,11 @@ class Profile:
 
     Attributes:
         id: The CRM's contact id.
-        first: Given name, first word, diminutives mapped to a canonical form.
+        first: Given name, first word, as typed (an initial "A." is "a").
         last: Surname, letters and spaces.
         email: The mailbox (lower case, ``+tag`` and Gmail dots dropped).
-        phone: E.164.
+        phone: E.164 of the ``phone`` property: at work often the company's main line.
+        mobile: E.164 of ``mobilephone``: a person's own.
         company: Organisation name without legal form.
         domain: The organisation's web domain (from the website, else a non-free-mail address).
         house: House number.
@@ -57,6 +59,7 @@ class Profile:
     last: str = ""
     email: str = ""
     phone: str = ""
+    mobile: str = ""
     company: str = ""
     domain: str = ""
     house: str = ""
@@ -86,7 +89,8 @@ class Profile:
             first=normalize.given_name(text("firstname")),
             last=normalize.name(text("lastname")),
             email=address,
-            phone=normalize.phone(text("phone", "mobilephone"), default_region),
+            phone=normalize.phone(text("phone"), default_region),
+            mobile=normalize.phone(text("mobilephone"), default_region),
             company=normalize.company(text("company")),
             domain=normalize.website_domain(text("website")) or normalize.email_domain(address),
             house=house,
@@ -104,6 +108,7 @@ class Profile:
             self.last,
             self.email,
             self.phone,
+            self.mobile,
             self.company,
             self.domain,
             self.house,

@@ -1,7 +1,7 @@
 """Duplicate contact merger: a week of contacts, the Monday run, a confirm and an undo.
 
 The CRM is ``handlers.duplicate_merger.crm.InMemoryCrm`` holding a synthetic week of contacts
-(``synthetic.generate``) plus two records of one person, given to dm-block in place of
+(``benchmarks.crm_generator.generate``) plus two records of one person, given to dm-block in place of
 HubSpot (``crm.HubSpotCrm`` is what the handler builds) and to dm-merge through its
 ``crm_factory`` seam. The weekly schedule fires dm-block; its blocks go to dm-score over the
 SQS block queue; automatic-band pairs go to dm-merge over the merge queue; the weekly digest
@@ -25,8 +25,8 @@ BROWSER = {"user-agent": "Mozilla/5.0 (Windows NT 10.0) Firefox/140.0"}
 
 
 def _crm() -> Any:
+    from benchmarks.crm_generator import generate
     from handlers.duplicate_merger.crm import Association, InMemoryCrm
-    from handlers.duplicate_merger.synthetic import generate
 
     crm = InMemoryCrm()
     crm.add_contact(

@@ -230,7 +230,7 @@ class TestRefused:
         with Sandbox(_refusing_graph()) as sb:
             yield sb
 
-    @pytest.mark.parametrize("schedule", [s.name for s in TOPOLOGY.schedules])
+    @pytest.mark.parametrize("schedule", sorted(s.name for s in TOPOLOGY.schedules))
     def test_a_schedule_role_trusting_one_schedule_is_refused(
         self, refusing: Sandbox, schedule: str
     ) -> None:
@@ -355,7 +355,7 @@ class TestAdmitted:
         with Sandbox(graph) as sb:
             yield sb
 
-    @pytest.mark.parametrize("schedule", [s.name for s in TOPOLOGY.schedules])
+    @pytest.mark.parametrize("schedule", sorted(s.name for s in TOPOLOGY.schedules))
     def test_a_schedule_role_trusting_the_group_is_admitted(
         self, admitting: Sandbox, schedule: str
     ) -> None:

@@ -10,13 +10,13 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from benchmarks.crm_generator import generate
 from handlers.common.link_tokens import Keyring, issue_token
 from handlers.duplicate_merger import block, merge, score
 from handlers.duplicate_merger.crm import Association, CrmError, InMemoryCrm
 from handlers.duplicate_merger.evidence import Thresholds
 from handlers.duplicate_merger.merging import MergeFailed, MergeService
 from handlers.duplicate_merger.store import DynamoLedger, PairStore, QueueSender, S3Bundles
-from handlers.duplicate_merger.synthetic import generate
 from tests.handlers.dm.conftest import KEYRING, DmAws
 
 NOW = dt.datetime(2026, 8, 3, 9, 0, tzinfo=dt.UTC)

@@ -6,6 +6,7 @@ import random
 
 import pytest
 
+from benchmarks.crm_generator import generate
 from handlers.common.strings import jaro_winkler, nysiis
 from handlers.duplicate_merger import normalize
 from handlers.duplicate_merger.blocking import KEY_NAMES, form_blocks, keys_of
@@ -21,7 +22,6 @@ from handlers.duplicate_merger.pipeline import (
 )
 from handlers.duplicate_merger.profile import Profile
 from handlers.duplicate_merger.similarity import within_one_edit
-from handlers.duplicate_merger.synthetic import generate
 
 THRESHOLDS = Thresholds(automatic=12.0, propose=0.0)
 
@@ -58,7 +58,85 @@ def test_normalisation_of_what_duplicates_differ_in() -> None:
     assert normalize.email("a.b+x@acme.io") == "a.b@acme.io"
     assert normalize.phone("(415) 555-0132") == normalize.phone("+1 415.555.0132") == "+14155550132"
     assert normalize.phone("+44 20 7946 0958") == "+442079460958"
-    assert normalize.given_name("Bob") == normalize.given_name("Robert") == "robert"
+    assert normalize.given_name("A.") == "a" and normalize.given_name("Bob") == "bob"
+    assert normalize.phone("555-555-5555") == normalize.phone("(123) 456-7890") == ""
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [("jon", "jonathan"), ("jon", "john"), ("chris", "christine"), ("chris", "christopher"),
+     ("bill", "will"), ("willie", "william"), ("mandy", "amanda"), ("cindy", "cynthia"),
+     ("kim", "kimberly"), ("jeff", "jeffrey"), ("doug", "douglas"), ("tina", "christina"),
+     ("angie", "angela"), ("shelly", "michelle"), ("nikki", "nicole"), ("sandy", "sandra"),
+     ("a", "andrew")],
+)
+def test_names_people_use_are_related_both_ways(a: str, b: str) -> None:
+    assert normalize.nickname_related(a, b) and normalize.nickname_related(b, a)
+
+
+def test_unrelated_names_and_initials_stay_apart() -> None:
+    assert not normalize.nickname_related("john", "mary")
+    assert not normalize.nickname_related("b", "andrew")
+
+
+def _counts(**by_field: int) -> list[int]:
+    from handlers.duplicate_merger.profile import FIELDS
+
+    return [by_field.get(f, 1) for f in FIELDS]
+
+
+def test_coworkers_sharing_office_line_and_domain_are_not_one_person() -> None:
+    scorer = Scorer(20_000, THRESHOLDS, -16.0)
+    office = dict(company="kelly media", domain="kellymedia.com", house="2754",
+                  street="maple street", postcode="92133", city="san diego", state="ca",
+                  phone="+13072338557")
+    a = Profile("1", first="orville", last="erwin", email="orville.erwin@kellymedia.com", **office)
+    b = Profile("2", first="maria", last="kass", email="maria.kass@kellymedia.com", **office)
+    counts = _counts(company=3, domain=3, house=3, street=3, postcode=3, phone=3)
+    pair = scorer.score(a, counts, b, counts)
+    assert pair.band == "record_only" and pair.score < -10
+    # The same office with the same person-level evidence is one person.
+    c = Profile("3", first="orville", last="erwin", email="orville.erwin@kellymedia.com",
+                mobile="+14155550100", **office)
+    assert scorer.score(a, counts, c, counts).band == "automatic"
+
+
+def test_a_role_mailbox_and_a_shared_line_are_not_a_person() -> None:
+    scorer = Scorer(20_000, THRESHOLDS, -16.0)
+    a = Profile("1", first="peter", last="franzen", email="info@pereida.co", phone="+16025550100")
+    b = Profile("2", first="ronald", last="green", email="info@pereida.co", phone="+16025550100")
+    pair = scorer.score(a, _counts(email=2, phone=9), b, _counts(email=2, phone=9))
+    assert pair.band == "record_only"
+    email = next(t for t in pair.terms if t.field == "email")
+    assert email.agreed and email.weight < 1.0
+
+
+def test_two_mailboxes_at_one_domain_are_evidence_against() -> None:
+    scorer = Scorer(20_000, THRESHOLDS, -16.0)
+    a = Profile("1", first="david", last="avila", email="davida@randbode.net")
+    b = Profile("2", first="david", last="bobo", email="davidb@randbode.net")
+    pair = scorer.score(a, _counts(), b, _counts())
+    email = next(t for t in pair.terms if t.field == "email")
+    assert email.level == "different" and email.weight < -3
+
+
+def test_a_household_explains_surname_address_and_landline_once() -> None:
+    scorer = Scorer(20_000, THRESHOLDS, -16.0)
+    home = dict(last="stafford", house="2535", street="albert place", postcode="77098",
+                phone="+18932772957")
+    a = Profile("1", first="maria", **home)
+    b = Profile("2", first="ann", **home)
+    assert scorer.score(a, _counts(), b, _counts()).band == "record_only"
+
+
+def test_an_initial_and_a_nickname_agree_with_the_full_name() -> None:
+    scorer = Scorer(20_000, THRESHOLDS, -16.0)
+    base = dict(last="hubbard", mobile="+12062600990")
+    full = Profile("1", first="barbara", **base)
+    for other in ("b", "barb", "babs"):
+        pair = scorer.score(full, _counts(), Profile("2", first=other, **base), _counts())
+        first = next(t for t in pair.terms if t.field == "first")
+        assert first.agreed and first.weight > 0, other
     assert normalize.company("ACME, Inc.") == normalize.company("Acme") == "acme"
     assert normalize.street("12 Main St.") == ("12", "main street")
 
@@ -76,7 +154,7 @@ def test_pair_keys_are_order_independent() -> None:
 def test_a_and_b_score_the_same_either_way_round() -> None:
     a = Profile("1", first="ann", last="lee", email="ann@x.io", phone="+14155550100")
     b = Profile("2", first="ann", last="lee", email="ann.lee@y.io", phone="+14155550100")
-    counts = [3] * 12
+    counts = [3] * 13
     scorer = Scorer(1000, THRESHOLDS, -12.0)
     one, two = scorer.score(a, counts, b, counts), scorer.score(b, counts, a, counts)
     assert one == two and one.pair_key == "1#2"
@@ -111,8 +189,8 @@ def test_a_placeholder_phone_block_is_capped_and_reported() -> None:
 def test_rare_agreement_weighs_more_than_common() -> None:
     scorer = Scorer(10_000, THRESHOLDS, -14.0)
     a, b = Profile("1", last="zyborski"), Profile("2", last="zyborski")
-    rare = scorer.score(a, [0, 2] + [0] * 10, b, [0, 2] + [0] * 10)
-    common = scorer.score(a, [0, 900] + [0] * 10, b, [0, 900] + [0] * 10)
+    rare = scorer.score(a, [0, 2] + [0] * 11, b, [0, 2] + [0] * 11)
+    common = scorer.score(a, [0, 900] + [0] * 11, b, [0, 900] + [0] * 11)
     assert rare.terms[0].weight > common.terms[0].weight > 0
     assert "rare surname" in rare.explanation and "common surname" in common.explanation
 
@@ -121,7 +199,7 @@ def test_disagreement_is_evidence_against_and_explained() -> None:
     scorer = Scorer(10_000, THRESHOLDS, -14.0)
     a = Profile("1", first="ann", last="lee", phone="+14155550100")
     b = Profile("2", first="zoe", last="lee", phone="+14155550100")
-    pair = scorer.score(a, [50, 3, 0, 2] + [0] * 8, b, [40, 3, 0, 2] + [0] * 8)
+    pair = scorer.score(a, [50, 3, 0, 2] + [0] * 9, b, [40, 3, 0, 2] + [0] * 9)
     assert pair.explanation == "same phone, different first name, same rare surname"
     assert [a.reason for a in pair.against] == ["different first name"]
     first = next(t for t in pair.terms if t.field == "first")
@@ -133,7 +211,7 @@ def test_swapped_names_count_as_agreement() -> None:
     scorer = Scorer(1000, THRESHOLDS, -10.0)
     a = Profile("1", first="lachlan", last="berry", dob="19990219")
     b = Profile("2", first="berry", last="lachlan", dob="19990219")
-    pair = scorer.score(a, [2, 2] + [0] * 9 + [2], b, [2, 2] + [0] * 9 + [2])
+    pair = scorer.score(a, [2, 2] + [0] * 10 + [2], b, [2, 2] + [0] * 10 + [2])
     assert {t.level for t in pair.terms if t.field in ("first", "last")} == {"swapped"}
     assert "first and last name swapped" in pair.explanation
     assert pair.band == "automatic"
@@ -166,7 +244,9 @@ def test_generated_duplicates_are_found_with_high_precision() -> None:
     found = _run(generated.contacts)
     proposed = {tuple(k.split("#")) for k, (_, band, _) in found.items() if band != "record_only"}
     tp = len(proposed & truth)
-    assert tp / len(proposed) > 0.9 and tp / len(truth) > 0.85
+    # The generator holds records no matcher can join (a work and a personal record with
+    # nothing but a common name in common): recall is bounded well below 1.
+    assert tp / len(proposed) > 0.9 and tp / len(truth) > 0.55
 
 
 def test_a_malformed_message_is_refused() -> None:
