@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from benchmarks.crm_generator import generate
 from handlers.duplicate_merger import block
 from handlers.duplicate_merger import crm as crm_module
 from handlers.duplicate_merger.crm import CrmError, InMemoryCrm
@@ -21,7 +22,6 @@ from handlers.duplicate_merger.reading import (
     read_step,
     split_chunks,
 )
-from handlers.duplicate_merger.synthetic import generate
 from tests.handlers.dm.conftest import DmAws
 
 
