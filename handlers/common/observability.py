@@ -98,12 +98,34 @@ def _text(value: object) -> str | None:
     return None if value is None or value == "" else str(value)
 
 
+def tracing_enabled() -> bool:
+    """Whether the stack turned tracing on (``POWERTOOLS_TRACE_DISABLED`` is ``false``)."""
+    return os.environ.get("POWERTOOLS_TRACE_DISABLED", "true").lower() == "false"
+
+
+def _traced(handler: HandlerT) -> HandlerT:
+    """The handler under Powertools Tracer, imported only when the stack turned tracing on.
+
+    The Tracer patches boto3 and sends segments to the X-Ray daemon that Lambda's active
+    tracing runs (Powertools, "Tracer": https://docs.powertools.aws.dev/lambda/python/latest/core/tracer/).
+    """
+    if not tracing_enabled():
+        return handler
+    from aws_lambda_powertools import Tracer
+
+    return Tracer(service=_service_name(None)).capture_lambda_handler(handler)  # type: ignore[return-value]
+
+
 def logged(handler: HandlerT) -> HandlerT:
-    """Decorate a Lambda handler: fresh log keys per invocation, correlation id, cold start.
+    """Decorate a Lambda handler: fresh log keys per invocation, correlation id, cold start,
+    the invocation's metrics flushed as EMF, and tracing when the stack turned it on.
 
     An exception escaping the handler is logged with its stack trace, then re-raised so Lambda
     reports the failure (and SQS/EventBridge retry as configured).
     """
+    from handlers.common import metrics
+
+    inner = _traced(handler)
 
     @functools.wraps(handler)
     def wrapper(event: Any, context: Any, *args: Any, **kwargs: Any) -> Any:
@@ -116,11 +138,15 @@ def logged(handler: HandlerT) -> HandlerT:
             function_request_id=request,
             correlation_id=correlation_id(event) or request,
         )
+        if _cold_start:
+            metrics.cold_start(_service_name(None))
         _cold_start = False
         try:
-            return handler(event, context, *args, **kwargs)
+            return inner(event, context, *args, **kwargs)
         except Exception:
             logger.exception("unhandled error")
             raise
+        finally:
+            metrics.flush()
 
     return wrapper  # type: ignore[return-value]

@@ -248,7 +248,15 @@ def test_work_queue_has_dlq_sse_and_tls_only_policy(graph: list[Any]) -> None:
         p.inputs["queueUrl"].rsplit("/", 1)[-1]: p
         for p in of_type(graph, "aws:sqs/queuePolicy:QueuePolicy")
     }
-    assert set(policies) == {"dev-tst-work", "dev-tst-work-dlq", "dev-tst-failures"}
+    # The worker is invoked asynchronously (an EventBridge rule) with no on_failure of its
+    # own, so it got a failure queue; the schedule has its DLQ.
+    assert set(policies) == {
+        "dev-tst-work",
+        "dev-tst-work-dlq",
+        "dev-tst-failures",
+        "dev-tst-worker-failures",
+        "dev-tst-nightly-schedule-dlq",
+    }
     deny = statements(policies["dev-tst-work"])[0]
     assert deny["Effect"] == "Deny" and deny["Condition"] == {
         "Bool": {"aws:SecureTransport": "false"}
@@ -298,8 +306,17 @@ def test_schedule_role_may_invoke_only_its_target(graph: list[Any]) -> None:
             "Effect": "Allow",
             "Action": ["lambda:InvokeFunction"],
             "Resource": ["arn:aws:lambda:eu-west-2:123456789012:function:dev-tst-worker"],
-        }
+        },
+        {
+            "Sid": "SendUndeliveredToDlq",
+            "Effect": "Allow",
+            "Action": ["sqs:SendMessage"],
+            "Resource": ["arn:aws:sqs:eu-west-2:123456789012:dev-tst-nightly-schedule-dlq"],
+        },
     ]
+    assert schedule.inputs["target"]["deadLetterConfig"] == {
+        "arn": "arn:aws:sqs:eu-west-2:123456789012:dev-tst-nightly-schedule-dlq"
+    }
 
 
 def test_mail_lane_writes_under_its_prefix_and_only_ses_may_write(graph: list[Any]) -> None:

@@ -137,7 +137,8 @@ def test_violation_fields() -> None:
     assert found == [
         Violation(
             "no-wildcard-write",
-            'RolePolicy p, statement #1: Resource "*" with dynamodb:PutItem; only dynamodb:ListStreams may use "*"',
+            'RolePolicy p, statement #1: Resource "*" with dynamodb:PutItem; only dynamodb:ListStreams, '
+            'xray:PutTraceSegments, xray:PutTelemetryRecords may use "*"',
             "urn:pulumi:dev::crm-automations::aws:iam/rolePolicy:RolePolicy::p",
         )
     ]
