@@ -71,10 +71,10 @@ def _dead_letter_targets(stack: Stack) -> set[str]:
     targets: set[str] = set()
     for node in stack.of_type(QUEUE):
         tags = node.props.get("tags")
-        if isinstance(tags, dict) and as_str(tags.get(DEAD_LETTER_OF_TAG)):
-            # Named at run time (schedules a handler creates), declared by the tag.
-            if name := as_str(node.props.get("name")):
-                targets.add(name)
+        # Named at run time (schedules a handler creates), declared by the tag.
+        declared = isinstance(tags, dict) and as_str(tags.get(DEAD_LETTER_OF_TAG))
+        if declared and (name := as_str(node.props.get("name"))):
+            targets.add(name)
         policy, _ = _redrive(node.props.get("redrivePolicy"))
         if policy and (name := queue_name_of_arn(policy.get("deadLetterTargetArn"))):
             targets.add(name)
