@@ -12,6 +12,7 @@ from pulumi_policy import Policy
 
 from policies.rules import (
     bucket_hygiene,
+    failures_are_watched,
     function_identity,
     log_retention,
     model_access_allowlist,
@@ -42,6 +43,7 @@ ALL_POLICIES: Final[list[Policy]] = [
     table_hygiene.POLICY,
     bucket_hygiene.POLICY,
     no_secrets_in_env.POLICY,
+    failures_are_watched.POLICY,
 ]
 """The pack's policies, every one MANDATORY."""
 

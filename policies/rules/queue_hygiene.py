@@ -67,7 +67,8 @@ def _redrive(value: Any) -> tuple[dict[str, Any] | None, str | None]:
     return decoded, None
 
 
-def _dead_letter_targets(stack: Stack) -> set[str]:
+def dead_letter_targets(stack: Stack) -> set[str]:
+    """Names of the queues something names as its dead-letter / failure destination."""
     targets: set[str] = set()
     for node in stack.of_type(QUEUE):
         tags = node.props.get("tags")
@@ -122,7 +123,7 @@ def _validate(args: StackValidationArgs, report: ReportViolation) -> None:
     stack = Stack(args.resources)
     queues = stack.of_type(QUEUE)
     names = {n for q in queues if (n := as_str(q.props.get("name")))}
-    targets = _dead_letter_targets(stack)
+    targets = dead_letter_targets(stack)
     tls: set[str] = set()
     for doc in documents_in(args.resources):
         if doc.resource_type == QUEUE_POLICY:

@@ -34,6 +34,8 @@ BUCKET = "aws:s3/bucket:Bucket"
 ACCESS_BLOCK = "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock"
 BUCKET_POLICY = "aws:s3/bucketPolicy:BucketPolicy"
 SECRET = "aws:secretsmanager/secret:Secret"
+ALARM = "aws:cloudwatch/metricAlarm:MetricAlarm"
+ALERTS = f"arn:aws:sns:{REGION}:{ACCOUNT}:{PREFIX}-alarms"
 
 
 def arn(service: str, resource: str, *, region: str = REGION, account: str = ACCOUNT) -> str:
@@ -93,8 +95,10 @@ def function(
     role_name: str | None = None,
     trust: str = LAMBDA_TRUST,
     prefix: str = PREFIX,
+    alarms: bool = True,
 ) -> list[Spec]:
-    """A ScopedLambda-like function: role, inline policy, log group, function, optional URL."""
+    """A ScopedLambda-like function: role, inline policy, log group, function, optional URL,
+    and (unless ``alarms=False``) its errors, throttles and duration alarms."""
     system = seed.split("-", 1)[0]
     name = f"{prefix}-{seed}"
     role = role_name or f"{name}-role"
@@ -127,6 +131,8 @@ def function(
             },
         ),
     ]
+    if alarms:
+        specs += function_alarms(name)
     if url is not None:
         specs.append(
             (FUNCTION_URL, f"{seed}-url", {"functionName": name, "authorizationType": url})
@@ -172,8 +178,41 @@ def table(seed: str, **overrides: Any) -> Spec:
     return (TABLE, seed, props)
 
 
-def work_queue(seed: str, *, max_receive_count: int = 5) -> list[Spec]:
-    """A WorkQueue-like queue with its DLQ, SSE and TLS-only policies."""
+def alarm(name: str, namespace: str, metric: str, dimensions: Mapping[str, str], **props: Any) -> Spec:
+    """A MetricAlarm notifying the alert topic."""
+    return (
+        ALARM,
+        name,
+        {
+            "name": name,
+            "namespace": namespace,
+            "metricName": metric,
+            "dimensions": dict(dimensions),
+            "comparisonOperator": "GreaterThanThreshold",
+            "threshold": 0,
+            "alarmActions": [ALERTS],
+            **props,
+        },
+    )
+
+
+def function_alarms(name: str) -> list[Spec]:
+    """The three alarms ScopedLambda declares for function ``name``."""
+    return [
+        alarm(f"{name}-{metric.lower()}", "AWS/Lambda", metric, {"FunctionName": name})
+        for metric in ("Errors", "Throttles", "Duration")
+    ]
+
+
+def depth_alarm(queue: str) -> Spec:
+    """The alarm WorkQueue declares on its dead-letter queue ``queue``."""
+    return alarm(
+        f"{queue}-depth", "AWS/SQS", "ApproximateNumberOfMessagesVisible", {"QueueName": queue}
+    )
+
+
+def work_queue(seed: str, *, max_receive_count: int = 5, alarms: bool = True) -> list[Spec]:
+    """A WorkQueue-like queue with its DLQ, SSE and TLS-only policies, and the DLQ's alarm."""
     name, dlq = f"{PREFIX}-{seed}", f"{PREFIX}-{seed}-dlq"
     url = f"https://sqs.{REGION}.amazonaws.com/{ACCOUNT}"
     redrive = json.dumps(
@@ -192,6 +231,7 @@ def work_queue(seed: str, *, max_receive_count: int = 5) -> list[Spec]:
             f"{seed}-policy",
             {"queueUrl": f"{url}/{name}", "policy": document(tls_deny("sqs", queue_arn(name)))},
         ),
+        *([depth_alarm(dlq)] if alarms else []),
     ]
 
 
