@@ -301,3 +301,17 @@ def test_the_policy_pack_catches_a_function_declared_without_alarms() -> None:
     assert [v.message for v in found] == [
         "function dev-ls-by-hand has no alarm on Errors, Throttles, Duration"
     ]
+
+
+def test_the_plan_lists_each_function_with_its_alarms(graph: Graph) -> None:
+    from components.offline.plan import render
+
+    text = render(graph)
+    prefix = graph.config.prefix
+    block = text.split(f"  function dm-block  ({prefix}-dm-block")[1].split("  function ")[0]
+    for kind in ("errors", "throttles", "duration"):
+        assert f"    alarm    {kind}: " in block
+    assert f"failure  async invocations, after retries -> sqs:{prefix}-dm-block-failures" in block
+    sweep = text.split(f"  function rrs-sweep  ({prefix}-rrs-sweep")[1].split("  function ")[0]
+    assert "    alarm    not-run: Invocations Sum < 1 over 1 x 1800 s (missing = breaching)" in sweep
+    assert "alarms   121: " in text and "NOBODY" not in text and "NO DLQ" not in text
