@@ -162,7 +162,7 @@ def cold_start(function_name: str) -> None:
 
 def flush() -> None:
     """Write the invocation's undimensioned counts as one EMF line (nothing when none)."""
-    if _metrics is not None:
+    if _metrics is not None and _metrics.metric_set:
         _metrics.flush_metrics(raise_on_empty_metrics=False)
 
 

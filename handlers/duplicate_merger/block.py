@@ -15,6 +15,8 @@ import os
 from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
+from handlers.common import metrics
+from handlers.common.observability import logged
 from handlers.duplicate_merger.pipeline import encode_messages, profiles_from, run_blocking
 
 REPORTED_CAPPED = 20
@@ -90,6 +92,7 @@ def _token(secret_id: str) -> str:
     return value
 
 
+@logged
 def handler(event: Any, context: Any) -> dict[str, Any]:
     """Scheduled entry point (payload ``{"action": "block"}``)."""
     from handlers.common.aws_clients import table
@@ -112,6 +115,7 @@ def handler(event: Any, context: Any) -> dict[str, Any]:
         phone_region=os.environ.get("PHONE_REGION", "US"),
         pair_ttl_days=int(os.environ.get("PAIR_TTL_DAYS", "30")),
     )
+    metrics.count("CappedBlocks", int(summary["capped_count"]))
     if summary["capped_count"]:
         logger.warning("oversized blocks were capped", extra={"capped": summary["capped"]})
     logger.info("blocking run queued", extra={k: v for k, v in summary.items() if k != "capped"})

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from handlers.common import metrics
 from handlers.duplicate_merger.crm import Association, ContactSnapshot, CrmWriter
 from handlers.duplicate_merger.evidence import split_pair_key
 
@@ -291,6 +292,7 @@ class MergeService:
                 "merge_id": merge_id,
             }
         )
+        metrics.count("Merges")
         return Outcome(
             "merged",
             f"contact {merged.id} was merged into {kept.id}",
@@ -409,6 +411,7 @@ class MergeService:
             )
         finally:
             self._unlock(held, holder)
+        metrics.count("Undos")
         return Outcome(
             "undone",
             f"contact {restored['merged_id']} is back and {kept_id} is as it was before the merge",

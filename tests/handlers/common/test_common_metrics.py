@@ -61,3 +61,42 @@ def test_the_catalogue_is_small_and_unique() -> None:
     for ms in CATALOGUE.values():
         for m in ms:
             assert (m.dimension is None) == (not m.values)
+
+
+def _handler_modules() -> list[str]:
+    import pathlib
+
+    root = pathlib.Path(__file__).resolve().parents[3] / "handlers"
+    return sorted(
+        ".".join(path.relative_to(root.parent).with_suffix("").parts)
+        for path in root.glob("*/*.py")
+        if path.parent.name != "common" and "\ndef handler(" in path.read_text()
+    )
+
+
+def test_every_handler_is_logged() -> None:
+    """@logged gives the correlation id, the cold start metric and the flush (dm included)."""
+    import importlib
+
+    modules = _handler_modules()
+    assert len(modules) == 27
+    assert {"handlers.duplicate_merger.block", "handlers.duplicate_merger.score",
+            "handlers.duplicate_merger.merge"} <= set(modules)
+    for name in modules:
+        handler = importlib.import_module(name).handler
+        assert getattr(handler, "__wrapped__", None) is not None, name
+
+
+def test_every_counted_name_is_in_the_catalogue() -> None:
+    import pathlib
+    import re
+
+    root = pathlib.Path(__file__).resolve().parents[3] / "handlers"
+    counted = {
+        m.group(1)
+        for path in root.glob("*/*.py")
+        for m in re.finditer(r'metrics\.count\(\s*"([A-Za-z]+)"', path.read_text())
+    }
+    known = {m.name for ms in CATALOGUE.values() for m in ms}
+    assert counted <= known
+    assert {"PairsScored", "Merges", "Undos", "CappedBlocks"} <= counted
