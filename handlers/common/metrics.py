@@ -57,7 +57,7 @@ class BusinessMetric:
         return tuple((self.dimension, v) for v in (*self.values, OTHER))
 
 
-JUNK_REASONS = ("disposable_domain", "spam_phrases", "gibberish_name", "links", "model")
+JUNK_REASONS = ("honeypot", "submitted_too_fast", "disposable_domain", "spam_phrases", "model")
 """The junk reasons counted on their own; the rest of the signals are ``other``."""
 
 CATALOGUE: Mapping[str, tuple[BusinessMetric, ...]] = {

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from handlers.common import metrics
 from handlers.common.observability import get_logger, logged
 from handlers.lead_enricher.contract import ENRICHED, NORMALIZED
 from handlers.lead_enricher.domains import is_disposable, is_free_mail, is_placeholder
@@ -97,6 +98,7 @@ class Enricher:
                 )
                 lead.enrichment = Enrichment(status="pending", domain=domain, reason=str(err))
                 self.pending.mark(lead, str(err), now)
+                metrics.count("EnrichmentPending")
                 return lead
             cached = self.cache.put(domain, profile, self.provider.name, now)
         if cached.profile is None:
