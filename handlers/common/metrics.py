@@ -62,8 +62,9 @@ JUNK_REASONS = ("honeypot", "submitted_too_fast", "disposable_domain", "spam_phr
 
 CATALOGUE: Mapping[str, tuple[BusinessMetric, ...]] = {
     "dm": (
-        BusinessMetric("PairsScored", "pairs scored, by band", "band",
-                       ("automatic", "propose", "record_only")),
+        BusinessMetric(
+            "PairsScored", "pairs scored, by band", "band", ("automatic", "propose", "record_only")
+        ),
         BusinessMetric("Merges", "merges carried out"),
         BusinessMetric("Undos", "merges undone"),
         BusinessMetric("CappedBlocks", "oversized blocks capped in a blocking run"),
@@ -78,19 +79,29 @@ CATALOGUE: Mapping[str, tuple[BusinessMetric, ...]] = {
         BusinessMetric("Beacons", "page-view beacons captured"),
         BusinessMetric("Enquiries", "enquiries captured"),
         BusinessMetric(
-            "EnquiriesUnattributed", "enquiries with no known source", share_of="Enquiries"
+            "EnquiriesUnattributed",
+            "enquiries with no source signal: no answer, a device never seen",
+            share_of="Enquiries",
         ),
     ),
     "upsr": (
         BusinessMetric("Orders", "orders received"),
-        BusinessMetric("Offers", "offers closed, by outcome", "outcome",
-                       ("taken", "out-of-window", "ignored", "no-fit", "suppressed")),
+        BusinessMetric(
+            "Offers",
+            "offers closed, by outcome",
+            "outcome",
+            ("taken", "out-of-window", "ignored", "no-fit", "suppressed"),
+        ),
         BusinessMetric("NudgesSent", "nudges sent"),
         BusinessMetric("Taps", "add-link taps, in or out of the window", "window", ("in", "out")),
     ),
     "rrs": (
-        BusinessMetric("Requests", "requests reaching a terminal state, by state", "state",
-                       ("asked", "diverted", "suppressed")),
+        BusinessMetric(
+            "Requests",
+            "requests reaching a terminal state, by state",
+            "state",
+            ("asked", "diverted", "suppressed"),
+        ),
         BusinessMetric("Asks", "review asks sent, by channel", "channel", ("email", "sms")),
         BusinessMetric("Escalations", "escalations handed to the owner"),
     ),
