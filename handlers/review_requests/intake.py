@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from handlers.common import metrics
 from handlers.common.function_url import RequestError
 from handlers.common.link_tokens import Keyring, TokenError, verify_token
 from handlers.review_requests.contacts import InvalidContact, normalise_contact
@@ -117,6 +118,8 @@ class Intake:
                 finished_at=iso(now),
             )
         created = self.requests.create(item)
+        if created.won and item["state"] == State.SUPPRESSED.value:
+            metrics.count("Requests", 1, State.SUPPRESSED.value)
         current = item if created.won else dict(created.existing or item)
         self.jobs.record(
             {

@@ -98,5 +98,4 @@ def test_every_counted_name_is_in_the_catalogue() -> None:
         for m in re.finditer(r'metrics\.count\(\s*"([A-Za-z]+)"', path.read_text())
     }
     known = {m.name for ms in CATALOGUE.values() for m in ms}
-    assert counted <= known
-    assert {"PairsScored", "Merges", "Undos", "CappedBlocks"} <= counted
+    assert counted == known  # every catalogued metric is emitted somewhere, nothing else is
