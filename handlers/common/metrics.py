@@ -12,19 +12,15 @@ outside the set is counted as ``other``. The namespace is the stack's (``crm/<pr
 ``POWERTOOLS_METRICS_NAMESPACE``); every metric carries ``service`` = the system key.
 
 The handler code calls :func:`count` beside the business outcome; ``@logged``
-(handlers/common/observability.py) flushes at the end of the invocation and adds the cold start.
+(handlers/common/observability.py) adds the cold start.
 """
 
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from aws_lambda_powertools.metrics import Metrics
+from typing import Any
 
 DEFAULT_NAMESPACE = "crm/local"
 COLD_START = "ColdStart"
@@ -111,8 +107,6 @@ CATALOGUE: Mapping[str, tuple[BusinessMetric, ...]] = {
 _BY_NAME: dict[str, tuple[str, BusinessMetric]] = {
     m.name: (system, m) for system, metrics in CATALOGUE.items() for m in metrics
 }
-_lock = threading.Lock()
-_metrics: Metrics | None = None
 
 
 def system_of(function_name: str | None = None) -> str:
@@ -125,18 +119,12 @@ def namespace() -> str:
     return os.environ.get("POWERTOOLS_METRICS_NAMESPACE") or DEFAULT_NAMESPACE
 
 
-def _provider() -> Metrics:
-    global _metrics
-    with _lock:
-        if _metrics is None:
-            from aws_lambda_powertools.metrics import Metrics
-
-            _metrics = Metrics(namespace=namespace(), service=system_of())
-        return _metrics
-
-
 def count(name: str, value: int = 1, dimension_value: str | None = None) -> None:
     """Count ``value`` of business metric ``name`` (with its dimension's value, if it has one).
+
+    One EMF line per call, written at once: nothing is buffered, so nothing is lost when the
+    invocation fails after the outcome, and no state outlives the call. Callers count a batch
+    once (``count("PairsScored", 12, "propose")``), not item by item.
 
     Raises KeyError for a name outside :data:`CATALOGUE`: a typo must fail in the tests, not
     create a new billed metric.
@@ -144,13 +132,11 @@ def count(name: str, value: int = 1, dimension_value: str | None = None) -> None
     if value <= 0:
         return
     system, metric = _BY_NAME[name]
-    if metric.dimension is None:
-        from aws_lambda_powertools.metrics import MetricUnit
-
-        _provider().add_metric(name=name, unit=MetricUnit.Count, value=value)
-        return
-    label = dimension_value if dimension_value in metric.values else OTHER
-    _single(name, value, {"service": system, metric.dimension: label})
+    dimensions = {"service": system}
+    if metric.dimension is not None:
+        label = dimension_value if dimension_value in metric.values else OTHER
+        dimensions[metric.dimension] = label
+    _single(name, value, dimensions)
 
 
 def _single(name: str, value: int, dimensions: Mapping[str, str]) -> None:
@@ -169,12 +155,6 @@ def _single(name: str, value: int, dimensions: Mapping[str, str]) -> None:
 def cold_start(function_name: str) -> None:
     """One ``ColdStart`` for this function (dimensions ``service`` and ``function_name``)."""
     _single(COLD_START, 1, {"service": system_of(function_name), "function_name": function_name})
-
-
-def flush() -> None:
-    """Write the invocation's undimensioned counts as one EMF line (nothing when none)."""
-    if _metrics is not None and _metrics.metric_set:
-        _metrics.flush_metrics(raise_on_empty_metrics=False)
 
 
 def emf_metrics(line: str) -> list[tuple[str, str, float, dict[str, Any]]]:

@@ -23,7 +23,9 @@ HandlerT = TypeVar("HandlerT", bound=Callable[..., Any])
 
 _loggers: dict[str, Logger] = {}
 _lock = threading.Lock()
-_cold_start = True
+_container: dict[str, bool] = {}
+"""This container's state: ``started`` once it served an invocation (cold start before).
+A dict, so a host that runs several functions in one process can swap it per function."""
 
 
 def _service_name(service: str | None) -> str:
@@ -117,8 +119,8 @@ def _traced(handler: HandlerT) -> HandlerT:
 
 
 def logged(handler: HandlerT) -> HandlerT:
-    """Decorate a Lambda handler: fresh log keys per invocation, correlation id, cold start,
-    the invocation's metrics flushed as EMF, and tracing when the stack turned it on.
+    """Decorate a Lambda handler: fresh log keys per invocation, correlation id, cold start
+    (logged, and counted as an EMF metric), and tracing when the stack turned it on.
 
     An exception escaping the handler is logged with its stack trace, then re-raised so Lambda
     reports the failure (and SQS/EventBridge retry as configured).
@@ -129,24 +131,22 @@ def logged(handler: HandlerT) -> HandlerT:
 
     @functools.wraps(handler)
     def wrapper(event: Any, context: Any, *args: Any, **kwargs: Any) -> Any:
-        global _cold_start
         logger = get_logger()
+        cold = not _container.get("started")
         request = getattr(context, "aws_request_id", None)
         logger.clear_state()
         logger.append_keys(
-            cold_start=_cold_start,
+            cold_start=cold,
             function_request_id=request,
             correlation_id=correlation_id(event) or request,
         )
-        if _cold_start:
+        if cold:
             metrics.cold_start(_service_name(None))
-        _cold_start = False
+        _container["started"] = True
         try:
             return inner(event, context, *args, **kwargs)
         except Exception:
             logger.exception("unhandled error")
             raise
-        finally:
-            metrics.flush()
 
     return wrapper  # type: ignore[return-value]

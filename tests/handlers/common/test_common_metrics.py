@@ -22,8 +22,7 @@ def _emitted(capsys: pytest.CaptureFixture[str]) -> list[tuple[str, str, float, 
 def _stack(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("POWERTOOLS_METRICS_NAMESPACE", "crm/dev")
     monkeypatch.setenv("POWERTOOLS_SERVICE_NAME", "dm-score")
-    monkeypatch.setattr(metrics, "_metrics", None)
-    monkeypatch.setattr(observability, "_cold_start", True)
+    monkeypatch.setattr(observability, "_container", {})
 
 
 def test_a_logged_handler_emits_its_counts_and_one_cold_start(
