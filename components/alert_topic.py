@@ -15,7 +15,8 @@ Governing pages:
   compatibility between event sources from AWS services and encrypted topics":
   https://docs.aws.amazon.com/sns/latest/dg/sns-key-management.html#compatibility-with-aws-services
   (a customer-managed key whose policy lets the service principal ``kms:GenerateDataKey*`` and
-  ``kms:Decrypt``; AWS-managed keys cannot be used by AWS-service event sources).
+  ``kms:Decrypt``, conditioned on ``aws:SourceArn`` and the ``kms:EncryptionContext:aws:sns:topicArn``
+  SNS sends; AWS-managed keys cannot be used by AWS-service event sources).
 - AWS Cost Management User Guide, "Creating an Amazon SNS topic for budget notifications":
   https://docs.aws.amazon.com/cost-management/latest/userguide/budgets-sns-policy.html
   (``budgets.amazonaws.com`` publishes with ``aws:SourceAccount`` and ``aws:SourceArn`` like
@@ -45,6 +46,9 @@ from components.arns import Arns
 
 KEY_USE_ACTIONS = ("kms:Decrypt", "kms:GenerateDataKey*")
 """What a publishing service needs of the topic's key (SNS key-management page)."""
+
+ENCRYPTION_CONTEXT_TOPIC = "kms:EncryptionContext:aws:sns:topicArn"
+"""The encryption context SNS sends to KMS for a topic's messages (SNS key-management page)."""
 
 KEY_ALIAS_TAG = "crm:kms-alias"
 """Tag on the key naming its alias: the known string the policy pack joins a topic's
@@ -187,6 +191,10 @@ class AlertTopic(pulumi.ComponentResource):
             }
         ]
         for publisher in self.args.publishers:
+            condition = publisher.conditions(arns.account_id)
+            # The SNS page's shape: the source, and the topic as SNS's encryption context, so
+            # the service may use this key for this topic only.
+            condition["StringEquals"][ENCRYPTION_CONTEXT_TOPIC] = self.topic_arn
             statements.append(
                 {
                     "Sid": f"{publisher.sid}UsesKey",
@@ -194,7 +202,7 @@ class AlertTopic(pulumi.ComponentResource):
                     "Principal": {"Service": publisher.service},
                     "Action": list(KEY_USE_ACTIONS),
                     "Resource": "*",
-                    "Condition": publisher.conditions(arns.account_id),
+                    "Condition": condition,
                 }
             )
         return {"Version": "2012-10-17", "Statement": statements}

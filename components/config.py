@@ -11,7 +11,9 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from typing import Annotated, Any, Literal
+from functools import cache
+from typing import Annotated, Any, ClassVar, Literal
+from zoneinfo import available_timezones
 
 from pydantic import (
     AfterValidator,
@@ -19,9 +21,13 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
+    ValidationInfo,
+    field_validator,
     model_validator,
 )
 from pydantic.alias_generators import to_camel
+
+from components import aws_regions, schedule_expression
 
 PROJECT = "crm-automations"
 
@@ -30,7 +36,6 @@ SONNET_GLOBAL = "global.anthropic.claude-sonnet-4-6"
 
 _REGION = re.compile(r"^[a-z]{2}(-gov)?-[a-z]+-\d$")
 _EMAIL = re.compile(r"^[^@\s]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}$")
-_SCHEDULE = re.compile(r"^(rate\(\d+ (minute|minutes|hour|hours|day|days)\)|cron\(.+\)|at\(.+\))$")
 _MODEL_ID = re.compile(r"^((global|us|eu|apac|jp|au)\.)?[a-z0-9-]+\.[A-Za-z0-9.:-]+$")
 _ORIGIN = re.compile(r"^https?://[A-Za-z0-9.-]+(:\d+)?$")
 _HHMM = re.compile(r"^([01]\d|2[0-3]):[0-5]\d$")
@@ -49,11 +54,51 @@ def _matches(pattern: re.Pattern[str], what: str) -> Any:
     return AfterValidator(check)
 
 
-Region = Annotated[str, _matches(_REGION, "an AWS region such as eu-west-2")]
-Email = Annotated[str, _matches(_EMAIL, "an email address")]
-ScheduleExpression = Annotated[
-    str, _matches(_SCHEDULE, "a Scheduler expression: rate(...), cron(...) or at(...)")
+def _known_region(value: str) -> str:
+    if not aws_regions.is_region(value):
+        raise ValueError(f"{value!r} is not a region in botocore's partition data")
+    return value
+
+
+def _schedule(value: str) -> str:
+    try:
+        return schedule_expression.check(value)
+    except schedule_expression.ScheduleExpressionError as err:
+        raise ValueError(
+            f"{value!r} is not an EventBridge Scheduler expression: {err} "
+            f"(see {schedule_expression.PAGE})"
+        ) from None
+
+
+def _time_zone(value: str) -> str:
+    # Scheduler reads schedules in IANA zones; handlers read local times with zoneinfo (tzdata).
+    if value not in _zones():
+        raise ValueError(f"{value!r} is not an IANA time zone such as Europe/London or UTC")
+    return value
+
+
+@cache
+def _zones() -> frozenset[str]:
+    return frozenset(available_timezones())
+
+
+Region = Annotated[
+    str,
+    _matches(_REGION, "an AWS region such as eu-west-2"),
+    AfterValidator(_known_region),
 ]
+Email = Annotated[str, _matches(_EMAIL, "an email address")]
+ScheduleExpression = Annotated[str, AfterValidator(_schedule)]
+"""An EventBridge Scheduler expression: rate(...), cron(...) or at(...), by Scheduler's grammar."""
+TimeZone = Annotated[str, AfterValidator(_time_zone)]
+"""An IANA time zone name, checked with zoneinfo."""
+
+# How the README's config reference names the checked string kinds (components/config_reference).
+CHECKED_KINDS: dict[Any, str] = {
+    _schedule: "Scheduler expression",
+    _time_zone: "IANA time zone",
+    _known_region: "AWS region",
+}
 ModelId = Annotated[
     str, _matches(_MODEL_ID, "a Bedrock model or inference profile id such as " + HAIKU_GLOBAL)
 ]
@@ -62,7 +107,8 @@ ClockTime = Annotated[str, _matches(_HHMM, "a 24-hour time HH:MM")]
 
 
 class _Section(BaseModel):
-    """camelCase keys in YAML, snake_case in Python; unknown keys refused; immutable."""
+    """camelCase keys in YAML, snake_case in Python; unknown keys refused; immutable; defaults
+    validated."""
 
     model_config = ConfigDict(
         alias_generator=to_camel,
@@ -70,6 +116,7 @@ class _Section(BaseModel):
         extra="forbid",
         frozen=True,
         use_attribute_docstrings=True,
+        validate_default=True,  # a default schedule, zone or region is checked like a given one
     )
 
 
@@ -97,10 +144,39 @@ class ModelChoice(_Section):
 class SystemSettings(_Section):
     """Settings every system has."""
 
+    services: ClassVar[tuple[str, ...]] = ("Lambda", "DynamoDB", "SQS", "Secrets Manager")
+    """AWS services the system needs in its region (names of ``aws_regions.SERVICES``)."""
+
     enabled: bool = True
     """Deploy this system in this stack."""
     region: Region
     """AWS region of every resource of the system (the document's region by default)."""
+
+    @field_validator("region")
+    @classmethod
+    def _region_offers_the_services(cls, region: str) -> str:
+        absent = aws_regions.missing(region, cls.services)
+        if absent:
+            extra = ""
+            if "SES email receiving" in absent:
+                regions = ", ".join(sorted(aws_regions.RECEIVING_REGIONS))
+                extra = f"; SES receives mail in {regions} only ({aws_regions.RECEIVING_PAGE})"
+            raise ValueError(
+                f"{region!r} does not offer {', '.join(absent)}, which this system needs{extra}"
+            )
+        return region
+
+    @field_validator("*")
+    @classmethod
+    def _profiles_callable_from_the_region(cls, value: Any, info: ValidationInfo) -> Any:
+        region = info.data.get("region")  # validated first: it is declared first
+        if not isinstance(value, ModelChoice) or not isinstance(region, str):
+            return value
+        for key, model_id in (("modelId", value.model_id), ("heavyModelId", value.heavy_model_id)):
+            why = aws_regions.profile_refusal(model_id, region)
+            if why:
+                raise ValueError(f"{key}: {why}, not {region} ({aws_regions.PROFILES_PAGE})")
+        return value
 
 
 class DmThresholds(_Section):
@@ -126,10 +202,12 @@ class DmThresholds(_Section):
 class DmSettings(SystemSettings):
     """Duplicate contact merger (document 000)."""
 
+    services = (*SystemSettings.services, "S3", "EventBridge Scheduler", "SES sending")
+
     region: Region = "us-east-1"
     schedule: ScheduleExpression = "cron(0 6 ? * MON *)"
     """When dm-block runs (weekly): reads the CRM, forms blocks, queues them for scoring."""
-    schedule_timezone: str = "UTC"
+    schedule_timezone: TimeZone = "UTC"
     """IANA time zone both dm schedules are read in."""
     thresholds: DmThresholds = DmThresholds()
     block_cap: int = Field(default=50, ge=2, le=200)
@@ -155,6 +233,16 @@ class DmSettings(SystemSettings):
 
 class LerSettings(SystemSettings):
     """Lead enricher (document 001)."""
+
+    services = (
+        *SystemSettings.services,
+        "S3",
+        "EventBridge",
+        "EventBridge Scheduler",
+        "SES sending",
+        "SES email receiving",
+        "Amazon Bedrock runtime",
+    )
 
     region: Region = "eu-west-2"
     """AWS region of every resource of the system (the document's region by default)."""
@@ -182,7 +270,7 @@ class LerSettings(SystemSettings):
     """When ler-backfill re-enriches pending leads and re-syncs ler-identity from the CRM."""
     digest_schedule: ScheduleExpression = "cron(0 8 * * ? *)"
     """When ler-digest emails the previous day's junk."""
-    schedule_timezone: str = "Europe/London"
+    schedule_timezone: TimeZone = "Europe/London"
     """IANA time zone the three schedules are read in."""
     enrich_cache_days: int = Field(default=90, ge=1, le=365)
     """Days a domain's firmographics stay cached in ler-enrich-cache (DynamoDB TTL)."""
@@ -230,6 +318,14 @@ class LsSettings(SystemSettings):
 
 class UpsrSettings(SystemSettings):
     """Upsell recommender (document 003)."""
+
+    services = (
+        *SystemSettings.services,
+        "EventBridge Scheduler",
+        "SES sending",
+        "End User Messaging SMS",
+        "Amazon Bedrock runtime",
+    )
 
     region: Region = "eu-west-2"
     picker_model: ModelChoice = ModelChoice()
@@ -296,7 +392,7 @@ class UpsrSettings(SystemSettings):
     report_hour: int = Field(
         default=8, ge=0, le=23, description="Local hour after which the daily roll-up is sent"
     )
-    report_timezone: str = "Europe/London"
+    report_timezone: TimeZone = "Europe/London"
     """IANA zone of `reportHour`."""
 
 
@@ -307,12 +403,20 @@ class OpeningHours(_Section):
     """Opening time, HH:MM."""
     end: ClockTime = "18:00"
     """Closing time, HH:MM."""
-    timezone: str = "Europe/London"
+    timezone: TimeZone = "Europe/London"
     """IANA time zone the hours are read in."""
 
 
 class RrsSettings(SystemSettings):
     """Review request sender (document 004)."""
+
+    services = (
+        *SystemSettings.services,
+        "EventBridge Scheduler",
+        "SES sending",
+        "End User Messaging SMS",
+        "Amazon Bedrock runtime",
+    )
 
     region: Region = "eu-west-2"
     grade_model: ModelChoice = ModelChoice()
@@ -400,6 +504,10 @@ class StackConfig(_Section):
     """X-Ray active tracing and the Powertools Tracer on every function (off in dev, on in prod)."""
     monthly_budget_usd: float = Field(gt=0, le=100000)
     """Monthly cost budget of the account; alarms at 80 % and 100 % actual, 100 % forecast."""
+    mail_identity_owner: bool = True
+    """This stack declares the SES sending identities (one per sender domain and region). An
+    identity is unique per account and region and dev and prod share the account: true in
+    exactly one stack (prod); the other sends from the same identities without declaring them."""
     powertools_layer_arns: Mapping[Region, str] = Field(default_factory=dict)
     """Powertools layer ARN pinned per region; otherwise the latest from AWS's public SSM parameter."""
     systems: Systems = Systems()

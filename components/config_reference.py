@@ -15,11 +15,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import AfterValidator, BaseModel
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
-from components.config import PROJECT, StackConfig, Systems
+from components.config import CHECKED_KINDS, PROJECT, StackConfig, Systems
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 BEGIN = "<!-- config-reference:begin (generated: python -m components.config_reference --write) -->"
@@ -92,7 +92,15 @@ def rows(model: type[BaseModel], prefix: str) -> Iterator[tuple[str, str, str, s
             yield key, "section", "`{}`", "One section per system; a missing section is not deployed."
             yield from rows(nested, key + ".")
         else:
-            yield key, _type_name(info.annotation), _default(info), doc
+            yield key, _kind(info), _default(info), doc
+
+
+def _kind(info: FieldInfo) -> str:
+    """The field's type, naming the checked string kinds (schedule, time zone, region)."""
+    for meta in info.metadata:
+        if isinstance(meta, AfterValidator) and meta.func in CHECKED_KINDS:
+            return CHECKED_KINDS[meta.func]
+    return _type_name(info.annotation)
 
 
 def render() -> str:
@@ -100,6 +108,13 @@ def render() -> str:
         BEGIN,
         f"Keys live under `{PROJECT}:` in `Pulumi.<stack>.yaml`. An unknown key or a wrong value",
         "stops the program before any resource is declared, with a message naming the key.",
+        "A Scheduler expression follows EventBridge Scheduler's grammar (`rate(5 minutes)`,",
+        "`cron(0 6 ? * MON *)` with six fields and one of the day fields `?`,",
+        "`at(2026-01-31T09:00:00)`; [Schedule types](https://docs.aws.amazon.com/scheduler/latest/UserGuide/schedule-types.html));",
+        "an IANA time zone is checked with zoneinfo (`Europe/London`, not `London`); an AWS region",
+        "must be in botocore's partition data and offer every service its system needs there",
+        "(SES email receiving for ler, Bedrock for ler, upsr and rrs, Scheduler for all but ls);",
+        "a geographic inference profile (`eu.`, `us.`...) must be callable from the system's region.",
         "",
         "| key | type | default | meaning |",
         "|---|---|---|---|",

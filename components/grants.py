@@ -19,8 +19,15 @@ from typing import Any
 
 _ACTION = re.compile(r"^[a-z0-9-]+:[A-Za-z0-9]+$")
 
-RESOURCELESS_ACTIONS = frozenset({"xray:PutTraceSegments", "xray:PutTelemetryRecords"})
-"""Actions with no resource type, which IAM only accepts on ``Resource: "*"``: the Service
+NO_RESOURCE_LEVEL_ACTIONS: frozenset[str] = frozenset({"dynamodb:ListStreams"})
+"""Read/list actions that accept no resource ARN at all, so IAM matches them only on ``"*"``
+(Service Authorization Reference, "Actions, resources, and condition keys for Amazon DynamoDB":
+``ListStreams`` names no resource type). A grant of only these may name ``"*"``; every other
+grant names concrete ARNs. tests/infra/test_blocks.py checks the list against policy_sentry."""
+
+RESOURCELESS_WRITE_ACTIONS = frozenset({"xray:PutTraceSegments", "xray:PutTelemetryRecords"})
+"""Write actions with no resource type, which IAM only accepts on ``Resource: "*"``: the two
+of Lambda active tracing: the Service
 Authorization Reference, "Actions defined by AWS X-Ray"
 (https://docs.aws.amazon.com/service-authorization/latest/reference/list_awsx-ray.html), lists
 no resource type for either (policy_sentry: ``resource_arn_format`` ``*``). A grant of only
@@ -65,7 +72,7 @@ class Grant:
                 found.append(f"wildcard action {action!r}")
             elif not _ACTION.match(action):
                 found.append(f"{action!r} is not a service:Action name")
-        star_ok = bool(self.actions) and set(self.actions) <= RESOURCELESS_ACTIONS
+        star_ok = bool(self.actions) and set(self.actions) <= RESOURCELESS_WRITE_ACTIONS
         for arn in self.resources:
             if arn == "*" and star_ok and self.resources == ("*",):
                 continue
@@ -74,6 +81,8 @@ class Grant:
                     f"resource {arn!r} is not a known string ARN (an Output would leave the "
                     "policy unknown at preview)"
                 )
+            elif arn == "*" and set(self.actions) <= NO_RESOURCE_LEVEL_ACTIONS:
+                continue  # these actions cannot be scoped: "*" is the only resource IAM matches
             elif arn.strip() == "*" or not arn.startswith("arn:"):
                 found.append(f"resource {arn!r} is not a concrete ARN")
         return found

@@ -26,6 +26,10 @@ STREAM_READ_ACTIONS = (
     "dynamodb:GetRecords",
     "dynamodb:GetShardIterator",
 )
+LIST_STREAMS = "dynamodb:ListStreams"
+"""The fourth action a DynamoDB-stream event source mapping needs. It accepts no resource ARN
+(Service Authorization Reference), so it is granted on ``"*"``, as AWS's own
+``AWSLambdaDynamoDBExecutionRole`` does."""
 
 
 @dataclass(frozen=True)
@@ -172,6 +176,19 @@ class GuardedTable(pulumi.ComponentResource):
             sid or self._sid(("Stream",)),
             STREAM_READ_ACTIONS,
             (self.args.deployment.arns.table_streams(self.physical_name),),
+        )
+
+    def grant_stream_source(self, *, sid: str) -> tuple[Grant, Grant]:
+        """What a DynamoDB-stream event source mapping's function role must hold.
+
+        Lambda Developer Guide, "Using AWS Lambda with Amazon DynamoDB" (execution role
+        permissions: ``dynamodb:DescribeStream``, ``GetRecords``, ``GetShardIterator``,
+        ``ListStreams``) and the ``AWSLambdaDynamoDBExecutionRole`` managed policy:
+        https://docs.aws.amazon.com/lambda/latest/dg/with-ddb.html
+        """
+        return (
+            self.grant_stream_read(sid=sid),
+            Grant(f"{sid}List", (LIST_STREAMS,), ("*",)),
         )
 
     def _sid(self, actions: Sequence[str]) -> str:

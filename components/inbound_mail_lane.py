@@ -29,6 +29,10 @@ class InboundMailLaneArgs:
         bucket_name: Physical name of the PrivateBucket the mail is stored in.
         prefix: Key prefix for stored mail (ends with ``/``).
         activate: Make this rule set the account's active one (only one can be active).
+        bucket_ready: What the rule waits for: the bucket and its policy admitting SES. SES
+            checks at ``CreateReceiptRule`` that it may write the bucket and refuses the rule
+            otherwise (``InvalidS3Configuration``, Amazon SES API Reference, CreateReceiptRule:
+            https://docs.aws.amazon.com/ses/latest/APIReference/API_CreateReceiptRule.html).
     """
 
     deployment: Deployment
@@ -37,6 +41,7 @@ class InboundMailLaneArgs:
     bucket_name: str
     prefix: str
     activate: bool = True
+    bucket_ready: Sequence[pulumi.Resource] = ()
 
 
 def mail_writer(args: InboundMailLaneArgs) -> ServiceWriter:
@@ -88,7 +93,9 @@ class InboundMailLane(pulumi.ComponentResource):
                     bucket_name=args.bucket_name, object_key_prefix=args.prefix, position=1
                 )
             ],
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.rule_set]),
+            opts=pulumi.ResourceOptions(
+                parent=self, depends_on=[self.rule_set, *args.bucket_ready]
+            ),
         )
         if args.activate:
             aws.ses.ActiveReceiptRuleSet(

@@ -133,7 +133,7 @@ class PrivateBucket(pulumi.ComponentResource):
                 ],
                 opts=after,
             )
-        aws.s3.BucketPolicy(
+        self.policy = aws.s3.BucketPolicy(
             f"{resource_name}-policy",
             bucket=self.physical_name,
             policy=self._policy(),

@@ -1,7 +1,18 @@
-"""ScheduledJob: an EventBridge Scheduler schedule invoking one function.
+"""ScheduledJob: an EventBridge Scheduler schedule invoking one function, in its system's group.
 
 The schedule assumes a role of its own that may invoke exactly that one function, so a
 schedule can never be pointed at anything else without a visible change to its role.
+
+Every system declares one schedule group (``<prefix>-<system>``, :func:`schedule_group`) and
+its schedules live there, never in ``default``. Scheduler assumes an execution role with
+``aws:SourceAccount`` and ``aws:SourceArn`` = the ARN of the schedule's *group* in its request
+context, so the trust policy (:func:`scheduler_trust_policy`) pins both to those values; a
+trust scoped to one schedule's ARN or to a schedule-name prefix never matches and the schedule
+silently never runs. Governing page: EventBridge Scheduler User Guide, "Confused deputy
+prevention in EventBridge Scheduler",
+https://docs.aws.amazon.com/scheduler/latest/UserGuide/cross-service-confused-deputy-prevention.html
+("The value of aws:SourceArn must be your EventBridge Scheduler schedule group ARN ... Do not
+scope the aws:SourceArn statement to a specific schedule or a schedule name prefix.")
 
 Failures are never silent. An invocation Scheduler cannot deliver after its retries goes to the
 schedule's own dead-letter queue; Scheduler sends it there with the schedule's execution role,
@@ -27,6 +38,59 @@ from components.monitoring import declare_alarm, not_run
 from components.scoped_lambda import ScopedLambda
 from components.work_queue import WorkQueue, WorkQueueArgs
 
+SCHEDULER: str = "scheduler.amazonaws.com"
+
+
+@dataclass(frozen=True)
+class ScheduleGroupRef:
+    """A system's schedule group.
+
+    Attributes:
+        name: Physical group name (``dev-dm``).
+        arn: Its ARN, built from known values (the ``aws:SourceArn`` Scheduler sends).
+        resource: The declared group (schedules depend on it).
+    """
+
+    name: str
+    arn: str
+    resource: aws.scheduler.ScheduleGroup
+
+
+def schedule_group(
+    resource_name: str, d: Deployment, seed: str, opts: pulumi.ResourceOptions | None = None
+) -> ScheduleGroupRef:
+    """Declare the schedule group ``<prefix>-<seed>`` (``seed`` is the system key, or e.g.
+    ``rrs-requests`` for rrs's per-request schedules)."""
+    name = d.name(seed)
+    group = aws.scheduler.ScheduleGroup(
+        resource_name,
+        name=name,
+        tags=d.resource_tags(**{"crm:schedule-group": seed}),
+        opts=opts,
+    )
+    return ScheduleGroupRef(name=name, arn=d.arns.schedule_group(name), resource=group)
+
+
+def scheduler_trust_policy(d: Deployment, group: ScheduleGroupRef) -> str:
+    """The trust policy letting Scheduler assume a role for the schedules of ``group`` only."""
+    return json.dumps(
+        {
+            "Version": "2012-10-17",
+            "Statement": [
+                {
+                    "Effect": "Allow",
+                    "Principal": {"Service": SCHEDULER},
+                    "Action": "sts:AssumeRole",
+                    "Condition": {
+                        "StringEquals": {"aws:SourceAccount": d.account_id},
+                        "ArnEquals": {"aws:SourceArn": group.arn},
+                    },
+                }
+            ],
+        },
+        sort_keys=True,
+    )
+
 
 @dataclass(frozen=True)
 class ScheduledJobArgs:
@@ -37,6 +101,7 @@ class ScheduledJobArgs:
         name: The document's schedule name (``ler-retry``); physical ``<prefix>-<name>``.
         expression: ``rate(...)``, ``cron(...)`` or ``at(...)``.
         target: The function it invokes.
+        group: The system's schedule group (from :func:`schedule_group`).
         timezone: IANA zone the cron expression is read in.
         payload: JSON input given to the function.
         description: What the job does.
@@ -48,6 +113,7 @@ class ScheduledJobArgs:
     name: str
     expression: str
     target: ScopedLambda
+    group: ScheduleGroupRef
     timezone: str = "UTC"
     payload: str = "{}"
     description: str = ""
@@ -85,25 +151,7 @@ class ScheduledJob(pulumi.ComponentResource):
             f"{resource_name}-role",
             name=self.role_name,
             description=f"Lets schedule {self.physical_name} invoke {args.target.physical_name}",
-            assume_role_policy=json.dumps(
-                {
-                    "Version": "2012-10-17",
-                    "Statement": [
-                        {
-                            "Effect": "Allow",
-                            "Principal": {"Service": "scheduler.amazonaws.com"},
-                            "Action": "sts:AssumeRole",
-                            "Condition": {
-                                "StringEquals": {"aws:SourceAccount": d.account_id},
-                                "ArnEquals": {
-                                    "aws:SourceArn": d.arns.schedule("default", self.physical_name)
-                                },
-                            },
-                        }
-                    ],
-                },
-                sort_keys=True,
-            ),
+            assume_role_policy=scheduler_trust_policy(d, args.group),
             tags=d.resource_tags(**{"crm:schedule": args.name}),
             opts=pulumi.ResourceOptions(parent=self),
         )
@@ -136,7 +184,7 @@ class ScheduledJob(pulumi.ComponentResource):
         self.schedule = aws.scheduler.Schedule(
             resource_name,
             name=self.physical_name,
-            group_name="default",
+            group_name=args.group.name,
             description=args.description or None,
             schedule_expression=args.expression,
             schedule_expression_timezone=args.timezone,
@@ -152,7 +200,10 @@ class ScheduledJob(pulumi.ComponentResource):
                     arn=self.dead_letter.arn
                 ),
             ),
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[policy, args.target, self.dead_letter]),
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                depends_on=[policy, args.target, args.group.resource, self.dead_letter],
+            ),
         )
         spec = not_run(args.target.physical_name, args.expression)
         self.not_run_alarm = (

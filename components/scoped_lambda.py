@@ -1,7 +1,8 @@
 """ScopedLambda: one function, its own role, one inline policy built from grants.
 
 The function's permissions are exactly its grants plus what its declared triggers need (each
-trigger contributes a grant scoped to its own queue or stream). There are no managed policies
+trigger contributes the actions AWS documents for its event source mapping, scoped to its own
+queue or stream: ``WorkQueue.grant_event_source``, ``GuardedTable.grant_stream_source``). There are no managed policies
 and no shared roles. The log group is created here with 7-day retention, and the logs grant
 names that group only. Triggers, the Function URL and the on-failure destination are typed
 options, so a reader sees every way into the function in one place.
@@ -32,7 +33,7 @@ XRAY_ACTIONS = ("xray:PutTelemetryRecords", "xray:PutTraceSegments")
 """What active tracing needs of the function's role. Neither action has a resource type in the
 Service Authorization Reference ("Actions defined by AWS X-Ray",
 https://docs.aws.amazon.com/service-authorization/latest/reference/list_awsx-ray.html), so
-they can only be granted on ``Resource: "*"``; see :data:`components.grants.RESOURCELESS_ACTIONS`.
+they can only be granted on ``Resource: "*"``; see :data:`components.grants.RESOURCELESS_WRITE_ACTIONS`.
 AWS Lambda Developer Guide, "Visualize Lambda function invocations using AWS X-Ray":
 https://docs.aws.amazon.com/lambda/latest/dg/services-xray.html"""
 
@@ -331,11 +332,11 @@ class ScopedLambda(pulumi.ComponentResource):
             *args.grants,
         ]
         grants += [
-            t.queue.grant_consume(sid=f"Trigger{t.queue._sid()}") for t in args.queue_triggers
+            t.queue.grant_event_source(sid=f"Trigger{t.queue._sid()}") for t in args.queue_triggers
         ]
         for t in args.stream_triggers:
             sid = "".join(p.capitalize() for p in t.table.args.name.split("-"))
-            grants.append(t.table.grant_stream_read(sid=f"Trigger{sid}Stream"))
+            grants.extend(t.table.grant_stream_source(sid=f"Trigger{sid}Stream"))
             grants.append(t.on_failure.grant_send(sid=f"StreamFailure{t.on_failure._sid()}"))
         if self.on_failure is not None:
             grants.append(self.on_failure.grant_send(sid=f"AsyncFailure{self.on_failure._sid()}"))
@@ -456,6 +457,14 @@ class ScopedLambda(pulumi.ComponentResource):
                         destination_arn=t.on_failure.arn
                     )
                 ),
+                # The stream ARN is unknown at preview for a new table: name the source in a
+                # known string, for the policy pack (event-source-mapping-permissions).
+                tags={
+                    **self.args.deployment.resource_tags(**{"crm:function": self.args.name}),
+                    "crm:event-source": self.args.deployment.arns.table_streams(
+                        t.table.physical_name
+                    ),
+                },
                 opts=pulumi.ResourceOptions(
                     parent=self, depends_on=[self.function, self.role_policy, t.table]
                 ),
@@ -494,6 +503,7 @@ class ScopedLambda(pulumi.ComponentResource):
                 action="lambda:InvokeFunction",
                 principal="events.amazonaws.com",
                 source_arn=d.arns.event_rule(rule_name, t.bus),
+                source_account=d.account_id,
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[self.function]),
             )
 

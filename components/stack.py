@@ -65,7 +65,10 @@ def build(config: StackConfig) -> dict[str, Any]:
             mail=mail.setdefault(
                 region,
                 MailIdentities(
-                    Arns(partition, region, identity.account_id), provider, config.prefix
+                    Arns(partition, region, identity.account_id),
+                    provider,
+                    config.prefix,
+                    owner=config.mail_identity_owner,
                 ),
             ),
             monitoring=Monitoring(
@@ -86,6 +89,9 @@ def build(config: StackConfig) -> dict[str, Any]:
 
     dkim = {region: registry.dkim_tokens() for region, registry in mail.items()}
     outputs["sesDkimTokens"] = {region: tokens for region, tokens in dkim.items() if tokens}
+    # Identities another stack of the account owns (mailIdentityOwner): sent from, not declared.
+    referenced = {region: registry.referenced() for region, registry in mail.items()}
+    outputs["sesIdentitiesReferenced"] = {r: d for r, d in referenced.items() if d}
     _budget(config, home, identity.account_id, partition)
     board = dashboard.declare(
         f"{config.prefix}-crm-automations",

@@ -22,6 +22,10 @@ from components.monitoring import declare_alarm, queue_age, queue_depth
 
 SEND_ACTIONS = ("sqs:SendMessage",)
 DEAD_LETTER_OF_TAG = "crm:dead-letter-of"
+EVENT_SOURCE_ACTIONS = ("sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes")
+"""Exactly what an SQS event source mapping's function role needs (Lambda Developer Guide,
+"Using Lambda with Amazon SQS", execution role permissions; ``AWSLambdaSQSQueueExecutionRole``):
+https://docs.aws.amazon.com/lambda/latest/dg/with-sqs.html"""
 CONSUME_ACTIONS = (
     "sqs:ReceiveMessage",
     "sqs:DeleteMessage",
@@ -224,6 +228,10 @@ class WorkQueue(pulumi.ComponentResource):
     def grant_consume(self, *, sid: str | None = None) -> Grant:
         """Receive, delete and change visibility: what an SQS event source needs."""
         return Grant(sid or f"{self._sid()}Consume", CONSUME_ACTIONS, (self.arn,))
+
+    def grant_event_source(self, *, sid: str | None = None) -> Grant:
+        """What Lambda's poller needs to feed a function from this queue (nothing more)."""
+        return Grant(sid or f"{self._sid()}EventSource", EVENT_SOURCE_ACTIONS, (self.arn,))
 
     def grant_redrive(self, *, sid: str | None = None) -> Grant:
         """Move messages from this queue's DLQ back to it (StartMessageMoveTask on the DLQ)."""

@@ -12,6 +12,7 @@ from pulumi_policy import Policy
 
 from policies.rules import (
     bucket_hygiene,
+    event_source_mapping_permissions,
     failures_are_watched,
     function_identity,
     log_retention,
@@ -22,6 +23,9 @@ from policies.rules import (
     one_secret_per_grant,
     public_surface_allowlist,
     queue_hygiene,
+    scheduler_trust,
+    service_invoke_source_condition,
+    service_publisher_encryption,
     table_hygiene,
     unique_function_role,
     valid_iam,
@@ -43,6 +47,10 @@ ALL_POLICIES: Final[list[Policy]] = [
     table_hygiene.POLICY,
     bucket_hygiene.POLICY,
     no_secrets_in_env.POLICY,
+    scheduler_trust.POLICY,
+    service_publisher_encryption.POLICY,
+    event_source_mapping_permissions.POLICY,
+    service_invoke_source_condition.POLICY,
     failures_are_watched.POLICY,
 ]
 """The pack's policies, every one MANDATORY."""

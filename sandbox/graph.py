@@ -273,6 +273,9 @@ class Topology:
             reader = _READERS.get(r.type)
             if reader is not None:
                 reader(t, r, t.region_of(r), versioned, active_sets)
+        # Identities the account's other stack owns (mailIdentityOwner) exist there already.
+        for region, domains in (graph.outputs.get("sesIdentitiesReferenced") or {}).items():
+            t.identities.extend((str(domain), str(region)) for domain in domains)
         return t
 
     def function_by_arn(self, arn: str) -> FunctionSpec | None:

@@ -1,9 +1,11 @@
 """``make plan STACK=dev``: the stack's plan and policy verdict, computed on the mock engine.
 
 Prints, per system and function: triggers, grants (actions on resources), public surface;
-then tables with their keys, queues, buckets, schedules; then the policy pack's verdict.
-Exits non-zero on any violation. ``--json FILE`` also writes every resource (type, logical
-name, physical name, parent, inputs) for other tools.
+then tables with their keys, queues, buckets, schedules; then the policy pack's verdict and the
+two-stack check (every ``Pulumi.<stack>.yaml`` built together, as the one account holds them:
+``components/offline/two_stacks.py``). Exits non-zero on any violation or collision.
+``--json FILE`` also writes every resource (type, logical name, physical name, parent, inputs)
+for other tools.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any
 from components.config import ConfigError
 from components.offline.engine import Graph, Resource, gsi_keys, run
 from components.offline.policy_view import evaluate_graph
+from components.offline.two_stacks import check_project
 
 
 def _short(arn: str) -> str:
@@ -239,10 +242,17 @@ def main(argv: list[str] | None = None) -> int:
             )
     else:
         print("policy verdict: clean (every rule of the pack passed)")
+    # The account holds every stack at once: build the others and check the names they share.
+    try:
+        two_stacks = check_project(built={graph.stack: graph})
+    except ConfigError as err:
+        print(f"two-stack check: FAILED (another stack's config is invalid)\n{err}")
+        return 1
+    print("\n".join(two_stacks.lines()))
     if options.json:
         options.json.write_text(json.dumps(graph.to_json(), indent=2, sort_keys=True))
         print(f"wrote {len(graph.resources)} resources to {options.json}")
-    return 1 if violations else 0
+    return 1 if violations or not two_stacks.ok else 0
 
 
 if __name__ == "__main__":

@@ -41,7 +41,7 @@ from components.deployment import Deployment
 from components.grants import Grant
 from components.guarded_table import GuardedTable, GuardedTableArgs, Index, Key
 from components.private_bucket import PrivateBucket, PrivateBucketArgs
-from components.scheduled_job import ScheduledJob, ScheduledJobArgs
+from components.scheduled_job import ScheduledJob, ScheduledJobArgs, schedule_group
 from components.scoped_lambda import (
     FunctionCode,
     FunctionUrl,
@@ -287,6 +287,7 @@ class DuplicateMerger(System):
         )
 
         # Schedules ----------------------------------------------------------------------
+        jobs_group = schedule_group("dm-schedules", d, d.system, child)
         ScheduledJob(
             "dm-block-weekly",
             ScheduledJobArgs(
@@ -294,6 +295,7 @@ class DuplicateMerger(System):
                 "dm-block-weekly",
                 s.schedule,
                 self.block,
+                jobs_group,
                 timezone=s.schedule_timezone,
                 payload=json.dumps({"action": "block"}),
                 description="Weekly blocking run of the duplicate merger",
@@ -307,6 +309,7 @@ class DuplicateMerger(System):
                 "dm-digest-weekly",
                 s.digest_schedule,
                 self.merge,
+                jobs_group,
                 timezone=s.schedule_timezone,
                 payload=json.dumps({"action": "digest"}),
                 description="Weekly digest of the duplicate merger's proposals",

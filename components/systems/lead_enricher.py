@@ -30,7 +30,7 @@ from components.guarded_table import GuardedTable, GuardedTableArgs, Index, Key
 from components.inbound_mail_lane import InboundMailLane, InboundMailLaneArgs, mail_writer
 from components.models import model_grant
 from components.private_bucket import PrivateBucket, PrivateBucketArgs
-from components.scheduled_job import ScheduledJob, ScheduledJobArgs
+from components.scheduled_job import ScheduledJob, ScheduledJobArgs, schedule_group
 from components.scoped_lambda import (
     BucketTrigger,
     EventRuleTrigger,
@@ -128,7 +128,9 @@ class LeadEnricher(System):
         records = PrivateBucket("ler-records", PrivateBucketArgs(d, "ler-records"), child)
         junk = PrivateBucket("ler-junk", PrivateBucketArgs(d, "ler-junk"), child)
         InboundMailLane(
-            "ler-inbound", lane_args, pulumi.ResourceOptions(parent=self, depends_on=[raw])
+            "ler-inbound",
+            dataclasses.replace(lane_args, bucket_ready=(raw.bucket, raw.policy)),
+            child,
         )
         identity = GuardedTable(
             "ler-identity",
@@ -477,6 +479,7 @@ class LeadEnricher(System):
             },
             on_failure=dlq,
         )
+        jobs_group = schedule_group("ler-schedules", d, d.system, child)
         for job, expression, what in (
             (retry, s.retry_schedule, "Re-drive dead letters and pending enrichments"),
             (backfill, s.backfill_schedule, "Nightly re-enrichment and identity re-sync"),
@@ -489,6 +492,7 @@ class LeadEnricher(System):
                     job.args.name,
                     expression,
                     job,
+                    jobs_group,
                     timezone=s.schedule_timezone,
                     payload=json.dumps({"job": job.args.name}),
                     description=what,

@@ -26,8 +26,6 @@ leaves open are listed in README.md, "Review request sender (rrs)".
 
 from __future__ import annotations
 
-import json
-
 import pulumi
 import pulumi_aws as aws
 
@@ -36,7 +34,12 @@ from components.deployment import Deployment
 from components.grants import Grant, policy_document
 from components.guarded_table import GuardedTable, GuardedTableArgs, Index, Key
 from components.models import model_grant
-from components.scheduled_job import ScheduledJob, ScheduledJobArgs
+from components.scheduled_job import (
+    ScheduledJob,
+    ScheduledJobArgs,
+    schedule_group,
+    scheduler_trust_policy,
+)
 from components.scoped_lambda import (
     FunctionUrl,
     QueueTrigger,
@@ -166,22 +169,17 @@ class ReviewRequests(System):
         # Per-request schedules: their own group, and a role that may only send to rrs-work -
         # (and to their dead-letter queue: Scheduler sends undeliverable asks there with the
         # same execution role; components/scheduled_job.py names the page).
+        requests_group = schedule_group("rrs-requests-schedules", d, "rrs-requests", child)
+        group_name = requests_group.name
         schedules_dlq = WorkQueue(
             "rrs-request-schedules-dlq",
             WorkQueueArgs(
                 d,
                 "rrs-request-schedules-dlq",
                 dead_letter=True,
-                dead_letter_of=f"schedules of group {d.name('rrs-requests')} (rrs-webhook)",
+                dead_letter_of=f"schedules of group {group_name} (rrs-webhook)",
             ),
             child,
-        )
-        group_name = d.name("rrs-requests")
-        schedule_group = aws.scheduler.ScheduleGroup(
-            "rrs-requests-schedules",
-            name=group_name,
-            tags=d.resource_tags(**{"crm:schedule-group": "rrs-requests"}),
-            opts=child,
         )
         schedule_role_name = d.name("rrs-request-schedules-role")
         schedule_role_arn = d.arns.role(schedule_role_name)
@@ -189,23 +187,7 @@ class ReviewRequests(System):
             "rrs-request-schedules-role",
             name=schedule_role_name,
             description=f"Lets the schedules of group {group_name} send to {work.physical_name} only",
-            assume_role_policy=json.dumps(
-                {
-                    "Version": "2012-10-17",
-                    "Statement": [
-                        {
-                            "Effect": "Allow",
-                            "Principal": {"Service": "scheduler.amazonaws.com"},
-                            "Action": "sts:AssumeRole",
-                            "Condition": {
-                                "StringEquals": {"aws:SourceAccount": d.account_id},
-                                "ArnLike": {"aws:SourceArn": d.arns.schedules_in_group(group_name)},
-                            },
-                        }
-                    ],
-                },
-                sort_keys=True,
-            ),
+            assume_role_policy=scheduler_trust_policy(d, requests_group),
             tags=d.resource_tags(**{"crm:schedule-group": "rrs-requests"}),
             opts=child,
         )
@@ -420,13 +402,14 @@ class ReviewRequests(System):
         )
 
         # Recurring schedules ---------------------------------------------------------------
+        jobs_group = schedule_group("rrs-schedules", d, d.system, child)
         for name, expression, target, what in (
             ("rrs-sweep", s.sweep_schedule, sweep_fn, "re-drive or escalate stragglers"),
             ("rrs-sync", s.sync_schedule, sync_fn, "mirror the customer sheet"),
         ):
             ScheduledJob(
                 f"{name}-schedule",
-                ScheduledJobArgs(d, name, expression, target, description=what),
+                ScheduledJobArgs(d, name, expression, target, jobs_group, description=what),
                 child,
             )
 
@@ -435,7 +418,7 @@ class ReviewRequests(System):
                 "webhook_url": webhook_fn.function_url,
                 "work_queue_url": work.url,
                 "escalations_queue_url": escalations.url,
-                "schedule_group": schedule_group.name,
+                "schedule_group": requests_group.name,
                 "tables": {
                     "jobs": jobs.physical_name,
                     "requests": requests.physical_name,

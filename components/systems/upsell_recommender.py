@@ -27,7 +27,7 @@ from components.config import UpsrSettings
 from components.grants import Grant
 from components.guarded_table import GuardedTable, GuardedTableArgs, Index, Key
 from components.models import model_grant
-from components.scheduled_job import ScheduledJob, ScheduledJobArgs
+from components.scheduled_job import ScheduledJob, ScheduledJobArgs, schedule_group
 from components.scoped_lambda import (
     FunctionUrl,
     QueueTrigger,
@@ -312,6 +312,7 @@ class UpsellRecommender(System):
         )
 
         # Schedules -------------------------------------------------------------------------
+        jobs_group = schedule_group("upsr-schedules", d, d.system, child)
         for name, expression, target, what in (
             ("upsr-sender", s.sender_schedule, sender_fn, "release due offers"),
             ("upsr-sweep", s.sweep_schedule, sweep_fn, "close attribution windows"),
@@ -319,7 +320,7 @@ class UpsellRecommender(System):
         ):
             ScheduledJob(
                 f"{name}-schedule",
-                ScheduledJobArgs(d, name, expression, target, description=what),
+                ScheduledJobArgs(d, name, expression, target, jobs_group, description=what),
                 child,
             )
 

@@ -218,6 +218,11 @@ def arn_fits_format(arn: str, arn_format: str) -> bool:
     return _intersects(_tokens(arn, glob=True), _tokens(arn_format, glob=False, empty_ok=empty_ok))
 
 
+def patterns_intersect(a: str, b: str) -> bool:
+    """Whether two IAM globs (``*`` any run, ``?`` one character) can match one string."""
+    return _intersects(_tokens(a, glob=True), _tokens(b, glob=True))
+
+
 _ARN_SHAPE: Final = re.compile(r"^arn:[^:]+:[^:]+:[^:]*:[^:]*:.+$")
 
 

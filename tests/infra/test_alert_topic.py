@@ -68,7 +68,10 @@ def test_key_policy_admits_each_publisher_with_source_conditions(graph: list[Any
     assert set(by_service) == {"budgets.amazonaws.com", "cloudwatch.amazonaws.com"}
     for statement in services:
         assert statement["Action"] == ["kms:Decrypt", "kms:GenerateDataKey*"]
-        assert statement["Condition"]["StringEquals"] == {"aws:SourceAccount": ACCOUNT_ID}
+        assert statement["Condition"]["StringEquals"] == {
+            "aws:SourceAccount": ACCOUNT_ID,
+            "kms:EncryptionContext:aws:sns:topicArn": f"arn:aws:sns:us-east-1:{ACCOUNT_ID}:dev-ops-alerts",
+        }
     assert by_service["budgets.amazonaws.com"]["Condition"]["ArnLike"] == {
         "aws:SourceArn": f"arn:aws:budgets::{ACCOUNT_ID}:*"
     }

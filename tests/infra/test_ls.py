@@ -150,6 +150,9 @@ def test_stitch_queries_and_updates_identities_and_only_queries_touches(graph: G
             ("dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator"),
             (ENQUIRIES + "/stream/*",),
         ),
+        # The fourth action of a stream mapping; it accepts no resource ARN, so "*"
+        # (https://docs.aws.amazon.com/lambda/latest/dg/with-ddb.html, issue 12 defect 4).
+        (("dynamodb:ListStreams",), ("*",)),
         (("sqs:SendMessage",), (FAILURES,)),
     }
 

@@ -75,12 +75,8 @@ def models(model_id: str) -> tuple[str, ...]:
 WORK = arn("sqs", "dev-rrs-work")
 ESCALATIONS = arn("sqs", "dev-rrs-escalations")
 SEND = ("sqs:SendMessage",)
-CONSUME = (
-    "sqs:ChangeMessageVisibility",
-    "sqs:DeleteMessage",
-    "sqs:GetQueueAttributes",
-    "sqs:ReceiveMessage",
-)
+EVENT_SOURCE = ("sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ReceiveMessage")
+"""What an SQS event source mapping needs: https://docs.aws.amazon.com/lambda/latest/dg/with-sqs.html"""
 SES_IDENTITY = arn("ses", "identity/example.com")
 SMS_POOL = arn("sms-voice", "pool/pool-0123456789abcdef0123456789abcdef")
 GROUP = "dev-rrs-requests"
@@ -204,14 +200,14 @@ def test_sweep_and_sync_run_every_fifteen_minutes_on_their_own_functions(graph: 
 def test_request_schedules_have_a_group_and_a_role_that_may_only_send_to_rrs_work(
     graph: Graph,
 ) -> None:
-    [group] = graph.of_type("aws:scheduler/scheduleGroup:ScheduleGroup")
-    assert group.inputs["name"] == GROUP
+    groups = {g.inputs["name"] for g in graph.of_type("aws:scheduler/scheduleGroup:ScheduleGroup")}
+    assert groups == {GROUP, "dev-rrs"}
     role = graph.named("aws:iam/role:Role", "dev-rrs-request-schedules-role")
     [trust] = json.loads(role.inputs["assumeRolePolicy"])["Statement"]
     assert trust["Principal"] == {"Service": "scheduler.amazonaws.com"}
     assert trust["Condition"] == {
         "StringEquals": {"aws:SourceAccount": ACCOUNT_ID},
-        "ArnLike": {"aws:SourceArn": arn("scheduler", f"schedule/{GROUP}/*")},
+        "ArnEquals": {"aws:SourceArn": arn("scheduler", f"schedule-group/{GROUP}")},
     }
     policy = graph.named("aws:iam/rolePolicy:RolePolicy", "dev-rrs-request-schedules-role-send")
     assert json.loads(policy.inputs["policy"])["Statement"] == [
@@ -264,7 +260,7 @@ def test_each_role_holds_exactly_its_grants(graph: Graph) -> None:
         (SEND, (ESCALATIONS,)),
         (("ses:SendEmail",), (SES_IDENTITY,)),
         (("sms-voice:SendTextMessage",), (SMS_POOL,)),
-        (CONSUME, (WORK,)),
+        (EVENT_SOURCE, (WORK,)),
     }
     assert grants_of(graph, "rrs-escalator") == {
         logs("rrs-escalator"),
@@ -274,7 +270,7 @@ def test_each_role_holds_exactly_its_grants(graph: Graph) -> None:
         (("dynamodb:Query",), (table("rrs-audit"),)),
         (("dynamodb:PutItem",), (table("rrs-audit"),)),
         (("ses:SendEmail",), (SES_IDENTITY,)),
-        (CONSUME, (ESCALATIONS,)),
+        (EVENT_SOURCE, (ESCALATIONS,)),
     }
     assert grants_of(graph, "rrs-sync") == {
         logs("rrs-sync"),

@@ -139,3 +139,64 @@ def test_policy_pack_rejects_a_wildcard_write_that_reaches_the_graph_by_hand() -
     assert any(
         v.policy_name == "no-wildcard-write" and "dynamodb:PutItem" in v.message for v in violations
     ), violations
+
+
+def test_each_system_schedules_in_its_own_group_and_scheduler_trusts_that_group(
+    graph: Graph,
+) -> None:
+    """EventBridge Scheduler User Guide, "Confused deputy prevention in EventBridge Scheduler":
+    aws:SourceArn in a schedule execution role's trust is the schedule group ARN.
+    https://docs.aws.amazon.com/scheduler/latest/UserGuide/cross-service-confused-deputy-prevention.html
+    """
+    prefix = graph.config.prefix
+    groups = {g.inputs["name"] for g in graph.of_type("aws:scheduler/scheduleGroup:ScheduleGroup")}
+    assert {f"{prefix}-{key}" for key in graph.config.systems.enabled() if key != "ls"} <= groups
+    schedules = graph.of_type("aws:scheduler/schedule:Schedule")
+    assert len(schedules) == 10
+    roles = {r.physical_name: r for r in graph.of_type("aws:iam/role:Role")}
+    for schedule in schedules:
+        group = schedule.inputs["groupName"]
+        system = schedule.inputs["name"][len(prefix) + 1 :].split("-", 1)[0]
+        assert group == f"{prefix}-{system}", schedule.inputs["name"]
+        role = roles[schedule.inputs["target"]["roleArn"].rsplit("/", 1)[-1]]
+        (trust,) = json.loads(role.inputs["assumeRolePolicy"])["Statement"]
+        region = schedule.inputs["target"]["arn"].split(":")[3]
+        assert trust["Condition"]["ArnEquals"] == {
+            "aws:SourceArn": f"arn:aws:scheduler:{region}:123456789012:schedule-group/{group}"
+        }
+        assert trust["Condition"]["StringEquals"] == {"aws:SourceAccount": "123456789012"}
+
+
+def _region_of(graph: Graph, resource_provider: str | None) -> str:
+    for provider in graph.of_type("pulumi:providers:aws"):
+        if resource_provider and resource_provider.startswith(provider.urn + "::"):
+            return str(provider.inputs["region"])
+    raise AssertionError(f"no provider for {resource_provider}")
+
+
+def test_only_the_identity_owner_declares_ses_identities(graph: Graph) -> None:
+    """prod owns the account's SES identities; dev sends from them without declaring them."""
+    declared = {
+        (r.inputs["emailIdentity"], _region_of(graph, r.provider))
+        for r in graph.of_type("aws:sesv2/emailIdentity:EmailIdentity")
+    }
+    senders = {("example.com", "us-east-1"), ("example.com", "eu-west-2")}
+    referenced = graph.outputs["sesIdentitiesReferenced"]
+    if graph.config.mail_identity_owner:
+        assert declared == senders
+        assert referenced == {}
+    else:
+        assert declared == set()
+        assert referenced == {"eu-west-2": ["example.com"], "us-east-1": ["example.com"]}
+        assert graph.outputs["sesDkimTokens"] == {}
+    # Either way the SendEmail grants name the same identity ARNs.
+    granted = {
+        arn
+        for policy in graph.of_type("aws:iam/rolePolicy:RolePolicy")
+        for st in json.loads(policy.inputs["policy"])["Statement"]
+        if "ses:SendEmail" in ([st["Action"]] if isinstance(st["Action"], str) else st["Action"])
+        for arn in ([st["Resource"]] if isinstance(st["Resource"], str) else st["Resource"])
+    }
+    assert granted == {
+        f"arn:aws:ses:{region}:123456789012:identity/{domain}" for domain, region in senders
+    }

@@ -88,12 +88,7 @@ EXPECTED_GRANTS: dict[str, set[Statement]] = {
         (("dynamodb:BatchGetItem", "dynamodb:Scan"), (table("upsr-catalogue"),)),
         (("dynamodb:PutItem",), (table("upsr-offers"),)),
         (
-            (
-                "sqs:ChangeMessageVisibility",
-                "sqs:DeleteMessage",
-                "sqs:GetQueueAttributes",
-                "sqs:ReceiveMessage",
-            ),
+            ("sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ReceiveMessage"),
             (arn("sqs", "dev-upsr-jobs"),),
         ),
     },

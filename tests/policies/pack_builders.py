@@ -204,6 +204,40 @@ def function_alarms(name: str) -> list[Spec]:
     ]
 
 
+def alarms_topic() -> list[Spec]:
+    """The region's alert topic the builders' alarms notify, admitting this account's alarms."""
+    admit = {
+        "Sid": "CloudwatchPublishes",
+        "Effect": "Allow",
+        "Principal": {"Service": "cloudwatch.amazonaws.com"},
+        "Action": "sns:Publish",
+        "Resource": ALERTS,
+        "Condition": {
+            "StringEquals": {"aws:SourceAccount": ACCOUNT},
+            "ArnLike": {"aws:SourceArn": f"arn:aws:cloudwatch:{REGION}:{ACCOUNT}:alarm:*"},
+        },
+    }
+    return [
+        ("aws:sns/topic:Topic", "alarms", {"name": f"{PREFIX}-alarms"}),
+        (
+            "aws:sns/topicPolicy:TopicPolicy",
+            "alarms-policy",
+            {"arn": ALERTS, "policy": document(admit, tls_deny("sns", ALERTS))},
+        ),
+    ]
+
+
+def with_alert_topic(specs: Iterable[Spec]) -> list[Spec]:
+    """``specs`` plus the alert topic when an alarm notifies it and it is not declared: the
+    program always declares the topic beside the alarms (components/stack.py)."""
+    found = list(specs)
+    notifies = any(
+        t == ALARM and ALERTS in (p.get("alarmActions") or []) for t, _, p in found
+    )
+    declared = any(t == "aws:sns/topic:Topic" and p.get("name") == f"{PREFIX}-alarms" for t, _, p in found)
+    return found + alarms_topic() if notifies and not declared else found
+
+
 def depth_alarm(queue: str) -> Spec:
     """The alarm WorkQueue declares on its dead-letter queue ``queue``."""
     return alarm(
@@ -331,10 +365,207 @@ def run(
     stack: str = "dev",
 ) -> list[Violation]:
     """Violations of one policy (or the whole pack) over ``specs``."""
-    resources = make_resources(specs, stack=stack)
+    resources = make_resources(with_alert_topic(specs), stack=stack)
     chosen = [POLICIES_BY_NAME[policy]] if policy else None
     return evaluate(resources, config, policies=chosen)
 
 
 def messages(violations: Iterable[Violation]) -> list[str]:
     return [v.message for v in violations]
+
+
+# Service-to-service builders ------------------------------------------------------------------
+
+SCHEDULE = "aws:scheduler/schedule:Schedule"
+SCHEDULE_GROUP = "aws:scheduler/scheduleGroup:ScheduleGroup"
+TOPIC = "aws:sns/topic:Topic"
+TOPIC_POLICY = "aws:sns/topicPolicy:TopicPolicy"
+KMS_KEY = "aws:kms/key:Key"
+BUDGET = "aws:budgets/budget:Budget"
+MAPPING = "aws:lambda/eventSourceMapping:EventSourceMapping"
+EVENT_RULE = "aws:cloudwatch/eventRule:EventRule"
+EVENT_TARGET = "aws:cloudwatch/eventTarget:EventTarget"
+
+
+def group_arn(group: str) -> str:
+    return arn("scheduler", f"schedule-group/{group}")
+
+
+def scheduler_trust(source_arn: str | None, *, account: bool = True) -> str:
+    """A trust policy admitting Scheduler with the given aws:SourceArn (None: none)."""
+    condition: dict[str, Any] = {}
+    if account:
+        condition["StringEquals"] = {"aws:SourceAccount": ACCOUNT}
+    if source_arn is not None:
+        condition["ArnEquals"] = {"aws:SourceArn": source_arn}
+    return document(
+        {
+            "Effect": "Allow",
+            "Principal": {"Service": "scheduler.amazonaws.com"},
+            "Action": "sts:AssumeRole",
+            "Condition": condition,
+        }
+    )
+
+
+def dead_letter_queue(seed: str) -> list[Spec]:
+    """A standalone WorkQueue-like DLQ / failure queue: SSE, TLS-only policy, depth alarm."""
+    name = f"{PREFIX}-{seed}"
+    url = f"https://sqs.{REGION}.amazonaws.com/{ACCOUNT}/{name}"
+    return [
+        (QUEUE, seed, {"name": name, "sqsManagedSseEnabled": True}),
+        (
+            QUEUE_POLICY,
+            f"{seed}-policy",
+            {"queueUrl": url, "policy": document(tls_deny("sqs", queue_arn(name)))},
+        ),
+        depth_alarm(name),
+    ]
+
+
+def scheduled_job(seed: str, target: str, *, group: str, trust: str | None = None) -> list[Spec]:
+    """A ScheduledJob-like schedule in ``group`` with its own role invoking ``target``, its own
+    DLQ (the role may send there), and the target's on-failure destination."""
+    name, role = f"{PREFIX}-{seed}", f"{PREFIX}-{seed}-schedule-role"
+    dlq = queue_arn(f"{name}-schedule-dlq")
+    failures = queue_arn(f"{PREFIX}-{target}-failures")
+    return [
+        (
+            ROLE,
+            f"{seed}-role",
+            {"name": role, "assumeRolePolicy": trust or scheduler_trust(group_arn(group))},
+        ),
+        (
+            ROLE_POLICY,
+            f"{seed}-policy",
+            {
+                "name": f"{name}-invoke",
+                "role": role,
+                "policy": document(
+                    allow("lambda:InvokeFunction", arn("lambda", f"function:{PREFIX}-{target}")),
+                    allow("sqs:SendMessage", dlq),
+                ),
+            },
+        ),
+        (
+            SCHEDULE,
+            seed,
+            {
+                "name": name,
+                "groupName": group,
+                "scheduleExpression": "rate(1 hour)",
+                "target": {
+                    "arn": arn("lambda", f"function:{PREFIX}-{target}"),
+                    "roleArn": f"arn:aws:iam::{ACCOUNT}:role/{role}",
+                    "deadLetterConfig": {"arn": dlq},
+                },
+            },
+        ),
+        *dead_letter_queue(f"{seed}-schedule-dlq"),
+        (
+            "aws:lambda/functionEventInvokeConfig:FunctionEventInvokeConfig",
+            f"{target}-async",
+            {
+                "functionName": f"{PREFIX}-{target}",
+                "destinationConfig": {"onFailure": {"destination": failures}},
+            },
+        ),
+        *dead_letter_queue(f"{target}-failures"),
+    ]
+
+
+def budgets_condition() -> dict[str, Any]:
+    return {
+        "StringEquals": {"aws:SourceAccount": ACCOUNT},
+        "ArnLike": {"aws:SourceArn": f"arn:aws:budgets::{ACCOUNT}:*"},
+    }
+
+
+def alert_topic(
+    seed: str,
+    *,
+    kms: str | None = "alias",
+    key_statements: Sequence[Mapping[str, Any]] | None = None,
+) -> list[Spec]:
+    """An AlertTopic-like topic Budgets publishes to, under its own key (``kms="alias"``),
+    another ``kmsMasterKeyId`` (e.g. ``alias/aws/sns``) or none."""
+    name = f"{PREFIX}-{seed}"
+    topic = arn("sns", name)
+    alias = f"alias/{name}"
+    root = {
+        "Effect": "Allow",
+        "Principal": {"AWS": f"arn:aws:iam::{ACCOUNT}:root"},
+        "Action": "kms:*",
+        "Resource": "*",
+    }
+    budgets_key = {
+        "Effect": "Allow",
+        "Principal": {"Service": "budgets.amazonaws.com"},
+        "Action": ["kms:Decrypt", "kms:GenerateDataKey*"],
+        "Resource": "*",
+        "Condition": budgets_condition(),
+    }
+    statements = list(key_statements) if key_statements is not None else [root, budgets_key]
+    key_id = alias if kms == "alias" else kms
+    topic_props: dict[str, Any] = {"name": name}
+    if key_id is not None:
+        topic_props["kmsMasterKeyId"] = key_id
+    return [
+        (
+            KMS_KEY,
+            f"{seed}-key",
+            {
+                "enableKeyRotation": True,
+                "policy": document(*statements),
+                "tags": {"crm:kms-alias": alias},
+            },
+        ),
+        (TOPIC, seed, topic_props),
+        (
+            TOPIC_POLICY,
+            f"{seed}-policy",
+            {
+                "arn": topic,
+                "policy": document(
+                    {
+                        "Effect": "Allow",
+                        "Principal": {"Service": "budgets.amazonaws.com"},
+                        "Action": "sns:Publish",
+                        "Resource": topic,
+                        "Condition": budgets_condition(),
+                    }
+                ),
+            },
+        ),
+        (
+            BUDGET,
+            f"{seed}-budget",
+            {"name": f"{name}-monthly", "notifications": [{"subscriberSnsTopicArns": [topic]}]},
+        ),
+    ]
+
+
+def stream_mapping(seed: str, function_seed: str, table_seed: str) -> Spec:
+    """A DynamoDB-stream event source mapping of ``function_seed`` on ``table_seed``."""
+    return (
+        MAPPING,
+        seed,
+        {
+            "functionName": f"{PREFIX}-{function_seed}",
+            "eventSourceArn": table_arn(f"{PREFIX}-{table_seed}")
+            + "/stream/2026-01-01T00:00:00.000",
+            "startingPosition": "TRIM_HORIZON",
+        },
+    )
+
+
+def queue_mapping(seed: str, function_seed: str, queue_seed: str) -> Spec:
+    """An SQS event source mapping of ``function_seed`` on ``queue_seed``."""
+    return (
+        MAPPING,
+        seed,
+        {
+            "functionName": f"{PREFIX}-{function_seed}",
+            "eventSourceArn": queue_arn(f"{PREFIX}-{queue_seed}"),
+        },
+    )

@@ -46,6 +46,7 @@ from tests.policies.pack_builders import (
     run,
     table,
     table_arn,
+    with_alert_topic,
     work_queue,
 )
 
@@ -219,7 +220,7 @@ def test_pack_is_fast_over_a_few_hundred_resources() -> None:
         specs += work_queue(f"ler-q{i}")
         specs += bucket(f"ler-b{i}")
         specs.append(table(f"ler-t{i}"))
-    resources = make_resources(specs)
+    resources = make_resources(with_alert_topic(specs))
     assert len(resources) >= 300
     evaluate(resources[:20])  # warm the caches of the data once, as a long-lived analyzer does
     started = time.perf_counter()

@@ -26,7 +26,7 @@ from components.mail_identity import MailIdentities
 from components.models import model_grant
 from components.offline.engine import ACCOUNT_ID, Graph, run_program, stack_config_values
 from components.private_bucket import PrivateBucket, PrivateBucketArgs
-from components.scheduled_job import ScheduledJob, ScheduledJobArgs
+from components.scheduled_job import ScheduledJob, ScheduledJobArgs, schedule_group
 from components.scoped_lambda import (
     BucketTrigger,
     EventRuleTrigger,
@@ -299,7 +299,8 @@ def fixture_blocks(
         ),
         opts,
     )
-    ScheduledJob("tst-hourly", ScheduledJobArgs(d, "tst-hourly", "rate(1 hour)", sweep), opts)
+    jobs = schedule_group("tst-schedules", d, "tst", opts)
+    ScheduledJob("tst-hourly", ScheduledJobArgs(d, "tst-hourly", "rate(1 hour)", sweep, jobs), opts)
     return {"intake_url": intake.function_url, "worker": worker.physical_name}
 
 
