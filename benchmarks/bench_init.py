@@ -5,6 +5,8 @@ archives ``pulumi up`` would upload), and for any handler module under handlers/
 no enabled system deploys yet, this unpacks the archive into a fresh directory and times ``import`` of the handler module in a new interpreter (``-I -S``) whose path is only the
 unpacked archive plus a "runtime" directory holding what Lambda and the Powertools layer provide
 (boto3 & co.; aws_lambda_powertools, pydantic & co.). That is the part of INIT the code controls.
+Compiled distributions ship as their python3.14 arm64 wheel, which this machine cannot load, so
+for timing only they are swapped for this environment's build of the same locked version.
 
 Two columns: ``src ms`` imports the archive as built here (sources only when no Python 3.14 is
 available; ``-B`` so nothing is cached, as on Lambda's read-only /var/task), and ``pyc ms``
@@ -26,6 +28,7 @@ import sys
 import tempfile
 import zipfile
 from dataclasses import dataclass
+from importlib.metadata import PathDistribution
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -40,6 +43,7 @@ from components.archive import (  # noqa: E402
     function_name_for,
     handler_imports,
     stage_runtime_packages,
+    vendored_distribution,
 )
 
 FIXTURE = REPO / "tests" / "fixtures" / "archive_system"
@@ -114,6 +118,32 @@ def deployed_functions() -> list[tuple[str, str, Path]]:
     return sorted(found)
 
 
+def swap_in_host_builds(tree: Path) -> list[str]:
+    """Replace the archive's compiled distributions by this environment's build of them.
+
+    The archive holds the python3.14 arm64 wheel (components/wheels.py), which this machine
+    cannot load; the same locked version built for this machine is put in its place so the
+    import can be timed. Size and file counts are taken from the archive before the swap.
+    """
+    swapped = []
+    for info in sorted(tree.glob("*.dist-info")):
+        wheel = info / "WHEEL"
+        if not wheel.is_file() or "Root-Is-Purelib: false" not in wheel.read_text():
+            continue
+        name = PathDistribution(info).metadata["Name"]
+        host = vendored_distribution(name, native="host")
+        for top in host.modules:
+            shutil.rmtree(tree / top, ignore_errors=True)
+            for loose in tree.glob(f"{top}.*"):
+                loose.unlink()
+        for arcname, path in host.files:
+            target = tree / arcname
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, target)
+        swapped.append(name)
+    return swapped
+
+
 def measure_archive(
     name: str, handler: str, path: Path, scratch: Path, runtime: Path, runs: int
 ) -> Row:
@@ -130,6 +160,7 @@ def measure_archive(
                 if top != "handlers" and not top.endswith(".dist-info")
             )
         )
+    swap_in_host_builds(work / "src")
     code = f"import importlib\ngetattr(importlib.import_module({ref.module!r}), {ref.attribute!r})"
     src_ms = time_code(code, [work / "src", runtime], runs) * 1000
     shutil.copytree(work / "src", work / "pyc")

@@ -4,11 +4,12 @@ An archive holds ``handlers/__init__.py``, ``handlers/common/``, the function's 
 package (``handlers/<system>/``) and nothing else of ours; tests, ``__pycache__`` and hidden files
 stay out. Third-party code comes from three places only: the Lambda runtime (boto3 and its
 dependencies), the AWS-published Powertools layer (Powertools and pydantic), and distributions
-named in ``vendored``, copied from the current environment. A vendored distribution must be
-pure Python (``Root-Is-Purelib: true``, ``*-none-any`` tags), because the functions run
-Python 3.14 on arm64 and a wheel built for this machine would not load there. Before writing
-anything, the builder reads the handler's import graph and refuses a handler that imports a
-module none of those three places provides.
+named in ``vendored``. A pure-Python one (``Root-Is-Purelib: true``, ``*-none-any`` tags) is
+copied from the current environment. One with compiled code is not: the functions run
+Python 3.14 on arm64, so its files come from the manylinux aarch64 cp314 (or abi3) wheel that
+``uv.lock`` pins, fetched once into the wheel cache and checked by sha256 and tag
+(``components/wheels.py``). Before writing anything, the builder reads the handler's import
+graph and refuses a handler that imports a module none of those three places provides.
 
 Same sources give the same bytes: entries sorted, every timestamp 1980-01-01 00:00, every mode
 0644, no directory entries, no extra fields; the zip comment carries a digest of the inputs, so a
@@ -40,6 +41,8 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path, PurePosixPath
 from typing import Literal
+
+from components import wheels
 
 log = logging.getLogger(__name__)
 
@@ -312,7 +315,8 @@ def handler_imports(handler: str, *, source_root: Path | None = None) -> frozens
 
 
 def distributions_for(modules: Iterable[str]) -> tuple[str, ...]:
-    """The installed distributions that provide ``modules`` (top-level names), sorted."""
+    """The installed distributions that provide ``modules`` (top-level names) and what they
+    need at run time that the runtime and the layer do not provide, sorted."""
     mapping = importlib.metadata.packages_distributions()
     names: set[str] = set()
     for module in modules:
@@ -320,6 +324,14 @@ def distributions_for(modules: Iterable[str]) -> tuple[str, ...]:
         if not dists:
             raise ArchiveError(f"no installed distribution provides {module!r}")
         names.update(dists)
+    pending = sorted(names)
+    while pending:
+        name = pending.pop()
+        dist = _installed(name)
+        for needed in runtime_requirements(name, (dist.requires or []) if dist else []):
+            if needed not in _PROVIDED_DISTRIBUTIONS and needed not in names:
+                names.add(needed)
+                pending.append(needed)
     return tuple(sorted(names))
 
 
@@ -330,23 +342,27 @@ def _normalise(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-def _pure_python_files(name: str) -> list[tuple[str, Path]]:
-    """(archive name, installed file) for one pure-Python distribution; refuses anything else."""
+def _installed(name: str) -> importlib.metadata.Distribution | None:
     try:
-        dist = importlib.metadata.distribution(name)
-    except importlib.metadata.PackageNotFoundError as err:
-        raise ArchiveError(
-            f"vendored distribution {name!r} is not installed; add it to pyproject"
-        ) from err
+        return importlib.metadata.distribution(name)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def _is_pure(dist: importlib.metadata.Distribution) -> bool:
+    """Whether an installed distribution's WHEEL file says pure Python (purelib, none-any)."""
     wheel = dist.read_text("WHEEL") or ""
     fields = [line.partition(":") for line in wheel.splitlines()]
     purelib = [v.strip().lower() for k, _, v in fields if k.strip() == "Root-Is-Purelib"]
     tags = [v.strip() for k, _, v in fields if k.strip() == "Tag"]
-    if purelib != ["true"] or not tags or not all(t.endswith("-none-any") for t in tags):
-        raise ArchiveError(
-            f"{name!r} is not a pure-Python wheel (WHEEL says purelib={purelib}, tags={tags}); "
-            "Lambda runs Python 3.14 on arm64, so ship it as a layer built for that target instead"
-        )
+    return purelib == ["true"] and bool(tags) and all(t.endswith("-none-any") for t in tags)
+
+
+def _installed_files(name: str, *, allow_binaries: bool) -> list[tuple[str, Path]]:
+    """(archive name, installed file) for one installed distribution."""
+    dist = _installed(name)
+    if dist is None:
+        raise ArchiveError(f"vendored distribution {name!r} is not installed; add it to pyproject")
     files = dist.files
     if files is None:
         raise ArchiveError(f"{name!r} has no file list (RECORD); reinstall it from a wheel")
@@ -362,60 +378,201 @@ def _pure_python_files(name: str) -> list[tuple[str, Path]]:
             continue
         if parts[0].endswith(".dist-info") and entry.name in _ENVIRONMENT_METADATA:
             continue
-        if entry.name.endswith(_BINARY_SUFFIXES):
+        if entry.name.endswith(_BINARY_SUFFIXES) and not allow_binaries:
             raise ArchiveError(f"{name!r} contains a compiled file {entry}; it is not pure Python")
-        if parts[0] == "handlers":
-            raise ArchiveError(
-                f"{name!r} ships a top-level 'handlers' package, which would shadow ours"
-            )
         chosen.append(("/".join(parts), Path(str(dist.locate_file(entry)))))
     return chosen
 
 
-def _check_requirements(vendored: Sequence[str]) -> None:
-    """Every run-time dependency of a vendored distribution must be vendored or provided."""
-    have = {_normalise(n) for n in vendored} | _PROVIDED_DISTRIBUTIONS
-    environment = {
-        "python_version": "{}.{}".format(*TARGET_PYTHON_VERSION),
-        "python_full_version": "{}.{}.0".format(*TARGET_PYTHON_VERSION),
-        "platform_machine": "aarch64",
-        "platform_system": "Linux",
-        "sys_platform": "linux",
-        "os_name": "posix",
-        "implementation_name": "cpython",
-        "platform_python_implementation": "CPython",
-        "extra": "",
-    }
-    for name in vendored:
-        for requirement in importlib.metadata.distribution(name).requires or []:
-            spec, _, marker = requirement.partition(";")
-            if marker.strip():
-                try:
-                    from packaging.markers import Marker
-                except ImportError:  # pragma: no cover - packaging ships with pip/pytest
-                    if "extra" in marker:
-                        continue
-                else:
-                    if not Marker(marker.strip()).evaluate(environment):
-                        continue
-            match = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", spec)
-            if match and _normalise(match.group(1)) not in have:
+def _unpacked_files(directory: Path) -> list[tuple[str, Path]]:
+    """(archive name, file) of an unpacked wheel, without its RECORD or compiled bytecode."""
+    chosen: list[tuple[str, Path]] = []
+    for path in sorted(directory.rglob("*")):
+        rel = path.relative_to(directory)
+        if (
+            not path.is_file()
+            or rel.as_posix() == ".complete"
+            or "__pycache__" in rel.parts
+            or path.name.endswith((".pyc", ".pyo"))
+            or (rel.parts[0].endswith(".dist-info") and path.name in _ENVIRONMENT_METADATA)
+        ):
+            continue
+        chosen.append((rel.as_posix(), path))
+    return chosen
+
+
+def _top_levels(arcnames: Iterable[str]) -> frozenset[str]:
+    names: set[str] = set()
+    for arcname in arcnames:
+        first = arcname.split("/", 1)[0]
+        if first in {"..", "__pycache__"} or first.endswith((".dist-info", ".data")):
+            continue
+        stem = first.split(".", 1)[0] if "/" not in arcname else first
+        names.add(stem)
+    return frozenset(n for n in names if _IDENTIFIER.match(n))
+
+
+@dataclass(frozen=True)
+class VendoredDistribution:
+    """One distribution as it goes into an archive.
+
+    Attributes:
+        name: Normalised distribution name.
+        files: (archive name, file) pairs.
+        requires: Its run-time requirements (``Requires-Dist`` lines).
+        modules: The top-level modules it provides.
+        source: What was shipped, for the archive's digest: ``pure:<name>==<version>``,
+            ``wheel:<file name>:<sha256>`` (the locked Lambda wheel) or ``host:<name>==<version>``.
+    """
+
+    name: str
+    files: tuple[tuple[str, Path], ...]
+    requires: tuple[str, ...]
+    modules: frozenset[str]
+    source: str
+
+
+def vendored_distribution(
+    name: str,
+    *,
+    native: wheels.NativeSource | None = None,
+    lock_file: Path | None = None,
+    wheel_cache: Path | None = None,
+    downloader: wheels.Downloader | None = None,
+) -> VendoredDistribution:
+    """What ``name`` contributes to an archive.
+
+    A pure-Python distribution (``Root-Is-Purelib: true``, ``*-none-any``) is copied from this
+    environment: the same bytes load on any platform. Anything else has compiled code, so its
+    files come from the wheel ``uv.lock`` pins for python3.14 arm64 (components/wheels.py),
+    fetched into the wheel cache and checked by hash and tag; with ``native="host"`` (tests)
+    from this environment instead, at the locked version only.
+    """
+    name = _normalise(name)
+    dist = _installed(name)
+    if dist is not None and _is_pure(dist):
+        files = _installed_files(name, allow_binaries=False)
+        return VendoredDistribution(
+            name,
+            tuple(files),
+            tuple(dist.requires or ()),
+            _top_levels(a for a, _ in files),
+            f"pure:{name}=={dist.version}",
+        )
+    lock = lock_file or wheels.LOCK_FILE
+    try:
+        if (native or wheels.native_source()) == "host":
+            if dist is None:
                 raise ArchiveError(
-                    f"vendored {name!r} requires {match.group(1)!r}, which is neither vendored "
-                    "nor provided by the runtime or the layer; vendor it too"
+                    f"vendored distribution {name!r} is not installed; add it to pyproject"
+                )
+            version = wheels.locked_version(name, lock)
+            if dist.version != version:
+                raise ArchiveError(
+                    f"{name} {dist.version} is installed but {lock.name} pins {version}; "
+                    "run `make install`"
+                )
+            files = _installed_files(name, allow_binaries=True)
+            return VendoredDistribution(
+                name,
+                tuple(files),
+                tuple(dist.requires or ()),
+                _top_levels(a for a, _ in files),
+                f"host:{name}=={version}",
+            )
+        try:
+            wheel = wheels.locked_wheel(name, lock)
+        except wheels.WheelError as err:
+            if dist is None and not wheels.is_locked(name, lock):
+                raise ArchiveError(
+                    f"vendored distribution {name!r} is not installed; add it to pyproject"
+                ) from err
+            raise ArchiveError(
+                f"{name!r} is not pure Python, and {err}. Vendor only what is pure Python or "
+                "has a locked cp314 (or abi3) manylinux aarch64 wheel"
+            ) from err
+        _, unpacked = wheels.prepare(
+            name,
+            lock_file=lock,
+            cache_dir=wheel_cache,
+            downloader=downloader or wheels.pip_download,
+        )
+    except wheels.WheelError as err:
+        raise ArchiveError(str(err)) from err
+    files = _unpacked_files(unpacked)
+    infos = sorted(unpacked.glob("*.dist-info"))
+    if len(infos) != 1:
+        raise ArchiveError(f"{wheel.filename} unpacked to {len(infos)} .dist-info directories")
+    requires = importlib.metadata.PathDistribution(infos[0]).requires or []
+    return VendoredDistribution(
+        name,
+        tuple(files),
+        tuple(requires),
+        _top_levels(a for a, _ in files),
+        f"wheel:{wheel.filename}:{wheel.sha256}",
+    )
+
+
+UNUSED_REQUIREMENTS: Mapping[str, frozenset[str]] = {
+    # email-validator imports dnspython only to check deliverability (MX lookups), lazily;
+    # handlers.common.emails checks syntax only (check_deliverability=False), so the 1.5 MB
+    # of dnspython would never load. tests/test_archive.py validates from an archive without it.
+    "email-validator": frozenset({"dnspython"}),
+}
+"""Requirements a vendored distribution declares but never imports the way the handlers use it."""
+
+
+_TARGET_ENVIRONMENT = {
+    "python_version": "{}.{}".format(*TARGET_PYTHON_VERSION),
+    "python_full_version": "{}.{}.0".format(*TARGET_PYTHON_VERSION),
+    "platform_machine": "aarch64",
+    "platform_system": "Linux",
+    "sys_platform": "linux",
+    "os_name": "posix",
+    "implementation_name": "cpython",
+    "platform_python_implementation": "CPython",
+    "extra": "",
+}
+
+
+def runtime_requirements(name: str, requires: Iterable[str]) -> list[str]:
+    """The distributions ``name`` needs at run time on Lambda (markers evaluated for
+    python3.14 arm64 Linux, extras and ``UNUSED_REQUIREMENTS`` left out), normalised."""
+    unused = UNUSED_REQUIREMENTS.get(_normalise(name), frozenset())
+    needed: list[str] = []
+    for requirement in requires:
+        spec, _, marker = requirement.partition(";")
+        if marker.strip():
+            try:
+                from packaging.markers import Marker
+            except ImportError:  # pragma: no cover - packaging ships with pip/pytest
+                if "extra" in marker:
+                    continue
+            else:
+                if not Marker(marker.strip()).evaluate(_TARGET_ENVIRONMENT):
+                    continue
+        match = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", spec)
+        if match and _normalise(match.group(1)) not in unused:
+            needed.append(_normalise(match.group(1)))
+    return needed
+
+
+def _check_requirements(vendored: Sequence[VendoredDistribution]) -> None:
+    """Every run-time dependency of a vendored distribution must be vendored or provided."""
+    have = {d.name for d in vendored} | _PROVIDED_DISTRIBUTIONS
+    for dist in vendored:
+        for needed in runtime_requirements(dist.name, dist.requires):
+            if needed not in have:
+                raise ArchiveError(
+                    f"vendored {dist.name!r} requires {needed!r}, which is neither "
+                    "vendored nor provided by the runtime or the layer; vendor it too"
                 )
 
 
 def top_level_modules(distribution: str) -> frozenset[str]:
     """The importable top-level names an installed distribution provides."""
     dist = importlib.metadata.distribution(distribution)
-    names: set[str] = set()
-    for entry in dist.files or []:
-        first = PurePosixPath(str(entry)).parts[0]
-        if first in {"..", "__pycache__"} or first.endswith((".dist-info", ".data")):
-            continue
-        names.add(first.removesuffix(".py") if first.endswith(".py") else first)
-    return frozenset(n for n in names if _IDENTIFIER.match(n))
+    return _top_levels(PurePosixPath(str(entry)).as_posix() for entry in dist.files or [])
 
 
 # Sources ------------------------------------------------------------------------------------
@@ -586,6 +743,10 @@ def build_function_archive(
     source_root: Path | None = None,
     out_dir: Path | None = None,
     target_python: str | Literal[False] | None = None,
+    native: wheels.NativeSource | None = None,
+    lock_file: Path | None = None,
+    wheel_cache: Path | None = None,
+    downloader: wheels.Downloader | None = None,
 ) -> Path:
     """Build ``build/archives/<function>.zip`` for ``handler`` and return its path.
 
@@ -597,6 +758,13 @@ def build_function_archive(
         out_dir: Where the zip goes (default ``<repo>/build/archives``).
         target_python: A Python 3.14 interpreter for bytecode; None finds one, False ships
             sources only.
+        native: Where compiled distributions come from: ``"lock"`` (the locked python3.14
+            arm64 wheel, fetched into the wheel cache) or ``"host"`` (this environment, for
+            tests); None reads ``$CRM_NATIVE_WHEELS`` (default ``lock``).
+        lock_file: The lock file pinning them (default ``uv.lock``).
+        wheel_cache: Where fetched wheels are kept (default ``$CRM_WHEEL_CACHE`` or
+            ``build/wheels``).
+        downloader: How a missing wheel is fetched (default ``pip download``).
     """
     global _announced_sources_only
     if not _FUNCTION.match(function):
@@ -607,20 +775,29 @@ def build_function_archive(
 
     entries = _source_files(ref, root)
     provided: set[str] = set()
+    distributions: list[VendoredDistribution] = []
     for name in vendored:
         if name in _PROVIDED_DISTRIBUTIONS:
             raise ArchiveError(
                 f"{name!r} comes with the Lambda runtime or the layer; do not vendor it"
             )
-        entries += _pure_python_files(name)
-        provided |= top_level_modules(name)
-    _check_requirements(vendored)
+        dist = vendored_distribution(
+            name, native=native, lock_file=lock_file, wheel_cache=wheel_cache, downloader=downloader
+        )
+        if any(arcname.split("/", 1)[0] == "handlers" for arcname, _ in dist.files):
+            raise ArchiveError(
+                f"{name!r} ships a top-level 'handlers' package, which would shadow ours"
+            )
+        distributions.append(dist)
+        entries += dist.files
+        provided |= dist.modules
+    _check_requirements(distributions)
     missing = handler_imports(handler, source_root=root) - provided
     if missing:
         raise ArchiveError(
             f"{handler} imports {sorted(missing)}, which neither the Lambda runtime, the "
             "Powertools layer nor its vendored distributions provide; add the distribution to "
-            "vendored (pure Python only)"
+            "vendored"
         )
     names = [arcname for arcname, _ in entries]
     duplicates = sorted({n for n in names if names.count(n) > 1})
@@ -648,7 +825,10 @@ def build_function_archive(
         )
 
     destination = (out_dir or ARCHIVE_DIR) / f"{function}.zip"
-    comment = f"{_FORMAT} sha256:{_digest(sorted(entries), vendored, interpreter)}".encode()
+    sources = [d.source for d in distributions]
+    comment = f"{_FORMAT} sha256:{_digest(sorted(entries), sources, interpreter)}".encode()
+    if any(source.startswith("host:") for source in sources):
+        comment += b" native=host"  # compiled for this machine: tests only, not for Lambda
     if destination.is_file() and _existing_comment(destination) == comment:
         return destination
 

@@ -73,7 +73,7 @@ def runtime_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def build(
-    root: Path, out: Path, handler: str = HELLO, vendored: tuple[str, ...] = ("phonenumbers",)
+    root: Path, out: Path, handler: str = HELLO, vendored: tuple[str, ...] = ("phonenumberslite",)
 ) -> Path:
     return build_function_archive(
         "fx-hello", handler, vendored, source_root=root, out_dir=out, target_python=False
@@ -171,7 +171,7 @@ def test_archive_holds_common_its_own_system_and_vendored_code_only(
     assert tops == {
         "handlers",
         "phonenumbers",
-        next(t for t in tops if t.startswith("phonenumbers-")),
+        next(t for t in tops if t.startswith("phonenumberslite-")),
     }
 
 
@@ -209,6 +209,36 @@ def test_without_the_vendored_package_the_handler_fails_to_import(
     assert "No module named 'phonenumbers'" in done.stderr
 
 
+def test_the_email_check_runs_from_an_archive_without_dnspython(
+    source_root: Path, tmp_path: Path, runtime_dir: Path
+) -> None:
+    """email-validator declares dnspython but imports it only for deliverability checks,
+    which handlers.common.emails never asks for (archive.UNUSED_REQUIREMENTS)."""
+    (source_root / "handlers" / "archive_system" / "mail.py").write_text(
+        "from handlers.common.emails import normalise_email\n"
+        "def handler(event, context):\n    return normalise_email(event['email'])\n"
+    )
+    path = build_function_archive(
+        "fx-mail",
+        "handlers.archive_system.mail.handler",
+        ("email-validator", "idna"),
+        source_root=source_root,
+        out_dir=tmp_path / "out",
+        target_python=False,
+    )
+    with zipfile.ZipFile(path) as zipped:
+        tops = {n.split("/")[0] for n in zipped.namelist()}
+    assert {"email_validator", "idna"} <= tops and "dns" not in tops
+    code = (
+        "import sys\nfrom handlers.archive_system.mail import handler\n"
+        "print(handler({'email': ' Jane.Doe@Example.COM '}, None), handler({'email': 'jane..doe@x.com'}, None))\n"
+        "assert 'dns' not in sys.modules\n"
+    )
+    done = run_isolated(code, unpack(path, tmp_path / "task"), runtime_dir)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["jane.doe@example.com", "None"]
+
+
 # Refusals -----------------------------------------------------------------------------------
 
 
@@ -217,26 +247,45 @@ def test_unvendored_third_party_import_is_refused(source_root: Path, tmp_path: P
         build(source_root, tmp_path, vendored=())
 
 
-def test_non_pure_python_distribution_is_refused(source_root: Path, tmp_path: Path) -> None:
-    with pytest.raises(ArchiveError, match="not a pure-Python wheel"):
-        build(source_root, tmp_path, vendored=("phonenumbers", "PyYAML"))
+def test_compiled_distribution_without_a_locked_lambda_wheel_is_refused(
+    source_root: Path, tmp_path: Path
+) -> None:
+    """PyYAML is compiled here; a lock that has no python3.14 arm64 wheel of it cannot serve."""
+    lock = tmp_path / "uv.lock"
+    lock.write_text(
+        'version = 1\n\n[[package]]\nname = "pyyaml"\nversion = "6.0.2"\n'
+        'wheels = [{ url = "https://x/PyYAML-6.0.2-cp311-cp311-manylinux_2_17_x86_64.whl", '
+        'hash = "sha256:00" }]\n'
+    )
+    with pytest.raises(ArchiveError, match=r"not pure Python, and uv\.lock has no wheel"):
+        build_function_archive(
+            "fx-hello",
+            HELLO,
+            ("phonenumberslite", "PyYAML"),
+            source_root=source_root,
+            out_dir=tmp_path,
+            target_python=False,
+            native="lock",
+            lock_file=lock,
+            wheel_cache=tmp_path / "cache",
+        )
 
 
 def test_runtime_and_layer_packages_are_not_vendored(source_root: Path, tmp_path: Path) -> None:
     with pytest.raises(ArchiveError, match="runtime or the layer"):
-        build(source_root, tmp_path, vendored=("phonenumbers", "boto3"))
+        build(source_root, tmp_path, vendored=("phonenumberslite", "boto3"))
 
 
 def test_missing_requirements_of_a_vendored_distribution_are_refused(
     source_root: Path, tmp_path: Path
 ) -> None:
     with pytest.raises(ArchiveError, match="requires"):
-        build(source_root, tmp_path, vendored=("phonenumbers", "requests"))
+        build(source_root, tmp_path, vendored=("phonenumberslite", "requests"))
 
 
 def test_uninstalled_distribution_is_refused(source_root: Path, tmp_path: Path) -> None:
     with pytest.raises(ArchiveError, match="not installed"):
-        build(source_root, tmp_path, vendored=("phonenumbers", "no-such-distribution-xyz"))
+        build(source_root, tmp_path, vendored=("phonenumberslite", "no-such-distribution-xyz"))
 
 
 @pytest.mark.parametrize(
@@ -259,7 +308,7 @@ def test_bad_function_names_are_refused(source_root: Path, tmp_path: Path) -> No
         build_function_archive(
             "../escape",
             HELLO,
-            ("phonenumbers",),
+            ("phonenumberslite",),
             source_root=source_root,
             out_dir=tmp_path,
             target_python=False,
@@ -271,7 +320,7 @@ def test_a_non_314_interpreter_is_refused_for_bytecode(source_root: Path, tmp_pa
         build_function_archive(
             "fx-hello",
             HELLO,
-            ("phonenumbers",),
+            ("phonenumberslite",),
             source_root=source_root,
             out_dir=tmp_path,
             target_python=sys.executable,
@@ -298,7 +347,7 @@ def test_sources_only_is_announced_once(
     monkeypatch.setattr(archive, "find_target_python", lambda: None)
     for out in ("a", "b"):
         build_function_archive(
-            "fx-hello", HELLO, ("phonenumbers",), source_root=source_root, out_dir=tmp_path / out
+            "fx-hello", HELLO, ("phonenumberslite",), source_root=source_root, out_dir=tmp_path / out
         )
     assert sum("sources only" in r.getMessage() for r in caplog.records) == 1
 
@@ -339,7 +388,7 @@ def test_discovery_reads_sources(source_root: Path) -> None:
     assert HandlerRef.parse(HELLO) == HandlerRef(
         "handlers.archive_system.hello", "handler", "archive_system"
     )
-    assert distributions_for({"phonenumbers"}) == ("phonenumbers",)
+    assert distributions_for({"phonenumbers"}) == ("phonenumberslite",)
 
 
 # Bytecode mechanics (run with this interpreter; archives only ever use Python 3.14) --------

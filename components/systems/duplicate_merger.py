@@ -175,7 +175,7 @@ class DuplicateMerger(System):
                 d,
                 "dm-block",
                 "Weekly: reads the CRM, computes four keys per contact, forms capped blocks",
-                FunctionCode(f"{PACKAGE}.block.handler", vendored=("phonenumbers",)),
+                FunctionCode(f"{PACKAGE}.block.handler", vendored=("phonenumberslite", "jellyfish")),
                 memory_mb=3008,
                 timeout_s=300,
                 grants=(
@@ -202,7 +202,7 @@ class DuplicateMerger(System):
                 d,
                 "dm-score",
                 "Scores each block's pairs with rarity-weighted evidence; upserts pairs",
-                FunctionCode(f"{PACKAGE}.score.handler"),
+                FunctionCode(f"{PACKAGE}.score.handler", vendored=("jellyfish",)),
                 memory_mb=1024,
                 timeout_s=60,
                 grants=(
@@ -231,7 +231,7 @@ class DuplicateMerger(System):
                 d,
                 "dm-merge",
                 "Proposal pages, signed confirm / reject / undo links, merges with an undo bundle",
-                FunctionCode(f"{PACKAGE}.merge.handler"),
+                FunctionCode(f"{PACKAGE}.merge.handler", vendored=("jellyfish",)),
                 memory_mb=1024,
                 timeout_s=60,
                 grants=(

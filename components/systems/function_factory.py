@@ -33,6 +33,8 @@ class FunctionFactory:
         sizes: Memory (MB) and timeout (s) per function name, from the document.
         shared_env: Environment values several functions read, by variable name.
         opts: Options for every function (parented to the system component).
+        vendored: Distributions every function of the system vendors (a module they all
+            import needs them), on top of each function's own.
     """
 
     deployment: Deployment
@@ -40,6 +42,7 @@ class FunctionFactory:
     sizes: Mapping[str, tuple[int, int]]
     shared_env: Mapping[str, pulumi.Input[str]]
     opts: pulumi.ResourceOptions
+    vendored: tuple[str, ...] = ()
 
     def __call__(
         self,
@@ -66,7 +69,9 @@ class FunctionFactory:
                 self.deployment,
                 name,
                 description,
-                FunctionCode(f"{self.package}.{module}.handler", vendored=vendored),
+                FunctionCode(
+                    f"{self.package}.{module}.handler", vendored=(*self.vendored, *vendored)
+                ),
                 memory,
                 timeout,
                 grants=grants,

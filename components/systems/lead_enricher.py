@@ -46,7 +46,11 @@ from components.work_queue import CONSUME_ACTIONS, ServiceSender, WorkQueue, Wor
 from handlers.lead_enricher import contract
 
 PACKAGE = "handlers.lead_enricher"
-PHONENUMBERS = ("phonenumbers",)
+PHONENUMBERS = ("phonenumberslite",)
+JELLYFISH = ("jellyfish",)
+EMAIL_CHECK = ("email-validator", "idna")
+"""handlers.common.emails (cleanup's email rule): email-validator and the idna it imports."""
+"""Jaro-Winkler for fuzzy dedupe (handlers.common.strings); compiled, the locked arm64 wheel."""
 FAILS_BEFORE_DLQ = 2
 """"ler-dlq catches any event that fails twice": two receives, or one retry of an async invoke."""
 
@@ -313,7 +317,7 @@ class LeadEnricher(System):
                 "NORMALIZE_MODEL_ID": s.normalize_model.active,
                 "DEFAULT_PHONE_REGION": s.default_phone_region,
             },
-            vendored=PHONENUMBERS,
+            vendored=PHONENUMBERS + EMAIL_CHECK,
             queue_triggers=(QueueTrigger(intake_queue, batch_size=1),),
             on_failure=None,  # polled from SQS, never invoked asynchronously
         )
@@ -361,6 +365,7 @@ class LeadEnricher(System):
                 "AMBIGUOUS_SCORE": str(s.dedupe_ambiguous_score),
             },
             on_failure=dlq,
+            vendored=JELLYFISH,
         )
         function(
             "ler-filter",
@@ -400,7 +405,7 @@ class LeadEnricher(System):
                 "CRM_BASE_URL": s.crm_base_url,
                 "DEFAULT_PHONE_REGION": s.default_phone_region,
             },
-            vendored=PHONENUMBERS,
+            vendored=PHONENUMBERS + EMAIL_CHECK + JELLYFISH,
             on_failure=dlq,
         )
         function(

@@ -286,7 +286,7 @@ class ReviewRequests(System):
                 public_reason="The job tool's HMAC-SHA256 signature (rrs-webhook-secret, "
                 "timestamped, replay window) checked before the body is read",
             ),
-            vendored=("phonenumbers", "tzdata"),
+            vendored=("email-validator", "idna", "phonenumberslite", "tzdata"),
         )
         sender_fn = function(
             "rrs-sender",
@@ -367,7 +367,7 @@ class ReviewRequests(System):
             sync_grants,
             {"RRS_SHEET_SOURCE": s.sheet_source},
             uses=("RRS_CUSTOMERS_TABLE", "RRS_PHONE_REGION"),
-            vendored=("phonenumbers", "tzdata"),
+            vendored=("email-validator", "idna", "phonenumberslite", "tzdata"),
             invoked_async=True,
         )
         sweep_fn = function(

@@ -104,7 +104,7 @@ class SourceAttributor(System):
                 d,
                 "ls-capture",
                 "Beacon: normalises the source, writes one touch, sets the first-party id",
-                FunctionCode(f"{PACKAGE}.capture.handler"),
+                FunctionCode(f"{PACKAGE}.capture.handler", vendored=("email-validator", "idna")),
                 memory_mb=512,
                 timeout_s=5,
                 grants=(

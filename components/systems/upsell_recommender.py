@@ -156,7 +156,9 @@ class UpsellRecommender(System):
             "UPSR_MAX_NUDGES_PER_30_DAYS": str(s.max_nudges_per_30_days),
         }
 
-        function = FunctionFactory(d, PACKAGE, SIZES, common_env, child)
+        # domain.py checks every contact with handlers.common.emails / phones.
+        checks = ("email-validator", "idna", "phonenumberslite")
+        function = FunctionFactory(d, PACKAGE, SIZES, common_env, child, vendored=checks)
 
         # Functions -------------------------------------------------------------------------
         order_fn = function(

@@ -29,9 +29,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
+from handlers.common.strings import jaro_winkler
 from handlers.duplicate_merger.normalize import given_name
 from handlers.duplicate_merger.profile import FIELDS, Profile
-from handlers.duplicate_merger.similarity import jaro_winkler, within_one_edit
+from handlers.duplicate_merger.similarity import within_one_edit
 
 Band = Literal["automatic", "propose", "record_only"]
 Level = Literal["exact", "similar", "swapped", "different"]

@@ -180,7 +180,8 @@ def phone(text: str | None, default_region: str = "US") -> str:
     """E.164 (``+14155550132``) or "" when the text is not a plausible phone number.
 
     Plain North-American formats take a fast path (most of a US CRM); anything else goes
-    through ``phonenumbers`` (vendored), which knows every country's trunk prefixes.
+    through the shared normaliser (``handlers.common.phones``), which knows
+    every country's trunk prefixes.
     """
     if not text:
         return ""
@@ -200,17 +201,16 @@ def phone(text: str | None, default_region: str = "US") -> str:
 
 def _phone_slow(raw: str, default_region: str) -> str:
     try:
-        import phonenumbers
-    except ImportError:  # pragma: no cover - vendored in the archive, installed in dev
+        # phonenumbers is vendored into dm-block, which reads raw numbers; dm-score and
+        # dm-merge see numbers dm-block already normalised and ship without it.
+        import phonenumbers  # noqa: F401
+
+        from handlers.common.phones import phone_e164
+    except ImportError:  # pragma: no cover - vendored in dm-block, installed in dev
         digits = _DIGITS.sub("", raw)
         return "+" + digits if raw.startswith("+") else ""
-    try:
-        parsed = phonenumbers.parse(raw, default_region)
-    except phonenumbers.NumberParseException:
-        return ""
-    if not phonenumbers.is_possible_number(parsed):
-        return ""
-    return str(phonenumbers.format_number(parsed, phonenumbers.PhoneNumberFormat.E164))
+    # A possible number is enough to compare two records of one person (not an SMS target).
+    return phone_e164(raw, default_region, valid=False) or ""
 
 
 @lru_cache(maxsize=100_000)

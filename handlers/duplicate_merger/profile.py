@@ -12,8 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from handlers.common.strings import nysiis
 from handlers.duplicate_merger import normalize
-from handlers.duplicate_merger.phonetic import nysiis
 
 FIELDS = (
     "first",

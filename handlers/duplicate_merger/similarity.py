@@ -1,53 +1,11 @@
-"""String similarity for field comparisons: Jaro-Winkler and "at most one edit".
+"""String similarity for field comparisons: "at most one edit".
 
-Both are plain Python (the archive vendors nothing compiled) and tuned for the short strings a
-contact has: names, postcodes, dates, phone digits.
+Jaro-Winkler and NYSIIS come from jellyfish through ``handlers.common.strings``. This check
+stays here: it is a few comparisons with an early exit on the short strings a contact has
+(postcodes, dates, phone digits), cheaper than computing a full edit distance.
 """
 
 from __future__ import annotations
-
-from itertools import compress
-from operator import ne
-
-
-def jaro(a: str, b: str) -> float:
-    """Jaro similarity in [0, 1]: matching characters within a window, minus transpositions."""
-    if a == b:
-        return 1.0 if a else 0.0
-    la, lb = len(a), len(b)
-    if not la or not lb:
-        return 0.0
-    window = max(max(la, lb) // 2 - 1, 0)
-    taken = bytearray(lb)
-    matched_a: list[str] = []
-    for i, ch in enumerate(a):
-        hi = i + window + 1
-        j = b.find(ch, i - window if i > window else 0, hi)
-        while j != -1 and taken[j]:
-            j = b.find(ch, j + 1, hi)
-        if j != -1:
-            taken[j] = 1
-            matched_a.append(ch)
-    m = len(matched_a)
-    if not m:
-        return 0.0
-    matched_b = compress(b, taken)
-    transpositions: int = sum(map(ne, matched_a, matched_b)) // 2
-    return (m / la + m / lb + (m - transpositions) / m) / 3.0
-
-
-def jaro_winkler(a: str, b: str, *, prefix_scale: float = 0.1, boost_above: float = 0.7) -> float:
-    """Jaro-Winkler similarity: a Jaro score above ``boost_above`` is boosted by a common prefix
-    of up to four characters (Winkler's rule; low scores are left alone)."""
-    score = jaro(a, b)
-    if score <= boost_above:
-        return score
-    prefix = 0
-    for x, y in zip(a[:4], b[:4], strict=False):
-        if x != y:
-            break
-        prefix += 1
-    return score + prefix * prefix_scale * (1.0 - score)
 
 
 def within_one_edit(a: str, b: str) -> bool:

@@ -1,9 +1,10 @@
 """Deterministic field cleanup: the rules every value must pass, model-proposed or not.
 
-Email lowercased and validated; phone to E.164 with phonenumbers (in the lead's country, else
-the configured default region); names split and cased; country to ISO alpha-2. What the rules
-cannot decide is reported as *ambiguous* (with the original text) for the model, and the same
-rules then judge the model's answer (``normalize_model``). Nothing here calls AWS or a model.
+Email lowercased and validated, phone to E.164 in the lead's country (else the configured
+default region), both by the shared checks in ``handlers.common.emails`` / ``phones``; names split and
+cased; country to ISO alpha-2. What the rules cannot decide is reported as *ambiguous* (with
+the original text) for the model, and the same rules then judge the model's answer
+(``normalize_model``). Nothing here calls AWS or a model.
 """
 
 from __future__ import annotations
@@ -11,14 +12,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from handlers.common.emails import normalise_email
+from handlers.common.phones import phone_e164 as phone_e164  # re-exported for ler's modules
+from handlers.common.phones import phone_region as phone_region
 from handlers.lead_enricher.countries import country_code
 from handlers.lead_enricher.lead import Contact
 
-_EMAIL = re.compile(
-    r"^[a-z0-9!#$%&'*+/=?^_`{|}~-]+(\.[a-z0-9!#$%&'*+/=?^_`{|}~-]+)*"
-    r"@([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$"
-)
 _DOMAIN = re.compile(r"^([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$")
+clean_email = normalise_email
+"""ler's name for the shared email check (lowercased, trimmed, ``mailto:``-free, or None)."""
 HONORIFICS = frozenset({"mr", "mrs", "ms", "miss", "mx", "dr", "prof", "sir", "dame", "rev"})
 PARTICLES = frozenset(
     {"van", "von", "der", "den", "de", "da", "di", "du", "la", "le", "del", "della", "bin", "ter"}
@@ -45,44 +47,12 @@ class Cleanup:
     ambiguous: dict[str, str] = field(default_factory=dict)
 
 
-def clean_email(text: str) -> str | None:
-    """Lowercased, trimmed, ``mailto:``-free address when it is well-formed; else None."""
-    value = text.strip()
-    if value.lower().startswith("mailto:"):
-        value = value[7:]
-    value = value.strip().strip("<>").strip().lower()
-    if len(value) > 254 or not _EMAIL.match(value):
-        return None
-    return value
-
-
 def clean_domain(text: str) -> str | None:
     """The bare host of a website (``https://www.Acme.co.uk/about`` -> ``acme.co.uk``)."""
     value = text.strip().lower()
     value = re.sub(r"^[a-z][a-z0-9+.-]*://", "", value).split("/")[0].split("?")[0]
     value = value.split("@")[-1].split(":")[0].removeprefix("www.")
     return value if _DOMAIN.match(value) else None
-
-
-def phone_e164(text: str, region: str | None) -> str | None:
-    """E.164 when ``text`` is a valid number read in ``region`` (or international); else None."""
-    import phonenumbers
-
-    try:
-        number = phonenumbers.parse(text, region)
-    except phonenumbers.NumberParseException:
-        return None
-    if not phonenumbers.is_valid_number(number):
-        return None
-    return str(phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164))
-
-
-def phone_region(e164: str) -> str | None:
-    """The country a valid E.164 number belongs to."""
-    import phonenumbers
-
-    region = phonenumbers.region_code_for_number(phonenumbers.parse(e164, None))
-    return str(region) if region and region != "001" else None
 
 
 def _digits(text: str) -> str:

@@ -18,6 +18,7 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 
+from handlers.common.strings import jaro_winkler
 from handlers.lead_enricher.domains import is_free_mail
 from handlers.lead_enricher.lead import Contact, Enrichment
 
@@ -106,36 +107,6 @@ def near_keys(contact: Contact, enrichment: Enrichment | None = None) -> list[st
     if contact.email:
         keys.append(f"NEAR#EC#{canonical_mailbox(contact.email)}")
     return keys
-
-
-def jaro_winkler(a: str, b: str) -> float:
-    """Jaro-Winkler similarity in [0, 1] (1: identical); the classic measure for names."""
-    if a == b:
-        return 1.0 if a else 0.0
-    if not a or not b:
-        return 0.0
-    window = max(max(len(a), len(b)) // 2 - 1, 0)
-    a_flags = [False] * len(a)
-    b_flags = [False] * len(b)
-    matches = 0
-    for i, ch in enumerate(a):
-        for j in range(max(0, i - window), min(len(b), i + window + 1)):
-            if not b_flags[j] and b[j] == ch:
-                a_flags[i] = b_flags[j] = True
-                matches += 1
-                break
-    if matches == 0:
-        return 0.0
-    a_matched = [ch for ch, hit in zip(a, a_flags, strict=True) if hit]
-    b_matched = [ch for ch, hit in zip(b, b_flags, strict=True) if hit]
-    transpositions = sum(x != y for x, y in zip(a_matched, b_matched, strict=True)) / 2
-    jaro = (matches / len(a) + matches / len(b) + (matches - transpositions) / matches) / 3
-    prefix = 0
-    for x, y in zip(a[:4], b[:4], strict=False):
-        if x != y:
-            break
-        prefix += 1
-    return jaro + prefix * 0.1 * (1 - jaro)
 
 
 @dataclass

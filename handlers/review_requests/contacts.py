@@ -1,17 +1,14 @@
 """Contacts in one canonical form, so an opt-out matches however the address was typed.
 
 rrs-optout is keyed by the contact itself: an email address in lower case, or a phone number
-in E.164 (``+447700900123``). ``phonenumbers`` (vendored into rrs-webhook and rrs-sync) is
-imported on first use only: rejecting a forged webhook should not pay for its metadata.
+in E.164 (``+447700900123``), both by the shared checks in ``handlers.common.emails`` and ``phones``
+(which import their libraries on first use: rejecting a forged webhook should not pay for
+the numbering metadata).
 """
 
 from __future__ import annotations
 
-import re
-
-_EMAIL = re.compile(
-    r"^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}$"
-)
+from handlers.common import emails, phones
 
 
 class InvalidContact(ValueError):
@@ -20,35 +17,23 @@ class InvalidContact(ValueError):
 
 def normalise_email(raw: str) -> str:
     """``"  Ann@Example.COM "`` -> ``"ann@example.com"``; InvalidContact if not an address."""
-    value = raw.strip().lower()
-    if len(value) > 254 or not _EMAIL.match(value):
+    value = emails.normalise_email(raw)
+    if value is None:
         raise InvalidContact("not an email address")
     return value
 
 
 def normalise_phone(raw: str, default_region: str) -> str:
     """A valid phone number in E.164; national numbers are read in ``default_region``."""
-    import phonenumbers
-
-    try:
-        number = phonenumbers.parse(raw.strip(), default_region)
-    except phonenumbers.NumberParseException as err:
-        raise InvalidContact("not a phone number") from err
-    if not phonenumbers.is_valid_number(number):
+    number = phones.phone_e164(raw, default_region)
+    if number is None:
         raise InvalidContact("not a valid phone number")
-    return str(phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164))
+    return number
 
 
 def can_receive_sms(e164: str) -> bool:
     """Whether the number is (or may be) a mobile: landlines never get the SMS ask."""
-    import phonenumbers
-
-    number = phonenumbers.parse(e164, None)
-    kind = phonenumbers.number_type(number)
-    return kind in (
-        phonenumbers.PhoneNumberType.MOBILE,
-        phonenumbers.PhoneNumberType.FIXED_LINE_OR_MOBILE,
-    )
+    return phones.may_be_mobile(e164)
 
 
 def normalise_contact(raw: str, default_region: str) -> str:

@@ -11,17 +11,18 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import re
+
+from handlers.common import emails
 
 MIN_KEY_BYTES = 32
 MAX_EMAIL = 254
-_EMAIL = re.compile(r"^[^@\s]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9-]+)+$")
 
 
 def normalise_email(raw: str) -> str:
-    """The comparable form of an address: trimmed, lower-cased; ValueError if not an email."""
-    email = raw.strip().lower()
-    if len(email) > MAX_EMAIL or not _EMAIL.match(email):
+    """The comparable form of an address (the shared check: trimmed, lower-cased);
+    ValueError if not an email."""
+    email = emails.normalise_email(raw)
+    if email is None:
         raise ValueError("not an email address")
     return email
 

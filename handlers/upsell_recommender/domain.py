@@ -13,14 +13,14 @@ from decimal import Decimal, InvalidOperation
 from enum import StrEnum
 from typing import Any
 
+from handlers.common import emails, phones
+
 ADD_ACTION = "upsr-add"
 """The action a one-tap link token is issued for; a token for anything else is refused."""
 
 NUDGE_CAP_WINDOW_S = 30 * 24 * 3600
 """The frequency cap counts nudges over the last 30 days (``max_nudges_per_30_days``)."""
 
-_E164 = re.compile(r"^\+[1-9]\d{6,14}$")
-_EMAIL = re.compile(r"^[^@\s]{1,64}@[A-Za-z0-9.-]{1,253}\.[A-Za-z]{2,}$")
 _VARIANT = re.compile(r"^\d{1,20}$")
 
 
@@ -54,13 +54,15 @@ def offer_id_for(order_id: str) -> str:
 
 
 def is_phone(value: str | None) -> bool:
-    """An E.164 number (``+447700900123``), the form End User Messaging SMS accepts."""
-    return bool(value and _E164.match(value))
+    """A number written in E.164 (``+447700900123``), the form End User Messaging SMS accepts,
+    of a possible length for its country (``handlers.common.phones``). Shopify stores E.164
+    already; whether the range is assigned is the SMS service's answer, recorded per send."""
+    return phones.is_e164(value, valid=False)
 
 
 def is_email(value: str | None) -> bool:
-    """A plausible single address (no display name, no list)."""
-    return bool(value and _EMAIL.match(value))
+    """One valid address (no display name, no list), by the shared check."""
+    return emails.is_email(value)
 
 
 def is_variant_id(value: object) -> bool:

@@ -209,3 +209,14 @@ def test_outputs_name_what_an_operator_needs(graph: Graph) -> None:
 
 def test_policy_pack_finds_nothing(graph: Graph) -> None:
     assert evaluate_graph(graph) == []
+
+
+def test_every_dm_archive_carries_jellyfish(graph: Graph) -> None:
+    """NYSIIS and Jaro-Winkler come from jellyfish (compiled): each dm function vendors it."""
+    import zipfile
+
+    for name, f in functions(graph).items():
+        entries = zipfile.ZipFile(f.inputs["code"]["archive"]).namelist()
+        assert "jellyfish/__init__.py" in entries, name
+        assert "handlers/common/strings.py" in entries, name
+        assert any(e.startswith("jellyfish-") and e.endswith(".dist-info/WHEEL") for e in entries)

@@ -442,3 +442,12 @@ def test_environments_hold_names_not_secrets(graph: Graph) -> None:
 def test_policy_pack_finds_nothing(graph: Graph, iam_graph: Graph) -> None:
     assert evaluate_graph(graph) == []
     assert evaluate_graph(iam_graph) == []
+
+
+def test_jellyfish_is_in_the_archives_that_score_names(graph: Graph) -> None:
+    import zipfile
+
+    for name, f in functions(graph).items():
+        entries = zipfile.ZipFile(f.inputs["code"]["archive"]).namelist()
+        vendored = "jellyfish/__init__.py" in entries
+        assert vendored == (name in {"dev-ler-dedupe", "dev-ler-push"}), name

@@ -6,10 +6,10 @@ import random
 
 import pytest
 
+from handlers.common.strings import jaro_winkler, nysiis
 from handlers.duplicate_merger import normalize
 from handlers.duplicate_merger.blocking import KEY_NAMES, form_blocks, keys_of
 from handlers.duplicate_merger.evidence import Scorer, Thresholds, pair_key, split_pair_key
-from handlers.duplicate_merger.phonetic import nysiis
 from handlers.duplicate_merger.pipeline import (
     MAX_MESSAGE_BYTES,
     MessageError,
@@ -20,7 +20,7 @@ from handlers.duplicate_merger.pipeline import (
     score_message,
 )
 from handlers.duplicate_merger.profile import Profile
-from handlers.duplicate_merger.similarity import jaro_winkler, within_one_edit
+from handlers.duplicate_merger.similarity import within_one_edit
 from handlers.duplicate_merger.synthetic import generate
 
 THRESHOLDS = Thresholds(automatic=12.0, propose=0.0)
