@@ -110,6 +110,9 @@ def _traced(handler: HandlerT) -> HandlerT:
 
     The Tracer patches boto3 and sends segments to the X-Ray daemon that Lambda's active
     tracing runs (Powertools, "Tracer": https://docs.powertools.aws.dev/lambda/python/latest/core/tracer/).
+    Its dependency, ``aws-xray-sdk``, ships in the Powertools layer every function has
+    (Powertools, "Installation": the layer carries the extra dependencies,
+    https://docs.aws.amazon.com/powertools/python/latest/getting-started/install/).
     """
     if not tracing_enabled():
         return handler

@@ -98,3 +98,18 @@ def test_every_counted_name_is_in_the_catalogue() -> None:
     }
     known = {m.name for ms in CATALOGUE.values() for m in ms}
     assert counted == known  # every catalogued metric is emitted somewhere, nothing else is
+
+
+def test_the_tracer_wraps_the_handler_only_when_the_stack_turned_tracing_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def handler(event: Any, context: Any) -> str:
+        return "ok"
+
+    monkeypatch.setenv("POWERTOOLS_TRACE_DISABLED", "true")
+    assert observability._traced(handler) is handler  # off: nothing imported, nothing wrapped
+    monkeypatch.setenv("POWERTOOLS_TRACE_DISABLED", "false")
+    traced = observability._traced(handler)
+    assert traced is not handler
+    # Outside Lambda the Tracer sends nothing; the handler still answers through it.
+    assert observability.logged(handler)({}, SimpleNamespace(aws_request_id="r")) == "ok"
