@@ -315,3 +315,13 @@ def test_the_plan_lists_each_function_with_its_alarms(graph: Graph) -> None:
     sweep = text.split(f"  function rrs-sweep  ({prefix}-rrs-sweep")[1].split("  function ")[0]
     assert "    alarm    not-run: Invocations Sum < 1 over 1 x 1800 s (missing = breaching)" in sweep
     assert "alarms   121: " in text and "NOBODY" not in text and "NO DLQ" not in text
+
+
+def test_more_subscribers_from_config_are_emailed_by_every_alarm_topic() -> None:
+    graph = run("dev", {"alertSubscribers": ["owner@example.org", "ops@example.com"]})
+    by_topic: dict[str, set[str]] = defaultdict(set)
+    for s in graph.of_type("aws:sns/topicSubscription:TopicSubscription"):
+        by_topic[s.inputs["topic"]].add(s.inputs["endpoint"])
+    for region in ("us-east-1", "eu-west-2"):
+        topic = f"arn:aws:sns:{region}:123456789012:dev-alarms"
+        assert by_topic[topic] == {"ops@example.com", "owner@example.org"}  # no duplicate
