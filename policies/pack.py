@@ -12,6 +12,7 @@ from pulumi_policy import Policy
 
 from policies.rules import (
     bucket_hygiene,
+    creation_order,
     event_source_mapping_permissions,
     failures_are_watched,
     function_identity,
@@ -52,6 +53,7 @@ ALL_POLICIES: Final[list[Policy]] = [
     event_source_mapping_permissions.POLICY,
     service_invoke_source_condition.POLICY,
     failures_are_watched.POLICY,
+    creation_order.POLICY,
 ]
 """The pack's policies, every one MANDATORY."""
 

@@ -8,7 +8,7 @@ proxy, so a rule meets them exactly as under ``pulumi preview``; a value equal t
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
 from pulumi_policy import PolicyCustomTimeouts, PolicyResource, PolicyResourceOptions
@@ -35,6 +35,7 @@ def make_resource(
     stack: str = "dev",
     urn: str | None = None,
     parent: PolicyResource | None = None,
+    dependencies: Sequence[PolicyResource] = (),
 ) -> PolicyResource:
     """One PolicyResource with proxied (CrossGuard-like) properties."""
     opts = PolicyResourceOptions(
@@ -54,11 +55,24 @@ def make_resource(
         opts,
         None,
         parent,
-        [],
+        list(dependencies),
         {},
     )
 
 
-def make_resources(specs: Iterable[Spec], *, stack: str = "dev") -> list[PolicyResource]:
-    """PolicyResources from ``(type, name, props)`` tuples."""
-    return [make_resource(t, n, p, stack=stack) for t, n, p in specs]
+def make_resources(
+    specs: Iterable[Spec],
+    *,
+    stack: str = "dev",
+    depends_on: Mapping[str, Sequence[str]] | None = None,
+) -> list[PolicyResource]:
+    """PolicyResources from ``(type, name, props)`` tuples; ``depends_on`` maps a logical name
+    to the logical names it waits for (declared earlier in ``specs``)."""
+    made: dict[str, PolicyResource] = {}
+    out: list[PolicyResource] = []
+    for t, n, p in specs:
+        waits = [made[d] for d in (depends_on or {}).get(n, ())]
+        resource = make_resource(t, n, p, stack=stack, dependencies=waits)
+        made[n] = resource
+        out.append(resource)
+    return out

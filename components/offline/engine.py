@@ -42,6 +42,8 @@ class Resource:
     provider: str | None
     inputs: dict[str, Any]
     outputs: dict[str, Any] = field(default_factory=dict)
+    dependencies: list[str] = field(default_factory=list)
+    """URNs it waits for (explicit ``depends_on`` and inputs from other resources' outputs)."""
 
     @property
     def physical_name(self) -> str | None:
@@ -202,6 +204,7 @@ class RecordingMonitor(mocks.MockMonitor):
                 provider=request.provider or None,
                 inputs=_plain(inputs),
                 outputs=_plain(dict(registration.state)),
+                dependencies=list(request.dependencies),
             )
         )
         return response

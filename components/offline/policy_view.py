@@ -38,7 +38,8 @@ def policy_resources(graph: Graph) -> list[PolicyResource]:
             opts=opts,
             provider=None,
             parent=by_urn.get(r.parent) if r.parent else None,
-            dependencies=[],
+            # Registered before r (the engine awaits them), so already converted.
+            dependencies=[by_urn[d] for d in r.dependencies if d in by_urn],
             property_dependencies={},
         )
         by_urn[r.urn] = resource

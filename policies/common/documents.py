@@ -65,7 +65,8 @@ DOCUMENT_PROPS: Final[Mapping[str, tuple[DocumentProp, ...]]] = {
     "aws:ecr/repositoryPolicy:RepositoryPolicy": (DocumentProp("policy", "resource"),),
 }
 """Resource types carrying IAM documents. KMS key policies are left out on purpose: their
-``kms:*`` for the account root is the documented default and this project creates no keys."""
+``kms:*`` for the account root is the documented default; service-publisher-encryption reads
+the one thing it needs of them (which services may use the key)."""
 
 ROLE: Final = "aws:iam/role:Role"
 SCOPING_CONDITION_KEYS: Final = frozenset(

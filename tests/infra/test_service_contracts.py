@@ -232,3 +232,38 @@ def test_the_receipt_rule_waits_for_the_bucket_policy_that_admits_ses(
     bucket = rule.inputs["s3Actions"][0]["bucketName"]
     policy = graph.named("aws:s3/bucketPolicy:BucketPolicy", bucket)
     assert policy.urn in dependencies[rule.urn]
+
+
+def _without_dependency(graph: Graph, resource_type: str, on_type: str) -> None:
+    """Drop every recorded dependency of ``resource_type`` resources on ``on_type`` ones."""
+    types = {r.urn: r.type for r in graph.resources}
+    for r in graph.of_type(resource_type):
+        r.dependencies = [d for d in r.dependencies if types.get(d) != on_type]
+
+
+@pytest.mark.parametrize(
+    "resource_type,on_type,expected",
+    [
+        ("aws:ses/receiptRule:ReceiptRule", "aws:s3/bucketPolicy:BucketPolicy", 1),
+        ("aws:s3/bucketNotification:BucketNotification", "aws:lambda/permission:Permission", 1),
+        ("aws:budgets/budget:Budget", "aws:sns/topicPolicy:TopicPolicy", 1),
+        (
+            "aws:lambda/eventSourceMapping:EventSourceMapping",
+            "aws:iam/rolePolicy:RolePolicy",
+            None,
+        ),
+    ],
+)
+def test_creation_order_catches_a_resource_that_no_longer_waits_for_its_policy(
+    graph: Graph, resource_type: str, on_type: str, expected: int | None
+) -> None:
+    def change(g: Graph) -> None:
+        _without_dependency(g, resource_type, on_type)
+        if resource_type.endswith("EventSourceMapping"):
+            # the mapping also waits through its function, which waits for the policy
+            _without_dependency(g, "aws:lambda/function:Function", on_type)
+
+    found = of_rule(broken(graph, change), "creation-order")
+    mappings = len(graph.of_type("aws:lambda/eventSourceMapping:EventSourceMapping"))
+    assert len(found) == (expected or mappings), found
+    assert of_rule(evaluate_graph(graph), "creation-order") == []

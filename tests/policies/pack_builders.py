@@ -363,9 +363,10 @@ def run(
     *,
     config: Mapping[str, Any] | None = None,
     stack: str = "dev",
+    depends_on: Mapping[str, Sequence[str]] | None = None,
 ) -> list[Violation]:
     """Violations of one policy (or the whole pack) over ``specs``."""
-    resources = make_resources(with_alert_topic(specs), stack=stack)
+    resources = make_resources(with_alert_topic(specs), stack=stack, depends_on=depends_on)
     chosen = [POLICIES_BY_NAME[policy]] if policy else None
     return evaluate(resources, config, policies=chosen)
 

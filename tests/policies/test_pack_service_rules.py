@@ -72,7 +72,12 @@ def test_compliant_service_stack_passes(rule: str) -> None:
 
 
 def test_the_whole_pack_passes_the_service_stack() -> None:
-    assert messages(run(service_stack())) == []
+    waits = {
+        "picker-jobs": ["upsr-picker-policy"],
+        "picker-offers": ["upsr-picker-policy"],
+        "budget-alerts-budget": ["budget-alerts-policy"],
+    }
+    assert messages(run(service_stack(), depends_on=waits)) == []
 
 
 # scheduler-trust ---------------------------------------------------------------------------
@@ -443,3 +448,48 @@ def test_an_alarm_whose_topic_admits_other_alarms_only_is_caught() -> None:
     others = arn("cloudwatch", "alarm:dev-rrs-*")
     found = messages(run(_alarm_topic(others), "service-invoke-source-condition"))
     assert len(found) == 1 and "MetricAlarm dlq-depth" in found[0], found
+
+
+# creation-order ----------------------------------------------------------------------------
+
+
+def _ordered(depends_on: dict[str, list[str]]) -> list[str]:
+    from policies.pack import POLICIES_BY_NAME
+    from policies.runner import evaluate
+    from policies.testing import make_resources
+
+    specs = [
+        *_ses_bucket(
+            {"StringEquals": {"aws:SourceAccount": ACCOUNT}, "ArnLike": {"aws:SourceArn": SES_RULE}}
+        ),
+        *compliant_stack(),
+        queue_mapping("picker-jobs", "upsr-picker", "upsr-jobs"),
+    ]
+    resources = make_resources(specs, depends_on=depends_on)
+    return [
+        v.message for v in evaluate(resources, None, policies=[POLICIES_BY_NAME["creation-order"]])
+    ]
+
+
+def test_resources_waiting_for_their_policies_pass() -> None:
+    assert _ordered({"inbound": ["ler-raw-policy"], "picker-jobs": ["upsr-picker-policy"]}) == []
+
+
+def test_a_receipt_rule_not_waiting_for_the_bucket_policy_is_caught() -> None:
+    found = _ordered({"picker-jobs": ["upsr-picker"]})
+    assert found == [
+        "SES receipt rule inbound does not wait for BucketPolicy ler-raw-policy: CreateReceiptRule "
+        "refuses the rule (InvalidS3Configuration) until SES may write the bucket",
+        "event source mapping picker-jobs does not wait for RolePolicy upsr-picker-policy of role "
+        "dev-upsr-picker-role: CreateEventSourceMapping checks the role's permissions",
+    ]
+
+
+def test_a_budget_not_waiting_for_its_topic_policy_is_caught() -> None:
+    found = messages(run(alert_topic("budget-alerts"), "creation-order"))
+    assert found == [
+        "budget budget-alerts-budget does not wait for TopicPolicy budget-alerts-policy: Budgets "
+        "refuses a subscriber topic it is not yet authorized to publish to"
+    ]
+    waits = {"budget-alerts-budget": ["budget-alerts-policy"]}
+    assert run(alert_topic("budget-alerts"), "creation-order", depends_on=waits) == []
