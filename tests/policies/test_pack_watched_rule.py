@@ -146,3 +146,23 @@ def test_a_function_fed_by_s3_without_a_destination_is_caught() -> None:
 
 def test_the_alert_topic_is_an_sns_arn() -> None:
     assert ALERTS.split(":")[2] == "sns"
+
+
+def test_a_dead_letter_queue_named_only_at_run_time_is_declared_by_its_tag() -> None:
+    """rrs-request-schedules-dlq: only the schedules rrs-webhook creates name it."""
+    specs = _failures_queue("rrs-request-schedules-dlq")
+    found = run(specs, "queue-hygiene")
+    assert any("is no one's dead-letter target" in m for m in messages(found))
+    tagged = [
+        (t, n, {**p, "tags": {"crm:dead-letter-of": "schedules of group dev-rrs-requests"}})
+        if t == QUEUE
+        else (t, n, p)
+        for t, n, p in specs
+    ]
+    assert not any("dead-letter target" in m for m in messages(run(tagged, "queue-hygiene")))
+    # ...and once it is a dead-letter target, it must be watched like any other
+    unwatched = [s for s in tagged if s[0] != ALARM]
+    assert messages(run(unwatched, RULE)) == [
+        f"dead-letter / failure queue {PREFIX}-rrs-request-schedules-dlq has no alarm on "
+        "ApproximateNumberOfMessagesVisible > 0"
+    ]
