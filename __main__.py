@@ -1,10 +1,12 @@
 """Pulumi entry point: validate the stack's config, then declare the enabled systems."""
 
+import datetime
 import sys
 
 import pulumi
 from pulumi.runtime.config import CONFIG
 
+from components import api_versions
 from components.config import ConfigError, from_pulumi_config
 from components.stack import build
 
@@ -14,6 +16,10 @@ except ConfigError as err:
     # One clear message and no resources declared.
     pulumi.log.error(str(err))
     sys.exit(1)
+
+# External API versions outside their providers' support windows: a warning, not an error.
+for warning in api_versions.warnings(stack_config, datetime.date.today()):
+    pulumi.log.warn(warning)
 
 for name, value in build(stack_config).items():
     pulumi.export(name, value)

@@ -28,6 +28,7 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 
 from components import aws_regions, schedule_expression
+from components.api_versions import SHOPIFY_DEFAULT_VERSION
 
 PROJECT = "crm-automations"
 
@@ -285,8 +286,15 @@ class LerSettings(SystemSettings):
     """Days a domain's firmographics stay cached in ler-enrich-cache (DynamoDB TTL)."""
     crm_base_url: str = Field(default="https://api.hubapi.com", pattern=r"^https://")
     """Base URL of the CRM API (HubSpot CRM v3)."""
-    enrichment_base_url: str = Field(default="https://company.clearbit.com", pattern=r"^https://")
-    """Base URL of the firmographic provider's company lookup."""
+    enrichment_provider: Literal["pdl", "apollo"] = "pdl"
+    """Firmographic provider of ler-enrich: People Data Labs Company Enrichment (``pdl``) or
+    Apollo Organization Enrichment (``apollo``); its API key goes in
+    ``<prefix>-ler-enrichment-key``."""
+    enrichment_base_url: str | None = Field(default=None, pattern=r"^https://")
+    """Base URL of the provider's API; unset: the provider's own
+    (``https://api.peopledatalabs.com``, ``https://api.apollo.io``)."""
+    enrichment_api_version: str | None = Field(default=None, pattern=r"^v\d+$")
+    """Provider API version; unset: the one the adapter maps (``v5`` for pdl, ``v1`` for apollo)."""
     default_phone_region: str = Field(default="GB", pattern=r"^[A-Z]{2}$")
     """ISO country assumed for a phone number written without a country code."""
     min_submit_seconds: int = Field(default=3, ge=0, le=300)
@@ -303,6 +311,30 @@ class LerSettings(SystemSettings):
     """Enrichment passes ler-retry makes for a pending lead before leaving it to ler-backfill."""
     dlq_alert_threshold: int = Field(default=10, ge=1, le=10000)
     """Messages waiting in the dead-letter queues at which ler-retry emails an alert."""
+
+    @property
+    def enrichment_url(self) -> str:
+        """The provider's base URL, configured or its default."""
+        from components.api_versions import ENRICHMENT_APIS
+
+        return self.enrichment_base_url or ENRICHMENT_APIS[self.enrichment_provider].base_url
+
+    @property
+    def enrichment_version(self) -> str:
+        """The provider's API version, configured or the adapter's."""
+        from components.api_versions import ENRICHMENT_APIS
+
+        return self.enrichment_api_version or ENRICHMENT_APIS[self.enrichment_provider].version
+
+    @model_validator(mode="after")
+    def _no_clearbit(self) -> LerSettings:
+        if self.enrichment_base_url and "clearbit.com" in self.enrichment_base_url:
+            raise ValueError(
+                "enrichmentBaseUrl points at Clearbit, which issues no new keys since its "
+                "platform moved into HubSpot Breeze Intelligence: set enrichmentProvider to "
+                "pdl or apollo and drop enrichmentBaseUrl"
+            )
+        return self
 
     @model_validator(mode="after")
     def _ordered_bands(self) -> LerSettings:
@@ -362,9 +394,11 @@ class UpsrSettings(SystemSettings):
     catalog_sync_schedule: ScheduleExpression = "rate(15 minutes)"
     """When upsr-catalog-sync refreshes stock and prices."""
     shopify_api_version: str = Field(
-        default="2025-07",
+        default=SHOPIFY_DEFAULT_VERSION,
         pattern=r"^\d{4}-(01|04|07|10)$",
-        description="Shopify Admin API version the catalogue sync calls (quarterly releases)",
+        description="Shopify Admin API version the catalogue sync calls (quarterly releases, "
+        "each supported for at least 12 months; a version outside that window is warned about "
+        "in the plan)",
     )
     max_price_ratio: float = Field(
         default=0.5,

@@ -116,7 +116,8 @@ def _alarm_topic(
     """The alert topic of one region: the alarms of that region publish to it.
 
     An alarm's action names a topic of the alarm's own region (components/monitoring.py), so
-    every region with a system has one, ``<prefix>-alarms``, emailing ``alertEmail`` and
+    every region with a system has one, ``<prefix>-alarms-<region>`` (the region in the name
+    keeps its key alias unique across regions too), emailing ``alertEmail`` and
     ``alertSubscribers``. It is an AlertTopic: CloudWatch publishes as a service, so the key
     must admit ``cloudwatch.amazonaws.com`` (components/alert_topic.py).
     """
@@ -125,7 +126,7 @@ def _alarm_topic(
         f"alarms-{region}",
         AlertTopicArgs(
             arns=arns,
-            name=f"{config.prefix}-alarms",
+            name=f"{config.prefix}-alarms-{region}",
             publishers=(alarms_publisher(arns),),
             emails=tuple(dict.fromkeys((config.alert_email, *config.alert_subscribers))),
             tags={"crm:stack": config.prefix},

@@ -28,6 +28,14 @@ def main(argv: list[str] | None = None) -> int:
             default="",
             help="comma-separated systems to enable for this run although Pulumi.dev.yaml does not",
         )
+        command.add_argument(
+            "--schedule-trust",
+            choices=("program", "group", "schedule", "prefix"),
+            default="program",
+            help="scope every schedule role's trust in Scheduler to the schedule group, one "
+            "schedule or a name prefix instead of what the program declares (schedule and "
+            "prefix put issue 12's defect 2 back: Scheduler is refused)",
+        )
     args = parser.parse_args(argv)
 
     started = time.monotonic()
@@ -35,6 +43,10 @@ def main(argv: list[str] | None = None) -> int:
 
     print("running the Pulumi program on the mock engine (dev stack)...", flush=True)
     graph = program_graph("dev", _enabling(args.enable.split(",")) if args.enable else None)
+    if args.schedule_trust != "program":
+        from sandbox.edits import with_schedule_trust
+
+        graph = with_schedule_trust(graph, args.schedule_trust)
     if args.command == "demo":
         from sandbox.play import demo as run_demo
 
@@ -94,8 +106,8 @@ def serve_forever(
         for problem in sb.triggers.problems if sb.triggers else []:
             print(f"  wiring note: {problem}")
         print(
-            f"control API: {control.url}  (GET / for the overview; POST"
-            " /schedules/<name>/fire, /clock/advance?hours=2)"
+            f"control API: {control.url}  (GET / for the overview, /refusals; POST"
+            " /schedules/<name>/fire, /clock/advance?hours=2, /budgets/notify)"
         )
         print("Ctrl-C stops.", flush=True)
         while True:

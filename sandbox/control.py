@@ -3,6 +3,9 @@
 GET  /                         what runs: Function URLs, schedules, the clock, pending one-offs
 POST /schedules/<name>/fire    fire a recurring schedule of the graph now (physical name)
 POST /clock/advance?hours=2    move the clock (schedules fire in order, the pump delivers)
+POST /budgets/notify?threshold=100   AWS Budgets reports the stack's budget over a threshold
+POST /alarms/<name>/notify     a CloudWatch alarm enters ALARM (?state=OK for the other way)
+GET  /refusals                 every delivery a trust, resource or key policy refused
 GET  /outbox                   every email, SMS and SNS message "sent"
 GET  /denials                  every AWS call a role did not allow
 GET  /invocations              the last invocations (function, source, ok, error)
@@ -80,6 +83,27 @@ def answer(sb: Sandbox, method: str, target: str) -> tuple[int, Any]:
             except KeyError as err:
                 return 404, {"error": str(err)}
             return 200, {"fired": name, "deliveries": sb.drain()}
+    if method == "GET" and path == "/refusals":
+        return 200, [
+            {"source": x.source, "target": x.target, "reason": x.reason}
+            for x in (sb.triggers.refusals if sb.triggers else [])
+        ]
+    if method == "POST" and path == "/budgets/notify":
+        with sb.pump_lock:
+            reached = sb.notify_budget(
+                query.get("budget"),
+                notification_type=query.get("type", "ACTUAL"),
+                threshold=float(query.get("threshold", "80")),
+            )
+        return 200, {"reached": reached}
+    if method == "POST" and path.startswith("/alarms/") and path.endswith("/notify"):
+        name = path.removeprefix("/alarms/").removesuffix("/notify")
+        with sb.pump_lock:
+            try:
+                reached = sb.notify_alarm(name, state=query.get("state", "ALARM"))
+            except KeyError as err:
+                return 404, {"error": str(err)}
+        return 200, {"reached": reached}
     if method == "POST" and path == "/clock/advance":
         delta = {k: float(v) for k, v in query.items() if k in ("days", "hours", "minutes")}
         with sb.pump_lock:

@@ -23,7 +23,7 @@ from sandbox import emulator
 from sandbox.clients import Clients
 from sandbox.clock import Clock
 from sandbox.deploy import DeployReport, deploy
-from sandbox.graph import FunctionSpec, Topology
+from sandbox.graph import FunctionSpec, ReceiptRuleSpec, Topology
 from sandbox.interceptor import Interceptor
 from sandbox.lambda_api import LambdaApi
 from sandbox.runtime import Resolver, Runtime
@@ -326,22 +326,122 @@ class Sandbox:
 
     def drop_mail(self, mime: bytes | str, *, recipient: str) -> list[str]:
         """SES receives a mail for ``recipient``: each matching receipt rule's S3 action stores
-        it under its prefix (the object key is the SES message id). Returns the keys."""
+        it under its prefix (the object key is the SES message id), if the bucket's policy
+        admits SES writing for that rule (``sandbox.service_requests.ses_puts_object``; a write
+        refused is recorded in ``triggers.refusals`` and stores nothing). Returns the keys
+        stored."""
+        from sandbox.service_requests import Refusal, ses_puts_object
+
         data = mime.encode() if isinstance(mime, str) else mime
         message_id = uuid.uuid4().hex
         keys = []
+        matched = False
         for rule in self.topology.receipt_rules:
             domain = recipient.rpartition("@")[2]
             if not any(r.lower() in (recipient.lower(), domain.lower()) for r in rule.recipients):
                 continue
-            for bucket, prefix in rule.s3_actions:
-                self.aws("s3", rule.region).put_object(
-                    Bucket=bucket, Key=f"{prefix}{message_id}", Body=data
+            matched = True
+            if not rule.active:
+                # An account has one active rule set per region; a stack that does not activate
+                # its own (dev, by config) receives no mail in AWS. The lane still delivers here
+                # so the day can be played, and says so.
+                from sandbox.triggers import Trace
+
+                self._triggers.traces.append(
+                    Trace(
+                        "inactive",
+                        f"ses:{rule.name}",
+                        rule.rule_set,
+                        "this stack does not activate its receipt rule set: in AWS, SES applies "
+                        "only the account's active set in the region",
+                    )
                 )
-                keys.append(f"s3://{bucket}/{prefix}{message_id}")
-        if not keys:
+            for bucket, prefix in rule.s3_actions:
+                key = f"{prefix}{message_id}"
+                put = ses_puts_object(rule.region, rule.rule_set, rule.name, bucket, key)
+                decision, where = self._triggers.access.resource(f"arn:aws:s3:::{bucket}", put)
+                if not decision.allowed:
+                    self._triggers.refuse(
+                        Refusal(
+                            f"ses:{rule.name}",
+                            f"s3://{bucket}/{prefix}",
+                            put,
+                            where,
+                            decision.explicit_deny,
+                        )
+                    )
+                    continue
+                self.aws("s3", rule.region).put_object(Bucket=bucket, Key=key, Body=data)
+                keys.append(f"s3://{bucket}/{key}")
+            for function_arn, invocation_type in rule.lambda_actions:
+                self._invoke_for_mail(
+                    rule, message_id, data, recipient, function_arn, invocation_type
+                )
+        if not matched:
             raise KeyError(f"no receipt rule accepts mail for {recipient}")
         return keys
+
+    def _invoke_for_mail(
+        self,
+        rule: ReceiptRuleSpec,
+        message_id: str,
+        data: bytes,
+        recipient: str,
+        function_arn: str,
+        invocation_type: str,
+    ) -> None:
+        """A receipt rule's Lambda action: SES invokes the function as ``ses.amazonaws.com``,
+        which the function's policy must admit for this rule (``ses_invokes``)."""
+        from email import message_from_bytes
+
+        from sandbox import records
+        from sandbox.service_requests import ses_invokes
+
+        parsed = message_from_bytes(data)
+        event = records.ses_record(
+            message_id=message_id,
+            sender=str(parsed.get("From", "")),
+            recipients=[recipient],
+            subject=str(parsed.get("Subject", "")),
+            function_arn=function_arn,
+            invocation_type=invocation_type,
+            now=self.clock.now(),
+        )
+        request = ses_invokes(rule.region, rule.rule_set, rule.name, function_arn)
+        self._triggers.deliver(function_arn, event, f"ses:{rule.name}", request)
+
+    def notify_budget(
+        self, budget: str | None = None, *, notification_type: str = "ACTUAL", threshold: float = 80
+    ) -> list[str]:
+        """AWS Budgets reports a budget over ``threshold`` percent (every budget of the graph,
+        or the one named): the notification is published to its topics if their topic and key
+        policies admit Budgets. Returns the topic ARNs reached; refusals are in
+        ``triggers.refusals``."""
+        from sandbox.alerts import budget_notification
+
+        budgets = [b for b in self.topology.budgets if budget in (None, b.name)]
+        if not budgets:
+            raise KeyError(f"no budget {budget or ''} in the graph".replace("  ", " "))
+        reached: list[str] = []
+        for spec in budgets:
+            reached += budget_notification(
+                self._triggers,
+                self.outbox,
+                spec,
+                notification_type=notification_type,
+                threshold=threshold,
+            )
+        return reached
+
+    def notify_alarm(self, alarm: str, *, state: str = "ALARM") -> list[str]:
+        """A CloudWatch alarm of the graph (physical name) enters ``state``: its SNS actions
+        publish if their topic and key policies admit CloudWatch. Returns the topics reached."""
+        from sandbox.alerts import alarm_notification
+
+        spec = next((a for a in self.topology.alarms if a.name == alarm), None)
+        if spec is None:
+            raise KeyError(f"no alarm {alarm} in the graph")
+        return alarm_notification(self._triggers, self.outbox, spec, state=state)
 
     def fire(self, schedule_seed: str) -> None:
         """A recurring schedule fires now."""

@@ -200,6 +200,38 @@ class ReceiptRuleSpec:
     recipients: tuple[str, ...]
     s3_actions: tuple[tuple[str, str], ...]  # (bucket, prefix)
     active: bool
+    lambda_actions: tuple[tuple[str, str], ...] = ()  # (function arn, invocation type)
+
+
+@dataclass(frozen=True)
+class KeySpec:
+    """A customer-managed KMS key: every name it can be referred by, and its key policy."""
+
+    refs: frozenset[str]
+    region: str
+    statements: tuple[dict[str, Any], ...]
+
+    @property
+    def arn(self) -> str:
+        key_id = min(r for r in self.refs if not r.startswith(("arn:", "alias/", "parent:")))
+        return f"arn:aws:kms:{self.region}:{ACCOUNT_ID}:key/{key_id}"
+
+
+@dataclass(frozen=True)
+class BudgetSpec:
+    """A budget and the SNS topics its notifications publish to."""
+
+    name: str
+    topic_arns: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class AlarmSpec:
+    """A CloudWatch alarm and the SNS topics its actions publish to."""
+
+    name: str
+    region: str
+    topic_arns: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -233,6 +265,15 @@ class Topology:
     receipt_rules: list[ReceiptRuleSpec] = field(default_factory=list)
     async_configs: dict[str, AsyncConfig] = field(default_factory=dict)
     regions: dict[str, str] = field(default_factory=dict)  # provider urn -> region
+    trust_policies: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # role -> stmts
+    resource_policies: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    """Resource ARN -> statements of its resource-based policy: function (its
+    ``lambda:Permission`` statements), bucket, queue and topic policies."""
+    topic_keys: dict[str, str] = field(default_factory=dict)  # topic arn -> kmsMasterKeyId
+    keys: list[KeySpec] = field(default_factory=list)
+    key_aliases: dict[str, str] = field(default_factory=dict)  # alias/name -> target key ref
+    budgets: list[BudgetSpec] = field(default_factory=list)
+    alarms: list[AlarmSpec] = field(default_factory=list)
 
     # Reading ------------------------------------------------------------------------------
 
@@ -288,6 +329,17 @@ class Topology:
     def table(self, name: str) -> TableSpec | None:
         return next((x for x in self.tables if x.name == name), None)
 
+    def key(self, ref: str) -> KeySpec | None:
+        """The customer-managed key a ``kmsMasterKeyId``-style reference names (key ID, key ARN,
+        alias name or alias ARN), or None when the graph declares no such key."""
+        if ref.startswith("arn:aws:kms:") and ":alias/" in ref:
+            ref = "alias/" + ref.split(":alias/", 1)[1]
+        ref = self.key_aliases.get(ref, ref)
+        if ref.startswith("arn:aws:kms:") and ":key/" in ref:
+            ref = ref.split(":key/", 1)[1]
+        found = [k for k in self.keys if ref in k.refs]
+        return found[0] if len(found) == 1 else None
+
 
 def _table(t: Topology, r: Resource, region: str, *_: Any) -> None:
     i = r.inputs
@@ -328,7 +380,106 @@ def _bucket(t: Topology, r: Resource, region: str, versioned: set[str], *_: Any)
 
 
 def _topic(t: Topology, r: Resource, region: str, *_: Any) -> None:
-    t.topics.append((str(r.inputs["name"]), region))
+    name = str(r.inputs["name"])
+    t.topics.append((name, region))
+    key = r.inputs.get("kmsMasterKeyId")
+    if key:
+        t.topic_keys[f"arn:aws:sns:{region}:{ACCOUNT_ID}:{name}"] = str(key)
+
+
+def _statements(document: Any) -> list[dict[str, Any]]:
+    statements = (_json(document) or {}).get("Statement") or []
+    return [statements] if isinstance(statements, dict) else list(statements)
+
+
+def _role(t: Topology, r: Resource, *_: Any) -> None:
+    name = str(r.inputs.get("name") or r.name)  # an unnamed role would get a generated name
+    t.trust_policies[name] = _statements(r.inputs.get("assumeRolePolicy"))
+
+
+def _permission(t: Topology, r: Resource, region: str, *_: Any) -> None:
+    """A ``lambda:Permission`` as the statement Lambda adds to the function's resource-based
+    policy ("AddPermission", Lambda API reference,
+    https://docs.aws.amazon.com/lambda/latest/api/API_AddPermission.html; the statement shape
+    as ``GetPolicy`` returns it: the source ARN as ``ArnLike AWS:SourceArn``, the source account
+    as ``StringEquals AWS:SourceAccount``)."""
+    i = r.inputs
+    function = str(i["function"]).rsplit(":function:", 1)[-1].split(":", 1)[0]
+    arn = f"arn:aws:lambda:{region}:{ACCOUNT_ID}:function:{function}"
+    principal = str(i["principal"])
+    who: Any = (
+        "*"
+        if principal == "*"
+        else {"Service": principal}
+        if principal.endswith(".amazonaws.com")
+        else {"AWS": principal}
+    )
+    condition: dict[str, dict[str, Any]] = {}
+    if i.get("sourceArn"):
+        condition.setdefault("ArnLike", {})["AWS:SourceArn"] = str(i["sourceArn"])
+    if i.get("sourceAccount"):
+        condition.setdefault("StringEquals", {})["AWS:SourceAccount"] = str(i["sourceAccount"])
+    if i.get("functionUrlAuthType"):
+        condition.setdefault("StringEquals", {})["lambda:FunctionUrlAuthType"] = str(
+            i["functionUrlAuthType"]
+        )
+    if i.get("invokedViaFunctionUrl"):
+        condition.setdefault("Bool", {})["lambda:InvokedViaFunctionUrl"] = "true"
+    statement: dict[str, Any] = {
+        "Sid": str(i.get("statementId") or r.name),
+        "Effect": "Allow",
+        "Principal": who,
+        "Action": str(i["action"]),
+        "Resource": arn,
+    }
+    if condition:
+        statement["Condition"] = condition
+    t.resource_policies.setdefault(arn, []).append(statement)
+
+
+def _bucket_policy(t: Topology, r: Resource, *_: Any) -> None:
+    arn = f"arn:aws:s3:::{r.inputs['bucket']}"
+    t.resource_policies.setdefault(arn, []).extend(_statements(r.inputs.get("policy")))
+
+
+def _queue_policy(t: Topology, r: Resource, *_: Any) -> None:
+    # https://sqs.<region>.amazonaws.com/<account>/<name>
+    url = str(r.inputs.get("queueUrl") or "")
+    if not url.startswith("https://sqs."):
+        return  # not known at preview: the policy cannot be placed on a queue
+    host, account, name = url.removeprefix("https://").split("/")[:3]
+    arn = f"arn:aws:sqs:{host.split('.')[1]}:{account}:{name}"
+    t.resource_policies.setdefault(arn, []).extend(_statements(r.inputs.get("policy")))
+
+
+def _topic_policy(t: Topology, r: Resource, *_: Any) -> None:
+    arn = str(r.inputs["arn"])
+    t.resource_policies.setdefault(arn, []).extend(_statements(r.inputs.get("policy")))
+
+
+def _kms_key(t: Topology, r: Resource, region: str, *_: Any) -> None:
+    # The mock engine knows no key ID: an alias declared next to the key (same parent
+    # component) with an unknown ``targetKeyId`` is joined to it through that parent.
+    refs = {f"{r.name}-id", f"parent:{r.parent}"} | {
+        str(v) for k, v in r.outputs.items() if k in ("arn", "keyId", "id") and isinstance(v, str)
+    }
+    t.keys.append(KeySpec(frozenset(refs), region, tuple(_statements(r.inputs.get("policy")))))
+
+
+def _kms_alias(t: Topology, r: Resource, *_: Any) -> None:
+    target = r.inputs.get("targetKeyId")
+    t.key_aliases[str(r.inputs["name"])] = str(target) if target else f"parent:{r.parent}"
+
+
+def _budget(t: Topology, r: Resource, *_: Any) -> None:
+    topics = tuple(
+        dict.fromkeys(
+            str(arn)
+            for n in r.inputs.get("notifications") or []
+            for arn in n.get("subscriberSnsTopicArns") or []
+        )
+    )
+    t.budgets.append(BudgetSpec(str(r.inputs.get("name") or r.name), topics))
 
 
 def _secret(t: Topology, r: Resource, region: str, *_: Any) -> None:
@@ -486,6 +637,10 @@ def _receipt_rule(
         (str(a["bucketName"]), str(a.get("objectKeyPrefix") or ""))
         for a in sorted(i.get("s3Actions") or [], key=lambda a: a.get("position", 0))
     )
+    invokes = tuple(
+        (str(a["functionArn"]), str(a.get("invocationType") or "Event"))
+        for a in sorted(i.get("lambdaActions") or [], key=lambda a: a.get("position", 0))
+    )
     t.receipt_rules.append(
         ReceiptRuleSpec(
             rule_set=str(i["ruleSetName"]),
@@ -494,6 +649,7 @@ def _receipt_rule(
             recipients=tuple(i.get("recipients") or ()),
             s3_actions=actions,
             active=str(i["ruleSetName"]) in active,
+            lambda_actions=invokes,
         )
     )
 
@@ -503,6 +659,17 @@ def _async(t: Topology, r: Resource, *_: Any) -> None:
     on_failure = ((i.get("destinationConfig") or {}).get("onFailure") or {}).get("destination")
     name = str(i["functionName"])
     t.async_configs[name] = AsyncConfig(name, int(i.get("maximumRetryAttempts", 2)), on_failure)
+
+
+def _alarm(t: Topology, r: Resource, region: str, *_: Any) -> None:
+    i = r.inputs
+    actions = [
+        str(a)
+        for key in ("alarmActions", "okActions", "insufficientDataActions")
+        for a in i.get(key) or []
+    ]
+    topics = tuple(dict.fromkeys(a for a in actions if a.startswith("arn:aws:sns:")))
+    t.alarms.append(AlarmSpec(str(i.get("name") or r.name), region, topics))
 
 
 _READERS: dict[str, Any] = {
@@ -526,6 +693,15 @@ _READERS: dict[str, Any] = {
     "aws:s3/bucketNotification:BucketNotification": _notification,
     "aws:ses/receiptRule:ReceiptRule": _receipt_rule,
     "aws:lambda/functionEventInvokeConfig:FunctionEventInvokeConfig": _async,
+    "aws:iam/role:Role": _role,
+    "aws:lambda/permission:Permission": _permission,
+    "aws:s3/bucketPolicy:BucketPolicy": _bucket_policy,
+    "aws:sqs/queuePolicy:QueuePolicy": _queue_policy,
+    "aws:sns/topicPolicy:TopicPolicy": _topic_policy,
+    "aws:kms/key:Key": _kms_key,
+    "aws:kms/alias:Alias": _kms_alias,
+    "aws:budgets/budget:Budget": _budget,
+    "aws:cloudwatch/metricAlarm:MetricAlarm": _alarm,
 }
 
 

@@ -169,3 +169,59 @@ def async_failure_record(
         },
         "responsePayload": {"errorMessage": invocation.error, "errorType": invocation.error_type},
     }
+
+
+def ses_record(
+    *,
+    message_id: str,
+    sender: str,
+    recipients: list[str],
+    subject: str,
+    function_arn: str,
+    invocation_type: str,
+    now: dt.datetime,
+) -> dict[str, Any]:
+    """The event an SES receipt rule's Lambda action sends ("Invoke Lambda function action",
+    SES Developer Guide, https://docs.aws.amazon.com/ses/latest/dg/receiving-email-action-lambda-event.html):
+    the mail's metadata and the verdicts, not its body."""
+    stamp = now.strftime("%Y-%m-%dT%H:%M:%S.000Z")
+    verdict = {"status": "PASS"}
+    return {
+        "Records": [
+            {
+                "eventSource": "aws:ses",
+                "eventVersion": "1.0",
+                "ses": {
+                    "mail": {
+                        "timestamp": stamp,
+                        "source": sender,
+                        "messageId": message_id,
+                        "destination": recipients,
+                        "headersTruncated": False,
+                        "headers": [],
+                        "commonHeaders": {
+                            "from": [sender],
+                            "to": recipients,
+                            "messageId": message_id,
+                            "subject": subject,
+                        },
+                    },
+                    "receipt": {
+                        "timestamp": stamp,
+                        "processingTimeMillis": 1,
+                        "recipients": recipients,
+                        "spamVerdict": verdict,
+                        "virusVerdict": verdict,
+                        "spfVerdict": verdict,
+                        "dkimVerdict": verdict,
+                        "dmarcVerdict": verdict,
+                        "action": {
+                            "type": "Lambda",
+                            "functionArn": function_arn,
+                            "invocationType": invocation_type,
+                        },
+                    },
+                },
+            }
+        ]
+    }

@@ -39,6 +39,8 @@ class SystemResult:
     errors: int = 0
     calls: int = 0
     denied: int = 0
+    refused: int = 0
+    """Deliveries to this system that a trust, resource or key policy refused."""
     messages: int = 0
     checks: list[Check] = field(default_factory=list)
     crashed: str | None = None
@@ -46,7 +48,12 @@ class SystemResult:
 
     @property
     def ok(self) -> bool:
-        return self.crashed is None and all(c.ok for c in self.checks) and bool(self.checks)
+        return (
+            self.crashed is None
+            and all(c.ok for c in self.checks)
+            and bool(self.checks)
+            and not self.refused
+        )
 
 
 class Step:
@@ -163,6 +170,9 @@ class Report:
             verb = "asked " if action.startswith("bedrock:") else "wrote "
             self.line(f"     {verb} {function}: {action} {target}{times}")
         for trace in tr.traces[marks[2] :]:
+            if trace.kind == "refused":
+                self.line(f"     REFUSED {trace.source} -> {trace.target}: {trace.detail}")
+                continue
             if trace.kind in (
                 "lost",
                 "filtered",
@@ -170,6 +180,8 @@ class Report:
                 "denied",
                 "unrouted",
                 "on-failure",
+                "dead-letter",
+                "inactive",
                 "unsupported",
             ):
                 self.line(
@@ -198,16 +210,25 @@ class Report:
     def summary(self, seconds: float) -> None:
         self.line()
         self.line("== Summary " + "=" * 69)
-        header = f"{'system':<34} {'steps':>5} {'runs':>5} {'errors':>6} {'calls':>6} {'denied':>6} {'sent':>5} {'checks':>7} {'time':>6}  result"
+        triggers = self.sb.triggers
+        for r in self.results:
+            # Counted over the whole run: the clock is shared, so one system's schedules also
+            # fire (and may be refused) during another system's day.
+            own = f"{self.sb.prefix}-{r.key}-"
+            r.refused = sum(
+                1
+                for x in (triggers.refusals if triggers else [])
+                if own in x.source or own in x.target
+            )
+        header = f"{'system':<34} {'steps':>5} {'runs':>5} {'errors':>6} {'calls':>6} {'denied':>6} {'refused':>7} {'sent':>5} {'checks':>7} {'time':>6}  result"
         self.line(header)
         for r in self.results:
             passed = sum(1 for c in r.checks if c.ok)
             verdict = "ok" if r.ok else ("CRASHED" if r.crashed else "FAILED")
             self.line(
                 f"{r.title + ' (' + r.key + ')':<34} {r.steps:>5} {r.invocations:>5} {r.errors:>6} {r.calls:>6} "
-                f"{r.denied:>6} {r.messages:>5} {f'{passed}/{len(r.checks)}':>7} {f'{r.seconds:.0f}s':>6}  {verdict}"
+                f"{r.denied:>6} {r.refused:>7} {r.messages:>5} {f'{passed}/{len(r.checks)}':>7} {f'{r.seconds:.0f}s':>6}  {verdict}"
             )
-        triggers = self.sb.triggers
         if triggers is not None:
             lost: dict[str, int] = {}
             for trace in triggers.traces:
@@ -219,6 +240,10 @@ class Report:
                 )
             for problem in triggers.problems:
                 self.line(f"wiring: {problem}")
+            refused = Counter((x.source, x.target, x.reason) for x in triggers.refusals)
+            for (source, target, reason), count in refused.items():
+                times = f" x{count}" if count > 1 else ""
+                self.line(f"refused{times}: {source} -> {target}: {reason}")
         endpoint = self.sb.emulator.endpoint if self.sb.emulator else "-"
         self.line(f"scenarios {seconds:.1f} s; AWS emulator {endpoint}")
 

@@ -4,9 +4,16 @@ clock that fires them.
 Recurring schedules fire on demand (``fire_schedule``), when a running sandbox's clock passes
 an occurrence (``fire_recurring``), or when a scenario moves the clock (``advance``, which
 walks the skipped time in order). One-off schedules are read back from the emulator's
-Scheduler, fired when due, and deleted after firing when they ask for it. Every firing goes
-through the schedule's own role, as EventBridge Scheduler does: a role that may not invoke
-the target (or send to the target queue) gets nothing delivered.
+Scheduler, fired when due, and deleted after firing when they ask for it.
+
+Every firing goes through the schedule's own role, as EventBridge Scheduler does: Scheduler
+first assumes the role, so the role's trust policy must admit ``scheduler.amazonaws.com`` with
+the context Scheduler sends (``aws:SourceAccount``, and ``aws:SourceArn`` = the schedule
+*group*'s ARN; see ``sandbox.service_requests.scheduler_assume_role``); then the role must be
+allowed ``lambda:InvokeFunction`` on the target (or ``sqs:SendMessage`` to the target queue,
+whose policy must not deny it). A firing refused at either step delivers nothing, and is
+recorded as a refused delivery (no schedule here has a dead-letter queue, so in AWS the
+invocation is dropped after the retry policy).
 """
 
 from __future__ import annotations
@@ -17,7 +24,13 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from sandbox.clock import Clock, at_time, last_occurrence
-from sandbox.iam import Requirement, evaluate
+from sandbox.iam import Requirement
+from sandbox.service_requests import (
+    Refusal,
+    ServiceAccess,
+    scheduler_assume_role,
+    scheduler_target_action,
+)
 
 if TYPE_CHECKING:
     from sandbox.graph import Topology
@@ -33,7 +46,11 @@ class ScheduleSource:
     traces: list[Trace]
     dirty: set[str]
     client: Callable[[str, str], Any]
+    access: ServiceAccess
     _fired: set[tuple[str, str, str]]
+
+    def refuse(self, refusal: Refusal) -> None:
+        raise NotImplementedError
 
     def drain(self, max_rounds: int = 200) -> int:
         raise NotImplementedError
@@ -46,9 +63,8 @@ class ScheduleSource:
         target: str,
         event: Any,
         source: str,
-        principal: str | None,
-        source_arn: str | None,
-        dead_letter: str | None,
+        request: Requirement | None,
+        dead_letter: Requirement | None,
     ) -> None:
         raise NotImplementedError
 
@@ -159,26 +175,30 @@ class ScheduleSource:
     def _fire(
         self, region: str, group: str, name: str, target: str, role_arn: str, payload: str
     ) -> None:
-        role = role_arn.rsplit("/", 1)[-1]
-        statements = self.t.policies.get(role, [])
-        if ":sqs:" in target:
-            action = "sqs:SendMessage"
-        elif ":lambda:" in target:
-            action = "lambda:InvokeFunction"
-        else:
-            self.traces.append(_trace("unsupported", f"schedule:{name}", target))
+        source = f"schedule:{name}"
+        action = scheduler_target_action(target)
+        if action is None:
+            self.traces.append(_trace("unsupported", source, target))
             return
-        if not evaluate(statements, Requirement(action, target)).allowed:
-            self.traces.append(
-                _trace("denied", f"schedule:{name}", target, f"role {role} lacks {action}")
-            )
+        assume = scheduler_assume_role(region, group, role_arn)
+        decision, where = self.access.trust(role_arn, assume)
+        if not decision.allowed:
+            self.refuse(Refusal(source, target, assume, where, decision.explicit_deny))
+            return
+        role = role_arn.rsplit("/", 1)[-1]
+        call = Requirement(action, target)
+        decision, where = self.access.same_account(
+            self.t.policies.get(role, []), role_arn, target, call
+        )
+        if not decision.allowed:
+            self.refuse(Refusal(source, target, call, where, decision.explicit_deny))
             return
         if action == "sqs:SendMessage":
             self._send_to_queue(target, payload)
             self.traces.append(_trace("schedule", name, target.rsplit(":", 1)[-1], "message sent"))
             return
         event: Any = json.loads(payload) if payload else {}
-        self._deliver_async(target, event, f"schedule:{name}", None, None, None)
+        self._deliver_async(target, event, source, None, None)
 
 
 def _trace(kind: str, source: str, target: str, detail: str = "") -> Trace:

@@ -251,3 +251,221 @@ def _mime(function: str | None, raw: Any, to: Any) -> Message:
         str(parsed.get("Subject", "")),
         str(text),
     )
+
+
+# External services as the providers document them ------------------------------------------
+
+
+@dataclass
+class FirmographicsStandIn:
+    """People Data Labs and Apollo as documented, answering the real adapters' HTTP calls.
+
+    A transport for ``handlers.lead_enricher.firmographics.make_provider``: it answers
+    ``GET /v5/company/enrich?website=`` with a PDL company record (fields at the top level,
+    ``status`` 200, ``likelihood``; 404 ``not_found`` for an unknown website) and
+    ``GET /api/v1/organizations/enrich?domain=`` with ``{"organization": {...}}`` (200 with no
+    organization for an unknown domain). A call without the expected ``X-Api-Key`` gets 401,
+    as both providers answer a missing or wrong key. ``companies`` maps a domain to a neutral
+    profile: name, industry, employees, city, region, country, founded, linkedin slug.
+    """
+
+    key: str
+    companies: dict[str, dict[str, Any]] = field(default_factory=dict)
+    calls: list[str] = field(default_factory=list)
+
+    def __call__(
+        self,
+        method: str,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        timeout: float = 10.0,
+    ) -> Any:
+        from urllib.parse import parse_qs, urlsplit
+
+        from handlers.lead_enricher.http_json import HttpAnswer
+
+        parts = urlsplit(url)
+        query = {k: v[0] for k, v in parse_qs(parts.query).items()}
+        self.calls.append(f"{method} {parts.path}?{parts.query}")
+        rate = {"x-ratelimit-remaining": '{"minute": 99}', "x-minute-requests-left": "99"}
+        sent = {k.lower(): v for k, v in (headers or {}).items()}
+        if sent.get("x-api-key") != self.key:
+            error = {"type": "authentication_error", "message": "missing or invalid key"}
+            return HttpAnswer(401, rate, {"status": 401, "error": error})
+        if parts.path.endswith("/company/enrich"):
+            found = self.companies.get(query.get("website", ""))
+            if found is None:
+                error = {
+                    "type": "not_found",
+                    "message": "No records were found matching your request",
+                }
+                return HttpAnswer(404, rate, {"status": 404, "error": error})
+            return HttpAnswer(200, rate, self._pdl(query["website"], found))
+        if parts.path.endswith("/organizations/enrich"):
+            found = self.companies.get(query.get("domain", ""))
+            body = {} if found is None else {"organization": self._apollo(query["domain"], found)}
+            return HttpAnswer(200, rate, body)
+        return HttpAnswer(404, rate, {"error": f"no such endpoint {parts.path}"})
+
+    @staticmethod
+    def _pdl(domain: str, c: Mapping[str, Any]) -> dict[str, Any]:
+        return {
+            "status": 200,
+            "id": domain.split(".")[0],
+            "name": str(c["name"]).lower(),
+            "display_name": c["name"],
+            "website": domain,
+            "size": c.get("size"),
+            "employee_count": c.get("employees"),
+            "founded": c.get("founded"),
+            "industry": c.get("industry"),
+            "location": {
+                "locality": c.get("city"),
+                "region": c.get("region"),
+                "country": c.get("country"),
+            },
+            "linkedin_url": f"linkedin.com/company/{c['linkedin']}" if c.get("linkedin") else None,
+            "inferred_revenue": c.get("revenue"),
+            "likelihood": 8,
+        }
+
+    @staticmethod
+    def _apollo(domain: str, c: Mapping[str, Any]) -> dict[str, Any]:
+        return {
+            "id": "5e66b6381e05b4008c8331b8",
+            "name": c["name"],
+            "website_url": f"http://www.{domain}",
+            "primary_domain": domain,
+            "linkedin_url": (
+                f"http://www.linkedin.com/company/{c['linkedin']}" if c.get("linkedin") else None
+            ),
+            "founded_year": c.get("founded"),
+            "industry": c.get("industry"),
+            "estimated_num_employees": c.get("employees"),
+            "annual_revenue_printed": c.get("revenue"),
+            "city": c.get("city"),
+            "state": c.get("region"),
+            "country": c.get("country"),
+        }
+
+
+class _Answer:
+    """What ``urllib.request.urlopen`` returns, as much as the Shopify adapter reads."""
+
+    def __init__(self, status: int, body: Any, headers: Mapping[str, str] | None = None) -> None:
+        import json
+
+        self.status = status
+        self._data = json.dumps(body).encode()
+        self.headers = dict(headers or {})
+
+    def read(self) -> bytes:
+        return self._data
+
+    def __enter__(self) -> _Answer:
+        return self
+
+    def __exit__(self, *_: Any) -> None:
+        return None
+
+
+@dataclass
+class ShopifyStandIn:
+    """A Shopify store as documented today, answering the real adapter's ``urllib`` calls.
+
+    - ``POST /admin/oauth/access_token`` (client-credentials grant, form-encoded): 200
+      ``{"access_token", "scope", "expires_in": 86399}`` for the app's client id and secret,
+      400 ``invalid_client`` otherwise. Tokens expire 86399 s after they are issued, on
+      ``clock`` (the sandbox clock).
+    - ``POST /admin/api/<version>/graphql.json``: the products query, ten per page with
+      cursors, from ``products`` (catalogue rows); 401 for an unknown or expired
+      ``X-Shopify-Access-Token``.
+    """
+
+    client_id: str
+    client_secret: str
+    products: list[Any]
+    clock: Callable[[], float]
+    issued: dict[str, float] = field(default_factory=dict)
+    grants: int = 0
+    api_calls: list[str] = field(default_factory=list)
+    refused: int = 0
+
+    def __call__(self, request: Any, timeout: float) -> Any:
+        import io
+        import json
+        import urllib.error
+        from email.message import Message as Headers
+        from urllib.parse import parse_qs, urlsplit
+
+        def refuse(status: int, body: Any) -> Exception:
+            data = io.BytesIO(json.dumps(body).encode())
+            return urllib.error.HTTPError(request.full_url, status, "refused", Headers(), data)
+
+        path = urlsplit(request.full_url).path
+        if path == "/admin/oauth/access_token":
+            form = {k: v[0] for k, v in parse_qs(request.data.decode()).items()}
+            if (
+                form.get("grant_type") != "client_credentials"
+                or form.get("client_id") != self.client_id
+                or form.get("client_secret") != self.client_secret
+            ):
+                raise refuse(400, {"error": "invalid_client", "error_description": "bad client"})
+            self.grants += 1
+            token = f"shpat_sandbox_{self.grants}"
+            self.issued[token] = self.clock() + 86399
+            answer = {
+                "access_token": token,
+                "scope": "read_products,read_inventory,read_orders",
+                "expires_in": 86399,
+            }
+            return _Answer(200, answer)
+        token = request.get_header("X-shopify-access-token") or ""
+        self.api_calls.append(path)
+        if self.issued.get(token, 0) <= self.clock():
+            self.refused += 1
+            raise refuse(401, {"errors": "[API] Invalid API key or access token"})
+        cursor = json.loads(request.data).get("variables", {}).get("cursor")
+        start = int(cursor or 0)
+        chunk = self.products[start : start + 10]
+        more = start + 10 < len(self.products)
+        page = {
+            "pageInfo": {"hasNextPage": more, "endCursor": str(start + 10) if more else None},
+            "nodes": [self._node(p) for p in chunk],
+        }
+        cost = {
+            "requestedQueryCost": 452,
+            "actualQueryCost": 30,
+            "throttleStatus": {
+                "maximumAvailable": 2000.0,
+                "currentlyAvailable": 1970.0,
+                "restoreRate": 100.0,
+            },
+        }
+        return _Answer(200, {"data": {"products": page}, "extensions": {"cost": cost}})
+
+    @staticmethod
+    def _node(item: Any) -> dict[str, Any]:
+        tags = [f"complements:{c}" for c in sorted(item.complements)]
+        return {
+            "id": f"gid://shopify/Product/{item.product_id}",
+            "title": item.title,
+            "productType": item.category,
+            "tags": tags,
+            "status": "ACTIVE" if item.available else "ARCHIVED",
+            "variants": {
+                "pageInfo": {"hasNextPage": False},
+                "nodes": [
+                    {
+                        "id": f"gid://shopify/ProductVariant/{item.variant_id}",
+                        "sku": item.sku,
+                        "title": "Default Title",
+                        "price": str(item.price),
+                        "availableForSale": item.available,
+                        "inventoryQuantity": item.stock if item.stock is not None else 0,
+                        "inventoryItem": {"tracked": item.stock is not None},
+                    }
+                ],
+            },
+        }

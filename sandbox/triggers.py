@@ -18,9 +18,14 @@ A pump delivers what is waiting to the functions the graph says, with Lambda's s
   one-off ``at()`` schedules that handlers create through the Scheduler API are read back
   from moto and fired when due on the sandbox clock.
 
-Invoke permissions matter as in AWS: an S3 or EventBridge trigger without the function's
-``lambda:Permission`` for that service fails delivery, and a schedule's role must allow
-``lambda:InvokeFunction`` (or ``sqs:SendMessage``) on its target.
+Permissions matter as in AWS: each service delivery is first evaluated, as the service's own
+request (``sandbox.service_requests``), against the document that must admit it: the function's
+resource-based policy (its ``lambda:Permission`` statements) for S3, SES and EventBridge, the
+queue policy for EventBridge's SQS targets and dead-letter queues, a schedule role's trust
+policy and then its role policy for Scheduler. A delivery refused is recorded in ``refusals``
+(and the report), and the handler is not run. The checks AWS makes when such wiring is
+*created* (S3 notifications, SES receipt rules, on-failure destinations) are made at setup and
+reported in ``problems``.
 """
 
 from __future__ import annotations
@@ -39,6 +44,15 @@ from sandbox.iam import Requirement, evaluate
 from sandbox.patterns import matches, passes_filters, sqs_filter_view
 from sandbox.runtime import Invocation, Runtime
 from sandbox.schedules import ScheduleSource
+from sandbox.service_audit import audit
+from sandbox.service_requests import (
+    Refusal,
+    ServiceAccess,
+    events_invokes,
+    events_sends,
+    rule_arn,
+    s3_invokes,
+)
 
 ClientFactory = Callable[[str, str], Any]
 TAP_NAME = "sandbox-bus-tap"
@@ -75,6 +89,9 @@ class Triggers(ScheduleSource):
         self.traces: list[Trace] = []
         self.local_urls: dict[str, str] = {}  # function name -> local Function URL
         self.problems: list[str] = []
+        self.access = ServiceAccess(topology)
+        self.refusals: list[Refusal] = []
+        """Deliveries AWS would refuse (a trust, resource or key policy not admitting them)."""
         self.origin = clock.now()
         self._queue_urls: dict[str, str] = {}
         self._streams: list[_Stream] = []
@@ -116,11 +133,50 @@ class Triggers(ScheduleSource):
                 )
         for stream_mapping in self.t.stream_mappings:
             self._open_stream(stream_mapping)
+        for config in self.t.async_configs.values():
+            # Lambda sends an async invocation's failure record with the function's execution
+            # role ("Capturing records of Lambda asynchronous invocations", Lambda Developer
+            # Guide, https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-retain-records.html).
+            if config.on_failure_arn and ":sqs:" in config.on_failure_arn:
+                self._check_role(
+                    config.function,
+                    "sqs:SendMessage",
+                    config.on_failure_arn,
+                    "on-failure destination",
+                )
         for region in sorted({r.region for r in self.t.rules}):
             self._tap(region)
         for bucket in {n.bucket for n in self.t.notifications}:
             self._seen_objects[bucket] = set(self._list_objects(bucket))
+        self._validate_as_at_deploy()
         self.dirty.update({"queues", "streams", "bus", "buckets", "schedules"})
+
+    def _validate_as_at_deploy(self) -> None:
+        """The permission checks AWS makes when the resources are *created*, so that a missing
+        permission fails ``pulumi up`` rather than the first delivery:
+
+        - S3 ``PutBucketNotificationConfiguration`` "verifies that the Lambda function
+          permissions grant Amazon S3 permission to invoke the function from the Amazon S3
+          bucket" (S3 API reference,
+          https://docs.aws.amazon.com/AmazonS3/latest/API/API_PutBucketNotificationConfiguration.html);
+        - SES ``CreateReceiptRule`` answers ``InvalidS3Configuration`` / ``InvalidLambdaFunction``
+          when SES "could not publish to the bucket" / "could not execute the provided function,
+          possibly due to permissions issues" (SES API reference,
+          https://docs.aws.amazon.com/ses/latest/APIReference/API_CreateReceiptRule.html).
+
+        Each failure is a wiring problem the report prints (``sandbox.service_audit``)."""
+        for finding in audit(self.t):
+            if finding.when == "create":
+                refusal = finding.refusal
+                self.problems.append(
+                    f"{refusal.source}: pulumi up would fail, {finding.failing_call}: "
+                    f"{refusal.reason}"
+                )
+
+    def refuse(self, refusal: Refusal) -> None:
+        """Record a refused delivery: nothing reaches the target."""
+        self.refusals.append(refusal)
+        self.traces.append(Trace("refused", refusal.source, refusal.target, refusal.reason))
 
     def _check_role(self, function: str, action: str, resource: str, why: str) -> bool:
         spec = self.t.functions.get(function)
@@ -205,7 +261,7 @@ class Triggers(ScheduleSource):
         done = 0
         while self._async_queue:
             target, event, source = self._async_queue.popleft()
-            self._deliver_async(target, event, source, None, None, None)
+            self._deliver_async(target, event, source, None, None)
             done += 1
         return done
 
@@ -398,9 +454,14 @@ class Triggers(ScheduleSource):
                 continue
             for target, dlq, _retries in rule.targets:
                 routed = True
-                rule_arn = f"arn:aws:events:{region}:{ACCOUNT_ID}:rule/{rule.name}"
+                arn = rule_arn(region, rule.name, rule.bus)
+                deliver = events_sends if ":sqs:" in target else events_invokes
                 self._deliver_async(
-                    target, event, f"rule:{rule.name}", "events.amazonaws.com", rule_arn, dlq
+                    target,
+                    event,
+                    f"rule:{rule.name}",
+                    deliver(arn, target),
+                    events_sends(arn, dlq) if dlq else None,
                 )
         if not routed:
             self.traces.append(
@@ -460,31 +521,35 @@ class Triggers(ScheduleSource):
                 n.function_arn,
                 {"Records": [record]},
                 f"s3:{bucket}/{n.prefix}",
-                "s3.amazonaws.com",
-                f"arn:aws:s3:::{bucket}",
+                s3_invokes(bucket, n.function_arn),
                 None,
             )
 
     # Asynchronous invocation ---------------------------------------------------------------
 
-    def _allowed_by(self, function: str, principal: str, source_arn: str) -> bool:
-        for r in self.t.graph.of_type("aws:lambda/permission:Permission"):
-            i = r.inputs
-            if i.get("function") != function or i.get("principal") != principal:
-                continue
-            if i.get("sourceArn") in (None, source_arn):
-                return True
-        return False
+    def deliver(self, target: str, event: Any, source: str, request: Requirement) -> None:
+        """A service's asynchronous invocation of ``target`` (SES's Lambda action), admitted
+        or refused by the target's policy like every other one."""
+        self._deliver_async(target, event, source, request, None)
 
     def _deliver_async(
         self,
         target: str,
         event: Any,
         source: str,
-        principal: str | None,
-        source_arn: str | None,
-        dead_letter: str | None,
+        request: Requirement | None,
+        dead_letter: Requirement | None,
     ) -> None:
+        """An asynchronous invocation of ``target`` (or a message to a queue target) made by
+        ``request``'s service principal, which the target's policy must admit; a refused event
+        goes to the ``dead_letter`` queue when the queue's policy admits that send."""
+        if request is not None:
+            decision, where = self.access.resource(target, request)
+            if not decision.allowed:
+                self.refuse(Refusal(source, target, request, where, decision.explicit_deny))
+                if dead_letter is not None:
+                    self._dead_letter(source, event, dead_letter)
+                return
         spec = self.t.function_by_arn(target)
         if spec is None:
             if ":sqs:" in target:
@@ -492,12 +557,6 @@ class Triggers(ScheduleSource):
                 self.traces.append(Trace("sqs-target", source, target.rsplit(":", 1)[-1]))
             else:
                 self.traces.append(Trace("unsupported", source, target))
-            return
-        if principal and source_arn and not self._allowed_by(spec.name, principal, source_arn):
-            detail = f"no lambda:Permission for {principal} from {source_arn}"
-            self.traces.append(Trace("denied", source, spec.name, detail))
-            if dead_letter:
-                self._send_to_queue(dead_letter, json.dumps(event))
             return
         config = self.t.async_configs.get(spec.name)
         attempts = 1 + (config.max_retries if config else 2)
@@ -519,6 +578,15 @@ class Triggers(ScheduleSource):
             self.traces.append(
                 Trace("on-failure", source, config.on_failure_arn.rsplit(":", 1)[-1])
             )
+
+    def _dead_letter(self, source: str, event: Any, send: Requirement) -> None:
+        assert send.resource is not None
+        decision, where = self.access.resource(send.resource, send)
+        if not decision.allowed:
+            self.refuse(Refusal(source, send.resource, send, where, decision.explicit_deny))
+            return
+        self._send_to_queue(send.resource, json.dumps(event))
+        self.traces.append(Trace("dead-letter", source, send.resource.rsplit(":", 1)[-1]))
 
     def _send_to_queue(self, arn: str, body: str) -> None:
         queue = self.t.queue_by_arn(arn)

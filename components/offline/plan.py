@@ -1,22 +1,25 @@
 """``make plan STACK=dev``: the stack's plan and policy verdict, computed on the mock engine.
 
 Prints, per system and function: triggers, grants (actions on resources), public surface;
-then tables with their keys, queues, buckets, schedules; then the policy pack's verdict and the
-two-stack check (every ``Pulumi.<stack>.yaml`` built together, as the one account holds them:
-``components/offline/two_stacks.py``). Exits non-zero on any violation or collision.
-``--json FILE`` also writes every resource (type, logical name, physical name, parent, inputs)
-for other tools.
+then tables with their keys, queues, buckets, schedules; then the external API versions in use
+with their support windows (a version outside its window is a warning, not a failure); then
+the policy pack's verdict and the two-stack check (every ``Pulumi.<stack>.yaml`` built
+together, as the one account holds them: ``components/offline/two_stacks.py``). Exits non-zero
+on any violation or collision. ``--json FILE`` also writes every resource (type, logical name,
+physical name, parent, inputs) for other tools.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import json
 import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from components import api_versions
 from components.config import ConfigError
 from components.offline.engine import Graph, Resource, gsi_keys, run
 from components.offline.policy_view import evaluate_graph
@@ -233,6 +236,10 @@ def main(argv: list[str] | None = None) -> int:
     violations = evaluate_graph(graph)
     print()
     print(f"resources: {len(graph.resources)}")
+    for line in api_versions.windows(graph.config):
+        print(f"external API: {line}")
+    for warning in api_versions.warnings(graph.config, dt.date.today()):
+        print(f"warning: {warning}")  # a warning, never a failing exit code
     if violations:
         print(f"policy verdict: {len(violations)} violation(s)")
         for v in violations:

@@ -186,7 +186,8 @@ class LeadEnricher(System):
             SecretSlotArgs(
                 d,
                 "ler-enrichment-key",
-                "Firmographic provider API key (plain string); set by the operator",
+                "Firmographic provider API key (People Data Labs or Apollo, as enrichmentProvider "
+                "says), plain string",
             ),
             child,
         )
@@ -335,7 +336,9 @@ class LeadEnricher(System):
                 "EVENT_SOURCE": source,
                 "CACHE_TABLE": cache.physical_name,
                 "ENRICHMENT_SECRET_ID": enrichment_key.physical_name,
-                "ENRICHMENT_BASE_URL": s.enrichment_base_url,
+                "ENRICHMENT_PROVIDER": s.enrichment_provider,
+                "ENRICHMENT_BASE_URL": s.enrichment_url,
+                "ENRICHMENT_API_VERSION": s.enrichment_version,
                 "CACHE_TTL_DAYS": str(s.enrich_cache_days),
             },
             on_failure=dlq,

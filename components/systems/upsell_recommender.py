@@ -117,7 +117,8 @@ class UpsellRecommender(System):
             SecretSlotArgs(
                 d,
                 "upsr-webhook-secret",
-                "Shopify webhook signing secret (the app's client secret), plain string",
+                "Shopify webhook signing key: the app's client secret, plain string or the same "
+                '{"client_id", "client_secret"} JSON as upsr-store-key',
             ),
             child,
         )
@@ -126,7 +127,9 @@ class UpsellRecommender(System):
             SecretSlotArgs(
                 d,
                 "upsr-store-key",
-                "Shopify Admin API access token (read_products, read_inventory), plain string",
+                'Shopify Dev Dashboard app {"client_id": ..., "client_secret": ...} (scopes '
+                "read_products, read_inventory; tokens by client-credentials grant), or a "
+                "legacy static Admin API token",
             ),
             child,
         )

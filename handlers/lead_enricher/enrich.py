@@ -23,8 +23,8 @@ from handlers.lead_enricher.enrich_cache import EnrichCache, PendingMarkers
 from handlers.lead_enricher.events import EventBridgeSink, EventSink, lead_from_event
 from handlers.lead_enricher.firmographics import (
     FirmographicProvider,
-    HttpFirmographics,
     ProviderUnavailable,
+    RateLimited,
 )
 from handlers.lead_enricher.lead import Contact, Enrichment, Lead
 
@@ -52,7 +52,9 @@ def tagged(fields: dict[str, Any], source: str, as_of: str) -> dict[str, dict[st
 class EnrichConfig:
     cache_table: str
     secret_id: str
-    base_url: str
+    provider: str
+    base_url: str | None
+    api_version: str | None
     cache_days: int
 
     @classmethod
@@ -60,7 +62,9 @@ class EnrichConfig:
         return cls(
             cache_table=os.environ["CACHE_TABLE"],
             secret_id=os.environ["ENRICHMENT_SECRET_ID"],
-            base_url=os.environ["ENRICHMENT_BASE_URL"],
+            provider=os.environ["ENRICHMENT_PROVIDER"],
+            base_url=os.environ.get("ENRICHMENT_BASE_URL") or None,
+            api_version=os.environ.get("ENRICHMENT_API_VERSION") or None,
             cache_days=int(os.environ.get("CACHE_TTL_DAYS", "90")),
         )
 
@@ -94,10 +98,17 @@ class Enricher:
                 profile = self.provider.lookup(domain)
             except ProviderUnavailable as err:
                 get_logger().warning(
-                    "enrichment pending", lead_id=lead.lead_id, domain=domain, error=str(err)
+                    "enrichment pending",
+                    lead_id=lead.lead_id,
+                    domain=domain,
+                    provider=self.provider.name,
+                    error=str(err),
+                    retry_after_s=err.retry_after_s if isinstance(err, RateLimited) else None,
                 )
                 lead.enrichment = Enrichment(status="pending", domain=domain, reason=str(err))
-                self.pending.mark(lead, str(err), now)
+                wait = err.retry_after_s if isinstance(err, RateLimited) else None
+                retry_at = None if wait is None else now + dt.timedelta(seconds=wait)
+                self.pending.mark(lead, str(err), now, retry_at)
                 metrics.count("EnrichmentPending")
                 return lead
             cached = self.cache.put(domain, profile, self.provider.name, now)
@@ -121,15 +132,25 @@ class Enricher:
         return lead
 
 
-def make_provider(config: EnrichConfig) -> FirmographicProvider:
-    """The HTTP provider, reading its key from Secrets Manager at call time (cached briefly)."""
+def make_provider(config: EnrichConfig, transport: Any = None) -> FirmographicProvider:
+    """The configured provider, reading its key from Secrets Manager at call time (cached).
+
+    ``transport`` replaces the HTTP call (the sandbox's provider stand-in).
+    """
+    from handlers.lead_enricher import firmographics
 
     def key() -> str:
         from handlers.common.secrets import get_secret
 
-        return get_secret(config.secret_id)
+        return get_secret(config.secret_id).strip()
 
-    return HttpFirmographics(config.base_url, key)
+    return firmographics.make_provider(
+        config.provider,
+        key,
+        base_url=config.base_url,
+        api_version=config.api_version,
+        transport=transport,
+    )
 
 
 _enricher: Enricher | None = None

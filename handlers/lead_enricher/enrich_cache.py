@@ -98,6 +98,8 @@ class PendingLead:
     pass_no: int
     reason: str
     updated_at: str
+    retry_at: str = ""
+    """When the provider asked us to come back (its 429 wait); empty: no wait asked."""
 
     def next_pass(self) -> Lead:
         """The lead ready to go round again as le.normalized, one pass further."""
@@ -110,7 +112,15 @@ class PendingLead:
 class PendingMarkers(_OnTable):
     """The ``pending#`` items: PutItem to mark and resolve, Scan to find."""
 
-    def _put(self, lead: Lead, status: str, reason: str, ttl_days: int, now: dt.datetime) -> bool:
+    def _put(
+        self,
+        lead: Lead,
+        status: str,
+        reason: str,
+        ttl_days: int,
+        now: dt.datetime,
+        retry_at: dt.datetime | None = None,
+    ) -> bool:
         from botocore.exceptions import ClientError
 
         item: dict[str, Any] = {
@@ -122,6 +132,8 @@ class PendingMarkers(_OnTable):
             "updated_at": now.isoformat(),
             "ttl": _epoch(now + dt.timedelta(days=ttl_days)),
         }
+        if retry_at is not None:
+            item["retry_at"] = retry_at.isoformat()
         try:
             self.table.put_item(
                 Item=item,
@@ -135,9 +147,11 @@ class PendingMarkers(_OnTable):
             return False  # a newer pass already wrote the marker: leave it alone
         return True
 
-    def mark(self, lead: Lead, reason: str, now: dt.datetime) -> bool:
-        """Remember ``lead`` as pending (its enrichment to be retried)."""
-        return self._put(lead, "pending", reason, PENDING_TTL_DAYS, now)
+    def mark(
+        self, lead: Lead, reason: str, now: dt.datetime, retry_at: dt.datetime | None = None
+    ) -> bool:
+        """Remember ``lead`` as pending (its enrichment to be retried, not before ``retry_at``)."""
+        return self._put(lead, "pending", reason, PENDING_TTL_DAYS, now, retry_at)
 
     def resolve(self, lead: Lead, now: dt.datetime) -> bool:
         """Record that this pass enriched the lead, so no job retries it again."""
@@ -160,6 +174,7 @@ class PendingMarkers(_OnTable):
                         pass_no=int(str(item.get("pass_no", 0))),
                         reason=str(item.get("reason", "")),
                         updated_at=str(item.get("updated_at", "")),
+                        retry_at=str(item.get("retry_at", "")),
                     )
                 )
             if "LastEvaluatedKey" not in page:

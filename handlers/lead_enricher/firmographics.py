@@ -1,22 +1,58 @@
-"""The firmographic provider behind a port: a Clearbit-style HTTP adapter and a fake.
+"""The firmographic provider behind a port: the lead's fields, the errors, the fake, the choice.
 
-``lookup(domain)`` returns the company profile, None when the provider knows no such company,
-or raises ``ProviderUnavailable`` when it could not answer now (outage, throttling, a refused
-key): the lead is then marked ``enrichment_pending`` and retried later. The key is read from
-Secrets Manager at call time, on a cache miss only, through the caller's ``key`` function.
+``lookup(domain)`` returns the company's fields in the lead's vocabulary (``LEAD_FIELDS``),
+None when the provider knows no such company, or raises ``ProviderUnavailable`` when it could
+not answer now (outage, throttling, a refused or exhausted key): the lead is then marked
+``enrichment_pending`` and retried later. ``RateLimited`` carries the seconds the provider
+asked us to wait. The key is read from Secrets Manager at call time (cached briefly) through
+the caller's ``key`` function, so a rotated key needs no redeploy.
+
+Two real adapters, chosen by stack config ``systems.ler.enrichmentProvider``:
+
+- ``pdl``: People Data Labs Company Enrichment API (``handlers.lead_enricher.pdl``);
+- ``apollo``: Apollo Organization Enrichment API (``handlers.lead_enricher.apollo``).
+
+Clearbit's adapter is gone: Clearbit's free platform was sunset on 30 April 2025 and no new
+keys are issued since the product moved into HubSpot's Breeze Intelligence, and nothing
+documented shows the old ``company.clearbit.com/v2/companies/find`` still serving keys.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, Protocol
-from urllib.parse import quote
+import datetime as dt
+import email.utils
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
 
-from handlers.lead_enricher.http_json import HttpError, HttpUnavailable, request_json
+ProviderName = Literal["pdl", "apollo"]
+
+LEAD_FIELDS = (
+    "company_name",
+    "company_domain",
+    "industry",
+    "employees",
+    "employees_range",
+    "annual_revenue_range",
+    "company_city",
+    "company_region",
+    "company_country",
+    "founded_year",
+    "linkedin",
+)
+"""What an adapter may return; each value is then tagged with its source and date."""
 
 
 class ProviderUnavailable(Exception):
     """The provider could not answer now; asking again later may work."""
+
+
+class RateLimited(ProviderUnavailable):
+    """The provider throttled us (HTTP 429); ``retry_after_s`` is how long it asked us to wait."""
+
+    def __init__(self, message: str, retry_after_s: float | None) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
 
 
 class FirmographicProvider(Protocol):
@@ -25,71 +61,115 @@ class FirmographicProvider(Protocol):
     name: str
 
     def lookup(self, domain: str) -> dict[str, Any] | None:
-        """The company profile for ``domain``; None when unknown; raises ProviderUnavailable."""
+        """The company's fields for ``domain``; None when unknown; raises ProviderUnavailable."""
         ...
 
 
-def profile_fields(profile: dict[str, Any]) -> dict[str, Any]:
-    """The fields the enricher keeps from a Clearbit-style company profile."""
-    category = profile.get("category") or {}
-    metrics = profile.get("metrics") or {}
-    geo = profile.get("geo") or {}
-    linkedin = (profile.get("linkedin") or {}).get("handle")
-    found = {
-        "company_name": profile.get("name"),
-        "industry": category.get("industry") or category.get("sector"),
-        "employees": metrics.get("employees"),
-        "employees_range": metrics.get("employeesRange"),
-        "annual_revenue_range": metrics.get("estimatedAnnualRevenue"),
-        "company_country": geo.get("countryCode"),
-        "company_city": geo.get("city"),
-        "founded_year": profile.get("foundedYear"),
-        "linkedin": f"https://www.linkedin.com/{linkedin}" if linkedin else None,
-    }
-    return {k: v for k, v in found.items() if v not in (None, "", [])}
+@dataclass(frozen=True)
+class ProviderDefaults:
+    """Where a provider lives and which API version this program speaks to it."""
+
+    base_url: str
+    api_version: str
 
 
-class HttpFirmographics:
-    """``GET {base}/v2/companies/find?domain=...`` with a bearer key."""
+DEFAULTS: Mapping[str, ProviderDefaults] = {
+    "pdl": ProviderDefaults("https://api.peopledatalabs.com", "v5"),
+    "apollo": ProviderDefaults("https://api.apollo.io", "v1"),
+}
+"""Per-provider defaults; stack config may override either (``enrichmentBaseUrl``,
+``enrichmentApiVersion``)."""
 
-    name = "clearbit"
 
-    def __init__(self, base_url: str, key: Callable[[], str], timeout: float = 8.0) -> None:
-        self.base_url = base_url.rstrip("/")
-        self.key = key
-        self.timeout = timeout
+def kept(found: Mapping[str, Any]) -> dict[str, Any]:
+    """The lead fields that carry a value (no None, empty string or empty list)."""
+    return {k: v for k, v in found.items() if k in LEAD_FIELDS and v not in (None, "", [], {})}
 
-    def lookup(self, domain: str) -> dict[str, Any] | None:
-        url = f"{self.base_url}/v2/companies/find?domain={quote(domain)}"
-        try:
-            status, body = request_json(
-                "GET", url, headers={"authorization": f"Bearer {self.key()}"}, timeout=self.timeout
-            )
-        except HttpError as err:
-            if err.status in (404, 422):
-                return None
-            raise ProviderUnavailable(f"provider answered {err.status}") from err
-        except HttpUnavailable as err:
-            raise ProviderUnavailable(f"provider unreachable: {err}") from err
-        if status == 202 or not isinstance(body, dict):
-            # 202: the provider is looking the company up asynchronously; ask again later.
-            raise ProviderUnavailable(f"provider answered {status} without a profile")
-        return profile_fields(body)
+
+def as_int(value: Any) -> int | None:
+    """An integer field the provider may send as int, float or numeric string."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    return None
+
+
+def linkedin_url(value: Any) -> str | None:
+    """``linkedin.com/company/x`` or ``http://www.linkedin.com/company/x`` -> https://www...."""
+    if not isinstance(value, str) or "linkedin.com/" not in value:
+        return None
+    path = value.split("linkedin.com/", 1)[1].strip("/")
+    return f"https://www.linkedin.com/{path}" if path else None
+
+
+def retry_after_seconds(
+    headers: Mapping[str, str], now: Callable[[], dt.datetime] | None = None
+) -> float | None:
+    """Seconds from ``Retry-After`` (delta-seconds or HTTP-date, RFC 9110 section 10.2.3)."""
+    raw = headers.get("retry-after")
+    if raw is None:
+        return None
+    raw = raw.strip()
+    try:
+        return max(float(raw), 0.0)
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(raw)
+    except (TypeError, ValueError):
+        return None
+    clock = now or (lambda: dt.datetime.now(dt.UTC))
+    return max((when - clock()).total_seconds(), 0.0)
 
 
 class FakeFirmographics:
-    """In-memory provider: ``profiles`` by domain; ``down`` makes every call fail."""
+    """In-memory provider: fields by domain; ``down`` fails every call, ``throttle`` 429s it."""
 
     name = "fake"
 
     def __init__(self, profiles: dict[str, dict[str, Any]] | None = None) -> None:
         self.profiles = dict(profiles or {})
         self.down = False
+        self.throttle: float | None = None
         self.calls: list[str] = []
 
     def lookup(self, domain: str) -> dict[str, Any] | None:
         self.calls.append(domain)
         if self.down:
             raise ProviderUnavailable("fake provider is down")
+        if self.throttle is not None:
+            raise RateLimited("fake provider throttled", self.throttle)
         found = self.profiles.get(domain)
         return None if found is None else dict(found)
+
+
+def make_provider(
+    name: str,
+    key: Callable[[], str],
+    *,
+    base_url: str | None = None,
+    api_version: str | None = None,
+    transport: Any = None,
+) -> FirmographicProvider:
+    """The real adapter for ``name`` (``pdl`` or ``apollo``), with its defaults filled in.
+
+    ``transport`` replaces the HTTP call (``http_json.exchange``): the sandbox's stand-in.
+    """
+    if name not in DEFAULTS:
+        raise ValueError(f"unknown enrichment provider {name!r}; expected one of {sorted(DEFAULTS)}")
+    defaults = DEFAULTS[name]
+    url = base_url or defaults.base_url
+    version = api_version or defaults.api_version
+    io: dict[str, Any] = {} if transport is None else {"transport": transport}
+    if name == "pdl":
+        from handlers.lead_enricher.pdl import PdlCompanyEnrichment
+
+        return PdlCompanyEnrichment(url, key, api_version=version, **io)
+    from handlers.lead_enricher.apollo import ApolloOrganizationEnrichment
+
+    return ApolloOrganizationEnrichment(url, key, api_version=version, **io)

@@ -197,6 +197,8 @@ class RetryJob:
             updated = dt.datetime.fromisoformat(waiting.updated_at) if waiting.updated_at else now
             if now - updated < COOL_DOWN:
                 continue
+            if waiting.retry_at and now < dt.datetime.fromisoformat(waiting.retry_at):
+                continue  # the provider's 429 asked for a longer wait (an hour, a day)
             self.sink.publish(NORMALIZED, waiting.next_pass())
             retried += 1
         return retried

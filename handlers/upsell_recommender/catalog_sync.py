@@ -25,9 +25,10 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class SyncDeps:
-    """What upsr-catalog-sync touches: the store (Admin API key) and upsr-catalogue (PutItem).
+    """What upsr-catalog-sync touches: the store (Admin API token) and upsr-catalogue (PutItem).
 
-    ``forget_key`` drops the cached Admin API key after the store refused a read.
+    ``forget_key`` drops the cached token and store secret after the store refused them (an
+    outage or a throttle keeps the token: it is still good).
     """
 
     catalogue: Table
@@ -35,21 +36,35 @@ class SyncDeps:
     forget_key: Callable[[], None] | None = None
 
     @classmethod
-    def from_env(cls, *, store: Store | None = None) -> SyncDeps:
+    def from_env(cls, *, store: Store | None = None, opener: Any = None) -> SyncDeps:
+        """The real store; ``opener`` replaces urllib's (the sandbox's Shopify stand-in)."""
         from handlers.common.aws_clients import table
         from handlers.common.secrets import default_cache, get_secret
         from handlers.upsell_recommender.shopify import ShopifyStore
+        from handlers.upsell_recommender.shopify_auth import AccessTokens
 
         key_id = env.text("UPSR_STORE_KEY_SECRET_ID")
+        domain = env.text("UPSR_STORE_DOMAIN")
+        io = {} if opener is None else {"opener": opener}
+        # One token per container: minted on first use, kept until shortly before expiry.
+        tokens = AccessTokens(
+            domain,
+            lambda: get_secret(key_id),
+            forget_secret=lambda: default_cache.invalidate(key_id),
+            clock=lambda: clock.now(),
+            **io,
+        )
         return cls(
             catalogue=table(env.text("UPSR_CATALOGUE_TABLE")),
             store=store
             or ShopifyStore(
-                env.text("UPSR_STORE_DOMAIN"),
-                lambda: get_secret(key_id),
+                domain,
+                tokens.token,
+                refresh_token=tokens.invalidate,
                 api_version=env.text("UPSR_SHOPIFY_API_VERSION"),
+                **io,
             ),
-            forget_key=lambda: default_cache.invalidate(key_id),
+            forget_key=tokens.invalidate,
         )
 
 
@@ -73,7 +88,7 @@ def handler(event: Mapping[str, Any], context: Any) -> dict[str, int]:
 def run(deps: SyncDeps, *, now: float) -> dict[str, int]:
     """Upsert every product row; returns counts (written, newer-kept, duplicate SKUs)."""
     from handlers.upsell_recommender.catalogue import upsert
-    from handlers.upsell_recommender.store import StoreError
+    from handlers.upsell_recommender.store import StoreAuthError, StoreError
 
     log = get_logger()
     seen: set[str] = set()
@@ -88,9 +103,9 @@ def run(deps: SyncDeps, *, now: float) -> dict[str, int]:
                 written += 1
             else:
                 newer += 1
-    except StoreError:
-        if deps.forget_key is not None:
-            deps.forget_key()  # a rotated key is fetched afresh on the next run
+    except StoreError as err:
+        if isinstance(err, StoreAuthError) and deps.forget_key is not None:
+            deps.forget_key()  # refused: a rotated secret and a new token on the next run
         log.exception("store read failed", extra={"written_before_failure": written})
         raise
     summary = {"written": written, "newer_kept": newer, "duplicate_skus": duplicates}

@@ -80,6 +80,7 @@ class OrderDeps:
     def from_env(cls) -> OrderDeps:
         from handlers.common.aws_clients import client, table
         from handlers.common.secrets import get_secret
+        from handlers.upsell_recommender.shopify_auth import webhook_key
 
         queue_url = env.text("UPSR_JOBS_QUEUE_URL")
         secret_id = env.text("UPSR_WEBHOOK_SECRET_ID")
@@ -92,7 +93,7 @@ class OrderDeps:
             customers=table(env.text("UPSR_CUSTOMERS_TABLE")),
             optout=table(env.text("UPSR_OPTOUT_TABLE")),
             send_job=send_job,
-            webhook_secret=lambda: get_secret(secret_id),
+            webhook_secret=lambda: webhook_key(get_secret(secret_id)),
             store_domain=env.text("UPSR_STORE_DOMAIN").lower(),
             max_age_s=env.integer("UPSR_WEBHOOK_MAX_AGE_HOURS", 48) * 3600,
             max_nudges=env.integer("UPSR_MAX_NUDGES_PER_30_DAYS"),

@@ -1,9 +1,23 @@
 """The store port's real adapter: the Shopify Admin GraphQL API over urllib.
 
 ``ShopifyStore`` reads the product list (stock, price, product type, tags) for upsr-catalog-sync,
-pages with cursors and waits out Shopify's cost-based throttling. Product tags
-``complements:<category>`` name the categories a product goes with; the product type is its own
-category. No dependency beyond the standard library.
+pages with cursors and waits out Shopify's throttling. Product tags ``complements:<category>``
+name the categories a product goes with; the product type is its own category. No dependency
+beyond the standard library.
+
+Throttling, as the GraphQL Admin API does it ("GraphQL Admin API rate limits",
+https://shopify.dev/docs/apps/build/apis/graphql-admin/rate-limits; "Shopify API limits",
+https://shopify.dev/docs/api/usage/limits): a leaky bucket of query-cost points per app and
+store (100 points/second on Standard plans). A throttled query answers with
+``errors[].extensions.code == "THROTTLED"`` and ``extensions.cost.throttleStatus``
+(``currentlyAvailable``, ``restoreRate``): the wait is the missing points over the restore
+rate. A plain HTTP 429 (the REST Admin API's answer, also seen from GraphQL) is waited out for
+its ``Retry-After``.
+
+Authentication: the token comes from ``shopify_auth.AccessTokens`` (client-credentials grant,
+cached until shortly before its 24-hour expiry, or a legacy static token). A 401 means the
+token was revoked or expired early: the adapter forgets it, mints one more and retries the
+query once; a second 401 is a ``StoreError``.
 """
 
 from __future__ import annotations
@@ -16,7 +30,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from handlers.upsell_recommender.domain import CatalogueItem, is_variant_id, to_decimal
-from handlers.upsell_recommender.store import StoreError, cart_url, shop_domain
+from handlers.upsell_recommender.store import StoreAuthError, StoreError, cart_url, shop_domain
 
 COMPLEMENT_TAG = "complements:"
 """Product tag naming a category the product goes with: ``complements:tents``."""
@@ -50,6 +64,9 @@ query UpsellCatalogue($cursor: String) {
 """Ten products of forty variants per page keeps the requested cost under Shopify's 1000."""
 
 Opener = Callable[[urllib.request.Request, float], Any]
+
+DEFAULT_API_VERSION = "2026-10"
+"""Shopify's current stable Admin API version (stack config ``shopifyApiVersion`` sets it)."""
 
 
 def _urlopen(request: urllib.request.Request, timeout: float) -> Any:
@@ -97,8 +114,9 @@ def catalogue_rows(product: Mapping[str, Any]) -> Iterator[CatalogueItem]:
 class ShopifyStore:
     """The store port over the Shopify Admin GraphQL API.
 
-    ``token`` is called for the Admin API access token when a request is made (the secret
-    cache behind it keeps it briefly), so building the adapter reads nothing.
+    ``token`` is called for the Admin API access token when a request is made, so building the
+    adapter reads nothing; ``refresh_token`` (``AccessTokens.invalidate``) is called once after
+    a 401 before the query is retried.
     """
 
     def __init__(
@@ -106,7 +124,8 @@ class ShopifyStore:
         domain: str,
         token: Callable[[], str],
         *,
-        api_version: str = "2025-07",
+        refresh_token: Callable[[], None] | None = None,
+        api_version: str = DEFAULT_API_VERSION,
         opener: Opener = _urlopen,
         sleep: Callable[[float], None] = time.sleep,
         timeout_s: float = 20.0,
@@ -114,6 +133,7 @@ class ShopifyStore:
     ) -> None:
         self.domain = shop_domain(domain)
         self._token = token
+        self._refresh = refresh_token
         self._endpoint = f"https://{self.domain}/admin/api/{api_version}/graphql.json"
         self._open = opener
         self._sleep = sleep
@@ -141,8 +161,13 @@ class ShopifyStore:
     def _query(self, query: str, variables: Mapping[str, Any]) -> Any:
         """One GraphQL call, waiting out throttling; the ``data`` member of the answer."""
         waits = 0
+        refreshed = False
         while True:
             status, answer, retry_after = self._post({"query": query, "variables": dict(variables)})
+            if status == 401 and self._refresh is not None and not refreshed:
+                self._refresh()  # revoked or expired early: one fresh token, one retry
+                refreshed = True
+                continue
             throttled_for = self._throttle_wait(status, answer, retry_after)
             if throttled_for is None:
                 break
@@ -151,7 +176,7 @@ class ShopifyStore:
                 raise StoreError("Shopify kept throttling the catalogue query")
             self._sleep(throttled_for)
         if status in (401, 403):
-            raise StoreError(f"Shopify refused the Admin API key (HTTP {status})")
+            raise StoreAuthError(f"Shopify refused the Admin API key (HTTP {status})")
         if status >= 400:
             raise StoreError(f"Shopify Admin API answered HTTP {status}")
         errors = answer.get("errors") if isinstance(answer, Mapping) else None

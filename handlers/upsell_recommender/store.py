@@ -21,6 +21,10 @@ class StoreError(Exception):
     """The store could not be read (bad key, outage, malformed answer)."""
 
 
+class StoreAuthError(StoreError):
+    """The store refused the credentials (401/403, or the token grant was refused)."""
+
+
 class Store(Protocol):
     """What the upsell recommender needs from the shop."""
 

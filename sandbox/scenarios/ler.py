@@ -1,11 +1,14 @@
 """Lead enricher: a form post, a mail, a CSV upload and two junk leads through the chain.
 
 The CRM is ``handlers.lead_enricher.crm.FakeCrm`` (HubSpot's rules that matter: unique email,
-409 on a repeat) and the firmographic provider ``FakeFirmographics`` with one company profile;
-both replace the real adapters through the factories the handlers expose (``make_crm``,
-``make_provider``). Leads enter by the three lanes as in AWS: the Function URL (shared secret
-header), a mail dropped into the SES lane (stored under ``inbound/`` of ler-raw, whose
-notification invokes ler-intake), and a CSV uploaded under ``upload/``. The chain runs over
+409 on a repeat). Enrichment runs the real adapter of the stack's ``enrichmentProvider``
+(People Data Labs or Apollo) with its key from ``ler-enrichment-key``, over
+``sandbox.standins.FirmographicsStandIn``, which answers as the provider documents (a record,
+a 404 or an empty 200 for an unknown company, a 401 for a wrong key). Both go in through the
+factories the handlers expose (``make_crm``, ``make_provider``). Leads enter by the three
+lanes as in AWS: the Function URL (shared secret header), a mail dropped into the SES lane
+(stored under ``inbound/`` of ler-raw, whose notification invokes ler-intake), and a CSV
+uploaded under ``upload/``. The chain runs over
 the default bus by the graph's rules. The digest is run for today by hand, as an operator
 would (ler reads the real date, so the sandbox clock cannot bring "tomorrow" to it).
 """
@@ -20,11 +23,17 @@ from sandbox.core import Sandbox, mime_message
 from sandbox.report import Report
 
 INTAKE_SECRET = "sandbox-intake-shared-secret-0123456789"
+ENRICHMENT_KEY = "sandbox-enrichment-key"
 ACME = {
-    "company_name": "Acme Widgets",
+    "name": "Acme Widgets",
     "employees": 40,
-    "company_city": "Leeds",
+    "size": "11-50",
+    "city": "Leeds",
+    "region": "West Yorkshire",
+    "country": "United Kingdom",
     "industry": "Manufacturing",
+    "founded": 1999,
+    "linkedin": "acme-widgets",
 }
 JANE = {
     "email": "Jane.Doe@Acme-Widgets.co.uk",
@@ -50,18 +59,20 @@ class LeadEnricherDay:
 
     def __init__(self) -> None:
         self.crm: Any = None
+        self.provider: Any = None
 
     def prepare(self, sb: Sandbox) -> None:
         from handlers.lead_enricher import enrich, push
         from handlers.lead_enricher.crm import FakeCrm
-        from handlers.lead_enricher.firmographics import FakeFirmographics
+        from sandbox.standins import FirmographicsStandIn
 
         sb.set_secret("ler-intake-secret", INTAKE_SECRET)
-        sb.set_secret("ler-enrichment-key", "sandbox-enrichment-key")
+        sb.set_secret("ler-enrichment-key", ENRICHMENT_KEY)
         sb.set_secret("ler-crm-key", "sandbox-crm-token")
         self.crm = FakeCrm()
-        provider = FakeFirmographics({"acme-widgets.co.uk": ACME})
-        sb.patch(enrich, "make_provider", lambda config: provider)
+        self.provider = FirmographicsStandIn(ENRICHMENT_KEY, {"acme-widgets.co.uk": ACME})
+        real = enrich.make_provider
+        sb.patch(enrich, "make_provider", lambda config: real(config, transport=self.provider))
         sb.patch(push, "make_crm", lambda config: self.crm)
 
     def _post(self, sb: Sandbox, payload: dict[str, Any], secret: str = INTAKE_SECRET) -> int:
@@ -87,6 +98,15 @@ class LeadEnricherDay:
             "the form lead reached the CRM, enriched; a wrong secret changed nothing",
             self._created() == ["jane.doe@acme-widgets.co.uk"] and refused in (401, 403),
             str(self._created()),
+        )
+        jane = next((p for m, _, p in self.crm.calls if m == "create"), {})
+        asked = [c for c in self.provider.calls if "acme-widgets.co.uk" in c]
+        report.check(
+            "the configured provider's documented endpoint enriched her company (city, size)",
+            bool(asked)
+            and jane.get("city") == "Leeds"
+            and str(jane.get("numberofemployees")) == "40",
+            f"{asked[:1]} -> city={jane.get('city')} employees={jane.get('numberofemployees')}",
         )
         with report.step("Sam emails hello@example.com (SES lane -> ler-raw inbound/)") as step:
             inbound = (

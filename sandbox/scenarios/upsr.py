@@ -1,7 +1,10 @@
 """Upsell recommender: a catalogue sync, an order (delivered three times), a nudge, a tap.
 
-The store is the in-memory fake of ``handlers.upsell_recommender.store`` holding a small
-camping catalogue, given to upsr-catalog-sync in place of the Shopify Admin API. The model
+The store is ``sandbox.standins.ShopifyStandIn``, a Shopify store as documented today holding a
+small camping catalogue: upsr-catalog-sync runs the real adapter against it, minting its Admin
+API token by the client-credentials grant from the Dev Dashboard app's client id and secret in
+``upsr-store-key``, keeping it for the container and renewing it once it nears its 24-hour
+expiry. Webhooks are signed with the same client secret, as Shopify signs app webhooks. The model
 stand-in proposes every candidate it is shown, so the day shows the catalogue rules disposing
 (out of stock, already owned, too dear) and one add-on surviving. The handlers read the time
 through ``handlers.upsell_recommender.clock``, which the scenario points at the sandbox clock,
@@ -23,7 +26,10 @@ from sandbox.core import Sandbox
 from sandbox.report import Report
 
 SHOP = "example-shop.myshopify.com"
-WEBHOOK_SECRET = "shpss_sandbox_webhook_signing_secret_0123456789"
+CLIENT_ID = "sandbox-dev-dashboard-client-id"
+WEBHOOK_SECRET = "shpss_sandbox_client_secret_0123456789"
+"""The app's client secret: it mints Admin API tokens and signs the app's webhooks."""
+CLIENT = json.dumps({"client_id": CLIENT_ID, "client_secret": WEBHOOK_SECRET})
 ADDLINK_KEYRING = json.dumps(
     {"active_kid": "k1", "keys": {"k1": "sandbox-addlink-key-" + "k" * 24}}
 )
@@ -108,15 +114,27 @@ class UpsellDay:
     key = "upsr"
     title = "Upsell recommender"
 
+    def __init__(self) -> None:
+        self.shop: Any = None
+
     def prepare(self, sb: Sandbox) -> None:
         from handlers.upsell_recommender import catalog_sync, clock
-        from handlers.upsell_recommender.store import InMemoryStore
+        from sandbox.standins import ShopifyStandIn
 
-        sb.set_secret("upsr-webhook-secret", WEBHOOK_SECRET)
-        sb.set_secret("upsr-store-key", "shpat_sandbox_admin_token")
+        sb.set_secret("upsr-webhook-secret", CLIENT)  # the same JSON: its client_secret signs
+        sb.set_secret("upsr-store-key", CLIENT)
         sb.set_secret("upsr-addlink-key", ADDLINK_KEYRING)
-        store = InMemoryStore(SHOP, _catalogue())
-        sb.patch(catalog_sync, "current_deps", lambda: catalog_sync.SyncDeps.from_env(store=store))
+        self.shop = ShopifyStandIn(
+            CLIENT_ID, WEBHOOK_SECRET, _catalogue(), lambda: sb.clock.now().timestamp()
+        )
+        container: list[Any] = []  # one warm container: its token cache outlives invocations
+
+        def deps() -> Any:
+            if not container:
+                container.append(catalog_sync.SyncDeps.from_env(opener=self.shop))
+            return container[0]
+
+        sb.patch(catalog_sync, "current_deps", deps)
         sb.patch(clock, "now", lambda: sb.clock.now().timestamp())
         sb.model.by_function[sb.name("upsr-picker")] = _propose_every_candidate
 
@@ -139,6 +157,14 @@ class UpsellDay:
             sb.fire("upsr-catalog-sync")
             sb.drain()
             step.state("upsr-catalogue", sorted(i["sku"] for i in sb.items("upsr-catalogue")))
+            step.note(
+                f"Admin API tokens minted by the client-credentials grant: {self.shop.grants}"
+            )
+        report.check(
+            "the sync minted one Admin API token from the app's client credentials",
+            self.shop.grants == 1 and len(sb.items("upsr-catalogue")) == 5,
+            f"grants {self.shop.grants}, rows {len(sb.items('upsr-catalogue'))}",
+        )
         with report.step("Ann orders a tent; Shopify delivers the webhook three times") as step:
             payload = _order(5001, sb.clock.now() - dt.timedelta(minutes=1))
             statuses = [self._webhook(sb, payload) for _ in range(3)]
@@ -200,6 +226,11 @@ class UpsellDay:
             "the model proposed, the catalogue disposed: the offer is the in-stock mat",
             offer.get("sku") == "MAT-1",
             str(offer.get("sku")),
+        )
+        report.check(
+            "the token was kept across syncs and renewed before its 24 hours ran out",
+            self.shop.grants == 2 and self.shop.refused == 0,
+            f"grants {self.shop.grants}, calls with an expired token {self.shop.refused}",
         )
         report.check(
             "no call was denied",

@@ -226,7 +226,7 @@ def test_each_alarm_notifies_the_alert_topic_of_its_own_region(graph: Graph) -> 
         for s in graph.of_type("aws:sns/topicSubscription:TopicSubscription")
     }
     for region in ("us-east-1", "eu-west-2"):
-        topic = f"arn:aws:sns:{region}:123456789012:{graph.config.prefix}-alarms"
+        topic = f"arn:aws:sns:{region}:123456789012:{graph.config.prefix}-alarms-{region}"
         assert emails[topic] == graph.config.alert_email
         policy = next(
             p for p in graph.of_type("aws:sns/topicPolicy:TopicPolicy") if p.inputs["arn"] == topic
@@ -323,5 +323,5 @@ def test_more_subscribers_from_config_are_emailed_by_every_alarm_topic() -> None
     for s in graph.of_type("aws:sns/topicSubscription:TopicSubscription"):
         by_topic[s.inputs["topic"]].add(s.inputs["endpoint"])
     for region in ("us-east-1", "eu-west-2"):
-        topic = f"arn:aws:sns:{region}:123456789012:dev-alarms"
+        topic = f"arn:aws:sns:{region}:123456789012:dev-alarms-{region}"
         assert by_topic[topic] == {"ops@example.com", "owner@example.org"}  # no duplicate

@@ -35,7 +35,7 @@ def test_a_handler_failing_until_the_dlq_sets_off_the_dlq_alarm() -> None:
         after = {a.name: a for a in evaluate_alarms(sb)}
         dlq = after["dev-dm-blocks-dlq-depth"]
         assert dlq.in_alarm and dlq.visible == 1
-        assert dlq.actions == ("arn:aws:sns:us-east-1:123456789012:dev-alarms",)
+        assert dlq.actions == ("arn:aws:sns:us-east-1:123456789012:dev-alarms-us-east-1",)
         assert [a.name for a in after.values() if a.in_alarm] == ["dev-dm-blocks-dlq-depth"]
 
 

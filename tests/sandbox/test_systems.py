@@ -40,6 +40,9 @@ def test_the_scripted_day_ends_in_the_expected_state(
     assert result.checks and not failed, (failed, printed)
     assert result.errors == 0 or key in _EXPECTED_ERRORS, printed
     assert result.denied == 0, printed
+    # Every service delivery to the system (schedules, S3, SES, EventBridge) was admitted by
+    # the trust, resource and key policies the program declares.
+    assert result.refused == 0, printed
 
 
 _EXPECTED_ERRORS: set[str] = set()

@@ -1,4 +1,6 @@
-"""The HTTP adapters (HubSpot CRM v3, the firmographic provider) against a local fake server.
+"""The CRM HTTP adapter (HubSpot CRM v3) against a local fake server.
+
+The firmographic providers' contract tests are in ``test_ler_providers.py``.
 
 The server runs on 127.0.0.1 in the test process: no network. It records each request and
 answers from a script, so the tests check the exact calls the adapters make and how they read
@@ -17,7 +19,6 @@ from typing import Any
 import pytest
 
 from handlers.lead_enricher.crm import HubSpotCrm
-from handlers.lead_enricher.firmographics import HttpFirmographics, ProviderUnavailable
 
 Answer = tuple[int, Any]
 
@@ -82,57 +83,6 @@ class Key:
     def __call__(self) -> str:
         self.reads += 1
         return self.value
-
-
-CLEARBIT = {
-    "name": "Acme Widgets",
-    "domain": "acme-widgets.co.uk",
-    "category": {"industry": "Machinery", "sector": "Industrials"},
-    "metrics": {"employees": 40, "employeesRange": "11-50", "estimatedAnnualRevenue": "$1M-$10M"},
-    "geo": {"city": "Leeds", "countryCode": "GB"},
-    "foundedYear": 1999,
-    "linkedin": {"handle": "company/acme-widgets"},
-}
-
-
-def test_the_provider_maps_a_profile_and_reads_its_key_each_call(server: FakeServer) -> None:
-    key = Key("sk_live_1")
-    provider = HttpFirmographics(server.url, key)
-    server.answer(200, CLEARBIT)
-    assert provider.lookup("acme-widgets.co.uk") == {
-        "company_name": "Acme Widgets",
-        "industry": "Machinery",
-        "employees": 40,
-        "employees_range": "11-50",
-        "annual_revenue_range": "$1M-$10M",
-        "company_country": "GB",
-        "company_city": "Leeds",
-        "founded_year": 1999,
-        "linkedin": "https://www.linkedin.com/company/acme-widgets",
-    }
-    [request] = server.requests
-    assert request["path"] == "/v2/companies/find?domain=acme-widgets.co.uk"
-    assert request["headers"]["authorization"] == "Bearer sk_live_1"
-    server.answer(404, {"error": {"type": "unknown_record"}})
-    key.value = "sk_live_2"  # rotated: the next call uses it without a redeploy
-    assert provider.lookup("nobody.example") is None
-    assert key.reads == 2 and server.requests[1]["headers"]["authorization"] == "Bearer sk_live_2"
-
-
-@pytest.mark.parametrize(
-    ("status", "body"), [(429, {"error": "rate"}), (503, None), (202, {"queued": True}), (401, {})]
-)
-def test_provider_failures_are_unavailable_not_unknown(
-    server: FakeServer, status: int, body: Any
-) -> None:
-    server.answer(status, body)
-    with pytest.raises(ProviderUnavailable):
-        HttpFirmographics(server.url, Key("k")).lookup("acme-widgets.co.uk")
-
-
-def test_an_unreachable_provider_is_unavailable() -> None:
-    with pytest.raises(ProviderUnavailable, match="unreachable"):
-        HttpFirmographics("http://localhost:9", Key("k"), timeout=1).lookup("acme-widgets.co.uk")
 
 
 def contact(crm_id: str, **properties: str | None) -> dict[str, Any]:

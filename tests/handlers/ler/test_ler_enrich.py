@@ -144,3 +144,14 @@ def test_a_retry_pass_that_succeeds_resolves_the_marker(ler: Ler, enricher: Enri
     marker = cache_item(ler, "pending#f-1")
     assert marker is not None and (marker["status"], marker["pass_no"]) == ("resolved", 1)
     assert PendingMarkers(CACHE).pending() == []
+
+
+def test_a_throttled_provider_pends_the_lead_until_the_wait_it_asked_for(
+    ler: Ler, enricher: Enricher
+) -> None:
+    ler.provider.throttle = 3600.0  # a 429 whose window resets in an hour
+    done = enricher.enrich(lead("jane@acme-widgets.co.uk"))
+    assert done.enrichment is not None and done.enrichment.status == "pending"
+    [waiting] = PendingMarkers(CACHE).pending()
+    assert waiting.retry_at == (NOW + dt.timedelta(hours=1)).isoformat()
+    assert cache_item(ler, "acme-widgets.co.uk") is None

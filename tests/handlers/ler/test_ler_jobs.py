@@ -262,3 +262,22 @@ def test_backfill_stops_paging_before_its_timeout(ler: Ler) -> None:
     report = job.run(lambda: next(remaining))
     assert (report.pages, report.complete) == (2, False)
     assert report.notes == ["re-sync stopped for time after 2 page(s)"]
+
+
+def test_retry_waits_for_a_throttled_providers_window(ler: Ler, retry_job: RetryJob) -> None:
+    from handlers.lead_enricher.contract import NORMALIZED
+
+    def throttled(lead_id: str, retry_at: dt.datetime) -> None:
+        lead = Lead(
+            lead_id=lead_id,
+            lane="form",
+            received_at=NOW.isoformat(),
+            contact=Contact(email="a@acme.co.uk"),
+        )
+        PendingMarkers(CACHE).mark(lead, "429", NOW - dt.timedelta(minutes=20), retry_at)
+
+    throttled("f-later", NOW + dt.timedelta(hours=1))
+    throttled("f-due", NOW - dt.timedelta(minutes=1))
+    assert retry_job.retry_pending() == 1
+    [emitted] = ler.emitted()
+    assert (emitted["detail-type"], emitted["detail"]["lead_id"]) == (NORMALIZED, "f-due")

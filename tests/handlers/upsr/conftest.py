@@ -70,7 +70,7 @@ ENV = {
     "UPSR_REPORT_HOUR": "8",
     "UPSR_REPORT_TIMEZONE": "Europe/London",
     "UPSR_STORE_KEY_SECRET_ID": "dev-upsr-store-key",
-    "UPSR_SHOPIFY_API_VERSION": "2025-07",
+    "UPSR_SHOPIFY_API_VERSION": "2026-10",
 }
 
 

@@ -16,8 +16,8 @@ import pytest
 
 from handlers.upsell_recommender.domain import Channel, Contact
 from handlers.upsell_recommender.nudges import AwsMessenger, Nudge, NudgeRejected, compose
-from handlers.upsell_recommender.shopify import ShopifyStore, catalogue_rows
-from handlers.upsell_recommender.store import StoreError
+from handlers.upsell_recommender.shopify import DEFAULT_API_VERSION, ShopifyStore, catalogue_rows
+from handlers.upsell_recommender.store import StoreAuthError, StoreError
 from tests.handlers.upsr.conftest import SENDER, SHOP, T0, World, shopify_order, webhook_event
 
 # Shopify Admin API ------------------------------------------------------------------------
@@ -120,7 +120,7 @@ def test_admin_api_pages_and_maps_products() -> None:
     assert first.complements == frozenset({"tents"}) and first.price == Decimal("19.50")
     assert first.stock == 3 and rows[1].stock is None  # untracked inventory
     assert waits == [5.0]  # (800 - 300) / 100 points per second
-    assert seen[0].full_url == f"https://{SHOP}/admin/api/2025-07/graphql.json"
+    assert seen[0].full_url == f"https://{SHOP}/admin/api/{DEFAULT_API_VERSION}/graphql.json"
     assert seen[0].get_header("X-shopify-access-token") == "shpat_x"
     assert json.loads(seen[1].data)["variables"] == {"cursor": "c1"}
 
@@ -236,8 +236,12 @@ def test_sync_keeps_the_first_of_duplicate_skus_and_forgets_a_refused_key(world:
     item = world.tables["catalogue"].get_item(Key={"sku": "TENT-2P"})["Item"]
     assert item["variant_id"] == "1001"
     forgotten: list[bool] = []
-    world.store.fail_with = StoreError("refused")
     deps = replace(world.sync_deps(), forget_key=lambda: forgotten.append(True))
+    world.store.fail_with = StoreError("Shopify Admin API unreachable")
+    with pytest.raises(StoreError):
+        catalog_sync.run(deps, now=T0)
+    assert forgotten == []  # an outage keeps the token: it is still good
+    world.store.fail_with = StoreAuthError("refused")
     with pytest.raises(StoreError):
         catalog_sync.run(deps, now=T0)
     assert forgotten == [True]

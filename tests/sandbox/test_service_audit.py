@@ -1,0 +1,43 @@
+"""Every delivery both stacks declare is admitted by the documents they declare; defect 2 and
+defect 3 put back into either stack's real graph are found, without starting a sandbox."""
+
+from __future__ import annotations
+
+import pytest
+
+from components.offline.engine import Graph
+from sandbox.edits import Scope, with_inputs, with_schedule_trust
+from sandbox.graph import Topology, program_graph
+from sandbox.service_audit import audit
+
+GRAPHS = {stack: program_graph(stack) for stack in ("dev", "prod")}
+
+
+@pytest.mark.parametrize("stack", GRAPHS)
+def test_every_declared_delivery_is_admitted(stack: str) -> None:
+    findings = audit(Topology.from_graph(GRAPHS[stack]))
+    assert not findings, [f"{f.refusal.source}: {f.refusal.reason}" for f in findings]
+
+
+@pytest.mark.parametrize("stack", GRAPHS)
+@pytest.mark.parametrize("scope", ["schedule", "prefix"])
+def test_defect_2_back_refuses_every_declared_schedule(stack: str, scope: Scope) -> None:
+    topology = Topology.from_graph(with_schedule_trust(GRAPHS[stack], scope))
+    refused = {
+        f.refusal.source
+        for f in audit(topology)
+        if f.refusal.requirement.action == "sts:AssumeRole"
+    }
+    assert refused == {f"schedule:{s.name}" for s in topology.schedules}
+    assert all(f.when == "deliver" for f in audit(topology))
+
+
+@pytest.mark.parametrize("stack", GRAPHS)
+def test_defect_3_back_refuses_the_budget_alert(stack: str) -> None:
+    graph: Graph = GRAPHS[stack]
+    topic = f"{graph.config.prefix}-budget-alerts"
+    broken = with_inputs(graph, "aws:sns/topic:Topic", topic, kmsMasterKeyId="alias/aws/sns")
+    [finding] = audit(Topology.from_graph(broken))
+    assert finding.refusal.source.startswith("budget:")
+    assert finding.refusal.document == "AWS managed key alias/aws/sns"
+    assert finding.refusal.requirement.action == "kms:GenerateDataKey"
