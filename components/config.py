@@ -551,7 +551,11 @@ class StackConfig(_Section):
     environment: Literal["dev", "prod"]
     """``prod`` turns on deletion protection, ``protect`` and secret recovery windows."""
     alert_email: Email
-    """Receives the monthly budget alarm."""
+    """Receives the monthly budget alarm and every CloudWatch alarm of the stack."""
+    alert_subscribers: tuple[Email, ...] = ()
+    """More addresses the alarm topics email, besides ``alertEmail``."""
+    tracing: bool = False
+    """X-Ray active tracing and the Powertools Tracer on every function (off in dev, on in prod)."""
     monthly_budget_usd: float = Field(gt=0, le=100000)
     """Monthly cost budget of the account; alarms at 80 % and 100 % actual, 100 % forecast."""
     mail_identity_owner: bool = True

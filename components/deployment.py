@@ -13,6 +13,7 @@ import pulumi_aws as aws
 
 from components.arns import Arns
 from components.mail_identity import MailIdentities
+from components.monitoring import Monitoring
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,8 @@ class Deployment:
         powertools_layer_arn: Powertools for AWS Lambda layer for python3.14 arm64 in ``region``.
         mail: The region's SES sending identities (shared by the systems in the region).
         tags: Extra tags for every resource.
+        monitoring: The region's alert topic, the metrics namespace, tracing, and the registry
+            the dashboard is drawn from.
     """
 
     prefix: str
@@ -42,6 +45,7 @@ class Deployment:
     powertools_layer_arn: str
     mail: MailIdentities | None = field(default=None, compare=False)
     tags: dict[str, str] = field(default_factory=dict)
+    monitoring: Monitoring = field(default_factory=Monitoring, compare=False)
 
     @property
     def arns(self) -> Arns:

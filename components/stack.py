@@ -11,11 +11,13 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
-from components.alert_topic import AlertTopic, AlertTopicArgs, budgets_publisher
+from components import dashboard
+from components.alert_topic import AlertTopic, AlertTopicArgs, alarms_publisher, budgets_publisher
 from components.arns import Arns
 from components.config import StackConfig
 from components.deployment import Deployment
 from components.mail_identity import MailIdentities
+from components.monitoring import DashboardRegistry, Monitoring
 from components.systems import entry
 from components.systems.base import System, SystemArgs
 
@@ -42,6 +44,11 @@ def build(config: StackConfig) -> dict[str, Any]:
     partition = aws.get_partition(opts=pulumi.InvokeOptions(provider=home)).partition
 
     mail: dict[str, MailIdentities] = {}
+    registry = DashboardRegistry()
+    alarm_topics = {
+        region: _alarm_topic(config, region, providers[region], identity.account_id, partition)
+        for region in sorted({settings.region for settings in enabled.values()})
+    }
     outputs: dict[str, Any] = {"prefix": config.prefix, "systems": sorted(enabled)}
     for key, settings in enabled.items():
         region = settings.region
@@ -64,6 +71,12 @@ def build(config: StackConfig) -> dict[str, Any]:
                     owner=config.mail_identity_owner,
                 ),
             ),
+            monitoring=Monitoring(
+                alarm_topic_arn=alarm_topics[region].topic_arn,
+                namespace=metrics_namespace(config.prefix),
+                tracing=config.tracing,
+                registry=registry,
+            ),
         )
         cls = entry(key).load()
         system = cls(
@@ -84,7 +97,46 @@ def build(config: StackConfig) -> dict[str, Any]:
     referenced = {region: registry.referenced() for region, registry in mail.items()}
     outputs["sesIdentitiesReferenced"] = {r: d for r, d in referenced.items() if d}
     _budget(config, home, identity.account_id, partition)
+    board = dashboard.declare(
+        f"{config.prefix}-crm-automations",
+        registry,
+        metrics_namespace(config.prefix),
+        {key: settings.region for key, settings in enabled.items()},
+        home,
+    )
+    outputs["dashboard"] = board.dashboard_name
+    outputs["alarmTopics"] = {region: topic.topic_arn for region, topic in alarm_topics.items()}
     return outputs
+
+
+def metrics_namespace(prefix: str) -> str:
+    """One CloudWatch namespace per stack for the business metrics: ``crm/<prefix>``."""
+    return f"crm/{prefix}"
+
+
+def _alarm_topic(
+    config: StackConfig, region: str, provider: aws.Provider, account_id: str, partition: str
+) -> AlertTopic:
+    """The alert topic of one region: the alarms of that region publish to it.
+
+    An alarm's action names a topic of the alarm's own region (components/monitoring.py), so
+    every region with a system has one, ``<prefix>-alarms-<region>`` (the region in the name
+    keeps its key alias unique across regions too), emailing ``alertEmail`` and
+    ``alertSubscribers``. It is an AlertTopic: CloudWatch publishes as a service, so the key
+    must admit ``cloudwatch.amazonaws.com`` (components/alert_topic.py).
+    """
+    arns = Arns(partition, region, account_id)
+    return AlertTopic(
+        f"alarms-{region}",
+        AlertTopicArgs(
+            arns=arns,
+            name=f"{config.prefix}-alarms-{region}",
+            publishers=(alarms_publisher(arns),),
+            emails=tuple(dict.fromkeys((config.alert_email, *config.alert_subscribers))),
+            tags={"crm:stack": config.prefix},
+        ),
+        pulumi.ResourceOptions(providers={"aws": provider}),
+    )
 
 
 def _powertools_layer(config: StackConfig, region: str, provider: aws.Provider) -> str:

@@ -18,8 +18,10 @@ import pulumi_aws as aws
 
 from components.deployment import Deployment
 from components.grants import Grant
+from components.monitoring import declare_alarm, queue_age, queue_depth
 
 SEND_ACTIONS = ("sqs:SendMessage",)
+DEAD_LETTER_OF_TAG = "crm:dead-letter-of"
 EVENT_SOURCE_ACTIONS = ("sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes")
 """Exactly what an SQS event source mapping's function role needs (Lambda Developer Guide,
 "Using Lambda with Amazon SQS", execution role permissions; ``AWSLambdaSQSQueueExecutionRole``):
@@ -52,7 +54,12 @@ class WorkQueueArgs:
         visibility_timeout_s: At least the consumer's timeout (AWS requires >= function timeout).
         dead_letter: This queue IS a dead-letter queue: no DLQ of its own, 14-day retention.
         service_senders: AWS services that may send, each for one source ARN.
-        fifo: A FIFO queue.
+        max_age_s: Alarm when the oldest message of a work queue is older than this; default
+            ``max_receive_count`` x ``visibility_timeout_s``, the time a message needs to use
+            up its receives, so an older one means the consumer stopped receiving.
+        dead_letter_of: For a dead-letter queue that a handler names at run time (schedules
+            a function creates), what sends to it; tagged ``crm:dead-letter-of`` so the policy
+            pack knows it is a dead-letter target although no declared resource names it.
     """
 
     deployment: Deployment
@@ -63,6 +70,8 @@ class WorkQueueArgs:
     dead_letter: bool = False
     service_senders: Sequence[ServiceSender] = field(default_factory=tuple)
     message_retention_s: int = 4 * 24 * 3600
+    max_age_s: int | None = None
+    dead_letter_of: str = ""
 
 
 class WorkQueue(pulumi.ComponentResource):
@@ -76,6 +85,8 @@ class WorkQueue(pulumi.ComponentResource):
         self, resource_name: str, args: WorkQueueArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
         super().__init__("crm:index:WorkQueue", resource_name, None, opts)
+        if args.dead_letter_of and not args.dead_letter:
+            raise ValueError(f"queue {args.name}: dead_letter_of is for dead-letter queues")
         d = args.deployment
         self.args = args
         self.physical_name = d.name(args.name)
@@ -118,14 +129,59 @@ class WorkQueue(pulumi.ComponentResource):
             if args.dead_letter
             else args.message_retention_s,
             redrive_policy=redrive,
-            tags=d.resource_tags(**{"crm:queue": args.name}),
+            tags=d.resource_tags(
+                **{"crm:queue": args.name},
+                **({DEAD_LETTER_OF_TAG: args.dead_letter_of} if args.dead_letter_of else {}),
+            ),
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.dlq] if self.dlq else None),
         )
         self._tls_only(
             resource_name, self.physical_name, self.arn, list(args.service_senders), self.queue
         )
         self.queue_url = self.queue.url
+        self.alarms = self._alarms(resource_name)
         self.register_outputs({"queue_url": self.queue_url, "queue_arn": self.queue.arn})
+
+    @property
+    def dead_letter_name(self) -> str:
+        """Physical name of the queue where this queue's failures end (itself for a DLQ)."""
+        if self.args.dead_letter:
+            return self.physical_name
+        return self.args.deployment.name(self.args.dead_letter_name or f"{self.args.name}-dlq")
+
+    def _alarms(self, resource_name: str) -> list[aws.cloudwatch.MetricAlarm]:
+        """Messages in the dead-letter queue; for a work queue also its oldest message's age."""
+        d, args = self.args.deployment, self.args
+        tags = d.resource_tags(**{"crm:queue": args.name})
+        dlq = self.dead_letter_name
+        registry = d.monitoring.registry
+        alarms = [
+            declare_alarm(
+                f"{resource_name}-dlq-depth-alarm",
+                f"{dlq}-depth",
+                queue_depth(dlq),
+                f"Messages in {dlq}",
+                d.monitoring,
+                tags,
+                self,
+            )
+        ]
+        registry.queue(d.system, dlq, d.region, dead_letter=True)
+        if not args.dead_letter:
+            registry.queue(d.system, self.physical_name, d.region, dead_letter=False)
+            max_age = args.max_age_s or args.max_receive_count * args.visibility_timeout_s
+            alarms.append(
+                declare_alarm(
+                    f"{resource_name}-age-alarm",
+                    f"{self.physical_name}-oldest-age",
+                    queue_age(self.physical_name, max_age),
+                    f"Oldest message of {self.physical_name} older than {max_age} s",
+                    d.monitoring,
+                    tags,
+                    self,
+                )
+            )
+        return alarms
 
     def _tls_only(
         self,

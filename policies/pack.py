@@ -14,6 +14,7 @@ from policies.rules import (
     bucket_hygiene,
     creation_order,
     event_source_mapping_permissions,
+    failures_are_watched,
     function_identity,
     log_retention,
     model_access_allowlist,
@@ -51,6 +52,7 @@ ALL_POLICIES: Final[list[Policy]] = [
     service_publisher_encryption.POLICY,
     event_source_mapping_permissions.POLICY,
     service_invoke_source_condition.POLICY,
+    failures_are_watched.POLICY,
     creation_order.POLICY,
 ]
 """The pack's policies, every one MANDATORY."""

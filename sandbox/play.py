@@ -11,6 +11,7 @@ from components.offline.engine import Graph
 from sandbox import scenarios
 from sandbox.core import Sandbox
 from sandbox.graph import program_graph
+from sandbox.ops import report_day
 from sandbox.report import Report, SystemResult
 from sandbox.runtime import Resolver
 from sandbox.scenarios import Scenario
@@ -68,7 +69,9 @@ def play_days(
                 result.crashed = "no scenario written for this system yet"
                 report.line("  (no scripted day for this system yet)")
                 continue
+            since = len(sb.runtime.invocations) if sb.runtime is not None else 0
             scenario.play(sb, report)
+            report_day(sb, report, key, since)  # the day's business metrics and alarms
     report.summary(time.monotonic() - started)
     return report.results
 

@@ -47,6 +47,35 @@ def _as_list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else [value]
 
 
+ALARM = "aws:cloudwatch/metricAlarm:MetricAlarm"
+
+
+def _alarm_line(alarm: Resource) -> str:
+    """``errors: Errors Sum > 0 over 1 x 300 s -> sns:dev-alarms``."""
+    i = alarm.inputs
+    stat = i.get("statistic") or i.get("extendedStatistic")
+    op = {
+        "GreaterThanThreshold": ">",
+        "GreaterThanOrEqualToThreshold": ">=",
+        "LessThanThreshold": "<",
+        "LessThanOrEqualToThreshold": "<=",
+    }.get(i.get("comparisonOperator", ""), "?")
+    kind = (i.get("tags") or {}).get("crm:alarm-kind", "?")
+    missing = " (missing = breaching)" if i.get("treatMissingData") == "breaching" else ""
+    actions = ", ".join(_short(a) for a in i.get("alarmActions") or []) or "NOBODY"
+    return (
+        f"{kind}: {i.get('metricName')} {stat} {op} {i.get('threshold'):g} over "
+        f"{int(i.get('evaluationPeriods') or 1)} x {int(i.get('period') or 0)} s{missing} -> {actions}"
+    )
+
+
+def _alarms_on(graph: Graph, dimension: str, value: str) -> list[Resource]:
+    found = [
+        a for a in graph.of_type(ALARM) if (a.inputs.get("dimensions") or {}).get(dimension) == value
+    ]
+    return sorted(found, key=lambda a: str(a.inputs.get("name")))
+
+
 def _function_lines(graph: Graph, function: Resource) -> Iterable[str]:
     name = function.inputs["name"]
     tags = function.inputs.get("tags") or {}
@@ -89,6 +118,14 @@ def _function_lines(graph: Graph, function: Resource) -> Iterable[str]:
             )
     for t in triggers or ["(none)"]:
         yield f"    trigger  {t}"
+    for config in graph.of_type("aws:lambda/functionEventInvokeConfig:FunctionEventInvokeConfig"):
+        if config.inputs.get("functionName") == name:
+            target = ((config.inputs.get("destinationConfig") or {}).get("onFailure") or {}).get(
+                "destination", "?"
+            )
+            yield f"    failure  async invocations, after retries -> {_short(target)}"
+    for alarm in _alarms_on(graph, "FunctionName", name):
+        yield f"    alarm    {_alarm_line(alarm)}"
     yield f"    surface  {surface if surface != 'none' else 'none (not reachable from outside AWS)'}"
     for policy in siblings:
         if policy.type != "aws:iam/rolePolicy:RolePolicy":
@@ -147,17 +184,33 @@ def render(graph: Graph) -> str:
                 parsed = json.loads(redrive)
                 dlq = f" -> DLQ {parsed['deadLetterTargetArn'].rsplit(':', 1)[-1]} after {parsed['maxReceiveCount']}"
             lines.append(f"  queue    {queue.inputs['name']}{dlq}")
+            for alarm in _alarms_on(graph, "QueueName", queue.inputs["name"]):
+                lines.append(f"    alarm    {_alarm_line(alarm)}")
         for bucket in [r for r in members if r.type == "aws:s3/bucket:Bucket"]:
             lines.append(f"  bucket   {bucket.inputs['bucket']}")
         for secret in [r for r in members if r.type == "aws:secretsmanager/secret:Secret"]:
             lines.append(f"  secret   {secret.inputs['name']}")
         for schedule in [r for r in members if r.type == "aws:scheduler/schedule:Schedule"]:
+            dead = (schedule.inputs["target"].get("deadLetterConfig") or {}).get("arn")
             lines.append(
                 f"  schedule {schedule.inputs['name']} {schedule.inputs.get('scheduleExpression')}"
                 f" -> {_short(schedule.inputs['target']['arn'])}"
+                + (f", undelivered -> {_short(dead)}" if dead else ", NO DLQ")
             )
         for group in [r for r in members if r.type == "aws:scheduler/scheduleGroup:ScheduleGroup"]:
             lines.append(f"  schedule group {group.inputs['name']}")
+    alarms = graph.of_type(ALARM)
+    kinds: dict[str, int] = {}
+    for alarm in alarms:
+        kind = (alarm.inputs.get("tags") or {}).get("crm:alarm-kind", "?")
+        kinds[kind] = kinds.get(kind, 0) + 1
+    lines.append("")
+    lines.append(
+        f"alarms   {len(alarms)}: "
+        + ", ".join(f"{kind} {count}" for kind, count in sorted(kinds.items()))
+    )
+    for board in graph.of_type("aws:cloudwatch/dashboard:Dashboard"):
+        lines.append(f"dashboard {board.inputs.get('dashboardName')}")
     return "\n".join(lines)
 
 

@@ -205,6 +205,7 @@ class DuplicateMerger(System):
                     "PHONE_REGION": s.phone_region,
                     "PAIR_TTL_DAYS": str(PAIR_TTL_DAYS),
                 },
+                invoked_async=True,  # the weekly schedule
             ),
             child,
         )
@@ -303,6 +304,7 @@ class DuplicateMerger(System):
                     ),
                 ),
                 queue_triggers=(QueueTrigger(merge_queue, batch_size=1, maximum_concurrency=2),),
+                invoked_async=True,  # the weekly digest schedule
             ),
             child,
         )

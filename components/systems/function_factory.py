@@ -56,8 +56,12 @@ class FunctionFactory:
         url: FunctionUrl | None = None,
         queues: tuple[QueueTrigger, ...] = (),
         vendored: tuple[str, ...] = (),
+        invoked_async: bool = False,
     ) -> ScopedLambda:
-        """One function of the document; ``uses`` picks the shared names it reads."""
+        """One function of the document; ``uses`` picks the shared names it reads.
+
+        ``invoked_async``: a schedule invokes it, so it gets an on-failure destination.
+        """
         memory, timeout = self.sizes[name]
         return ScopedLambda(
             name,
@@ -74,6 +78,7 @@ class FunctionFactory:
                 environment={**{key: self.shared_env[key] for key in uses}, **env},
                 url=url,
                 queue_triggers=queues,
+                invoked_async=invoked_async,
             ),
             self.opts,
         )

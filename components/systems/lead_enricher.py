@@ -260,6 +260,7 @@ class LeadEnricher(System):
                     queue_triggers=queue_triggers,
                     event_rules=event_rules,
                     on_failure=on_failure,
+                    invoked_async=on_failure is not None,
                     async_max_retries=FAILS_BEFORE_DLQ - 1,
                 ),
                 child,

@@ -167,8 +167,20 @@ class ReviewRequests(System):
         )
 
         # Per-request schedules: their own group, and a role that may only send to rrs-work -
+        # (and to their dead-letter queue: Scheduler sends undeliverable asks there with the
+        # same execution role; components/scheduled_job.py names the page).
         requests_group = schedule_group("rrs-requests-schedules", d, "rrs-requests", child)
         group_name = requests_group.name
+        schedules_dlq = WorkQueue(
+            "rrs-request-schedules-dlq",
+            WorkQueueArgs(
+                d,
+                "rrs-request-schedules-dlq",
+                dead_letter=True,
+                dead_letter_of=f"schedules of group {group_name} (rrs-webhook)",
+            ),
+            child,
+        )
         schedule_role_name = d.name("rrs-request-schedules-role")
         schedule_role_arn = d.arns.role(schedule_role_name)
         schedule_role = aws.iam.Role(
@@ -184,7 +196,11 @@ class ReviewRequests(System):
             name=f"{schedule_role_name}-send",
             role=schedule_role_name,
             policy=policy_document(
-                (work.grant_send(sid="SendToRrsWorkOnly"),), owner=schedule_role_name
+                (
+                    work.grant_send(sid="SendToRrsWorkOnly"),
+                    schedules_dlq.grant_send(sid="SendUndeliveredToDlq"),
+                ),
+                owner=schedule_role_name,
             ),
             opts=pulumi.ResourceOptions(parent=self, depends_on=[schedule_role]),
         )
@@ -248,6 +264,7 @@ class ReviewRequests(System):
                 "RRS_SCHEDULE_GROUP": group_name,
                 "RRS_SCHEDULE_ROLE_ARN": schedule_role_arn,
                 "RRS_WORK_QUEUE_ARN": work.arn,
+                "RRS_SCHEDULE_DLQ_ARN": schedules_dlq.arn,
                 "RRS_REQUEST_DELAY_HOURS": str(s.request_delay_hours),
                 "RRS_RETENTION_DAYS": str(s.retention_days),
             },
@@ -351,6 +368,7 @@ class ReviewRequests(System):
             {"RRS_SHEET_SOURCE": s.sheet_source},
             uses=("RRS_CUSTOMERS_TABLE", "RRS_PHONE_REGION"),
             vendored=("email-validator", "idna", "phonenumberslite", "tzdata"),
+            invoked_async=True,
         )
         sweep_fn = function(
             "rrs-sweep",
@@ -380,6 +398,7 @@ class ReviewRequests(System):
                 "RRS_OPENING_TIMEZONE",
             ),
             vendored=("tzdata",),
+            invoked_async=True,
         )
 
         # Recurring schedules ---------------------------------------------------------------

@@ -269,6 +269,7 @@ class UpsellRecommender(System):
                 "UPSR_OFFER_RETENTION_DAYS",
                 "UPSR_MAX_NUDGES_PER_30_DAYS",
             ),
+            invoked_async=True,
         )
         sweep_fn = function(
             "upsr-sweep",
@@ -297,6 +298,7 @@ class UpsellRecommender(System):
                 "UPSR_OFFER_RETENTION_DAYS",
             ),
             vendored=("tzdata",),  # zoneinfo: the report hour is read in UPSR_REPORT_TIMEZONE
+            invoked_async=True,
         )
         sync_fn = function(
             "upsr-catalog-sync",
@@ -311,6 +313,7 @@ class UpsellRecommender(System):
                 "UPSR_SHOPIFY_API_VERSION": s.shopify_api_version,
             },
             uses=("UPSR_CATALOGUE_TABLE", "UPSR_STORE_DOMAIN"),
+            invoked_async=True,
         )
 
         # Schedules -------------------------------------------------------------------------

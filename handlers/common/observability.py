@@ -23,7 +23,9 @@ HandlerT = TypeVar("HandlerT", bound=Callable[..., Any])
 
 _loggers: dict[str, Logger] = {}
 _lock = threading.Lock()
-_cold_start = True
+_container: dict[str, bool] = {}
+"""This container's state: ``started`` once it served an invocation (cold start before).
+A dict, so a host that runs several functions in one process can swap it per function."""
 
 
 def _service_name(service: str | None) -> str:
@@ -98,27 +100,54 @@ def _text(value: object) -> str | None:
     return None if value is None or value == "" else str(value)
 
 
+def tracing_enabled() -> bool:
+    """Whether the stack turned tracing on (``POWERTOOLS_TRACE_DISABLED`` is ``false``)."""
+    return os.environ.get("POWERTOOLS_TRACE_DISABLED", "true").lower() == "false"
+
+
+def _traced(handler: HandlerT) -> HandlerT:
+    """The handler under Powertools Tracer, imported only when the stack turned tracing on.
+
+    The Tracer patches boto3 and sends segments to the X-Ray daemon that Lambda's active
+    tracing runs (Powertools, "Tracer": https://docs.powertools.aws.dev/lambda/python/latest/core/tracer/).
+    Its dependency, ``aws-xray-sdk``, ships in the Powertools layer every function has
+    (Powertools, "Installation": the layer carries the extra dependencies,
+    https://docs.aws.amazon.com/powertools/python/latest/getting-started/install/).
+    """
+    if not tracing_enabled():
+        return handler
+    from aws_lambda_powertools import Tracer
+
+    return Tracer(service=_service_name(None)).capture_lambda_handler(handler)  # type: ignore[return-value]
+
+
 def logged(handler: HandlerT) -> HandlerT:
-    """Decorate a Lambda handler: fresh log keys per invocation, correlation id, cold start.
+    """Decorate a Lambda handler: fresh log keys per invocation, correlation id, cold start
+    (logged, and counted as an EMF metric), and tracing when the stack turned it on.
 
     An exception escaping the handler is logged with its stack trace, then re-raised so Lambda
     reports the failure (and SQS/EventBridge retry as configured).
     """
+    from handlers.common import metrics
+
+    inner = _traced(handler)
 
     @functools.wraps(handler)
     def wrapper(event: Any, context: Any, *args: Any, **kwargs: Any) -> Any:
-        global _cold_start
         logger = get_logger()
+        cold = not _container.get("started")
         request = getattr(context, "aws_request_id", None)
         logger.clear_state()
         logger.append_keys(
-            cold_start=_cold_start,
+            cold_start=cold,
             function_request_id=request,
             correlation_id=correlation_id(event) or request,
         )
-        _cold_start = False
+        if cold:
+            metrics.cold_start(_service_name(None))
+        _container["started"] = True
         try:
-            return handler(event, context, *args, **kwargs)
+            return inner(event, context, *args, **kwargs)
         except Exception:
             logger.exception("unhandled error")
             raise

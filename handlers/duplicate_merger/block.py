@@ -15,6 +15,8 @@ import os
 from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
+from handlers.common import metrics
+from handlers.common.observability import logged
 from handlers.duplicate_merger.pipeline import encode_messages, profiles_from, run_blocking
 
 REPORTED_CAPPED = 20
@@ -83,6 +85,7 @@ def run(
     return summary
 
 
+@logged
 def handler(event: Any, context: Any) -> dict[str, Any]:
     """Scheduled entry point (payload ``{"action": "block"}``), or its own continuation
     (``{"action": "block", "run_id": ..., "step": n}``) while a large portal is read over
@@ -150,6 +153,7 @@ def handler(event: Any, context: Any) -> dict[str, Any]:
         run_id=run_id,
     )
     summary["read_invocations"] = max(1, outcome.state.step)
+    metrics.count("CappedBlocks", int(summary["capped_count"]))
     if summary["capped_count"]:
         logger.warning("oversized blocks were capped", extra={"capped": summary["capped"]})
     logger.info("blocking run queued", extra={k: v for k, v in summary.items() if k != "capped"})

@@ -26,6 +26,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from handlers.common.observability import logged
 from handlers.duplicate_merger.crm import CrmWriter
 from handlers.duplicate_merger.merging import MergeFailed, MergeService, Outcome
 
@@ -324,6 +325,7 @@ def reset() -> None:
     _app = None
 
 
+@logged
 def handler(event: Mapping[str, Any], context: Any) -> Any:
     """Function URL request, SQS batch from dm-merges, or the digest schedule."""
     from handlers.common.observability import get_logger

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Literal, Protocol
 
+from handlers.common import metrics
 from handlers.common.hubspot import chunks
 from handlers.duplicate_merger.crm import (
     PRIMARY_COMPANY,
@@ -517,6 +518,7 @@ class MergeService:
         if not settled:
             raise ClaimLost(f"merge {merge_id} was taken over before it settled")
         moved = bundle["moved"]
+        metrics.count("Merges")
         return Outcome(
             "merged",
             f"contact {merged_id} was merged into {kept_id}",
@@ -745,6 +747,7 @@ class MergeService:
         if not settled:
             raise ClaimLost(f"undo of {merge_id} was taken over before it settled")
         kept_id = str(record["kept_id"])
+        metrics.count("Undos")
         return Outcome(
             "undone",
             f"contact {restored['merged_id']} is back and {kept_id} is as it was before the merge",

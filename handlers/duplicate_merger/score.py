@@ -14,6 +14,8 @@ import os
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+from handlers.common import metrics
+from handlers.common.observability import logged
 from handlers.duplicate_merger.evidence import Thresholds
 from handlers.duplicate_merger.pipeline import (
     DEFAULT_RECORD_FLOOR,
@@ -60,6 +62,7 @@ def process(
     ttl = int((now + dt.timedelta(days=pair_ttl_days)).timestamp())
     counts = {"compared": scored.compared, "below_floor": scored.below_floor, "decided": 0,
               "written": 0, "stale": 0, "automatic_sent": 0}
+    bands: dict[str, int] = {}
     for cand in scored.pairs:
         s = cand.scored
         if pairs.decided(s.pair_key):
@@ -75,13 +78,17 @@ def process(
             counts["stale"] += 1  # a newer run has written this pair
             continue
         counts["written"] += 1
+        bands[s.band] = bands.get(s.band, 0) + 1
         seen = previous.get("run_id") == message.run_id and previous.get("band") == "automatic"
         if s.band == "automatic" and not seen:
             merges.send({"pair_key": s.pair_key, "run": message.run_id, "score": round(s.score, 3)})
             counts["automatic_sent"] += 1
+    for band, n in sorted(bands.items()):
+        metrics.count("PairsScored", n, band)
     return counts
 
 
+@logged
 def handler(event: Mapping[str, Any], context: Any) -> dict[str, Any]:
     """SQS entry point; reports partial batch failures."""
     from handlers.common.aws_clients import table

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from handlers.common import metrics
 from handlers.common.observability import get_logger, logged
 from handlers.lead_enricher.contract import ENRICHED, NORMALIZED
 from handlers.lead_enricher.domains import is_disposable, is_free_mail, is_placeholder
@@ -108,6 +109,7 @@ class Enricher:
                 wait = err.retry_after_s if isinstance(err, RateLimited) else None
                 retry_at = None if wait is None else now + dt.timedelta(seconds=wait)
                 self.pending.mark(lead, str(err), now, retry_at)
+                metrics.count("EnrichmentPending")
                 return lead
             cached = self.cache.put(domain, profile, self.provider.name, now)
         if cached.profile is None:

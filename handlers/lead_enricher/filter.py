@@ -11,6 +11,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+from handlers.common import metrics
 from handlers.common.observability import get_logger, logged
 from handlers.lead_enricher.contract import CLEAN, DEDUPED, JUNK
 from handlers.lead_enricher.events import EventBridgeSink, EventSink, lead_from_event
@@ -72,6 +73,9 @@ class JunkFilter:
         lead = lead_from_event(event, DEDUPED)
         lead.screening = self.screen(lead)
         self.sink.publish(JUNK if lead.screening.decision == "junk" else CLEAN, lead)
+        if lead.screening.decision == "junk":
+            reason = "model" if lead.screening.model else lead.screening.reason
+            metrics.count("LeadsJunked", 1, reason)
         return lead
 
 

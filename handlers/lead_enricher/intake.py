@@ -27,6 +27,7 @@ from typing import Any
 from urllib.parse import unquote_plus
 
 from handlers.common import function_url as url
+from handlers.common import metrics
 from handlers.common.observability import get_logger, logged
 from handlers.lead_enricher.contract import (
     FORM_PREFIX,
@@ -140,6 +141,7 @@ class Intake:
         survivors: list[Lead] = []
         junk = 0
         for lead, raw in leads:
+            metrics.count("Leads", 1, lead.lane)
             reason = prescreen(raw, now=now, min_submit_seconds=self.config.min_submit_seconds)
             if reason is None:
                 survivors.append(lead)
@@ -148,6 +150,7 @@ class Intake:
             entry = junk_entry(lead, reason=reason, stage="intake", dropped_at=dropped_at)
             self.store.put_json(self.config.junk_bucket, junk_key(lead), entry)
             junk += 1
+            metrics.count("LeadsJunked", 1, reason)
             get_logger().info("lead dropped at intake", lead_id=lead.lead_id, reason=reason)
         queued = self.queue.send(survivors)
         return {"queued": queued, "junk": junk}

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from handlers.common import metrics
 from handlers.common.observability import get_logger, logged
 from handlers.lead_enricher.claims import PushClaims
 from handlers.lead_enricher.cleanup import clean_email, phone_e164
@@ -114,6 +115,7 @@ class Pusher:
         )
         self._index(lead.contact, lead, target.crm_id, now)
         claims.complete(claim, crm_id=target.crm_id, action=action, now=now)
+        metrics.count("LeadsKept")
         get_logger().info(
             "lead pushed",
             lead_id=lead.lead_id,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
+from handlers.common import metrics
 from handlers.review_requests import handover
 from handlers.review_requests.domain import Channel, State
 from handlers.review_requests.messaging import Messenger, Outgoing
@@ -86,4 +87,5 @@ class Escalator:
                 iso(now),
             )
         )
+        metrics.count("Escalations")
         return "sent"

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from handlers.common import metrics
 from handlers.common.dynamo_limits import Unstorable, bounded_payload, check_item
 from handlers.common.function_url import RequestError
 from handlers.common.link_tokens import Keyring, TokenError, verify_token
@@ -158,6 +159,8 @@ class Intake:
         except Unstorable as err:
             raise RequestError(422, "unstorable_event", f"the event cannot be stored: {err}") from err
         created = self.requests.create(item)
+        if created.won and item["state"] == State.SUPPRESSED.value:
+            metrics.count("Requests", 1, State.SUPPRESSED.value)
         current = item if created.won else dict(created.existing or item)
         # Every step after the marker is idempotent and runs on every delivery, so a delivery
         # that died after the marker is finished by the next one: the job record (first

@@ -34,10 +34,11 @@ def at_expression(due: dt.datetime) -> str:
 class EventBridgeScheduler:
     """Schedules in one group, targeting one queue, assumed through one role."""
 
-    def __init__(self, group: str, queue_arn: str, role_arn: str) -> None:
+    def __init__(self, group: str, queue_arn: str, role_arn: str, dead_letter_arn: str = "") -> None:
         self.group = group
         self.queue_arn = queue_arn
         self.role_arn = role_arn
+        self.dead_letter_arn = dead_letter_arn
 
     def ensure(self, request_id: str, due: dt.datetime) -> bool:
         from botocore.exceptions import ClientError
@@ -59,6 +60,12 @@ class EventBridgeScheduler:
                         "MaximumEventAgeInSeconds": 86400,
                         "MaximumRetryAttempts": 20,
                     },
+                    # An ask Scheduler could not deliver lands where an alarm watches it.
+                    **(
+                        {"DeadLetterConfig": {"Arn": self.dead_letter_arn}}
+                        if self.dead_letter_arn
+                        else {}
+                    ),
                 },
             )
         except ClientError as err:

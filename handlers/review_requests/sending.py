@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from handlers.common import metrics
 from handlers.common.link_tokens import Keyring, issue_token
 from handlers.common.model_call import ConverseClient
 from handlers.review_requests import drafting, grading
@@ -118,6 +119,8 @@ class Sender:
             updates={"suppressed_reason": reason, "finished_at": iso(now)},
             entries=(AuditEntry.now(request_id, "suppressed", {"reason": reason, **facts}, now),),
         )
+        if won:
+            metrics.count("Requests", 1, State.SUPPRESSED.value)
         return "suppressed" if won else "lost_race"
 
     def _defer(self, request_id: str, until: dt.datetime, tz_name: str, now: dt.datetime) -> str:
@@ -223,6 +226,7 @@ class Sender:
                     request_id, "suppressed", {"reason": "opted_out_at_carrier"}, now, step=3
                 )
             )
+            metrics.count("Requests", 1, State.SUPPRESSED.value)
             return "suppressed"
         except Exception as err:
             self.requests.release_claim(request_id, new_state.value, claim, iso(now))
@@ -245,6 +249,8 @@ class Sender:
                 step=3,
             )
         )
+        metrics.count("Requests", 1, new_state.value)
+        metrics.count("Asks", 1, channel.value)
         return new_state.value
 
     def _ref(self, request_id: str, now: dt.datetime) -> str:

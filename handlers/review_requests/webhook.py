@@ -8,6 +8,7 @@ before the body is parsed; a request that fails it is answered 401 and changes n
 from __future__ import annotations
 
 import datetime as dt
+import os
 from typing import Any
 
 from handlers.common.function_url import (
@@ -49,6 +50,7 @@ def build_intake() -> Any:
             settings.text("RRS_SCHEDULE_GROUP"),
             settings.text("RRS_WORK_QUEUE_ARN"),
             settings.text("RRS_SCHEDULE_ROLE_ARN"),
+            os.environ.get("RRS_SCHEDULE_DLQ_ARN", ""),
         ),
         # Feedback escalations only; sends reach rrs-work through the schedules, not from here.
         work=KindRoutedQueue({ESCALATE: SqsWorkQueue(settings.text("RRS_ESCALATIONS_QUEUE_URL"))}),

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from handlers.common import metrics
 from handlers.common.function_url import (
     RequestError,
     cors_headers,
@@ -96,6 +97,8 @@ class CaptureApp:
         ids = visitor.resolve(visitor.request_cookie(event), message.visitor_id)
         if isinstance(message, beacon.Arrival):
             answer = self._arrival(message, ids)
+            if answer["recorded"]:
+                metrics.count("Beacons")
         else:
             try:
                 key = self.hash_key()
@@ -103,6 +106,13 @@ class CaptureApp:
                 get_logger().exception("the email hash key is not available")
                 return json_error(503, "not_configured", "enquiries cannot be taken now", cors)
             answer = self._enquiry(message, ids, key)
+            if answer["recorded"]:
+                metrics.count("Enquiries")
+                # No answer and a device never seen before: no touch and no stitch can give
+                # it a source yet (the report's own share is computed per rule at read time).
+                first_seen = ids.set_cookie and ids.visitor_id != message.visitor_id
+                if first_seen and not message.heard_about.strip():
+                    metrics.count("EnquiriesUnattributed")
         response = json_response(200, answer, cors)
         if ids.set_cookie:
             response["cookies"] = [visitor.set_cookie(ids.visitor_id)]

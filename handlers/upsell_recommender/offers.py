@@ -19,6 +19,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from handlers.common import metrics
 from handlers.common.transitions import TransitionResult, put_if_absent, transition
 from handlers.upsell_recommender.domain import OfferState
 
@@ -109,7 +110,7 @@ def suppress(
     table: Table, offer_id: str, expected: OfferState, reason: str, now: float
 ) -> TransitionResult:
     """chosen|sent -> suppressed: no nudge will (or did) go out for this offer."""
-    return transition(
+    result = transition(
         table,
         {"offer_id": offer_id},
         STATE,
@@ -117,6 +118,9 @@ def suppress(
         OfferState.SUPPRESSED.value,
         {"suppressed_reason": reason, "closed_at": int(now)},
     )
+    if result.won:
+        metrics.count("Offers", 1, OfferState.SUPPRESSED.value)
+    return result
 
 
 @dataclass(frozen=True)
@@ -158,6 +162,8 @@ def record_tap(table: Table, offer_id: str, now: float) -> TapResult:
             ReturnValues="ALL_NEW",
             ReturnValuesOnConditionCheckFailure="ALL_OLD",
         )
+        metrics.count("Offers", 1, OfferState.TAKEN.value)
+        metrics.count("Taps", 1, "in")
         return TapResult(True, OfferState.TAKEN, answer.get("Attributes"))
     except ClientError as err:
         if err.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
@@ -175,6 +181,9 @@ def record_tap(table: Table, offer_id: str, now: float) -> TapResult:
         OfferState.OUT_OF_WINDOW.value,
         {"tapped_at": int(now), "closed_at": int(now)},
     )
+    if late.won:
+        metrics.count("Offers", 1, OfferState.OUT_OF_WINDOW.value)
+        metrics.count("Taps", 1, "out")
     return TapResult(True, OfferState.OUT_OF_WINDOW if late.won else None, late.item or current)
 
 
@@ -210,7 +219,7 @@ def expired_sent_offers(
 
 def close_ignored(table: Table, offer_id: str, now: float) -> TransitionResult:
     """sent -> ignored; loses (harmlessly) to a tap that got there first."""
-    return transition(
+    result = transition(
         table,
         {"offer_id": offer_id},
         STATE,
@@ -218,6 +227,9 @@ def close_ignored(table: Table, offer_id: str, now: float) -> TransitionResult:
         OfferState.IGNORED.value,
         {"closed_at": int(now)},
     )
+    if result.won:
+        metrics.count("Offers", 1, OfferState.IGNORED.value)
+    return result
 
 
 def count_by_state(table: Table, index: str, since: int, until: int) -> dict[OfferState, int]:

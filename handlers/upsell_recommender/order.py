@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from handlers.common import function_url as http
+from handlers.common import metrics
 from handlers.common.observability import get_logger, logged
 from handlers.common.webhook_signatures import (
     SHOPIFY_HMAC_HEADER,
@@ -187,6 +188,7 @@ def accept(order: OrderEvent, deps: OrderDeps, now: float) -> dict[str, Any]:
     marker = put_if_absent(deps.orders, item, "order_id")
     if not marker.won:
         return _duplicate(order, marker.existing or {}, customer, deps, now)
+    metrics.count("Orders")
 
     log = get_logger()
     log.info("order gated", extra={"outcome": outcome.value})

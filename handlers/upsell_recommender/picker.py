@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
+from handlers.common import metrics
 from handlers.common.observability import get_logger, logged
 from handlers.upsell_recommender import clock, env
 
@@ -263,4 +264,5 @@ def _no_fit(
     if not put_offer(deps.offers, item):
         return PickOutcome.DUPLICATE
     get_logger().info("no fitting add-on", extra={"reason": reason})
+    metrics.count("Offers", 1, OfferState.NO_FIT.value)
     return PickOutcome.NO_FIT

@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from handlers.common import metrics
 from handlers.common.observability import get_logger, logged
 from handlers.upsell_recommender import clock, env
 
@@ -190,4 +191,5 @@ def send_one(offer: Mapping[str, Any], deps: SenderDeps, keyring: Keyring, *, no
     except Exception:
         log.exception("nudge outcome unknown; the offer stays sent and is not retried")
         return "unknown"
+    metrics.count("NudgesSent")
     return "sent"

@@ -7,7 +7,8 @@ action (``*``, ``dynamodb:*``, ``s3:Put*``: wildcards are expanded and judged by
 reach), on ``Resource: "*"``, through ``NotAction``/``NotResource``, or on an ARN whose wildcard
 spans more than one named resource. Whatever its access level, an action may use
 ``Resource: "*"`` only if it is listed in ``resourceStarActions`` (default:
-``dynamodb:ListStreams``, which has no resource type). Deny statements are never judged here.
+``dynamodb:ListStreams`` and the two X-Ray writes of active tracing, ``xray:PutTraceSegments``
+and ``xray:PutTelemetryRecords``: none of them has a resource type). Deny statements are never judged here.
 
 One named resource, although written with a wildcard: the streams of one log group
 (``log-group:<name>:*``), one table's indexes or streams (``table/<name>/index/*``,
@@ -34,7 +35,16 @@ from policies.common.iamdata import expand_action, write_level_actions
 from policies.common.rule import config_of, documents_for, resource_policy
 
 NAME: Final = "no-wildcard-write"
-DEFAULT_STAR_ACTIONS: Final = ("dynamodb:ListStreams",)
+DEFAULT_STAR_ACTIONS: Final = (
+    "dynamodb:ListStreams",
+    "xray:PutTraceSegments",
+    "xray:PutTelemetryRecords",
+)
+"""Actions without a resource type (policy_sentry ``resource_arn_format`` ``*``). The two X-Ray
+writes are what Lambda active tracing needs ("Actions defined by AWS X-Ray",
+https://docs.aws.amazon.com/service-authorization/latest/reference/list_awsx-ray.html, lists no
+resource type for PutTraceSegments or PutTelemetryRecords), so they can only be granted on "*";
+naming them here is the one, explicit exception to "no Resource * on a write"."""
 
 _ONE_RESOURCE: Final[dict[str, re.Pattern[str]]] = {
     "logs": re.compile(r"^log-group:[^:*?]+:(log-stream:)?\*$"),

@@ -5,7 +5,8 @@ What: each SQS queue, matched by its explicit ``name``,
   positive ``maxReceiveCount``), or is itself a dead-letter target: of another queue's redrive
   policy, an EventBridge target's or a schedule's ``deadLetterConfig``, a Lambda on-failure
   destination (event invoke config, event source mapping) or a function's
-  ``deadLetterConfig``;
+  ``deadLetterConfig``, or tagged ``crm:dead-letter-of`` naming the run-time resources that
+  send to it (rrs-webhook's per-request schedules, created by the handler);
 - is encrypted (``sqsManagedSseEnabled`` true or a ``kmsMasterKeyId``);
 - has a resource policy (a QueuePolicy whose ``queueUrl`` ends with its name, or its own
   ``policy``) with a Deny of ``sqs:*`` to everyone when ``aws:SecureTransport`` is false.
@@ -33,6 +34,8 @@ from policies.common.rule import stack_policy
 NAME: Final = "queue-hygiene"
 QUEUE: Final = "aws:sqs/queue:Queue"
 QUEUE_POLICY: Final = "aws:sqs/queuePolicy:QueuePolicy"
+DEAD_LETTER_OF_TAG: Final = "crm:dead-letter-of"
+"""Tag of a dead-letter queue that only run-time resources name (a handler's schedules)."""
 
 DEAD_LETTER_REFERENCES: Final[dict[str, tuple[tuple[str, ...], ...]]] = {
     "aws:cloudwatch/eventTarget:EventTarget": (("deadLetterConfig", "arn"),),
@@ -64,9 +67,15 @@ def _redrive(value: Any) -> tuple[dict[str, Any] | None, str | None]:
     return decoded, None
 
 
-def _dead_letter_targets(stack: Stack) -> set[str]:
+def dead_letter_targets(stack: Stack) -> set[str]:
+    """Names of the queues something names as its dead-letter / failure destination."""
     targets: set[str] = set()
     for node in stack.of_type(QUEUE):
+        tags = node.props.get("tags")
+        # Named at run time (schedules a handler creates), declared by the tag.
+        declared = isinstance(tags, dict) and as_str(tags.get(DEAD_LETTER_OF_TAG))
+        if declared and (name := as_str(node.props.get("name"))):
+            targets.add(name)
         policy, _ = _redrive(node.props.get("redrivePolicy"))
         if policy and (name := queue_name_of_arn(policy.get("deadLetterTargetArn"))):
             targets.add(name)
@@ -114,7 +123,7 @@ def _validate(args: StackValidationArgs, report: ReportViolation) -> None:
     stack = Stack(args.resources)
     queues = stack.of_type(QUEUE)
     names = {n for q in queues if (n := as_str(q.props.get("name")))}
-    targets = _dead_letter_targets(stack)
+    targets = dead_letter_targets(stack)
     tls: set[str] = set()
     for doc in documents_in(args.resources):
         if doc.resource_type == QUEUE_POLICY:

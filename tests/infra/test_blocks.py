@@ -253,7 +253,15 @@ def test_work_queue_has_dlq_sse_and_tls_only_policy(graph: list[Any]) -> None:
         p.inputs["queueUrl"].rsplit("/", 1)[-1]: p
         for p in of_type(graph, "aws:sqs/queuePolicy:QueuePolicy")
     }
-    assert set(policies) == {"dev-tst-work", "dev-tst-work-dlq", "dev-tst-failures"}
+    # The worker is invoked asynchronously (an EventBridge rule) with no on_failure of its
+    # own, so it got a failure queue; the schedule has its DLQ.
+    assert set(policies) == {
+        "dev-tst-work",
+        "dev-tst-work-dlq",
+        "dev-tst-failures",
+        "dev-tst-worker-failures",
+        "dev-tst-nightly-schedule-dlq",
+    }
     deny = statements(policies["dev-tst-work"])[0]
     assert deny["Effect"] == "Deny" and deny["Condition"] == {
         "Bool": {"aws:SecureTransport": "false"}
@@ -329,8 +337,17 @@ def test_schedule_role_may_invoke_only_its_target(graph: list[Any]) -> None:
             "Effect": "Allow",
             "Action": ["lambda:InvokeFunction"],
             "Resource": ["arn:aws:lambda:eu-west-2:123456789012:function:dev-tst-worker"],
-        }
+        },
+        {
+            "Sid": "SendUndeliveredToDlq",
+            "Effect": "Allow",
+            "Action": ["sqs:SendMessage"],
+            "Resource": ["arn:aws:sqs:eu-west-2:123456789012:dev-tst-nightly-schedule-dlq"],
+        },
     ]
+    assert schedule.inputs["target"]["deadLetterConfig"] == {
+        "arn": "arn:aws:sqs:eu-west-2:123456789012:dev-tst-nightly-schedule-dlq"
+    }
 
 
 def test_mail_lane_writes_under_its_prefix_and_only_ses_may_write(graph: list[Any]) -> None:
@@ -448,3 +465,34 @@ def test_stream_and_queue_triggers_grant_exactly_what_the_mapping_needs(graph: l
         ("sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ReceiveMessage"),
         ("arn:aws:sqs:eu-west-2:123456789012:dev-tst-work",),
     ) in found
+
+
+def test_only_the_tracing_writes_may_be_granted_on_star() -> None:
+    """Active tracing's two X-Ray writes have no resource type (Service Authorization
+    Reference, "Actions defined by AWS X-Ray"; policy_sentry agrees), so they are granted on
+    "*"; the exception is exactly those two, alone in their grant."""
+    from policy_sentry.querying.actions import get_action_data
+
+    from components.grants import RESOURCELESS_WRITE_ACTIONS, Grant
+
+    assert sorted(RESOURCELESS_WRITE_ACTIONS) == ["xray:PutTelemetryRecords", "xray:PutTraceSegments"]
+    for action in RESOURCELESS_WRITE_ACTIONS:
+        service, name = action.split(":")
+        (data,) = get_action_data(service, name)[service]
+        assert (data["resource_arn_format"], data["access_level"]) == ("*", "Write"), action
+    assert Grant("Traces", tuple(sorted(RESOURCELESS_WRITE_ACTIONS)), ("*",)).problems() == []
+    assert Grant("Other", ("xray:PutEncryptionConfig",), ("*",)).problems()
+    assert Grant("Mixed", ("xray:PutTraceSegments", "sqs:SendMessage"), ("*",)).problems()
+
+
+def test_a_schedule_refuses_a_target_without_an_on_failure_destination(
+    fake_archives: None,
+) -> None:
+    def program(d: Deployment) -> dict[str, Any]:
+        fn = ScopedLambda("tst-sync", ScopedLambdaArgs(d, "tst-sync", "sync", CODE, 128, 10))
+        group = schedule_group("tst-group", d, "tst")
+        ScheduledJob("tst-hourly", ScheduledJobArgs(d, "tst-hourly", "rate(1 hour)", fn, group))
+        return {}
+
+    with pytest.raises(Exception, match="must be declared invoked_async"):
+        run_blocks(program)

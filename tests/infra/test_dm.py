@@ -80,7 +80,17 @@ def test_tables_keys_ttl_and_the_review_index(graph: Graph) -> None:
 
 def test_queues_with_dead_letter_queues_and_triggers(graph: Graph) -> None:
     queues = {q.inputs["name"]: q.inputs for q in graph.of_type("aws:sqs/queue:Queue")}
-    assert set(queues) == {"dev-dm-blocks", "dev-dm-blocks-dlq", "dev-dm-merges", "dev-dm-merges-dlq"}
+    assert set(queues) == {
+        "dev-dm-blocks",
+        "dev-dm-blocks-dlq",
+        "dev-dm-merges",
+        "dev-dm-merges-dlq",
+        # issue 14: the on-failure destinations of the scheduled functions, the schedules' DLQs
+        "dev-dm-block-failures",
+        "dev-dm-merge-failures",
+        "dev-dm-block-weekly-schedule-dlq",
+        "dev-dm-digest-weekly-schedule-dlq",
+    }
     for name in ("dev-dm-blocks", "dev-dm-merges"):
         redrive = json.loads(queues[name]["redrivePolicy"])
         assert redrive["deadLetterTargetArn"] == arn("sqs", f"{name}-dlq")
@@ -133,6 +143,7 @@ def test_each_role_holds_exactly_its_grants(graph: Graph) -> None:
         (("sqs:SendMessage",), (BLOCKS_Q,)),
         # The checkpointed read of a large portal continues in a new invocation of itself.
         (("lambda:InvokeFunction",), (arn("lambda", "function:dev-dm-block"),)),
+        (("sqs:SendMessage",), (arn("sqs", "dev-dm-block-failures"),)),
     }
     assert grants_of(graph, "dm-score") == {
         logs("dm-score"),
@@ -159,6 +170,7 @@ def test_each_role_holds_exactly_its_grants(graph: Graph) -> None:
         (("ses:SendEmail",), (arn("ses", "identity/example.com"),)),
         (("lambda:GetFunctionUrlConfig",), (arn("lambda", "function:dev-dm-merge"),)),
         (EVENT_SOURCE, (MERGES_Q,)),
+        (("sqs:SendMessage",), (arn("sqs", "dev-dm-merge-failures"),)),
     }
 
 

@@ -240,7 +240,8 @@ def test_intake_queue_feeds_normalize_one_at_a_time(graph: Graph) -> None:
     }
     assert queue["visibilityTimeoutSeconds"] >= 6 * 60
     names = {q.inputs["name"] for q in graph.of_type("aws:sqs/queue:Queue")}
-    assert names == {"dev-ler-intake-queue", "dev-ler-intake-dlq", "dev-ler-dlq"}
+    schedule_dlqs = {f"dev-ler-{job}-schedule-dlq" for job in ("retry", "backfill", "digest")}
+    assert names == {"dev-ler-intake-queue", "dev-ler-intake-dlq", "dev-ler-dlq", *schedule_dlqs}
 
 
 def test_three_schedules_each_invoking_its_own_function(graph: Graph) -> None:

@@ -139,6 +139,12 @@ def test_a_queue_per_message_kind_each_with_its_dlq_after_five(graph: Graph) -> 
         "dev-rrs-work-dlq",
         "dev-rrs-escalations",
         "dev-rrs-escalations-dlq",
+        # issue 14: on-failure queues of the scheduled functions, and the schedules' DLQs
+        "dev-rrs-sweep-failures",
+        "dev-rrs-sync-failures",
+        "dev-rrs-sweep-schedule-dlq",
+        "dev-rrs-sync-schedule-dlq",
+        "dev-rrs-request-schedules-dlq",
     }
     for name, consumer_timeout in (("dev-rrs-work", 90), ("dev-rrs-escalations", 30)):
         redrive = json.loads(queues[name]["redrivePolicy"])
@@ -210,7 +216,14 @@ def test_request_schedules_have_a_group_and_a_role_that_may_only_send_to_rrs_wor
             "Effect": "Allow",
             "Action": ["sqs:SendMessage"],
             "Resource": [WORK],
-        }
+        },
+        {
+            # Scheduler delivers undeliverable asks to the DLQ with the same role.
+            "Sid": "SendUndeliveredToDlq",
+            "Effect": "Allow",
+            "Action": ["sqs:SendMessage"],
+            "Resource": [arn("sqs", "dev-rrs-request-schedules-dlq")],
+        },
     ]
     # The scheduler uses the role's identity permissions: no service sender on the queue.
     queue_policy = next(
@@ -262,6 +275,7 @@ def test_each_role_holds_exactly_its_grants(graph: Graph) -> None:
     assert grants_of(graph, "rrs-sync") == {
         logs("rrs-sync"),
         (("dynamodb:UpdateItem",), (table("rrs-customers"),)),
+        (SEND, (arn("sqs", "dev-rrs-sync-failures"),)),
     }
     assert grants_of(graph, "rrs-sweep") == {
         logs("rrs-sweep"),
@@ -269,6 +283,7 @@ def test_each_role_holds_exactly_its_grants(graph: Graph) -> None:
         (("dynamodb:UpdateItem",), (table("rrs-requests"),)),
         (SEND, (WORK,)),
         (SEND, (ESCALATIONS,)),
+        (SEND, (arn("sqs", "dev-rrs-sweep-failures"),)),
     }
 
 
@@ -349,6 +364,7 @@ def test_an_s3_sheet_is_readable_as_that_one_object_only(s3_sheet_graph: Graph) 
         logs("rrs-sync"),
         (("dynamodb:UpdateItem",), (table("rrs-customers"),)),
         (("s3:GetObject",), ("arn:aws:s3:::crm-sheets/customers/latest.csv",)),
+        (("sqs:SendMessage",), (arn("sqs", "dev-rrs-sync-failures"),)),
     }
     sender = grants_of(s3_sheet_graph, "rrs-sender")
     assert (("bedrock:InvokeModel",), models(HAIKU)) in sender

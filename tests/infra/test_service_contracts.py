@@ -115,7 +115,12 @@ def test_defect_3_budget_topic_under_the_aws_managed_key_is_caught(graph: Graph)
 
 def test_defect_3_a_key_policy_without_the_publisher_is_caught(graph: Graph) -> None:
     def drop_budgets(g: Graph) -> None:
-        (key,) = g.of_type("aws:kms/key:Key")
+        # The budget topic's key (each alert topic has its own key: issue 14 adds one per region).
+        (key,) = [
+            k
+            for k in g.of_type("aws:kms/key:Key")
+            if k.inputs["tags"].get("crm:kms-alias", "").endswith("-budget-alerts")
+        ]
         policy = _policy(key, "policy")
         policy["Statement"] = [
             s for s in policy["Statement"] if s["Principal"] != {"Service": "budgets.amazonaws.com"}

@@ -141,8 +141,14 @@ def test_exactly_the_six_functions_of_the_document(graph: Graph) -> None:
         assert fn["role"] == f"arn:aws:iam::{ACCOUNT_ID}:role/dev-{name}-role"
 
 
+SCHEDULED = ("upsr-sender", "upsr-sweep", "upsr-catalog-sync")
+"""Invoked by schedules, so each sends its failures to its own on-failure queue (issue 14)."""
+
+
 def test_every_role_holds_exactly_its_grants(graph: Graph) -> None:
     for function, expected in EXPECTED_GRANTS.items():
+        if function in SCHEDULED:
+            expected = expected | {(("sqs:SendMessage",), (arn("sqs", f"dev-{function}-failures"),))}
         assert grants_of(graph, function) == expected, function
 
 
@@ -197,7 +203,12 @@ def test_the_picker_is_fed_by_upsr_jobs_with_partial_batch_failures(graph: Graph
 
 def test_queue_and_dead_letter_queue(graph: Graph) -> None:
     queues = {r.inputs["name"]: r.inputs for r in graph.of_type("aws:sqs/queue:Queue")}
-    assert set(queues) == {"dev-upsr-jobs", "dev-upsr-jobs-dlq"}
+    assert set(queues) == {
+        "dev-upsr-jobs",
+        "dev-upsr-jobs-dlq",
+        *(f"dev-{name}-failures" for name in SCHEDULED),
+        *(f"dev-{name}-schedule-dlq" for name in SCHEDULED),
+    }
     redrive = json.loads(queues["dev-upsr-jobs"]["redrivePolicy"])
     assert redrive == {"deadLetterTargetArn": arn("sqs", "dev-upsr-jobs-dlq"), "maxReceiveCount": 5}
     assert queues["dev-upsr-jobs"]["visibilityTimeoutSeconds"] >= 6 * 60
@@ -306,7 +317,7 @@ def test_everything_is_parented_to_the_system_in_eu_west_2(graph: Graph) -> None
     inside = 0
     for r in graph.resources:
         if not r.custom or r.type.startswith(
-            ("pulumi:providers", "aws:budgets", "aws:sns", "aws:kms")
+            ("pulumi:providers", "aws:budgets", "aws:sns", "aws:kms", "aws:cloudwatch/dashboard")
         ):
             continue
         if r.type == "aws:sesv2/emailIdentity:EmailIdentity":

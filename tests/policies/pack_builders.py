@@ -34,6 +34,8 @@ BUCKET = "aws:s3/bucket:Bucket"
 ACCESS_BLOCK = "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock"
 BUCKET_POLICY = "aws:s3/bucketPolicy:BucketPolicy"
 SECRET = "aws:secretsmanager/secret:Secret"
+ALARM = "aws:cloudwatch/metricAlarm:MetricAlarm"
+ALERTS = f"arn:aws:sns:{REGION}:{ACCOUNT}:{PREFIX}-alarms"
 
 
 def arn(service: str, resource: str, *, region: str = REGION, account: str = ACCOUNT) -> str:
@@ -93,8 +95,10 @@ def function(
     role_name: str | None = None,
     trust: str = LAMBDA_TRUST,
     prefix: str = PREFIX,
+    alarms: bool = True,
 ) -> list[Spec]:
-    """A ScopedLambda-like function: role, inline policy, log group, function, optional URL."""
+    """A ScopedLambda-like function: role, inline policy, log group, function, optional URL,
+    and (unless ``alarms=False``) its errors, throttles and duration alarms."""
     system = seed.split("-", 1)[0]
     name = f"{prefix}-{seed}"
     role = role_name or f"{name}-role"
@@ -127,6 +131,8 @@ def function(
             },
         ),
     ]
+    if alarms:
+        specs += function_alarms(name)
     if url is not None:
         specs.append(
             (FUNCTION_URL, f"{seed}-url", {"functionName": name, "authorizationType": url})
@@ -172,8 +178,75 @@ def table(seed: str, **overrides: Any) -> Spec:
     return (TABLE, seed, props)
 
 
-def work_queue(seed: str, *, max_receive_count: int = 5) -> list[Spec]:
-    """A WorkQueue-like queue with its DLQ, SSE and TLS-only policies."""
+def alarm(name: str, namespace: str, metric: str, dimensions: Mapping[str, str], **props: Any) -> Spec:
+    """A MetricAlarm notifying the alert topic."""
+    return (
+        ALARM,
+        name,
+        {
+            "name": name,
+            "namespace": namespace,
+            "metricName": metric,
+            "dimensions": dict(dimensions),
+            "comparisonOperator": "GreaterThanThreshold",
+            "threshold": 0,
+            "alarmActions": [ALERTS],
+            **props,
+        },
+    )
+
+
+def function_alarms(name: str) -> list[Spec]:
+    """The three alarms ScopedLambda declares for function ``name``."""
+    return [
+        alarm(f"{name}-{metric.lower()}", "AWS/Lambda", metric, {"FunctionName": name})
+        for metric in ("Errors", "Throttles", "Duration")
+    ]
+
+
+def alarms_topic() -> list[Spec]:
+    """The region's alert topic the builders' alarms notify, admitting this account's alarms."""
+    admit = {
+        "Sid": "CloudwatchPublishes",
+        "Effect": "Allow",
+        "Principal": {"Service": "cloudwatch.amazonaws.com"},
+        "Action": "sns:Publish",
+        "Resource": ALERTS,
+        "Condition": {
+            "StringEquals": {"aws:SourceAccount": ACCOUNT},
+            "ArnLike": {"aws:SourceArn": f"arn:aws:cloudwatch:{REGION}:{ACCOUNT}:alarm:*"},
+        },
+    }
+    return [
+        ("aws:sns/topic:Topic", "alarms", {"name": f"{PREFIX}-alarms"}),
+        (
+            "aws:sns/topicPolicy:TopicPolicy",
+            "alarms-policy",
+            {"arn": ALERTS, "policy": document(admit, tls_deny("sns", ALERTS))},
+        ),
+    ]
+
+
+def with_alert_topic(specs: Iterable[Spec]) -> list[Spec]:
+    """``specs`` plus the alert topic when an alarm notifies it and it is not declared: the
+    program always declares the topic beside the alarms (components/stack.py)."""
+    found = list(specs)
+    notifies = any(
+        t == ALARM and ALERTS in (p.get("alarmActions") or []) for t, _, p in found
+    )
+    declared = any(t == "aws:sns/topic:Topic" and p.get("name") == f"{PREFIX}-alarms" for t, _, p in found)
+    return found + alarms_topic() if notifies and not declared else found
+
+
+def depth_alarm(queue: str) -> Spec:
+    """The alarm WorkQueue declares on its dead-letter queue ``queue``."""
+    return alarm(
+        f"{queue}-depth", "AWS/SQS", "ApproximateNumberOfMessagesVisible", {"QueueName": queue}
+    )
+
+
+def work_queue(seed: str, *, max_receive_count: int = 5, alarms: bool = True) -> list[Spec]:
+    """A WorkQueue-like queue with its DLQ, SSE and TLS-only policies, and the DLQ's alarm."""
     name, dlq = f"{PREFIX}-{seed}", f"{PREFIX}-{seed}-dlq"
     url = f"https://sqs.{REGION}.amazonaws.com/{ACCOUNT}"
     redrive = json.dumps(
@@ -192,6 +265,7 @@ def work_queue(seed: str, *, max_receive_count: int = 5) -> list[Spec]:
             f"{seed}-policy",
             {"queueUrl": f"{url}/{name}", "policy": document(tls_deny("sqs", queue_arn(name)))},
         ),
+        *([depth_alarm(dlq)] if alarms else []),
     ]
 
 
@@ -292,7 +366,7 @@ def run(
     depends_on: Mapping[str, Sequence[str]] | None = None,
 ) -> list[Violation]:
     """Violations of one policy (or the whole pack) over ``specs``."""
-    resources = make_resources(specs, stack=stack, depends_on=depends_on)
+    resources = make_resources(with_alert_topic(specs), stack=stack, depends_on=depends_on)
     chosen = [POLICIES_BY_NAME[policy]] if policy else None
     return evaluate(resources, config, policies=chosen)
 
@@ -335,9 +409,27 @@ def scheduler_trust(source_arn: str | None, *, account: bool = True) -> str:
     )
 
 
+def dead_letter_queue(seed: str) -> list[Spec]:
+    """A standalone WorkQueue-like DLQ / failure queue: SSE, TLS-only policy, depth alarm."""
+    name = f"{PREFIX}-{seed}"
+    url = f"https://sqs.{REGION}.amazonaws.com/{ACCOUNT}/{name}"
+    return [
+        (QUEUE, seed, {"name": name, "sqsManagedSseEnabled": True}),
+        (
+            QUEUE_POLICY,
+            f"{seed}-policy",
+            {"queueUrl": url, "policy": document(tls_deny("sqs", queue_arn(name)))},
+        ),
+        depth_alarm(name),
+    ]
+
+
 def scheduled_job(seed: str, target: str, *, group: str, trust: str | None = None) -> list[Spec]:
-    """A ScheduledJob-like schedule in ``group`` with its own role invoking ``target``."""
+    """A ScheduledJob-like schedule in ``group`` with its own role invoking ``target``, its own
+    DLQ (the role may send there), and the target's on-failure destination."""
     name, role = f"{PREFIX}-{seed}", f"{PREFIX}-{seed}-schedule-role"
+    dlq = queue_arn(f"{name}-schedule-dlq")
+    failures = queue_arn(f"{PREFIX}-{target}-failures")
     return [
         (
             ROLE,
@@ -351,7 +443,8 @@ def scheduled_job(seed: str, target: str, *, group: str, trust: str | None = Non
                 "name": f"{name}-invoke",
                 "role": role,
                 "policy": document(
-                    allow("lambda:InvokeFunction", arn("lambda", f"function:{PREFIX}-{target}"))
+                    allow("lambda:InvokeFunction", arn("lambda", f"function:{PREFIX}-{target}")),
+                    allow("sqs:SendMessage", dlq),
                 ),
             },
         ),
@@ -365,9 +458,20 @@ def scheduled_job(seed: str, target: str, *, group: str, trust: str | None = Non
                 "target": {
                     "arn": arn("lambda", f"function:{PREFIX}-{target}"),
                     "roleArn": f"arn:aws:iam::{ACCOUNT}:role/{role}",
+                    "deadLetterConfig": {"arn": dlq},
                 },
             },
         ),
+        *dead_letter_queue(f"{seed}-schedule-dlq"),
+        (
+            "aws:lambda/functionEventInvokeConfig:FunctionEventInvokeConfig",
+            f"{target}-async",
+            {
+                "functionName": f"{PREFIX}-{target}",
+                "destinationConfig": {"onFailure": {"destination": failures}},
+            },
+        ),
+        *dead_letter_queue(f"{target}-failures"),
     ]
 
 

@@ -46,6 +46,7 @@ from tests.policies.pack_builders import (
     run,
     table,
     table_arn,
+    with_alert_topic,
     work_queue,
 )
 
@@ -137,7 +138,8 @@ def test_violation_fields() -> None:
     assert found == [
         Violation(
             "no-wildcard-write",
-            'RolePolicy p, statement #1: Resource "*" with dynamodb:PutItem; only dynamodb:ListStreams may use "*"',
+            'RolePolicy p, statement #1: Resource "*" with dynamodb:PutItem; only dynamodb:ListStreams, '
+            'xray:PutTraceSegments, xray:PutTelemetryRecords may use "*"',
             "urn:pulumi:dev::crm-automations::aws:iam/rolePolicy:RolePolicy::p",
         )
     ]
@@ -218,7 +220,7 @@ def test_pack_is_fast_over_a_few_hundred_resources() -> None:
         specs += work_queue(f"ler-q{i}")
         specs += bucket(f"ler-b{i}")
         specs.append(table(f"ler-t{i}"))
-    resources = make_resources(specs)
+    resources = make_resources(with_alert_topic(specs))
     assert len(resources) >= 300
     evaluate(resources[:20])  # warm the caches of the data once, as a long-lived analyzer does
     started = time.perf_counter()

@@ -132,20 +132,28 @@ def test_one_resource_wildcards_are_accepted(action: str, resource: str) -> None
     assert run([role_policy(allow(action, resource))], "no-wildcard-write") == []
 
 
-def test_list_streams_is_the_only_action_on_star() -> None:
+STAR_LIST = "dynamodb:ListStreams, xray:PutTraceSegments, xray:PutTelemetryRecords"
+
+
+def test_only_resourceless_actions_are_accepted_on_star() -> None:
     assert run([role_policy(allow("dynamodb:ListStreams", "*"))], "no-wildcard-write") == []
+    tracing = allow(["xray:PutTraceSegments", "xray:PutTelemetryRecords"], "*")
+    assert run([role_policy(tracing)], "no-wildcard-write") == []
     found = run([role_policy(allow("dynamodb:GetItem", "*"))], "no-wildcard-write")
     assert messages(found) == [
         'RolePolicy dev-raw, statement #1: Resource "*" with dynamodb:GetItem; only '
-        'dynamodb:ListStreams may use "*"'
+        f'{STAR_LIST} may use "*"'
     ]
+    # The exception is per action: another X-Ray write on "*" is still caught.
+    found = run([role_policy(allow("xray:PutEncryptionConfig", "*"))], "no-wildcard-write")
+    assert [m for m in messages(found) if "xray:PutEncryptionConfig" in m]
 
 
 def test_resource_star_actions_are_configurable() -> None:
     specs = [role_policy(allow("xray:PutTraceSegments", "*"))]
-    assert run(specs, "no-wildcard-write") != []
-    config = {"no-wildcard-write": {"resourceStarActions": ["xray:PutTraceSegments"]}}
-    assert run(specs, "no-wildcard-write", config=config) == []
+    assert run(specs, "no-wildcard-write") == []
+    config = {"no-wildcard-write": {"resourceStarActions": ["dynamodb:ListStreams"]}}
+    assert run(specs, "no-wildcard-write", config=config) != []
 
 
 def test_deny_tls_statement_is_accepted() -> None:

@@ -295,6 +295,7 @@ def fixture_blocks(
                 "FOLLOWUP_ROLE_ARN": d.arns.role(schedule_role),
             },
             url=FunctionUrl("AWS_IAM"),
+            invoked_async=True,  # the hourly schedule: its own failure queue
         ),
         opts,
     )

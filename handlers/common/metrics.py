@@ -1,0 +1,179 @@
+"""Business metrics and cold starts as CloudWatch embedded metric format (EMF) log lines.
+
+Powertools Metrics writes each metric as one JSON line on stdout; CloudWatch Logs extracts the
+metric from the log group, so there is no API call and no IAM permission to grant (AWS Lambda
+Powertools for Python, "Metrics": https://docs.powertools.aws.dev/lambda/python/latest/core/metrics/;
+CloudWatch User Guide, "Embedding metrics within logs":
+https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/CloudWatch_Embedded_Metric_Format.html).
+
+CloudWatch bills each metric (name x dimension values) per month, so the catalogue below is
+closed: every business metric has at most one dimension with a fixed set of values, and a value
+outside the set is counted as ``other``. The namespace is the stack's (``crm/<prefix>``, from
+``POWERTOOLS_METRICS_NAMESPACE``); every metric carries ``service`` = the system key.
+
+The handler code calls :func:`count` beside the business outcome; ``@logged``
+(handlers/common/observability.py) adds the cold start.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+DEFAULT_NAMESPACE = "crm/local"
+COLD_START = "ColdStart"
+OTHER = "other"
+
+
+@dataclass(frozen=True)
+class BusinessMetric:
+    """One counted outcome.
+
+    Attributes:
+        name: Metric name, unique across the systems.
+        what: What one count means (the dashboard's label).
+        dimension: The one dimension, or None.
+        values: The dimension's values; anything else is counted as ``other``.
+        share_of: Another metric this one is a part of; the dashboard draws the share in %.
+    """
+
+    name: str
+    what: str
+    dimension: str | None = None
+    values: tuple[str, ...] = ()
+    share_of: str | None = None
+
+    @property
+    def series(self) -> tuple[tuple[str, str] | None, ...]:
+        """Every (dimension, value) this metric can be emitted with: what CloudWatch bills."""
+        if self.dimension is None:
+            return (None,)
+        return tuple((self.dimension, v) for v in (*self.values, OTHER))
+
+
+JUNK_REASONS = ("honeypot", "submitted_too_fast", "disposable_domain", "spam_phrases", "model")
+"""The junk reasons counted on their own; the rest of the signals are ``other``."""
+
+CATALOGUE: Mapping[str, tuple[BusinessMetric, ...]] = {
+    "dm": (
+        BusinessMetric(
+            "PairsScored", "pairs scored, by band", "band", ("automatic", "propose", "record_only")
+        ),
+        BusinessMetric("Merges", "merges carried out"),
+        BusinessMetric("Undos", "merges undone"),
+        BusinessMetric("CappedBlocks", "oversized blocks capped in a blocking run"),
+    ),
+    "ler": (
+        BusinessMetric("Leads", "leads received, by lane", "lane", ("form", "mail", "upload")),
+        BusinessMetric("LeadsKept", "leads kept and pushed to the CRM"),
+        BusinessMetric("LeadsJunked", "leads junked, by reason", "reason", JUNK_REASONS),
+        BusinessMetric("EnrichmentPending", "enrichments left pending for a retry"),
+    ),
+    "ls": (
+        BusinessMetric("Beacons", "page-view beacons captured"),
+        BusinessMetric("Enquiries", "enquiries captured"),
+        BusinessMetric(
+            "EnquiriesUnattributed",
+            "enquiries with no source signal: no answer, a device never seen",
+            share_of="Enquiries",
+        ),
+    ),
+    "upsr": (
+        BusinessMetric("Orders", "orders received"),
+        BusinessMetric(
+            "Offers",
+            "offers closed, by outcome",
+            "outcome",
+            ("taken", "out-of-window", "ignored", "no-fit", "suppressed"),
+        ),
+        BusinessMetric("NudgesSent", "nudges sent"),
+        BusinessMetric("Taps", "add-link taps, in or out of the window", "window", ("in", "out")),
+    ),
+    "rrs": (
+        BusinessMetric(
+            "Requests",
+            "requests reaching a terminal state, by state",
+            "state",
+            ("asked", "diverted", "suppressed"),
+        ),
+        BusinessMetric("Asks", "review asks sent, by channel", "channel", ("email", "sms")),
+        BusinessMetric("Escalations", "escalations handed to the owner"),
+    ),
+}
+"""Every business metric of every system: the handlers emit these, the dashboard draws them."""
+
+_BY_NAME: dict[str, tuple[str, BusinessMetric]] = {
+    m.name: (system, m) for system, metrics in CATALOGUE.items() for m in metrics
+}
+
+
+def system_of(function_name: str | None = None) -> str:
+    """The system key of a function: ``dm-block`` -> ``dm``."""
+    name = function_name or os.environ.get("POWERTOOLS_SERVICE_NAME") or "crm"
+    return name.split("-", 1)[0]
+
+
+def namespace() -> str:
+    return os.environ.get("POWERTOOLS_METRICS_NAMESPACE") or DEFAULT_NAMESPACE
+
+
+def count(name: str, value: int = 1, dimension_value: str | None = None) -> None:
+    """Count ``value`` of business metric ``name`` (with its dimension's value, if it has one).
+
+    One EMF line per call, written at once: nothing is buffered, so nothing is lost when the
+    invocation fails after the outcome, and no state outlives the call. Callers count a batch
+    once (``count("PairsScored", 12, "propose")``), not item by item.
+
+    Raises KeyError for a name outside :data:`CATALOGUE`: a typo must fail in the tests, not
+    create a new billed metric.
+    """
+    if value <= 0:
+        return
+    system, metric = _BY_NAME[name]
+    dimensions = {"service": system}
+    if metric.dimension is not None:
+        label = dimension_value if dimension_value in metric.values else OTHER
+        dimensions[metric.dimension] = label
+    _single(name, value, dimensions)
+
+
+def _single(name: str, value: int, dimensions: Mapping[str, str]) -> None:
+    from aws_lambda_powertools.metrics import MetricUnit, single_metric
+
+    with single_metric(
+        name=name,
+        unit=MetricUnit.Count,
+        value=value,
+        namespace=namespace(),
+        default_dimensions=dict(dimensions),
+    ):
+        pass
+
+
+def cold_start(function_name: str) -> None:
+    """One ``ColdStart`` for this function (dimensions ``service`` and ``function_name``)."""
+    _single(COLD_START, 1, {"service": system_of(function_name), "function_name": function_name})
+
+
+def emf_metrics(line: str) -> list[tuple[str, str, float, dict[str, Any]]]:
+    """(namespace, metric, value, dimensions) of every metric in one EMF log line, else []."""
+    import json
+
+    try:
+        doc = json.loads(line)
+    except (ValueError, TypeError):
+        return []
+    if not isinstance(doc, dict) or not isinstance(doc.get("_aws"), dict):
+        return []
+    found: list[tuple[str, str, float, dict[str, Any]]] = []
+    for directive in doc["_aws"].get("CloudWatchMetrics") or []:
+        keys = {k for group in directive.get("Dimensions") or [] for k in group}
+        dims = {k: doc.get(k) for k in sorted(keys)}
+        for definition in directive.get("Metrics") or []:
+            raw = doc.get(definition.get("Name"))
+            for v in raw if isinstance(raw, list) else [raw]:
+                if isinstance(v, int | float):
+                    found.append((directive.get("Namespace", ""), definition["Name"], v, dims))
+    return found

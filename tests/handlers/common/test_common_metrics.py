@@ -1,0 +1,115 @@
+"""Business metrics and cold starts as EMF lines: the closed catalogue, small dimensions."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from handlers.common import metrics, observability
+from handlers.common.metrics import CATALOGUE, emf_metrics
+
+
+def _emitted(capsys: pytest.CaptureFixture[str]) -> list[tuple[str, str, float, dict[str, Any]]]:
+    found = []
+    for line in capsys.readouterr().out.splitlines():
+        found.extend(emf_metrics(line))
+    return found
+
+
+@pytest.fixture(autouse=True)
+def _stack(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("POWERTOOLS_METRICS_NAMESPACE", "crm/dev")
+    monkeypatch.setenv("POWERTOOLS_SERVICE_NAME", "dm-score")
+    monkeypatch.setattr(observability, "_container", {})
+
+
+def test_a_logged_handler_emits_its_counts_and_one_cold_start(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    @observability.logged
+    def handler(event: Any, context: Any) -> None:
+        metrics.count("PairsScored", 3, "automatic")
+        metrics.count("PairsScored", 2, "not-a-band")
+        metrics.count("Merges")
+        metrics.count("Merges")
+
+    handler({}, SimpleNamespace(aws_request_id="r1"))
+    handler({}, SimpleNamespace(aws_request_id="r2"))
+    found = _emitted(capsys)
+    assert ("crm/dev", "ColdStart", 1, {"function_name": "dm-score", "service": "dm"}) in found
+    assert [f for f in found if f[1] == "ColdStart"] == [found[0]]  # one, on the first call
+    assert ("crm/dev", "PairsScored", 3, {"band": "automatic", "service": "dm"}) in found
+    # a value outside the closed set is counted as "other": no new billed metric
+    assert ("crm/dev", "PairsScored", 2, {"band": "other", "service": "dm"}) in found
+    merges = [f for f in found if f[1] == "Merges"]
+    assert sum(f[2] for f in merges) == 4 and {f[3]["service"] for f in merges} == {"dm"}
+
+
+def test_a_name_outside_the_catalogue_is_refused() -> None:
+    with pytest.raises(KeyError):
+        metrics.count("PairsScord")
+
+
+def test_the_catalogue_is_small_and_unique() -> None:
+    names = [m.name for ms in CATALOGUE.values() for m in ms]
+    assert len(names) == len(set(names))
+    series = sum(len(m.series) for ms in CATALOGUE.values() for m in ms)
+    assert series <= 45  # each series that receives data is a billed custom metric
+    for ms in CATALOGUE.values():
+        for m in ms:
+            assert (m.dimension is None) == (not m.values)
+
+
+def _handler_modules() -> list[str]:
+    import pathlib
+
+    root = pathlib.Path(__file__).resolve().parents[3] / "handlers"
+    return sorted(
+        ".".join(path.relative_to(root.parent).with_suffix("").parts)
+        for path in root.glob("*/*.py")
+        if path.parent.name != "common" and "\ndef handler(" in path.read_text()
+    )
+
+
+def test_every_handler_is_logged() -> None:
+    """@logged gives the correlation id, the cold start metric and the flush (dm included)."""
+    import importlib
+
+    modules = _handler_modules()
+    assert len(modules) == 27
+    assert {"handlers.duplicate_merger.block", "handlers.duplicate_merger.score",
+            "handlers.duplicate_merger.merge"} <= set(modules)
+    for name in modules:
+        handler = importlib.import_module(name).handler
+        assert getattr(handler, "__wrapped__", None) is not None, name
+
+
+def test_every_counted_name_is_in_the_catalogue() -> None:
+    import pathlib
+    import re
+
+    root = pathlib.Path(__file__).resolve().parents[3] / "handlers"
+    counted = {
+        m.group(1)
+        for path in root.glob("*/*.py")
+        for m in re.finditer(r'metrics\.count\(\s*"([A-Za-z]+)"', path.read_text())
+    }
+    known = {m.name for ms in CATALOGUE.values() for m in ms}
+    assert counted == known  # every catalogued metric is emitted somewhere, nothing else is
+
+
+def test_the_tracer_wraps_the_handler_only_when_the_stack_turned_tracing_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def handler(event: Any, context: Any) -> str:
+        return "ok"
+
+    monkeypatch.setenv("POWERTOOLS_TRACE_DISABLED", "true")
+    assert observability._traced(handler) is handler  # off: nothing imported, nothing wrapped
+    monkeypatch.setenv("POWERTOOLS_TRACE_DISABLED", "false")
+    traced = observability._traced(handler)
+    assert traced is not handler
+    # Outside Lambda the Tracer sends nothing; the handler still answers through it.
+    assert observability.logged(handler)({}, SimpleNamespace(aws_request_id="r")) == "ok"
