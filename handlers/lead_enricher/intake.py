@@ -52,6 +52,9 @@ UPLOAD_SAFETY_MS = 15_000
 """Time left at which an upload goes on in a new invocation (intake's timeout is 60 s)."""
 MAX_REPORTED_ROWS = 10_000
 """Refused rows listed by number in an upload's report (each also has its junk record)."""
+SES_SETUP_NOTIFICATION = "AMAZON_SES_SETUP_NOTIFICATION"
+"""The object SES puts under the S3 action's prefix when the receipt rule is created (Amazon
+SES Developer Guide, "Deliver to S3 bucket action")."""
 
 
 @dataclass(frozen=True)
@@ -230,6 +233,11 @@ class Intake:
             bucket = str((s3.get("bucket") or {}).get("name", ""))
             key = unquote_plus(str((s3.get("object") or {}).get("key", "")))
             received = _event_time(record)
+            if key.rsplit("/", 1)[-1] == SES_SETUP_NOTIFICATION:
+                # SES writes this test object when the receipt rule's S3 action is created: it
+                # is no mail, and read as one it would become a junk lead on every deploy.
+                totals["ignored"] += 1
+                continue
             if key.startswith(MAIL_PREFIX):
                 counts = self._mail(bucket, key, received)
             elif key.startswith(UPLOAD_PREFIX):

@@ -222,3 +222,10 @@ def test_parsers_map_field_names_and_keep_signals() -> None:
 def test_prescreen_passes_what_is_merely_suspicious() -> None:
     raw = from_mapping({"email": "bob@gmail.com", "message": "http://a http://b http://c"})
     assert prescreen(raw, now=time.time(), min_submit_seconds=3) is None
+
+
+def test_the_ses_setup_notification_is_no_lead(ler: Ler) -> None:
+    ler.put_raw("inbound/AMAZON_SES_SETUP_NOTIFICATION", b"Amazon SES setup notification")
+    [counts] = ler.deliver_s3()
+    assert counts == {"queued": 0, "junk": 0, "ignored": 1}
+    assert ler.objects(JUNK_BUCKET, "junk/") == {}
