@@ -37,9 +37,6 @@ class Arns:
     def role(self, name: str) -> str:
         return self._arn("iam", f"role/{name}", region=False)
 
-    def log_group(self, name: str) -> str:
-        return self._arn("logs", f"log-group:{name}")
-
     def log_streams(self, name: str) -> str:
         """Every log stream of one log group (the ``:*`` spans streams, not groups)."""
         return self._arn("logs", f"log-group:{name}:*")
@@ -93,12 +90,6 @@ class Arns:
 
     def ses_identity(self, identity: str) -> str:
         return self._arn("ses", f"identity/{identity}")
-
-    def ses_configuration_set(self, name: str) -> str:
-        return self._arn("ses", f"configuration-set/{name}")
-
-    def ses_receipt_rule_set(self, name: str) -> str:
-        return self._arn("ses", f"receipt-rule-set/{name}")
 
     def ses_receipt_rule(self, rule_set: str, rule: str) -> str:
         return self._arn("ses", f"receipt-rule-set/{rule_set}:receipt-rule/{rule}")

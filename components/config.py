@@ -572,11 +572,6 @@ class StackConfig(_Section):
     systems: Systems = Systems()
     """One section per system."""
 
-    @property
-    def protect_data(self) -> bool:
-        """Prod keeps deletion protection on tables and retains buckets."""
-        return self.environment == "prod"
-
 
 def _key_of(loc: tuple[int | str, ...]) -> str:
     return f"{PROJECT}:" + ".".join(str(part) for part in loc)

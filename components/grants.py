@@ -87,10 +87,6 @@ class Grant:
                 found.append(f"resource {arn!r} is not a concrete ARN")
         return found
 
-    def with_sid(self, sid: str) -> Grant:
-        """The same grant under another statement id."""
-        return Grant(sid, self.actions, self.resources, self.conditions)
-
     def statement(self) -> dict[str, Any]:
         """The IAM policy statement for this grant."""
         statement: dict[str, Any] = {

@@ -185,7 +185,6 @@ class ScopedLambdaArgs:
             without ``on_failure`` gets a failure queue of its own, ``<name>-failures``.
         async_max_retries: Retries of asynchronous invocations before ``on_failure``.
         reserved_concurrency: Optional cap on concurrent executions.
-        extra_scheduler_invokers: Nothing here; schedules add their own invoke permission.
     """
 
     deployment: Deployment

@@ -233,15 +233,5 @@ class WorkQueue(pulumi.ComponentResource):
         """What Lambda's poller needs to feed a function from this queue (nothing more)."""
         return Grant(sid or f"{self._sid()}EventSource", EVENT_SOURCE_ACTIONS, (self.arn,))
 
-    def grant_redrive(self, *, sid: str | None = None) -> Grant:
-        """Move messages from this queue's DLQ back to it (StartMessageMoveTask on the DLQ)."""
-        if self.dlq_arn is None:
-            raise ValueError(f"queue {self.args.name} has no DLQ of its own")
-        return Grant(
-            sid or f"{self._sid()}Redrive",
-            ("sqs:StartMessageMoveTask", "sqs:ListMessageMoveTasks", *CONSUME_ACTIONS),
-            (self.dlq_arn,),
-        )
-
     def _sid(self) -> str:
         return "".join(part.capitalize() for part in self.args.name.split("-"))

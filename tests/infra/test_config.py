@@ -14,7 +14,7 @@ from components.offline.engine import stack_config_values
 def test_stack_files_validate(stack: str) -> None:
     config = from_pulumi_config(stack_config_values(stack))
     assert config.prefix == stack
-    assert config.protect_data is (stack == "prod")
+    assert (config.environment == "prod") is (stack == "prod")
 
 
 def _raw(**changes: object) -> dict[str, object]:
