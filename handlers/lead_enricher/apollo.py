@@ -32,22 +32,19 @@ is sent the wait is the window whose counter reached zero (minute 60 s, hour 360
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlencode
 
 from handlers.lead_enricher.firmographics import (
     ProviderUnavailable,
-    RateLimited,
     as_int,
     kept,
     linkedin_url,
     retry_after_seconds,
 )
-from handlers.lead_enricher.http_json import HttpAnswer, HttpUnavailable, exchange
-
-Exchange = Callable[..., HttpAnswer]
+from handlers.lead_enricher.http_json import HttpAnswer
+from handlers.lead_enricher.keyed_api import KeyedEnrichmentApi
 
 WINDOWS = (
     ("x-minute-requests-left", 60.0),
@@ -94,63 +91,29 @@ def _message(answer: HttpAnswer) -> str:
     return str(body)[:160] if body else ""
 
 
-class ApolloOrganizationEnrichment:
+class ApolloOrganizationEnrichment(KeyedEnrichmentApi):
     """The port over Apollo's Organization Enrichment API."""
 
     name = "apollo"
-
-    def __init__(
-        self,
-        base_url: str,
-        key: Callable[[], str],
-        *,
-        api_version: str = "v1",
-        timeout: float = 8.0,
-        max_wait_s: float = 3.0,
-        transport: Exchange = exchange,
-        sleep: Callable[[float], None] = time.sleep,
-    ) -> None:
-        self.base_url = base_url.rstrip("/")
-        self.api_version = api_version.strip("/")
-        self.key = key
-        self.timeout = timeout
-        self.max_wait_s = max_wait_s
-        self._exchange = transport
-        self._sleep = sleep
-        self.last_headers: Mapping[str, str] = {}
+    default_version = "v1"
+    label = "Apollo"
 
     def url(self, domain: str) -> str:
         bare = domain.strip().lower().removeprefix("www.")
         query = urlencode({"domain": bare})
         return f"{self.base_url}/api/{self.api_version}/organizations/enrich?{query}"
 
-    def lookup(self, domain: str) -> dict[str, Any] | None:
-        waited = False
-        while True:
-            answer = self._call(domain)
-            if answer.status != 429:
-                return self._read(answer)
-            wait = apollo_wait_seconds(answer.headers)
-            if waited or wait is None or wait > self.max_wait_s:
-                raise RateLimited(f"Apollo answered 429 ({_message(answer)})", wait)
-            self._sleep(wait)
-            waited = True
+    def wait_seconds(self, headers: Mapping[str, str]) -> float | None:
+        return apollo_wait_seconds(headers)
 
-    def _call(self, domain: str) -> HttpAnswer:
-        try:
-            answer = self._exchange(
-                "GET", self.url(domain), headers={"X-Api-Key": self.key()}, timeout=self.timeout
-            )
-        except HttpUnavailable as err:
-            raise ProviderUnavailable(f"Apollo unreachable: {err}") from err
-        self.last_headers = answer.headers
-        return answer
+    def message(self, answer: HttpAnswer) -> str:
+        return _message(answer)
 
-    def _read(self, answer: HttpAnswer) -> dict[str, Any] | None:
+    def read(self, answer: HttpAnswer) -> dict[str, Any] | None:
         if answer.status in (404, 422):
             return None
         if answer.status != 200:
-            raise ProviderUnavailable(f"Apollo answered {answer.status} ({_message(answer)})")
+            raise self.unavailable(answer)
         body = answer.body
         if not isinstance(body, Mapping):
             raise ProviderUnavailable("Apollo answered 200 without JSON")

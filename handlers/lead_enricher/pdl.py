@@ -34,22 +34,19 @@ None (PDL cannot use this website as input: asking again will not help); 401, 40
 from __future__ import annotations
 
 import datetime as dt
-import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlencode
 
 from handlers.lead_enricher.firmographics import (
     ProviderUnavailable,
-    RateLimited,
     as_int,
     kept,
     linkedin_url,
     retry_after_seconds,
 )
-from handlers.lead_enricher.http_json import HttpAnswer, HttpUnavailable, exchange
-
-Exchange = Callable[..., HttpAnswer]
+from handlers.lead_enricher.http_json import HttpAnswer
+from handlers.lead_enricher.keyed_api import KeyedEnrichmentApi
 
 
 def company_fields(profile: Mapping[str, Any]) -> dict[str, Any]:
@@ -102,64 +99,28 @@ def _message(answer: HttpAnswer) -> str:
     return str(body)[:160] if body else ""
 
 
-class PdlCompanyEnrichment:
+class PdlCompanyEnrichment(KeyedEnrichmentApi):
     """The port over PDL's Company Enrichment API."""
 
     name = "pdl"
-
-    def __init__(
-        self,
-        base_url: str,
-        key: Callable[[], str],
-        *,
-        api_version: str = "v5",
-        timeout: float = 8.0,
-        max_wait_s: float = 3.0,
-        transport: Exchange = exchange,
-        sleep: Callable[[float], None] = time.sleep,
-        clock: Callable[[], dt.datetime] = lambda: dt.datetime.now(dt.UTC),
-    ) -> None:
-        self.base_url = base_url.rstrip("/")
-        self.api_version = api_version.strip("/")
-        self.key = key
-        self.timeout = timeout
-        self.max_wait_s = max_wait_s
-        self._exchange = transport
-        self._sleep = sleep
-        self._clock = clock
-        self.last_headers: Mapping[str, str] = {}
+    default_version = "v5"
+    label = "PDL"
 
     def url(self, domain: str) -> str:
         query = urlencode({"website": domain, "titlecase": "true"})
         return f"{self.base_url}/{self.api_version}/company/enrich?{query}"
 
-    def lookup(self, domain: str) -> dict[str, Any] | None:
-        waited = False
-        while True:
-            answer = self._call(domain)
-            if answer.status != 429:
-                return self._read(answer)
-            wait = pdl_wait_seconds(answer.headers, self._clock())
-            if waited or wait is None or wait > self.max_wait_s:
-                raise RateLimited(f"PDL answered 429 ({_message(answer)})", wait)
-            self._sleep(wait)
-            waited = True
+    def wait_seconds(self, headers: Mapping[str, str]) -> float | None:
+        return pdl_wait_seconds(headers, self._clock())
 
-    def _call(self, domain: str) -> HttpAnswer:
-        try:
-            answer = self._exchange(
-                "GET", self.url(domain), headers={"X-Api-Key": self.key()}, timeout=self.timeout
-            )
-        except HttpUnavailable as err:
-            raise ProviderUnavailable(f"PDL unreachable: {err}") from err
-        self.last_headers = answer.headers
-        return answer
+    def message(self, answer: HttpAnswer) -> str:
+        return _message(answer)
 
-    def _read(self, answer: HttpAnswer) -> dict[str, Any] | None:
+    def read(self, answer: HttpAnswer) -> dict[str, Any] | None:
         if answer.status in (400, 404):
             return None
         if answer.status != 200:
-            raise ProviderUnavailable(f"PDL answered {answer.status} ({_message(answer)})")
+            raise self.unavailable(answer)
         if not isinstance(answer.body, Mapping):
             raise ProviderUnavailable("PDL answered 200 without a company record")
         return company_fields(answer.body)
