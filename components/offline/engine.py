@@ -45,6 +45,14 @@ class Resource:
     dependencies: list[str] = field(default_factory=list)
     """URNs it waits for (explicit ``depends_on`` and inputs from other resources' outputs)."""
 
+    def policy_statements(self) -> list[dict[str, Any]]:
+        """The statements of its ``policy`` input (topic, queue, bucket, role policies)."""
+        policy = self.inputs.get("policy")
+        if not isinstance(policy, str):
+            return []
+        loaded = json.loads(policy).get("Statement", [])
+        return loaded if isinstance(loaded, list) else [loaded]
+
     @property
     def physical_name(self) -> str | None:
         for key in ("name", "bucket", "ruleSetName", "emailIdentity"):
@@ -94,6 +102,11 @@ class Graph:
             }
             for r in sorted(self.resources, key=lambda r: r.urn)
         ]
+
+
+def listed(value: Any) -> list[Any]:
+    """A policy field that may be one value or a list, as a list."""
+    return value if isinstance(value, list) else [value]
 
 
 def gsi_keys(index: Mapping[str, Any]) -> tuple[str, str | None]:

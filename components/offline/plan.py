@@ -17,11 +17,10 @@ import json
 import sys
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 from components import api_versions
 from components.config import ConfigError
-from components.offline.engine import Graph, Resource, gsi_keys, run
+from components.offline.engine import Graph, Resource, gsi_keys, listed, run
 from components.offline.policy_view import evaluate_graph
 from components.offline.two_stacks import check_project
 from handlers.common import hubspot_versions
@@ -35,16 +34,6 @@ def _short(arn: str) -> str:
     return arn
 
 
-def _statements(resource: Resource) -> list[dict[str, Any]]:
-    policy = resource.inputs.get("policy")
-    if not isinstance(policy, str):
-        return []
-    loaded = json.loads(policy).get("Statement", [])
-    return loaded if isinstance(loaded, list) else [loaded]
-
-
-def _as_list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else [value]
 
 
 ALARM = "aws:cloudwatch/metricAlarm:MetricAlarm"
@@ -130,9 +119,9 @@ def _function_lines(graph: Graph, function: Resource) -> Iterable[str]:
     for policy in siblings:
         if policy.type != "aws:iam/rolePolicy:RolePolicy":
             continue
-        for st in _statements(policy):
-            actions = ", ".join(_as_list(st.get("Action")))
-            resources = ", ".join(_short(a) for a in _as_list(st.get("Resource")))
+        for st in policy.policy_statements():
+            actions = ", ".join(listed(st.get("Action")))
+            resources = ", ".join(_short(a) for a in listed(st.get("Resource")))
             yield f"    grant    {st.get('Sid', '')}: {actions} on {resources}"
 
 

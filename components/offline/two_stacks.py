@@ -39,7 +39,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from components.offline.engine import ROOT, Graph, Resource, run, stack_config_values
+from components.offline.engine import ROOT, Graph, Resource, listed, run, stack_config_values
 
 Scope = Literal["partition", "account", "region"]
 KeyFn = Callable[[Mapping[str, Any]], tuple[str, ...] | None]
@@ -480,29 +480,19 @@ def claims(graph: Graph) -> tuple[list[Claim], list[str]]:
     return found, sorted(unclassified)
 
 
-def _statements(resource: Resource) -> list[dict[str, Any]]:
-    policy = resource.inputs.get("policy")
-    if not isinstance(policy, str):
-        return []
-    loaded = json.loads(policy).get("Statement", [])
-    return loaded if isinstance(loaded, list) else [loaded]
-
-
-def _as_list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else [value]
 
 
 def _needed_identities(graph: Graph) -> set[tuple[str, str, str]]:
     """(region, identity, why) for every identity the stack sends from or receives for."""
     needed: set[tuple[str, str, str]] = set()
     for policy in graph.of_type("aws:iam/rolePolicy:RolePolicy"):
-        for st in _statements(policy):
+        for st in policy.policy_statements():
             if st.get("Effect") != "Allow":
                 continue
-            actions = [str(a) for a in _as_list(st.get("Action"))]
+            actions = [str(a) for a in listed(st.get("Action"))]
             if not any(a.startswith("ses:Send") for a in actions):
                 continue
-            for arn in _as_list(st.get("Resource")):
+            for arn in listed(st.get("Resource")):
                 parts = str(arn).split(":", 5)
                 if len(parts) == 6 and parts[5].startswith("identity/"):
                     identity = parts[5].removeprefix("identity/").lower()
@@ -572,8 +562,8 @@ def _crosstalk(graphs: Sequence[Graph]) -> list[str]:
             sources = json.loads(pattern).get("source")
             bus = str(rule.inputs.get("eventBusName") or "default")
             region = _region(graph, rule, providers, default)
-            listed = frozenset(str(x) for x in sources) if isinstance(sources, list) else None
-            rules.append((graph.stack, region, bus, str(rule.inputs.get("name")), listed))
+            matched = frozenset(str(x) for x in sources) if isinstance(sources, list) else None
+            rules.append((graph.stack, region, bus, str(rule.inputs.get("name")), matched))
     found: list[str] = []
     for i, (stack, region, bus, name, sources) in enumerate(rules):
         for other, o_region, o_bus, o_name, o_sources in rules[i + 1 :]:
