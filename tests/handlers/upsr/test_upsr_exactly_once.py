@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -19,26 +19,6 @@ from tests.handlers.upsr.conftest import T0, WINDOW_S, World, shopify_order, tap
 from tests.handlers.upsr.conftest import webhook_event as webhook
 
 MAT = {"suggestions": [{"sku": "MAT-1", "line": "A mat for the tent."}]}
-
-
-@pytest.fixture
-def atomic_moto(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """DynamoDB applies each conditional write atomically; moto does not lock, so do it here.
-
-    Threads still read first and write later, exactly where a read-then-write design breaks.
-    """
-    from moto.dynamodb.models import DynamoDBBackend
-
-    lock = threading.RLock()
-    for name in ("put_item", "update_item"):
-        original = getattr(DynamoDBBackend, name)
-
-        def locked(self: Any, *args: Any, __original: Any = original, **kwargs: Any) -> Any:
-            with lock:
-                return __original(self, *args, **kwargs)
-
-        monkeypatch.setattr(DynamoDBBackend, name, locked)
-    yield
 
 
 def race(*calls: Callable[[], Any]) -> list[Any]:
@@ -111,7 +91,7 @@ def test_webhook_duplicates_after_the_offer_was_sent_change_nothing(world: World
     assert world.offer() == offer
 
 
-def test_concurrent_deliveries_make_one_job(world: World, atomic_moto: None) -> None:
+def test_concurrent_deliveries_make_one_job(world: World, atomic_dynamodb: Any) -> None:
     world.sync()
     event = webhook(shopify_order())
     deps = world.order_deps()
@@ -122,7 +102,7 @@ def test_concurrent_deliveries_make_one_job(world: World, atomic_moto: None) -> 
 
 
 def test_a_job_the_first_attempt_never_sent_is_sent_once_by_a_later_retry(
-    world: World, atomic_moto: None
+    world: World, atomic_dynamodb: Any
 ) -> None:
     """The marker was written, then the enqueue failed: a retry after the timeout takes over."""
     world.sync()
@@ -223,7 +203,7 @@ def test_two_runs_that_both_listed_the_offer_send_once(world: World) -> None:
     assert customer["nudge_count"] == 1  # the loser did not stamp the cap either
 
 
-def test_overlapping_sender_runs_in_threads_send_once(world: World, atomic_moto: None) -> None:
+def test_overlapping_sender_runs_in_threads_send_once(world: World, atomic_dynamodb: Any) -> None:
     world.sync()
     world.deliver(webhook(shopify_order()))
     world.bedrock.add_tool_answer(MAT)
@@ -236,7 +216,7 @@ def test_overlapping_sender_runs_in_threads_send_once(world: World, atomic_moto:
     assert len(world.messenger.sent) == 1
 
 
-def test_two_offers_racing_for_the_last_cap_slot_send_one(world: World, atomic_moto: None) -> None:
+def test_two_offers_racing_for_the_last_cap_slot_send_one(world: World, atomic_dynamodb: Any) -> None:
     """Two orders by one customer, cap 2, one slot left: exactly one more nudge."""
     from handlers.upsell_recommender.customers import stamp_nudge
 
@@ -298,7 +278,7 @@ def test_sweep_then_tap_ends_ignored_and_the_tap_still_redirects(world: World) -
 
 @pytest.mark.parametrize("attempt", range(3))
 def test_tap_racing_the_sweep_ends_in_one_terminal_state(
-    world: World, atomic_moto: None, attempt: int
+    world: World, atomic_dynamodb: Any, attempt: int
 ) -> None:
     offer = sent_offer(world)
     late = int(offer["window_ends_at"]) + 60
