@@ -143,12 +143,18 @@ class ArchiveError(Exception):
     """An archive that cannot be built as asked; the message says what to change."""
 
 
+ENTRY_PACKAGE = "functions"
+"""Entry points live in ``handlers/<system>/functions/<function>.py``, one per seed function."""
+TEST_ONLY_PACKAGES = frozenset({"testsupport"})
+"""Fakes, in-memory stand-ins and data generators: never shipped (refused by name)."""
+
+
 @dataclass(frozen=True)
 class HandlerRef:
     """A Lambda handler string taken apart.
 
     Attributes:
-        module: Dotted module, ``handlers.<system>.<module>``.
+        module: Dotted module, ``handlers.<system>.functions.<function>``.
         attribute: The entry point inside it, normally ``handler``.
         system_package: The system package name, ``<system>``.
     """
@@ -159,19 +165,26 @@ class HandlerRef:
 
     @classmethod
     def parse(cls, handler: str) -> HandlerRef:
-        """Split ``handlers.<system>.<module>.<function>``; anything else is refused."""
+        """Split ``handlers.<system>.functions.<function>.<attribute>``; anything else is refused.
+
+        (The four-part ``handlers.<system>.<module>.<attribute>`` is read too, for fixtures.)
+        """
         parts = handler.split(".")
-        if (
-            len(parts) != 4
-            or parts[0] != "handlers"
-            or not all(_IDENTIFIER.match(p) for p in parts)
-        ):
-            raise ArchiveError(f"handler {handler!r} must be handlers.<system>.<module>.<function>")
+        shaped = (len(parts) == 5 and parts[2] == ENTRY_PACKAGE) or len(parts) == 4
+        if not shaped or parts[0] != "handlers" or not all(_IDENTIFIER.match(p) for p in parts):
+            raise ArchiveError(
+                f"handler {handler!r} must be handlers.<system>.{ENTRY_PACKAGE}.<function>.handler"
+            )
         if parts[1] == "common":
             raise ArchiveError(
                 f"handler {handler!r} lives in handlers.common, which is shared code"
             )
-        return cls(module=".".join(parts[:3]), attribute=parts[3], system_package=parts[1])
+        return cls(module=".".join(parts[:-1]), attribute=parts[-1], system_package=parts[1])
+
+    @property
+    def function(self) -> str:
+        """The entry module's own name (``webhook`` of ``handlers.x.functions.webhook``)."""
+        return self.module.rsplit(".", 1)[1]
 
 
 # Discovery ----------------------------------------------------------------------------------
@@ -199,10 +212,11 @@ def _defines(tree: ast.Module, name: str) -> bool:
 
 
 def discover_handlers(source_root: Path | None = None) -> list[str]:
-    """Every ``handlers.<system>.<module>.handler`` under ``source_root`` (default: the repo).
+    """Every entry point under ``source_root`` (default: the repo), as a handler string.
 
-    Found by reading the source, not importing it: a module counts when it defines ``handler``
-    at top level. Sorted, so builds and benchmarks run in a stable order.
+    Entry points are the modules of ``handlers/<system>/functions/`` (and, for fixtures, a
+    system package's own modules) that define ``handler`` at top level. Found by reading the
+    source, not importing it. Sorted, so builds and benchmarks run in a stable order.
     """
     root = (source_root or REPO_ROOT) / "handlers"
     found: list[str] = []
@@ -211,19 +225,23 @@ def discover_handlers(source_root: Path | None = None) -> list[str]:
     for package in sorted(p for p in root.iterdir() if p.is_dir()):
         if package.name in {"common", "__pycache__"} or not (package / "__init__.py").is_file():
             continue
-        for module in sorted(package.glob("*.py")):
-            if module.name == "__init__.py":
-                continue
-            tree = ast.parse(module.read_bytes(), filename=str(module))
-            if _defines(tree, "handler"):
-                found.append(f"handlers.{package.name}.{module.stem}.handler")
+        for directory, dotted in (
+            (package / ENTRY_PACKAGE, f"handlers.{package.name}.{ENTRY_PACKAGE}"),
+            (package, f"handlers.{package.name}"),
+        ):
+            for module in sorted(directory.glob("*.py")):
+                if module.name == "__init__.py":
+                    continue
+                tree = ast.parse(module.read_bytes(), filename=str(module))
+                if _defines(tree, "handler"):
+                    found.append(f"{dotted}.{module.stem}.handler")
     return found
 
 
 def function_name_for(handler: str) -> str:
-    """A file-name-safe function name for a handler (``handlers.x_y.z.handler`` -> ``x-y-z``)."""
+    """A file-name-safe function name for a handler (``handlers.x_y.functions.z`` -> ``x-y-z``)."""
     ref = HandlerRef.parse(handler)
-    return f"{ref.system_package}-{ref.module.rsplit('.', 1)[1]}".replace("_", "-").lower()
+    return f"{ref.system_package}-{ref.function}".replace("_", "-").lower()
 
 
 # Import analysis ----------------------------------------------------------------------------
@@ -307,6 +325,12 @@ def handler_imports(handler: str, *, source_root: Path | None = None) -> frozens
                 pending.extend(".".join(parts[:n]) for n in range(2, len(parts) + 1))
             elif top and top != "__future__":
                 external.add(top)
+    test_only = external & TEST_ONLY_PACKAGES
+    if test_only:
+        raise ArchiveError(
+            f"{handler} imports {sorted(test_only)}: test-only code (fakes, generators) is "
+            "never shipped; the handler must take the real client and tests inject the fake"
+        )
     provided = STDLIB_MODULES | set(RUNTIME_PACKAGES) | set(LAYER_PACKAGES)
     removed = external & _REMOVED_BY_314
     if removed:

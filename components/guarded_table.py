@@ -9,16 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal
 
 import pulumi
 import pulumi_aws as aws
 
 from components.deployment import Deployment
 from components.grants import Grant
+from handlers.common.tables import Index, Key, KeyType, StreamView, TableSpec
 
-KeyType = Literal["S", "N", "B"]
-StreamView = Literal["NEW_IMAGE", "OLD_IMAGE", "NEW_AND_OLD_IMAGES", "KEYS_ONLY"]
+__all__ = ["GuardedTable", "GuardedTableArgs", "Index", "Key", "KeyType", "StreamView"]
 
 READ_ACTIONS = ("dynamodb:GetItem", "dynamodb:Query", "dynamodb:BatchGetItem")
 STREAM_READ_ACTIONS = (
@@ -30,24 +29,6 @@ LIST_STREAMS = "dynamodb:ListStreams"
 """The fourth action a DynamoDB-stream event source mapping needs. It accepts no resource ARN
 (Service Authorization Reference), so it is granted on ``"*"``, as AWS's own
 ``AWSLambdaDynamoDBExecutionRole`` does."""
-
-
-@dataclass(frozen=True)
-class Key:
-    """One key attribute: its name and DynamoDB scalar type."""
-
-    name: str
-    type: KeyType = "S"
-
-
-@dataclass(frozen=True)
-class Index:
-    """A global secondary index (projection ALL unless ``projection`` names attributes)."""
-
-    name: str
-    partition_key: Key
-    sort_key: Key | None = None
-    projection: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -71,6 +52,19 @@ class GuardedTableArgs:
     indexes: Sequence[Index] = field(default_factory=tuple)
     ttl_attribute: str | None = None
     stream: StreamView | None = None
+
+    @classmethod
+    def of(cls, deployment: Deployment, spec: TableSpec) -> GuardedTableArgs:
+        """The arguments of a table a system's contract declares."""
+        return cls(
+            deployment,
+            spec.name,
+            spec.partition_key,
+            spec.sort_key,
+            spec.indexes,
+            spec.ttl_attribute,
+            spec.stream,
+        )
 
 
 class GuardedTable(pulumi.ComponentResource):

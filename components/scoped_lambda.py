@@ -24,7 +24,7 @@ from components.grants import Grant, policy_document
 from components.guarded_table import GuardedTable
 from components.monitoring import declare_alarm, function_alarms
 from components.private_bucket import PrivateBucket
-from components.work_queue import WorkQueue, WorkQueueArgs
+from components.work_queue import WorkQueue, WorkQueueArgs, consumer_visibility
 
 RUNTIME = "python3.14"
 ARCHITECTURE = "arm64"
@@ -153,9 +153,11 @@ class FunctionCode:
 
     def __post_init__(self) -> None:
         parts = self.handler.split(".")
-        if len(parts) != 4 or parts[0] != "handlers":
+        entry = len(parts) == 5 and parts[2] == "functions"
+        if not (entry or len(parts) == 4) or parts[0] != "handlers":  # TODO(#16): entry only
             raise ValueError(
-                f"handler {self.handler!r} must be handlers.<system package>.<module>.<function>"
+                f"handler {self.handler!r} must be handlers.<system package>.functions."
+                "<function>.handler"
             )
 
 
@@ -416,10 +418,12 @@ class ScopedLambda(pulumi.ComponentResource):
 
     def _queue_sources(self) -> None:
         for t in self.args.queue_triggers:
-            if t.queue.args.visibility_timeout_s < self.args.timeout_s:
+            needed = consumer_visibility(self.args.timeout_s)
+            if t.queue.args.visibility_timeout_s < needed:
                 raise ValueError(
                     f"{self.args.name}: queue {t.queue.args.name} visibility timeout "
-                    f"{t.queue.args.visibility_timeout_s}s is below the function timeout"
+                    f"{t.queue.args.visibility_timeout_s}s is below {needed}s, six times the "
+                    "function timeout (declare it with consumer_visibility(timeout))"
                 )
             aws.lambda_.EventSourceMapping(
                 f"{self._base}-{t.queue.args.name}-source",

@@ -42,6 +42,21 @@ class ServiceSender:
     source_arn: str
 
 
+VISIBILITY_PER_CONSUMER_TIMEOUT = 6
+"""AWS Lambda Developer Guide, "Using Lambda with Amazon SQS" (configuring a queue): "set the
+source queue's visibility timeout to at least six times the timeout that you configure on your
+function", so a batch retried after throttling is not received twice.
+https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-configure.html"""
+
+
+def consumer_visibility(consumer_timeout_s: int) -> int:
+    """The visibility timeout of a queue a function with this timeout consumes.
+
+    The one place the rule lives; the queue trigger checks it (components/scoped_lambda.py).
+    """
+    return VISIBILITY_PER_CONSUMER_TIMEOUT * consumer_timeout_s
+
+
 @dataclass(frozen=True)
 class WorkQueueArgs:
     """Arguments of :class:`WorkQueue`.
@@ -51,7 +66,7 @@ class WorkQueueArgs:
         name: The document's queue name (physical name ``<prefix>-<name>``).
         dead_letter_name: Name of the DLQ created beside it; default ``<name>-dlq``.
         max_receive_count: Receives before a message moves to the DLQ (from the document).
-        visibility_timeout_s: At least the consumer's timeout (AWS requires >= function timeout).
+        visibility_timeout_s: For a consumed queue, ``consumer_visibility(consumer timeout)``.
         dead_letter: This queue IS a dead-letter queue: no DLQ of its own, 14-day retention.
         service_senders: AWS services that may send, each for one source ARN.
         max_age_s: Alarm when the oldest message of a work queue is older than this; default

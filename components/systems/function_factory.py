@@ -1,13 +1,16 @@
-"""FunctionFactory: how a system declares its functions in one line each.
+"""FunctionFactory: the one way a system declares its functions.
 
-A system's functions share its handler package, the document's memory/timeout table and a set
-of environment names (tables, queues, secrets); each function picks the shared names it reads
-with ``uses``, so its environment holds nothing it does not use.
+Every function of every system is one call: its seed name, what it does, its grants, its
+environment (built from its settings record in ``handlers/<system>/contract.py``) and its
+triggers, at the call site. The entry module follows from the name: ``rrs-webhook`` runs
+``handlers.review_requests.functions.webhook.handler``. Memory and timeout come from the
+system's table of sizes (the document's, where it gives them), so a function cannot be declared
+without one.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import pulumi
@@ -15,23 +18,38 @@ import pulumi
 from components.deployment import Deployment
 from components.grants import Grant
 from components.scoped_lambda import (
+    BucketTrigger,
+    EventRuleTrigger,
     FunctionCode,
     FunctionUrl,
     QueueTrigger,
     ScopedLambda,
     ScopedLambdaArgs,
+    StreamTrigger,
 )
+from components.work_queue import WorkQueue
+
+
+def entry_point(package: str, name: str) -> str:
+    """``handlers.<system>.functions.<function>.handler`` of a seed function name.
+
+    The system prefix (``rrs-``) goes, dashes become underscores: ``ler-junk-writer`` ->
+    ``junk_writer``.
+    """
+    _, _, function = name.partition("-")
+    if not function:
+        raise ValueError(f"function name {name!r} must be <system>-<function>")
+    return f"{package}.functions.{function.replace('-', '_')}.handler"
 
 
 @dataclass(frozen=True)
 class FunctionFactory:
-    """Declares ScopedLambdas for one system.
+    """Declares the ScopedLambdas of one system.
 
     Attributes:
         deployment: Where the functions live.
         package: The system's handler package, e.g. ``handlers.review_requests``.
-        sizes: Memory (MB) and timeout (s) per function name, from the document.
-        shared_env: Environment values several functions read, by variable name.
+        sizes: Memory (MB) and timeout (s) per function name.
         opts: Options for every function (parented to the system component).
         vendored: Distributions every function of the system vendors (a module they all
             import needs them), on top of each function's own.
@@ -40,27 +58,35 @@ class FunctionFactory:
     deployment: Deployment
     package: str
     sizes: Mapping[str, tuple[int, int]]
-    shared_env: Mapping[str, pulumi.Input[str]]
     opts: pulumi.ResourceOptions
     vendored: tuple[str, ...] = ()
+
+    def timeout(self, name: str) -> int:
+        """The function's timeout in seconds (a consumed queue's visibility follows from it)."""
+        return self.sizes[name][1]
 
     def __call__(
         self,
         name: str,
         description: str,
-        module: str,
-        grants: tuple[Grant, ...],
+        grants: Sequence[Grant],
         env: Mapping[str, pulumi.Input[str]],
         *,
-        uses: tuple[str, ...],
         url: FunctionUrl | None = None,
-        queues: tuple[QueueTrigger, ...] = (),
-        vendored: tuple[str, ...] = (),
+        queues: Sequence[QueueTrigger] = (),
+        streams: Sequence[StreamTrigger] = (),
+        events: Sequence[EventRuleTrigger] = (),
+        bucket: BucketTrigger | None = None,
+        on_failure: WorkQueue | None = None,
         invoked_async: bool = False,
+        async_max_retries: int = 2,
+        reserved_concurrency: int | None = None,
+        vendored: tuple[str, ...] = (),
     ) -> ScopedLambda:
-        """One function of the document; ``uses`` picks the shared names it reads.
+        """One function of the document.
 
-        ``invoked_async``: a schedule invokes it, so it gets an on-failure destination.
+        ``invoked_async``: something invokes it asynchronously that is not declared here (a
+        schedule, another function), so it gets an on-failure destination.
         """
         memory, timeout = self.sizes[name]
         return ScopedLambda(
@@ -70,15 +96,21 @@ class FunctionFactory:
                 name,
                 description,
                 FunctionCode(
-                    f"{self.package}.{module}.handler", vendored=(*self.vendored, *vendored)
+                    entry_point(self.package, name), vendored=(*self.vendored, *vendored)
                 ),
                 memory,
                 timeout,
-                grants=grants,
-                environment={**{key: self.shared_env[key] for key in uses}, **env},
+                grants=tuple(grants),
+                environment=dict(env),
                 url=url,
-                queue_triggers=queues,
+                queue_triggers=tuple(queues),
+                stream_triggers=tuple(streams),
+                event_rules=tuple(events),
+                bucket_trigger=bucket,
+                on_failure=on_failure,
                 invoked_async=invoked_async,
+                async_max_retries=async_max_retries,
+                reserved_concurrency=reserved_concurrency,
             ),
             self.opts,
         )

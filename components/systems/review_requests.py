@@ -46,7 +46,7 @@ from components.scoped_lambda import (
 )
 from components.secret_slot import SecretSlot, SecretSlotArgs
 from components.systems.base import System, SystemArgs
-from components.systems.function_factory import FunctionFactory
+from components.systems.legacy_factory import FunctionFactory
 from components.work_queue import WorkQueue, WorkQueueArgs
 
 PACKAGE = "handlers.review_requests"

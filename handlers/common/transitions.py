@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from botocore.exceptions import ClientError
     from mypy_boto3_dynamodb.service_resource import Table
 
 _CONDITION_FAILED = "ConditionalCheckFailedException"
@@ -50,13 +49,37 @@ class PutIfAbsentResult:
     existing: Mapping[str, Any] | None = None
 
 
-def _is_condition_failure(err: ClientError) -> bool:
-    return bool(err.response.get("Error", {}).get("Code") == _CONDITION_FAILED)
+def condition_failed(err: Exception) -> bool:
+    """True when ``err`` is DynamoDB refusing a write because its condition did not hold.
+
+    The one check every guarded write uses (a lost race or a duplicate is this, not an error).
+    """
+    response = getattr(err, "response", None) or {}
+    return bool(response.get("Error", {}).get("Code") == _CONDITION_FAILED)
 
 
-def _old_item(err: ClientError) -> dict[str, Any] | None:
+def transaction_condition_failed(err: Exception, position: int | None = 0) -> bool:
+    """True when a TransactWriteItems was cancelled by a failed condition.
+
+    ``position``: the index of the action whose condition is asked about (DynamoDB lists one
+    reason per action, in order, ``None`` for those that passed); ``None`` asks about any.
+    Amazon DynamoDB API Reference, "TransactWriteItems", CancellationReasons:
+    https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TransactWriteItems.html
+    """
+    response = getattr(err, "response", None) or {}
+    if response.get("Error", {}).get("Code") != "TransactionCanceledException":
+        return False
+    codes = [str((r or {}).get("Code", "")) for r in response.get("CancellationReasons") or []]
+    if not codes:
+        return "ConditionalCheckFailed" in str(err)
+    if position is None:
+        return "ConditionalCheckFailed" in codes
+    return position < len(codes) and codes[position] == "ConditionalCheckFailed"
+
+
+def old_item(err: Exception) -> dict[str, Any] | None:
     """The item DynamoDB returned with a failed condition (wire format), deserialised."""
-    raw: Any = err.response.get("Item")
+    raw: Any = (getattr(err, "response", None) or {}).get("Item")
     if not isinstance(raw, Mapping) or not raw:
         return None
     from boto3.dynamodb.types import TypeDeserializer
@@ -125,9 +148,9 @@ def transition(
             ReturnValuesOnConditionCheckFailure="ALL_OLD",
         )
     except ClientError as err:
-        if not _is_condition_failure(err):
+        if not condition_failed(err):
             raise
-        old = _old_item(err)
+        old = old_item(err)
         return TransitionResult(
             won=False, current=None if old is None else old.get(attribute), item=old
         )
@@ -153,9 +176,9 @@ def put_if_absent(table: Table, item: Mapping[str, Any], key_attr: str) -> PutIf
             ReturnValuesOnConditionCheckFailure="ALL_OLD",
         )
     except ClientError as err:
-        if not _is_condition_failure(err):
+        if not condition_failed(err):
             raise
-        return PutIfAbsentResult(won=False, existing=_old_item(err))
+        return PutIfAbsentResult(won=False, existing=old_item(err))
     return PutIfAbsentResult(won=True)
 
 

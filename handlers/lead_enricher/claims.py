@@ -49,7 +49,7 @@ class PushClaims:
         """The claim for this pass, or None when the pass (or a later one) is already done."""
         from botocore.exceptions import ClientError
 
-        from handlers.common.transitions import _old_item
+        from handlers.common.transitions import old_item
 
         claim = Claim(lead.lead_id, lead.pass_no, secrets.token_hex(8))
         epoch = int(now.timestamp())
@@ -79,7 +79,7 @@ class PushClaims:
         except ClientError as err:
             if err.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
                 raise
-            held: dict[str, Any] = _old_item(err) or {}
+            held: dict[str, Any] = old_item(err) or {}
             if held.get("status") == "pushing" and int(held.get("pass_no", 0)) <= claim.pass_no:
                 raise ClaimBusy(f"lead {lead.lead_id} is being pushed by another delivery") from err
             return None

@@ -58,7 +58,7 @@ def every_block(d: Deployment) -> dict[str, Any]:
         ),
     )
     work = WorkQueue(
-        "tst-work", WorkQueueArgs(d, "tst-work", max_receive_count=5, visibility_timeout_s=120)
+        "tst-work", WorkQueueArgs(d, "tst-work", max_receive_count=5, visibility_timeout_s=360)
     )
     lane_args = InboundMailLaneArgs(
         d, "tst-inbound", ("hello@example.com",), f"dev-tst-raw-{d.account_id}", "mail/"

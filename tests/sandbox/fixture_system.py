@@ -102,7 +102,7 @@ def fixture_blocks(
         opts,
     )
     work = WorkQueue(
-        "tst-work", WorkQueueArgs(d, "tst-work", max_receive_count=3, visibility_timeout_s=60), opts
+        "tst-work", WorkQueueArgs(d, "tst-work", max_receive_count=3, visibility_timeout_s=180), opts
     )
     lane = InboundMailLaneArgs(
         d, "tst-inbound", ("help@example.com",), f"dev-tst-inbox-{d.account_id}", "mail/"
