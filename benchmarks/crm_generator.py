@@ -9,7 +9,10 @@ wrong on real CRM data:
   pattern (``first.last@``); company sizes are heavy-tailed (a few employers hold hundreds of
   contacts).
 * **Households.** People who live together share a surname (mostly), the home address and the
-  landline; a few are junior and senior with the same first name.
+  landline; a few are junior and senior with the same first name (and a different birth date,
+  where one is recorded); three records in ten of those carry "Jr." or "Sr." after the surname.
+* **Mailboxes are unique**: two people never share a personal address (namesakes get
+  ``john.smith7@`` and ``john.smith@``), as no provider gives one mailbox to two people.
 * **Namesakes at realistic frequencies.** Given names and surnames are drawn from the US Census
   1990 frequency lists (``dist.male.first``, ``dist.female.first``, ``dist.all.last`` as
   shipped by the ``names`` package, MIT): "James Smith" recurs as often as it does in the US.
@@ -183,6 +186,8 @@ class _Person:
     work_email: str
     direct: str
     dob: str
+    suffix: str = ""
+    """Generational suffix ("Jr.", "Sr."), typed after the surname on some of the records."""
 
 
 class _Maker:
@@ -201,6 +206,7 @@ class _Maker:
         )
         self.companies: list[_Company] = []
         self.domains: set[str] = set()
+        self.personal_mailboxes: set[str] = set()
         self.company_range = range(n_companies)
 
     # Values ----------------------------------------------------------------------------
@@ -278,7 +284,12 @@ class _Maker:
                             f"{first}{last[0]}", f"{last}.{first}"))
         if rng.random() < 0.6:
             local += str(rng.randint(1, 99) if rng.random() < 0.7 else rng.randint(1950, 2005))
-        return f"{local}@{rng.choice(_FREE)}"
+        provider = rng.choice(_FREE)
+        address = f"{local}@{provider}"
+        while address.replace(".", "") in self.personal_mailboxes:  # a mailbox reaches one person
+            address = f"{local}{rng.randint(1, 999)}@{provider}"
+        self.personal_mailboxes.add(address.replace(".", ""))
+        return address
 
     def dob(self) -> str:
         rng = self.rng
@@ -311,6 +322,8 @@ class _Maker:
         """One CRM record of ``p``: ``work`` (as a business contact) or ``personal``."""
         rng = self.rng
         props: dict[str, Any] = {"firstname": p.first.capitalize(), "lastname": _cap(p.last)}
+        if p.suffix and rng.random() < 0.3:  # most records of a junior or senior omit it
+            props["lastname"] += f" {p.suffix}"
         if view == "work" and p.employer >= 0:
             c = self.company(p.employer)
             roll = rng.random()
@@ -466,6 +479,7 @@ def stream_with_context(
             if rng.random() < 0.08:  # junior / senior: same first name and surname
                 people.append(m.person(entity, household, home, last=head.last,
                                        first=head.first, female=head.female))
+                head.suffix, people[-1].suffix = "Sr.", "Jr."
             else:
                 same = rng.random() < 0.8
                 people.append(m.person(entity, household, home,

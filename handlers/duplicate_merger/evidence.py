@@ -62,6 +62,19 @@ independent adds the same evidence two or five times:
 * a value **held by ``SHARED_HOLDERS`` or more contacts** (a main line, a shared mailbox, an
   office address) is shared by people, not one person's: one person has a few records."""
 
+GENERATION_SHARE = 0.05
+"""P(two different people who share a surname and a home also share the given name): juniors
+and seniors (about one man in forty is a "Jr."), and the other namings families reuse. A shared
+home explains a shared surname (``HOUSEHOLD_SURNAME_SHARE``); this share is what the given
+name then still says. It also holds when either record carries a generational suffix."""
+
+HOUSEMATES = 1.5
+"""People the average person lives with (US households hold about 2.5 people). With
+``GENERATION_SHARE`` it bounds how rare a full name can be: two contacts picked at random
+share one at least as often as they are housemates of one name, ``GENERATION_SHARE *
+HOUSEMATES / contacts``, however rare the name; without the bound a rare full name alone,
+with nothing else, outweighs the prior and a junior merges with his father."""
+
 SHARED_HOLDERS = 5
 """Contacts holding one phone, mobile, mailbox or address from which it counts as shared."""
 
@@ -88,6 +101,7 @@ LABELS = {
     "postcode": "postcode",
     "state": "state",
     "dob": "date of birth",
+    "generation": "generational suffix",
 }
 
 
@@ -128,7 +142,22 @@ PRIORS: Mapping[str, FieldPrior] = {
     "postcode": FieldPrior(0.85, 0.07),
     "state": FieldPrior(0.90, 0.0),
     "dob": FieldPrior(0.85, 0.10),
+    "generation": FieldPrior(0.98, 0.0),
 }
+
+
+OTHER_CONTEXT_PRIORS: Mapping[str, FieldPrior] = {
+    "city": FieldPrior(0.30, 0.02),
+    "state": FieldPrior(0.40, 0.0),
+    "postcode": FieldPrior(0.10, 0.02),
+}
+"""The place fields when two records come from different contexts of a life: a contact
+identifier (mailbox, phone, mobile, employer) is on both and differs, and none agrees (a work
+record and a personal one, the records before and after a job change or a move). A place is an
+attribute of a context, as an office address is of an employer: such records agree on a city
+only as often as where a person works and where they live do, and differ on it without saying
+"someone else". ``PRIORS`` still hold for records of one context (the same mailbox, phone or
+address) and for data without contact identifiers (a person register)."""
 
 
 @dataclass(frozen=True)
@@ -360,30 +389,42 @@ COMPARATORS: Mapping[str, Callable[[str, str], Level]] = {
     "postcode": _code_level,
     "state": _exact_only,
     "dob": _dob_level,
+    "generation": _exact_only,
 }
 _COMPARE = tuple(COMPARATORS[name] for name in FIELDS)
 _PRIORS = tuple(PRIORS[name] for name in FIELDS)
 
 (
     _FIRST, _LAST, _EMAIL, _PHONE, _MOBILE, _COMPANY, _DOMAIN, _HOUSE, _STREET, _CITY,
-    _POSTCODE, _STATE,
+    _POSTCODE, _STATE, _DOB, _GENERATION,
 ) = (
     FIELDS.index(f)
     for f in (
         "first", "last", "email", "phone", "mobile", "company", "domain", "house", "street",
-        "city", "postcode", "state",
+        "city", "postcode", "state", "dob", "generation",
     )
 )
 _AGREE = ("exact", "similar")
 _NAMED = ("exact", "similar", "swapped")
 
 
+def shared_home(levels: Sequence[Level | None]) -> bool:
+    """Whether two contacts share a home: the same phone (a landline) or street address."""
+    return levels[_PHONE] == "exact" or (
+        levels[_HOUSE] == "exact" and levels[_STREET] in _AGREE
+    )
+
+
 def implied_floors(
-    levels: Sequence[Level | None], email: str = "", counts: Sequence[int] | None = None
+    levels: Sequence[Level | None],
+    email: str = "",
+    counts: Sequence[int] | None = None,
+    *,
+    suffixed: bool = False,
 ) -> dict[int, float]:
     """The least share each agreeing field may count with, given what else agrees (see
     ``IMPLIED_SHARE``). ``email`` is one side's mailbox, ``counts`` the larger of the two
-    sides' counts per field."""
+    sides' counts per field, ``suffixed`` whether either side carries a generational suffix."""
     floors: dict[int, float] = {}
 
     def explained(*fields: int, share: float = IMPLIED_SHARE) -> None:
@@ -414,10 +455,28 @@ def implied_floors(
         # for two people of one name a similar mailbox is the name again, not a new fact. Its
         # exact count would make it look rarer the larger the CRM (1 / contacts).
         explained(_EMAIL)
-    shared_home = levels[_PHONE] == "exact" or address
-    if shared_home and not personal_mailbox:  # one mailbox is one person, not a family
+    if levels[_GENERATION] == "exact":
+        explained(_GENERATION, share=PRIORS["generation"].exact)  # both juniors: no new fact
+    family = (shared_home(levels) and not personal_mailbox) or suffixed
+    if family:  # one mailbox is one person, not a family
         explained(_LAST, share=HOUSEHOLD_SURNAME_SHARE)
+        if levels[_LAST] in _NAMED:
+            explained(_FIRST, share=GENERATION_SHARE)  # junior and senior
     return floors
+
+
+def automatic_vetoes(levels: Sequence[Level | None]) -> tuple[str, ...]:
+    """Why a pair may not merge without a person, however high it scores: a fact one person's
+    records do not differ in (birth date, generational suffix), or a different given name at
+    one home (two members of one family, whatever else the home explains)."""
+    reasons: list[str] = []
+    if levels[_DOB] == "different":
+        reasons.append("different date of birth")
+    if levels[_GENERATION] == "different":
+        reasons.append("different generational suffix")
+    if levels[_FIRST] == "different" and shared_home(levels):
+        reasons.append("different first name at one home")
+    return tuple(reasons)
 
 
 def _weight(
@@ -456,6 +515,24 @@ _SPREAD = tuple(p.spread for p in _PRIORS)
 _DIFFER = tuple(math.log2(p.differ) if p.disagreement_counts else 0.0 for p in _PRIORS)
 _LOG2 = math.log2
 _LOG_SAME_DOMAIN_DIFFER = math.log2(SAME_DOMAIN_DIFFER)
+_OTHER = tuple(OTHER_CONTEXT_PRIORS.get(name, prior) for name, prior in zip(FIELDS, _PRIORS, strict=True))
+_OTHER_LOG_EXACT = tuple(math.log2(p.exact) for p in _OTHER)
+_OTHER_LOG_SIMILAR = tuple(math.log2(max(p.similar, 0.01)) for p in _OTHER)
+_OTHER_DIFFER = tuple(math.log2(p.differ) if p.disagreement_counts else 0.0 for p in _OTHER)
+_IDENTIFIERS = (_EMAIL, _PHONE, _MOBILE, _COMPANY, _DOMAIN)
+
+
+def other_contexts(levels: Sequence[Level | None]) -> bool:
+    """Whether two records come from different contexts (``OTHER_CONTEXT_PRIORS``): an
+    identifier is on both and differs, and none agrees, nor the street address."""
+    differs = False
+    for i in _IDENTIFIERS:
+        level = levels[i]
+        if level == "different":
+            differs = True
+        elif level is not None:
+            return False
+    return differs and not (levels[_HOUSE] in _AGREE and levels[_STREET] in _AGREE)
 
 
 class Scorer:
@@ -467,6 +544,9 @@ class Scorer:
         self.total = total
         self.thresholds = thresholds
         self.baseline = baseline_bits
+        self._name_cap = (
+            _LOG_EXACT[_FIRST] + _LOG_EXACT[_LAST] - math.log2(GENERATION_SHARE * HOUSEMATES / total)
+        )
 
     def evaluate(
         self,
@@ -491,16 +571,23 @@ class Scorer:
         if levels[_EMAIL] == "exact":
             levels[_DOMAIN] = None  # the same mailbox already says the same domain
         top = [x if x > y else y for x, y in zip(a_counts, b_counts, strict=True)]
-        floors = implied_floors(levels, av[_EMAIL], top)
+        floors = implied_floors(
+            levels, av[_EMAIL], top, suffixed=bool(av[_GENERATION] or bv[_GENERATION])
+        )
         weights = [0.0] * len(FIELDS)
         counts = [0] * len(FIELDS)
         total = self.total
         score = self.baseline
+        log_exact, log_similar, differ = (
+            (_OTHER_LOG_EXACT, _OTHER_LOG_SIMILAR, _OTHER_DIFFER)
+            if other_contexts(levels)
+            else (_LOG_EXACT, _LOG_SIMILAR, _DIFFER)
+        )
         for i, level in enumerate(levels):
             if level is None:
                 continue
             if level == "different":
-                weight = _DIFFER[i]
+                weight = differ[i]
                 if i == _EMAIL and _same_org_domain(av[i], bv[i]):
                     weight = _LOG_SAME_DOMAIN_DIFFER
             else:
@@ -516,18 +603,28 @@ class Scorer:
                 if level == "similar" and i == _FIRST and nickname_related(av[i], bv[i]):
                     if len(av[i]) == 1 or len(bv[i]) == 1:
                         share = share if share > INITIAL_SHARE else INITIAL_SHARE
-                    weight = _LOG_SIMILAR[i] - _LOG2(share)  # a name's own form: no spread
+                    weight = log_similar[i] - _LOG2(share)  # a name's own form: no spread
                     if weight < 0.0:
                         weight = 0.0
                 elif level == "similar":
                     wide = _SPREAD[i] * share
-                    weight = _LOG_SIMILAR[i] - _LOG2(wide if wide < 0.5 else 0.5)
+                    weight = log_similar[i] - _LOG2(wide if wide < 0.5 else 0.5)
                     if weight < 0.0:
                         weight = 0.0
-                else:
-                    weight = _LOG_EXACT[i] - _LOG2(share)
+                else:  # an agreement is never evidence against, however common
+                    weight = log_exact[i] - _LOG2(share)
+                    if weight < 0.0:
+                        weight = 0.0
             weights[i] = weight
             score += weight
+        if levels[_FIRST] in _NAMED and levels[_LAST] in _NAMED:
+            # A full name is never rarer than families make it (``HOUSEMATES``).
+            excess = weights[_FIRST] + weights[_LAST] - self._name_cap
+            if excess > 0.0:
+                from_first = min(excess, weights[_FIRST])
+                weights[_FIRST] -= from_first
+                weights[_LAST] -= excess - from_first
+                score -= excess
         return Evaluation(a_id, b_id, tuple(levels), tuple(weights), tuple(counts), score)
 
     def finish(self, ev: Evaluation) -> ScoredPair:
@@ -547,6 +644,12 @@ class Scorer:
         against = tuple(
             Against(f"different {LABELS[t.field]}", -t.weight) for t in terms if t.weight < 0
         )
+        band = self.thresholds.band(ev.score)
+        explanation = explain(terms, self.total)
+        vetoes = automatic_vetoes(ev.levels)
+        if band == "automatic" and vetoes:
+            band = "propose"
+            explanation += f" (not merged automatically: {vetoes[0]})"
         return ScoredPair(
             pair_key=pair_key(ev.low_id, ev.high_id),
             low_id=ev.low_id,
@@ -555,8 +658,8 @@ class Scorer:
             baseline=self.baseline,
             terms=tuple(terms),
             against=against,
-            band=self.thresholds.band(ev.score),
-            explanation=explain(terms, self.total),
+            band=band,
+            explanation=explanation,
         )
 
     def score(

@@ -130,6 +130,24 @@ def name(text: str | None) -> str:
     return " ".join(w for w in words if w)
 
 
+GENERATIONS = {"jr": "jr", "junior": "jr", "sr": "sr", "senior": "sr", "ii": "ii", "2nd": "ii",
+               "iii": "iii", "3rd": "iii", "iv": "iv", "4th": "iv", "v": "v"}
+"""Generational suffixes as typed after a surname ("Smith Jr.", "Smith, III"), in one form."""
+
+
+def surname_and_generation(text: str | None) -> tuple[str, str]:
+    """(surname, generational suffix) from a surname field: "Smith Jr." -> ("smith", "jr").
+
+    A CRM has no suffix field of its own, so the suffix is typed into the surname; left there
+    it would make "smith jr" look like a similar surname to "smith", when it says the record
+    is one of two people of one family with one name. Only a last word after at least one
+    other word counts ("Iv" alone is a surname)."""
+    words = name((text or "").replace(",", " ").replace(".", " ")).split()
+    if len(words) >= 2 and words[-1] in GENERATIONS:
+        return " ".join(words[:-1]), GENERATIONS[words[-1]]
+    return " ".join(words), ""
+
+
 def given_name(text: str | None) -> str:
     """A given name, its first word only, as typed ("A." -> "a"); nicknames are related at
     comparison time (``nickname_related``), not rewritten here."""

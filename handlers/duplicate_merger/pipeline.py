@@ -8,7 +8,7 @@ same whichever worker, in whatever order, receives it.
 
 Message body (JSON, at most ``MAX_MESSAGE_BYTES`` of UTF-8)::
 
-    {"v": 2, "run": "2026-W32", "total": 51234, "baseline": -21.3,
+    {"v": 3, "run": "2026-W32", "total": 51234, "baseline": -21.3,
      "profiles": [[id, first, last, email, ...], ...],   # Profile.to_wire()
      "counts":   [[c_first, c_last, ...], ...],           # Rarity.of(profile)
      "keys":     [[email, phone, name, street, dob, alias], ...],
@@ -40,7 +40,7 @@ from handlers.duplicate_merger.profile import FIELDS, Profile
 DEFAULT_RECORD_FLOOR = -10.0
 """Pairs scoring below this (about a thousand to one against) are not recorded."""
 
-MESSAGE_VERSION = 2
+MESSAGE_VERSION = 3
 MAX_MESSAGE_BYTES = 240_000
 """Below SQS's 256 KiB message limit, with room for the attributes SQS counts too."""
 

@@ -29,6 +29,7 @@ FIELDS = (
     "postcode",
     "state",
     "dob",
+    "generation",
 )
 """Compared fields, in wire order (a block message carries each profile as a list)."""
 
@@ -52,6 +53,7 @@ class Profile:
         postcode: Postcode without spaces.
         state: State or region.
         dob: Date of birth ``YYYYMMDD``.
+        generation: Generational suffix typed with the surname (``jr``, ``sr``, ``iii``).
     """
 
     id: str
@@ -68,6 +70,7 @@ class Profile:
     postcode: str = ""
     state: str = ""
     dob: str = ""
+    generation: str = ""
 
     @classmethod
     def from_properties(
@@ -84,10 +87,11 @@ class Profile:
 
         address = normalize.email(text("email"))
         house, street = normalize.street(text("address"))
+        last, generation = normalize.surname_and_generation(text("lastname"))
         return cls(
             id=str(contact_id),
             first=normalize.given_name(text("firstname")),
-            last=normalize.name(text("lastname")),
+            last=last,
             email=address,
             phone=normalize.phone(text("phone"), default_region),
             mobile=normalize.phone(text("mobilephone"), default_region),
@@ -99,6 +103,7 @@ class Profile:
             postcode=normalize.postcode(text("zip")),
             state=normalize.place(text("state")),
             dob=normalize.birth_date(text("date_of_birth")),
+            generation=generation,
         )
 
     def values(self) -> tuple[str, ...]:
@@ -117,6 +122,7 @@ class Profile:
             self.postcode,
             self.state,
             self.dob,
+            self.generation,
         )
 
     def to_wire(self) -> list[str]:

@@ -39,11 +39,13 @@ def crm_with_duplicates() -> InMemoryCrm:
     crm = InMemoryCrm()
     crm.add_contact(
         "101", firstname="Ann", lastname="Zyborski", email="ann.zyborski@acme.io",
-        phone="(415) 555-0101", company="Acme", createdate="2024-01-01",
+        phone="(415) 555-0101", mobilephone="(617) 555-0199", company="Acme",
+        createdate="2024-01-01",
     )
     crm.add_contact(
         "102", firstname="Ann", lastname="Zyborski", email="ann.zyborski@acme.io",
-        phone="415.555.0101", city="Boston", createdate="2025-03-01",
+        phone="415.555.0101", mobilephone="617-555-0199", city="Boston",
+        createdate="2025-03-01",
     )
     crm.add_related("101", DEAL, dealname="Renewal")
     crm.add_related("102", COMPANY, name="Acme")
@@ -111,7 +113,7 @@ def test_the_week_finds_the_pair_once_and_queues_its_automatic_merge(dm_aws: DmA
     run_week(dm_aws, crm)
     row = dm_aws.pairs.get_item(Key={"pair_key": "101#102"})["Item"]
     assert row["band"] == "automatic" and row["review"] == "2026-W32#automatic"
-    assert row["explanation"] == "same rare surname, same phone, same rare first name"
+    assert row["explanation"] == "same rare surname, same mobile, same phone"
     assert {t["field"] for t in row["terms"]} >= {"email", "phone", "last"}
     assert dm_aws.pairs.get_item(Key={"pair_key": "102#101"}).get("Item") is None
     assert queued_merges(dm_aws) == [{"pair_key": "101#102", "run": "2026-W32", "score": float(row["score"])}]

@@ -211,10 +211,13 @@ def test_swapped_names_count_as_agreement() -> None:
     scorer = Scorer(1000, THRESHOLDS, -10.0)
     a = Profile("1", first="lachlan", last="berry", dob="19990219")
     b = Profile("2", first="berry", last="lachlan", dob="19990219")
-    pair = scorer.score(a, [2, 2] + [0] * 10 + [2], b, [2, 2] + [0] * 10 + [2])
+    counts = [2, 2] + [0] * 10 + [2, 0]
+    pair = scorer.score(a, counts, b, counts)
     assert {t.level for t in pair.terms if t.field in ("first", "last")} == {"swapped"}
     assert "first and last name swapped" in pair.explanation
-    assert pair.band == "automatic"
+    straight = scorer.score(a, counts, Profile("3", first="lachlan", last="berry", dob="19990219"), counts)
+    assert pair.score == pytest.approx(straight.score) and pair.band == straight.band
+    assert pair.band in ("automatic", "propose")
 
 
 def _run(contacts: list[tuple[str, dict[str, str]]]) -> dict[str, tuple[float, str, str]]:
@@ -253,3 +256,99 @@ def test_a_malformed_message_is_refused() -> None:
     for body in ("nope", "{}", '{"v": 1}', '{"v": 2, "profiles": []}'):
         with pytest.raises(MessageError):
             decode_message(body)
+
+
+# Families, sizes and contexts (issue 15) ---------------------------------------------------
+
+
+def _counts(**by_field: int) -> list[int]:
+    from handlers.duplicate_merger.profile import FIELDS
+
+    return [by_field.get(f, 0) for f in FIELDS]
+
+
+@pytest.mark.parametrize(
+    ("typed", "expected"),
+    [("Smith Jr.", ("smith", "jr")), ("Smith, III", ("smith", "iii")), ("van Dyke Sr", ("van dyke", "sr")),
+     ("Iv", ("iv", "")), ("Smith", ("smith", "")), ("", ("", ""))],
+)
+def test_a_generational_suffix_leaves_the_surname(typed: str, expected: tuple[str, str]) -> None:
+    assert normalize.surname_and_generation(typed) == expected
+    profile = Profile.from_properties("1", {"firstname": "Hal", "lastname": typed})
+    assert (profile.last, profile.generation) == expected
+
+
+def _home_pair(**b_fields: str) -> tuple[Profile, Profile]:
+    home = {"house": "12", "street": "elm street", "postcode": "02118", "city": "boston",
+            "phone": "+16175550100"}
+    a = Profile("1", first="brock", last="suggs", **home)
+    b = Profile("2", first="brock", last="suggs", **{**home, **b_fields})
+    return a, b
+
+
+def test_junior_and_senior_at_one_home_never_merge_automatically() -> None:
+    scorer = Scorer(20_000, THRESHOLDS, -16.0)
+    counts = _counts(first=2, last=4, phone=3, house=3, street=40, postcode=60, city=900)
+    a, b = _home_pair()
+    same_name = scorer.score(a, counts, b, counts)
+    # The home explains the surname and most of the given name (a junior shares both).
+    assert same_name.band != "automatic"
+    first = next(t for t in same_name.terms if t.field == "first")
+    assert first.weight < 5.0
+    # A high score with a different birth date or suffix still goes to a person.
+    rich = _counts(first=2, last=2, phone=2, house=2, street=2, postcode=2, city=2, mobile=2)
+    for extra_a, extra_b, reason in (
+        ({"dob": "19620315"}, {"dob": "19900101"}, "different date of birth"),
+        ({"generation": "sr"}, {"generation": "jr"}, "different generational suffix"),
+    ):
+        x = Profile("1", first="brock", last="suggs", mobile="+16175550199", **extra_a)
+        y = Profile("2", first="brock", last="suggs", mobile="+16175550199", **extra_b)
+        vetoed = Scorer(20_000, Thresholds(automatic=-50.0, propose=-60.0), -16.0).score(
+            x, rich, y, rich
+        )
+        assert vetoed.band == "propose" and reason in vetoed.explanation
+    # The same mobile is one person's: that pair may merge automatically.
+    x = Profile("1", first="brock", last="suggs", mobile="+16175550199")
+    y = Profile("2", first="brock", last="suggs", mobile="+16175550199")
+    assert Scorer(20_000, Thresholds(automatic=-50.0, propose=-60.0), -16.0).score(
+        x, rich, y, rich
+    ).band == "automatic"
+
+
+def test_a_rare_full_name_alone_means_the_same_at_any_size() -> None:
+    from handlers.duplicate_merger.evidence import baseline
+
+    a = Profile("1", first="brock", last="suggs")
+    b = Profile("2", first="brock", last="suggs")
+    scores = []
+    for total in (20_000, 1_000_000):
+        scorer = Scorer(total, THRESHOLDS, baseline(total, total // 14))
+        pair = scorer.score(a, _counts(first=2, last=2), b, _counts(first=2, last=2))
+        assert pair.band != "automatic"  # a family reuses names: the name alone is not enough
+        scores.append(pair.score)
+    assert scores[0] == pytest.approx(scores[1], abs=0.05)
+    common = Scorer(20_000, THRESHOLDS, -16.0).score(
+        a, _counts(first=400, last=200), b, _counts(first=400, last=200)
+    )
+    assert common.score < scores[0]  # the bound binds rare names only
+
+
+def test_records_of_two_contexts_weigh_a_shared_city_as_chance() -> None:
+    from handlers.duplicate_merger.evidence import other_contexts
+
+    scorer = Scorer(100_000, THRESHOLDS, -18.0)
+    work = Profile("1", first="ann", last="kowal", email="ann.kowal@acme.com", city="houston")
+    home = Profile("2", first="ann", last="kowal", email="annk77@gmail.com", city="houston")
+    retyped = Profile("3", first="ann", last="kowal", email="ann.kowal@acme.com", city="houston")
+    counts = _counts(first=300, last=20, email=1, city=8000)
+    two = scorer.score(work, counts, home, counts)
+    one = scorer.score(work, counts, retyped, counts)
+    city = {p.pair_key: next(t.weight for t in p.terms if t.field == "city") for p in (one, two)}
+    assert 0.0 < city[two.pair_key] < city[one.pair_key]
+    moved = Profile("4", first="ann", last="kowal", email="annk77@gmail.com", city="dallas")
+    far = scorer.score(work, counts, moved, _counts(first=300, last=20, email=1, city=5000))
+    (differ,) = [t.weight for t in far.terms if t.field == "city"]
+    assert -1.0 < differ < 0.0  # another context's city differs without saying "someone else"
+    # A person register (no contact identifiers) keeps one context.
+    levels_register = [None] * 14
+    assert not other_contexts(levels_register)
