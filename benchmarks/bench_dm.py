@@ -193,8 +193,9 @@ class DmResult:
     messages: int
 
 
-SCORES: dict[Pair, tuple[float, str]] = {}
-"""The last dm run's score and explanation per candidate pair (for error analysis)."""
+SCORES: dict[Pair, tuple[float, str, str, bool]] = {}
+"""The last dm run's score, explanation, evidence class and automatic veto per candidate pair
+(for error analysis and the decision replay)."""
 
 
 def run_dm(ds: Dataset) -> DmResult:
@@ -212,7 +213,11 @@ def run_dm(ds: Dataset) -> DmResult:
         pair = (cand.scored.low_id, cand.scored.high_id)
         best[pair] = cand
     SCORES.clear()
-    SCORES.update({p: (c.scored.score, c.scored.explanation) for p, c in best.items()})
+    SCORES.update({
+        p: (c.scored.score, c.scored.explanation, c.scored.evidence,
+            c.scored.score >= THRESHOLDS.automatic and c.scored.band != "automatic")
+        for p, c in best.items()
+    })
     for pair, cand in best.items():
         if pair in ds.truth:
             for key in cand.blocked_by:
@@ -235,41 +240,63 @@ def run_dm(ds: Dataset) -> DmResult:
 
 
 def replay_decisions(ds: Dataset) -> str:
-    """Reviewer decisions replayed: half the proposals (by a hash of the pair key, so the
-    same half every run) are decided by the truth, as a reviewer would over some weeks; the
-    bands are calibrated from them; both bands are measured on the other half."""
+    """Reviewer decisions replayed: half the pairs shown (by a hash of the pair key, so the
+    same half every run) are decided by the truth, as a reviewer would over some weeks, and
+    counted as dm-merge counts them (``calibration.counter_name``: evidence class, score
+    rounded down to ``SCORE_STEP``); the bands are calibrated from the counters as dm-score
+    calibrates them (``decisions_from_counts`` then ``calibrate_by_evidence``), and measured on
+    the other half against the configured bands and one calibration of all classes."""
     import hashlib
 
-    from handlers.duplicate_merger.calibration import Decision, calibrate
-
-    scores = {p: v[0] for p, v in SCORES.items()}
+    from handlers.duplicate_merger.calibration import (
+        calibrate,
+        calibrate_by_evidence,
+        counter_name,
+        decisions_from_counts,
+    )
+    from handlers.duplicate_merger.evidence import Bands
 
     def decided_half(pair: Pair) -> bool:
         return hashlib.sha256("#".join(pair).encode()).digest()[0] % 2 == 0
 
-    shown = {p: s for p, s in scores.items() if s >= THRESHOLDS.propose}
-    decisions = [
-        Decision("#".join(p), s, p in ds.truth) for p, s in shown.items() if decided_half(p)
-    ]
-    result = calibrate(decisions, THRESHOLDS)
-    held = {p: s for p, s in scores.items() if not decided_half(p)}
+    counters: Counter[str] = Counter()
+    for p, (score, _, evidence, _) in SCORES.items():
+        if score >= THRESHOLDS.propose and decided_half(p):
+            counters[counter_name(evidence, score, p in ds.truth)] += 1
+    decisions = decisions_from_counts(counters)
+    overall = calibrate(decisions, THRESHOLDS)
+    per_class = calibrate_by_evidence(decisions, THRESHOLDS)
+    held = {p: v for p, v in SCORES.items() if not decided_half(p)}
     truth = {p for p in ds.truth if not decided_half(p)}
 
-    def measure(t: Thresholds) -> str:
-        review = {p for p, s in held.items() if s >= t.propose}
-        auto = {p for p, s in held.items() if s >= t.automatic}
+    def measure(bands: Bands) -> str:
+        review, auto = set(), set()
+        for p, (score, _, evidence, vetoed) in held.items():
+            t = bands.for_evidence(evidence)
+            if score >= t.propose:
+                review.add(p)
+                if score >= t.automatic and not vetoed:
+                    auto.add(p)
         rp = len(review & truth) / len(review) if review else 0.0
         ap = len(auto & truth) / len(auto) if auto else 0.0
         return (f"auto+propose P {rp:.4f} R {len(review & truth) / len(truth):.4f}, "
                 f"automatic P {ap:.4f} R {len(auto & truth) / len(truth):.4f}")
 
-    t = result.thresholds
+    classes = "; ".join(
+        f"{c} {r.propose.decided} decided in propose, P {r.propose.precision:.3f}"
+        + (f" -> propose >= {r.thresholds.propose:.2f}, automatic >= {r.thresholds.automatic:.2f}"
+           if r.adjusted else "")
+        for c, r in per_class.by_evidence.items() if r.propose.decided or r.automatic.decided
+    )
+    t = overall.thresholds
     return (
         f"  reviewer decisions replayed: {len(decisions):,} decided (propose band precision "
-        f"{result.propose.precision:.3f}, automatic {result.automatic.precision:.3f}); bands "
-        f"now propose >= {t.propose:.2f}, automatic >= {t.automatic:.2f}\n"
-        f"    held-out half, configured bands: {measure(THRESHOLDS)}\n"
-        f"    held-out half, calibrated bands: {measure(t)}"
+        f"{overall.propose.precision:.3f}, automatic {overall.automatic.precision:.3f})\n"
+        f"    per evidence class: {classes}\n"
+        f"    held-out half, configured bands: {measure(Bands(THRESHOLDS))}\n"
+        f"    held-out half, one calibration (propose >= {t.propose:.2f}, automatic >= "
+        f"{t.automatic:.2f}): {measure(Bands(t))}\n"
+        f"    held-out half, per-class calibration: {measure(per_class.bands)}"
     )
 
 

@@ -12,16 +12,28 @@ decisions always give the same bands, in any order):
 * the new limit is the lowest decided score from which the share of "merged" decisions, read
   as its Wilson lower bound at 95 % (so 9 of 10 does not pass for 0.9), reaches the band's
   target precision; if no such score exists, the highest decided score above which none was
-  rejected.
+  rejected;
+* bands move per evidence class (``evidence.EVIDENCE_CLASSES``): the reviewer who rejects the
+  pairs an employer explains (coworkers) raises the employer class's bands, not the bands of
+  pairs resting on a personal mailbox.
+
+How the running system keeps them (``store.DecisionTally``, written by dm-merge, read by
+dm-score): each decision adds one to a counter named by its evidence class, its score rounded
+down to ``SCORE_STEP`` and its outcome, in one item per ISO week of the decision
+(``calibration#2026-W05``); an undo moves its pair from "merged" to "not merged" in the week
+of the undo. A run calibrates from the weeks before its own (``weeks_before``), so every block
+message of one run gets the same bands, whenever it is scored, and the same decisions always
+give the same bands.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-from handlers.duplicate_merger.evidence import Thresholds
+from handlers.duplicate_merger.evidence import EVIDENCE_CLASSES, Bands, Thresholds
 
 MINIMUM_DECISIONS = 30
 """Decisions in a band before they may move its limit."""
@@ -34,6 +46,12 @@ AUTOMATIC_TARGET = 0.995
 
 _Z = 1.96
 
+SCORE_STEP = 0.25
+"""Bits a counted decision's score is rounded down to (the counters' resolution)."""
+
+LOOKBACK_WEEKS = 104
+"""Weeks of decisions a run reads: two years of a reviewer's work."""
+
 
 @dataclass(frozen=True)
 class Decision:
@@ -42,6 +60,7 @@ class Decision:
     pair_key: str
     score: float
     merged: bool
+    evidence: str = ""
 
 
 @dataclass(frozen=True)
@@ -121,3 +140,98 @@ def calibrate(decisions: Iterable[Decision], configured: Thresholds) -> Calibrat
         automatic=check(configured.automatic, math.inf),
         adjusted=thresholds != configured,
     )
+
+
+@dataclass(frozen=True)
+class ClassCalibration:
+    """The run's bands per evidence class and what the decisions said about each class."""
+
+    bands: Bands
+    by_evidence: Mapping[str, Calibration]
+
+    @property
+    def adjusted(self) -> tuple[str, ...]:
+        return tuple(c for c in EVIDENCE_CLASSES if c in self.bands.by_evidence)
+
+
+def calibrate_by_evidence(decisions: Iterable[Decision], configured: Thresholds) -> ClassCalibration:
+    """``calibrate`` per evidence class; a class without enough decisions keeps ``configured``."""
+    grouped: dict[str, list[Decision]] = {c: [] for c in EVIDENCE_CLASSES}
+    for d in decisions:
+        if d.evidence in grouped:
+            grouped[d.evidence].append(d)
+    results = {c: calibrate(grouped[c], configured) for c in EVIDENCE_CLASSES}
+    moved = {c: r.thresholds for c, r in results.items() if r.adjusted}
+    return ClassCalibration(Bands(configured, moved), results)
+
+
+# The counters the running system keeps --------------------------------------------------
+
+
+def counter_name(evidence: str, score: float, merged: bool) -> str:
+    """``<class>|<score rounded down to SCORE_STEP>|<m or r>``: one counter of decisions."""
+    if evidence not in EVIDENCE_CLASSES:
+        raise ValueError(f"unknown evidence class {evidence!r}")
+    if not math.isfinite(score):
+        raise ValueError("a decision's score must be finite")
+    step = math.floor(score / SCORE_STEP) * SCORE_STEP
+    return f"{evidence}|{step:.2f}|{'m' if merged else 'r'}"
+
+
+def decisions_from_counts(counts: Mapping[str, int]) -> list[Decision]:
+    """The decisions a set of counters holds (summed over weeks), each at its rounded score.
+
+    Unknown or malformed counter names are skipped, never guessed; a negative total (an undo
+    counted in a week the run reads, its merge in one it does not) counts as none."""
+    out: list[Decision] = []
+    for name in sorted(counts):
+        evidence, _, rest = name.partition("|")
+        score_text, _, outcome = rest.partition("|")
+        if evidence not in EVIDENCE_CLASSES or outcome not in ("m", "r"):
+            continue
+        try:
+            score = float(score_text)
+        except ValueError:
+            continue
+        for n in range(max(int(counts[name]), 0)):
+            out.append(Decision(f"{name}|{n}", score, outcome == "m", evidence))
+    return out
+
+
+def week_of(moment: dt.datetime) -> str:
+    """The ISO week of a decision: ``2026-W05`` (the run id's form)."""
+    year, week, _ = moment.astimezone(dt.UTC).isocalendar()
+    return f"{year}-W{week:02d}"
+
+
+def weeks_before(run_id: str, count: int = LOOKBACK_WEEKS) -> list[str]:
+    """The ``count`` ISO weeks before the run's own week, newest first."""
+    try:
+        year, week = run_id.split("-W")
+        monday = dt.date.fromisocalendar(int(year), int(week), 1)
+    except ValueError as err:
+        raise ValueError(f"{run_id!r} is not an ISO week run id") from err
+    out = []
+    for n in range(1, count + 1):
+        y, w, _ = (monday - dt.timedelta(weeks=n)).isocalendar()
+        out.append(f"{y}-W{w:02d}")
+    return out
+
+
+class RunBands:
+    """The bands of a run from the decision counters, read once per run and kept: every
+    message of one run is scored with the same bands (the weeks before the run's own).
+
+    ``counts`` reads the counters summed over a list of weeks (``store.DecisionTally.counts``).
+    """
+
+    def __init__(self, counts: Callable[[list[str]], Mapping[str, int]]) -> None:
+        self._counts = counts
+        self._runs: dict[tuple[str, Thresholds], ClassCalibration] = {}
+
+    def __call__(self, run_id: str, configured: Thresholds) -> ClassCalibration:
+        key = (run_id, configured)
+        if key not in self._runs:
+            decisions = decisions_from_counts(self._counts(weeks_before(run_id)))
+            self._runs = {key: calibrate_by_evidence(decisions, configured)}  # one run at a time
+        return self._runs[key]

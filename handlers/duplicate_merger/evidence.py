@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Literal
 
@@ -214,6 +214,25 @@ class Thresholds:
         return "record_only"
 
 
+EVIDENCE_CLASSES = ("person", "employer", "home", "name")
+"""What a pair's agreement rests on, strongest kind first (``evidence_class``): a personal
+identifier (``person``), an employer (``employer``), a home (``home``), or the name and place
+alone (``name``). Reviewer decisions are counted per class, so a CRM whose reviewer rejects
+the pairs an employer explains raises the bands of that class only (``calibration``)."""
+
+
+@dataclass(frozen=True)
+class Bands:
+    """The band limits of one run: ``default``, and per evidence class where this CRM's
+    reviewer decisions moved them (``calibration.calibrate_by_evidence``)."""
+
+    default: Thresholds
+    by_evidence: Mapping[str, Thresholds] = field(default_factory=dict)
+
+    def for_evidence(self, evidence: str) -> Thresholds:
+        return self.by_evidence.get(evidence, self.default)
+
+
 @dataclass(frozen=True)
 class ScoredPair:
     """A compared pair with its evidence, score, band and one-line explanation."""
@@ -227,6 +246,8 @@ class ScoredPair:
     against: tuple[Against, ...]
     band: Band
     explanation: str
+    evidence: str = "name"
+    """The pair's evidence class (``EVIDENCE_CLASSES``)."""
 
 
 def pair_key(a: str, b: str) -> str:
@@ -465,6 +486,21 @@ def implied_floors(
     return floors
 
 
+def evidence_class(levels: Sequence[Level | None], email: str = "") -> str:
+    """The strongest kind of fact two contacts agree on (``EVIDENCE_CLASSES``): the same
+    personal mailbox, mobile or birth date; else the same employer (company or domain); else
+    the same home (phone or street address); else only their name and place."""
+    if (levels[_EMAIL] == "exact" and not is_role_mailbox(email)) or levels[_MOBILE] == "exact" or (
+        levels[_DOB] == "exact"
+    ):
+        return "person"
+    if levels[_COMPANY] in _AGREE or levels[_DOMAIN] == "exact":
+        return "employer"
+    if shared_home(levels):
+        return "home"
+    return "name"
+
+
 def automatic_vetoes(levels: Sequence[Level | None]) -> tuple[str, ...]:
     """Why a pair may not merge without a person, however high it scores: a fact one person's
     records do not differ in (birth date, generational suffix), or a different given name at
@@ -507,6 +543,7 @@ class Evaluation:
     weights: tuple[float, ...]
     counts: tuple[int, ...]
     score: float
+    evidence: str = "name"
 
 
 _LOG_EXACT = tuple(math.log2(p.exact) for p in _PRIORS)
@@ -538,11 +575,13 @@ def other_contexts(levels: Sequence[Level | None]) -> bool:
 class Scorer:
     """Scores pairs of profiles from their field counts over ``total`` contacts."""
 
-    def __init__(self, total: int, thresholds: Thresholds, baseline_bits: float) -> None:
+    def __init__(
+        self, total: int, thresholds: Thresholds | Bands, baseline_bits: float
+    ) -> None:
         if total < 2:
             raise ValueError("scoring needs at least two contacts")
         self.total = total
-        self.thresholds = thresholds
+        self.bands = thresholds if isinstance(thresholds, Bands) else Bands(thresholds)
         self.baseline = baseline_bits
         self._name_cap = (
             _LOG_EXACT[_FIRST] + _LOG_EXACT[_LAST] - math.log2(GENERATION_SHARE * HOUSEMATES / total)
@@ -625,7 +664,10 @@ class Scorer:
                 weights[_FIRST] -= from_first
                 weights[_LAST] -= excess - from_first
                 score -= excess
-        return Evaluation(a_id, b_id, tuple(levels), tuple(weights), tuple(counts), score)
+        return Evaluation(
+            a_id, b_id, tuple(levels), tuple(weights), tuple(counts), score,
+            evidence_class(levels, av[_EMAIL]),
+        )
 
     def finish(self, ev: Evaluation) -> ScoredPair:
         """The evidence terms, the reasons against, the band and the one-line explanation."""
@@ -644,7 +686,7 @@ class Scorer:
         against = tuple(
             Against(f"different {LABELS[t.field]}", -t.weight) for t in terms if t.weight < 0
         )
-        band = self.thresholds.band(ev.score)
+        band = self.bands.for_evidence(ev.evidence).band(ev.score)
         explanation = explain(terms, self.total)
         vetoes = automatic_vetoes(ev.levels)
         if band == "automatic" and vetoes:
@@ -660,6 +702,7 @@ class Scorer:
             against=against,
             band=band,
             explanation=explanation,
+            evidence=ev.evidence,
         )
 
     def score(

@@ -118,7 +118,13 @@ class App:
                 version=os.environ.get("HUBSPOT_API_VERSION"),
                 on_unauthorized=lambda: default_cache.invalidate(secret),
             )
-        return MergeService(crm, self.ledger, self.bundles, undo_days=self.env.undo_days)
+        from handlers.common.aws_clients import table
+        from handlers.duplicate_merger.store import DecisionTally
+
+        return MergeService(
+            crm, self.ledger, self.bundles, undo_days=self.env.undo_days,
+            shown=self.pairs.shown, tally=DecisionTally(table(self.env.decisions_table)),
+        )
 
     # Web ---------------------------------------------------------------------------------
 

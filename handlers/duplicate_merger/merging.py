@@ -38,6 +38,8 @@ from typing import Any, Literal, Protocol
 
 from handlers.common import metrics
 from handlers.common.hubspot import chunks
+from handlers.common.observability import get_logger
+from handlers.duplicate_merger.calibration import counter_name, week_of
 from handlers.duplicate_merger.crm import (
     PRIMARY_COMPANY,
     Association,
@@ -290,8 +292,22 @@ def plan_fills(kept: ContactSnapshot, merged: ContactSnapshot) -> dict[str, str]
     }
 
 
+class Tally(Protocol):
+    """The reviewer-decision counters (``calibration``): ``store.DecisionTally`` in production."""
+
+    def count(self, week: str, changes: Mapping[str, int]) -> None: ...
+
+
+Shown = Callable[[str], "tuple[float, str] | None"]
+"""A pair's score and evidence class as last shown (its pairs row), or None if it has none."""
+
+
 class MergeService:
-    """Merges, rejections and undoes over a CRM writer, a ledger and a bundle store."""
+    """Merges, rejections and undoes over a CRM writer, a ledger and a bundle store.
+
+    With ``shown`` and ``tally``, every decision item keeps the score and evidence class the
+    pair was decided at, and the decision is counted for the bands' calibration.
+    """
 
     def __init__(
         self,
@@ -301,12 +317,43 @@ class MergeService:
         *,
         undo_days: int,
         lease_s: int = LOCK_LEASE_SECONDS,
+        shown: Shown | None = None,
+        tally: Tally | None = None,
     ) -> None:
         self.crm = crm
         self.ledger = ledger
         self.bundles = bundles
         self.undo_days = undo_days
         self.lease_s = lease_s
+        self.shown = shown
+        self.tally = tally
+
+    # What a decision was made on -----------------------------------------------------------
+
+    def _evidence(self, pair_key: str) -> dict[str, Any]:
+        """``score`` and ``evidence`` for the decision item ({} when unknown)."""
+        found = self.shown(pair_key) if self.shown else None
+        if found is None:
+            return {}
+        score, evidence = found
+        return {"score": round(float(score), 3), "evidence": evidence}
+
+    def _count(self, decision: Mapping[str, Any], now: dt.datetime, changes: Mapping[bool, int]) -> None:
+        """Count a settled decision; a failure here leaves the decision as made (it is only
+        missing from calibration, which can only delay a band's raise) and is logged."""
+        if self.tally is None or "score" not in decision or "evidence" not in decision:
+            return
+        try:
+            named = {
+                counter_name(str(decision["evidence"]), float(decision["score"]), merged): n
+                for merged, n in changes.items()
+            }
+            self.tally.count(week_of(now), named)
+        except Exception as err:  # the decision stands whatever the counter does
+            get_logger().error(
+                "decision not counted for calibration",
+                extra={"pair_key": decision.get("pair_key"), "error": str(err)[:200]},
+            )
 
     # What is there already -----------------------------------------------------------------
 
@@ -497,6 +544,14 @@ class MergeService:
                 )
             ) from err
         decided_by = str(record.get("decided_by") or "automatic")
+        decision = {
+            "pair_key": pair_key,
+            "decision": "merged",
+            "decided_by": decided_by,
+            "decided_at": _stamp(now),
+            "merge_id": merge_id,
+            **self._evidence(pair_key),
+        }
         settled = self.ledger.settle(
             Settlement(
                 pair_key,
@@ -506,17 +561,12 @@ class MergeService:
                 ("bundled",),
                 "merged",
                 {"merged_at": now.isoformat()},
-                {
-                    "pair_key": pair_key,
-                    "decision": "merged",
-                    "decided_by": decided_by,
-                    "decided_at": _stamp(now),
-                    "merge_id": merge_id,
-                },
+                decision,
             )
         )
         if not settled:
             raise ClaimLost(f"merge {merge_id} was taken over before it settled")
+        self._count(decision, now, {True: 1})
         moved = bundle["moved"]
         metrics.count("Merges")
         return Outcome(
@@ -720,6 +770,16 @@ class MergeService:
         bundle = json.loads(self.bundles.get(str(record["bundle_key"])))
         restored = self._restore(bundle, record, holder, "undo", done)
         records = tuple(sorted((str(record["kept_id"]), str(record["merged_id"]))))
+        held = self.ledger.decision(pair_key) or {}  # the merged decision, now ``undoing``
+        decision = {
+            "pair_key": pair_key,
+            "decision": "not_a_duplicate",
+            "decided_by": undone_by,
+            "decided_at": _stamp(now),
+            "merge_id": merge_id,
+            "undone": True,
+            **{k: held[k] for k in ("score", "evidence") if k in held},
+        }
         settled = self.ledger.settle(
             Settlement(
                 pair_key,
@@ -734,18 +794,12 @@ class MergeService:
                     "restored_id": restored["merged_id"],
                     "undo_overwrote": restored["overwritten"],
                 },
-                {
-                    "pair_key": pair_key,
-                    "decision": "not_a_duplicate",
-                    "decided_by": undone_by,
-                    "decided_at": _stamp(now),
-                    "merge_id": merge_id,
-                    "undone": True,
-                },
+                decision,
             )
         )
         if not settled:
             raise ClaimLost(f"undo of {merge_id} was taken over before it settled")
+        self._count(decision, now, {True: -1, False: 1})  # the merge was not a duplicate
         kept_id = str(record["kept_id"])
         metrics.count("Undos")
         return Outcome(
@@ -826,10 +880,12 @@ class MergeService:
                 "decision": "not_a_duplicate",
                 "decided_by": decided_by,
                 "decided_at": _stamp(now),
+                **self._evidence(pair_key),
             }
             lost = self.ledger.reject(item, link, int(now.timestamp()))
             if lost is not None:
                 return self._lost(lost, pair_key)
+            self._count(item, now, {False: 1})
             return Outcome("rejected", "Recorded: not a duplicate. This pair will not be proposed again.")
         return Outcome("busy", "another request on this pair is running")
 

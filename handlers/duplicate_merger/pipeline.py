@@ -34,7 +34,7 @@ from handlers.duplicate_merger.blocking import (
     keys_of,
     owner_key,
 )
-from handlers.duplicate_merger.evidence import ScoredPair, Scorer, Thresholds, baseline
+from handlers.duplicate_merger.evidence import Bands, ScoredPair, Scorer, Thresholds, baseline
 from handlers.duplicate_merger.profile import FIELDS, Profile
 
 DEFAULT_RECORD_FLOOR = -10.0
@@ -245,7 +245,7 @@ class ScoredMessage:
 
 
 def score_message(
-    message: BlockMessage, thresholds: Thresholds, *, floor: float = DEFAULT_RECORD_FLOOR
+    message: BlockMessage, thresholds: Thresholds | Bands, *, floor: float = DEFAULT_RECORD_FLOOR
 ) -> ScoredMessage:
     """Every pair this message owns, scored once, in a stable order; pairs scoring below
     ``floor`` are counted, not kept (two different people who happen to share a block)."""

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from handlers.common import metrics
 from handlers.common.observability import logged
+from handlers.duplicate_merger.calibration import ClassCalibration, RunBands
 from handlers.duplicate_merger.evidence import Thresholds
 from handlers.duplicate_merger.pipeline import (
     DEFAULT_RECORD_FLOOR,
@@ -54,14 +55,20 @@ def process(
     floor: float,
     now: dt.datetime,
     pair_ttl_days: int,
+    calibrate: Callable[[str, Thresholds], ClassCalibration] | None = None,
 ) -> dict[str, int]:
-    """Score one block message and record its pairs; returns counts for the log."""
+    """Score one block message and record its pairs; returns counts for the log.
+
+    With ``calibrate`` (``calibration.RunBands``), the bands are those the reviewer's
+    decisions before this run gave each evidence class; the configured ones otherwise."""
     message = decode_message(body)
-    scored = score_message(message, thresholds, floor=floor)
+    calibration = calibrate(message.run_id, thresholds) if calibrate else None
+    scored = score_message(message, calibration.bands if calibration else thresholds, floor=floor)
     profiles = {p.id: p for p in message.profiles}
     ttl = int((now + dt.timedelta(days=pair_ttl_days)).timestamp())
     counts = {"compared": scored.compared, "below_floor": scored.below_floor, "decided": 0,
-              "written": 0, "stale": 0, "automatic_sent": 0}
+              "written": 0, "stale": 0, "automatic_sent": 0,
+              "calibrated_classes": len(calibration.adjusted) if calibration else 0}
     bands: dict[str, int] = {}
     for cand in scored.pairs:
         s = cand.scored
@@ -88,6 +95,9 @@ def process(
     return counts
 
 
+_RUN_BANDS: RunBands | None = None
+
+
 @logged
 def handler(event: Mapping[str, Any], context: Any) -> dict[str, Any]:
     """SQS entry point; reports partial batch failures."""
@@ -95,8 +105,13 @@ def handler(event: Mapping[str, Any], context: Any) -> dict[str, Any]:
     from handlers.common.observability import get_logger
     from handlers.duplicate_merger.store import PairStore, QueueSender
 
+    global _RUN_BANDS
     logger = get_logger()
     pairs = PairStore(table(os.environ["PAIRS_TABLE"]), table(os.environ["DECISIONS_TABLE"]))
+    if _RUN_BANDS is None:  # kept across invocations: one read of the counters per run
+        from handlers.duplicate_merger.store import DecisionTally
+
+        _RUN_BANDS = RunBands(DecisionTally(pairs.decisions).counts)
     merges = QueueSender(os.environ["MERGES_QUEUE_URL"])
     thresholds = Thresholds(
         automatic=float(os.environ["AUTOMATIC_THRESHOLD"]),
@@ -116,6 +131,7 @@ def handler(event: Mapping[str, Any], context: Any) -> dict[str, Any]:
                 floor=floor,
                 now=dt.datetime.now(dt.UTC),
                 pair_ttl_days=ttl_days,
+                calibrate=_RUN_BANDS,
             )
             logger.info("block message scored", extra={"message_id": message_id, **counts})
         except MessageError as err:

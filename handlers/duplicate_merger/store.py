@@ -99,6 +99,7 @@ class PairStore:
             ],
             ":against": [{"reason": a.reason, "strength": _decimal(a.strength)} for a in s.against],
             ":band": s.band,
+            ":evidence": s.evidence,
             ":blocked": list(cand.blocked_by),
             ":why": s.explanation,
             ":ttl": ttl,
@@ -111,6 +112,7 @@ class PairStore:
             "terms = :terms",
             "against = :against",
             "band = :band",
+            "evidence = :evidence",
             "blocked_by = :blocked",
             "explanation = :why",
             "#ttl = :ttl",
@@ -165,6 +167,14 @@ class PairReader:
         item = self.pairs.get_item(Key={"pair_key": pair_key}).get("Item")
         return None if item is None else _plain(dict(item))
 
+    def shown(self, pair_key: str) -> tuple[float, str] | None:
+        """The pair's score and evidence class as its row holds them (what the reviewer saw),
+        or None for a pair without a row or one written before rows held a class."""
+        item = self.get(pair_key)
+        if not item or "score" not in item or "evidence" not in item:
+            return None
+        return float(item["score"]), str(item["evidence"])
+
     def review(self, run_id: str, band: str) -> Iterator[dict[str, Any]]:
         """The run's pairs in one band, best score first."""
         kwargs: dict[str, Any] = {
@@ -181,6 +191,51 @@ class PairReader:
             if not last:
                 return
             kwargs["ExclusiveStartKey"] = last
+
+
+# Reviewer decision counters (dm-merge adds, dm-score reads) ------------------------------
+
+
+TALLY_PREFIX = "calibration#"
+"""Key prefix of the counter items in the decisions table (never a pair key: no contact id
+is "calibration")."""
+
+
+class DecisionTally:
+    """``merging.Tally`` and its reader on the decisions table: one item per ISO week
+    (``calibration#2026-W05``) holding one number attribute per counter
+    (``calibration.counter_name``). dm-merge adds with UpdateItem ``ADD`` (atomic, so two
+    decisions at once both count); dm-score reads each week with a one-key Query."""
+
+    def __init__(self, decisions: Table) -> None:
+        self.decisions = decisions
+
+    def count(self, week: str, changes: Mapping[str, int]) -> None:
+        if not changes:
+            return
+        names = {f"#c{i}": name for i, name in enumerate(sorted(changes))}
+        values = {f":n{i}": int(changes[name]) for i, name in enumerate(sorted(changes))}
+        self.decisions.update_item(
+            Key={"pair_key": TALLY_PREFIX + week},
+            UpdateExpression="ADD " + ", ".join(f"#c{i} :n{i}" for i in range(len(names))),
+            ExpressionAttributeNames=names,
+            ExpressionAttributeValues=values,
+        )
+
+    def counts(self, weeks: Iterable[str]) -> dict[str, int]:
+        """The counters summed over ``weeks`` (a week nobody decided in adds nothing)."""
+        total: dict[str, int] = {}
+        for week in weeks:
+            answer = self.decisions.query(
+                KeyConditionExpression="pair_key = :k",
+                ExpressionAttributeValues={":k": TALLY_PREFIX + week},
+                ConsistentRead=True,
+            )
+            for item in answer.get("Items", []):
+                for name, value in item.items():
+                    if name != "pair_key" and isinstance(value, int | Decimal):
+                        total[name] = total.get(name, 0) + int(value)
+        return total
 
 
 # Decisions, merges, locks, links (dm-merge) ----------------------------------------------
@@ -296,7 +351,7 @@ class DynamoLedger:
         return "busy"
 
     def reject(self, item: Mapping[str, Any], link: LinkUse | None, now: int) -> Lost | None:
-        writes = [tx_put(self.decisions.name, dict(item), "attribute_not_exists(pair_key)")]
+        writes = [tx_put(self.decisions.name, _dynamo(dict(item)), "attribute_not_exists(pair_key)")]
         if link:
             writes.append(self._link_put(link, f"reject@{item['pair_key']}", now))
         return self._lost(self._transact(writes), link_index=1 if link else None)
@@ -355,7 +410,7 @@ class DynamoLedger:
                 f"holder = :h AND #s IN ({', '.join(options)})", values, names,
             ))
         if s.decision is not None:
-            writes.append(tx_put(d, dict(s.decision), "holder = :h", mine))
+            writes.append(tx_put(d, _dynamo(dict(s.decision)), "holder = :h", mine))
         else:
             writes.append(tx_delete(d, {"pair_key": s.pair_key}, "holder = :h", mine))
         for record_id in s.records:

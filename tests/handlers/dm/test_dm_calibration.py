@@ -46,3 +46,72 @@ def test_bands_are_never_lowered_and_order_does_not_matter() -> None:
 def test_wilson_lower_bound_is_below_the_observed_share() -> None:
     assert wilson_lower(9, 10) < 0.9 < wilson_lower(990, 1000) + 0.02
     assert wilson_lower(0, 0) == 0.0
+
+
+# Per evidence class, and the counters the running system keeps (issue 15) -------------------
+
+
+def _class_decisions() -> list[Decision]:
+    # Employer-explained pairs (coworkers) rejected at 0-9 bits; personal-identifier pairs kept.
+    out = [Decision(f"e{i:03d}", 9.0 * i / 60, i >= 55, "employer") for i in range(60)]
+    out += [Decision(f"p{i:03d}", 11.0 * i / 60, True, "person") for i in range(60)]
+    return out
+
+
+def test_a_reviewer_who_rejects_coworkers_stops_being_shown_them_only() -> None:
+    from handlers.duplicate_merger.calibration import calibrate_by_evidence
+
+    result = calibrate_by_evidence(_class_decisions(), CONFIGURED)
+    assert result.adjusted == ("employer",)
+    employer = result.bands.for_evidence("employer")
+    assert 8.0 <= employer.propose <= CONFIGURED.automatic
+    assert employer.band(6.0) == "record_only"  # a coworker pair at 6 bits is no longer shown
+    assert result.bands.for_evidence("person") == CONFIGURED
+    assert result.bands.for_evidence("person").band(6.0) == "propose"
+    assert result.bands.for_evidence("name") == CONFIGURED  # no decisions: as configured
+    shuffled = _class_decisions()
+    random.Random(5).shuffle(shuffled)
+    assert calibrate_by_evidence(shuffled, CONFIGURED) == result
+
+
+def test_counters_keep_what_calibration_reads() -> None:
+    import pytest
+
+    from handlers.duplicate_merger.calibration import counter_name, decisions_from_counts
+
+    assert counter_name("employer", 3.1, False) == "employer|3.00|r"
+    assert counter_name("person", -0.1, True) == "person|-0.25|m"
+    with pytest.raises(ValueError):
+        counter_name("coworker", 1.0, True)
+    counts = {"employer|3.00|r": 2, "person|12.50|m": 1, "person|12.50|r": -1, "junk": 4,
+              "name|x|m": 1}
+    decided = decisions_from_counts(counts)
+    assert [(d.evidence, d.score, d.merged) for d in decided] == [
+        ("employer", 3.0, False), ("employer", 3.0, False), ("person", 12.5, True)
+    ]
+    assert len({d.pair_key for d in decided}) == 3  # distinct keys: a stable order
+
+
+def test_a_run_reads_the_weeks_before_its_own_once() -> None:
+    from handlers.duplicate_merger.calibration import (
+        LOOKBACK_WEEKS,
+        RunBands,
+        counter_name,
+        weeks_before,
+    )
+
+    assert weeks_before("2026-W01", 2) == ["2025-W52", "2025-W51"]
+    assert weeks_before("2026-W32")[0] == "2026-W31" and len(weeks_before("2026-W32")) == LOOKBACK_WEEKS
+    reads: list[list[str]] = []
+    rejected = {counter_name("employer", 2.0, False): 40}
+
+    def counts(weeks: list[str]) -> dict[str, int]:
+        reads.append(weeks)
+        return rejected
+
+    bands = RunBands(counts)
+    first = bands("2026-W32", CONFIGURED)
+    assert bands("2026-W32", CONFIGURED) is first and len(reads) == 1  # every message alike
+    assert first.bands.for_evidence("employer").propose > 2.0
+    bands("2026-W33", CONFIGURED)
+    assert len(reads) == 2 and "2026-W32" in reads[1] and "2026-W32" not in reads[0]

@@ -155,6 +155,65 @@ def test_a_rejected_pair_never_returns(dm_aws: DmAws, monkeypatch: pytest.Monkey
     assert dm_aws.decisions.get_item(Key={"pair_key": "101#102"})["Item"]["decision"] == "not_a_duplicate"
 
 
+def test_decisions_keep_their_score_and_move_the_next_runs_bands(
+    dm_aws: DmAws, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from handlers.duplicate_merger.calibration import RunBands, counter_name
+    from handlers.duplicate_merger.store import DecisionTally
+
+    crm = crm_with_duplicates()
+    run_week(dm_aws, crm)
+    row = dm_aws.pairs.get_item(Key={"pair_key": "101#102"})["Item"]
+    assert row["evidence"] == "person"  # the same mailbox and mobile
+    token = issue_token(KEYS, subject="101#102", action="reject", ttl_seconds=3600, now=NOW.timestamp())
+    monkeypatch.setattr(merge, "clock", lambda: NOW)
+    assert merge.handler(request("POST", "/reject", token), None)["statusCode"] == 200
+    decision = dm_aws.decisions.get_item(Key={"pair_key": "101#102"})["Item"]
+    assert decision["score"] == row["score"] and decision["evidence"] == "person"
+    tally = DecisionTally(dm_aws.decisions)
+    week = "2026-W32"  # NOW's ISO week
+    assert tally.counts([week]) == {counter_name("person", float(row["score"]), False): 1}
+    # Weeks of a reviewer rejecting coworker pairs: the next run stops proposing them, and the
+    # run of the same week still scores with the bands it started with.
+    tally.count("2026-W30", {counter_name("employer", 4.0, False): 45})
+    tally.count("2026-W31", {counter_name("employer", 4.0, False): 5})
+    bands = RunBands(tally.counts)
+    assert bands(week, THRESHOLDS).bands.for_evidence("employer").propose > 4.0
+    assert bands(week, THRESHOLDS).bands.for_evidence("person") == THRESHOLDS
+    assert bands("2026-W33", THRESHOLDS).bands.for_evidence("person") == THRESHOLDS  # 1 < 30
+    body = '{"v": 3}'
+    with pytest.raises(score.MessageError):
+        score.process(body, PairStore(dm_aws.pairs, dm_aws.decisions), QueueSender(dm_aws.merges_url),
+                      thresholds=THRESHOLDS, floor=-10.0, now=NOW, pair_ttl_days=30, calibrate=bands)
+
+
+def test_every_message_of_a_run_is_scored_with_the_calibrated_bands(dm_aws: DmAws) -> None:
+    from handlers.common.aws_clients import client
+    from handlers.duplicate_merger.calibration import RunBands, counter_name
+    from handlers.duplicate_merger.store import DecisionTally
+
+    tally = DecisionTally(dm_aws.decisions)
+    tally.count("2026-W31", {counter_name("person", 18.0, False): 40})  # automatic merges undone
+    bands = RunBands(tally.counts)
+    crm = crm_with_duplicates()
+    store = PairStore(dm_aws.pairs, dm_aws.decisions)
+    block.run(crm.iter_contacts(), QueueSender(dm_aws.blocks_url), store,
+              now=NOW, cap=50, phone_region="US", pair_ttl_days=30)
+    classes: list[int] = []
+    while got := client("sqs").receive_message(QueueUrl=dm_aws.blocks_url, MaxNumberOfMessages=10).get("Messages"):
+        for m in got:
+            counts = score.process(m["Body"], store, QueueSender(dm_aws.merges_url),
+                                   thresholds=THRESHOLDS, floor=-10.0, now=NOW, pair_ttl_days=30,
+                                   calibrate=bands)
+            classes.append(counts["calibrated_classes"])
+            client("sqs").delete_message(QueueUrl=dm_aws.blocks_url, ReceiptHandle=m["ReceiptHandle"])
+    assert classes and set(classes) == {1}
+    row = dm_aws.pairs.get_item(Key={"pair_key": "101#102"})["Item"]
+    assert float(row["score"]) < bands("2026-W32", THRESHOLDS).bands.for_evidence("person").automatic
+    assert row["band"] == "propose"  # no longer merged without a person
+    assert queued_merges(dm_aws) == []
+
+
 # Merging ---------------------------------------------------------------------------------
 
 
@@ -403,3 +462,40 @@ def test_a_recreated_contact_gets_its_secondary_emails_back(dm_aws: DmAws) -> No
     assert svc.undo(str(merged.merge_id), undone_by="x", now=NOW).status == "undone"
     assert crm.contacts["102"]["hs_additional_emails"] == "ann.z@old.example"
     assert "hs_additional_emails" not in crm.contacts["101"]
+
+
+def test_an_undo_counts_its_merge_as_not_a_duplicate_and_a_broken_tally_decides_nothing(
+    dm_aws: DmAws,
+) -> None:
+    from handlers.duplicate_merger.calibration import counter_name
+    from handlers.duplicate_merger.store import DecisionTally
+
+    crm = crm_with_duplicates()
+    tally = DecisionTally(dm_aws.decisions)
+    svc = MergeService(
+        crm, DynamoLedger(dm_aws.merges, dm_aws.decisions), S3Bundles(dm_aws.bucket),
+        undo_days=90, shown=lambda key: (14.2, "person"), tally=tally,
+    )
+    merged = svc.merge("101#102", decided_by="automatic", now=NOW)
+    assert merged.status == "merged"
+    item = dm_aws.decisions.get_item(Key={"pair_key": "101#102"})["Item"]
+    assert (float(item["score"]), item["evidence"]) == (14.2, "person")
+    later = NOW + dt.timedelta(days=8)  # the next ISO week
+    assert svc.undo(str(merged.merge_id), undone_by="ops@example.com", now=later).status == "undone"
+    item = dm_aws.decisions.get_item(Key={"pair_key": "101#102"})["Item"]
+    assert item["decision"] == "not_a_duplicate" and float(item["score"]) == 14.2
+    weeks = ["2026-W32", "2026-W33"]
+    assert tally.counts(weeks) == {counter_name("person", 14.2, True): 0,
+                                   counter_name("person", 14.2, False): 1}
+
+    class Broken:
+        def count(self, week: str, changes: Any) -> None:
+            raise RuntimeError("throttled")
+
+    other = crm_with_duplicates()
+    svc = MergeService(
+        other, DynamoLedger(dm_aws.merges, dm_aws.decisions), S3Bundles(dm_aws.bucket),
+        undo_days=90, shown=lambda key: (3.0, "name"), tally=Broken(),
+    )
+    assert svc.reject("301#302", decided_by="ops@example.com", now=NOW).status == "rejected"
+    assert dm_aws.decisions.get_item(Key={"pair_key": "301#302"})["Item"]["evidence"] == "name"

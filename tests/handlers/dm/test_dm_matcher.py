@@ -352,3 +352,30 @@ def test_records_of_two_contexts_weigh_a_shared_city_as_chance() -> None:
     # A person register (no contact identifiers) keeps one context.
     levels_register = [None] * 14
     assert not other_contexts(levels_register)
+
+
+def test_each_pair_names_what_its_evidence_rests_on_and_bands_follow_the_class() -> None:
+    from handlers.duplicate_merger.evidence import Bands
+
+    counts = _counts(first=3, last=3, email=1, mobile=1, company=20, house=20, street=20,
+                     phone=20, city=900)
+    office = {"company": "kelly media", "house": "9", "street": "oak road", "phone": "+15125550100"}
+    cases = {
+        "person": (Profile("1", first="ann", last="lee", mobile="+15125550111"),
+                   Profile("2", first="ann", last="lee", mobile="+15125550111")),
+        "employer": (Profile("1", first="ann", last="lee", **office),
+                     Profile("2", first="ann", last="lee", **office)),
+        "home": (Profile("1", first="ann", last="lee", house="4", street="elm street"),
+                 Profile("2", first="ann", last="lee", house="4", street="elm street")),
+        "name": (Profile("1", first="ann", last="lee", city="austin"),
+                 Profile("2", first="ann", last="lee", city="austin")),
+    }
+    strict = Thresholds(automatic=90.0, propose=80.0)
+    for evidence, (a, b) in cases.items():
+        default = Scorer(20_000, THRESHOLDS, -16.0).score(a, counts, b, counts)
+        assert default.evidence == evidence
+        moved = Scorer(20_000, Bands(THRESHOLDS, {evidence: strict}), -16.0).score(a, counts, b, counts)
+        assert moved.score == default.score and moved.band == "record_only"
+        other = "name" if evidence != "name" else "person"
+        kept = Scorer(20_000, Bands(THRESHOLDS, {other: strict}), -16.0).score(a, counts, b, counts)
+        assert kept.band == default.band
