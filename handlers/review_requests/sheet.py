@@ -76,7 +76,7 @@ class S3ObjectSource:
         return bytes(data).decode("utf-8-sig")
 
 
-def source_for(spec: str) -> SheetSource | None:
+def source_for(spec: str | None) -> SheetSource | None:
     """The adapter for the ``sheetSource`` setting; None when no sheet is configured."""
     if not spec:
         return None

@@ -359,6 +359,27 @@ def test_environment_names_things_and_never_holds_a_secret(graph: Graph) -> None
     assert envs["dev-rrs-sync"]["SHEET_SOURCE"] == ""
 
 
+def test_each_function_environment_is_exactly_its_settings_record(graph: Graph) -> None:
+    from handlers.common.settings import Settings
+    from handlers.review_requests import contract
+
+    records: dict[str, type[Settings]] = {
+        "dev-rrs-webhook": contract.WebhookSettings,
+        "dev-rrs-sender": contract.SenderSettings,
+        "dev-rrs-escalator": contract.EscalatorSettings,
+        "dev-rrs-sync": contract.SyncSettings,
+        "dev-rrs-sweep": contract.SweepSettings,
+    }
+    envs = {name: f.inputs["environment"]["variables"] for name, f in functions(graph).items()}
+    assert set(envs) == set(records)
+    for name, record in records.items():
+        own = {k for k in envs[name] if not k.startswith(("POWERTOOLS_", "CRM_"))}
+        assert own == set(record.variables()), name  # ScopedLambda adds the runtime's own
+        assert not [key for key in envs[name] if key.startswith("RRS_")], name
+    assert envs["dev-rrs-sweep"]["REQUESTS_INDEX"] == contract.REQUESTS_INDEX
+    assert envs["dev-rrs-escalator"]["CLAIM_LEASE_SECONDS"] == "60"  # twice its 30 s timeout
+
+
 def test_an_s3_sheet_is_readable_as_that_one_object_only(s3_sheet_graph: Graph) -> None:
     assert grants_of(s3_sheet_graph, "rrs-sync") == {
         logs("rrs-sync"),

@@ -15,7 +15,7 @@ from handlers.review_requests.store import Customers
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     """One sync pass; nothing to do when no sheet is configured."""
     s = settings.current(contract.SyncSettings)
-    source = None if s.sheet_source is None else source_for(s.sheet_source)
+    source = source_for(s.sheet_source)
     if source is None:
         get_logger().info("no sheet configured")
         return {"rows": 0, "changed": 0, "problems": 0}
