@@ -150,14 +150,18 @@ OTHER_CONTEXT_PRIORS: Mapping[str, FieldPrior] = {
     "city": FieldPrior(0.30, 0.02),
     "state": FieldPrior(0.40, 0.0),
     "postcode": FieldPrior(0.10, 0.02),
+    "house": FieldPrior(0.05, 0.01),
+    "street": FieldPrior(0.05, 0.02),
 }
-"""The place fields when two records come from different contexts of a life: a contact
-identifier (mailbox, phone, mobile, employer) is on both and differs, and none agrees (a work
-record and a personal one, the records before and after a job change or a move). A place is an
-attribute of a context, as an office address is of an employer: such records agree on a city
-only as often as where a person works and where they live do, and differ on it without saying
-"someone else". ``PRIORS`` still hold for records of one context (the same mailbox, phone or
-address) and for data without contact identifiers (a person register)."""
+"""The place fields when two records come from different contexts of a life: an identifier
+of the context (mailbox, phone, employer, domain) is on both and differs, and none agrees (a
+work record and a personal one, the records before and after a job change or a move; the
+mobile is the person's own and moves with them, so it does not say "same context"). A place is
+an attribute of a context, as an office address is of an employer: such records agree on a
+city only as often as where a person works and where they live do, and differ on it, or on the
+street address, without saying "someone else". ``PRIORS`` still hold for records of one context
+(the same mailbox, phone or address) and for data without contact identifiers (a person
+register)."""
 
 
 @dataclass(frozen=True)
@@ -556,7 +560,7 @@ _OTHER = tuple(OTHER_CONTEXT_PRIORS.get(name, prior) for name, prior in zip(FIEL
 _OTHER_LOG_EXACT = tuple(math.log2(p.exact) for p in _OTHER)
 _OTHER_LOG_SIMILAR = tuple(math.log2(max(p.similar, 0.01)) for p in _OTHER)
 _OTHER_DIFFER = tuple(math.log2(p.differ) if p.disagreement_counts else 0.0 for p in _OTHER)
-_IDENTIFIERS = (_EMAIL, _PHONE, _MOBILE, _COMPANY, _DOMAIN)
+_IDENTIFIERS = (_EMAIL, _PHONE, _COMPANY, _DOMAIN)
 
 
 def other_contexts(levels: Sequence[Level | None]) -> bool:

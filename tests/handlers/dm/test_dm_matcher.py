@@ -379,3 +379,19 @@ def test_each_pair_names_what_its_evidence_rests_on_and_bands_follow_the_class()
         other = "name" if evidence != "name" else "person"
         kept = Scorer(20_000, Bands(THRESHOLDS, {other: strict}), -16.0).score(a, counts, b, counts)
         assert kept.band == default.band
+
+
+def test_a_job_change_keeps_the_mobile_and_moves_every_place() -> None:
+    scorer = Scorer(100_000, THRESHOLDS, -18.0)
+    old = Profile("1", first="mattie", last="evans", email="mattie.evans@thompson.co",
+                  mobile="+14883922697", company="thompson capital", house="186",
+                  street="fifth lane", postcode="28258", city="charlotte", state="nc")
+    new = Profile("2", first="mattie", last="evans", email="mattie3@taylorfoods.net",
+                  mobile="+14883922697", company="taylor foods", house="204",
+                  street="davis road", postcode="32238", city="jacksonville", state="fl")
+    counts = _counts(first=40, last=300, email=1, mobile=2, company=30, house=30, street=90,
+                     postcode=200, city=3000, state=9000)
+    pair = scorer.score(old, counts, new, counts)
+    places = [t.weight for t in pair.terms if t.field in ("house", "street", "postcode", "city", "state")]
+    assert len(places) == 5 and all(-1.5 < w < 0.0 for w in places)
+    assert pair.band in ("automatic", "propose")  # the same mobile and name: one person moved on
