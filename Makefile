@@ -40,7 +40,7 @@ docs: install ## regenerate README.md's generated blocks: the config reference a
 	$(PY) -m components.config_reference --write
 	$(PY) -m components.offline.system_reference --write
 
-bench-init: install ## cold-start init time and archive size per function
+bench-init: install ## per function: archive size, import time, cold first invocation (plays make demo)
 	$(PY) benchmarks/bench_init.py
 
 bench-dm: install ## duplicate merger accuracy and scale (installs the comparison baselines)

@@ -15,8 +15,8 @@ to a fresh interpreter (``-I -S -B``, path = the unpacked archive + the runtime 
 function's declared environment, AWS calls to the sandbox's moto server) that imports the
 handler (``import ms``) and calls it once (``first call ms``: sessions, clients, botocore model
 loading, secrets, the first AWS and outside calls). Bedrock ``Converse``, End User Messaging
-``SendTextMessage`` and Lambda ``Invoke``/``GetFunctionUrlConfig`` go to a local HTTP stand-in
-(the sandbox's model answers); outside HTTPS APIs (HubSpot, PDL/Apollo, Shopify, a sheet URL)
+``SendTextMessage``, SES ``SendEmail`` and Lambda ``Invoke``/``GetFunctionUrlConfig`` go to a
+local HTTP stand-in (the sandbox's model answers; sent messages join the sandbox's outbox); outside HTTPS APIs (HubSpot, PDL/Apollo, Shopify, a sheet URL)
 get a canned answer in the child (an empty portal, an unknown company, a token and no
 products, an empty sheet). The sandbox then runs its own invocation as usual, which for an
 exactly-once handler is a redelivery. The child uses real time, not the sandbox clock, so a
@@ -331,7 +331,8 @@ class Context:
 
 def _outcome(result):
     if isinstance(result, dict) and "statusCode" in result:
-        return "HTTP %s" % result["statusCode"]
+        body = " ".join(str(result.get("body") or "").split())
+        return "HTTP %s %s" % (result["statusCode"], body[:60])
     if isinstance(result, dict) and "batchItemFailures" in result:
         failed = len(result["batchItemFailures"])
         return "batch ok" if not failed else "%d item(s) failed" % failed
@@ -354,18 +355,46 @@ with open(spec["out"], "w") as out:
 """
 
 
+def _ses_v1_params(form: Mapping[str, list[str]]) -> dict[str, Any]:
+    """SES v1 ``SendEmail`` query parameters in the shape the sandbox's outbox reads."""
+    def one(key: str) -> str:
+        return form.get(key, [""])[0]
+
+    to = [v[0] for k, v in sorted(form.items()) if k.startswith("Destination.ToAddresses.member.")]
+    body = {kind: {"Data": one(f"Message.Body.{kind}.Data")} for kind in ("Text", "Html")}
+    return {
+        "Source": one("Source"),
+        "Destination": {"ToAddresses": to},
+        "Message": {"Subject": {"Data": one("Message.Subject.Data")}, "Body": body},
+    }
+
+
 class LocalServices:
-    """Bedrock Converse, SMS and Lambda for the child, over HTTP on 127.0.0.1.
+    """Bedrock Converse, SMS, SES and Lambda for the child, over HTTP on 127.0.0.1.
 
     Converse is answered by the sandbox's model stand-in (the scenario's answers, else a value
-    valid against the forced tool's schema); SendTextMessage is accepted; Lambda ``Invoke`` is
-    acknowledged (the target is not run: the sandbox's own invocation does that) and
-    ``GetFunctionUrlConfig`` names the function's local URL.
+    valid against the forced tool's schema); SendTextMessage and SES SendEmail (v2 and v1) are
+    accepted and put in the sandbox's outbox, as the sandbox's own invocations are, so the
+    scenario goes on (a nudge's link is tapped); Lambda ``Invoke`` is acknowledged (the target
+    is not run: the sandbox's own invocation does that) and ``GetFunctionUrlConfig`` names the
+    function's local URL.
     """
 
-    def __init__(self, model: Callable[..., Any], urls: Mapping[str, str]) -> None:
+    def __init__(
+        self,
+        model: Callable[..., Any],
+        urls: Mapping[str, str],
+        sent: Callable[[Any, Mapping[str, Any]], None],
+    ) -> None:
+        from sandbox.interceptor import CallRecord
+
         self.model, self.urls = model, urls
         self.function: str | None = None
+        self.region = ""
+
+        def record(service: str, operation: str, params: dict[str, Any]) -> None:
+            sent(CallRecord(self.function, service, operation, self.region, params), params)
+
         services = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -390,7 +419,25 @@ class LocalServices:
                     params["modelId"] = path.removeprefix("/model/").removesuffix("/converse")
                     self._answer(200, services.model("bedrock", "Converse", params, services.function))
                 elif target.endswith(".SendTextMessage"):
+                    record("sms-voice", "SendTextMessage", json.loads(raw or b"{}"))
                     self._answer(200, {"MessageId": str(uuid.uuid4())})
+                elif path == "/v2/email/outbound-emails":
+                    record("ses", "SendEmail", json.loads(raw or b"{}"))
+                    self._answer(200, {"MessageId": str(uuid.uuid4())})
+                elif b"Action=SendEmail" in raw:
+                    form = urllib.parse.parse_qs(raw.decode())
+                    record("ses", "SendEmail", _ses_v1_params(form))
+                    xml = (
+                        '<SendEmailResponse xmlns="http://ses.amazonaws.com/doc/2010-12-01/">'
+                        f"<SendEmailResult><MessageId>{uuid.uuid4()}</MessageId></SendEmailResult>"
+                        "<ResponseMetadata><RequestId>bench</RequestId></ResponseMetadata>"
+                        "</SendEmailResponse>"
+                    ).encode()
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/xml")
+                    self.send_header("Content-Length", str(len(xml)))
+                    self.end_headers()
+                    self.wfile.write(xml)
                 elif path.startswith("/2015-03-31/functions/") and path.endswith("/invocations"):
                     asynchronous = self.headers.get("X-Amz-Invocation-Type") == "Event"
                     self._answer(202 if asynchronous else 200, None if asynchronous else {})
@@ -416,6 +463,8 @@ class LocalServices:
             "AWS_ENDPOINT_URL_BEDROCK_RUNTIME": self.endpoint,
             "AWS_ENDPOINT_URL_PINPOINT_SMS_VOICE_V2": self.endpoint,
             "AWS_ENDPOINT_URL_LAMBDA": self.endpoint,
+            "AWS_ENDPOINT_URL_SESV2": self.endpoint,
+            "AWS_ENDPOINT_URL_SES": self.endpoint,
         }
 
     def close(self) -> None:
@@ -481,7 +530,9 @@ def first_invocations(
     with Sandbox(graph) as sb:
         assert sb.runtime is not None
         rt = sb.runtime
-        services = LocalServices(sb.model, {n: s.url for n, s in sb.urls.items()})
+        services = LocalServices(
+            sb.model, {n: s.url for n, s in sb.urls.items()}, sb.outbox.observe
+        )
         original = rt.invoke
 
         def invoke(function: str, event: Any, *, source: str) -> Any:
@@ -491,13 +542,17 @@ def first_invocations(
                 if spec.name not in trees:
                     trees[spec.name] = unpack(spec.name, archives[spec.name], scratch)[0]
                 env = {**rt.environment(spec), **services.environment()}
-                services.function = spec.name
+                services.function, services.region = spec.name, spec.region
                 import_ms, call_ms, outcome = first_call(
                     spec, event, env, [trees[spec.name], runtime], scratch
                 )
                 found[spec.name] = FirstCall(
                     names.get(spec.name, spec.name), import_ms, call_ms, outcome, source
                 )
+                # The child's AWS calls bypass the sandbox's interceptor, which tells the pump
+                # what to poll: have it look at every kind of source once.
+                if sb.triggers is not None:
+                    sb.triggers.dirty.update({"queues", "streams", "buckets", "bus", "schedules"})
             return original(function, event, source=source)
 
         rt.invoke = invoke  # type: ignore[method-assign]
