@@ -20,12 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from components import api_versions
-from components.config import ConfigError
+from components.config import ConfigError, api_version_warnings, api_version_windows
 from components.offline.engine import Graph, Resource, gsi_keys, listed, run
 from components.offline.policy_view import evaluate_graph
 from components.offline.two_stacks import check_project
-from handlers.common import hubspot_versions
+from handlers.common import api_versions
 
 
 def _short(arn: str) -> str:
@@ -222,8 +221,8 @@ def render(graph: Graph) -> str:
     ]
     order = list(graph.config.systems.enabled())
     if {"dm", "ler"} & set(order):
-        # The version is config; its support window is HubSpot's (handlers/common/hubspot_versions.py).
-        window = hubspot_versions.window(graph.config.hubspot_api_version)
+        # The version is config; its support window is HubSpot's (handlers/common/api_versions.py).
+        window = api_versions.hubspot_window(graph.config.hubspot_api_version)
         lines.append(f"hubspot  {window.describe(dt.date.today())}")
     systems = system_components(graph)
     if not systems:
@@ -295,9 +294,9 @@ def main(argv: list[str] | None = None) -> int:
     violations = evaluate_graph(graph)
     print()
     print(f"resources: {len(graph.resources)}")
-    for line in api_versions.windows(graph.config):
+    for line in api_version_windows(graph.config):
         print(f"external API: {line}")
-    for warning in api_versions.warnings(graph.config, dt.date.today()):
+    for warning in api_version_warnings(graph.config, dt.date.today()):
         print(f"warning: {warning}")  # a warning, never a failing exit code
     if violations:
         print(f"policy verdict: {len(violations)} violation(s)")
