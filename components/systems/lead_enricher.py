@@ -10,6 +10,10 @@ ler-filter, ler-push and ler-junk-writer. ler-dlq catches every asynchronous fai
 rule's target DLQ and every asynchronously invoked function's on-failure destination).
 Scheduler runs ler-retry, ler-backfill and ler-digest, each a function with its own role.
 
+Names, tables and each function's environment come from ``handlers/lead_enricher/contract.py``
+(the handlers read the same settings records); each function is one ``FunctionFactory`` call
+with its triggers (queue, bucket, the chain stage's rule) at the call site.
+
 Every role is the document's IAM list narrowed to what the handler uses (object prefixes, one
 index, the event types it may emit); where a handler needs more than the list, the grant says
 why in its statement id and the README section explains it.
