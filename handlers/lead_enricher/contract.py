@@ -16,6 +16,7 @@ from handlers.common.settings import Settings
 from handlers.common.tables import Index, Key, TableSpec
 
 # Seed names ---------------------------------------------------------------------------------
+# Functions carry a _FUNCTION suffix: ``JUNK`` and ``NORMALIZED`` are the chain's event types.
 
 INTAKE_FUNCTION: Final = "ler-intake"
 NORMALIZE_FUNCTION: Final = "ler-normalize"
@@ -96,6 +97,7 @@ IDENTITY: Final = TableSpec(
 """``id_key`` (EMAIL#, PHONE#, FP#, blocking keys, push claims) -> the CRM contact."""
 ENRICH_CACHE: Final = TableSpec("ler-enrich-cache", Key("domain"), ttl_attribute="ttl")
 """One item per company domain (firmographics, TTL ``ttl``), plus ``pending#`` markers."""
+TABLES: Final = (IDENTITY, ENRICH_CACHE)
 
 
 # Settings: one record per function (variable = upper-cased field name) ----------------------
