@@ -109,8 +109,8 @@ class Intake:
         self.clock = clock
         self.remaining_ms: Callable[[], int] = lambda: 10**9
         """The invocation's remaining time (the Lambda context's); tests shorten it."""
-        self.function_arn = ""
-        """This function's ARN, from the invocation's Lambda context (set by the entry point)."""
+        self.function_name = ""
+        """This function's name, from the invocation's Lambda context (set by the entry point)."""
         self.invoke_self: Callable[[Mapping[str, Any]], None] = self._invoke_self
         """Starts a new invocation of this function; tests record the events instead."""
 
@@ -347,9 +347,9 @@ class Intake:
         get_logger().info("upload continues in a new invocation", key=key)
 
     def _invoke_self(self, event: Mapping[str, Any]) -> None:
-        if not self.function_arn:
-            raise RuntimeError("Intake.function_arn is unset: the entry point sets it per call")
-        invoke_async(self.function_arn, event)
+        if not self.function_name:
+            raise RuntimeError("Intake.function_name is unset: the entry point sets it per call")
+        invoke_async(self.function_name, event)
 
     def resume(self, event: Mapping[str, Any]) -> dict[str, int]:
         """The continuation event: read on from the report's cursor."""
@@ -366,12 +366,18 @@ def upload_report_key(key: str) -> str:
     return f"{REPORT_PREFIX}{key}.json"
 
 
-def invoke_async(function_arn: str, event: Mapping[str, Any]) -> None:
-    """Invoke ``function_arn`` asynchronously with ``event`` (an upload's continuation)."""
+def invoke_async(function_name: str, event: Mapping[str, Any]) -> None:
+    """Invoke ``function_name`` asynchronously with ``event`` (an upload's continuation).
+
+    By name, not by ``invoked_function_arn``: that ARN carries the qualifier when an alias or
+    version was invoked, and the role's grant names the unqualified function. AWS Lambda
+    Developer Guide, "AWS Lambda context object in Python":
+    https://docs.aws.amazon.com/lambda/latest/dg/python-context-object.html
+    """
     from handlers.common.aws_clients import client
 
     client("lambda").invoke(
-        FunctionName=function_arn,
+        FunctionName=function_name,
         InvocationType="Event",
         Payload=json.dumps(event).encode("utf-8"),
     )

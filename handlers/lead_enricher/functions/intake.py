@@ -25,8 +25,8 @@ def handler(event: dict[str, Any], context: Any) -> Any:
     continuation of a long upload."""
     service = _service()
     service.remaining_ms = context.get_remaining_time_in_millis
-    # A long upload goes on in a new invocation of this very function (its ARN, from Lambda).
-    service.function_arn = context.invoked_function_arn
+    # A long upload goes on in a new invocation of this very function (named by Lambda).
+    service.function_name = context.function_name
     if isinstance(event.get(UPLOAD_CONTINUE), dict):
         return service.resume(event)
     if isinstance(event.get("Records"), list):
