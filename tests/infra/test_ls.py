@@ -61,9 +61,9 @@ def test_exactly_three_functions_with_the_documents_sizes(graph: Graph) -> None:
         for name, f in functions(graph).items()
     }
     assert found == {
-        "dev-ls-capture": (512, 5, "handlers.source_attributor.capture.handler"),
-        "dev-ls-stitch": (1024, 60, "handlers.source_attributor.stitch.handler"),
-        "dev-ls-report": (1024, 120, "handlers.source_attributor.report.handler"),
+        "dev-ls-capture": (512, 5, "handlers.source_attributor.functions.capture.handler"),
+        "dev-ls-stitch": (1024, 60, "handlers.source_attributor.functions.stitch.handler"),
+        "dev-ls-report": (1024, 120, "handlers.source_attributor.functions.report.handler"),
     }
     for f in functions(graph).values():
         assert f.inputs["runtime"] == "python3.14"
