@@ -137,7 +137,7 @@ def test_exactly_the_six_functions_of_the_document(graph: Graph) -> None:
         fn = found[f"dev-{name}"].inputs
         assert (fn["memorySize"], fn["timeout"]) == (memory, timeout)
         assert (fn["runtime"], fn["architectures"]) == ("python3.14", ["arm64"])
-        assert fn["handler"] == f"{PACKAGE}.{module}.handler"
+        assert fn["handler"] == f"{PACKAGE}.functions.{module}.handler"
         assert fn["role"] == f"arn:aws:iam::{ACCOUNT_ID}:role/dev-{name}-role"
 
 
@@ -286,11 +286,11 @@ def test_three_secrets_each_its_own(graph: Graph) -> None:
 
 def test_environment_carries_names_and_urls_only(graph: Graph) -> None:
     sender = functions(graph)["dev-upsr-sender"].inputs["environment"]["variables"]
-    assert sender["UPSR_ADDLINK_URL"] == "https://dev-upsr-addlink.lambda-url.eu-west-2.on.aws/"
-    assert sender["UPSR_ADDLINK_KEY_SECRET_ID"] == "dev-upsr-addlink-key"
-    assert sender["UPSR_SMS_ORIGINATION_IDENTITY"] == arn("sms-voice", f"pool/{POOL}")
+    assert sender["ADDLINK_URL"] == "https://dev-upsr-addlink.lambda-url.eu-west-2.on.aws/"
+    assert sender["ADDLINK_KEY_SECRET_ID"] == "dev-upsr-addlink-key"
+    assert sender["SMS_ORIGINATION_IDENTITY"] == arn("sms-voice", f"pool/{POOL}")
     picker = functions(graph)["dev-upsr-picker"].inputs["environment"]["variables"]
-    assert picker["UPSR_PICKER_MODEL_ID"] == HAIKU
+    assert picker["PICKER_MODEL_ID"] == HAIKU
     for fn in functions(graph).values():
         variables = fn.inputs["environment"]["variables"]
         for key, value in variables.items():
