@@ -27,6 +27,7 @@ from handlers.common.transitions import (
     put_if_absent,
     transition,
 )
+from handlers.upsell_recommender.contract import OFFERS_TTL
 from handlers.upsell_recommender.domain import OfferState
 
 if TYPE_CHECKING:
@@ -107,7 +108,7 @@ def claim_for_send(
         {
             "sent_at": int(now),
             "window_ends_at": window_ends,
-            "expires_at": window_ends + retention_s,
+            OFFERS_TTL: window_ends + retention_s,
         },
     )
 
@@ -256,6 +257,6 @@ def claim_daily_report(table: Table, day: str, now: float, retention_s: int) -> 
         "offer_id": f"{REPORT_MARKER_PREFIX}{day}",
         "kind": "report-marker",
         "claimed_at": int(now),
-        "expires_at": int(now) + retention_s,
+        OFFERS_TTL: int(now) + retention_s,
     }
     return put_if_absent(table, marker, "offer_id").won

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from handlers.common import metrics
 from handlers.common.observability import get_logger
+from handlers.upsell_recommender.contract import OFFERS_TTL
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.service_resource import Table
@@ -205,7 +206,7 @@ def _chosen_item(
             "model_id": deps.model_id,
             "shortlist": list(decision.shortlist),
             "rejected": dict(decision.rejected),
-            "expires_at": send_at + deps.window_s + deps.retention_s,
+            OFFERS_TTL: send_at + deps.window_s + deps.retention_s,
         }
     )
     return item
@@ -224,7 +225,7 @@ def _no_fit(
             "state": OfferState.NO_FIT.value,
             "send_at": int(now),
             "reason": reason,
-            "expires_at": int(now) + deps.retention_s,
+            OFFERS_TTL: int(now) + deps.retention_s,
         }
     )
     if decision is not None:
