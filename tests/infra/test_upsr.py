@@ -354,3 +354,28 @@ def test_prod_protects_the_tables(prod: Graph) -> None:
 def test_the_policy_pack_passes(graph: Graph, prod: Graph) -> None:
     assert evaluate_graph(graph) == []
     assert evaluate_graph(prod) == []
+
+
+def test_each_function_environment_is_exactly_its_settings_record(graph: Graph) -> None:
+    from handlers.common.settings import Settings
+    from handlers.upsell_recommender import contract
+
+    records: dict[str, type[Settings]] = {
+        "dev-upsr-order": contract.OrderSettings,
+        "dev-upsr-picker": contract.PickerSettings,
+        "dev-upsr-sender": contract.SenderSettings,
+        "dev-upsr-addlink": contract.AddlinkSettings,
+        "dev-upsr-sweep": contract.SweepSettings,
+        "dev-upsr-catalog-sync": contract.CatalogSyncSettings,
+    }
+    envs = {name: f.inputs["environment"]["variables"] for name, f in functions(graph).items()}
+    assert set(envs) == set(records)
+    for name, record in records.items():
+        own = {k for k in envs[name] if not k.startswith(("POWERTOOLS_", "CRM_"))}
+        assert own == set(record.variables()), name  # ScopedLambda adds the runtime's own
+        assert not [key for key in envs[name] if key.startswith("UPSR_")], name
+    assert envs["dev-upsr-sender"]["OFFERS_INDEX"] == contract.OFFERS_INDEX
+    assert envs["dev-upsr-order"]["ORDER_TIMEOUT_S"] == "10"  # its own timeout
+    assert envs["dev-upsr-picker"]["JOBS_MAX_RECEIVES"] == "5"  # upsr-jobs' maxReceiveCount
+    picker = contract.PickerSettings.from_environ(envs["dev-upsr-picker"])
+    assert isinstance(picker.max_price_ratio, float)
