@@ -55,10 +55,8 @@ def ls_env(aws: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         "REPORT_CACHE_SECONDS": "86400",
     }.items():
         monkeypatch.setenv(name, value)
-    from handlers.common import settings
     from handlers.source_attributor.functions import capture, report, stitch
 
-    settings.reset()
     monkeypatch.setattr(capture, "_app", None)
     monkeypatch.setattr(report, "_app", None)
     monkeypatch.setattr(stitch, "_store", None)

@@ -332,11 +332,8 @@ class World:
 
 @pytest.fixture
 def upsr_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    from handlers.common import settings
-
     for name, value in ENV.items():
         monkeypatch.setenv(name, value)
-    settings.reset()
 
 
 @pytest.fixture
