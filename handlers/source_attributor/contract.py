@@ -18,7 +18,9 @@ CAPTURE: Final = "ls-capture"
 STITCH: Final = "ls-stitch"
 REPORT: Final = "ls-report"
 
-TOUCHES: Final = TableSpec("ls-touches", Key("visitor_id"), Key("at"), ttl_attribute="ttl")
+TOUCH_TTL: Final = "ttl"
+"""TTL attribute of ls-touches: when a touch expires (epoch seconds)."""
+TOUCHES: Final = TableSpec("ls-touches", Key("visitor_id"), Key("at"), ttl_attribute=TOUCH_TTL)
 """One row per arrival (and per answered "how did you hear"), kept for the touch TTL."""
 IDENTITIES: Final = TableSpec("ls-identities", Key("identity_key"), Key("visitor_id"))
 """One row per (keyed email hash, device) that stitching linked."""
