@@ -52,9 +52,9 @@ def test_exactly_the_documents_functions_with_their_sizes(graph: Graph) -> None:
         for name, f in functions(graph).items()
     }
     assert found == {
-        "dev-dm-block": (3008, 300, "handlers.duplicate_merger.block.handler"),
-        "dev-dm-score": (1024, 60, "handlers.duplicate_merger.score.handler"),
-        "dev-dm-merge": (1024, 60, "handlers.duplicate_merger.merge.handler"),
+        "dev-dm-block": (3008, 300, "handlers.duplicate_merger.functions.block.handler"),
+        "dev-dm-score": (1024, 60, "handlers.duplicate_merger.functions.score.handler"),
+        "dev-dm-merge": (1024, 60, "handlers.duplicate_merger.functions.merge.handler"),
     }
     for f in functions(graph).values():
         assert f.inputs["runtime"] == "python3.14"

@@ -68,7 +68,7 @@ def _handler_modules() -> list[str]:
     root = pathlib.Path(__file__).resolve().parents[3] / "handlers"
     return sorted(
         ".".join(path.relative_to(root.parent).with_suffix("").parts)
-        for path in root.glob("*/*.py")
+        for path in [*root.glob("*/*.py"), *root.glob("*/functions/*.py")]
         if path.parent.name != "common" and "\ndef handler(" in path.read_text()
     )
 
@@ -79,8 +79,9 @@ def test_every_handler_is_logged() -> None:
 
     modules = _handler_modules()
     assert len(modules) == 27
-    assert {"handlers.duplicate_merger.block", "handlers.duplicate_merger.score",
-            "handlers.duplicate_merger.merge"} <= set(modules)
+    assert {"handlers.duplicate_merger.functions.block",
+            "handlers.duplicate_merger.functions.score",
+            "handlers.duplicate_merger.functions.merge"} <= set(modules)
     for name in modules:
         handler = importlib.import_module(name).handler
         assert getattr(handler, "__wrapped__", None) is not None, name

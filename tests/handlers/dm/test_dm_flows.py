@@ -12,12 +12,14 @@ import pytest
 
 from benchmarks.crm_generator import generate
 from handlers.common.link_tokens import Keyring, issue_token
-from handlers.duplicate_merger import block, merge, score
-from handlers.duplicate_merger.crm import Association, CrmError, InMemoryCrm
+from handlers.duplicate_merger import runs, scoring
+from handlers.duplicate_merger.crm import Association, CrmError
 from handlers.duplicate_merger.evidence import Thresholds
+from handlers.duplicate_merger.functions import merge
 from handlers.duplicate_merger.merging import MergeFailed, MergeService
 from handlers.duplicate_merger.store import DynamoLedger, PairStore, QueueSender, S3Bundles
 from tests.handlers.dm.conftest import KEYRING, DmAws
+from testsupport.dm import InMemoryCrm
 
 NOW = dt.datetime(2026, 8, 3, 9, 0, tzinfo=dt.UTC)
 THRESHOLDS = Thresholds(12.0, 0.0)
@@ -58,7 +60,7 @@ def run_week(dm_aws: DmAws, crm: InMemoryCrm) -> dict[str, int]:
     from handlers.common.aws_clients import client
 
     store = PairStore(dm_aws.pairs, dm_aws.decisions)
-    block.run(
+    runs.run(
         crm.iter_contacts(), QueueSender(dm_aws.blocks_url), store,
         now=NOW, cap=50, phone_region="US", pair_ttl_days=30,
     )
@@ -68,7 +70,7 @@ def run_week(dm_aws: DmAws, crm: InMemoryCrm) -> dict[str, int]:
         if not got.get("Messages"):
             return totals
         for m in got["Messages"]:
-            counts = score.process(
+            counts = scoring.process(
                 m["Body"], store, QueueSender(dm_aws.merges_url),
                 thresholds=THRESHOLDS, floor=-10.0, now=NOW, pair_ttl_days=30,
             )
