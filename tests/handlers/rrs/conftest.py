@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from handlers.common import settings
 from handlers.common.aws_clients import client, table
 from handlers.common.fakes import FakeBedrockClient
 from handlers.common.webhook_signatures import sign_timestamped
@@ -35,38 +36,39 @@ NOW = dt.datetime(2026, 6, 10, 10, 0, tzinfo=dt.UTC)
 """A Wednesday, 11:00 in London (BST): inside the default opening hours 09:00-18:00."""
 
 ENV = {
-    "RRS_REQUESTS_TABLE": "dev-rrs-requests",
-    "RRS_REQUESTS_INDEX": "state-due",
-    "RRS_JOBS_TABLE": "dev-rrs-jobs",
-    "RRS_CUSTOMERS_TABLE": "dev-rrs-customers",
-    "RRS_OPTOUT_TABLE": "dev-rrs-optout",
-    "RRS_AUDIT_TABLE": "dev-rrs-audit",
-    "RRS_WORK_QUEUE_URL": f"https://sqs.{REGION}.amazonaws.com/{ACCOUNT}/{QUEUE}",
-    "RRS_WORK_QUEUE_ARN": f"arn:aws:sqs:{REGION}:{ACCOUNT}:{QUEUE}",
-    "RRS_ESCALATIONS_QUEUE_URL": f"https://sqs.{REGION}.amazonaws.com/{ACCOUNT}/{ESCALATIONS}",
-    "RRS_OPENING_START": "09:00",
-    "RRS_OPENING_END": "18:00",
-    "RRS_OPENING_TIMEZONE": "Europe/London",
-    "RRS_PHONE_REGION": "GB",
-    "RRS_MESSAGING_KEY_SECRET_ID": "dev-rrs-messaging-key",
-    "RRS_WEBHOOK_SECRET_ID": "dev-rrs-webhook-secret",
-    "RRS_SENDER_EMAIL": "crm-bot@example.com",
-    "RRS_OWNER_EMAIL": "owner@example.com",
-    "RRS_SCHEDULE_GROUP": GROUP,
-    "RRS_SCHEDULE_ROLE_ARN": f"arn:aws:iam::{ACCOUNT}:role/dev-rrs-request-schedules-role",
-    "RRS_REQUEST_DELAY_HOURS": "2",
-    "RRS_RETENTION_DAYS": "400",
-    "RRS_GRADE_MODEL_ID": "global.anthropic.claude-haiku-4-5-20251001-v1:0",
-    "RRS_COMPOSE_MODEL_ID": "global.anthropic.claude-haiku-4-5-20251001-v1:0",
-    "RRS_SMS_ORIGINATION_IDENTITY": SMS_ARN,
-    "RRS_REVIEW_URL": REVIEW_URL,
-    "RRS_FEEDBACK_URL": FEEDBACK_URL,
-    "RRS_BUSINESS_NAME": "Example Home Services",
-    "RRS_LINK_TTL_DAYS": "30",
-    "RRS_CLAIM_LEASE_SECONDS": "60",
-    "RRS_SWEEP_GRACE_MINUTES": "30",
-    "RRS_SWEEP_MAX_ATTEMPTS": "3",
-    "RRS_SHEET_SOURCE": "",
+    "REQUESTS_TABLE": "dev-rrs-requests",
+    "REQUESTS_INDEX": "state-due",
+    "JOBS_TABLE": "dev-rrs-jobs",
+    "CUSTOMERS_TABLE": "dev-rrs-customers",
+    "OPTOUT_TABLE": "dev-rrs-optout",
+    "AUDIT_TABLE": "dev-rrs-audit",
+    "WORK_QUEUE_URL": f"https://sqs.{REGION}.amazonaws.com/{ACCOUNT}/{QUEUE}",
+    "WORK_QUEUE_ARN": f"arn:aws:sqs:{REGION}:{ACCOUNT}:{QUEUE}",
+    "SCHEDULE_DLQ_ARN": f"arn:aws:sqs:{REGION}:{ACCOUNT}:dev-rrs-request-schedules-dlq",
+    "ESCALATIONS_QUEUE_URL": f"https://sqs.{REGION}.amazonaws.com/{ACCOUNT}/{ESCALATIONS}",
+    "OPENING_START": "09:00",
+    "OPENING_END": "18:00",
+    "OPENING_TIMEZONE": "Europe/London",
+    "PHONE_REGION": "GB",
+    "MESSAGING_KEY_SECRET_ID": "dev-rrs-messaging-key",
+    "WEBHOOK_SECRET_ID": "dev-rrs-webhook-secret",
+    "SENDER_EMAIL": "crm-bot@example.com",
+    "OWNER_EMAIL": "owner@example.com",
+    "SCHEDULE_GROUP": GROUP,
+    "SCHEDULE_ROLE_ARN": f"arn:aws:iam::{ACCOUNT}:role/dev-rrs-request-schedules-role",
+    "REQUEST_DELAY_HOURS": "2",
+    "RETENTION_DAYS": "400",
+    "GRADE_MODEL_ID": "global.anthropic.claude-haiku-4-5-20251001-v1:0",
+    "COMPOSE_MODEL_ID": "global.anthropic.claude-haiku-4-5-20251001-v1:0",
+    "SMS_ORIGINATION_IDENTITY": SMS_ARN,
+    "REVIEW_URL": REVIEW_URL,
+    "FEEDBACK_URL": FEEDBACK_URL,
+    "BUSINESS_NAME": "Example Home Services",
+    "LINK_TTL_DAYS": "30",
+    "CLAIM_LEASE_SECONDS": "60",
+    "SWEEP_GRACE_MINUTES": "30",
+    "SWEEP_MAX_ATTEMPTS": "3",
+    "SHEET_SOURCE": "",
 }
 
 
@@ -85,13 +87,13 @@ class Rrs:
         return list(self.table(key).scan().get("Items", []))
 
     def request(self, request_id: str) -> dict[str, Any]:
-        item = self.table("RRS_REQUESTS_TABLE").get_item(Key={"request_id": request_id})
+        item = self.table("REQUESTS_TABLE").get_item(Key={"request_id": request_id})
         return dict(item["Item"])
 
     def audit(self, request_id: str) -> list[dict[str, Any]]:
         from boto3.dynamodb.conditions import Key
 
-        page = self.table("RRS_AUDIT_TABLE").query(
+        page = self.table("AUDIT_TABLE").query(
             KeyConditionExpression=Key("request_id").eq(request_id)
         )
         return list(page.get("Items", []))
@@ -104,11 +106,11 @@ class Rrs:
 
     def drain(self, *queues: str) -> list[dict[str, Any]]:
         """Every message waiting (received and deleted), as parsed bodies: on the queues whose
-        URL variables are named (``RRS_WORK_QUEUE_URL``, ``RRS_ESCALATIONS_QUEUE_URL``), else
+        URL variables are named (``WORK_QUEUE_URL``, ``ESCALATIONS_QUEUE_URL``), else
         on both, rrs-work first."""
         sqs = client("sqs")
         bodies: list[dict[str, Any]] = []
-        for key in queues or ("RRS_WORK_QUEUE_URL", "RRS_ESCALATIONS_QUEUE_URL"):
+        for key in queues or ("WORK_QUEUE_URL", "ESCALATIONS_QUEUE_URL"):
             while True:
                 answer = sqs.receive_message(
                     QueueUrl=ENV[key], MaxNumberOfMessages=10, WaitTimeSeconds=0
@@ -123,11 +125,11 @@ class Rrs:
 
     def sends(self) -> list[dict[str, Any]]:
         """The messages waiting on rrs-work (sender's queue)."""
-        return self.drain("RRS_WORK_QUEUE_URL")
+        return self.drain("WORK_QUEUE_URL")
 
     def escalations(self) -> list[dict[str, Any]]:
         """The messages waiting on rrs-escalations (escalator's queue)."""
-        return self.drain("RRS_ESCALATIONS_QUEUE_URL")
+        return self.drain("ESCALATIONS_QUEUE_URL")
 
     def emails(self) -> list[Any]:
         from moto.core import DEFAULT_ACCOUNT_ID  # type: ignore[attr-defined]
@@ -146,7 +148,7 @@ class Rrs:
             "past_complaints": 0,
         }
         item.update(fields)
-        self.table("RRS_CUSTOMERS_TABLE").put_item(
+        self.table("CUSTOMERS_TABLE").put_item(
             Item={k: v for k, v in item.items() if v is not None}
         )
 
@@ -187,17 +189,18 @@ def rrs(aws: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[Rrs]:
     """The whole rrs data plane in moto, the env vars set, the clock pinned at ``NOW``."""
     for key, value in ENV.items():
         monkeypatch.setenv(key, value)
-    _create_table(ENV["RRS_REQUESTS_TABLE"], "request_id", gsi=True)
-    _create_table(ENV["RRS_JOBS_TABLE"], "customer_id", "job_ts")
-    _create_table(ENV["RRS_CUSTOMERS_TABLE"], "customer_id")
-    _create_table(ENV["RRS_OPTOUT_TABLE"], "contact")
-    _create_table(ENV["RRS_AUDIT_TABLE"], "request_id", "ts")
+    settings.reset()  # each test reads the environment it set (settings are read once)
+    _create_table(ENV["REQUESTS_TABLE"], "request_id", gsi=True)
+    _create_table(ENV["JOBS_TABLE"], "customer_id", "job_ts")
+    _create_table(ENV["CUSTOMERS_TABLE"], "customer_id")
+    _create_table(ENV["OPTOUT_TABLE"], "contact")
+    _create_table(ENV["AUDIT_TABLE"], "request_id", "ts")
     client("sqs").create_queue(QueueName=QUEUE)
     client("sqs").create_queue(QueueName=ESCALATIONS)
     client("scheduler").create_schedule_group(Name=GROUP)
     secrets = client("secretsmanager")
-    secrets.create_secret(Name=ENV["RRS_WEBHOOK_SECRET_ID"], SecretString=WEBHOOK_SECRET)
-    secrets.create_secret(Name=ENV["RRS_MESSAGING_KEY_SECRET_ID"], SecretString=json.dumps(KEYRING))
+    secrets.create_secret(Name=ENV["WEBHOOK_SECRET_ID"], SecretString=WEBHOOK_SECRET)
+    secrets.create_secret(Name=ENV["MESSAGING_KEY_SECRET_ID"], SecretString=json.dumps(KEYRING))
     client("ses").verify_domain_identity(Domain="example.com")
 
     state = Rrs()
@@ -223,6 +226,7 @@ def rrs(aws: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[Rrs]:
     monkeypatch.setattr(sms_client, "send_text_message", record_sms)
     yield state
     stubber.deactivate()
+    settings.reset()
 
 
 # Webhook helpers ------------------------------------------------------------------------
@@ -298,7 +302,7 @@ def sqs_event(*bodies: dict[str, Any], receive_count: int = 1) -> dict[str, Any]
                 "messageAttributes": {},
                 "md5OfBody": "",
                 "eventSource": "aws:sqs",
-                "eventSourceARN": ENV["RRS_WORK_QUEUE_ARN"],
+                "eventSourceARN": ENV["WORK_QUEUE_ARN"],
                 "awsRegion": REGION,
             }
             for index, body in enumerate(bodies)

@@ -8,9 +8,9 @@ before the body is parsed; a request that fails it is answered 401 and changes n
 from __future__ import annotations
 
 import datetime as dt
-import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from handlers.common import settings
 from handlers.common.function_url import (
     RequestError,
     header,
@@ -21,46 +21,45 @@ from handlers.common.function_url import (
     raw_body,
 )
 from handlers.common.observability import get_logger, logged
-from handlers.common.secrets import get_secret, secret_id_from_env
+from handlers.common.secrets import get_secret
 from handlers.common.webhook_signatures import SignatureError, verify_timestamped
-from handlers.review_requests import settings, timing
+from handlers.review_requests import contract, timing
 from handlers.review_requests.events import Completion, Feedback, parse_event
+
+if TYPE_CHECKING:
+    from handlers.review_requests.intake import Intake
 
 SIGNATURE_HEADER = "X-Rrs-Signature"
 MAX_BODY_BYTES = 64 * 1024
 
 
-def build_intake() -> Any:
-    """The intake flow wired to the tables, schedules and queue named by the environment."""
+def build(s: contract.WebhookSettings) -> Intake:
+    """The intake flow wired to the tables, schedules and queue the settings name."""
     from handlers.common.link_tokens import Keyring
-    from handlers.review_requests.domain import ESCALATE
     from handlers.review_requests.intake import Intake, IntakeConfig
     from handlers.review_requests.scheduling import EventBridgeScheduler
     from handlers.review_requests.store import Audit, Customers, Jobs, OptOuts, Requests
+    from handlers.review_requests.timing import Window
     from handlers.review_requests.work import KindRoutedQueue, SqsWorkQueue
 
-    key_id = secret_id_from_env("RRS_MESSAGING_KEY_SECRET_ID")
     return Intake(
-        requests=Requests(settings.text("RRS_REQUESTS_TABLE")),
-        jobs=Jobs(settings.text("RRS_JOBS_TABLE")),
-        customers=Customers(settings.text("RRS_CUSTOMERS_TABLE")),
-        optouts=OptOuts(settings.text("RRS_OPTOUT_TABLE")),
-        audit=Audit(settings.text("RRS_AUDIT_TABLE")),
+        requests=Requests(s.requests_table, contract.REQUESTS_INDEX),
+        jobs=Jobs(s.jobs_table),
+        customers=Customers(s.customers_table),
+        optouts=OptOuts(s.optout_table),
+        audit=Audit(s.audit_table),
         scheduler=EventBridgeScheduler(
-            settings.text("RRS_SCHEDULE_GROUP"),
-            settings.text("RRS_WORK_QUEUE_ARN"),
-            settings.text("RRS_SCHEDULE_ROLE_ARN"),
-            os.environ.get("RRS_SCHEDULE_DLQ_ARN", ""),
+            s.schedule_group, s.work_queue_arn, s.schedule_role_arn, s.schedule_dlq_arn
         ),
         # Feedback escalations only; sends reach rrs-work through the schedules, not from here.
-        work=KindRoutedQueue({ESCALATE: SqsWorkQueue(settings.text("RRS_ESCALATIONS_QUEUE_URL"))}),
-        keyring=lambda: Keyring.from_secret_string(get_secret(key_id)),
+        work=KindRoutedQueue({contract.ESCALATE: SqsWorkQueue(s.escalations_queue_url)}),
+        keyring=lambda: Keyring.from_secret_string(get_secret(s.messaging_key_secret_id)),
         config=IntakeConfig(
-            delay=dt.timedelta(hours=settings.number("RRS_REQUEST_DELAY_HOURS", 2)),
-            window=settings.window(),
-            business_timezone=settings.business_timezone(),
-            phone_region=settings.phone_region(),
-            retention_days=settings.number("RRS_RETENTION_DAYS", 400),
+            delay=dt.timedelta(hours=s.request_delay_hours),
+            window=Window(s.opening_start, s.opening_end),
+            business_timezone=s.opening_timezone,
+            phone_region=s.phone_region,
+            retention_days=s.retention_days,
         ),
     )
 
@@ -69,18 +68,19 @@ def build_intake() -> Any:
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     """Verify, parse, act; 4xx JSON for anything the tool got wrong."""
     logger = get_logger()
+    s = settings.current(contract.WebhookSettings)
     try:
         if http_method(event) != "POST":
             raise RequestError(405, "method_not_allowed", "POST the event")
         body = raw_body(event, max_bytes=MAX_BODY_BYTES)
-        secret = get_secret(secret_id_from_env("RRS_WEBHOOK_SECRET_ID"))
+        secret = get_secret(s.webhook_secret_id)
         try:
             verify_timestamped(body, header(event, SIGNATURE_HEADER), secret)
         except SignatureError as err:
             logger.warning("webhook refused", extra={"failure": err.failure.value})
             return json_error(401, "invalid_signature", "the request is not signed by the tool")
         parsed = parse_event(parse_json_object(body, max_bytes=MAX_BODY_BYTES))
-        intake = build_intake()
+        intake = build(s)
         now = timing.utcnow()
         if isinstance(parsed, Completion):
             result = intake.completion(parsed, now)
