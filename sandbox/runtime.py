@@ -120,9 +120,9 @@ def _container_modules() -> list[tuple[Any, tuple[str, ...]]]:
         from handlers.common import aws_clients, observability, secrets, settings
 
         found.append((aws_clients, ("_sessions", "_clients", "_tables")))
+        found.append((settings, ("_cache",)))  # each function reads its own environment
         found.append((observability, ("_container",)))  # each function has its cold start
         found.append((secrets.default_cache, ("_entries",)))
-        found.append((settings, ("_cache",)))  # each function reads its own environment
     except ImportError:  # pragma: no cover
         pass
     return found

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from handlers.common import settings
 from handlers.common.aws_clients import reset_clients
 from handlers.common.secrets import default_cache
 
@@ -29,9 +30,11 @@ def aws_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/dev/null")
     monkeypatch.delenv("AWS_PROFILE", raising=False)
     reset_clients()
+    settings.reset()
     default_cache.invalidate()
     yield
     reset_clients()
+    settings.reset()
     default_cache.invalidate()
 
 

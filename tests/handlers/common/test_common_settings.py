@@ -99,3 +99,17 @@ def test_current_reads_once_until_reset(monkeypatch: pytest.MonkeyPatch) -> None
     settings.reset()
     assert settings.current(ExampleSettings).batch_cap == 7
     settings.reset()
+
+
+@dataclass(frozen=True)
+class KeyedSettings(Settings):
+    webhook_secret_id: str
+    crm_read_secret: str
+
+
+@pytest.mark.parametrize("name", ["WEBHOOK_SECRET_ID", "CRM_READ_SECRET"])
+def test_a_secret_value_pasted_in_place_of_its_name_is_refused(name: str) -> None:
+    env = {"WEBHOOK_SECRET_ID": "dev-rrs-webhook-secret", "CRM_READ_SECRET": "dev-dm-crm-read"}
+    assert KeyedSettings.from_environ(env).crm_read_secret == "dev-dm-crm-read"
+    with pytest.raises(MissingSetting, match=f"{name} must hold a secret name or ARN"):
+        KeyedSettings.from_environ({**env, name: '{"token": "pat-na1-123"}'})

@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 
-from handlers.common import settings
 from handlers.common.hubspot_versions import DEFAULT_VERSION
 from handlers.duplicate_merger.functions import merge as merge_handler
 
@@ -99,7 +98,6 @@ def dm_aws(aws: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[DmAws]:
     }
     for key, value in env.items():
         monkeypatch.setenv(key, value)
-    settings.reset()
     merge_handler.reset()
     yield DmAws(
         table("dev-dm-pairs"),
@@ -110,4 +108,3 @@ def dm_aws(aws: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[DmAws]:
         merges_url,
     )
     merge_handler.reset()
-    settings.reset()

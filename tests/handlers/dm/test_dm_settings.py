@@ -44,6 +44,19 @@ def test_a_malformed_number_fails_naming_it(dm_aws: DmAws, monkeypatch: pytest.M
         ScoreSettings.from_environ()
 
 
+@pytest.mark.parametrize(
+    ("kind", "variable"),
+    [(BlockSettings, "CRM_READ_SECRET"), (MergeSettings, "CRM_WRITE_SECRET"),
+     (MergeSettings, "LINK_KEY_SECRET")],
+)
+def test_a_secret_value_in_place_of_its_name_is_refused(
+    dm_aws: DmAws, monkeypatch: pytest.MonkeyPatch, kind: type[Settings], variable: str
+) -> None:
+    monkeypatch.setenv(variable, '{"token": "pat-na1-pasted"}')
+    with pytest.raises(MissingSetting, match=variable):
+        kind.from_environ()
+
+
 def test_the_public_url_is_the_one_optional_variable(
     dm_aws: DmAws, monkeypatch: pytest.MonkeyPatch
 ) -> None:
