@@ -1,4 +1,4 @@
-"""ler-retry (every 15 minutes): re-drive the dead letters, retry pending enrichments, alert.
+"""Re-driving (ler-retry, every 15 minutes): the dead letters, pending enrichments, an alert.
 
 1. ler-dlq: chain events go back on the bus, S3 notifications back to ler-intake, schedule
    inputs are dropped (the schedule runs again); ler-intake-queue's dead letters go back to
@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from handlers.common.observability import get_logger, logged
-from handlers.lead_enricher.contract import NORMALIZED
+from handlers.common.observability import get_logger
+from handlers.lead_enricher.contract import EVENT_BUS, NORMALIZED, RetrySettings
 from handlers.lead_enricher.dead_letters import DeadLetter, classify
 from handlers.lead_enricher.enrich_cache import PendingMarkers
 from handlers.lead_enricher.events import EventBridgeSink
@@ -54,33 +53,6 @@ class LambdaInvoker:
         )
 
 
-@dataclass(frozen=True)
-class RetryConfig:
-    dlq_url: str
-    intake_dlq_url: str
-    intake_queue_url: str
-    intake_function: str
-    cache_table: str
-    sender: str
-    recipient: str
-    max_passes: int
-    alert_threshold: int
-
-    @classmethod
-    def from_env(cls) -> RetryConfig:
-        return cls(
-            dlq_url=os.environ["DLQ_URL"],
-            intake_dlq_url=os.environ["INTAKE_DLQ_URL"],
-            intake_queue_url=os.environ["INTAKE_QUEUE_URL"],
-            intake_function=os.environ["INTAKE_FUNCTION_NAME"],
-            cache_table=os.environ["CACHE_TABLE"],
-            sender=os.environ["SENDER_EMAIL"],
-            recipient=os.environ["ALERT_RECIPIENT"],
-            max_passes=int(os.environ.get("MAX_RETRY_PASSES", "4")),
-            alert_threshold=int(os.environ.get("DLQ_ALERT_THRESHOLD", "10")),
-        )
-
-
 @dataclass
 class RetryReport:
     redriven: int = 0
@@ -94,7 +66,7 @@ class RetryReport:
 class RetryJob:
     def __init__(
         self,
-        config: RetryConfig,
+        config: RetrySettings,
         *,
         sqs: Any = None,
         sink: EventBridgeSink | None = None,
@@ -105,10 +77,10 @@ class RetryJob:
     ) -> None:
         self.config = config
         self._sqs = sqs
-        self.sink = sink or EventBridgeSink.from_env()
+        self.sink = sink or EventBridgeSink(config.event_source, EVENT_BUS)
         self.invoker = invoker or LambdaInvoker()
         self.pending = pending or PendingMarkers(config.cache_table)
-        self.mailer = mailer or Mailer(config.sender)
+        self.mailer = mailer or Mailer(config.sender_email)
         self.clock = clock
 
     @property
@@ -127,7 +99,7 @@ class RetryJob:
         report.backlog = sum(
             self._visible(url) for url in (self.config.dlq_url, self.config.intake_dlq_url)
         )
-        if report.parked or report.backlog >= self.config.alert_threshold:
+        if report.parked or report.backlog >= self.config.dlq_alert_threshold:
             self._alert(report)
             report.alerted = True
         return report
@@ -171,7 +143,7 @@ class RetryJob:
         if letter.kind == "event":
             self.sink.publish_raw(str(letter.payload["detail-type"]), letter.payload["detail"])
         elif letter.kind == "s3":
-            self.invoker.invoke_async(self.config.intake_function, letter.payload)
+            self.invoker.invoke_async(self.config.intake_function_name, letter.payload)
         elif letter.kind == "lead":
             self.sqs.send_message(
                 QueueUrl=self.config.intake_queue_url,
@@ -192,7 +164,7 @@ class RetryJob:
         now = self.clock()
         retried = 0
         for waiting in self.pending.pending():
-            if waiting.pass_no + 1 >= self.config.max_passes:
+            if waiting.pass_no + 1 >= self.config.max_retry_passes:
                 continue  # ler-backfill's job now
             updated = dt.datetime.fromisoformat(waiting.updated_at) if waiting.updated_at else now
             if now - updated < COOL_DOWN:
@@ -212,28 +184,5 @@ class RetryJob:
             "Parked letters reappear in about 12 hours; inspect them in the SQS console.",
         ]
         self.mailer.send(
-            self.config.recipient, "Lead enricher: dead letters need attention", "\n".join(lines)
+            self.config.alert_recipient, "Lead enricher: dead letters need attention", "\n".join(lines)
         )
-
-
-def make_invoker() -> Invoker:
-    return LambdaInvoker()
-
-
-_job: RetryJob | None = None
-
-
-@logged
-def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    global _job
-    _job = _job or RetryJob(RetryConfig.from_env(), invoker=make_invoker())
-    remaining = getattr(context, "get_remaining_time_in_millis", None)
-    report = _job.run(remaining if callable(remaining) else (lambda: 10**9))
-    return {
-        "redriven": report.redriven,
-        "dropped": report.dropped,
-        "parked": len(report.parked),
-        "pending_retried": report.pending_retried,
-        "backlog": report.backlog,
-        "alerted": report.alerted,
-    }

@@ -1,4 +1,4 @@
-"""ler-filter: le.deduped -> junk signals weighed -> le.clean or le.junk with the reason.
+"""Screening a lead (ler-filter): junk signals weighed -> clean, or junk with the reason.
 
 At or above the junk score the lead is dropped; below the borderline score it is clean; in
 between the model decides within the rules (``filter_model``). The role holds no data store:
@@ -7,39 +7,22 @@ the decision travels in the event (ler-push and ler-junk-writer keep it).
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass
 from typing import Any
 
 from handlers.common import metrics
-from handlers.common.observability import get_logger, logged
-from handlers.lead_enricher.contract import CLEAN, DEDUPED, JUNK
+from handlers.common.observability import get_logger
+from handlers.lead_enricher.contract import CLEAN, DEDUPED, EVENT_BUS, JUNK, FilterSettings
 from handlers.lead_enricher.events import EventBridgeSink, EventSink, lead_from_event
 from handlers.lead_enricher.junk_signals import weigh
 from handlers.lead_enricher.lead import Lead, Screening
 
 
-@dataclass(frozen=True)
-class FilterConfig:
-    model_id: str
-    junk_score: float
-    borderline_score: float
-
-    @classmethod
-    def from_env(cls) -> FilterConfig:
-        return cls(
-            model_id=os.environ["FILTER_MODEL_ID"],
-            junk_score=float(os.environ.get("JUNK_SCORE", "0.75")),
-            borderline_score=float(os.environ.get("BORDERLINE_SCORE", "0.4")),
-        )
-
-
 class JunkFilter:
     def __init__(
-        self, config: FilterConfig, sink: EventSink | None = None, model_client: Any = None
+        self, config: FilterSettings, sink: EventSink | None = None, model_client: Any = None
     ) -> None:
         self.config = config
-        self.sink = sink or EventBridgeSink.from_env()
+        self.sink = sink or EventBridgeSink(config.event_source, EVENT_BUS)
         self.model_client = model_client
 
     def screen(self, lead: Lead) -> Screening:
@@ -61,7 +44,7 @@ class JunkFilter:
         from handlers.lead_enricher.filter_model import judge
 
         drop, outcome = judge(
-            lead, weighed, model_id=self.config.model_id, client=self.model_client
+            lead, weighed, model_id=self.config.filter_model_id, client=self.model_client
         )
         if outcome.startswith("discarded"):
             get_logger().info("model answer discarded", lead_id=lead.lead_id, outcome=outcome)
@@ -77,20 +60,3 @@ class JunkFilter:
             reason = "model" if lead.screening.model else lead.screening.reason
             metrics.count("LeadsJunked", 1, reason)
         return lead
-
-
-_filter: JunkFilter | None = None
-
-
-def _service() -> JunkFilter:
-    global _filter
-    if _filter is None:
-        _filter = JunkFilter(FilterConfig.from_env())
-    return _filter
-
-
-@logged
-def handler(event: dict[str, Any], context: Any) -> dict[str, str]:
-    lead = _service().handle(event)
-    assert lead.screening is not None
-    return {"lead_id": lead.lead_id, "decision": lead.screening.decision}

@@ -1,4 +1,4 @@
-"""ler-enrich: le.normalized -> firmographics for the lead's company domain -> le.enriched.
+"""Enriching a lead (ler-enrich): firmographics for its company domain, cached with a TTL.
 
 Free and personal mail domains are skipped (the website the lead gave is used instead, if
 any). A domain is looked up in ler-enrich-cache first; on a miss the provider is called with
@@ -10,17 +10,15 @@ ler-retry and ler-backfill pick up) and still emitted: enrichment is a bonus, ne
 from __future__ import annotations
 
 import datetime as dt
-import os
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from handlers.common import metrics
-from handlers.common.observability import get_logger, logged
-from handlers.lead_enricher.contract import ENRICHED, NORMALIZED
+from handlers.common.observability import get_logger
+from handlers.lead_enricher.contract import ENRICHED, NORMALIZED, EnrichSettings
 from handlers.lead_enricher.domains import is_disposable, is_free_mail, is_placeholder
 from handlers.lead_enricher.enrich_cache import EnrichCache, PendingMarkers
-from handlers.lead_enricher.events import EventBridgeSink, EventSink, lead_from_event
+from handlers.lead_enricher.events import EventSink, lead_from_event
 from handlers.lead_enricher.firmographics import (
     FirmographicProvider,
     ProviderUnavailable,
@@ -46,27 +44,6 @@ def tagged(fields: dict[str, Any], source: str, as_of: str) -> dict[str, dict[st
     return {
         name: {"value": value, "source": source, "as_of": as_of} for name, value in fields.items()
     }
-
-
-@dataclass(frozen=True)
-class EnrichConfig:
-    cache_table: str
-    secret_id: str
-    provider: str
-    base_url: str | None
-    api_version: str | None
-    cache_days: int
-
-    @classmethod
-    def from_env(cls) -> EnrichConfig:
-        return cls(
-            cache_table=os.environ["CACHE_TABLE"],
-            secret_id=os.environ["ENRICHMENT_SECRET_ID"],
-            provider=os.environ["ENRICHMENT_PROVIDER"],
-            base_url=os.environ.get("ENRICHMENT_BASE_URL") or None,
-            api_version=os.environ.get("ENRICHMENT_API_VERSION") or None,
-            cache_days=int(os.environ.get("CACHE_TTL_DAYS", "90")),
-        )
 
 
 class Enricher:
@@ -132,7 +109,7 @@ class Enricher:
         return lead
 
 
-def make_provider(config: EnrichConfig, transport: Any = None) -> FirmographicProvider:
+def make_provider(config: EnrichSettings, transport: Any = None) -> FirmographicProvider:
     """The configured provider, reading its key from Secrets Manager at call time (cached).
 
     ``transport`` replaces the HTTP call (the sandbox's provider stand-in).
@@ -142,35 +119,12 @@ def make_provider(config: EnrichConfig, transport: Any = None) -> FirmographicPr
     def key() -> str:
         from handlers.common.secrets import get_secret
 
-        return get_secret(config.secret_id).strip()
+        return get_secret(config.enrichment_secret_id).strip()
 
     return firmographics.make_provider(
-        config.provider,
+        config.enrichment_provider,
         key,
-        base_url=config.base_url,
-        api_version=config.api_version,
+        base_url=config.enrichment_base_url,
+        api_version=config.enrichment_api_version,
         transport=transport,
     )
-
-
-_enricher: Enricher | None = None
-
-
-def _service() -> Enricher:
-    global _enricher
-    if _enricher is None:
-        config = EnrichConfig.from_env()
-        _enricher = Enricher(
-            EnrichCache(config.cache_table, config.cache_days),
-            PendingMarkers(config.cache_table),
-            make_provider(config),
-            EventBridgeSink.from_env(),
-        )
-    return _enricher
-
-
-@logged
-def handler(event: dict[str, Any], context: Any) -> dict[str, str]:
-    lead = _service().handle(event)
-    assert lead.enrichment is not None
-    return {"lead_id": lead.lead_id, "enrichment": lead.enrichment.status}

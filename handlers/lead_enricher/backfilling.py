@@ -1,4 +1,4 @@
-"""ler-backfill (nightly): re-enrich still-pending leads, re-sync ler-identity from the CRM.
+"""Backfilling (ler-backfill, nightly): re-enrich pending leads, re-sync ler-identity from the CRM.
 
 1. Every lead still marked enrichment_pending (whatever its pass: ler-retry has given up on
    the ones past its budget) re-enters the chain as le.normalized with the next pass.
@@ -11,15 +11,14 @@
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from handlers.common.observability import get_logger, logged
+from handlers.common.observability import get_logger
 from handlers.lead_enricher.contract import NORMALIZED, RESYNC_ACTION
 from handlers.lead_enricher.enrich_cache import PendingMarkers
-from handlers.lead_enricher.events import EventBridgeSink, EventSink
+from handlers.lead_enricher.events import EventSink
 
 SAFETY_MS = 60_000
 """Stop starting pages when less than this is left (a page takes well under push's 30 s)."""
@@ -97,18 +96,3 @@ class Backfill:
         self.resync(report, time_left_ms)
         get_logger().info("backfill done", **report.__dict__)
         return report
-
-
-def make_syncer(push_function: str) -> PageSyncer:
-    return PushPageSyncer(push_function)
-
-
-@logged
-def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    job = Backfill(
-        PendingMarkers(os.environ["CACHE_TABLE"]),
-        EventBridgeSink.from_env(),
-        make_syncer(os.environ["PUSH_FUNCTION_NAME"]),
-    )
-    remaining = getattr(context, "get_remaining_time_in_millis", None)
-    return job.run(remaining if callable(remaining) else (lambda: 10**9)).__dict__

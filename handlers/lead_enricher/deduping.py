@@ -1,4 +1,4 @@
-"""ler-dedupe: le.enriched -> new or link:<crm_id> against ler-identity -> le.deduped.
+"""Deduping a lead (ler-dedupe): new, or link:<crm_id> against ler-identity.
 
 1. Exact keys (EMAIL#, PHONE#, FP#), strongest first: a hit links.
 2. Otherwise candidates from the blocking keys are scored deterministically (``matching``):
@@ -9,12 +9,10 @@ The role reads ler-identity only; ler-push writes it once the CRM has the contac
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass
 from typing import Any
 
-from handlers.common.observability import get_logger, logged
-from handlers.lead_enricher.contract import DEDUPED, ENRICHED
+from handlers.common.observability import get_logger
+from handlers.lead_enricher.contract import DEDUPED, ENRICHED, EVENT_BUS, DedupeSettings
 from handlers.lead_enricher.events import EventBridgeSink, EventSink, lead_from_event
 from handlers.lead_enricher.identity import IdentityIndex
 from handlers.lead_enricher.lead import Dedupe, Lead
@@ -23,36 +21,17 @@ from handlers.lead_enricher.matching import exact_keys, lead_profile, near_keys,
 MAX_CANDIDATES = 5
 
 
-@dataclass(frozen=True)
-class DedupeConfig:
-    identity_table: str
-    identity_index: str
-    model_id: str
-    link_score: float
-    ambiguous_score: float
-
-    @classmethod
-    def from_env(cls) -> DedupeConfig:
-        return cls(
-            identity_table=os.environ["IDENTITY_TABLE"],
-            identity_index=os.environ["IDENTITY_INDEX"],
-            model_id=os.environ["DEDUPE_MODEL_ID"],
-            link_score=float(os.environ.get("LINK_SCORE", "0.9")),
-            ambiguous_score=float(os.environ.get("AMBIGUOUS_SCORE", "0.7")),
-        )
-
-
 class Deduper:
     def __init__(
         self,
-        config: DedupeConfig,
+        config: DedupeSettings,
         index: IdentityIndex | None = None,
         sink: EventSink | None = None,
         model_client: Any = None,
     ) -> None:
         self.config = config
         self.index = index or IdentityIndex(config.identity_table, config.identity_index)
-        self.sink = sink or EventBridgeSink.from_env()
+        self.sink = sink or EventBridgeSink(config.event_source, EVENT_BUS)
         self.model_client = model_client
 
     def verdict(self, lead: Lead) -> Dedupe:
@@ -79,7 +58,7 @@ class Deduper:
             return Dedupe(verdict="new", score=best_score)
         from handlers.lead_enricher.dedupe_model import judge
 
-        chosen, outcome = judge(mine, band, model_id=self.config.model_id, client=self.model_client)
+        chosen, outcome = judge(mine, band, model_id=self.config.dedupe_model_id, client=self.model_client)
         if outcome.startswith("discarded"):
             get_logger().info("model answer discarded", lead_id=lead.lead_id, outcome=outcome)
         if chosen is None:
@@ -94,20 +73,3 @@ class Deduper:
         lead.dedupe = self.verdict(lead)
         self.sink.publish(DEDUPED, lead)
         return lead
-
-
-_deduper: Deduper | None = None
-
-
-def _service() -> Deduper:
-    global _deduper
-    if _deduper is None:
-        _deduper = Deduper(DedupeConfig.from_env())
-    return _deduper
-
-
-@logged
-def handler(event: dict[str, Any], context: Any) -> dict[str, str]:
-    lead = _service().handle(event)
-    assert lead.dedupe is not None
-    return {"lead_id": lead.lead_id, "verdict": lead.dedupe.verdict}

@@ -1,4 +1,4 @@
-"""ler-digest: the previous day's ler-junk drops, counted by reason, emailed through SES.
+"""The junk digest (ler-digest): the previous day's ler-junk drops by reason, emailed via SES.
 
 A human reads the boundary every morning: how many leads were dropped, why, and a short
 sample of each reason (lane, address, the first words of the message), so a real lead
@@ -8,13 +8,12 @@ dropped by mistake is noticed and can be replayed from ler-junk.
 from __future__ import annotations
 
 import datetime as dt
-import os
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from handlers.common.observability import get_logger, logged
+from handlers.common.observability import get_logger
 from handlers.lead_enricher.junk_log import day_prefix
 from handlers.lead_enricher.mailer import Mailer
 from handlers.lead_enricher.storage import ObjectStore
@@ -84,22 +83,3 @@ def run_digest(
     mailer.send(recipient, digest.subject, digest.text())
     get_logger().info("junk digest sent", day=day.isoformat(), total=digest.total)
     return digest
-
-
-@logged
-def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    """Scheduled daily; ``{"day": "YYYY-MM-DD"}`` in the input digests the day before it."""
-    given = event.get("day") if isinstance(event, dict) else None
-    current = dt.date.fromisoformat(str(given)) if given else dt.datetime.now(dt.UTC).date()
-    digest = run_digest(
-        ObjectStore(),
-        Mailer(os.environ["SENDER_EMAIL"]),
-        bucket=os.environ["JUNK_BUCKET"],
-        recipient=os.environ["DIGEST_RECIPIENT"],
-        today=current,
-    )
-    return {
-        "day": digest.day.isoformat(),
-        "total": digest.total,
-        "by_reason": dict(digest.by_reason),
-    }

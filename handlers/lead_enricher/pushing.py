@@ -1,4 +1,4 @@
-"""ler-push: le.clean -> create or link the CRM contact -> ler-records and ler-identity.
+"""Pushing a clean lead (ler-push): create or link the CRM contact, ler-records, ler-identity.
 
 The only function that holds the CRM key or writes the identity index. For each clean lead:
 
@@ -15,44 +15,21 @@ contact export (``resync_page``), so the CRM key and the index writes stay in th
 from __future__ import annotations
 
 import datetime as dt
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from handlers.common import metrics
-from handlers.common.observability import get_logger, logged
+from handlers.common.observability import get_logger
 from handlers.lead_enricher.claims import PushClaims
 from handlers.lead_enricher.cleanup import clean_email, phone_e164
-from handlers.lead_enricher.contract import CLEAN, RECORDS_PREFIX, RESYNC_ACTION
+from handlers.lead_enricher.contract import RECORDS_PREFIX, PushSettings
 from handlers.lead_enricher.crm import Crm, CrmContact, HubSpotCrm
 from handlers.lead_enricher.crm_fields import CREATE_ONLY, crm_properties, fill_empty
-from handlers.lead_enricher.events import lead_from_event
 from handlers.lead_enricher.identity import IdentityIndex
 from handlers.lead_enricher.lead import Contact, Lead
 from handlers.lead_enricher.matching import company_of, exact_keys, near_keys
 from handlers.lead_enricher.storage import ObjectStore
-
-
-@dataclass(frozen=True)
-class PushConfig:
-    identity_table: str
-    identity_index: str
-    records_bucket: str
-    crm_secret_id: str
-    crm_base_url: str
-    default_region: str
-
-    @classmethod
-    def from_env(cls) -> PushConfig:
-        return cls(
-            identity_table=os.environ["IDENTITY_TABLE"],
-            identity_index=os.environ["IDENTITY_INDEX"],
-            records_bucket=os.environ["RECORDS_BUCKET"],
-            crm_secret_id=os.environ["CRM_SECRET_ID"],
-            crm_base_url=os.environ["CRM_BASE_URL"],
-            default_region=os.environ.get("DEFAULT_PHONE_REGION", "GB"),
-        )
 
 
 @dataclass(frozen=True)
@@ -66,7 +43,7 @@ class PushResult:
 class Pusher:
     def __init__(
         self,
-        config: PushConfig,
+        config: PushSettings,
         crm: Crm,
         index: IdentityIndex | None = None,
         store: ObjectStore | None = None,
@@ -207,14 +184,14 @@ class Pusher:
         phone = props.get("phone") or props.get("mobilephone") or ""
         return Contact(
             email=clean_email(props.get("email") or ""),
-            phone=phone_e164(phone, self.config.default_region) if phone else None,
+            phone=phone_e164(phone, self.config.default_phone_region) if phone else None,
             first_name=(props.get("firstname") or "").strip() or None,
             last_name=(props.get("lastname") or "").strip() or None,
             company=(props.get("company") or "").strip() or None,
         )
 
 
-def make_crm(config: PushConfig) -> Crm:
+def make_crm(config: PushSettings) -> Crm:
     """HubSpot, with the Service Key read from Secrets Manager at call time."""
 
     from handlers.common.secrets import default_cache
@@ -227,29 +204,6 @@ def make_crm(config: PushConfig) -> Crm:
     return HubSpotCrm(
         config.crm_base_url,
         token,
-        version=os.environ.get("HUBSPOT_API_VERSION"),
+        version=config.hubspot_api_version,
         on_unauthorized=lambda: default_cache.invalidate(config.crm_secret_id),
     )
-
-
-_pusher: Pusher | None = None
-
-
-def _service() -> Pusher:
-    global _pusher
-    if _pusher is None:
-        config = PushConfig.from_env()
-        _pusher = Pusher(config, make_crm(config))
-    return _pusher
-
-
-@logged
-def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    """le.clean from EventBridge, or ``{"action": "resync_page", "after": ...}`` from ler-backfill."""
-    if event.get("action") == RESYNC_ACTION:
-        after = event.get("after")
-        return _service().resync_page(
-            None if after is None else str(after), int(event.get("limit", 100))
-        )
-    result = _service().push(lead_from_event(event, CLEAN))
-    return {"lead_id": result.lead_id, "crm_id": result.crm_id, "action": result.action}

@@ -1,4 +1,4 @@
-"""ler-intake: the front door for all three lanes.
+"""The three lanes into the enricher (ler-intake's logic; the entry is ``functions/intake.py``).
 
 * Function URL (form / webhook JSON or url-encoded): authenticity first (shared secret or
   SigV4 by the URL itself), then the raw body is kept under ``form/`` in ler-raw.
@@ -19,22 +19,21 @@ import datetime as dt
 import hashlib
 import hmac
 import json
-import os
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote_plus
 
 from handlers.common import function_url as url
 from handlers.common import metrics
-from handlers.common.observability import get_logger, logged
+from handlers.common.observability import get_logger
 from handlers.lead_enricher.contract import (
     FORM_PREFIX,
     MAIL_PREFIX,
     REPORT_PREFIX,
     UPLOAD_CONTINUE,
     UPLOAD_PREFIX,
+    IntakeSettings,
 )
 from handlers.lead_enricher.inputs import RawLead, UnreadableMail, from_mapping, from_mime
 from handlers.lead_enricher.junk_log import junk_entry, junk_key
@@ -55,32 +54,6 @@ MAX_REPORTED_ROWS = 10_000
 SES_SETUP_NOTIFICATION = "AMAZON_SES_SETUP_NOTIFICATION"
 """The object SES puts under the S3 action's prefix when the receipt rule is created (Amazon
 SES Developer Guide, "Deliver to S3 bucket action")."""
-
-
-@dataclass(frozen=True)
-class IntakeConfig:
-    """What intake reads from its environment."""
-
-    raw_bucket: str
-    junk_bucket: str
-    queue_url: str
-    auth: str
-    secret_id: str | None
-    min_submit_seconds: int
-
-    @classmethod
-    def from_env(cls) -> IntakeConfig:
-        auth = os.environ.get("INTAKE_AUTH", "shared_secret")
-        if auth not in ("shared_secret", "iam"):
-            raise ValueError(f"INTAKE_AUTH must be shared_secret or iam, not {auth!r}")
-        return cls(
-            raw_bucket=os.environ["RAW_BUCKET"],
-            junk_bucket=os.environ["JUNK_BUCKET"],
-            queue_url=os.environ["INTAKE_QUEUE_URL"],
-            auth=auth,
-            secret_id=os.environ.get("INTAKE_SECRET_ID") or None,
-            min_submit_seconds=int(os.environ.get("MIN_SUBMIT_SECONDS", "3")),
-        )
 
 
 class LeadQueue:
@@ -125,18 +98,21 @@ class Intake:
 
     def __init__(
         self,
-        config: IntakeConfig,
+        config: IntakeSettings,
         store: ObjectStore | None = None,
         queue: LeadQueue | None = None,
         clock: Any = time.time,
     ) -> None:
         self.config = config
         self.store = store or ObjectStore()
-        self.queue = queue or LeadQueue(config.queue_url)
+        self.queue = queue or LeadQueue(config.intake_queue_url)
         self.clock = clock
         self.remaining_ms: Callable[[], int] = lambda: 10**9
         """The invocation's remaining time (the Lambda context's); tests shorten it."""
-        self.invoke_self: Callable[[Mapping[str, Any]], None] = _invoke_self
+        self.function_name = ""
+        """This function's name, from the invocation's Lambda context (set by the entry point)."""
+        self.invoke_self: Callable[[Mapping[str, Any]], None] = self._invoke_self
+        """Starts a new invocation of this function; tests record the events instead."""
 
     def admit(self, leads: Iterable[tuple[Lead, RawLead]]) -> dict[str, int]:
         """Pre-screen each lead: junk to ler-junk now, survivors to the queue."""
@@ -190,15 +166,15 @@ class Intake:
 
     def _authentic_body(self, event: Mapping[str, Any]) -> bytes:
         """The body, once the request is known to come from a holder of the secret."""
-        if self.config.auth == "iam":
+        if self.config.intake_auth == "iam":
             # The Function URL is AWS_IAM: AWS checked the SigV4 signature before invoking us.
             return url.raw_body(event, max_bytes=MAX_BODY_BYTES)
-        if not self.config.secret_id:
+        if not self.config.intake_secret_id:
             raise RuntimeError("INTAKE_SECRET_ID is not set in shared_secret mode")
         from handlers.common.secrets import get_secret
         from handlers.common.webhook_signatures import SignatureError, verify_timestamped
 
-        secret = get_secret(self.config.secret_id)
+        secret = get_secret(self.config.intake_secret_id)
         given = url.header(event, SECRET_HEADER)
         signature = url.header(event, SIGNATURE_HEADER)
         if given is not None:
@@ -370,6 +346,11 @@ class Intake:
         self.invoke_self(event)
         get_logger().info("upload continues in a new invocation", key=key)
 
+    def _invoke_self(self, event: Mapping[str, Any]) -> None:
+        if not self.function_name:
+            raise RuntimeError("Intake.function_name is unset: the entry point sets it per call")
+        invoke_async(self.function_name, event)
+
     def resume(self, event: Mapping[str, Any]) -> dict[str, int]:
         """The continuation event: read on from the report's cursor."""
         spec = event[UPLOAD_CONTINUE]
@@ -385,14 +366,24 @@ def upload_report_key(key: str) -> str:
     return f"{REPORT_PREFIX}{key}.json"
 
 
-def _invoke_self(event: Mapping[str, Any]) -> None:
+def invoke_async(function_name: str, event: Mapping[str, Any]) -> None:
+    """Invoke ``function_name`` asynchronously with ``event`` (an upload's continuation).
+
+    By name, not by ``invoked_function_arn``: that ARN carries the qualifier when an alias or
+    version was invoked, and the role's grant names the unqualified function. AWS Lambda
+    Developer Guide, "AWS Lambda context object in Python":
+    https://docs.aws.amazon.com/lambda/latest/dg/python-context-object.html
+    """
     from handlers.common.aws_clients import client
 
     client("lambda").invoke(
-        FunctionName=os.environ["AWS_LAMBDA_FUNCTION_NAME"],
+        FunctionName=function_name,
         InvocationType="Event",
         Payload=json.dumps(event).encode("utf-8"),
     )
+
+
+
 
 
 def _lead(
@@ -425,28 +416,3 @@ def _event_time(record: Mapping[str, Any]) -> dt.datetime:
         return dt.datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(dt.UTC)
     except ValueError:
         return dt.datetime.now(dt.UTC)
-
-
-_intake: Intake | None = None
-
-
-def _service() -> Intake:
-    global _intake
-    if _intake is None:
-        _intake = Intake(IntakeConfig.from_env())
-    return _intake
-
-
-@logged
-def handler(event: dict[str, Any], context: Any) -> Any:
-    """Function URL request, S3 notification (also re-driven by ler-retry), or intake's own
-    continuation of a long upload."""
-    service = _service()
-    remaining = getattr(context, "get_remaining_time_in_millis", None)
-    if callable(remaining):
-        service.remaining_ms = remaining
-    if isinstance(event.get(UPLOAD_CONTINUE), dict):
-        return service.resume(event)
-    if isinstance(event.get("Records"), list):
-        return service.objects(event)
-    return service.form(event)
