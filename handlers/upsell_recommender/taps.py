@@ -1,4 +1,4 @@
-"""upsr-addlink: the one-tap link (public Function URL) -> record the tap -> 302 to the cart.
+"""Taps (upsr-addlink): the one-tap link (public Function URL) -> record the tap -> 302 to the cart.
 
 The signed token is checked before anything else is read; a malformed, forged, expired or
 misdirected token gets a 4xx JSON error and nothing is written. The token signs
@@ -25,8 +25,7 @@ from handlers.common.link_tokens import (
     TokenExpired,
     verify_token,
 )
-from handlers.common.observability import get_logger, logged
-from handlers.upsell_recommender import clock, env
+from handlers.common.observability import get_logger
 from handlers.upsell_recommender.domain import ADD_ACTION, is_variant_id
 from handlers.upsell_recommender.store import cart_url
 
@@ -34,6 +33,7 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb.service_resource import Table
 
     from handlers.common.link_tokens import Keyring
+    from handlers.upsell_recommender.contract import AddlinkSettings
 
 PREFETCH_AGENTS = (
     "facebookexternalhit",
@@ -71,34 +71,17 @@ class AddlinkDeps:
     store_domain: str
 
     @classmethod
-    def from_env(cls) -> AddlinkDeps:
+    def from_settings(cls, config: AddlinkSettings) -> AddlinkDeps:
         from handlers.common.aws_clients import table
         from handlers.common.link_tokens import Keyring
         from handlers.common.secrets import get_secret
 
-        key_id = env.text("UPSR_ADDLINK_KEY_SECRET_ID")
+        key_id = config.addlink_key_secret_id
         return cls(
-            offers=table(env.text("UPSR_OFFERS_TABLE")),
+            offers=table(config.offers_table),
             keyring=lambda: Keyring.from_secret_string(get_secret(key_id)),
-            store_domain=env.text("UPSR_STORE_DOMAIN"),
+            store_domain=config.store_domain,
         )
-
-
-_deps: AddlinkDeps | None = None
-
-
-def current_deps() -> AddlinkDeps:
-    """This container's dependencies, built on first use."""
-    global _deps
-    if _deps is None:
-        _deps = AddlinkDeps.from_env()
-    return _deps
-
-
-@logged
-def handler(event: Mapping[str, Any], context: Any) -> dict[str, Any]:
-    """Function URL entry point."""
-    return handle(event, current_deps(), now=clock.now())
 
 
 def is_prefetch(event: Mapping[str, Any]) -> bool:

@@ -1,4 +1,4 @@
-"""ls-report: the attribution report behind an AWS_IAM Function URL, cached for a day.
+"""Reporting (ls-report, behind an AWS_IAM Function URL): the attribution report, cached.
 
 ``GET ?from=YYYY-MM-DD&to=YYYY-MM-DD&mode=strict|lenient&include_asked=true&format=json|csv``
 (dates inclusive, UTC; default the last 30 days, strict, JSON). Nothing is precomputed: the
@@ -6,13 +6,12 @@ report walks the rows on request, then keeps the rendered answer in this contain
 ``REPORT_CACHE_SECONDS`` keyed by (range, mode, format) and tells HTTP caches the same through
 ``Cache-Control: private, max-age``. The role may only Query the three tables.
 
-Environment: TOUCHES_TABLE, IDENTITIES_TABLE, ENQUIRIES_TABLE, REPORT_CACHE_SECONDS.
+Settings: ``contract.ReportSettings``.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import os
 import threading
 import time
 from collections import OrderedDict
@@ -26,15 +25,15 @@ from handlers.common.function_url import (
     json_error,
     query_param,
 )
-from handlers.common.observability import get_logger, logged
+from handlers.common.observability import get_logger
 from handlers.source_attributor.attribution import Mode, Report, attribute
+from handlers.source_attributor.contract import ReportSettings
 from handlers.source_attributor.records import Enquiry, Touch, iso
 from handlers.source_attributor.store import DynamoStore, ReportStore
 
 Format = Literal["json", "csv"]
 DEFAULT_DAYS = 30
 MAX_DAYS = 366
-DEFAULT_CACHE_SECONDS = 86400
 CACHE_ENTRIES = 64
 QUERY_WORKERS = 10
 """Concurrent Queries while reading paths: boto3's default connection pool holds 10."""
@@ -229,7 +228,7 @@ class ReportApp:
     """The report endpoint with its collaborators (store, cache, clock) swappable."""
 
     store: ReportStore
-    cache_seconds: int = DEFAULT_CACHE_SECONDS
+    cache_seconds: int
     clock: Callable[[], dt.datetime] = _now
     workers: int = 1
     cache: ReportCache = field(init=False)
@@ -265,26 +264,14 @@ class ReportApp:
         }
 
 
-def app_from_env() -> ReportApp:
-    """The app configured by the function's environment."""
+def app(settings: ReportSettings) -> ReportApp:
+    """The app of the function's settings."""
     return ReportApp(
         store=DynamoStore(
-            touches_table=os.environ["TOUCHES_TABLE"],
-            identities_table=os.environ["IDENTITIES_TABLE"],
-            enquiries_table=os.environ["ENQUIRIES_TABLE"],
+            touches_table=settings.touches_table,
+            identities_table=settings.identities_table,
+            enquiries_table=settings.enquiries_table,
         ),
-        cache_seconds=int(os.environ.get("REPORT_CACHE_SECONDS", DEFAULT_CACHE_SECONDS)),
+        cache_seconds=settings.report_cache_seconds,
         workers=QUERY_WORKERS,
     )
-
-
-_app: ReportApp | None = None
-
-
-@logged
-def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    """Function URL (AWS_IAM) entry point."""
-    global _app
-    if _app is None:
-        _app = app_from_env()
-    return _app(event)

@@ -1,4 +1,4 @@
-"""ls-capture: the public beacon Function URL. Normalises the source, writes one touch.
+"""Capturing (ls-capture, the public beacon Function URL): normalise the source, write one touch.
 
 Authenticity on this public surface is the origin allowlist (the site's own pages) and the bot
 filter, checked before the body is read; every refusal writes nothing. An arrival becomes one
@@ -7,15 +7,13 @@ enquiry row (the email only as a keyed hash, the free-text answer raw) plus one 
 medium ``asked``, in one transaction, idempotent per form submission. The role may only
 PutItem on touches and enquiries, and read the one email-hash key secret.
 
-Environment: TOUCHES_TABLE, ENQUIRIES_TABLE, EMAIL_HASH_SECRET (the secret's name),
-SITE_ORIGINS (comma-separated), TOUCH_TTL_DAYS.
+Settings: ``contract.CaptureSettings``.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,15 +31,15 @@ from handlers.common.function_url import (
     preflight_response,
     raw_body,
 )
-from handlers.common.observability import get_logger, logged
+from handlers.common.observability import get_logger
 from handlers.source_attributor import beacon, visitor
+from handlers.source_attributor.contract import CaptureSettings
 from handlers.source_attributor.email_hash import email_hash
 from handlers.source_attributor.records import Enquiry, Touch, iso, month_of
 from handlers.source_attributor.sources import classify, classify_answer, landing_path
 from handlers.source_attributor.store import CaptureStore, DynamoStore
 
 METHODS = ("POST", "OPTIONS")
-DEFAULT_TTL_DAYS = 548
 
 
 def _now() -> dt.datetime:
@@ -68,7 +66,7 @@ class CaptureApp:
     store: CaptureStore
     site_origins: frozenset[str]
     hash_key: Callable[[], bytes]
-    ttl_days: int = DEFAULT_TTL_DAYS
+    ttl_days: int
     clock: Callable[[], dt.datetime] = _now
     site_hosts: frozenset[str] = field(init=False)
 
@@ -179,29 +177,15 @@ class CaptureApp:
         return {"visitor_id": ids.visitor_id, "enquiry_id": enquiry.enquiry_id, "recorded": recorded}
 
 
-def app_from_env() -> CaptureApp:
-    """The app configured by the function's environment (names only, never values)."""
-    from handlers.common.secrets import get_secret_bytes, secret_id_from_env
+def app(settings: CaptureSettings) -> CaptureApp:
+    """The app of the function's settings (the secret's name only, its value on first use)."""
+    from handlers.common.secrets import get_secret_bytes
 
-    origins = frozenset(o.strip() for o in os.environ["SITE_ORIGINS"].split(",") if o.strip())
     return CaptureApp(
         store=DynamoStore(
-            touches_table=os.environ["TOUCHES_TABLE"],
-            enquiries_table=os.environ["ENQUIRIES_TABLE"],
+            touches_table=settings.touches_table, enquiries_table=settings.enquiries_table
         ),
-        site_origins=origins,
-        hash_key=lambda: get_secret_bytes(secret_id_from_env("EMAIL_HASH_SECRET")),
-        ttl_days=int(os.environ.get("TOUCH_TTL_DAYS", DEFAULT_TTL_DAYS)),
+        site_origins=settings.origins(),
+        hash_key=lambda: get_secret_bytes(settings.email_hash_secret),
+        ttl_days=settings.touch_ttl_days,
     )
-
-
-_app: CaptureApp | None = None
-
-
-@logged
-def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    """Function URL entry point."""
-    global _app
-    if _app is None:
-        _app = app_from_env()
-    return _app(event)

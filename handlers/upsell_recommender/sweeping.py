@@ -1,4 +1,4 @@
-"""upsr-sweep (hourly): close windows, and once a day send the owner the take-up roll-up.
+"""Sweeping (upsr-sweep, hourly): close windows, and once a day send the owner the take-up roll-up.
 
 Sent offers whose attribution window ended without a tap become ``ignored``. The move is
 conditional on ``sent``, so a tap racing the sweep leaves exactly one terminal state, and a
@@ -13,15 +13,16 @@ fails after the marker, that day's report is skipped (logged) rather than risked
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from handlers.common.observability import get_logger, logged
-from handlers.upsell_recommender import clock, env
+from handlers.common.observability import get_logger
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.service_resource import Table
+
+    from handlers.upsell_recommender.contract import SweepSettings
 
 Mailer = Callable[[str, str], None]
 """Sends (subject, text) to the owner."""
@@ -50,18 +51,18 @@ class SweepDeps:
     report_timezone: str
 
     @classmethod
-    def from_env(cls, *, mail_owner: Mailer | None = None) -> SweepDeps:
+    def from_settings(cls, config: SweepSettings, *, mail_owner: Mailer | None = None) -> SweepDeps:
         from handlers.common.aws_clients import table
 
         return cls(
-            offers=table(env.text("UPSR_OFFERS_TABLE")),
-            index=env.text("UPSR_OFFERS_INDEX"),
+            offers=table(config.offers_table),
+            index=config.offers_index,
             mail_owner=mail_owner
-            or ses_mailer(env.text("UPSR_SENDER_EMAIL"), env.text("UPSR_OWNER_EMAIL")),
-            window_s=env.integer("UPSR_ATTRIBUTION_WINDOW_HOURS") * 3600,
-            retention_s=env.integer("UPSR_OFFER_RETENTION_DAYS") * 86400,
-            report_hour=env.integer("UPSR_REPORT_HOUR", 8),
-            report_timezone=env.text("UPSR_REPORT_TIMEZONE"),
+            or ses_mailer(config.sender_email, config.owner_email),
+            window_s=config.attribution_window_hours * 3600,
+            retention_s=config.offer_retention_days * 86400,
+            report_hour=config.report_hour,
+            report_timezone=config.report_timezone,
         )
 
 
@@ -83,23 +84,6 @@ def ses_mailer(sender: str, owner: str) -> Mailer:
         )
 
     return send
-
-
-_deps: SweepDeps | None = None
-
-
-def current_deps() -> SweepDeps:
-    """This container's dependencies, built on first use."""
-    global _deps
-    if _deps is None:
-        _deps = SweepDeps.from_env()
-    return _deps
-
-
-@logged
-def handler(event: Mapping[str, Any], context: Any) -> dict[str, Any]:
-    """Scheduler entry point."""
-    return run(current_deps(), now=clock.now())
 
 
 def local_time(now: float, zone: str) -> dt.datetime:

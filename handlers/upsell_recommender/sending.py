@@ -1,4 +1,4 @@
-"""upsr-sender (every 5 minutes): release due offers, one nudge each, never two.
+"""Sending (upsr-sender, every 5 minutes): release due offers, one nudge each, never two.
 
 For each chosen offer whose ``send_at`` has come (state/send_at index):
 
@@ -24,13 +24,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from handlers.common import metrics
-from handlers.common.observability import get_logger, logged
-from handlers.upsell_recommender import clock, env
+from handlers.common.observability import get_logger
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.service_resource import Table
 
     from handlers.common.link_tokens import Keyring
+    from handlers.upsell_recommender.contract import SenderSettings
     from handlers.upsell_recommender.nudges import Messenger
 
 RUN_LIMIT = 200
@@ -68,47 +68,30 @@ class SenderDeps:
     max_nudges: int
 
     @classmethod
-    def from_env(cls, *, messenger: Messenger | None = None) -> SenderDeps:
+    def from_settings(cls, config: SenderSettings, *, messenger: Messenger | None = None) -> SenderDeps:
         from handlers.common.aws_clients import table
         from handlers.common.link_tokens import Keyring
         from handlers.common.secrets import get_secret
         from handlers.upsell_recommender.nudges import AwsMessenger
 
-        key_id = env.text("UPSR_ADDLINK_KEY_SECRET_ID")
+        key_id = config.addlink_key_secret_id
         return cls(
-            offers=table(env.text("UPSR_OFFERS_TABLE")),
-            index=env.text("UPSR_OFFERS_INDEX"),
-            customers=table(env.text("UPSR_CUSTOMERS_TABLE")),
-            optout=table(env.text("UPSR_OPTOUT_TABLE")),
+            offers=table(config.offers_table),
+            index=config.offers_index,
+            customers=table(config.customers_table),
+            optout=table(config.optout_table),
             messenger=messenger
             or AwsMessenger(
-                origination_identity=env.text("UPSR_SMS_ORIGINATION_IDENTITY"),
-                sender_email=env.text("UPSR_SENDER_EMAIL"),
+                origination_identity=config.sms_origination_identity,
+                sender_email=config.sender_email,
             ),
             keyring=lambda: Keyring.from_secret_string(get_secret(key_id)),
-            addlink_url=env.text("UPSR_ADDLINK_URL"),
-            window_s=env.integer("UPSR_ATTRIBUTION_WINDOW_HOURS") * 3600,
-            retention_s=env.integer("UPSR_OFFER_RETENTION_DAYS") * 86400,
-            grace_s=env.integer("UPSR_LINK_GRACE_DAYS", 14) * 86400,
-            max_nudges=env.integer("UPSR_MAX_NUDGES_PER_30_DAYS"),
+            addlink_url=config.addlink_url,
+            window_s=config.attribution_window_hours * 3600,
+            retention_s=config.offer_retention_days * 86400,
+            grace_s=config.link_grace_days * 86400,
+            max_nudges=config.max_nudges_per_30_days,
         )
-
-
-_deps: SenderDeps | None = None
-
-
-def current_deps() -> SenderDeps:
-    """This container's dependencies, built on first use."""
-    global _deps
-    if _deps is None:
-        _deps = SenderDeps.from_env()
-    return _deps
-
-
-@logged
-def handler(event: Mapping[str, Any], context: Any) -> dict[str, int]:
-    """Scheduler entry point; returns the count of each outcome."""
-    return run(current_deps(), now=clock.now())
 
 
 def link_url(base: str, token: str) -> str:

@@ -1,4 +1,4 @@
-"""upsr-catalog-sync (every 15 minutes): the store's products into upsr-catalogue.
+"""Syncing (upsr-catalog-sync, every 15 minutes): the store's products into upsr-catalogue.
 
 Every variant with a SKU becomes one row: stock, price, category (product type) and
 complementary categories (``complements:<category>`` tags), stamped with this run's time. Rows
@@ -10,16 +10,17 @@ and the picker treats a row older than ``catalogue_max_age_hours`` as out of sto
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from handlers.common.observability import get_logger, logged
-from handlers.upsell_recommender import clock, env
+from handlers.common.observability import get_logger
+from handlers.upsell_recommender import clock
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.service_resource import Table
 
+    from handlers.upsell_recommender.contract import CatalogSyncSettings
     from handlers.upsell_recommender.store import Store
 
 
@@ -36,15 +37,15 @@ class SyncDeps:
     forget_key: Callable[[], None] | None = None
 
     @classmethod
-    def from_env(cls, *, store: Store | None = None, opener: Any = None) -> SyncDeps:
+    def from_settings(cls, config: CatalogSyncSettings, *, store: Store | None = None, opener: Any = None) -> SyncDeps:
         """The real store; ``opener`` replaces urllib's (the sandbox's Shopify stand-in)."""
         from handlers.common.aws_clients import table
         from handlers.common.secrets import default_cache, get_secret
         from handlers.upsell_recommender.shopify import ShopifyStore
         from handlers.upsell_recommender.shopify_auth import AccessTokens
 
-        key_id = env.text("UPSR_STORE_KEY_SECRET_ID")
-        domain = env.text("UPSR_STORE_DOMAIN")
+        key_id = config.store_key_secret_id
+        domain = config.store_domain
         io = {} if opener is None else {"opener": opener}
         # One token per container: minted on first use, kept until shortly before expiry.
         tokens = AccessTokens(
@@ -55,34 +56,17 @@ class SyncDeps:
             **io,
         )
         return cls(
-            catalogue=table(env.text("UPSR_CATALOGUE_TABLE")),
+            catalogue=table(config.catalogue_table),
             store=store
             or ShopifyStore(
                 domain,
                 tokens.token,
                 refresh_token=tokens.invalidate,
-                api_version=env.text("UPSR_SHOPIFY_API_VERSION"),
+                api_version=config.shopify_api_version,
                 **io,
             ),
             forget_key=tokens.invalidate,
         )
-
-
-_deps: SyncDeps | None = None
-
-
-def current_deps() -> SyncDeps:
-    """This container's dependencies, built on first use."""
-    global _deps
-    if _deps is None:
-        _deps = SyncDeps.from_env()
-    return _deps
-
-
-@logged
-def handler(event: Mapping[str, Any], context: Any) -> dict[str, int]:
-    """Scheduler entry point."""
-    return run(current_deps(), now=clock.now())
 
 
 def run(deps: SyncDeps, *, now: float) -> dict[str, int]:

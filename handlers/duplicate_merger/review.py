@@ -1,4 +1,6 @@
-"""dm-merge: the public review links, automatic merges from ``dm-merges``, the weekly digest.
+"""dm-merge's work: the public review links, automatic merges from ``dm-merges``, the digest.
+
+The entry point is ``functions/merge.py``; :class:`App` is everything behind it.
 
 Function URL routes (every one verifies its signed link token first, from the query string,
 before reading anything else; GET only renders, POST acts, so a mail scanner fetching links
@@ -20,19 +22,13 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
-from handlers.common.observability import logged
+from handlers.duplicate_merger.contract import MergeSettings
 from handlers.duplicate_merger.crm import CrmWriter
 from handlers.duplicate_merger.merging import MergeFailed, MergeService, Outcome
-
-crm_factory: Callable[[], CrmWriter] | None = None
-"""Tests and the local sandbox put an in-memory CRM here; production builds HubSpot's."""
-clock: Callable[[], dt.datetime] = lambda: dt.datetime.now(dt.UTC)  # noqa: E731
 
 MERGE_ID = re.compile(r"mrg_\d{4}_\d{2}_\d{2}_[0-9a-f]{6}")
 ROUTES = {
@@ -44,50 +40,23 @@ ROUTES = {
 }
 
 
-@dataclass(frozen=True)
-class Env:
-    """dm-merge's configuration: names and ids only."""
-
-    merges_table: str
-    decisions_table: str
-    pairs_table: str
-    review_index: str
-    undo_bucket: str
-    crm_write_secret: str
-    crm_base_url: str
-    link_key_secret: str
-    sender: str
-    reviewer: str
-    link_ttl_days: int
-    undo_days: int
-
-    @classmethod
-    def load(cls) -> Env:
-        e = os.environ
-        return cls(
-            e["MERGES_TABLE"],
-            e["DECISIONS_TABLE"],
-            e["PAIRS_TABLE"],
-            e.get("REVIEW_INDEX", "by-review"),
-            e["UNDO_BUCKET"],
-            e["CRM_WRITE_SECRET"],
-            e.get("CRM_BASE_URL", "https://api.hubapi.com"),
-            e["LINK_KEY_SECRET"],
-            e["SENDER_EMAIL"],
-            e["REVIEWER_EMAIL"],
-            int(e.get("LINK_TTL_DAYS", "30")),
-            int(e.get("UNDO_DAYS", "90")),
-        )
-
-
 class App:
     """The three entry points over the tables, the bucket, the keyring and the CRM."""
 
-    def __init__(self, env: Env) -> None:
+    def __init__(
+        self,
+        env: MergeSettings,
+        crm: Callable[[], CrmWriter],
+        clock: Callable[[], dt.datetime],
+    ) -> None:
+        """``crm`` builds the CRM writer when a merge needs it (never to render a page);
+        ``clock`` is the time (tests and the sandbox move it)."""
         from handlers.common.aws_clients import table
         from handlers.duplicate_merger.store import DynamoLedger, PairReader, S3Bundles
 
         self.env = env
+        self.crm = crm
+        self.clock = clock
         self.merges = table(env.merges_table)
         self.ledger = DynamoLedger(self.merges, table(env.decisions_table))
         self.pairs = PairReader(table(env.pairs_table), env.review_index)
@@ -104,20 +73,7 @@ class App:
     def service(self) -> MergeService:
         """The merge service; the CRM write credential is read only here (confirm, undo,
         automatic merge), never to render a page."""
-        if crm_factory is not None:
-            crm = crm_factory()
-        else:
-            from handlers.common.hubspot import token_from_secret
-            from handlers.common.secrets import default_cache
-            from handlers.duplicate_merger.crm import HubSpotCrm
-
-            secret = self.env.crm_write_secret
-            crm = HubSpotCrm(
-                lambda: token_from_secret(default_cache.get_string(secret)),
-                self.env.crm_base_url,
-                version=os.environ.get("HUBSPOT_API_VERSION"),
-                on_unauthorized=lambda: default_cache.invalidate(secret),
-            )
+        crm = self.crm()
         return MergeService(crm, self.ledger, self.bundles, undo_days=self.env.undo_days)
 
     # Web ---------------------------------------------------------------------------------
@@ -129,7 +85,7 @@ class App:
         route = ROUTES.get((fu.http_method(event), str(event.get("rawPath") or "/")))
         if route is None:
             return fu.json_error(404, "not_found", "no such page")
-        now = clock()
+        now = self.clock()
         try:
             claims = lt.verify_token(
                 fu.query_param(event, "t"), self.keyring(), action=route, now=now.timestamp()
@@ -178,7 +134,7 @@ class App:
         from handlers.duplicate_merger import pages
         from handlers.duplicate_merger.merging import LinkUse
 
-        who = self.env.reviewer
+        who = self.env.reviewer_email
         link = LinkUse(claims.token_id, int(claims.expires_at))
         if route == "confirm":
             pair = self.pairs.get(claims.subject)
@@ -225,7 +181,7 @@ class App:
         pair = self.pairs.get(pair_key)
         if pair is None or pair.get("band") != "automatic":
             return Outcome("gone", "the pair is no longer in the automatic band")
-        outcome = self.service().merge(pair_key, decided_by="automatic", now=clock())
+        outcome = self.service().merge(pair_key, decided_by="automatic", now=self.clock())
         if outcome.status == "busy":
             raise RuntimeError(outcome.message)  # SQS redelivers it after the visibility timeout
         return outcome
@@ -237,7 +193,7 @@ class App:
         from handlers.duplicate_merger import digest as dg
         from handlers.duplicate_merger.store import RUN_LATEST
 
-        now = clock()
+        now = self.clock()
         run = self.pairs.get(RUN_LATEST)
         if run is None:
             return {"sent": False, "reason": "no run yet"}
@@ -258,7 +214,7 @@ class App:
             url = self._link(base, "/undo", "undo", str(merge_id), min(expires, _undo_expiry(now, self.env)), now)
             automatic.append(dg.DigestItem(pair["pair_key"], pair["explanation"], pair["score"], url))
         composed = dg.compose(run, proposals, automatic)
-        message_id = dg.send(client("ses"), self.env.sender, self.env.reviewer, composed)
+        message_id = dg.send(client("ses"), self.env.sender_email, self.env.reviewer_email, composed)
         return {"sent": True, "message_id": message_id, "run_id": run_id,
                 "proposals": composed.proposals, "automatic": composed.automatic}
 
@@ -277,7 +233,7 @@ def _token_of(claims: Any, app: App) -> str:
     )
 
 
-def _undo_expiry(now: dt.datetime, env: Env) -> int:
+def _undo_expiry(now: dt.datetime, env: MergeSettings) -> int:
     """Undo links live as long as the other links, and never past the undo window."""
     return int(now.timestamp()) + min(env.link_ttl_days, env.undo_days) * 86_400
 
@@ -294,58 +250,3 @@ def _valid_subject(route: str, subject: str) -> bool:
     except ValueError:
         return False
     return len(subject) <= 256
-
-
-def own_url() -> str:
-    """This function's Function URL (for the digest's links), or ``PUBLIC_URL`` when set."""
-    override = os.environ.get("PUBLIC_URL")
-    if override:
-        return override.rstrip("/")
-    from handlers.common.aws_clients import client
-
-    answer = client("lambda").get_function_url_config(
-        FunctionName=os.environ["AWS_LAMBDA_FUNCTION_NAME"]
-    )
-    return str(answer["FunctionUrl"]).rstrip("/")
-
-
-_app: App | None = None
-
-
-def app() -> App:
-    global _app
-    if _app is None:
-        _app = App(Env.load())
-    return _app
-
-
-def reset() -> None:
-    """Forget the cached app (tests: one moto context each)."""
-    global _app
-    _app = None
-
-
-@logged
-def handler(event: Mapping[str, Any], context: Any) -> Any:
-    """Function URL request, SQS batch from dm-merges, or the digest schedule."""
-    from handlers.common.observability import get_logger
-
-    logger = get_logger()
-    if isinstance(event.get("requestContext"), Mapping) and "http" in event["requestContext"]:
-        return app().web(event)
-    if isinstance(event.get("Records"), list):
-        failures = []
-        for record in event["Records"]:
-            try:
-                outcome = app().automatic(record["body"])
-                logger.info("automatic merge", extra={"status": outcome.status, "merge_id": outcome.merge_id})
-            except Exception:
-                logger.exception("automatic merge failed; will retry")
-                failures.append({"itemIdentifier": record.get("messageId", "")})
-        return {"batchItemFailures": failures}
-    if event.get("action") == "digest":
-        result = app().digest(own_url())
-        logger.info("digest", extra=result)
-        return result
-    logger.warning("unknown event ignored")
-    return {"ignored": True}

@@ -1,4 +1,4 @@
-"""upsr-picker: suggest jobs from upsr-jobs -> one offer (or one no-fit record) per order.
+"""Suggesting (upsr-picker): suggest jobs from upsr-jobs -> one offer (or one no-fit record) per order.
 
 Per job: catalogue candidates (rows passing every filter), one structured model call for a
 ranked shortlist, the filters again on the shortlist against freshly read rows, then one
@@ -20,13 +20,14 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from handlers.common import metrics
-from handlers.common.observability import get_logger, logged
-from handlers.upsell_recommender import clock, env
+from handlers.common.observability import get_logger
+from handlers.upsell_recommender.contract import OFFERS_TTL
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.service_resource import Table
 
     from handlers.common.model_call import ConverseClient
+    from handlers.upsell_recommender.contract import PickerSettings
     from handlers.upsell_recommender.jobs import SuggestJob
     from handlers.upsell_recommender.picking import Decision
 
@@ -72,52 +73,21 @@ class PickerDeps:
     max_receives: int
 
     @classmethod
-    def from_env(cls, *, model_client: ConverseClient | None = None) -> PickerDeps:
+    def from_settings(cls, config: PickerSettings, *, model_client: ConverseClient | None = None) -> PickerDeps:
         from handlers.common.aws_clients import table
 
         return cls(
-            offers=table(env.text("UPSR_OFFERS_TABLE")),
-            catalogue=table(env.text("UPSR_CATALOGUE_TABLE")),
-            model_id=env.text("UPSR_PICKER_MODEL_ID"),
+            offers=table(config.offers_table),
+            catalogue=table(config.catalogue_table),
+            model_id=config.picker_model_id,
             model_client=model_client,
-            delay_s=env.integer("UPSR_NUDGE_DELAY_MINUTES") * 60,
-            window_s=env.integer("UPSR_ATTRIBUTION_WINDOW_HOURS") * 3600,
-            retention_s=env.integer("UPSR_OFFER_RETENTION_DAYS") * 86400,
-            max_price_ratio=env.number("UPSR_MAX_PRICE_RATIO"),
-            max_age_s=env.integer("UPSR_CATALOGUE_MAX_AGE_HOURS") * 3600,
-            max_receives=env.integer("UPSR_JOBS_MAX_RECEIVES", 5),
+            delay_s=config.nudge_delay_minutes * 60,
+            window_s=config.attribution_window_hours * 3600,
+            retention_s=config.offer_retention_days * 86400,
+            max_price_ratio=config.max_price_ratio,
+            max_age_s=config.catalogue_max_age_hours * 3600,
+            max_receives=config.jobs_max_receives,
         )
-
-
-_deps: PickerDeps | None = None
-
-
-def current_deps() -> PickerDeps:
-    """This container's dependencies, built on first use."""
-    global _deps
-    if _deps is None:
-        _deps = PickerDeps.from_env()
-    return _deps
-
-
-@logged
-def handler(event: Mapping[str, Any], context: Any) -> dict[str, Any]:
-    """SQS entry point; failed records are reported individually (partial batch response)."""
-    from aws_lambda_powertools.utilities.batch import (
-        BatchProcessor,
-        EventType,
-        process_partial_response,
-    )
-
-    deps = current_deps()
-    processor = BatchProcessor(event_type=EventType.SQS)
-    result = process_partial_response(
-        event=dict(event),
-        record_handler=lambda record: process_record(record.raw_event, deps, now=clock.now()),
-        processor=processor,
-        context=context,
-    )
-    return dict(result)
 
 
 def process_record(record: Mapping[str, Any], deps: PickerDeps, *, now: float) -> PickOutcome:
@@ -236,7 +206,7 @@ def _chosen_item(
             "model_id": deps.model_id,
             "shortlist": list(decision.shortlist),
             "rejected": dict(decision.rejected),
-            "expires_at": send_at + deps.window_s + deps.retention_s,
+            OFFERS_TTL: send_at + deps.window_s + deps.retention_s,
         }
     )
     return item
@@ -255,7 +225,7 @@ def _no_fit(
             "state": OfferState.NO_FIT.value,
             "send_at": int(now),
             "reason": reason,
-            "expires_at": int(now) + deps.retention_s,
+            OFFERS_TTL: int(now) + deps.retention_s,
         }
     )
     if decision is not None:

@@ -1,4 +1,4 @@
-"""dm-score: one block message in, candidate pairs out (SQS ``dm-blocks``, batch failures).
+"""dm-score's work: one block message in, candidate pairs out (``functions/score.py``).
 
 For each pair the message owns: skip it if a decision exists (a "not a duplicate" is never
 proposed again), else upsert its row (one row per pair: ``min#max``), and send an
@@ -10,19 +10,12 @@ only, and SQS redelivers it: every write here is idempotent for a redelivery.
 from __future__ import annotations
 
 import datetime as dt
-import os
 from collections.abc import Mapping
 from typing import Any, Protocol
 
 from handlers.common import metrics
-from handlers.common.observability import logged
 from handlers.duplicate_merger.evidence import Thresholds
-from handlers.duplicate_merger.pipeline import (
-    DEFAULT_RECORD_FLOOR,
-    MessageError,
-    decode_message,
-    score_message,
-)
+from handlers.duplicate_merger.pipeline import decode_message, score_message
 from handlers.duplicate_merger.profile import Profile
 
 
@@ -86,41 +79,3 @@ def process(
     for band, n in sorted(bands.items()):
         metrics.count("PairsScored", n, band)
     return counts
-
-
-@logged
-def handler(event: Mapping[str, Any], context: Any) -> dict[str, Any]:
-    """SQS entry point; reports partial batch failures."""
-    from handlers.common.aws_clients import table
-    from handlers.common.observability import get_logger
-    from handlers.duplicate_merger.store import PairStore, QueueSender
-
-    logger = get_logger()
-    pairs = PairStore(table(os.environ["PAIRS_TABLE"]), table(os.environ["DECISIONS_TABLE"]))
-    merges = QueueSender(os.environ["MERGES_QUEUE_URL"])
-    thresholds = Thresholds(
-        automatic=float(os.environ["AUTOMATIC_THRESHOLD"]),
-        propose=float(os.environ["PROPOSE_THRESHOLD"]),
-    )
-    floor = float(os.environ.get("RECORD_FLOOR", str(DEFAULT_RECORD_FLOOR)))
-    ttl_days = int(os.environ.get("PAIR_TTL_DAYS", "30"))
-    failures = []
-    for record in event.get("Records") or []:
-        message_id = record.get("messageId", "")
-        try:
-            counts = process(
-                record["body"],
-                pairs,
-                merges,
-                thresholds=thresholds,
-                floor=floor,
-                now=dt.datetime.now(dt.UTC),
-                pair_ttl_days=ttl_days,
-            )
-            logger.info("block message scored", extra={"message_id": message_id, **counts})
-        except MessageError as err:
-            logger.error("malformed block message dropped", extra={"message_id": message_id, "error": str(err)})
-        except Exception:
-            logger.exception("block message failed", extra={"message_id": message_id})
-            failures.append({"itemIdentifier": message_id})
-    return {"batchItemFailures": failures}

@@ -1,4 +1,4 @@
-"""upsr-order: the Shopify orders/create webhook (public Function URL).
+"""Orders (upsr-order): the Shopify orders/create webhook (public Function URL).
 
 Authenticity first: the HMAC of the raw body is checked before anything else is read. Then,
 fast and without the catalogue or the model: the shop and topic headers, the order itself, the
@@ -30,17 +30,18 @@ from typing import TYPE_CHECKING, Any
 
 from handlers.common import function_url as http
 from handlers.common import metrics
-from handlers.common.observability import get_logger, logged
+from handlers.common.observability import get_logger
+from handlers.common.transitions import condition_failed
 from handlers.common.webhook_signatures import (
     SHOPIFY_HMAC_HEADER,
     SignatureError,
     verify_base64_hmac,
 )
-from handlers.upsell_recommender import clock, env
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.service_resource import Table
 
+    from handlers.upsell_recommender.contract import OrderSettings
     from handlers.upsell_recommender.gate import Gate
     from handlers.upsell_recommender.webhook import OrderEvent
 
@@ -77,45 +78,28 @@ class OrderDeps:
     stale_pending_s: int
 
     @classmethod
-    def from_env(cls) -> OrderDeps:
+    def from_settings(cls, config: OrderSettings) -> OrderDeps:
         from handlers.common.aws_clients import client, table
         from handlers.common.secrets import get_secret
         from handlers.upsell_recommender.shopify_auth import webhook_key
 
-        queue_url = env.text("UPSR_JOBS_QUEUE_URL")
-        secret_id = env.text("UPSR_WEBHOOK_SECRET_ID")
+        queue_url = config.jobs_queue_url
+        secret_id = config.webhook_secret_id
 
         def send_job(body: str) -> None:
             client("sqs").send_message(QueueUrl=queue_url, MessageBody=body)
 
         return cls(
-            orders=table(env.text("UPSR_ORDERS_TABLE")),
-            customers=table(env.text("UPSR_CUSTOMERS_TABLE")),
-            optout=table(env.text("UPSR_OPTOUT_TABLE")),
+            orders=table(config.orders_table),
+            customers=table(config.customers_table),
+            optout=table(config.optout_table),
             send_job=send_job,
             webhook_secret=lambda: webhook_key(get_secret(secret_id)),
-            store_domain=env.text("UPSR_STORE_DOMAIN").lower(),
-            max_age_s=env.integer("UPSR_WEBHOOK_MAX_AGE_HOURS", 48) * 3600,
-            max_nudges=env.integer("UPSR_MAX_NUDGES_PER_30_DAYS"),
-            stale_pending_s=env.integer("UPSR_ORDER_TIMEOUT_S", 10) + 5,
+            store_domain=config.store_domain.lower(),
+            max_age_s=config.webhook_max_age_hours * 3600,
+            max_nudges=config.max_nudges_per_30_days,
+            stale_pending_s=config.order_timeout_s + 5,
         )
-
-
-_deps: OrderDeps | None = None
-
-
-def current_deps() -> OrderDeps:
-    """This container's dependencies, built on first use."""
-    global _deps
-    if _deps is None:
-        _deps = OrderDeps.from_env()
-    return _deps
-
-
-@logged
-def handler(event: Mapping[str, Any], context: Any) -> dict[str, Any]:
-    """Function URL entry point."""
-    return handle(event, current_deps(), now=clock.now())
 
 
 def handle(event: Mapping[str, Any], deps: OrderDeps, *, now: float) -> dict[str, Any]:
@@ -319,7 +303,7 @@ def _take_over(orders: Table, order_id: str, claimed_at: int, now: float) -> boo
             ExpressionAttributeValues={":now": int(now), ":pending": PENDING, ":seen": claimed_at},
         )
     except ClientError as err:
-        if err.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
+        if not condition_failed(err):
             raise
         return False
     return True
