@@ -285,7 +285,7 @@ def _unwatched_function() -> dict[str, Any]:
         name="dev-ls-by-hand",
         role="arn:aws:iam::123456789012:role/dev-ls-by-hand-role",
         runtime="python3.14",
-        handler="handlers.source_attributor.report.handler",
+        handler="handlers.source_attributor.functions.report.handler",
     )
     return {}
 

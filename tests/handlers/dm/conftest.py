@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from handlers.duplicate_merger import merge as merge_handler
+from handlers.common.api_versions import HUBSPOT_DEFAULT_VERSION
+from handlers.duplicate_merger.functions import merge as merge_handler
 
 REGION = "us-east-1"
 KEYRING = {"active_kid": "k1", "keys": {"k1": "k" * 40}}
@@ -88,6 +89,12 @@ def dm_aws(aws: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[DmAws]:
         "PROPOSE_THRESHOLD": "0.0",
         "RECORD_FLOOR": "-10.0",
         "PUBLIC_URL": "https://dm.example.test",
+        "CRM_BASE_URL": "https://api.hubapi.com",
+        "CRM_READ_SECRET": "dev-dm-crm-read",
+        "HUBSPOT_API_VERSION": HUBSPOT_DEFAULT_VERSION,
+        "BLOCK_CAP": "50",
+        "PHONE_REGION": "US",
+        "PAIR_TTL_DAYS": "30",
     }
     for key, value in env.items():
         monkeypatch.setenv(key, value)
@@ -101,4 +108,3 @@ def dm_aws(aws: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[DmAws]:
         merges_url,
     )
     merge_handler.reset()
-    monkeypatch.setattr(merge_handler, "crm_factory", None)

@@ -12,12 +12,15 @@ import pytest
 
 from benchmarks.crm_generator import generate
 from handlers.common.link_tokens import Keyring, issue_token
-from handlers.duplicate_merger import block, merge, score
-from handlers.duplicate_merger.crm import Association, CrmError, InMemoryCrm
+from handlers.duplicate_merger import runs, scoring
+from handlers.duplicate_merger.crm import Association, CrmError
 from handlers.duplicate_merger.evidence import Thresholds
+from handlers.duplicate_merger.functions import merge
 from handlers.duplicate_merger.merging import MergeFailed, MergeService
+from handlers.duplicate_merger.pipeline import MessageError
 from handlers.duplicate_merger.store import DynamoLedger, PairStore, QueueSender, S3Bundles
 from tests.handlers.dm.conftest import KEYRING, DmAws
+from testsupport.dm import InMemoryCrm
 
 NOW = dt.datetime(2026, 8, 3, 9, 0, tzinfo=dt.UTC)
 THRESHOLDS = Thresholds(12.0, 0.0)
@@ -60,7 +63,7 @@ def run_week(dm_aws: DmAws, crm: InMemoryCrm) -> dict[str, int]:
     from handlers.common.aws_clients import client
 
     store = PairStore(dm_aws.pairs, dm_aws.decisions)
-    block.run(
+    runs.run(
         crm.iter_contacts(), QueueSender(dm_aws.blocks_url), store,
         now=NOW, cap=50, phone_region="US", pair_ttl_days=30,
     )
@@ -70,7 +73,7 @@ def run_week(dm_aws: DmAws, crm: InMemoryCrm) -> dict[str, int]:
         if not got.get("Messages"):
             return totals
         for m in got["Messages"]:
-            counts = score.process(
+            counts = scoring.process(
                 m["Body"], store, QueueSender(dm_aws.merges_url),
                 thresholds=THRESHOLDS, floor=-10.0, now=NOW, pair_ttl_days=30,
             )
@@ -182,8 +185,8 @@ def test_decisions_keep_their_score_and_move_the_next_runs_bands(
     assert bands(week, THRESHOLDS).bands.for_evidence("person") == THRESHOLDS
     assert bands("2026-W33", THRESHOLDS).bands.for_evidence("person") == THRESHOLDS  # 1 < 30
     body = '{"v": 3}'
-    with pytest.raises(score.MessageError):
-        score.process(body, PairStore(dm_aws.pairs, dm_aws.decisions), QueueSender(dm_aws.merges_url),
+    with pytest.raises(MessageError):
+        scoring.process(body, PairStore(dm_aws.pairs, dm_aws.decisions), QueueSender(dm_aws.merges_url),
                       thresholds=THRESHOLDS, floor=-10.0, now=NOW, pair_ttl_days=30, calibrate=bands)
 
 
@@ -197,12 +200,12 @@ def test_every_message_of_a_run_is_scored_with_the_calibrated_bands(dm_aws: DmAw
     bands = RunBands(tally.counts)
     crm = crm_with_duplicates()
     store = PairStore(dm_aws.pairs, dm_aws.decisions)
-    block.run(crm.iter_contacts(), QueueSender(dm_aws.blocks_url), store,
+    runs.run(crm.iter_contacts(), QueueSender(dm_aws.blocks_url), store,
               now=NOW, cap=50, phone_region="US", pair_ttl_days=30)
     classes: list[int] = []
     while got := client("sqs").receive_message(QueueUrl=dm_aws.blocks_url, MaxNumberOfMessages=10).get("Messages"):
         for m in got:
-            counts = score.process(m["Body"], store, QueueSender(dm_aws.merges_url),
+            counts = scoring.process(m["Body"], store, QueueSender(dm_aws.merges_url),
                                    thresholds=THRESHOLDS, floor=-10.0, now=NOW, pair_ttl_days=30,
                                    calibrate=bands)
             classes.append(counts["calibrated_classes"])
@@ -499,3 +502,52 @@ def test_an_undo_counts_its_merge_as_not_a_duplicate_and_a_broken_tally_decides_
     )
     assert svc.reject("301#302", decided_by="ops@example.com", now=NOW).status == "rejected"
     assert dm_aws.decisions.get_item(Key={"pair_key": "301#302"})["Item"]["evidence"] == "name"
+
+
+def test_score_drops_a_malformed_message_and_reports_a_failing_one(
+    dm_aws: DmAws, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One batch, three outcomes: scored, dropped (retrying cannot fix it), retried."""
+    from handlers.common.aws_clients import client
+    from handlers.duplicate_merger.functions import score
+
+    runs.run(
+        crm_with_duplicates().iter_contacts(), QueueSender(dm_aws.blocks_url),
+        PairStore(dm_aws.pairs, dm_aws.decisions),
+        now=NOW, cap=50, phone_region="US", pair_ttl_days=30,
+    )
+    got = client("sqs").receive_message(QueueUrl=dm_aws.blocks_url, MaxNumberOfMessages=10)
+    good = next(m["Body"] for m in got["Messages"] if "101" in m["Body"] and "102" in m["Body"])
+    real = scoring.process
+
+    def failing(body: str, *args: Any, **kwargs: Any) -> dict[str, int]:
+        if body == "boom":
+            raise RuntimeError("the pairs table throttled")
+        return real(body, *args, **kwargs)
+
+    monkeypatch.setattr(scoring, "process", failing)
+    records = [
+        {"messageId": "good", "body": good, "eventSource": "aws:sqs"},
+        {"messageId": "malformed", "body": "{not json", "eventSource": "aws:sqs"},
+        {"messageId": "failing", "body": "boom", "eventSource": "aws:sqs"},
+    ]
+    answer = score.handler({"Records": records}, None)
+    assert answer == {"batchItemFailures": [{"itemIdentifier": "failing"}]}
+    assert dm_aws.pairs.get_item(Key={"pair_key": "101#102"})["Item"]["band"] == "automatic"
+
+
+def test_merge_retries_every_failing_message_as_before(
+    dm_aws: DmAws, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """dm-merge's queue carries only dm-score's messages: a pair gone is handled, anything
+    that raises (unreadable, busy, the CRM down) goes back to the queue and then to its DLQ."""
+    crm = crm_with_duplicates()
+    monkeypatch.setattr(merge, "crm_factory", lambda: crm)
+    monkeypatch.setattr(merge, "clock", lambda: NOW)
+    records = [
+        {"messageId": "gone", "body": json.dumps({"pair_key": "7#8"}), "eventSource": "aws:sqs"},
+        {"messageId": "unreadable", "body": "{not json", "eventSource": "aws:sqs"},
+    ]
+    answer = merge.handler({"Records": records}, None)
+    assert answer == {"batchItemFailures": [{"itemIdentifier": "unreadable"}]}
+    assert crm.writes == 0

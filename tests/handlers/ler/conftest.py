@@ -21,8 +21,17 @@ from typing import Any, Final
 
 import pytest
 
+from handlers.common import settings
 from handlers.common.fakes import FakeBedrockClient
-from handlers.lead_enricher import (
+from handlers.lead_enricher.contract import (
+    CLEAN,
+    DEDUPED,
+    ENRICHED,
+    JUNK,
+    NORMALIZED,
+    TRIGGER_PREFIXES,
+)
+from handlers.lead_enricher.functions import (
     backfill,
     dedupe,
     digest,
@@ -33,17 +42,8 @@ from handlers.lead_enricher import (
     push,
     retry,
 )
-from handlers.lead_enricher import filter as junk_filter
-from handlers.lead_enricher.contract import (
-    CLEAN,
-    DEDUPED,
-    ENRICHED,
-    JUNK,
-    NORMALIZED,
-    TRIGGER_PREFIXES,
-)
-from handlers.lead_enricher.crm import FakeCrm
-from handlers.lead_enricher.firmographics import FakeFirmographics
+from handlers.lead_enricher.functions import filter as junk_filter
+from testsupport.ler import FakeCrm, FakeFirmographics
 
 REGION: Final = "eu-west-2"
 ACCOUNT = "123456789012"
@@ -356,6 +356,7 @@ def ler(aws: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[Ler]:
         "BORDERLINE_SCORE": "0.4",
         "CRM_SECRET_ID": "dev-ler-crm-key",
         "CRM_BASE_URL": "https://api.hubapi.com",
+        "HUBSPOT_API_VERSION": "2026-09",
         "DLQ_URL": urls["dlq"],
         "INTAKE_DLQ_URL": urls["intake_dlq"],
         "INTAKE_FUNCTION_NAME": "dev-ler-intake",
@@ -368,6 +369,7 @@ def ler(aws: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[Ler]:
     }
     for name, value in env.items():
         monkeypatch.setenv(name, value)
+    settings.reset()  # each test reads its own environment
 
     world = Ler(
         clients={"s3": s3, "sqs": sqs, "events": events, "dynamodb": dynamodb, "ses": ses},
@@ -382,6 +384,7 @@ def ler(aws: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[Ler]:
     for module, name in SINGLETONS:
         monkeypatch.setattr(module, name, None)
     yield world
+    settings.reset()
 
 
 class InProcessSyncer:

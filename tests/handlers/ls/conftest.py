@@ -55,7 +55,7 @@ def ls_env(aws: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         "REPORT_CACHE_SECONDS": "86400",
     }.items():
         monkeypatch.setenv(name, value)
-    from handlers.source_attributor import capture, report, stitch
+    from handlers.source_attributor.functions import capture, report, stitch
 
     monkeypatch.setattr(capture, "_app", None)
     monkeypatch.setattr(report, "_app", None)
@@ -143,11 +143,13 @@ def clock() -> Clock:
 def apps(ls_env: None, clock: Clock, monkeypatch: pytest.MonkeyPatch) -> Clock:
     """Installs the capture and report apps built from the env, on the settable clock, as the
     handlers' own: tests call ``capture.handler`` / ``report.handler`` as Lambda would."""
-    from handlers.source_attributor import capture, report
+    from handlers.common import settings
+    from handlers.source_attributor import capturing, contract, reporting
+    from handlers.source_attributor.functions import capture, report
 
-    capture_app = capture.app_from_env()
+    capture_app = capturing.app(settings.current(contract.CaptureSettings))
     capture_app.clock = clock
-    report_app = report.app_from_env()
+    report_app = reporting.app(settings.current(contract.ReportSettings))
     report_app.clock = clock
     monkeypatch.setattr(capture, "_app", capture_app)
     monkeypatch.setattr(report, "_app", report_app)

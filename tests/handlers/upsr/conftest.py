@@ -21,10 +21,9 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from handlers.common.fakes import FakeBedrockClient
-from handlers.upsell_recommender import catalogue
+from handlers.upsell_recommender import catalogue, contract
 from handlers.upsell_recommender.domain import CatalogueItem
-from handlers.upsell_recommender.nudges import RecordingMessenger
-from handlers.upsell_recommender.store import InMemoryStore
+from testsupport.upsr import InMemoryStore, RecordingMessenger
 
 T0 = 1_767_258_000  # 2026-01-01 09:00 UTC: after the report hour in London
 SHOP = "example-shop.myshopify.com"
@@ -41,36 +40,36 @@ DELAY_S = 120 * 60
 WINDOW_S = 72 * 3600
 
 ENV = {
-    "UPSR_ORDERS_TABLE": "dev-upsr-orders",
-    "UPSR_OFFERS_TABLE": "dev-upsr-offers",
-    "UPSR_OFFERS_INDEX": "state-send_at",
-    "UPSR_CATALOGUE_TABLE": "dev-upsr-catalogue",
-    "UPSR_CUSTOMERS_TABLE": "dev-upsr-customers",
-    "UPSR_OPTOUT_TABLE": "dev-upsr-optout",
-    "UPSR_STORE_DOMAIN": SHOP,
-    "UPSR_ATTRIBUTION_WINDOW_HOURS": "72",
-    "UPSR_OFFER_RETENTION_DAYS": "90",
-    "UPSR_MAX_NUDGES_PER_30_DAYS": "2",
-    "UPSR_WEBHOOK_SECRET_ID": "dev-upsr-webhook-secret",
-    "UPSR_WEBHOOK_MAX_AGE_HOURS": "48",
-    "UPSR_ORDER_TIMEOUT_S": "10",
-    "UPSR_PICKER_MODEL_ID": "global.anthropic.claude-haiku-4-5-20251001-v1:0",
-    "UPSR_NUDGE_DELAY_MINUTES": "120",
-    "UPSR_MAX_PRICE_RATIO": "0.5",
-    "UPSR_CATALOGUE_MAX_AGE_HOURS": "6",
-    "UPSR_JOBS_MAX_RECEIVES": "5",
-    "UPSR_ADDLINK_KEY_SECRET_ID": "dev-upsr-addlink-key",
-    "UPSR_ADDLINK_URL": ADDLINK_URL,
-    "UPSR_SMS_ORIGINATION_IDENTITY": (
+    "ORDERS_TABLE": "dev-upsr-orders",
+    "OFFERS_TABLE": "dev-upsr-offers",
+    "OFFERS_INDEX": "state-send_at",
+    "CATALOGUE_TABLE": "dev-upsr-catalogue",
+    "CUSTOMERS_TABLE": "dev-upsr-customers",
+    "OPTOUT_TABLE": "dev-upsr-optout",
+    "STORE_DOMAIN": SHOP,
+    "ATTRIBUTION_WINDOW_HOURS": "72",
+    "OFFER_RETENTION_DAYS": "90",
+    "MAX_NUDGES_PER_30_DAYS": "2",
+    "WEBHOOK_SECRET_ID": "dev-upsr-webhook-secret",
+    "WEBHOOK_MAX_AGE_HOURS": "48",
+    "ORDER_TIMEOUT_S": "10",
+    "PICKER_MODEL_ID": "global.anthropic.claude-haiku-4-5-20251001-v1:0",
+    "NUDGE_DELAY_MINUTES": "120",
+    "MAX_PRICE_RATIO": "0.5",
+    "CATALOGUE_MAX_AGE_HOURS": "6",
+    "JOBS_MAX_RECEIVES": "5",
+    "ADDLINK_KEY_SECRET_ID": "dev-upsr-addlink-key",
+    "ADDLINK_URL": ADDLINK_URL,
+    "SMS_ORIGINATION_IDENTITY": (
         "arn:aws:sms-voice:eu-west-2:123456789012:pool/pool-0123456789abcdef0123456789abcdef"
     ),
-    "UPSR_SENDER_EMAIL": SENDER,
-    "UPSR_OWNER_EMAIL": OWNER,
-    "UPSR_LINK_GRACE_DAYS": "14",
-    "UPSR_REPORT_HOUR": "8",
-    "UPSR_REPORT_TIMEZONE": "Europe/London",
-    "UPSR_STORE_KEY_SECRET_ID": "dev-upsr-store-key",
-    "UPSR_SHOPIFY_API_VERSION": "2026-10",
+    "SENDER_EMAIL": SENDER,
+    "OWNER_EMAIL": OWNER,
+    "LINK_GRACE_DAYS": "14",
+    "REPORT_HOUR": "8",
+    "REPORT_TIMEZONE": "Europe/London",
+    "STORE_KEY_SECRET_ID": "dev-upsr-store-key",
+    "SHOPIFY_API_VERSION": "2026-10",
 }
 
 
@@ -264,67 +263,71 @@ class World:
                 self.sqs.delete_message(QueueUrl=self.queue_url, ReceiptHandle=m["ReceiptHandle"])
 
     def order_deps(self) -> Any:
-        from handlers.upsell_recommender.order import OrderDeps
+        from handlers.upsell_recommender.orders import OrderDeps
 
-        return OrderDeps.from_env()
+        return OrderDeps.from_settings(contract.OrderSettings.from_environ())
 
     def picker_deps(self) -> Any:
-        from handlers.upsell_recommender.picker import PickerDeps
+        from handlers.upsell_recommender.suggesting import PickerDeps
 
-        return PickerDeps.from_env(model_client=self.bedrock)
+        config = contract.PickerSettings.from_environ()
+        return PickerDeps.from_settings(config, model_client=self.bedrock)
 
     def sender_deps(self) -> Any:
-        from handlers.upsell_recommender.sender import SenderDeps
+        from handlers.upsell_recommender.sending import SenderDeps
 
-        return SenderDeps.from_env(messenger=self.messenger)
+        config = contract.SenderSettings.from_environ()
+        return SenderDeps.from_settings(config, messenger=self.messenger)
 
     def addlink_deps(self) -> Any:
-        from handlers.upsell_recommender.addlink import AddlinkDeps
+        from handlers.upsell_recommender.taps import AddlinkDeps
 
-        return AddlinkDeps.from_env()
+        return AddlinkDeps.from_settings(contract.AddlinkSettings.from_environ())
 
     def sweep_deps(self) -> Any:
-        from handlers.upsell_recommender.sweep import SweepDeps
+        from handlers.upsell_recommender.sweeping import SweepDeps
 
-        return SweepDeps.from_env(mail_owner=lambda s, t: self.owner_mail.append((s, t)))
+        config = contract.SweepSettings.from_environ()
+        return SweepDeps.from_settings(config, mail_owner=lambda s, t: self.owner_mail.append((s, t)))
 
     def sync_deps(self) -> Any:
-        from handlers.upsell_recommender.catalog_sync import SyncDeps
+        from handlers.upsell_recommender.syncing import SyncDeps
 
-        return SyncDeps.from_env(store=self.store)
+        config = contract.CatalogSyncSettings.from_environ()
+        return SyncDeps.from_settings(config, store=self.store)
 
     # Whole steps of the flow ---------------------------------------------------------------
 
     def sync(self, now: float = T0 - 300) -> dict[str, int]:
-        from handlers.upsell_recommender import catalog_sync
+        from handlers.upsell_recommender import syncing
 
-        return catalog_sync.run(self.sync_deps(), now=now)
+        return syncing.run(self.sync_deps(), now=now)
 
     def deliver(self, event: Mapping[str, Any], now: float = T0) -> dict[str, Any]:
-        from handlers.upsell_recommender import order
+        from handlers.upsell_recommender import orders
 
-        return order.handle(event, self.order_deps(), now=now)
+        return orders.handle(event, self.order_deps(), now=now)
 
     def pick_all(self, now: float = T0 + 5) -> list[str]:
-        from handlers.upsell_recommender import picker
+        from handlers.upsell_recommender import suggesting
 
         deps = self.picker_deps()
-        return [picker.process_record(r, deps, now=now).value for r in self.jobs()]
+        return [suggesting.process_record(r, deps, now=now).value for r in self.jobs()]
 
     def send(self, now: float) -> dict[str, int]:
-        from handlers.upsell_recommender import sender
+        from handlers.upsell_recommender import sending
 
-        return sender.run(self.sender_deps(), now=now)
+        return sending.run(self.sender_deps(), now=now)
 
     def tap(self, event: Mapping[str, Any], now: float) -> dict[str, Any]:
-        from handlers.upsell_recommender import addlink
+        from handlers.upsell_recommender import taps
 
-        return addlink.handle(event, self.addlink_deps(), now=now)
+        return taps.handle(event, self.addlink_deps(), now=now)
 
     def sweep(self, now: float) -> dict[str, Any]:
-        from handlers.upsell_recommender import sweep
+        from handlers.upsell_recommender import sweeping
 
-        return sweep.run(self.sweep_deps(), now=now)
+        return sweeping.run(self.sweep_deps(), now=now)
 
 
 @pytest.fixture
@@ -390,7 +393,7 @@ def world(aws: None, upsr_env: None, monkeypatch: pytest.MonkeyPatch) -> Iterato
             "RedrivePolicy": json.dumps({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": 5}),
         },
     )["QueueUrl"]
-    monkeypatch.setenv("UPSR_JOBS_QUEUE_URL", queue_url)
+    monkeypatch.setenv("JOBS_QUEUE_URL", queue_url)
     secrets = client("secretsmanager")
     secrets.create_secret(Name="dev-upsr-webhook-secret", SecretString=WEBHOOK_SECRET)
     secrets.create_secret(Name="dev-upsr-store-key", SecretString=STORE_KEY)
