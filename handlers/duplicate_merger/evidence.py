@@ -475,11 +475,16 @@ def implied_floors(
         explained(_STATE)
     if levels[_COMPANY] in _AGREE or levels[_DOMAIN] == "exact":
         explained(_DOMAIN, _PHONE, _HOUSE, _STREET, _POSTCODE, _CITY, _STATE)
-    if levels[_EMAIL] == "similar" and levels[_FIRST] in _NAMED and levels[_LAST] in _NAMED:
-        # Mailboxes are made from names (john.smith@ at two providers, jsmith1@ and jsmith2@):
-        # for two people of one name a similar mailbox is the name again, not a new fact. Its
-        # exact count would make it look rarer the larger the CRM (1 / contacts).
+    if levels[_EMAIL] == "similar" and (levels[_FIRST] in _NAMED or levels[_LAST] in _NAMED):
+        # Mailboxes are made from names (john.smith@ at two providers, jsmith1@ and jsmith2@,
+        # lwalker@ for Larry and for Loriann Walker): where a name agrees, a similar mailbox is
+        # that name again, not a new fact. Its exact count would make it look rarer the larger
+        # the CRM (1 / contacts), while the mailboxes one edit away grow with it.
         explained(_EMAIL)
+    if levels[_HOUSE] == "similar":
+        # A house number one digit off is the house next door as often as a typo, and more so
+        # the larger the CRM; the street's agreement is counted on its own.
+        explained(_HOUSE)
     if levels[_GENERATION] == "exact":
         explained(_GENERATION, share=PRIORS["generation"].exact)  # both juniors: no new fact
     family = (shared_home(levels) and not personal_mailbox) or suffixed

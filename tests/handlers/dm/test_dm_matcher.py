@@ -395,3 +395,19 @@ def test_a_job_change_keeps_the_mobile_and_moves_every_place() -> None:
     places = [t.weight for t in pair.terms if t.field in ("house", "street", "postcode", "city", "state")]
     assert len(places) == 5 and all(-1.5 < w < 0.0 for w in places)
     assert pair.band in ("automatic", "propose")  # the same mobile and name: one person moved on
+
+
+def test_near_values_made_from_names_or_next_door_add_nothing_at_any_size() -> None:
+    larry = Profile("1", first="larry", last="walker", email="lwalker@fernandez.co")
+    loriann = Profile("2", first="loriann", last="walker", email="lwalker@keapartners.net")
+    next_door = (Profile("3", last="hall", house="12", street="elm street"),
+                 Profile("4", last="hall", house="13", street="elm street"))
+    for total in (20_000, 1_000_000):
+        scorer = Scorer(total, THRESHOLDS, -16.0)
+        pair = scorer.score(larry, _counts(first=90, last=900, email=1), loriann,
+                            _counts(first=20, last=900, email=1))
+        assert next(t for t in pair.terms if t.field == "email").weight == 0.0
+        house = scorer.score(next_door[0], _counts(last=50, house=1, street=30), next_door[1],
+                             _counts(last=50, house=1, street=30))
+        assert next(t for t in house.terms if t.field == "house").weight == 0.0
+        assert next(t for t in house.terms if t.field == "street").weight > 0.0
