@@ -64,7 +64,7 @@ independent adds the same evidence two or five times:
 
 GENERATION_SHARE = 0.05
 """P(two different people who share a surname and a home also share the given name): juniors
-and seniors (about one man in forty is a "Jr."), and the other namings families reuse. A shared
+and seniors, and the other names families reuse (a round prior, not measured here). A shared
 home explains a shared surname (``HOUSEHOLD_SURNAME_SHARE``); this share is what the given
 name then still says. It also holds when either record carries a generational suffix."""
 
