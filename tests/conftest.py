@@ -10,5 +10,19 @@ locked-wheel path with a wheel it builds itself.
 from __future__ import annotations
 
 import os
+from pathlib import Path
+
+import pytest
+
+from testsupport.graphs import GraphCache
 
 os.environ["CRM_NATIVE_WHEELS"] = "host"
+
+
+@pytest.fixture(scope="session")
+def graphs(tmp_path_factory: pytest.TempPathFactory) -> GraphCache:
+    """The program's graphs, each built once per run and shared by the xdist workers (the
+    workers' temporary directories share one parent per run)."""
+    base = tmp_path_factory.getbasetemp()
+    shared: Path = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    return GraphCache(shared / "graphs")

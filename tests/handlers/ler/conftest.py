@@ -21,7 +21,6 @@ from typing import Any, Final
 
 import pytest
 
-from handlers.common.fakes import FakeBedrockClient
 from handlers.lead_enricher import (
     backfill,
     dedupe,
@@ -44,6 +43,7 @@ from handlers.lead_enricher.contract import (
 )
 from handlers.lead_enricher.crm import FakeCrm
 from handlers.lead_enricher.firmographics import FakeFirmographics
+from testsupport.common import FakeBedrockClient
 
 REGION: Final = "eu-west-2"
 ACCOUNT = "123456789012"

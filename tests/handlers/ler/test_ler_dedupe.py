@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from handlers.common.fakes import FakeBedrockClient
 from handlers.lead_enricher.dedupe import DedupeConfig, Deduper
 from handlers.lead_enricher.events import EventBridgeSink
 from handlers.lead_enricher.lead import Contact, Enrichment, Lead
@@ -20,6 +19,7 @@ from handlers.lead_enricher.matching import (
     score,
 )
 from tests.handlers.ler.conftest import IDENTITY, SOURCE, Ler
+from testsupport.common import FakeBedrockClient
 
 CONFIG = DedupeConfig(IDENTITY, "by-crm-id", "haiku", link_score=0.9, ambiguous_score=0.7)
 

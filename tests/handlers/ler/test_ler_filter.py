@@ -6,12 +6,12 @@ from typing import Any
 
 import pytest
 
-from handlers.common.fakes import FakeBedrockClient
 from handlers.lead_enricher.events import EventBridgeSink
 from handlers.lead_enricher.filter import FilterConfig, JunkFilter
 from handlers.lead_enricher.junk_signals import weigh
 from handlers.lead_enricher.lead import Contact, Dedupe, Enrichment, Lead
 from tests.handlers.ler.conftest import SOURCE, Ler
+from testsupport.common import FakeBedrockClient
 
 CONFIG = FilterConfig("haiku", junk_score=0.75, borderline_score=0.4)
 

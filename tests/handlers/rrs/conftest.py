@@ -2,7 +2,7 @@
 
 ``rrs`` builds everything the functions touch and sets the environment the infra sets, so the
 handlers run in-process exactly as deployed. Bedrock is the scripted fake from
-``handlers.common.fakes``; SMS (not emulated by moto) goes through a botocore Stubber.
+``testsupport.common``; SMS (not emulated by moto) goes through a botocore Stubber.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 
 from handlers.common.aws_clients import client, table
-from handlers.common.fakes import FakeBedrockClient
 from handlers.common.webhook_signatures import sign_timestamped
+from testsupport.common import FakeBedrockClient
 
 ACCOUNT = "123456789012"
 REGION = "eu-west-2"

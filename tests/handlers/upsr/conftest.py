@@ -20,11 +20,11 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from handlers.common.fakes import FakeBedrockClient
 from handlers.upsell_recommender import catalogue
 from handlers.upsell_recommender.domain import CatalogueItem
 from handlers.upsell_recommender.nudges import RecordingMessenger
 from handlers.upsell_recommender.store import InMemoryStore
+from testsupport.common import FakeBedrockClient
 
 T0 = 1_767_258_000  # 2026-01-01 09:00 UTC: after the report hour in London
 SHOP = "example-shop.myshopify.com"

@@ -1,0 +1,1 @@
+"""Test doubles and generators: never shipped (components/archive.py refuses them)."""
