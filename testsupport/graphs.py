@@ -6,6 +6,10 @@ tests read the same few graphs many times. The first process that needs one buil
 pickles it into the run's shared temporary directory under a file lock; every other process
 waits on the lock and loads the pickle (about 25 ms). Each call returns its own copy, so a
 test that edits its graph cannot change another test's.
+
+``shared()`` is the process's cache: test modules that need a graph at collection time (to
+parametrize over its functions) read it there; tests/conftest.py points it at the run's shared
+directory when the session starts and gives it to fixtures as ``graphs``.
 """
 
 from __future__ import annotations
@@ -73,3 +77,16 @@ class GraphCache:
             partial.write_bytes(data)
             partial.rename(path)
             return data
+
+
+_SHARED = GraphCache(None)
+
+
+def shared() -> GraphCache:
+    """This process's cache (memory only until ``share_in`` gives it a directory)."""
+    return _SHARED
+
+
+def share_in(directory: Path) -> None:
+    """Keep this process's graphs in ``directory`` too, for the other processes of the run."""
+    _SHARED.directory = directory

@@ -93,10 +93,12 @@ def aws(moto_on: World, request: pytest.FixtureRequest) -> None:
 
 
 @pytest.fixture
-def dev_stack(moto_on: World) -> World:
+def dev_stack(moto_on: World, request: pytest.FixtureRequest) -> World:
     """Every AWS call goes to moto, where the dev stack is just deployed: its tables (key
     schemas, indexes, TTL, streams), queues, buckets, topics, empty secrets, SES identities,
     schedule groups and event rules, read from the graph; nothing a previous test wrote."""
+    if "aws" in request.fixturenames:
+        raise pytest.UsageError("a test uses the empty account (aws) or the dev stack, not both")
     moto_on.restore()
     return moto_on
 

@@ -7,10 +7,11 @@ import pytest
 
 from components.offline.engine import Graph
 from sandbox.edits import Scope, with_inputs, with_schedule_trust
-from sandbox.graph import Topology, program_graph
+from sandbox.graph import Topology
 from sandbox.service_audit import audit
+from testsupport.graphs import shared
 
-GRAPHS = {stack: program_graph(stack) for stack in ("dev", "prod")}
+GRAPHS = {stack: shared().program(stack) for stack in ("dev", "prod")}
 
 
 @pytest.mark.parametrize("stack", GRAPHS)
