@@ -261,18 +261,16 @@ def ler(function_env: FunctionEnv, monkeypatch: pytest.MonkeyPatch) -> Iterator[
     """ler on the dev stack's moto world with every ler function's environment from the graph,
     this scenario's secrets, and two taps the stack does not have: a rule copying this stack's
     events to a queue, and ler-raw's notifications for the trigger prefixes to another."""
-    import boto3
+    from handlers.common.aws_clients import client, table
 
     env = function_env(
         "ler-intake", "ler-normalize", "ler-enrich", "ler-dedupe", "ler-filter", "ler-push",
         "ler-junk-writer", "ler-retry", "ler-backfill", "ler-digest",
     )
-    s3 = boto3.client("s3", region_name=REGION)
-    sqs = boto3.client("sqs", region_name=REGION)
-    events = boto3.client("events", region_name=REGION)
-    dynamodb = boto3.resource("dynamodb", region_name=REGION)
-    secrets = boto3.client("secretsmanager", region_name=REGION)
-    ses = boto3.client("sesv2", region_name=REGION)
+    # The handlers' own client cache: one boto3 session, its service models parsed once.
+    s3, sqs, events = client("s3", REGION), client("sqs", REGION), client("events", REGION)
+    secrets, ses = client("secretsmanager", REGION), client("sesv2", REGION)
+    dynamodb = SimpleNamespace(Table=lambda name: table(name, REGION))
 
     urls = {
         "intake": env["INTAKE_QUEUE_URL"],
