@@ -52,6 +52,7 @@ from handlers.common.hubspot import TIERS, RateLimit  # noqa: E402
 from handlers.common.hubspot_versions import DEFAULT_VERSION  # noqa: E402
 from handlers.duplicate_merger import reading  # noqa: E402
 from handlers.duplicate_merger.crm import HubSpotCrm  # noqa: E402
+from testsupport.dm import MemoryCheckpoints  # noqa: E402
 
 INVOCATION_S = 300.0
 POOL = 100_000
@@ -206,7 +207,7 @@ def continuation(size: int, latency: float, tier: str, seed: int) -> dict[str, A
     counters = Counters()
     httpd = serve(Portal(size, seed), clock, TIERS[tier], latency, seed, counters)
     url = f"http://127.0.0.1:{httpd.server_address[1]}"
-    store = reading.MemoryCheckpoints()
+    store = MemoryCheckpoints()
     real = time.perf_counter()
     begin = clock.now()
     step, invocations, outcome = 0, 0, None

@@ -29,9 +29,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from handlers.source_attributor.capture import CaptureApp  # noqa: E402
+from handlers.source_attributor.capturing import CaptureApp  # noqa: E402
 from handlers.source_attributor.records import Enquiry, Touch, iso  # noqa: E402
-from handlers.source_attributor.report import (  # noqa: E402
+from handlers.source_attributor.reporting import (  # noqa: E402
     QUERY_WORKERS,
     PathReader,
     ReportQuery,
@@ -40,10 +40,12 @@ from handlers.source_attributor.report import (  # noqa: E402
     render,
 )
 from handlers.source_attributor.sources import classify  # noqa: E402
-from handlers.source_attributor.store import DynamoStore, InMemoryStore, ReportStore  # noqa: E402
+from handlers.source_attributor.store import DynamoStore, ReportStore  # noqa: E402
+from testsupport.ls import InMemoryStore  # noqa: E402
 
 ORIGIN = "https://www.example.com"
 SITE = frozenset({ORIGIN})
+TTL_DAYS = 548
 UA = "Mozilla/5.0 (Macintosh; Intel Mac OS X 14_5) AppleWebKit/605.1.15 Safari/605.1.15"
 START = dt.datetime(2026, 6, 1, tzinfo=dt.UTC)
 ARRIVALS = [
@@ -141,7 +143,7 @@ def capture_figures(n_moto: int, n_memory: int) -> None:
         return written, time.perf_counter() - t
 
     memory = InMemoryStore()
-    app = CaptureApp(memory, SITE, lambda: b"k" * 32, clock=Ticker())
+    app = CaptureApp(memory, SITE, lambda: b"k" * 32, TTL_DAYS, clock=Ticker())
     written, seconds = run(app, n_memory)
     rate(f"handler over the in-memory store ({written:,} touches written)", n_memory, seconds,
          "beacons")
@@ -149,7 +151,7 @@ def capture_figures(n_moto: int, n_memory: int) -> None:
     with moto_env():
         app = CaptureApp(DynamoStore(touches_table="bench-touches",
                                      enquiries_table="bench-enquiries"),
-                         SITE, lambda: b"k" * 32, clock=Ticker())
+                         SITE, lambda: b"k" * 32, TTL_DAYS, clock=Ticker())
         written, seconds = run(app, n_moto)
         rate(f"handler over moto DynamoDB ({written:,} conditional PutItems)", n_moto, seconds,
              "beacons")

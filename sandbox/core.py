@@ -145,7 +145,8 @@ class Sandbox:
 
         resolve = self._resolver or (lambda dotted: dotted)
         packages = {
-            ".".join(resolve(spec.handler).split(".")[:-2])
+            # handlers.<system>[.functions].<function>.handler -> the whole system package
+            ".".join(resolve(spec.handler).split(".")[:-2]).removesuffix(".functions")
             for spec in self.topology.functions.values()
         }
         self._packages = packages

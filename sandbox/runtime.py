@@ -117,9 +117,10 @@ def _container_modules() -> list[tuple[Any, tuple[str, ...]]]:
     """Module-level caches that belong to one Lambda container (one function)."""
     found: list[tuple[Any, tuple[str, ...]]] = []
     try:
-        from handlers.common import aws_clients, observability, secrets
+        from handlers.common import aws_clients, observability, secrets, settings
 
         found.append((aws_clients, ("_sessions", "_clients", "_tables")))
+        found.append((settings, ("_cache",)))  # each function reads its own environment
         found.append((observability, ("_container",)))  # each function has its cold start
         found.append((secrets.default_cache, ("_entries",)))
     except ImportError:  # pragma: no cover

@@ -450,3 +450,26 @@ def test_real_function_archive_is_deterministic_and_importable(
         runtime_dir,
     )
     assert done.returncode == 0, done.stderr
+
+
+def test_a_handler_importing_test_support_is_refused(source_root: Path, tmp_path: Path) -> None:
+    """Fakes and generators live in testsupport/, which never ships (#16)."""
+    system = source_root / "handlers" / "archive_system"
+    (system / "faked.py").write_text(
+        "from testsupport.common import FakeBedrockClient\n\n"
+        "def handler(event, context):\n    return FakeBedrockClient\n"
+    )
+    with pytest.raises(ArchiveError, match="test-only code"):
+        build(source_root, tmp_path, handler="handlers.archive_system.faked.handler")
+
+
+def test_entry_points_under_functions_are_discovered(source_root: Path) -> None:
+    functions = source_root / "handlers" / "archive_system" / "functions"
+    functions.mkdir()
+    (functions / "__init__.py").write_text('"""Entry points."""\n')
+    (functions / "greet.py").write_text("def handler(event, context):\n    return None\n")
+    found = discover_handlers(source_root)
+    assert "handlers.archive_system.functions.greet.handler" in found
+    assert function_name_for("handlers.archive_system.functions.greet.handler") == (
+        "archive-system-greet"
+    )

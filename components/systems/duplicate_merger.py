@@ -41,27 +41,26 @@ import pulumi
 from components.config import DmSettings
 from components.deployment import Deployment
 from components.grants import Grant
-from components.guarded_table import GuardedTable, GuardedTableArgs, Index, Key
+from components.guarded_table import GuardedTable, GuardedTableArgs
 from components.private_bucket import PrivateBucket, PrivateBucketArgs
 from components.scheduled_job import ScheduledJob, ScheduledJobArgs, schedule_group
-from components.scoped_lambda import (
-    FunctionCode,
-    FunctionUrl,
-    QueueTrigger,
-    ScopedLambda,
-    ScopedLambdaArgs,
-)
+from components.scoped_lambda import FunctionUrl, QueueTrigger, ScopedLambda
 from components.secret_slot import SecretSlot, SecretSlotArgs
 from components.systems.base import System, SystemArgs
-from components.work_queue import WorkQueue, WorkQueueArgs
+from components.systems.function_factory import FunctionFactory
+from components.work_queue import WorkQueue, WorkQueueArgs, consumer_visibility
+from handlers.duplicate_merger import contract
 
 PACKAGE = "handlers.duplicate_merger"
-REVIEW_INDEX = "by-review"
-UNDO_PREFIX = "undo/"
-QUEUE_VISIBILITY_S = 360
-"""Six times the consumers' 60 s timeout, as AWS advises for SQS event sources."""
 MAX_RECEIVES = 5
-PAIR_TTL_DAYS = 30
+SIZES: dict[str, tuple[int, int]] = {
+    contract.BLOCK: (3008, 300),
+    contract.SCORE: (1024, 60),
+    contract.MERGE: (1024, 60),
+}
+"""Memory (MB) and timeout (s) per function, from the document."""
+MATCHER = ("jellyfish", "nicknames")
+"""What the matcher imports (handlers.common.strings, normalize's nicknames); compiled wheels."""
 
 
 def send_email(d: Deployment, sid: str, sender: str) -> Grant:
@@ -93,35 +92,30 @@ class DuplicateMerger(System):
         super().__init__("DuplicateMerger", resource_name, opts)
         d, s = args.deployment, args.settings
         child = pulumi.ResourceOptions(parent=self)
+        function = FunctionFactory(d, PACKAGE, SIZES, child)
 
         # Storage ------------------------------------------------------------------------
         self.pairs = GuardedTable(
-            "dm-pairs",
-            GuardedTableArgs(
-                d,
-                "dm-pairs",
-                Key("pair_key"),
-                indexes=(Index(REVIEW_INDEX, Key("review"), Key("score", "N")),),
-                ttl_attribute="ttl",
-            ),
-            child,
+            contract.PAIRS.name, GuardedTableArgs.of(d, contract.PAIRS), child
         )
         self.decisions = GuardedTable(
-            "dm-decisions", GuardedTableArgs(d, "dm-decisions", Key("pair_key")), child
+            contract.DECISIONS.name, GuardedTableArgs.of(d, contract.DECISIONS), child
         )
         self.merges = GuardedTable(
-            "dm-merges",
-            GuardedTableArgs(d, "dm-merges", Key("merge_id"), ttl_attribute="expires_at"),
+            contract.MERGES.name, GuardedTableArgs.of(d, contract.MERGES), child
+        )
+        undo = PrivateBucket(
+            contract.UNDO_BUCKET,
+            PrivateBucketArgs(d, contract.UNDO_BUCKET, versioned=True),
             child,
         )
-        undo = PrivateBucket("dm-undo", PrivateBucketArgs(d, "dm-undo", versioned=True), child)
         blocks = WorkQueue(
-            "dm-blocks",
+            contract.BLOCKS_QUEUE,
             WorkQueueArgs(
                 d,
-                "dm-blocks",
+                contract.BLOCKS_QUEUE,
                 max_receive_count=MAX_RECEIVES,
-                visibility_timeout_s=QUEUE_VISIBILITY_S,
+                visibility_timeout_s=consumer_visibility(function.timeout(contract.SCORE)),
             ),
             child,
         )
@@ -129,27 +123,27 @@ class DuplicateMerger(System):
             "dm-merges-queue",
             WorkQueueArgs(
                 d,
-                "dm-merges",
+                contract.MERGES_QUEUE,
                 max_receive_count=MAX_RECEIVES,
-                visibility_timeout_s=QUEUE_VISIBILITY_S,
+                visibility_timeout_s=consumer_visibility(function.timeout(contract.MERGE)),
             ),
             child,
         )
         crm_read = SecretSlot(
-            "dm-crm-read",
+            contract.CRM_READ_SECRET,
             SecretSlotArgs(
                 d,
-                "dm-crm-read",
+                contract.CRM_READ_SECRET,
                 "CRM read credential of dm-block: a HubSpot Service Key with scope "
                 "crm.objects.contacts.read, as the bare token or JSON {\"token\": ...}.",
             ),
             child,
         )
         crm_write = SecretSlot(
-            "dm-crm-write",
+            contract.CRM_WRITE_SECRET,
             SecretSlotArgs(
                 d,
-                "dm-crm-write",
+                contract.CRM_WRITE_SECRET,
                 "CRM write credential, read by dm-merge alone: a HubSpot Service Key with "
                 "scopes crm.objects.contacts.read, crm.objects.contacts.write, "
                 "crm.schemas.contacts.read, crm.objects.companies.read, "
@@ -160,181 +154,151 @@ class DuplicateMerger(System):
             child,
         )
         link_key = SecretSlot(
-            "dm-link-key",
+            contract.LINK_KEY_SECRET,
             SecretSlotArgs(
                 d,
-                "dm-link-key",
+                contract.LINK_KEY_SECRET,
                 'Keyring signing the review, confirm, reject and undo links: JSON {"active_kid":'
                 ' "k1", "keys": {"k1": "<at least 32 random characters>"}}.',
             ),
             child,
         )
-        thresholds = {
-            "AUTOMATIC_THRESHOLD": repr(s.thresholds.automatic),
-            "PROPOSE_THRESHOLD": repr(s.thresholds.propose),
+        values: dict[str, object] = {
+            "crm_read_secret": crm_read.physical_name,
+            "crm_write_secret": crm_write.physical_name,
+            "link_key_secret": link_key.physical_name,
+            "crm_base_url": s.crm_base_url,
+            "hubspot_api_version": args.hubspot_api_version,
+            "pairs_table": self.pairs.physical_name,
+            "decisions_table": self.decisions.physical_name,
+            "merges_table": self.merges.physical_name,
+            "review_index": contract.REVIEW_INDEX,
+            "undo_bucket": undo.physical_name,
+            "blocks_queue_url": blocks.url,
+            "merges_queue_url": merge_queue.url,
+            "block_cap": s.block_cap,
+            "phone_region": s.phone_region,
+            "pair_ttl_days": contract.PAIR_TTL_DAYS,
+            "record_floor": s.record_floor,
+            "automatic_threshold": s.thresholds.automatic,
+            "propose_threshold": s.thresholds.propose,
+            "sender_email": s.sender_email,
+            "reviewer_email": s.reviewer_email,
+            "link_ttl_days": s.link_ttl_days,
+            "undo_days": s.undo_days,
+            "public_url": None,  # a stack's digest asks Lambda for the function's own URL
         }
 
         # Functions ----------------------------------------------------------------------
-        self.block = ScopedLambda(
-            "dm-block",
-            ScopedLambdaArgs(
-                d,
-                "dm-block",
-                "Weekly: reads the CRM, computes four keys per contact, forms capped blocks",
-                FunctionCode(f"{PACKAGE}.block.handler", vendored=("phonenumberslite", "jellyfish", "nicknames")),
-                memory_mb=3008,
-                timeout_s=300,
-                grants=(
-                    crm_read.grant_read(sid="ReadCrmReadCredential"),
-                    # Run summary, and the checkpointed read of a large portal (reading.py).
-                    self.pairs.grant("dynamodb:PutItem", "dynamodb:GetItem", sid="RunSummaryAndReadState"),
-                    blocks.grant_send(sid="SendBlocks"),
-                    Grant(
-                        "ContinueOwnRead",
-                        ("lambda:InvokeFunction",),
-                        (d.arns.lambda_function(d.name("dm-block")),),
-                    ),
+        self.block = function(
+            contract.BLOCK,
+            "Weekly: reads the CRM, computes four keys per contact, forms capped blocks",
+            (
+                crm_read.grant_read(sid="ReadCrmReadCredential"),
+                # Run summary, and the checkpointed read of a large portal (reading.py).
+                self.pairs.grant("dynamodb:PutItem", "dynamodb:GetItem", sid="RunSummaryAndReadState"),
+                blocks.grant_send(sid="SendBlocks"),
+                Grant(
+                    "ContinueOwnRead",
+                    ("lambda:InvokeFunction",),
+                    (d.arns.lambda_function(d.name(contract.BLOCK)),),
                 ),
-                environment={
-                    "CRM_READ_SECRET": crm_read.physical_name,
-                    "CRM_BASE_URL": s.crm_base_url,
-                    "HUBSPOT_API_VERSION": args.hubspot_api_version,
-                    "PAIRS_TABLE": self.pairs.physical_name,
-                    "BLOCKS_QUEUE_URL": blocks.url,
-                    "BLOCK_CAP": str(s.block_cap),
-                    "PHONE_REGION": s.phone_region,
-                    "PAIR_TTL_DAYS": str(PAIR_TTL_DAYS),
-                },
-                invoked_async=True,  # the weekly schedule
             ),
-            child,
+            contract.BlockSettings.environment(values),
+            invoked_async=True,  # the weekly schedule
+            vendored=("phonenumberslite", *MATCHER),
         )
-        self.score = ScopedLambda(
-            "dm-score",
-            ScopedLambdaArgs(
-                d,
-                "dm-score",
-                "Scores each block's pairs with rarity-weighted evidence; upserts pairs",
-                FunctionCode(f"{PACKAGE}.score.handler", vendored=("jellyfish", "nicknames")),
-                memory_mb=1024,
-                timeout_s=60,
-                grants=(
-                    self.pairs.grant("dynamodb:Query", "dynamodb:UpdateItem", sid="ScorePairs"),
-                    self.decisions.grant(
-                        "dynamodb:Query", "dynamodb:UpdateItem", sid="ScoreDecisions"
-                    ),
-                    merge_queue.grant_send(sid="SendAutomaticMerges"),
-                ),
-                environment={
-                    "PAIRS_TABLE": self.pairs.physical_name,
-                    "DECISIONS_TABLE": self.decisions.physical_name,
-                    "MERGES_QUEUE_URL": merge_queue.url,
-                    "RECORD_FLOOR": repr(s.record_floor),
-                    "PAIR_TTL_DAYS": str(PAIR_TTL_DAYS),
-                    **thresholds,
-                },
-                queue_triggers=(QueueTrigger(blocks, batch_size=1, maximum_concurrency=10),),
+        self.score = function(
+            contract.SCORE,
+            "Scores each block's pairs with rarity-weighted evidence; upserts pairs",
+            (
+                self.pairs.grant("dynamodb:Query", "dynamodb:UpdateItem", sid="ScorePairs"),
+                self.decisions.grant("dynamodb:Query", "dynamodb:UpdateItem", sid="ScoreDecisions"),
+                merge_queue.grant_send(sid="SendAutomaticMerges"),
             ),
-            child,
+            contract.ScoreSettings.environment(values),
+            queues=(QueueTrigger(blocks, batch_size=1, maximum_concurrency=10),),
+            vendored=MATCHER,
         )
-        merge_physical = d.name("dm-merge")
-        self.merge = ScopedLambda(
-            "dm-merge",
-            ScopedLambdaArgs(
-                d,
-                "dm-merge",
-                "Proposal pages, signed confirm / reject / undo links, merges with an undo bundle",
-                FunctionCode(f"{PACKAGE}.merge.handler", vendored=("jellyfish", "nicknames")),
-                memory_mb=1024,
-                timeout_s=60,
-                grants=(
-                    undo.grant("s3:PutObject", "s3:GetObject", prefixes=(UNDO_PREFIX,), sid="UndoBundles"),
-                    crm_write.grant_read(sid="ReadCrmWriteCredential"),
-                    link_key.grant_read(sid="ReadLinkKey"),
-                    self.merges.grant(
-                        "dynamodb:PutItem",
-                        "dynamodb:GetItem",
-                        "dynamodb:UpdateItem",
-                        "dynamodb:DeleteItem",
-                        sid="MergesLocksAndLinks",
-                    ),
-                    # The pair's decision item is the serialisation point of confirm, reject
-                    # and undo: claimed (Put / Update), settled (Put) or released (Delete)
-                    # inside TransactWriteItems, which IAM authorises per underlying action
-                    # ("Using IAM with DynamoDB transactions",
-                    # https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis-iam.html).
-                    self.decisions.grant(
-                        "dynamodb:GetItem",
-                        "dynamodb:PutItem",
-                        "dynamodb:UpdateItem",
-                        "dynamodb:DeleteItem",
-                        sid="RecordDecisions",
-                    ),
-                    self.pairs.grant("dynamodb:GetItem", sid="ReadPairs"),
-                    self.pairs.grant("dynamodb:Query", indexes=(REVIEW_INDEX,), sid="QueryReview"),
-                    send_email(d, "SendDigest", s.sender_email),
-                    Grant(
-                        "ReadOwnFunctionUrl",
-                        ("lambda:GetFunctionUrlConfig",),
-                        (d.arns.lambda_function(merge_physical),),
-                    ),
+        self.merge = function(
+            contract.MERGE,
+            "Proposal pages, signed confirm / reject / undo links, merges with an undo bundle",
+            (
+                undo.grant(
+                    "s3:PutObject", "s3:GetObject", prefixes=(contract.UNDO_PREFIX,), sid="UndoBundles"
                 ),
-                environment={
-                    "MERGES_TABLE": self.merges.physical_name,
-                    "DECISIONS_TABLE": self.decisions.physical_name,
-                    "PAIRS_TABLE": self.pairs.physical_name,
-                    "REVIEW_INDEX": REVIEW_INDEX,
-                    "UNDO_BUCKET": undo.physical_name,
-                    "CRM_WRITE_SECRET": crm_write.physical_name,
-                    "CRM_BASE_URL": s.crm_base_url,
-                    "HUBSPOT_API_VERSION": args.hubspot_api_version,
-                    "LINK_KEY_SECRET": link_key.physical_name,
-                    "SENDER_EMAIL": s.sender_email,
-                    "REVIEWER_EMAIL": s.reviewer_email,
-                    "LINK_TTL_DAYS": str(s.link_ttl_days),
-                    "UNDO_DAYS": str(s.undo_days),
-                    **thresholds,
-                },
-                url=FunctionUrl(
-                    "NONE",
-                    public_reason=(
-                        "signed review / confirm / reject / undo links: an HMAC link token "
-                        "scoped to one pair or merge, single use, expiring, is verified before "
-                        "anything else is read; GET only renders, POST acts"
-                    ),
+                crm_write.grant_read(sid="ReadCrmWriteCredential"),
+                link_key.grant_read(sid="ReadLinkKey"),
+                self.merges.grant(
+                    "dynamodb:PutItem",
+                    "dynamodb:GetItem",
+                    "dynamodb:UpdateItem",
+                    "dynamodb:DeleteItem",
+                    sid="MergesLocksAndLinks",
                 ),
-                queue_triggers=(QueueTrigger(merge_queue, batch_size=1, maximum_concurrency=2),),
-                invoked_async=True,  # the weekly digest schedule
+                # The pair's decision item is the serialisation point of confirm, reject
+                # and undo: claimed (Put / Update), settled (Put) or released (Delete)
+                # inside TransactWriteItems, which IAM authorises per underlying action
+                # ("Using IAM with DynamoDB transactions",
+                # https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis-iam.html).
+                self.decisions.grant(
+                    "dynamodb:GetItem",
+                    "dynamodb:PutItem",
+                    "dynamodb:UpdateItem",
+                    "dynamodb:DeleteItem",
+                    sid="RecordDecisions",
+                ),
+                self.pairs.grant("dynamodb:GetItem", sid="ReadPairs"),
+                self.pairs.grant(
+                    "dynamodb:Query", indexes=(contract.REVIEW_INDEX,), sid="QueryReview"
+                ),
+                send_email(d, "SendDigest", s.sender_email),
+                Grant(
+                    "ReadOwnFunctionUrl",
+                    ("lambda:GetFunctionUrlConfig",),
+                    (d.arns.lambda_function(d.name(contract.MERGE)),),
+                ),
             ),
-            child,
+            contract.MergeSettings.environment(values),
+            url=FunctionUrl(
+                "NONE",
+                public_reason=(
+                    "signed review / confirm / reject / undo links: an HMAC link token "
+                    "scoped to one pair or merge, single use, expiring, is verified before "
+                    "anything else is read; GET only renders, POST acts"
+                ),
+            ),
+            queues=(QueueTrigger(merge_queue, batch_size=1, maximum_concurrency=2),),
+            invoked_async=True,  # the weekly digest schedule
+            vendored=MATCHER,
         )
 
         # Schedules ----------------------------------------------------------------------
         jobs_group = schedule_group("dm-schedules", d, d.system, child)
         ScheduledJob(
-            "dm-block-weekly",
+            contract.BLOCK_SCHEDULE,
             ScheduledJobArgs(
                 d,
-                "dm-block-weekly",
+                contract.BLOCK_SCHEDULE,
                 s.schedule,
                 self.block,
                 jobs_group,
                 timezone=s.schedule_timezone,
-                payload=json.dumps({"action": "block"}),
+                payload=json.dumps({"action": contract.BLOCK_ACTION}),
                 description="Weekly blocking run of the duplicate merger",
             ),
             child,
         )
         ScheduledJob(
-            "dm-digest-weekly",
+            contract.DIGEST_SCHEDULE,
             ScheduledJobArgs(
                 d,
-                "dm-digest-weekly",
+                contract.DIGEST_SCHEDULE,
                 s.digest_schedule,
                 self.merge,
                 jobs_group,
                 timezone=s.schedule_timezone,
-                payload=json.dumps({"action": "digest"}),
+                payload=json.dumps({"action": contract.DIGEST_ACTION}),
                 description="Weekly digest of the duplicate merger's proposals",
             ),
             child,

@@ -10,6 +10,10 @@ ler-filter, ler-push and ler-junk-writer. ler-dlq catches every asynchronous fai
 rule's target DLQ and every asynchronously invoked function's on-failure destination).
 Scheduler runs ler-retry, ler-backfill and ler-digest, each a function with its own role.
 
+Names, tables and each function's environment come from ``handlers/lead_enricher/contract.py``
+(the handlers read the same settings records); each function is one ``FunctionFactory`` call
+with its triggers (queue, bucket, the chain stage's rule) at the call site.
+
 Every role is the document's IAM list narrowed to what the handler uses (object prefixes, one
 index, the event types it may emit); where a handler needs more than the list, the grant says
 why in its statement id and the README section explains it.
@@ -26,7 +30,7 @@ import pulumi
 from components.config import LerSettings
 from components.deployment import Deployment
 from components.grants import Grant
-from components.guarded_table import GuardedTable, GuardedTableArgs, Index, Key
+from components.guarded_table import GuardedTable, GuardedTableArgs
 from components.inbound_mail_lane import InboundMailLane, InboundMailLaneArgs, mail_writer
 from components.models import model_grant
 from components.private_bucket import PrivateBucket, PrivateBucketArgs
@@ -34,45 +38,62 @@ from components.scheduled_job import ScheduledJob, ScheduledJobArgs, schedule_gr
 from components.scoped_lambda import (
     BucketTrigger,
     EventRuleTrigger,
-    FunctionCode,
     FunctionUrl,
     QueueTrigger,
     ScopedLambda,
-    ScopedLambdaArgs,
 )
 from components.secret_slot import SecretSlot, SecretSlotArgs
 from components.systems.base import System, SystemArgs
-from components.work_queue import CONSUME_ACTIONS, ServiceSender, WorkQueue, WorkQueueArgs
+from components.systems.function_factory import FunctionFactory
+from components.work_queue import (
+    CONSUME_ACTIONS,
+    ServiceSender,
+    WorkQueue,
+    WorkQueueArgs,
+    consumer_visibility,
+)
 from handlers.lead_enricher import contract
 
 PACKAGE = "handlers.lead_enricher"
 PHONENUMBERS = ("phonenumberslite",)
 JELLYFISH = ("jellyfish",)
+"""Jaro-Winkler for fuzzy dedupe (handlers.common.strings); compiled, the locked arm64 wheel."""
 EMAIL_CHECK = ("email-validator", "idna")
 """handlers.common.emails (cleanup's email rule): email-validator and the idna it imports."""
-"""Jaro-Winkler for fuzzy dedupe (handlers.common.strings); compiled, the locked arm64 wheel."""
 FAILS_BEFORE_DLQ = 2
 """"ler-dlq catches any event that fails twice": two receives, or one retry of an async invoke."""
+ASYNC_RETRIES = FAILS_BEFORE_DLQ - 1
 
-INTAKE_DLQ = "ler-intake-dlq"
-"""ler-intake-queue's own dead-letter queue (SQS redrive), re-driven by ler-retry."""
+SIZES: dict[str, tuple[int, int]] = {
+    contract.INTAKE_FUNCTION: (256, 60),
+    contract.NORMALIZE_FUNCTION: (512, 60),
+    contract.ENRICH_FUNCTION: (256, 30),
+    contract.DEDUPE_FUNCTION: (256, 30),
+    contract.FILTER_FUNCTION: (256, 30),
+    contract.PUSH_FUNCTION: (256, 30),
+    contract.JUNK_WRITER_FUNCTION: (128, 10),
+    contract.RETRY_FUNCTION: (256, 120),
+    contract.BACKFILL_FUNCTION: (256, 900),
+    contract.DIGEST_FUNCTION: (256, 60),
+}
+"""Memory (MB) and timeout (s) per function."""
 
 RULES: dict[str, tuple[str, str]] = {
-    "ler-enrich": ("ler-on-normalized", contract.NORMALIZED),
-    "ler-dedupe": ("ler-on-enriched", contract.ENRICHED),
-    "ler-filter": ("ler-on-deduped", contract.DEDUPED),
-    "ler-push": ("ler-on-clean", contract.CLEAN),
-    "ler-junk-writer": ("ler-on-junk", contract.JUNK),
+    contract.ENRICH_FUNCTION: ("ler-on-normalized", contract.NORMALIZED),
+    contract.DEDUPE_FUNCTION: ("ler-on-enriched", contract.ENRICHED),
+    contract.FILTER_FUNCTION: ("ler-on-deduped", contract.DEDUPED),
+    contract.PUSH_FUNCTION: ("ler-on-clean", contract.CLEAN),
+    contract.JUNK_WRITER_FUNCTION: ("ler-on-junk", contract.JUNK),
 }
-"""Function -> (rule seed name, detail-type it receives)."""
+"""Chain stage -> (rule seed name, detail-type it receives)."""
 
 
 def put_events(d: Deployment, sid: str, detail_types: Sequence[str]) -> Grant:
-    """PutEvents on the default bus, only with this stack's source and the named types."""
+    """PutEvents on the chain's bus, only with this stack's source and the named types."""
     return Grant(
         sid,
         ("events:PutEvents",),
-        (d.arns.event_bus(),),
+        (d.arns.event_bus(contract.EVENT_BUS),),
         {
             "StringEquals": {
                 "events:source": [contract.event_source(d.prefix)],
@@ -89,6 +110,18 @@ def send_email(d: Deployment, sid: str, sender: str) -> Grant:
         ("ses:SendEmail",),
         (d.sender_identity_arn(sender),),
         {"StringEquals": {"ses:FromAddress": [sender]}},
+    )
+
+
+def chain_stage(name: str, source: str, dlq: WorkQueue) -> EventRuleTrigger:
+    """A chain stage's rule: this stack's events of the one type the stage receives."""
+    rule, detail_type = RULES[name]
+    return EventRuleTrigger(
+        rule,
+        {"source": [source], "detail-type": [detail_type]},
+        dead_letter=dlq,
+        max_retries=FAILS_BEFORE_DLQ,
+        bus=contract.EVENT_BUS,
     )
 
 
@@ -110,54 +143,48 @@ class LeadEnricher(System):
         d, s = args.deployment, args.settings
         child = pulumi.ResourceOptions(parent=self)
         source = contract.event_source(d.prefix)
+        function = FunctionFactory(d, PACKAGE, SIZES, child)
 
         # Storage ------------------------------------------------------------------------------
         lane_args = InboundMailLaneArgs(
             d,
-            "ler-inbound",
+            contract.INBOUND_LANE,
             (s.inbound_address,),
-            f"{d.name('ler-raw')}-{d.account_id}",
+            f"{d.name(contract.RAW_BUCKET)}-{d.account_id}",
             contract.MAIL_PREFIX,
             activate=s.activate_inbound_rule_set,
         )
         raw = PrivateBucket(
-            "ler-raw",
+            contract.RAW_BUCKET,
             PrivateBucketArgs(
-                d, "ler-raw", versioned=True, service_writers=(mail_writer(lane_args),)
+                d, contract.RAW_BUCKET, versioned=True, service_writers=(mail_writer(lane_args),)
             ),
             child,
         )
         if raw.physical_name != lane_args.bucket_name:
             raise ValueError("the mail lane must write into ler-raw")
-        records = PrivateBucket("ler-records", PrivateBucketArgs(d, "ler-records"), child)
-        junk = PrivateBucket("ler-junk", PrivateBucketArgs(d, "ler-junk"), child)
+        records = PrivateBucket(
+            contract.RECORDS_BUCKET, PrivateBucketArgs(d, contract.RECORDS_BUCKET), child
+        )
+        junk = PrivateBucket(contract.JUNK_BUCKET, PrivateBucketArgs(d, contract.JUNK_BUCKET), child)
         InboundMailLane(
-            "ler-inbound",
+            contract.INBOUND_LANE,
             dataclasses.replace(lane_args, bucket_ready=(raw.bucket, raw.policy)),
             child,
         )
         identity = GuardedTable(
-            "ler-identity",
-            GuardedTableArgs(
-                d,
-                "ler-identity",
-                Key("id_key"),
-                indexes=(Index(contract.IDENTITY_BY_CRM_ID, Key("crm_id")),),
-            ),
-            child,
+            contract.IDENTITY.name, GuardedTableArgs.of(d, contract.IDENTITY), child
         )
         cache = GuardedTable(
-            "ler-enrich-cache",
-            GuardedTableArgs(d, "ler-enrich-cache", Key("domain"), ttl_attribute="ttl"),
-            child,
+            contract.ENRICH_CACHE.name, GuardedTableArgs.of(d, contract.ENRICH_CACHE), child
         )
 
         # Queues -------------------------------------------------------------------------------
         dlq = WorkQueue(
-            "ler-dlq",
+            contract.DLQ,
             WorkQueueArgs(
                 d,
-                "ler-dlq",
+                contract.DLQ,
                 dead_letter=True,
                 service_senders=tuple(
                     ServiceSender("events.amazonaws.com", d.arns.event_rule(d.name(rule)))
@@ -166,15 +193,16 @@ class LeadEnricher(System):
             ),
             child,
         )
-        normalize_timeout = 60
         intake_queue = WorkQueue(
-            "ler-intake-queue",
+            contract.INTAKE_QUEUE,
             WorkQueueArgs(
                 d,
-                "ler-intake-queue",
-                dead_letter_name=INTAKE_DLQ,
+                contract.INTAKE_QUEUE,
+                dead_letter_name=contract.INTAKE_DLQ,
                 max_receive_count=FAILS_BEFORE_DLQ,
-                visibility_timeout_s=6 * normalize_timeout,
+                visibility_timeout_s=consumer_visibility(
+                    function.timeout(contract.NORMALIZE_FUNCTION)
+                ),
             ),
             child,
         )
@@ -182,20 +210,20 @@ class LeadEnricher(System):
 
         # Secrets ------------------------------------------------------------------------------
         enrichment_key = SecretSlot(
-            "ler-enrichment-key",
+            contract.ENRICHMENT_KEY,
             SecretSlotArgs(
                 d,
-                "ler-enrichment-key",
+                contract.ENRICHMENT_KEY,
                 "Firmographic provider API key (People Data Labs or Apollo, as enrichmentProvider "
                 "says), plain string",
             ),
             child,
         )
         crm_key = SecretSlot(
-            "ler-crm-key",
+            contract.CRM_KEY,
             SecretSlotArgs(
                 d,
-                "ler-crm-key",
+                contract.CRM_KEY,
                 "HubSpot Service Key for ler-push (bare token or JSON {\"token\": ...}) with "
                 "scopes crm.objects.contacts.read and crm.objects.contacts.write",
             ),
@@ -203,10 +231,10 @@ class LeadEnricher(System):
         )
         intake_secret = (
             SecretSlot(
-                "ler-intake-secret",
+                contract.INTAKE_SECRET,
                 SecretSlotArgs(
                     d,
-                    "ler-intake-secret",
+                    contract.INTAKE_SECRET,
                     "Shared secret form/webhook senders present to ler-intake (plain string)",
                 ),
                 child,
@@ -215,65 +243,47 @@ class LeadEnricher(System):
             else None
         )
 
-        def function(
-            name: str,
-            description: str,
-            memory_mb: int,
-            timeout_s: int,
-            grants: Sequence[Grant],
-            environment: dict[str, str],
-            *,
-            vendored: tuple[str, ...] = (),
-            url: FunctionUrl | None = None,
-            bucket_trigger: BucketTrigger | None = None,
-            queue_triggers: tuple[QueueTrigger, ...] = (),
-            on_failure: WorkQueue | None = dlq,
-        ) -> ScopedLambda:
-            """One of the document's functions; chain stages get their EventBridge rule."""
-            rule = RULES.get(name)
-            event_rules = (
-                (
-                    EventRuleTrigger(
-                        rule[0],
-                        {"source": [source], "detail-type": [rule[1]]},
-                        dead_letter=dlq,
-                        max_retries=FAILS_BEFORE_DLQ,
-                    ),
-                )
-                if rule
-                else ()
-            )
-            module = name.removeprefix("ler-").replace("-", "_")
-            return ScopedLambda(
-                name,
-                ScopedLambdaArgs(
-                    d,
-                    name,
-                    description,
-                    FunctionCode(f"{PACKAGE}.{module}.handler", vendored=vendored),
-                    memory_mb,
-                    timeout_s,
-                    grants=tuple(grants),
-                    environment=environment,
-                    url=url,
-                    bucket_trigger=bucket_trigger,
-                    queue_triggers=queue_triggers,
-                    event_rules=event_rules,
-                    on_failure=on_failure,
-                    invoked_async=on_failure is not None,
-                    async_max_retries=FAILS_BEFORE_DLQ - 1,
-                ),
-                child,
-            )
+        # Every function's environment, by settings field (each record picks its own).
+        values: dict[str, pulumi.Input[str] | int | float | None] = {
+            "event_source": source,
+            "raw_bucket": raw.physical_name,
+            "records_bucket": records.physical_name,
+            "junk_bucket": junk.physical_name,
+            "identity_table": identity.physical_name,
+            "identity_index": contract.IDENTITY_BY_CRM_ID,
+            "cache_table": cache.physical_name,
+            "intake_queue_url": intake_queue.url,
+            "dlq_url": dlq.url,
+            "intake_dlq_url": d.arns.queue_url(d.name(contract.INTAKE_DLQ)),
+            "intake_function_name": d.name(contract.INTAKE_FUNCTION),
+            "push_function_name": d.name(contract.PUSH_FUNCTION),
+            "intake_auth": s.intake_auth,
+            "intake_secret_id": intake_secret.physical_name if intake_secret else None,
+            "min_submit_seconds": s.min_submit_seconds,
+            "normalize_model_id": s.normalize_model.active,
+            "dedupe_model_id": s.dedupe_model.active,
+            "filter_model_id": s.filter_model.active,
+            "default_phone_region": s.default_phone_region,
+            "enrichment_secret_id": enrichment_key.physical_name,
+            "enrichment_provider": s.enrichment_provider,
+            "enrichment_base_url": s.enrichment_url,
+            "enrichment_api_version": s.enrichment_version,
+            "cache_ttl_days": s.enrich_cache_days,
+            "link_score": s.dedupe_link_score,
+            "ambiguous_score": s.dedupe_ambiguous_score,
+            "junk_score": s.junk_score,
+            "borderline_score": s.borderline_score,
+            "crm_secret_id": crm_key.physical_name,
+            "crm_base_url": s.crm_base_url,
+            "hubspot_api_version": args.hubspot_api_version,
+            "sender_email": s.sender_email,
+            "alert_recipient": s.digest_recipient,
+            "digest_recipient": s.digest_recipient,
+            "max_retry_passes": s.max_retry_passes,
+            "dlq_alert_threshold": s.dlq_alert_threshold,
+        }
 
         # Ingress ------------------------------------------------------------------------------
-        intake_env = {
-            "RAW_BUCKET": raw.physical_name,
-            "JUNK_BUCKET": junk.physical_name,
-            "INTAKE_QUEUE_URL": intake_queue.url,
-            "INTAKE_AUTH": s.intake_auth,
-            "MIN_SUBMIT_SECONDS": str(s.min_submit_seconds),
-        }
         intake_grants = [
             raw.grant("s3:PutObject", prefixes=(contract.FORM_PREFIX,), sid="KeepRawFormPayloads"),
             raw.grant("s3:GetObject", prefixes=contract.TRIGGER_PREFIXES, sid="ReadMailAndUploads"),
@@ -286,39 +296,36 @@ class LeadEnricher(System):
             Grant(
                 "ContinueLongUploads",
                 ("lambda:InvokeFunction",),
-                (d.arns.lambda_function(d.name("ler-intake")),),
+                (d.arns.lambda_function(d.name(contract.INTAKE_FUNCTION)),),
             ),
             junk.grant("s3:PutObject", prefixes=(contract.JUNK_PREFIX,), sid="DropObviousJunk"),
             intake_queue.grant_send(),
         ]
         if intake_secret is not None:
-            intake_env["INTAKE_SECRET_ID"] = intake_secret.physical_name
             intake_grants.append(intake_secret.grant_read())
         intake = function(
-            "ler-intake",
+            contract.INTAKE_FUNCTION,
             "Front door: form/webhook URL, SES mail and CSV uploads; spam pre-screen",
-            256,
-            60,
             intake_grants,
-            intake_env,
+            contract.IntakeSettings.environment(values),
             url=FunctionUrl(
                 "NONE",
                 public_reason="ler-intake-secret checked in-function (header or HMAC signature)",
             )
             if intake_secret is not None
             else FunctionUrl("AWS_IAM"),
-            bucket_trigger=BucketTrigger(raw, contract.TRIGGER_PREFIXES),
+            bucket=BucketTrigger(raw, contract.TRIGGER_PREFIXES),
             on_failure=dlq,
+            invoked_async=True,
+            async_max_retries=ASYNC_RETRIES,
             # The mail lane picks the sender with the shared email check (Reply-To, else From).
             vendored=EMAIL_CHECK,
         )
 
         # The chain ----------------------------------------------------------------------------
         function(
-            "ler-normalize",
+            contract.NORMALIZE_FUNCTION,
             "Deterministic field cleanup; the model only for ambiguous fields",
-            512,
-            normalize_timeout,
             [
                 records.grant(
                     "s3:PutObject",
@@ -328,36 +335,25 @@ class LeadEnricher(System):
                 model_grant(d, s.normalize_model, sid="InvokeNormalizeModel"),
                 put_events(d, "EmitNormalized", (contract.NORMALIZED,)),
             ],
-            {
-                "EVENT_SOURCE": source,
-                "RECORDS_BUCKET": records.physical_name,
-                "NORMALIZE_MODEL_ID": s.normalize_model.active,
-                "DEFAULT_PHONE_REGION": s.default_phone_region,
-            },
+            contract.NormalizeSettings.environment(values),
+            queues=(QueueTrigger(intake_queue, batch_size=1),),
+            # Polled from SQS, never invoked asynchronously: no on-failure destination.
+            async_max_retries=ASYNC_RETRIES,
             vendored=PHONENUMBERS + EMAIL_CHECK,
-            queue_triggers=(QueueTrigger(intake_queue, batch_size=1),),
-            on_failure=None,  # polled from SQS, never invoked asynchronously
         )
         function(
-            "ler-enrich",
+            contract.ENRICH_FUNCTION,
             "Firmographics per company domain, cached with a TTL",
-            256,
-            30,
             [
                 cache.grant("dynamodb:GetItem", "dynamodb:PutItem"),
                 enrichment_key.grant_read(),
                 put_events(d, "EmitEnriched", (contract.ENRICHED,)),
             ],
-            {
-                "EVENT_SOURCE": source,
-                "CACHE_TABLE": cache.physical_name,
-                "ENRICHMENT_SECRET_ID": enrichment_key.physical_name,
-                "ENRICHMENT_PROVIDER": s.enrichment_provider,
-                "ENRICHMENT_BASE_URL": s.enrichment_url,
-                "ENRICHMENT_API_VERSION": s.enrichment_version,
-                "CACHE_TTL_DAYS": str(s.enrich_cache_days),
-            },
+            contract.EnrichSettings.environment(values),
+            events=(chain_stage(contract.ENRICH_FUNCTION, source, dlq),),
             on_failure=dlq,
+            invoked_async=True,
+            async_max_retries=ASYNC_RETRIES,
         )
         identity_index = Grant(
             "ReadIdentityByCrmId",
@@ -365,49 +361,37 @@ class LeadEnricher(System):
             (identity.index_arn(contract.IDENTITY_BY_CRM_ID),),
         )
         function(
-            "ler-dedupe",
+            contract.DEDUPE_FUNCTION,
             "Exact keys, fuzzy scoring and the model for the ambiguous band",
-            256,
-            30,
             [
                 identity.grant("dynamodb:GetItem", sid="ReadIdentityKeys"),
                 identity_index,
                 model_grant(d, s.dedupe_model, sid="InvokeDedupeModel"),
                 put_events(d, "EmitDeduped", (contract.DEDUPED,)),
             ],
-            {
-                "EVENT_SOURCE": source,
-                "IDENTITY_TABLE": identity.physical_name,
-                "IDENTITY_INDEX": contract.IDENTITY_BY_CRM_ID,
-                "DEDUPE_MODEL_ID": s.dedupe_model.active,
-                "LINK_SCORE": str(s.dedupe_link_score),
-                "AMBIGUOUS_SCORE": str(s.dedupe_ambiguous_score),
-            },
+            contract.DedupeSettings.environment(values),
+            events=(chain_stage(contract.DEDUPE_FUNCTION, source, dlq),),
             on_failure=dlq,
+            invoked_async=True,
+            async_max_retries=ASYNC_RETRIES,
             vendored=JELLYFISH,
         )
         function(
-            "ler-filter",
+            contract.FILTER_FUNCTION,
             "Deterministic junk signals; the model only for borderline leads",
-            256,
-            30,
             [
                 model_grant(d, s.filter_model, sid="InvokeFilterModel"),
                 put_events(d, "EmitCleanOrJunk", (contract.CLEAN, contract.JUNK)),
             ],
-            {
-                "EVENT_SOURCE": source,
-                "FILTER_MODEL_ID": s.filter_model.active,
-                "JUNK_SCORE": str(s.junk_score),
-                "BORDERLINE_SCORE": str(s.borderline_score),
-            },
+            contract.FilterSettings.environment(values),
+            events=(chain_stage(contract.FILTER_FUNCTION, source, dlq),),
             on_failure=dlq,
+            invoked_async=True,
+            async_max_retries=ASYNC_RETRIES,
         )
         push = function(
-            "ler-push",
+            contract.PUSH_FUNCTION,
             "Final CRM check, create or link (fill empty fields only), records, identity",
-            256,
-            30,
             [
                 crm_key.grant_read(),
                 identity.grant_conditional_write(),
@@ -416,34 +400,28 @@ class LeadEnricher(System):
                     "s3:PutObject", prefixes=(contract.RECORDS_PREFIX,), sid="WriteCleanRecord"
                 ),
             ],
-            {
-                "IDENTITY_TABLE": identity.physical_name,
-                "IDENTITY_INDEX": contract.IDENTITY_BY_CRM_ID,
-                "RECORDS_BUCKET": records.physical_name,
-                "CRM_SECRET_ID": crm_key.physical_name,
-                "CRM_BASE_URL": s.crm_base_url,
-                "HUBSPOT_API_VERSION": args.hubspot_api_version,
-                "DEFAULT_PHONE_REGION": s.default_phone_region,
-            },
-            vendored=PHONENUMBERS + EMAIL_CHECK + JELLYFISH,
+            contract.PushSettings.environment(values),
+            events=(chain_stage(contract.PUSH_FUNCTION, source, dlq),),
             on_failure=dlq,
+            invoked_async=True,
+            async_max_retries=ASYNC_RETRIES,
+            vendored=PHONENUMBERS + EMAIL_CHECK + JELLYFISH,
         )
         function(
-            "ler-junk-writer",
+            contract.JUNK_WRITER_FUNCTION,
             "Appends each dropped lead and its reason to ler-junk",
-            128,
-            10,
             [junk.grant("s3:PutObject", prefixes=(contract.JUNK_PREFIX,), sid="WriteJunkLog")],
-            {"JUNK_BUCKET": junk.physical_name},
+            contract.JunkWriterSettings.environment(values),
+            events=(chain_stage(contract.JUNK_WRITER_FUNCTION, source, dlq),),
             on_failure=dlq,
+            invoked_async=True,
+            async_max_retries=ASYNC_RETRIES,
         )
 
-        # Scheduled jobs -----------------------------------------------------------------------
+        # Scheduled jobs (the schedules below invoke them asynchronously) ---------------------
         retry = function(
-            "ler-retry",
+            contract.RETRY_FUNCTION,
             "Re-drives ler-dlq and the intake dead letters, retries pending enrichments",
-            256,
-            120,
             [
                 dlq.grant_consume(sid="DrainLerDlq"),
                 Grant("DrainIntakeDeadLetters", CONSUME_ACTIONS, (intake_queue.dlq_arn,)),
@@ -453,42 +431,27 @@ class LeadEnricher(System):
                 cache.grant("dynamodb:Scan", sid="FindPendingEnrichments"),
                 send_email(d, "AlertDeadLetters", s.sender_email),
             ],
-            {
-                "EVENT_SOURCE": source,
-                "DLQ_URL": dlq.url,
-                "INTAKE_DLQ_URL": d.arns.queue_url(d.name(INTAKE_DLQ)),
-                "INTAKE_QUEUE_URL": intake_queue.url,
-                "INTAKE_FUNCTION_NAME": intake.physical_name,
-                "CACHE_TABLE": cache.physical_name,
-                "SENDER_EMAIL": s.sender_email,
-                "ALERT_RECIPIENT": s.digest_recipient,
-                "MAX_RETRY_PASSES": str(s.max_retry_passes),
-                "DLQ_ALERT_THRESHOLD": str(s.dlq_alert_threshold),
-            },
+            contract.RetrySettings.environment(values),
             on_failure=dlq,
+            invoked_async=True,
+            async_max_retries=ASYNC_RETRIES,
         )
         backfill = function(
-            "ler-backfill",
+            contract.BACKFILL_FUNCTION,
             "Re-enriches pending leads; re-syncs ler-identity from the CRM export via ler-push",
-            256,
-            900,
             [
                 cache.grant("dynamodb:Scan", sid="FindPendingEnrichments"),
                 put_events(d, "ReEnrichPending", (contract.NORMALIZED,)),
                 invoke("ResyncIdentityThroughPush", push),
             ],
-            {
-                "EVENT_SOURCE": source,
-                "CACHE_TABLE": cache.physical_name,
-                "PUSH_FUNCTION_NAME": push.physical_name,
-            },
+            contract.BackfillSettings.environment(values),
             on_failure=dlq,
+            invoked_async=True,
+            async_max_retries=ASYNC_RETRIES,
         )
         digest = function(
-            "ler-digest",
+            contract.DIGEST_FUNCTION,
             "Emails the previous day's junk drops by reason",
-            256,
-            60,
             [
                 dataclasses.replace(
                     junk.grant_list(sid="ListJunkLog"),
@@ -497,12 +460,10 @@ class LeadEnricher(System):
                 junk.grant("s3:GetObject", prefixes=(contract.JUNK_PREFIX,), sid="ReadJunkLog"),
                 send_email(d, "SendJunkDigest", s.sender_email),
             ],
-            {
-                "JUNK_BUCKET": junk.physical_name,
-                "SENDER_EMAIL": s.sender_email,
-                "DIGEST_RECIPIENT": s.digest_recipient,
-            },
+            contract.DigestSettings.environment(values),
             on_failure=dlq,
+            invoked_async=True,
+            async_max_retries=ASYNC_RETRIES,
         )
         jobs_group = schedule_group("ler-schedules", d, d.system, child)
         for job, expression, what in (

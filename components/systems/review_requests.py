@@ -26,13 +26,15 @@ leaves open are listed in README.md, "Review request sender (rrs)".
 
 from __future__ import annotations
 
+from typing import Any
+
 import pulumi
 import pulumi_aws as aws
 
 from components.config import RrsSettings
 from components.deployment import Deployment
 from components.grants import Grant, policy_document
-from components.guarded_table import GuardedTable, GuardedTableArgs, Index, Key
+from components.guarded_table import GuardedTable, GuardedTableArgs
 from components.models import model_grant
 from components.scheduled_job import (
     ScheduledJob,
@@ -40,34 +42,25 @@ from components.scheduled_job import (
     schedule_group,
     scheduler_trust_policy,
 )
-from components.scoped_lambda import (
-    FunctionUrl,
-    QueueTrigger,
-)
+from components.scoped_lambda import FunctionUrl, QueueTrigger
 from components.secret_slot import SecretSlot, SecretSlotArgs
 from components.systems.base import System, SystemArgs
-from components.systems.legacy_factory import FunctionFactory
-from components.work_queue import WorkQueue, WorkQueueArgs
+from components.systems.function_factory import FunctionFactory
+from components.work_queue import WorkQueue, WorkQueueArgs, consumer_visibility
+from handlers.review_requests import contract
 
 PACKAGE = "handlers.review_requests"
-REQUESTS_INDEX = "state-due"
-"""GSI of rrs-requests: partition ``state``, sort ``due`` (ISO-8601 UTC, sorts as time)."""
-REQUESTS_TTL = "expires_at"
-"""TTL attribute of rrs-requests: the retention timestamp (epoch seconds)."""
 
 # Memory and timeouts: the document gives none. The webhook answers the tool quickly ("nothing
 # slow happens here"); the sender holds two model calls with bounded retries and one send;
 # the sync pages a sheet of a few thousand rows.
 SIZES: dict[str, tuple[int, int]] = {
-    "rrs-webhook": (256, 10),
-    "rrs-sender": (512, 90),
-    "rrs-escalator": (256, 30),
-    "rrs-sync": (512, 120),
-    "rrs-sweep": (256, 60),
+    contract.WEBHOOK: (256, 10),
+    contract.SENDER: (512, 90),
+    contract.ESCALATOR: (256, 30),
+    contract.SYNC: (512, 120),
+    contract.SWEEP: (256, 60),
 }
-WORK_VISIBILITY_S = 6 * SIZES["rrs-sender"][1]
-ESCALATIONS_VISIBILITY_S = 6 * SIZES["rrs-escalator"][1]
-"""AWS's guidance for SQS event sources: six times the consumer's timeout."""
 SENDER_CONCURRENCY = 5
 """At most five sender invocations at once: a burst of completions cannot flood Bedrock/SMS."""
 
@@ -99,67 +92,54 @@ class ReviewRequests(System):
         d, s = args.deployment, args.settings
         child = pulumi.ResourceOptions(parent=self)
 
-        # Data ------------------------------------------------------------------------------
-        jobs = GuardedTable(
-            "rrs-jobs",
-            GuardedTableArgs(d, "rrs-jobs", Key("customer_id"), Key("job_ts")),
-            child,
+        # Data: the tables as the contract declares them ------------------------------------
+        jobs, requests, customers, optout, audit = (
+            GuardedTable(spec.name, GuardedTableArgs.of(d, spec), child)
+            for spec in (
+                contract.JOBS,
+                contract.REQUESTS,
+                contract.CUSTOMERS,
+                contract.OPTOUT,
+                contract.AUDIT,
+            )
         )
-        requests = GuardedTable(
-            "rrs-requests",
-            GuardedTableArgs(
-                d,
-                "rrs-requests",
-                Key("request_id"),
-                indexes=(Index(REQUESTS_INDEX, Key("state"), Key("due")),),
-                ttl_attribute=REQUESTS_TTL,
-            ),
-            child,
-        )
-        customers = GuardedTable(
-            "rrs-customers", GuardedTableArgs(d, "rrs-customers", Key("customer_id")), child
-        )
-        optout = GuardedTable(
-            "rrs-optout", GuardedTableArgs(d, "rrs-optout", Key("contact")), child
-        )
-        audit = GuardedTable(
-            "rrs-audit",
-            GuardedTableArgs(d, "rrs-audit", Key("request_id"), Key("ts")),
-            child,
-        )
+        function = FunctionFactory(d, PACKAGE, SIZES, child)
         work = WorkQueue(
-            "rrs-work",
+            contract.WORK_QUEUE,
             WorkQueueArgs(
-                d, "rrs-work", max_receive_count=5, visibility_timeout_s=WORK_VISIBILITY_S
+                d,
+                contract.WORK_QUEUE,
+                max_receive_count=5,
+                visibility_timeout_s=consumer_visibility(function.timeout(contract.SENDER)),
             ),
             child,
         )
         escalations = WorkQueue(
-            "rrs-escalations",
+            contract.ESCALATIONS_QUEUE,
             WorkQueueArgs(
                 d,
-                "rrs-escalations",
+                contract.ESCALATIONS_QUEUE,
                 max_receive_count=5,
-                visibility_timeout_s=ESCALATIONS_VISIBILITY_S,
+                visibility_timeout_s=consumer_visibility(function.timeout(contract.ESCALATOR)),
             ),
             child,
         )
 
         # Secrets: one per purpose, so each GetSecretValue grant names one secret -----------
         webhook_secret = SecretSlot(
-            "rrs-webhook-secret",
+            contract.WEBHOOK_SECRET,
             SecretSlotArgs(
                 d,
-                "rrs-webhook-secret",
+                contract.WEBHOOK_SECRET,
                 "Signing secret the job tool HMACs its webhooks with, plain string",
             ),
             child,
         )
         messaging_key = SecretSlot(
-            "rrs-messaging-key",
+            contract.MESSAGING_KEY,
             SecretSlotArgs(
                 d,
-                "rrs-messaging-key",
+                contract.MESSAGING_KEY,
                 "Key of the customer-facing links (the feedback link's ref token), keyring "
                 'JSON {"active_kid": "k1", "keys": {"k1": "<32+ chars>"}}',
             ),
@@ -169,26 +149,28 @@ class ReviewRequests(System):
         # Per-request schedules: their own group, and a role that may only send to rrs-work -
         # (and to their dead-letter queue: Scheduler sends undeliverable asks there with the
         # same execution role; components/scheduled_job.py names the page).
-        requests_group = schedule_group("rrs-requests-schedules", d, "rrs-requests", child)
+        requests_group = schedule_group(
+            "rrs-requests-schedules", d, contract.REQUEST_SCHEDULE_GROUP, child
+        )
         group_name = requests_group.name
         schedules_dlq = WorkQueue(
-            "rrs-request-schedules-dlq",
+            contract.REQUEST_SCHEDULES_DLQ,
             WorkQueueArgs(
                 d,
-                "rrs-request-schedules-dlq",
+                contract.REQUEST_SCHEDULES_DLQ,
                 dead_letter=True,
                 dead_letter_of=f"schedules of group {group_name} (rrs-webhook)",
             ),
             child,
         )
-        schedule_role_name = d.name("rrs-request-schedules-role")
+        schedule_role_name = d.name(contract.REQUEST_SCHEDULES_ROLE)
         schedule_role_arn = d.arns.role(schedule_role_name)
         schedule_role = aws.iam.Role(
-            "rrs-request-schedules-role",
+            contract.REQUEST_SCHEDULES_ROLE,
             name=schedule_role_name,
             description=f"Lets the schedules of group {group_name} send to {work.physical_name} only",
             assume_role_policy=scheduler_trust_policy(d, requests_group),
-            tags=d.resource_tags(**{"crm:schedule-group": "rrs-requests"}),
+            tags=d.resource_tags(**{"crm:schedule-group": contract.REQUEST_SCHEDULE_GROUP}),
             opts=child,
         )
         aws.iam.RolePolicy(
@@ -211,31 +193,50 @@ class ReviewRequests(System):
         kind, identifier = sms_identity(s.sms_origination_identity)
         sms_arn = d.arns.sms_resource(kind, identifier)
         hours = s.opening_hours
-        common_env = {
-            "RRS_REQUESTS_TABLE": requests.physical_name,
-            "RRS_REQUESTS_INDEX": REQUESTS_INDEX,
-            "RRS_JOBS_TABLE": jobs.physical_name,
-            "RRS_CUSTOMERS_TABLE": customers.physical_name,
-            "RRS_OPTOUT_TABLE": optout.physical_name,
-            "RRS_AUDIT_TABLE": audit.physical_name,
-            "RRS_WORK_QUEUE_URL": work.url,
-            "RRS_ESCALATIONS_QUEUE_URL": escalations.url,
-            "RRS_OPENING_START": hours.start,
-            "RRS_OPENING_END": hours.end,
-            "RRS_OPENING_TIMEZONE": hours.timezone,
-            "RRS_PHONE_REGION": s.phone_region,
-            "RRS_MESSAGING_KEY_SECRET_ID": messaging_key.physical_name,
-            "RRS_SENDER_EMAIL": s.sender_email,
+        # Every settings field of every function, once; each record picks its own
+        # (handlers/review_requests/contract.py), so infra and handlers cannot drift.
+        values: dict[str, Any] = {
+            "requests_table": requests.physical_name,
+            "requests_index": contract.REQUESTS_INDEX,
+            "jobs_table": jobs.physical_name,
+            "customers_table": customers.physical_name,
+            "optout_table": optout.physical_name,
+            "audit_table": audit.physical_name,
+            "work_queue_url": work.url,
+            "work_queue_arn": work.arn,
+            "escalations_queue_url": escalations.url,
+            "opening_start": hours.start,
+            "opening_end": hours.end,
+            "opening_timezone": hours.timezone,
+            "phone_region": s.phone_region,
+            "messaging_key_secret_id": messaging_key.physical_name,
+            "webhook_secret_id": webhook_secret.physical_name,
+            "sender_email": s.sender_email,
+            "owner_email": s.owner_email,
+            "business_name": s.business_name,
+            "schedule_group": group_name,
+            "schedule_role_arn": schedule_role_arn,
+            "schedule_dlq_arn": schedules_dlq.arn,
+            "request_delay_hours": s.request_delay_hours,
+            "retention_days": s.retention_days,
+            "grade_model_id": s.grade_model.active,
+            "compose_model_id": s.compose_model.active,
+            "sms_origination_identity": sms_arn,
+            "review_url": s.review_url,
+            "feedback_url": s.feedback_url,
+            "link_ttl_days": s.link_ttl_days,
+            "claim_lease_seconds": function.timeout(contract.ESCALATOR) * 2,
+            # Kept as "" when no sheet is configured; the handler reads that as None.
+            "sheet_source": s.sheet_source,
+            "sweep_grace_minutes": s.sweep_grace_minutes,
+            "sweep_max_attempts": s.sweep_max_attempts,
         }
-
-        function = FunctionFactory(d, PACKAGE, SIZES, common_env, child)
 
         # Functions -------------------------------------------------------------------------
         webhook_fn = function(
-            "rrs-webhook",
+            contract.WEBHOOK,
             "Job tool webhook: verify, one request per completion, schedule the ask; "
             "record private feedback and opt-outs",
-            "webhook",
             (
                 webhook_secret.grant_read(),
                 messaging_key.grant_read(),
@@ -259,28 +260,7 @@ class ReviewRequests(System):
                     {"StringEquals": {"iam:PassedToService": "scheduler.amazonaws.com"}},
                 ),
             ),
-            {
-                "RRS_WEBHOOK_SECRET_ID": webhook_secret.physical_name,
-                "RRS_SCHEDULE_GROUP": group_name,
-                "RRS_SCHEDULE_ROLE_ARN": schedule_role_arn,
-                "RRS_WORK_QUEUE_ARN": work.arn,
-                "RRS_SCHEDULE_DLQ_ARN": schedules_dlq.arn,
-                "RRS_REQUEST_DELAY_HOURS": str(s.request_delay_hours),
-                "RRS_RETENTION_DAYS": str(s.retention_days),
-            },
-            uses=(
-                "RRS_REQUESTS_TABLE",
-                "RRS_JOBS_TABLE",
-                "RRS_CUSTOMERS_TABLE",
-                "RRS_OPTOUT_TABLE",
-                "RRS_AUDIT_TABLE",
-                "RRS_ESCALATIONS_QUEUE_URL",
-                "RRS_OPENING_START",
-                "RRS_OPENING_END",
-                "RRS_OPENING_TIMEZONE",
-                "RRS_PHONE_REGION",
-                "RRS_MESSAGING_KEY_SECRET_ID",
-            ),
+            contract.WebhookSettings.environment(values),
             url=FunctionUrl(
                 "NONE",
                 public_reason="The job tool's HMAC-SHA256 signature (rrs-webhook-secret, "
@@ -289,10 +269,9 @@ class ReviewRequests(System):
             vendored=("email-validator", "idna", "phonenumberslite", "tzdata"),
         )
         sender_fn = function(
-            "rrs-sender",
+            contract.SENDER,
             "Due asks: re-check opt-out, state and quiet hours; grade, compose, validate; "
             "one conditional terminal write, one ask",
-            "sender",
             (
                 model_grant(d, s.grade_model, sid="InvokeGradeModel"),
                 model_grant(d, s.compose_model, sid="InvokeComposeModel"),
@@ -304,33 +283,13 @@ class ReviewRequests(System):
                 Grant("SendAskEmail", ("ses:SendEmail",), (sender_identity,), from_sender),
                 Grant("SendAskSms", ("sms-voice:SendTextMessage",), (sms_arn,)),
             ),
-            {
-                "RRS_GRADE_MODEL_ID": s.grade_model.active,
-                "RRS_COMPOSE_MODEL_ID": s.compose_model.active,
-                "RRS_SMS_ORIGINATION_IDENTITY": sms_arn,
-                "RRS_REVIEW_URL": s.review_url,
-                "RRS_FEEDBACK_URL": s.feedback_url,
-                "RRS_BUSINESS_NAME": s.business_name,
-                "RRS_LINK_TTL_DAYS": str(s.link_ttl_days),
-            },
-            uses=(
-                "RRS_REQUESTS_TABLE",
-                "RRS_OPTOUT_TABLE",
-                "RRS_AUDIT_TABLE",
-                "RRS_ESCALATIONS_QUEUE_URL",
-                "RRS_OPENING_START",
-                "RRS_OPENING_END",
-                "RRS_OPENING_TIMEZONE",
-                "RRS_MESSAGING_KEY_SECRET_ID",
-                "RRS_SENDER_EMAIL",
-            ),
+            contract.SenderSettings.environment(values),
             queues=(QueueTrigger(work, batch_size=5, maximum_concurrency=SENDER_CONCURRENCY),),
             vendored=("tzdata",),
         )
         escalator_fn = function(
-            "rrs-escalator",
+            contract.ESCALATOR,
             "Escalations: build the handover, de-duplicate, email the owner",
-            "escalator",
             (
                 requests.grant("dynamodb:GetItem", sid="ReadRequest"),
                 customers.grant("dynamodb:GetItem", sid="ReadCustomer"),
@@ -339,18 +298,7 @@ class ReviewRequests(System):
                 audit.grant("dynamodb:PutItem", sid="AppendEscalationMarker"),
                 Grant("SendOwnerHandover", ("ses:SendEmail",), (sender_identity,), from_sender),
             ),
-            {
-                "RRS_OWNER_EMAIL": s.owner_email,
-                "RRS_BUSINESS_NAME": s.business_name,
-                "RRS_CLAIM_LEASE_SECONDS": str(SIZES["rrs-escalator"][1] * 2),
-            },
-            uses=(
-                "RRS_REQUESTS_TABLE",
-                "RRS_CUSTOMERS_TABLE",
-                "RRS_JOBS_TABLE",
-                "RRS_AUDIT_TABLE",
-                "RRS_SENDER_EMAIL",
-            ),
+            contract.EscalatorSettings.environment(values),
             queues=(QueueTrigger(escalations, batch_size=5),),
             vendored=("tzdata",),
         )
@@ -361,42 +309,27 @@ class ReviewRequests(System):
         if sheet_arn is not None:
             sync_grants += (Grant("ReadCustomerSheet", ("s3:GetObject",), (sheet_arn,)),)
         sync_fn = function(
-            "rrs-sync",
+            contract.SYNC,
             "Customer sheet (CSV URL or S3 object) into rrs-customers, with prior sentiment",
-            "sync",
             sync_grants,
-            {"RRS_SHEET_SOURCE": s.sheet_source},
-            uses=("RRS_CUSTOMERS_TABLE", "RRS_PHONE_REGION"),
+            contract.SyncSettings.environment(values),
             vendored=("email-validator", "idna", "phonenumberslite", "tzdata"),
             invoked_async=True,
         )
         sweep_fn = function(
-            "rrs-sweep",
+            contract.SWEEP,
             "Stragglers past due and not terminal: re-enqueue or escalate (opening hours only)",
-            "sweep",
             (
                 Grant(
                     "QueryStragglers",
                     ("dynamodb:Query",),
-                    (requests.index_arn(REQUESTS_INDEX),),
+                    (requests.index_arn(contract.REQUESTS_INDEX),),
                 ),
                 requests.grant("dynamodb:UpdateItem", sid="MarkSwept"),
                 work.grant_send(sid="Requeue"),
                 escalations.grant_send(sid="EscalateStraggler"),
             ),
-            {
-                "RRS_SWEEP_GRACE_MINUTES": str(s.sweep_grace_minutes),
-                "RRS_SWEEP_MAX_ATTEMPTS": str(s.sweep_max_attempts),
-            },
-            uses=(
-                "RRS_REQUESTS_TABLE",
-                "RRS_REQUESTS_INDEX",
-                "RRS_WORK_QUEUE_URL",
-                "RRS_ESCALATIONS_QUEUE_URL",
-                "RRS_OPENING_START",
-                "RRS_OPENING_END",
-                "RRS_OPENING_TIMEZONE",
-            ),
+            contract.SweepSettings.environment(values),
             vendored=("tzdata",),
             invoked_async=True,
         )
@@ -404,8 +337,8 @@ class ReviewRequests(System):
         # Recurring schedules ---------------------------------------------------------------
         jobs_group = schedule_group("rrs-schedules", d, d.system, child)
         for name, expression, target, what in (
-            ("rrs-sweep", s.sweep_schedule, sweep_fn, "re-drive or escalate stragglers"),
-            ("rrs-sync", s.sync_schedule, sync_fn, "mirror the customer sheet"),
+            (contract.SWEEP, s.sweep_schedule, sweep_fn, "re-drive or escalate stragglers"),
+            (contract.SYNC, s.sync_schedule, sync_fn, "mirror the customer sheet"),
         ):
             ScheduledJob(
                 f"{name}-schedule",

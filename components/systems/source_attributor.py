@@ -21,19 +21,21 @@ from __future__ import annotations
 import pulumi
 
 from components.config import LsSettings
-from components.guarded_table import GuardedTable, GuardedTableArgs, Key
-from components.scoped_lambda import (
-    FunctionCode,
-    FunctionUrl,
-    ScopedLambda,
-    ScopedLambdaArgs,
-    StreamTrigger,
-)
+from components.guarded_table import GuardedTable, GuardedTableArgs
+from components.scoped_lambda import FunctionUrl, ScopedLambda, StreamTrigger
 from components.secret_slot import SecretSlot, SecretSlotArgs
 from components.systems.base import System, SystemArgs
+from components.systems.function_factory import FunctionFactory
 from components.work_queue import WorkQueue, WorkQueueArgs
+from handlers.source_attributor import contract
 
 PACKAGE = "handlers.source_attributor"
+SIZES: dict[str, tuple[int, int]] = {
+    contract.CAPTURE: (512, 5),
+    contract.STITCH: (1024, 60),
+    contract.REPORT: (1024, 120),
+}
+"""Memory (MB) and timeout (s) per function, from the document."""
 STITCH_MAX_RETRIES = 3
 """Stream retries before a failing enquiry record goes to ls-stitch-failures."""
 STITCH_BATCH_SIZE = 10
@@ -59,131 +61,88 @@ class SourceAttributor(System):
         d, settings = args.deployment, args.settings
         child = pulumi.ResourceOptions(parent=self)
 
-        self.touches = GuardedTable(
-            "ls-touches",
-            GuardedTableArgs(d, "ls-touches", Key("visitor_id"), Key("at"), ttl_attribute="ttl"),
-            child,
-        )
-        self.identities = GuardedTable(
-            "ls-identities",
-            GuardedTableArgs(d, "ls-identities", Key("identity_key"), Key("visitor_id")),
-            child,
-        )
-        self.enquiries = GuardedTable(
-            "ls-enquiries",
-            GuardedTableArgs(
-                d, "ls-enquiries", Key("month"), Key("enquiry_id"), stream="NEW_IMAGE"
-            ),
-            child,
+        self.touches, self.identities, self.enquiries = (
+            GuardedTable(spec.name, GuardedTableArgs.of(d, spec), child)
+            for spec in (contract.TOUCHES, contract.IDENTITIES, contract.ENQUIRIES)
         )
         failures = WorkQueue(
-            "ls-stitch-failures",
-            WorkQueueArgs(d, "ls-stitch-failures", dead_letter=True),
+            contract.STITCH_FAILURES,
+            WorkQueueArgs(d, contract.STITCH_FAILURES, dead_letter=True),
             child,
         )
         email_key = SecretSlot(
-            "ls-email-hash-key",
+            contract.EMAIL_HASH_KEY,
             SecretSlotArgs(
                 d,
-                "ls-email-hash-key",
+                contract.EMAIL_HASH_KEY,
                 "Key of the keyed email hash (HMAC-SHA256) on enquiries: at least 32 random "
                 "characters, set once by the operator; changing it stops old and new enquiries "
                 "of one person from stitching together.",
             ),
             child,
         )
-        tables = {
-            "TOUCHES_TABLE": self.touches.physical_name,
-            "IDENTITIES_TABLE": self.identities.physical_name,
-            "ENQUIRIES_TABLE": self.enquiries.physical_name,
+        values = {
+            "touches_table": self.touches.physical_name,
+            "identities_table": self.identities.physical_name,
+            "enquiries_table": self.enquiries.physical_name,
+            "email_hash_secret": email_key.physical_name,
+            "site_origins": ",".join(settings.site_origins),
+            "touch_ttl_days": settings.touch_ttl_days,
+            "report_cache_seconds": settings.report_cache_seconds,
         }
+        function = FunctionFactory(d, PACKAGE, SIZES, child)
 
-        self.capture = ScopedLambda(
-            "ls-capture",
-            ScopedLambdaArgs(
-                d,
-                "ls-capture",
-                "Beacon: normalises the source, writes one touch, sets the first-party id",
-                FunctionCode(f"{PACKAGE}.capture.handler", vendored=("email-validator", "idna")),
-                memory_mb=512,
-                timeout_s=5,
-                grants=(
-                    self.touches.grant("dynamodb:PutItem", sid="PutTouches"),
-                    self.enquiries.grant("dynamodb:PutItem", sid="PutEnquiries"),
-                    email_key.grant_read(sid="ReadEmailHashKey"),
-                ),
-                environment={
-                    "TOUCHES_TABLE": self.touches.physical_name,
-                    "ENQUIRIES_TABLE": self.enquiries.physical_name,
-                    "EMAIL_HASH_SECRET": email_key.physical_name,
-                    "SITE_ORIGINS": ",".join(settings.site_origins),
-                    "TOUCH_TTL_DAYS": str(settings.touch_ttl_days),
-                },
-                url=FunctionUrl(
-                    "NONE",
-                    public_reason=(
-                        "site beacon: Origin must be one of the configured site origins and "
-                        "known bots are dropped, both checked before the body is read; it can "
-                        "only create touches and enquiries"
-                    ),
-                    cors_origins=tuple(settings.site_origins),
-                    cors_methods=("POST",),
-                ),
+        self.capture = function(
+            contract.CAPTURE,
+            "Beacon: normalises the source, writes one touch, sets the first-party id",
+            (
+                self.touches.grant("dynamodb:PutItem", sid="PutTouches"),
+                self.enquiries.grant("dynamodb:PutItem", sid="PutEnquiries"),
+                email_key.grant_read(sid="ReadEmailHashKey"),
             ),
-            child,
+            contract.CaptureSettings.environment(values),
+            url=FunctionUrl(
+                "NONE",
+                public_reason=(
+                    "site beacon: Origin must be one of the configured site origins and "
+                    "known bots are dropped, both checked before the body is read; it can "
+                    "only create touches and enquiries"
+                ),
+                cors_origins=tuple(settings.site_origins),
+                cors_methods=("POST",),
+            ),
+            vendored=("email-validator", "idna"),
         )
-        self.stitch = ScopedLambda(
-            "ls-stitch",
-            ScopedLambdaArgs(
-                d,
-                "ls-stitch",
-                "Links visitor ids that share an email hash into one identity, additively",
-                FunctionCode(f"{PACKAGE}.stitch.handler"),
-                memory_mb=1024,
-                timeout_s=60,
-                grants=(
-                    self.touches.grant("dynamodb:Query", sid="QueryTouches"),
-                    self.identities.grant(
-                        "dynamodb:Query", "dynamodb:UpdateItem", sid="LinkIdentities"
-                    ),
-                ),
-                environment={
-                    "TOUCHES_TABLE": self.touches.physical_name,
-                    "IDENTITIES_TABLE": self.identities.physical_name,
-                },
-                stream_triggers=(
-                    StreamTrigger(
-                        self.enquiries,
-                        on_failure=failures,
-                        batch_size=STITCH_BATCH_SIZE,
-                        max_retries=STITCH_MAX_RETRIES,
-                        filter_patterns=({"eventName": ["INSERT"]},),
-                    ),
+        self.stitch = function(
+            contract.STITCH,
+            "Links visitor ids that share an email hash into one identity, additively",
+            (
+                self.touches.grant("dynamodb:Query", sid="QueryTouches"),
+                self.identities.grant(
+                    "dynamodb:Query", "dynamodb:UpdateItem", sid="LinkIdentities"
                 ),
             ),
-            child,
+            contract.StitchSettings.environment(values),
+            streams=(
+                StreamTrigger(
+                    self.enquiries,
+                    on_failure=failures,
+                    batch_size=STITCH_BATCH_SIZE,
+                    max_retries=STITCH_MAX_RETRIES,
+                    filter_patterns=({"eventName": ["INSERT"]},),
+                ),
+            ),
         )
-        self.report = ScopedLambda(
-            "ls-report",
-            ScopedLambdaArgs(
-                d,
-                "ls-report",
-                "Walks paths, applies both rules, computes the unattributed share",
-                FunctionCode(f"{PACKAGE}.report.handler"),
-                memory_mb=1024,
-                timeout_s=120,
-                grants=(
-                    self.touches.grant("dynamodb:Query", sid="QueryTouches"),
-                    self.identities.grant("dynamodb:Query", sid="QueryIdentities"),
-                    self.enquiries.grant("dynamodb:Query", sid="QueryEnquiries"),
-                ),
-                environment={
-                    **tables,
-                    "REPORT_CACHE_SECONDS": str(settings.report_cache_seconds),
-                },
-                url=FunctionUrl("AWS_IAM"),
+        self.report = function(
+            contract.REPORT,
+            "Walks paths, applies both rules, computes the unattributed share",
+            (
+                self.touches.grant("dynamodb:Query", sid="QueryTouches"),
+                self.identities.grant("dynamodb:Query", sid="QueryIdentities"),
+                self.enquiries.grant("dynamodb:Query", sid="QueryEnquiries"),
             ),
-            child,
+            contract.ReportSettings.environment(values),
+            url=FunctionUrl("AWS_IAM"),
         )
         self.finish(
             {

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 DEFAULT_TTL_SECONDS = 300.0
-_SECRET_ID = re.compile(
+SECRET_ID_PATTERN = re.compile(
     r"^(arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:)?[A-Za-z0-9/_+=.@-]{1,512}$"
 )
 
@@ -160,7 +160,7 @@ def secret_id_from_env(variable: str) -> str:
         raise SecretError(
             variable, f"environment variable {variable} (a secret name or ARN) is not set"
         )
-    if not _SECRET_ID.match(value):
+    if not SECRET_ID_PATTERN.match(value):
         raise SecretError(variable, f"{variable} must hold a secret name or ARN, not a value")
     return value
 

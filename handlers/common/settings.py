@@ -9,6 +9,10 @@ naming the variable, instead of masking a missing value with a default.
 The variable of field ``requests_table`` is ``REQUESTS_TABLE``: one naming rule for every system
 (each function has its own environment, so names need no system prefix).
 
+A field whose name ends in ``_secret_id`` or ``_secret`` holds a Secrets Manager name or ARN,
+never the secret: a value that cannot be one (spaces, braces, quotes: a value pasted in place of
+the name) is refused, naming the variable.
+
 Field types: ``str``, ``int``, ``float``, ``bool`` and ``str | None``. ``str | None`` is the one
 optional kind: the variable may be absent (an optional feature the stack turned off); it is not
 a default, the handler sees ``None`` and decides.
@@ -72,6 +76,8 @@ class Settings:
                     continue
                 raise MissingSetting(f"environment variable {name} is not set")
             values[f.name] = _convert(name, raw, str if optional else kind)
+            if f.name.endswith(("_secret_id", "_secret")):
+                _check_secret_id(name, raw)
         return cls(**values)
 
     @classmethod
@@ -114,6 +120,15 @@ def _convert(name: str, raw: str, kind: Any) -> Any:
             what = "an integer" if kind is int else "a number"
             raise MissingSetting(f"environment variable {name} is not {what}: {raw!r}") from err
     raise TypeError(f"unsupported settings type for {name}: {kind!r}")
+
+
+def _check_secret_id(name: str, raw: str) -> None:
+    from handlers.common.secrets import SECRET_ID_PATTERN
+
+    if not SECRET_ID_PATTERN.match(raw):
+        raise MissingSetting(
+            f"environment variable {name} must hold a secret name or ARN, not a value"
+        )
 
 
 def _text(value: Any) -> Any:

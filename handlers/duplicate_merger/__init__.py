@@ -1,6 +1,8 @@
 """Duplicate contact merger (document 000): dm-block, dm-score and dm-merge.
 
-The matcher (``normalize``, ``phonetic``, ``similarity``, ``profile``, ``blocking``,
-``evidence``, ``pipeline``) is plain Python without AWS; ``crm``, ``store`` and ``digest`` are the
-adapters; ``block``, ``score`` and ``merge`` are the Lambda entry points.
+The matcher (``normalize``, ``similarity``, ``profile``, ``blocking``,
+``evidence``, ``pipeline``) is plain Python without AWS; ``runs`` (the weekly run), ``scoring``
+and ``review`` (the links, automatic merges, the digest) with ``merging`` are the work;
+``crm``, ``store`` and ``digest`` are the adapters; ``contract`` holds the names and settings
+the infra shares; ``functions/`` holds the Lambda entry points, one module per function.
 """

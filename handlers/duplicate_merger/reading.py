@@ -124,31 +124,6 @@ class Checkpoints(Protocol):
     def chunks(self, state: ReadState) -> Iterator[bytes]: ...
 
 
-@dataclass
-class MemoryCheckpoints:
-    """Checkpoints in memory, for tests and the benchmark."""
-
-    states: dict[str, dict[str, Any]] = field(default_factory=dict)
-    data: dict[tuple[str, int], bytes] = field(default_factory=dict)
-
-    def load(self, run_id: str) -> ReadState | None:
-        item = self.states.get(run_id)
-        return None if item is None else ReadState.from_item(item)
-
-    def save(self, state: ReadState, chunks: list[bytes], *, expected_step: int | None) -> bool:
-        stored = self.states.get(state.run_id)
-        if expected_step is not None and (stored is None or int(stored["step"]) != expected_step):
-            return False
-        for offset, chunk in enumerate(chunks):
-            self.data[(state.run_id, state.chunks - len(chunks) + offset)] = chunk
-        self.states[state.run_id] = state.to_item()
-        return True
-
-    def chunks(self, state: ReadState) -> Iterator[bytes]:
-        for n in range(state.chunks):
-            yield self.data[(state.run_id, n)]
-
-
 @dataclass(frozen=True)
 class Outcome:
     """What one invocation did: ``block`` (``contacts`` holds the whole portal), ``continue``
@@ -223,6 +198,8 @@ class DynamoCheckpoints:
     def save(self, state: ReadState, chunks: list[bytes], *, expected_step: int | None) -> bool:
         from botocore.exceptions import ClientError
 
+        from handlers.common.transitions import condition_failed
+
         first = state.chunks - len(chunks)
         for offset, chunk in enumerate(chunks):
             self.table.put_item(
@@ -238,7 +215,7 @@ class DynamoCheckpoints:
         try:
             self.table.put_item(Item=item, **condition)
         except ClientError as err:
-            if err.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
+            if condition_failed(err):
                 return False
             raise
         return True

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from handlers.common.aws_clients import client, table
 from handlers.common.transitions import (
     TxResult,
+    condition_failed,
     put_if_absent,
     transact,
     tx_delete,
@@ -32,11 +33,6 @@ if TYPE_CHECKING:
 
 SQS_BATCH_BYTES = 250_000
 RUN_LATEST = "run#latest"
-
-
-def _is_condition_failure(err: Exception) -> bool:
-    response = getattr(err, "response", None) or {}
-    return bool(response.get("Error", {}).get("Code") == "ConditionalCheckFailedException")
 
 
 def _decimal(value: float) -> Decimal:
@@ -132,7 +128,7 @@ class PairStore:
                 ReturnValues="ALL_OLD",
             )
         except Exception as err:
-            if _is_condition_failure(err):
+            if condition_failed(err):
                 return None
             raise
         return dict(answer.get("Attributes") or {})
@@ -329,7 +325,7 @@ class DynamoLedger:
         try:
             self.merges.update_item(**kwargs)
         except Exception as err:
-            if _is_condition_failure(err):
+            if condition_failed(err):
                 raise ClaimLost(f"merge {merge_id} is no longer held by {holder}") from err
             raise
 

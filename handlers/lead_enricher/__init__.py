@@ -1,8 +1,11 @@
 """Lead enricher (document 001): intake, a five-stage chain on EventBridge, push, scheduled jobs.
 
-One module per function (``intake``, ``normalize``, ``enrich``, ``dedupe``, ``filter``,
-``push``, ``junk_writer``, ``retry``, ``backfill``, ``digest``), each with ``handler``. The
-business rules live in plain modules beside them (``cleanup``, ``matching``, ``junk_signals``,
-``crm_fields``...) and touch no AWS; AWS and external services sit behind small adapters and
-ports so tests swap them for moto and in-memory fakes.
+The entry points are ``functions/<function>.py`` (one per function of the document, each with
+``handler``); ``contract.py`` holds the names, tables and settings records the infrastructure
+shares with them. The logic lives in concept modules beside them: ``lanes`` (intake),
+``normalizing``, ``enriching``, ``deduping``, ``screening`` (the filter), ``pushing``,
+``junk_log``, ``redrive`` (retry), ``backfilling``, ``junk_digest``, and the business rules
+(``cleanup``, ``matching``, ``junk_signals``, ``crm_fields``...), which touch no AWS. AWS and
+external services sit behind small adapters and ports; the test doubles are in
+``testsupport/ler.py``.
 """

@@ -49,7 +49,7 @@ class PushClaims:
         """The claim for this pass, or None when the pass (or a later one) is already done."""
         from botocore.exceptions import ClientError
 
-        from handlers.common.transitions import old_item
+        from handlers.common.transitions import condition_failed, old_item
 
         claim = Claim(lead.lead_id, lead.pass_no, secrets.token_hex(8))
         epoch = int(now.timestamp())
@@ -77,7 +77,7 @@ class PushClaims:
                 ReturnValuesOnConditionCheckFailure="ALL_OLD",
             )
         except ClientError as err:
-            if err.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
+            if not condition_failed(err):
                 raise
             held: dict[str, Any] = old_item(err) or {}
             if held.get("status") == "pushing" and int(held.get("pass_no", 0)) <= claim.pass_no:

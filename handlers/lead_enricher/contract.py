@@ -1,13 +1,50 @@
-"""Names the infrastructure and the handlers must agree on: prefixes, event types, index.
+"""What the infrastructure and the handlers must agree on: names, tables, each function's settings.
 
 ``components/systems/lead_enricher.py`` imports this module, so a renamed prefix or event type
 changes the S3 triggers, IAM scopes and EventBridge rules together with the code that writes
-and reads them.
+and reads them; each function's environment is built from its settings record below, and the
+handler reads the same record (``handlers.common.settings.current``), so a variable the handler
+needs and the infra does not set fails ``make plan``. No Pulumi here: this module ships.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Final
+
+from handlers.common.settings import Settings
+from handlers.common.tables import Index, Key, TableSpec
+
+# Seed names ---------------------------------------------------------------------------------
+# Functions carry a _FUNCTION suffix: ``JUNK`` and ``NORMALIZED`` are the chain's event types.
+
+INTAKE_FUNCTION: Final = "ler-intake"
+NORMALIZE_FUNCTION: Final = "ler-normalize"
+ENRICH_FUNCTION: Final = "ler-enrich"
+DEDUPE_FUNCTION: Final = "ler-dedupe"
+FILTER_FUNCTION: Final = "ler-filter"
+PUSH_FUNCTION: Final = "ler-push"
+JUNK_WRITER_FUNCTION: Final = "ler-junk-writer"
+RETRY_FUNCTION: Final = "ler-retry"
+BACKFILL_FUNCTION: Final = "ler-backfill"
+DIGEST_FUNCTION: Final = "ler-digest"
+
+RAW_BUCKET: Final = "ler-raw"
+"""Raw originals: SES mail, CSV uploads, form payloads, upload reports."""
+RECORDS_BUCKET: Final = "ler-records"
+JUNK_BUCKET: Final = "ler-junk"
+INTAKE_QUEUE: Final = "ler-intake-queue"
+INTAKE_DLQ: Final = "ler-intake-dlq"
+"""ler-intake-queue's own dead-letter queue (SQS redrive), re-driven by ler-retry."""
+DLQ: Final = "ler-dlq"
+"""Catches every asynchronous failure of the system (rule targets, async invokes)."""
+ENRICHMENT_KEY: Final = "ler-enrichment-key"
+CRM_KEY: Final = "ler-crm-key"
+INTAKE_SECRET: Final = "ler-intake-secret"
+INBOUND_LANE: Final = "ler-inbound"
+
+EVENT_BUS: Final = "default"
+"""The chain's bus: the account's default bus (dev and prod tell their events apart by source)."""
 
 MAIL_PREFIX: Final = "inbound/"
 """ler-raw: SES stores inbound mail here; triggers ler-intake."""
@@ -50,3 +87,136 @@ def event_source(prefix: str) -> str:
     source and each stack's rules match only its own events.
     """
     return f"crm.{prefix}.ler"
+
+
+# Tables -------------------------------------------------------------------------------------
+
+IDENTITY: Final = TableSpec(
+    "ler-identity", Key("id_key"), indexes=(Index(IDENTITY_BY_CRM_ID, Key("crm_id")),)
+)
+"""``id_key`` (EMAIL#, PHONE#, FP#, blocking keys, push claims) -> the CRM contact."""
+ENRICH_CACHE: Final = TableSpec("ler-enrich-cache", Key("domain"), ttl_attribute="ttl")
+"""One item per company domain (firmographics, TTL ``ttl``), plus ``pending#`` markers."""
+TABLES: Final = (IDENTITY, ENRICH_CACHE)
+
+
+# Settings: one record per function (variable = upper-cased field name) ----------------------
+
+INTAKE_AUTH_MODES: Final = ("shared_secret", "iam")
+
+
+@dataclass(frozen=True)
+class IntakeSettings(Settings):
+    """ler-intake."""
+
+    raw_bucket: str
+    junk_bucket: str
+    intake_queue_url: str
+    intake_auth: str
+    """``shared_secret`` (the secret checked in-function) or ``iam`` (SigV4 by the URL)."""
+    intake_secret_id: str | None
+    """Set only in shared_secret mode."""
+    min_submit_seconds: int
+
+    def __post_init__(self) -> None:
+        if self.intake_auth not in INTAKE_AUTH_MODES:
+            raise ValueError(f"INTAKE_AUTH must be shared_secret or iam, not {self.intake_auth!r}")
+
+
+@dataclass(frozen=True)
+class NormalizeSettings(Settings):
+    """ler-normalize."""
+
+    event_source: str
+    records_bucket: str
+    normalize_model_id: str
+    default_phone_region: str
+
+
+@dataclass(frozen=True)
+class EnrichSettings(Settings):
+    """ler-enrich."""
+
+    event_source: str
+    cache_table: str
+    enrichment_secret_id: str
+    enrichment_provider: str
+    enrichment_base_url: str
+    enrichment_api_version: str
+    cache_ttl_days: int
+
+
+@dataclass(frozen=True)
+class DedupeSettings(Settings):
+    """ler-dedupe."""
+
+    event_source: str
+    identity_table: str
+    identity_index: str
+    dedupe_model_id: str
+    link_score: float
+    ambiguous_score: float
+
+
+@dataclass(frozen=True)
+class FilterSettings(Settings):
+    """ler-filter."""
+
+    event_source: str
+    filter_model_id: str
+    junk_score: float
+    borderline_score: float
+
+
+@dataclass(frozen=True)
+class PushSettings(Settings):
+    """ler-push."""
+
+    identity_table: str
+    identity_index: str
+    records_bucket: str
+    crm_secret_id: str
+    crm_base_url: str
+    hubspot_api_version: str
+    default_phone_region: str
+
+
+@dataclass(frozen=True)
+class JunkWriterSettings(Settings):
+    """ler-junk-writer."""
+
+    junk_bucket: str
+
+
+@dataclass(frozen=True)
+class RetrySettings(Settings):
+    """ler-retry."""
+
+    event_source: str
+    dlq_url: str
+    intake_dlq_url: str
+    intake_queue_url: str
+    intake_function_name: str
+    cache_table: str
+    sender_email: str
+    alert_recipient: str
+    max_retry_passes: int
+    dlq_alert_threshold: int
+
+
+@dataclass(frozen=True)
+class BackfillSettings(Settings):
+    """ler-backfill."""
+
+    event_source: str
+    cache_table: str
+    push_function_name: str
+
+
+@dataclass(frozen=True)
+class DigestSettings(Settings):
+    """ler-digest."""
+
+    junk_bucket: str
+    sender_email: str
+    digest_recipient: str

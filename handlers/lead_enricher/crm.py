@@ -1,4 +1,4 @@
-"""The CRM behind a port: a HubSpot adapter (the shared date-based client) and an in-memory fake.
+"""The CRM behind a port: a HubSpot adapter (the shared date-based client).
 
 Push needs: find a contact by email or phone (the final, authoritative duplicate check),
 read one, create one, update some of its properties, and page through all of them (the
@@ -176,61 +176,3 @@ class HubSpotCrm:
         query = {"limit": str(limit), "archived": "false", "properties": ",".join(READ_PROPERTIES)}
         results, following = self.client.page(self._contacts(), query, after)
         return [_contact(r) for r in results], following
-
-
-class FakeCrm:
-    """In-memory CRM with HubSpot's rules that matter here (unique email, 409 on a repeat).
-
-    ``calls`` records every write as (method, crm_id, properties) so tests can count them.
-    """
-
-    def __init__(self) -> None:
-        self.contacts: dict[str, CrmContact] = {}
-        self.calls: list[tuple[str, str, dict[str, str]]] = []
-        self._next = 1000
-
-    def add(self, **properties: str | None) -> CrmContact:
-        """Seed a contact as a person would have typed it."""
-        self._next += 1
-        contact = CrmContact(str(self._next), dict(properties))
-        self.contacts[contact.crm_id] = contact
-        return contact
-
-    def _find(self, names: tuple[str, ...], value: str) -> CrmContact | None:
-        for contact in sorted(self.contacts.values(), key=lambda c: int(c.crm_id)):
-            if any((contact.properties.get(n) or "") == value for n in names):
-                return contact
-        return None
-
-    def find_by_email(self, email: str) -> CrmContact | None:
-        return self._find(("email",), email)
-
-    def find_by_phone(self, phone: str) -> CrmContact | None:
-        return self._find(("phone", "mobilephone"), phone)
-
-    def get(self, crm_id: str) -> CrmContact | None:
-        found = self.contacts.get(crm_id)
-        return None if found is None else CrmContact(found.crm_id, dict(found.properties))
-
-    def create(self, properties: Mapping[str, str]) -> tuple[CrmContact, bool]:
-        email = properties.get("email")
-        if email and (existing := self.find_by_email(email)) is not None:
-            return self.get(existing.crm_id) or existing, False
-        contact = self.add(**dict(properties))
-        self.calls.append(("create", contact.crm_id, dict(properties)))
-        return self.get(contact.crm_id) or contact, True
-
-    def update(self, crm_id: str, properties: Mapping[str, str]) -> CrmContact:
-        contact = self.contacts[crm_id]
-        contact.properties.update(properties)
-        self.calls.append(("update", crm_id, dict(properties)))
-        return self.get(crm_id) or contact
-
-    def page(self, after: str | None, limit: int = 100) -> tuple[list[CrmContact], str | None]:
-        ordered = sorted(self.contacts.values(), key=lambda c: int(c.crm_id))
-        start = int(after or 0)
-        chunk = ordered[start : start + limit]
-        following = start + limit
-        return [CrmContact(c.crm_id, dict(c.properties)) for c in chunk], (
-            str(following) if following < len(ordered) else None
-        )

@@ -15,6 +15,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from handlers.common.transitions import condition_failed
 from handlers.lead_enricher.lead import Lead
 
 if TYPE_CHECKING:
@@ -142,7 +143,7 @@ class PendingMarkers(_OnTable):
                 ExpressionAttributeValues={":p": lead.pass_no},
             )
         except ClientError as err:
-            if err.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
+            if not condition_failed(err):
                 raise
             return False  # a newer pass already wrote the marker: leave it alone
         return True

@@ -1,4 +1,4 @@
-"""The chain's transport: EventBridge events on the default bus carrying the whole lead.
+"""The chain's transport: EventBridge events on the chain's bus carrying the whole lead.
 
 Stages publish through ``EventSink`` (the real one calls PutEvents; tests may use the real one
 against moto or any object with ``publish``). A failed entry raises, so the invocation fails
@@ -8,10 +8,10 @@ and the lead is retried or lands in ler-dlq instead of silently vanishing.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+from handlers.lead_enricher.contract import EVENT_BUS
 from handlers.lead_enricher.lead import Lead
 
 
@@ -30,15 +30,10 @@ class EventSink(Protocol):
 class EventBridgeSink:
     """PutEvents on one bus with this stack's source."""
 
-    def __init__(self, source: str, bus: str = "default", client: Any = None) -> None:
+    def __init__(self, source: str, bus: str = EVENT_BUS, client: Any = None) -> None:
         self.source = source
         self.bus = bus
         self._client = client
-
-    @classmethod
-    def from_env(cls) -> EventBridgeSink:
-        """Source and bus from ``EVENT_SOURCE`` and ``EVENT_BUS_NAME``."""
-        return cls(os.environ["EVENT_SOURCE"], os.environ.get("EVENT_BUS_NAME", "default"))
 
     def publish(self, detail_type: str, lead: Lead) -> None:
         self.publish_raw(detail_type, lead.to_json())

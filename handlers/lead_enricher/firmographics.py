@@ -1,4 +1,4 @@
-"""The firmographic provider behind a port: the lead's fields, the errors, the fake, the choice.
+"""The firmographic provider behind a port: the lead's fields, the errors, the choice of adapter.
 
 ``lookup(domain)`` returns the company's fields in the lead's vocabulary (``LEAD_FIELDS``),
 None when the provider knows no such company, or raises ``ProviderUnavailable`` when it could
@@ -125,27 +125,6 @@ def retry_after_seconds(
         return None
     clock = now or (lambda: dt.datetime.now(dt.UTC))
     return max((when - clock()).total_seconds(), 0.0)
-
-
-class FakeFirmographics:
-    """In-memory provider: fields by domain; ``down`` fails every call, ``throttle`` 429s it."""
-
-    name = "fake"
-
-    def __init__(self, profiles: dict[str, dict[str, Any]] | None = None) -> None:
-        self.profiles = dict(profiles or {})
-        self.down = False
-        self.throttle: float | None = None
-        self.calls: list[str] = []
-
-    def lookup(self, domain: str) -> dict[str, Any] | None:
-        self.calls.append(domain)
-        if self.down:
-            raise ProviderUnavailable("fake provider is down")
-        if self.throttle is not None:
-            raise RateLimited("fake provider throttled", self.throttle)
-        found = self.profiles.get(domain)
-        return None if found is None else dict(found)
 
 
 def make_provider(

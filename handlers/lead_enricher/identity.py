@@ -15,6 +15,7 @@ import datetime as dt
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from handlers.common.transitions import condition_failed
 from handlers.lead_enricher.matching import Profile
 
 if TYPE_CHECKING:
@@ -120,7 +121,7 @@ class IdentityIndex:
         try:
             self.table.update_item(**kwargs)
         except ClientError as err:
-            if err.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
+            if not condition_failed(err):
                 raise
             return False
         return True

@@ -11,8 +11,11 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from handlers.lead_enricher.contract import JUNK_PREFIX
+from handlers.common.observability import get_logger
+from handlers.lead_enricher.contract import JUNK, JUNK_PREFIX
+from handlers.lead_enricher.events import lead_from_event
 from handlers.lead_enricher.lead import Lead
+from handlers.lead_enricher.storage import ObjectStore
 
 
 def day_prefix(day: dt.date) -> str:
@@ -36,3 +39,15 @@ def junk_entry(lead: Lead, *, reason: str, stage: str, dropped_at: dt.datetime) 
         "dropped_at": dropped_at.astimezone(dt.UTC).isoformat(),
         "lead": lead.to_json(),
     }
+
+
+def write_junk(event: dict[str, Any], store: ObjectStore, bucket: str, now: dt.datetime) -> str:
+    """Keep one dropped lead (an le.junk event) in the log; return its key."""
+    lead = lead_from_event(event, JUNK)
+    screening = lead.screening
+    reason = screening.reason if screening else "unknown"
+    stage = screening.stage if screening else "filter"
+    key = junk_key(lead)
+    store.put_json(bucket, key, junk_entry(lead, reason=reason, stage=stage, dropped_at=now))
+    get_logger().info("lead dropped", lead_id=lead.lead_id, reason=reason, key=key)
+    return key

@@ -1,8 +1,10 @@
 """Review request sender (document 004): Lambda code of rrs-webhook, rrs-sender,
 rrs-escalator, rrs-sync and rrs-sweep.
 
-One module per function (``webhook``, ``sender``, ``escalator``, ``sync``, ``sweep``) holds the
-``handler``; the decisions live in AWS-free modules beside them (``timing``, ``contacts``,
-``gate``, ``grading``, ``drafting``, ``handover``, ``stragglers``), and AWS sits behind small
-adapters (``store``, ``messaging``, ``scheduling``, ``work``, ``sheet``).
+``contract`` names what the infra and the handlers share (tables, queues, secrets, message
+kinds, each function's settings). The entry points are ``functions/<function>.py``; the
+decisions live in AWS-free modules (``timing``, ``contacts``, ``gate``, ``grading``,
+``drafting``, ``handover``, ``stragglers``), the flows in ``intake``, ``sending`` and
+``escalation``, and AWS sits behind small adapters (``store``, ``messaging``, ``scheduling``,
+``work``, ``sheet``). Test doubles live in ``testsupport/rrs.py``, never here.
 """

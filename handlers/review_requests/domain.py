@@ -16,6 +16,8 @@ from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from handlers.review_requests.contract import ESCALATE, SEND
+
 
 class State(StrEnum):
     SCHEDULED = "scheduled"
@@ -173,8 +175,6 @@ class WorkMessage:
         return body
 
 
-SEND = "send"
-ESCALATE = "escalate"
 FEEDBACK_ACTION = "feedback"
 """The action the feedback link's ref token is issued for (rrs-sender signs, rrs-webhook checks)."""
 

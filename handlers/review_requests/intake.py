@@ -21,6 +21,7 @@ from handlers.common.dynamo_limits import Unstorable, bounded_payload, check_ite
 from handlers.common.function_url import RequestError
 from handlers.common.link_tokens import Keyring, TokenError, verify_token
 from handlers.review_requests.contacts import InvalidContact, normalise_contact
+from handlers.review_requests.contract import REQUESTS_TTL
 from handlers.review_requests.domain import (
     FEEDBACK_ACTION,
     State,
@@ -114,7 +115,7 @@ class Intake:
             "timezone": tz.key,
             "signal": signal.as_item(),
             "created_at": iso(now),
-            "expires_at": int((now + dt.timedelta(days=cfg.retention_days)).timestamp()),
+            REQUESTS_TTL: int((now + dt.timedelta(days=cfg.retention_days)).timestamp()),
         }
         if decision.eligible:
             assert decision.channel is not None and decision.contact is not None

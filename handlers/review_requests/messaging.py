@@ -37,9 +37,10 @@ class Messenger(Protocol):
 
 
 class AwsMessenger:
-    """SES v2 for email from ``sender_email``; End User Messaging SMS from ``sms_identity``."""
+    """SES v2 for email from ``sender_email``; End User Messaging SMS from ``sms_identity``
+    (None for a function that sends email only)."""
 
-    def __init__(self, sender_email: str, sms_identity: str = "") -> None:
+    def __init__(self, sender_email: str, sms_identity: str | None) -> None:
         self.sender_email = sender_email
         self.sms_identity = sms_identity
 
@@ -80,18 +81,3 @@ class AwsMessenger:
                 raise OptedOutAtCarrier(message.to) from err
             raise
         return str(answer["MessageId"])
-
-
-class RecordingMessenger:
-    """In-memory messenger for tests and the sandbox; can be told to fail."""
-
-    def __init__(self) -> None:
-        self.sent: list[Outgoing] = []
-        self.fail_next: Exception | None = None
-
-    def send(self, message: Outgoing) -> str:
-        if self.fail_next is not None:
-            failure, self.fail_next = self.fail_next, None
-            raise failure
-        self.sent.append(message)
-        return f"fake-{len(self.sent)}"

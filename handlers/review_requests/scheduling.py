@@ -34,7 +34,7 @@ def at_expression(due: dt.datetime) -> str:
 class EventBridgeScheduler:
     """Schedules in one group, targeting one queue, assumed through one role."""
 
-    def __init__(self, group: str, queue_arn: str, role_arn: str, dead_letter_arn: str = "") -> None:
+    def __init__(self, group: str, queue_arn: str, role_arn: str, dead_letter_arn: str) -> None:
         self.group = group
         self.queue_arn = queue_arn
         self.role_arn = role_arn
@@ -61,11 +61,7 @@ class EventBridgeScheduler:
                         "MaximumRetryAttempts": 20,
                     },
                     # An ask Scheduler could not deliver lands where an alarm watches it.
-                    **(
-                        {"DeadLetterConfig": {"Arn": self.dead_letter_arn}}
-                        if self.dead_letter_arn
-                        else {}
-                    ),
+                    "DeadLetterConfig": {"Arn": self.dead_letter_arn},
                 },
             )
         except ClientError as err:

@@ -1,4 +1,4 @@
-"""The customer sheet behind a port: a CSV export URL, one S3 object, or an in-memory fake.
+"""The customer sheet behind a port (a CSV export URL or one S3 object), and its mirror.
 
 Columns (header names are matched case-insensitively, spaces as underscores): ``customer_id``
 (or ``id``), ``name``, ``email``, ``phone`` (or ``mobile``), ``timezone``, ``channel``
@@ -10,17 +10,24 @@ A row without an id is skipped; an unusable email or phone is dropped from its r
 from __future__ import annotations
 
 import csv
+import datetime as dt
 import hashlib
 import io
 import json
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
+from handlers.common.observability import get_logger
 from handlers.review_requests.contacts import try_email, try_phone
 from handlers.review_requests.domain import SENTIMENTS, Channel
+from handlers.review_requests.timing import iso
+
+if TYPE_CHECKING:
+    from handlers.review_requests.store import Customers
 
 MAX_SHEET_BYTES = 10 * 1024 * 1024
 FETCH_TIMEOUT_S = 20
+MAX_PROBLEMS_LOGGED = 20
 _ALIASES = {"id": "customer_id", "mobile": "phone", "customer": "customer_id"}
 _TRUE = {"yes", "y", "true", "1", "x"}
 
@@ -69,17 +76,7 @@ class S3ObjectSource:
         return bytes(data).decode("utf-8-sig")
 
 
-class StaticSheet:
-    """In-memory sheet for tests and the sandbox."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-
-    def fetch(self) -> str:
-        return self.text
-
-
-def source_for(spec: str) -> SheetSource | None:
+def source_for(spec: str | None) -> SheetSource | None:
     """The adapter for the ``sheetSource`` setting; None when no sheet is configured."""
     if not spec:
         return None
@@ -142,3 +139,20 @@ def parse_rows(text: str, phone_region: str) -> tuple[list[CustomerRow], list[st
         }
         rows[customer_id] = CustomerRow(customer_id[:200], fields)
     return list(rows.values()), problems
+
+
+def mirror(
+    source: SheetSource, customers: Customers, phone_region: str, now: dt.datetime
+) -> dict[str, int]:
+    """Upsert every usable row; unchanged rows cost one conditional write that fails."""
+    rows, problems = parse_rows(source.fetch(), phone_region)
+    changed = 0
+    for row in rows:
+        if customers.upsert(row.customer_id, row.fields, row.row_hash, iso(now)):
+            changed += 1
+    if problems:
+        get_logger().warning(
+            "sheet rows with problems",
+            extra={"count": len(problems), "first": problems[:MAX_PROBLEMS_LOGGED]},
+        )
+    return {"rows": len(rows), "changed": changed, "problems": len(problems)}

@@ -18,11 +18,14 @@ from decimal import Decimal
 from typing import Any
 
 from handlers.common.aws_clients import client, table
-from handlers.common.transitions import PutIfAbsentResult, put_if_absent
+from handlers.common.transitions import (
+    PutIfAbsentResult,
+    condition_failed,
+    put_if_absent,
+    transaction_condition_failed,
+)
 from handlers.review_requests.domain import Customer, State
 from handlers.review_requests.timing import iso, iso_micro
-
-_CONDITION_FAILED = "ConditionalCheckFailedException"
 
 
 def dynamo_safe(value: Any) -> Any:
@@ -34,13 +37,6 @@ def dynamo_safe(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [dynamo_safe(v) for v in value]
     return value
-
-
-def _code(err: Exception) -> str:
-    response = getattr(err, "response", None)
-    if isinstance(response, Mapping):
-        return str(response.get("Error", {}).get("Code", ""))
-    return ""
 
 
 # Audit ----------------------------------------------------------------------------------
@@ -126,7 +122,7 @@ class Audit:
 class Requests:
     """rrs-requests: one item per completion, moved only by conditional writes."""
 
-    def __init__(self, table_name: str, index_name: str = "state-due") -> None:
+    def __init__(self, table_name: str, index_name: str) -> None:
         self.name = table_name
         self.index_name = index_name
         self.table = table(table_name)
@@ -146,7 +142,7 @@ class Requests:
         try:
             self.table.update_item(**kwargs)
         except ClientError as err:
-            if _code(err) == _CONDITION_FAILED:
+            if condition_failed(err):
                 return False
             raise
         return True
@@ -313,13 +309,8 @@ def finish_with_audit(
     try:
         client("dynamodb").transact_write_items(TransactItems=items)
     except ClientError as err:
-        if _code(err) != "TransactionCanceledException":
-            raise
-        reasons = err.response.get("CancellationReasons") or []
-        first = reasons[0].get("Code") if reasons else None
-        if first == "ConditionalCheckFailed" or (
-            not reasons and "ConditionalCheckFailed" in str(err)
-        ):
+        # Lost only when the state move's own condition (the first action) failed.
+        if transaction_condition_failed(err, 0):
             return False
         raise
     return True
@@ -397,7 +388,7 @@ class Customers:
                 ExpressionAttributeValues=values,
             )
         except ClientError as err:
-            if _code(err) == _CONDITION_FAILED:
+            if condition_failed(err):
                 return False
             raise
         return True

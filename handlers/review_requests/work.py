@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 
 from handlers.common.aws_clients import client
+from handlers.review_requests.contract import ESCALATE, SEND
 from handlers.review_requests.domain import WorkMessage
 
 
@@ -34,6 +35,29 @@ def expect_kind(body: str, kind: str) -> dict[str, Any]:
     if found != kind:
         raise WrongKind(f"a {found!r} message on the {kind} queue")
     return dict(data)
+
+
+def send_request_id(body: str) -> str:
+    """The request id of a ``send`` message; WrongKind for another kind, ValueError for a
+    ``send`` message without a usable request id."""
+    data = expect_kind(body, SEND)
+    request_id = data.get("request_id")
+    if not isinstance(request_id, str) or not request_id.startswith("rq-"):
+        raise ValueError("no request_id")
+    return request_id
+
+
+def parse_escalation(body: str) -> tuple[str, str, str]:
+    """(request id, reason, dedupe key) of an ``escalate`` message; WrongKind for another kind,
+    ValueError for an escalate message missing its fields."""
+    data = expect_kind(body, ESCALATE)
+    values = [data.get("request_id"), data.get("reason"), data.get("dedupe_key")]
+    if not all(isinstance(v, str) and v for v in values):
+        raise ValueError("escalate messages carry request_id, reason and dedupe_key")
+    request_id, reason, key = (str(v) for v in values)
+    if not key.replace("-", "").replace("_", "").isalnum() or len(key) > 250:
+        raise ValueError("bad dedupe_key")
+    return request_id, reason, key
 
 
 class WorkQueue(Protocol):
@@ -72,13 +96,3 @@ class KindRoutedQueue:
         if queue is None:
             raise ValueError(f"no queue for {message.kind!r} messages in this function")
         queue.put(message)
-
-
-class ListWorkQueue:
-    """In-memory queue for tests and the sandbox."""
-
-    def __init__(self) -> None:
-        self.messages: list[WorkMessage] = []
-
-    def put(self, message: WorkMessage) -> None:
-        self.messages.append(message)

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from handlers.source_attributor.contract import TOUCH_TTL as TTL_ATTRIBUTE
 from handlers.source_attributor.sources import HowDetected, Medium
 
 LinkedBy = Literal["cookie", "email", "token"]
@@ -77,7 +78,7 @@ class Touch:
             "referrer_host": self.referrer_host,
             "landing": self.landing,
             "how_detected": self.how_detected,
-            "ttl": self.ttl,
+            TTL_ATTRIBUTE: self.ttl,
         }
         if self.linked_visitor_id:
             item["linked_visitor_id"] = self.linked_visitor_id
@@ -94,7 +95,7 @@ class Touch:
             referrer_host=_text(item, "referrer_host"),
             landing=_text(item, "landing"),
             how_detected=_text(item, "how_detected"),  # type: ignore[arg-type]
-            ttl=int(item.get("ttl", 0)),
+            ttl=int(item.get(TTL_ATTRIBUTE, 0)),
             linked_visitor_id=_text(item, "linked_visitor_id"),
         )
 

@@ -14,10 +14,18 @@ leave the same rows.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
+from handlers.common.observability import get_logger
 from handlers.source_attributor.records import EMAIL_HASH, VISITOR_ID
 from handlers.source_attributor.store import StitchStore
+
+if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import (
+        DynamoDBRecord,
+    )
 
 MAX_LINKED_VISITORS = 50
 """Bound on the devices one enquiry may pull in: a shared kiosk must not link the world."""
@@ -78,3 +86,35 @@ def stitch(store: StitchStore, enquiry: EnquiryEvent) -> StitchResult:
         store.mark_enquirer(enquiry.email_hash, enquiry.visitor_id, enquiry.enquiry_id, enquiry.at)
         writes += 1
     return StitchResult(enquiry.email_hash, tuple(devices), writes)
+
+
+def enquiry_from_image(image: Mapping[str, Any]) -> EnquiryEvent:
+    """The enquiry in a stream record's (deserialised) new image; ValueError if malformed."""
+    try:
+        return EnquiryEvent(
+            enquiry_id=str(image["enquiry_id"]),
+            at=str(image["at"]),
+            visitor_id=str(image["visitor_id"]),
+            email_hash=str(image["email_hash"]),
+        )
+    except KeyError as err:
+        raise ValueError(f"the enquiry image has no {err.args[0]}") from None
+
+
+def process_record(store: StitchStore, record: DynamoDBRecord) -> StitchResult | None:
+    """Stitch one stream record; other events than INSERT are not enquiries arriving.
+
+    A malformed record raises (a reported failure): after the mapping's bounded retries it
+    lands in ls-stitch-failures, where an operator sees it, rather than being dropped.
+    """
+    if record.event_name is None or record.event_name.name != "INSERT":
+        return None
+    image = record.dynamodb.new_image if record.dynamodb else None
+    if not image:
+        raise ValueError("the stream record carries no new image (is the view NEW_IMAGE?)")
+    result = stitch(store, enquiry_from_image(image))
+    get_logger().info(
+        "stitched",
+        extra={"visitors": len(result.visitors), "writes": result.writes, "event": record.event_id},
+    )
+    return result

@@ -1,25 +1,22 @@
-"""Where touches, identities and enquiries live: DynamoDB, or memory for tests and benchmarks.
+"""Where touches, identities and enquiries live: DynamoDB.
 
 Each function sees the store through the small port it needs (``CaptureStore``,
 ``StitchStore``, ``ReportStore``), which is also exactly what its IAM role allows:
 capture only puts (conditionally), stitch queries and updates, report only queries.
-``InMemoryStore`` implements all three with the same conditional semantics.
+``testsupport.ls.InMemoryStore`` implements all three with the same conditional semantics.
 """
 
 from __future__ import annotations
 
-import bisect
-import threading
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from handlers.common.transitions import condition_failed, transaction_condition_failed
 from handlers.source_attributor.records import Enquiry, IdentityRow, Touch
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.service_resource import Table
-
-_CONDITION_FAILED = "ConditionalCheckFailedException"
 
 _EARLIER_LINK = (
     "attribute_not_exists(linked_at) OR linked_at > :at OR (linked_at = :at AND linked_via > :via)"
@@ -81,11 +78,6 @@ class ReportStore(Protocol):
 # DynamoDB -----------------------------------------------------------------------------------
 
 
-def _failed_condition(err: Exception) -> bool:
-    response = getattr(err, "response", {}) or {}
-    return bool(response.get("Error", {}).get("Code") == _CONDITION_FAILED)
-
-
 def _pages(table_name: str, **query: Any) -> Iterator[dict[str, Any]]:
     """Every item of a Query, following LastEvaluatedKey.
 
@@ -141,7 +133,7 @@ class DynamoStore:
                 Item=touch.item(), ConditionExpression="attribute_not_exists(visitor_id)"
             )
         except ClientError as err:
-            if _failed_condition(err):
+            if condition_failed(err):
                 return False
             raise
         return True
@@ -169,9 +161,8 @@ class DynamoStore:
         try:
             client("dynamodb").transact_write_items(TransactItems=actions)
         except ClientError as err:
-            reasons = err.response.get("CancellationReasons") or []
-            codes = [str(r.get("Code", "")) for r in reasons]
-            if codes and codes[0] == "ConditionalCheckFailed":
+            # The enquiry is action 0: its key exists, so this submission was taken already.
+            if transaction_condition_failed(err, 0):
                 return False
             raise
         return True
@@ -207,7 +198,7 @@ class DynamoStore:
                 ExpressionAttributeValues=values,
             )
         except ClientError as err:
-            if not _failed_condition(err):
+            if not condition_failed(err):
                 raise
 
     def link(self, identity_key: str, visitor_id: str, linked_by: str, at: str, via: str) -> None:
@@ -252,77 +243,3 @@ class DynamoStore:
             ExpressionAttributeValues={":v": visitor_id},
         )
         return [Touch.from_item(item) for item in items]
-
-
-# Memory -------------------------------------------------------------------------------------
-
-
-class InMemoryStore:
-    """All three ports over dictionaries, with DynamoDB's conditional-write semantics."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self.touch_rows: dict[str, dict[str, Touch]] = {}
-        self._touch_order: dict[str, list[str]] = {}
-        self.identity_table: dict[str, dict[str, IdentityRow]] = {}
-        self.enquiry_rows: dict[str, dict[str, Enquiry]] = {}
-
-    def _insert_touch(self, touch: Touch) -> bool:
-        rows = self.touch_rows.setdefault(touch.visitor_id, {})
-        if touch.at in rows:
-            return False
-        rows[touch.at] = touch
-        bisect.insort(self._touch_order.setdefault(touch.visitor_id, []), touch.at)
-        return True
-
-    def put_touch(self, touch: Touch) -> bool:
-        with self._lock:
-            return self._insert_touch(touch)
-
-    def put_enquiry(self, enquiry: Enquiry, asked: Touch | None) -> bool:
-        with self._lock:
-            month = self.enquiry_rows.setdefault(enquiry.month, {})
-            if enquiry.enquiry_id in month:
-                return False
-            if asked is not None and asked.at in self.touch_rows.get(asked.visitor_id, {}):
-                raise RuntimeError("transaction cancelled: the asked touch exists")
-            month[enquiry.enquiry_id] = enquiry
-            if asked is not None:
-                self._insert_touch(asked)
-            return True
-
-    def identity_rows(self, identity_key: str) -> dict[str, IdentityRow]:
-        with self._lock:
-            return dict(self.identity_table.get(identity_key, {}))
-
-    def linked_visitors(self, visitor_id: str) -> set[str]:
-        with self._lock:
-            rows = self.touch_rows.get(visitor_id, {}).values()
-            return {t.linked_visitor_id for t in rows if t.linked_visitor_id} - {visitor_id}
-
-    def link(self, identity_key: str, visitor_id: str, linked_by: str, at: str, via: str) -> None:
-        with self._lock:
-            rows = self.identity_table.setdefault(identity_key, {})
-            row = rows.get(visitor_id) or IdentityRow(identity_key, visitor_id)
-            if not row.linked_no_later_than(at, via):
-                rows[visitor_id] = replace(row, linked_by=linked_by, linked_at=at, linked_via=via)
-
-    def mark_enquirer(self, identity_key: str, visitor_id: str, enquiry_id: str, at: str) -> None:
-        with self._lock:
-            rows = self.identity_table.setdefault(identity_key, {})
-            row = rows.get(visitor_id) or IdentityRow(identity_key, visitor_id)
-            if not row.enquired_no_later_than(at, enquiry_id):
-                rows[visitor_id] = replace(row, enquiry_id=enquiry_id, enquiry_at=at)
-
-    def enquiries(self, month: str) -> list[Enquiry]:
-        with self._lock:
-            return sorted(self.enquiry_rows.get(month, {}).values(), key=lambda e: e.enquiry_id)
-
-    def identity_visitors(self, identity_key: str) -> list[str]:
-        with self._lock:
-            return sorted(self.identity_table.get(identity_key, {}))
-
-    def touches(self, visitor_id: str) -> list[Touch]:
-        with self._lock:
-            rows = self.touch_rows.get(visitor_id, {})
-            return [rows[at] for at in self._touch_order.get(visitor_id, [])]

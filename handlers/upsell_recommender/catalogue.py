@@ -12,6 +12,7 @@ import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from handlers.common.transitions import condition_failed
 from handlers.upsell_recommender.domain import CatalogueItem
 
 if TYPE_CHECKING:
@@ -38,7 +39,7 @@ def upsert(table: Table, row: CatalogueItem) -> bool:
             ExpressionAttributeValues={":at": row.synced_at},
         )
     except ClientError as err:
-        if err.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
+        if not condition_failed(err):
             raise
         return False
     return True

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from handlers.common.transitions import condition_failed
 from handlers.upsell_recommender.domain import NUDGE_CAP_WINDOW_S
 
 if TYPE_CHECKING:
@@ -115,7 +116,7 @@ def stamp_nudge(
                 ExpressionAttributeValues=values,
             )
         except ClientError as err:
-            if err.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
+            if not condition_failed(err):
                 raise
             continue
         return True

@@ -6,7 +6,7 @@ the configured origination identity: SNS Publish to a phone number can only be g
 pool / phone number / sender id ARN. Email goes through SES (v2 SendEmail) from the configured
 sender address, which the role may use as its only identity.
 
-``Messenger`` is the port; ``AwsMessenger`` the real adapter, ``RecordingMessenger`` the fake.
+``Messenger`` is the port; ``AwsMessenger`` the real adapter (the fake is in testsupport.upsr).
 A ``NudgeRejected`` means the service definitely did not send (an opted-out number, a bad
 address, a refused identity); any other exception leaves it unknown whether the message left,
 and the sender then never tries again (at most one nudge).
@@ -15,7 +15,7 @@ and the sender then never tries again (at most one nudge).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from handlers.upsell_recommender.domain import Channel, Contact
@@ -122,20 +122,3 @@ def _client(service: str) -> Callable[[], Any]:
         return client(service)
 
     return make
-
-
-@dataclass
-class RecordingMessenger:
-    """Fake messenger: records nudges; refuses addresses in ``reject``; fails on ``explode``."""
-
-    sent: list[Nudge] = field(default_factory=list)
-    reject: set[str] = field(default_factory=set)
-    explode: set[str] = field(default_factory=set)
-
-    def send(self, nudge: Nudge) -> str:
-        if nudge.contact.address in self.reject:
-            raise NudgeRejected(f"{nudge.contact.channel.value}:ConflictException")
-        if nudge.contact.address in self.explode:
-            raise TimeoutError("read timeout")
-        self.sent.append(nudge)
-        return f"msg-{len(self.sent)}"

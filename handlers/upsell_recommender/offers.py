@@ -20,7 +20,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from handlers.common import metrics
-from handlers.common.transitions import TransitionResult, put_if_absent, transition
+from handlers.common.transitions import (
+    TransitionResult,
+    condition_failed,
+    old_item,
+    put_if_absent,
+    transition,
+)
+from handlers.upsell_recommender.contract import OFFERS_TTL
 from handlers.upsell_recommender.domain import OfferState
 
 if TYPE_CHECKING:
@@ -101,7 +108,7 @@ def claim_for_send(
         {
             "sent_at": int(now),
             "window_ends_at": window_ends,
-            "expires_at": window_ends + retention_s,
+            OFFERS_TTL: window_ends + retention_s,
         },
     )
 
@@ -166,9 +173,9 @@ def record_tap(table: Table, offer_id: str, now: float) -> TapResult:
         metrics.count("Taps", 1, "in")
         return TapResult(True, OfferState.TAKEN, answer.get("Attributes"))
     except ClientError as err:
-        if err.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
+        if not condition_failed(err):
             raise
-        current = _item_in_error(err)
+        current = old_item(err)
     if current is None:
         return TapResult(False, None, None)
     if current.get(STATE) != OfferState.SENT.value:
@@ -185,17 +192,6 @@ def record_tap(table: Table, offer_id: str, now: float) -> TapResult:
         metrics.count("Offers", 1, OfferState.OUT_OF_WINDOW.value)
         metrics.count("Taps", 1, "out")
     return TapResult(True, OfferState.OUT_OF_WINDOW if late.won else None, late.item or current)
-
-
-def _item_in_error(err: Any) -> dict[str, Any] | None:
-    """The item a failed conditional write returned (``ALL_OLD``), deserialised; None if absent."""
-    raw = err.response.get("Item")
-    if not isinstance(raw, Mapping) or not raw:
-        return None
-    from boto3.dynamodb.types import TypeDeserializer
-
-    deserializer = TypeDeserializer()
-    return {name: deserializer.deserialize(value) for name, value in raw.items()}
 
 
 def expired_sent_offers(
@@ -261,6 +257,6 @@ def claim_daily_report(table: Table, day: str, now: float, retention_s: int) -> 
         "offer_id": f"{REPORT_MARKER_PREFIX}{day}",
         "kind": "report-marker",
         "claimed_at": int(now),
-        "expires_at": int(now) + retention_s,
+        OFFERS_TTL: int(now) + retention_s,
     }
     return put_if_absent(table, marker, "offer_id").won

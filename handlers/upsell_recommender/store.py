@@ -1,15 +1,14 @@
 """The store port: the product list for the catalogue mirror and the add-to-cart URL.
 
-The real adapter is ``shopify.ShopifyStore`` (Admin GraphQL API over urllib); ``InMemoryStore``
-is the fake the tests and the local sandbox use. Both build the same cart URL, so what a test
-redirects to is what production redirects to.
+The real adapter is ``shopify.ShopifyStore`` (Admin GraphQL API over urllib);
+``testsupport.upsr.InMemoryStore`` is the fake the tests use. Both build the same cart URL
+(``cart_url``), so what a test redirects to is what production redirects to.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterator
 from typing import Protocol
 
 from handlers.upsell_recommender.domain import CatalogueItem, is_variant_id
@@ -54,26 +53,3 @@ def cart_url(domain: str, variant_id: str) -> str:
     if not is_variant_id(variant_id):
         raise ValueError(f"{variant_id!r} is not a numeric variant id")
     return f"https://{shop_domain(domain)}/cart/{variant_id}:1"
-
-
-@dataclass
-class InMemoryStore:
-    """A fake store holding a product list; counts catalogue reads."""
-
-    domain: str
-    products: list[CatalogueItem] = field(default_factory=list)
-    reads: int = 0
-    fail_with: Exception | None = None
-
-    def catalogue(self) -> Iterator[CatalogueItem]:
-        self.reads += 1
-        if self.fail_with is not None:
-            raise self.fail_with
-        yield from list(self.products)
-
-    def cart_url(self, variant_id: str) -> str:
-        return cart_url(self.domain, variant_id)
-
-    def replace(self, products: Iterable[CatalogueItem]) -> None:
-        """Swap the product list (a price change, a sell-out) between syncs."""
-        self.products = list(products)

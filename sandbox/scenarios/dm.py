@@ -1,6 +1,6 @@
 """Duplicate contact merger: a week of contacts, the Monday run, a confirm and an undo.
 
-The CRM is ``handlers.duplicate_merger.crm.InMemoryCrm`` holding a synthetic week of contacts
+The CRM is ``testsupport.dm.InMemoryCrm`` holding a synthetic week of contacts
 (``benchmarks.crm_generator.generate``) plus two records of one person, given to dm-block in place of
 HubSpot (``crm.HubSpotCrm`` is what the handler builds) and to dm-merge through its
 ``crm_factory`` seam. The weekly schedule fires dm-block; its blocks go to dm-score over the
@@ -26,7 +26,8 @@ BROWSER = {"user-agent": "Mozilla/5.0 (Windows NT 10.0) Firefox/140.0"}
 
 def _crm() -> Any:
     from benchmarks.crm_generator import generate
-    from handlers.duplicate_merger.crm import Association, InMemoryCrm
+    from handlers.duplicate_merger.crm import Association
+    from testsupport.dm import InMemoryCrm
 
     crm = InMemoryCrm()
     crm.add_contact(
@@ -74,7 +75,7 @@ class DuplicateMergerDay:
 
     def prepare(self, sb: Sandbox) -> None:
         from handlers.duplicate_merger import crm as crm_module
-        from handlers.duplicate_merger import merge
+        from handlers.duplicate_merger.functions import merge
 
         sb.set_secret("dm-crm-read", "sandbox-crm-read-token")
         sb.set_secret("dm-crm-write", "sandbox-crm-write-token")

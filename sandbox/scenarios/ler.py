@@ -1,11 +1,12 @@
 """Lead enricher: a form post, a mail, a CSV upload and two junk leads through the chain.
 
-The CRM is ``handlers.lead_enricher.crm.FakeCrm`` (HubSpot's rules that matter: unique email,
+The CRM is ``testsupport.ler.FakeCrm`` (HubSpot's rules that matter: unique email,
 409 on a repeat). Enrichment runs the real adapter of the stack's ``enrichmentProvider``
 (People Data Labs or Apollo) with its key from ``ler-enrichment-key``, over
 ``sandbox.standins.FirmographicsStandIn``, which answers as the provider documents (a record,
 a 404 or an empty 200 for an unknown company, a 401 for a wrong key). Both go in through the
-factories the handlers expose (``make_crm``, ``make_provider``). Leads enter by the three
+factories the entry points expose (``functions.push.make_crm``,
+``functions.enrich.make_provider``). Leads enter by the three
 lanes as in AWS: the Function URL (shared secret header), a mail dropped into the SES lane
 (stored under ``inbound/`` of ler-raw, whose notification invokes ler-intake), and a CSV
 uploaded under ``upload/``. The chain runs over
@@ -62,9 +63,9 @@ class LeadEnricherDay:
         self.provider: Any = None
 
     def prepare(self, sb: Sandbox) -> None:
-        from handlers.lead_enricher import enrich, push
-        from handlers.lead_enricher.crm import FakeCrm
+        from handlers.lead_enricher.functions import enrich, push
         from sandbox.standins import FirmographicsStandIn
+        from testsupport.ler import FakeCrm
 
         sb.set_secret("ler-intake-secret", INTAKE_SECRET)
         sb.set_secret("ler-enrichment-key", ENRICHMENT_KEY)

@@ -52,8 +52,9 @@ class ReviewDay:
     title = "Review request sender"
 
     def prepare(self, sb: Sandbox) -> None:
-        from handlers.review_requests import sync, timing
-        from handlers.review_requests.sheet import StaticSheet
+        from handlers.review_requests import timing
+        from handlers.review_requests.functions import sync
+        from testsupport.rrs import StaticSheet
 
         sb.set_secret("rrs-webhook-secret", WEBHOOK_SECRET)
         sb.set_secret("rrs-messaging-key", KEYRING)

@@ -118,7 +118,8 @@ class UpsellDay:
         self.shop: Any = None
 
     def prepare(self, sb: Sandbox) -> None:
-        from handlers.upsell_recommender import catalog_sync, clock
+        from handlers.upsell_recommender import clock, contract, syncing
+        from handlers.upsell_recommender.functions import catalog_sync
         from sandbox.standins import ShopifyStandIn
 
         sb.set_secret("upsr-webhook-secret", CLIENT)  # the same JSON: its client_secret signs
@@ -131,7 +132,8 @@ class UpsellDay:
 
         def deps() -> Any:
             if not container:
-                container.append(catalog_sync.SyncDeps.from_env(opener=self.shop))
+                config = contract.CatalogSyncSettings.from_environ()
+                container.append(syncing.SyncDeps.from_settings(config, opener=self.shop))
             return container[0]
 
         sb.patch(catalog_sync, "current_deps", deps)

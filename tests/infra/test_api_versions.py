@@ -127,4 +127,4 @@ def test_the_functions_receive_the_provider_and_versions_they_call() -> None:
     )
     graph = run("dev", {"systems": only_system("upsr")})
     env = functions(graph)["dev-upsr-catalog-sync"].inputs["environment"]["variables"]
-    assert env["UPSR_SHOPIFY_API_VERSION"] == "2026-10"
+    assert env["SHOPIFY_API_VERSION"] == "2026-10"

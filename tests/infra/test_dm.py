@@ -59,9 +59,9 @@ def test_exactly_the_documents_functions_with_their_sizes(graph: Graph) -> None:
         for name, f in functions(graph).items()
     }
     assert found == {
-        "dev-dm-block": (3008, 300, "handlers.duplicate_merger.block.handler"),
-        "dev-dm-score": (1024, 60, "handlers.duplicate_merger.score.handler"),
-        "dev-dm-merge": (1024, 60, "handlers.duplicate_merger.merge.handler"),
+        "dev-dm-block": (3008, 300, "handlers.duplicate_merger.functions.block.handler"),
+        "dev-dm-score": (1024, 60, "handlers.duplicate_merger.functions.score.handler"),
+        "dev-dm-merge": (1024, 60, "handlers.duplicate_merger.functions.merge.handler"),
     }
     for f in functions(graph).values():
         assert f.inputs["runtime"] == "python3.14"
@@ -211,6 +211,29 @@ def test_environments_hold_names_not_secrets(graph: Graph) -> None:
     assert block_env["CRM_READ_SECRET"] == "dev-dm-crm-read"
     assert "CRM_WRITE_SECRET" not in block_env
     assert block_env["HUBSPOT_API_VERSION"] == env["HUBSPOT_API_VERSION"] == "2026-09"
+
+
+def test_each_environment_is_its_functions_settings_record(graph: Graph) -> None:
+    """The handler reads exactly what the infra sets (handlers/duplicate_merger/contract.py);
+    beside it only what every ScopedLambda sets (stack, Powertools)."""
+    from handlers.duplicate_merger import contract
+
+    platform = {"CRM_ENVIRONMENT", "CRM_STACK"}
+    found = {
+        name: {v for v in f.inputs["environment"]["variables"]
+               if v not in platform and not v.startswith("POWERTOOLS_")}
+        for name, f in functions(graph).items()
+    }
+    assert found == {
+        "dev-dm-block": set(contract.BlockSettings.variables()),
+        "dev-dm-score": set(contract.ScoreSettings.variables()),
+        # PUBLIC_URL is optional and unset in a stack: the digest asks Lambda for the URL.
+        "dev-dm-merge": set(contract.MergeSettings.variables()) - {"PUBLIC_URL"},
+    }
+    score_env = functions(graph)["dev-dm-score"].inputs["environment"]["variables"]
+    assert score_env["RECORD_FLOOR"] == "-10.0" and score_env["PAIR_TTL_DAYS"] == "30"
+    merge_env = functions(graph)["dev-dm-merge"].inputs["environment"]["variables"]
+    assert merge_env["REVIEW_INDEX"] == contract.REVIEW_INDEX == "by-review"
 
 
 def test_outputs_name_what_an_operator_needs(graph: Graph) -> None:

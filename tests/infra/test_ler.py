@@ -98,7 +98,7 @@ def test_exactly_the_documents_functions_with_their_sizes(graph: Graph) -> None:
         name: (f.inputs["memorySize"], f.inputs["timeout"], f.inputs["handler"])
         for name, f in functions(graph).items()
     }
-    package = "handlers.lead_enricher"
+    package = "handlers.lead_enricher.functions"
     assert found == {
         "dev-ler-intake": (256, 60, f"{package}.intake.handler"),
         "dev-ler-normalize": (512, 60, f"{package}.normalize.handler"),
@@ -127,7 +127,7 @@ def test_phonenumbers_is_in_the_archives_that_import_it(graph: Graph) -> None:
         vendored = any(e.startswith("phonenumbers/") for e in entries)
         assert vendored == (name in {"dev-ler-normalize", "dev-ler-push"}), name
         assert "handlers/lead_enricher/lead.py" in entries
-        assert not any(e.startswith(("tests/", "components/")) for e in entries)
+        assert not any(e.startswith(("tests/", "components/", "testsupport/")) for e in entries)
 
 
 def test_tables_keys_index_and_ttl(graph: Graph) -> None:
@@ -446,6 +446,51 @@ def test_environments_hold_names_not_secrets(graph: Graph) -> None:
                 assert value.startswith("dev-ler-") and value.endswith(("-key", "-secret"))
         if "EVENT_SOURCE" in env:
             assert env["EVENT_SOURCE"] == SOURCE
+
+
+PLATFORM_VARIABLES = {
+    "CRM_ENVIRONMENT",
+    "CRM_STACK",
+    "POWERTOOLS_LOG_LEVEL",
+    "POWERTOOLS_METRICS_NAMESPACE",
+    "POWERTOOLS_SERVICE_NAME",
+    "POWERTOOLS_TRACER_CAPTURE_RESPONSE",
+    "POWERTOOLS_TRACE_DISABLED",
+}
+
+
+@pytest.mark.parametrize("auth", ["shared_secret", "iam"])
+def test_each_function_gets_exactly_its_settings_record(
+    auth: str, graph: Graph, iam_graph: Graph
+) -> None:
+    """The environment is the contract's record, so a handler reads what the infra sets."""
+    from handlers.lead_enricher import contract
+
+    records = {
+        contract.INTAKE_FUNCTION: contract.IntakeSettings,
+        contract.NORMALIZE_FUNCTION: contract.NormalizeSettings,
+        contract.ENRICH_FUNCTION: contract.EnrichSettings,
+        contract.DEDUPE_FUNCTION: contract.DedupeSettings,
+        contract.FILTER_FUNCTION: contract.FilterSettings,
+        contract.PUSH_FUNCTION: contract.PushSettings,
+        contract.JUNK_WRITER_FUNCTION: contract.JunkWriterSettings,
+        contract.RETRY_FUNCTION: contract.RetrySettings,
+        contract.BACKFILL_FUNCTION: contract.BackfillSettings,
+        contract.DIGEST_FUNCTION: contract.DigestSettings,
+    }
+    found = functions(graph if auth == "shared_secret" else iam_graph)
+    assert set(found) == {f"dev-{name}" for name in records}
+    for name, record in records.items():
+        env = dict(found[f"dev-{name}"].inputs["environment"]["variables"])
+        declared = set(env) - PLATFORM_VARIABLES
+        wanted = set(record.variables())
+        if auth == "iam" and name == contract.INTAKE_FUNCTION:
+            wanted -= {"INTAKE_SECRET_ID"}  # optional: no secret in iam mode
+        assert declared == wanted, name
+        read = record.from_environ(env)  # every value converts (ints, floats)
+        assert isinstance(read, record)
+    intake_env = found["dev-ler-intake"].inputs["environment"]["variables"]
+    assert intake_env["INTAKE_AUTH"] == auth
 
 
 def test_policy_pack_finds_nothing(graph: Graph, iam_graph: Graph) -> None:

@@ -62,9 +62,9 @@ def test_exactly_three_functions_with_the_documents_sizes(graph: Graph) -> None:
         for name, f in functions(graph).items()
     }
     assert found == {
-        "dev-ls-capture": (512, 5, "handlers.source_attributor.capture.handler"),
-        "dev-ls-stitch": (1024, 60, "handlers.source_attributor.stitch.handler"),
-        "dev-ls-report": (1024, 120, "handlers.source_attributor.report.handler"),
+        "dev-ls-capture": (512, 5, "handlers.source_attributor.functions.capture.handler"),
+        "dev-ls-stitch": (1024, 60, "handlers.source_attributor.functions.stitch.handler"),
+        "dev-ls-report": (1024, 120, "handlers.source_attributor.functions.report.handler"),
     }
     for f in functions(graph).values():
         assert f.inputs["runtime"] == "python3.14"
@@ -223,3 +223,24 @@ def test_prod_protects_the_tables_and_passes_the_pack() -> None:
     }
     assert all(t.inputs["deletionProtectionEnabled"] is True for t in tables)
     assert evaluate_graph(prod) == []
+
+
+def test_each_function_environment_is_exactly_its_settings_record(graph: Graph) -> None:
+    from handlers.common.settings import Settings
+    from handlers.source_attributor import contract
+
+    records: dict[str, type[Settings]] = {
+        "dev-ls-capture": contract.CaptureSettings,
+        "dev-ls-stitch": contract.StitchSettings,
+        "dev-ls-report": contract.ReportSettings,
+    }
+    envs = {name: f.inputs["environment"]["variables"] for name, f in functions(graph).items()}
+    assert set(envs) == set(records)
+    for name, record in records.items():
+        own = {k for k in envs[name] if not k.startswith(("POWERTOOLS_", "CRM_"))}
+        assert own == set(record.variables()), name  # ScopedLambda adds the runtime's own
+        assert not [key for key in envs[name] if key.startswith("LS_")], name
+    capture = contract.CaptureSettings.from_environ(envs["dev-ls-capture"])
+    assert capture.origins() == {"https://www.example.com", "https://example.com"}
+    assert capture.touch_ttl_days == 548
+    assert contract.ReportSettings.from_environ(envs["dev-ls-report"]).report_cache_seconds == 86400

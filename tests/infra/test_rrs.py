@@ -96,11 +96,11 @@ def test_exactly_the_documents_functions_with_their_sizes(graph: Graph) -> None:
         for name, f in functions(graph).items()
     }
     assert found == {
-        "dev-rrs-webhook": (256, 10, f"{PACKAGE}.webhook.handler"),
-        "dev-rrs-sender": (512, 90, f"{PACKAGE}.sender.handler"),
-        "dev-rrs-escalator": (256, 30, f"{PACKAGE}.escalator.handler"),
-        "dev-rrs-sync": (512, 120, f"{PACKAGE}.sync.handler"),
-        "dev-rrs-sweep": (256, 60, f"{PACKAGE}.sweep.handler"),
+        "dev-rrs-webhook": (256, 10, f"{PACKAGE}.functions.webhook.handler"),
+        "dev-rrs-sender": (512, 90, f"{PACKAGE}.functions.sender.handler"),
+        "dev-rrs-escalator": (256, 30, f"{PACKAGE}.functions.escalator.handler"),
+        "dev-rrs-sync": (512, 120, f"{PACKAGE}.functions.sync.handler"),
+        "dev-rrs-sweep": (256, 60, f"{PACKAGE}.functions.sweep.handler"),
     }
     for f in functions(graph).values():
         assert f.inputs["runtime"] == "python3.14" and f.inputs["architectures"] == ["arm64"]
@@ -338,32 +338,53 @@ def test_only_the_sender_may_call_a_model(graph: Graph) -> None:
 def test_environment_names_things_and_never_holds_a_secret(graph: Graph) -> None:
     envs = {name: f.inputs["environment"]["variables"] for name, f in functions(graph).items()}
     webhook = envs["dev-rrs-webhook"]
-    assert webhook["RRS_WEBHOOK_SECRET_ID"] == "dev-rrs-webhook-secret"
+    assert webhook["WEBHOOK_SECRET_ID"] == "dev-rrs-webhook-secret"
     assert (
-        webhook["RRS_SCHEDULE_GROUP"] == GROUP and webhook["RRS_SCHEDULE_ROLE_ARN"] == SCHEDULE_ROLE
+        webhook["SCHEDULE_GROUP"] == GROUP and webhook["SCHEDULE_ROLE_ARN"] == SCHEDULE_ROLE
     )
-    assert webhook["RRS_WORK_QUEUE_ARN"] == WORK  # the schedules' target
+    assert webhook["WORK_QUEUE_ARN"] == WORK  # the schedules' target
     queue_url = f"https://sqs.{REGION}.amazonaws.com/{ACCOUNT_ID}/dev-rrs-"
     queue_envs = {
         name: {k: v for k, v in env.items() if k.endswith("_QUEUE_URL")}
         for name, env in envs.items()
     }
     assert queue_envs == {
-        "dev-rrs-webhook": {"RRS_ESCALATIONS_QUEUE_URL": queue_url + "escalations"},
-        "dev-rrs-sender": {"RRS_ESCALATIONS_QUEUE_URL": queue_url + "escalations"},
+        "dev-rrs-webhook": {"ESCALATIONS_QUEUE_URL": queue_url + "escalations"},
+        "dev-rrs-sender": {"ESCALATIONS_QUEUE_URL": queue_url + "escalations"},
         "dev-rrs-escalator": {},
         "dev-rrs-sync": {},
         "dev-rrs-sweep": {
-            "RRS_WORK_QUEUE_URL": queue_url + "work",
-            "RRS_ESCALATIONS_QUEUE_URL": queue_url + "escalations",
+            "WORK_QUEUE_URL": queue_url + "work",
+            "ESCALATIONS_QUEUE_URL": queue_url + "escalations",
         },
     }
     sender = envs["dev-rrs-sender"]
-    assert sender["RRS_GRADE_MODEL_ID"] == sender["RRS_COMPOSE_MODEL_ID"] == HAIKU
-    assert sender["RRS_SMS_ORIGINATION_IDENTITY"] == SMS_POOL
-    assert sender["RRS_MESSAGING_KEY_SECRET_ID"] == "dev-rrs-messaging-key"
-    assert "RRS_WEBHOOK_SECRET_ID" not in sender
-    assert envs["dev-rrs-sync"]["RRS_SHEET_SOURCE"] == ""
+    assert sender["GRADE_MODEL_ID"] == sender["COMPOSE_MODEL_ID"] == HAIKU
+    assert sender["SMS_ORIGINATION_IDENTITY"] == SMS_POOL
+    assert sender["MESSAGING_KEY_SECRET_ID"] == "dev-rrs-messaging-key"
+    assert "WEBHOOK_SECRET_ID" not in sender
+    assert envs["dev-rrs-sync"]["SHEET_SOURCE"] == ""
+
+
+def test_each_function_environment_is_exactly_its_settings_record(graph: Graph) -> None:
+    from handlers.common.settings import Settings
+    from handlers.review_requests import contract
+
+    records: dict[str, type[Settings]] = {
+        "dev-rrs-webhook": contract.WebhookSettings,
+        "dev-rrs-sender": contract.SenderSettings,
+        "dev-rrs-escalator": contract.EscalatorSettings,
+        "dev-rrs-sync": contract.SyncSettings,
+        "dev-rrs-sweep": contract.SweepSettings,
+    }
+    envs = {name: f.inputs["environment"]["variables"] for name, f in functions(graph).items()}
+    assert set(envs) == set(records)
+    for name, record in records.items():
+        own = {k for k in envs[name] if not k.startswith(("POWERTOOLS_", "CRM_"))}
+        assert own == set(record.variables()), name  # ScopedLambda adds the runtime's own
+        assert not [key for key in envs[name] if key.startswith("RRS_")], name
+    assert envs["dev-rrs-sweep"]["REQUESTS_INDEX"] == contract.REQUESTS_INDEX
+    assert envs["dev-rrs-escalator"]["CLAIM_LEASE_SECONDS"] == "60"  # twice its 30 s timeout
 
 
 def test_an_s3_sheet_is_readable_as_that_one_object_only(s3_sheet_graph: Graph) -> None:
@@ -377,7 +398,7 @@ def test_an_s3_sheet_is_readable_as_that_one_object_only(s3_sheet_graph: Graph) 
     assert (("bedrock:InvokeModel",), models(HAIKU)) in sender
     assert (("bedrock:InvokeModel",), models(SONNET)) in sender
     env = functions(s3_sheet_graph)["dev-rrs-sender"].inputs["environment"]["variables"]
-    assert (env["RRS_GRADE_MODEL_ID"], env["RRS_COMPOSE_MODEL_ID"]) == (HAIKU, SONNET)
+    assert (env["GRADE_MODEL_ID"], env["COMPOSE_MODEL_ID"]) == (HAIKU, SONNET)
 
 
 def test_the_policy_pack_finds_nothing(graph: Graph, s3_sheet_graph: Graph) -> None:

@@ -137,7 +137,7 @@ def test_exactly_the_six_functions_of_the_document(graph: Graph) -> None:
         fn = found[f"dev-{name}"].inputs
         assert (fn["memorySize"], fn["timeout"]) == (memory, timeout)
         assert (fn["runtime"], fn["architectures"]) == ("python3.14", ["arm64"])
-        assert fn["handler"] == f"{PACKAGE}.{module}.handler"
+        assert fn["handler"] == f"{PACKAGE}.functions.{module}.handler"
         assert fn["role"] == f"arn:aws:iam::{ACCOUNT_ID}:role/dev-{name}-role"
 
 
@@ -286,11 +286,11 @@ def test_three_secrets_each_its_own(graph: Graph) -> None:
 
 def test_environment_carries_names_and_urls_only(graph: Graph) -> None:
     sender = functions(graph)["dev-upsr-sender"].inputs["environment"]["variables"]
-    assert sender["UPSR_ADDLINK_URL"] == "https://dev-upsr-addlink.lambda-url.eu-west-2.on.aws/"
-    assert sender["UPSR_ADDLINK_KEY_SECRET_ID"] == "dev-upsr-addlink-key"
-    assert sender["UPSR_SMS_ORIGINATION_IDENTITY"] == arn("sms-voice", f"pool/{POOL}")
+    assert sender["ADDLINK_URL"] == "https://dev-upsr-addlink.lambda-url.eu-west-2.on.aws/"
+    assert sender["ADDLINK_KEY_SECRET_ID"] == "dev-upsr-addlink-key"
+    assert sender["SMS_ORIGINATION_IDENTITY"] == arn("sms-voice", f"pool/{POOL}")
     picker = functions(graph)["dev-upsr-picker"].inputs["environment"]["variables"]
-    assert picker["UPSR_PICKER_MODEL_ID"] == HAIKU
+    assert picker["PICKER_MODEL_ID"] == HAIKU
     for fn in functions(graph).values():
         variables = fn.inputs["environment"]["variables"]
         for key, value in variables.items():
@@ -354,3 +354,28 @@ def test_prod_protects_the_tables(prod: Graph) -> None:
 def test_the_policy_pack_passes(graph: Graph, prod: Graph) -> None:
     assert evaluate_graph(graph) == []
     assert evaluate_graph(prod) == []
+
+
+def test_each_function_environment_is_exactly_its_settings_record(graph: Graph) -> None:
+    from handlers.common.settings import Settings
+    from handlers.upsell_recommender import contract
+
+    records: dict[str, type[Settings]] = {
+        "dev-upsr-order": contract.OrderSettings,
+        "dev-upsr-picker": contract.PickerSettings,
+        "dev-upsr-sender": contract.SenderSettings,
+        "dev-upsr-addlink": contract.AddlinkSettings,
+        "dev-upsr-sweep": contract.SweepSettings,
+        "dev-upsr-catalog-sync": contract.CatalogSyncSettings,
+    }
+    envs = {name: f.inputs["environment"]["variables"] for name, f in functions(graph).items()}
+    assert set(envs) == set(records)
+    for name, record in records.items():
+        own = {k for k in envs[name] if not k.startswith(("POWERTOOLS_", "CRM_"))}
+        assert own == set(record.variables()), name  # ScopedLambda adds the runtime's own
+        assert not [key for key in envs[name] if key.startswith("UPSR_")], name
+    assert envs["dev-upsr-sender"]["OFFERS_INDEX"] == contract.OFFERS_INDEX
+    assert envs["dev-upsr-order"]["ORDER_TIMEOUT_S"] == "10"  # its own timeout
+    assert envs["dev-upsr-picker"]["JOBS_MAX_RECEIVES"] == "5"  # upsr-jobs' maxReceiveCount
+    picker = contract.PickerSettings.from_environ(envs["dev-upsr-picker"])
+    assert isinstance(picker.max_price_ratio, float)

@@ -176,7 +176,7 @@ def test_every_schedule_has_a_dlq_and_every_async_function_a_destination(graph: 
 def test_the_request_schedules_created_at_run_time_have_their_dlq(graph: Graph) -> None:
     prefix = graph.config.prefix
     webhook = graph.named(FUNCTION, f"{prefix}-rrs-webhook")
-    dlq = webhook.inputs["environment"]["variables"]["RRS_SCHEDULE_DLQ_ARN"]
+    dlq = webhook.inputs["environment"]["variables"]["SCHEDULE_DLQ_ARN"]
     assert dlq.endswith(f":{prefix}-rrs-request-schedules-dlq")
     assert (_arn_name(dlq), "ApproximateNumberOfMessagesVisible") in _alarms(graph)
 
@@ -286,7 +286,7 @@ def _unwatched_function() -> dict[str, Any]:
         name="dev-ls-by-hand",
         role="arn:aws:iam::123456789012:role/dev-ls-by-hand-role",
         runtime="python3.14",
-        handler="handlers.source_attributor.report.handler",
+        handler="handlers.source_attributor.functions.report.handler",
     )
     return {}
 

@@ -18,12 +18,12 @@ def test_a_handler_failing_until_the_dlq_sets_off_the_dlq_alarm() -> None:
         assert "dev-dm-blocks-dlq-depth" in alarms  # read from the graph, as WorkQueue declared it
         assert not any(a.in_alarm for a in alarms.values())
 
-        from handlers.duplicate_merger import score
+        from handlers.duplicate_merger import scoring
 
         def broken(*_: Any, **__: Any) -> dict[str, int]:
             raise RuntimeError("the scorer is broken")
 
-        sb.patch(score, "process", broken)
+        sb.patch(scoring, "process", broken)
         sqs = sb.aws("sqs", sb.region_of("dm-score"))
         url = sqs.get_queue_url(QueueName="dev-dm-blocks")["QueueUrl"]
         sqs.send_message(QueueUrl=url, MessageBody=json.dumps({"block": "b-1"}))

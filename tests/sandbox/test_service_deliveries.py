@@ -192,12 +192,12 @@ def _one_off_request(sb: Sandbox, name: str) -> None:
     sending to the work queue with the request-schedules role."""
     webhook = sb.function("rrs-webhook").environment
     role = f"arn:aws:iam::{ACCOUNT_ID}:role/{REQUEST_ROLE}"
-    assert webhook["RRS_SCHEDULE_ROLE_ARN"] == role
+    assert webhook["SCHEDULE_ROLE_ARN"] == role
     [queue] = sb.topology.policies[REQUEST_ROLE][0]["Resource"]
     due = (sb.clock.now() + dt.timedelta(minutes=5)).replace(microsecond=0, tzinfo=None)
     sb.aws("scheduler", REGION).create_schedule(
         Name=name,
-        GroupName=webhook["RRS_SCHEDULE_GROUP"],
+        GroupName=webhook["SCHEDULE_GROUP"],
         ScheduleExpression=f"at({due.isoformat()})",
         FlexibleTimeWindow={"Mode": "OFF"},
         Target={"Arn": queue, "RoleArn": role, "Input": json.dumps({"kind": "probe"})},

@@ -63,14 +63,9 @@ def test_the_catalogue_is_small_and_unique() -> None:
 
 
 def _handler_modules() -> list[str]:
-    import pathlib
+    from components.archive import HandlerRef, discover_handlers
 
-    root = pathlib.Path(__file__).resolve().parents[3] / "handlers"
-    return sorted(
-        ".".join(path.relative_to(root.parent).with_suffix("").parts)
-        for path in root.glob("*/*.py")
-        if path.parent.name != "common" and "\ndef handler(" in path.read_text()
-    )
+    return sorted(HandlerRef.parse(h).module for h in discover_handlers())
 
 
 def test_every_handler_is_logged() -> None:
@@ -79,8 +74,10 @@ def test_every_handler_is_logged() -> None:
 
     modules = _handler_modules()
     assert len(modules) == 27
-    assert {"handlers.duplicate_merger.block", "handlers.duplicate_merger.score",
-            "handlers.duplicate_merger.merge"} <= set(modules)
+    assert {m.split(".")[1] for m in modules} == {
+        "duplicate_merger", "lead_enricher", "review_requests", "source_attributor",
+        "upsell_recommender",
+    }
     for name in modules:
         handler = importlib.import_module(name).handler
         assert getattr(handler, "__wrapped__", None) is not None, name
@@ -93,7 +90,7 @@ def test_every_counted_name_is_in_the_catalogue() -> None:
     root = pathlib.Path(__file__).resolve().parents[3] / "handlers"
     counted = {
         m.group(1)
-        for path in root.glob("*/*.py")
+        for path in root.glob("**/*.py")
         for m in re.finditer(r'metrics\.count\(\s*"([A-Za-z]+)"', path.read_text())
     }
     known = {m.name for ms in CATALOGUE.values() for m in ms}

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from handlers.duplicate_merger import merge as merge_handler
+from handlers.duplicate_merger.functions import merge as merge_handler
 from tests.handlers.conftest import FunctionEnv
 
 KEYRING = {"active_kid": "k1", "keys": {"k1": "k" * 40}}
@@ -48,4 +48,3 @@ def dm_aws(function_env: FunctionEnv, monkeypatch: pytest.MonkeyPatch) -> Iterat
         env["MERGES_QUEUE_URL"],
     )
     merge_handler.reset()
-    monkeypatch.setattr(merge_handler, "crm_factory", None)

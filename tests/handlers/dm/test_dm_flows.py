@@ -12,12 +12,14 @@ import pytest
 
 from benchmarks.crm_generator import generate
 from handlers.common.link_tokens import Keyring, issue_token
-from handlers.duplicate_merger import block, merge, score
-from handlers.duplicate_merger.crm import Association, CrmError, InMemoryCrm
+from handlers.duplicate_merger import runs, scoring
+from handlers.duplicate_merger.crm import Association, CrmError
 from handlers.duplicate_merger.evidence import Thresholds
+from handlers.duplicate_merger.functions import merge
 from handlers.duplicate_merger.merging import MergeFailed, MergeService
 from handlers.duplicate_merger.store import DynamoLedger, PairStore, QueueSender, S3Bundles
 from tests.handlers.dm.conftest import KEYRING, DmAws
+from testsupport.dm import InMemoryCrm
 
 NOW = dt.datetime(2026, 8, 3, 9, 0, tzinfo=dt.UTC)
 THRESHOLDS = Thresholds(12.0, 0.0)
@@ -58,7 +60,7 @@ def run_week(dm_aws: DmAws, crm: InMemoryCrm) -> dict[str, int]:
     from handlers.common.aws_clients import client
 
     store = PairStore(dm_aws.pairs, dm_aws.decisions)
-    block.run(
+    runs.run(
         crm.iter_contacts(), QueueSender(dm_aws.blocks_url), store,
         now=NOW, cap=50, phone_region="US", pair_ttl_days=30,
     )
@@ -68,7 +70,7 @@ def run_week(dm_aws: DmAws, crm: InMemoryCrm) -> dict[str, int]:
         if not got.get("Messages"):
             return totals
         for m in got["Messages"]:
-            counts = score.process(
+            counts = scoring.process(
                 m["Body"], store, QueueSender(dm_aws.merges_url),
                 thresholds=THRESHOLDS, floor=-10.0, now=NOW, pair_ttl_days=30,
             )
@@ -401,3 +403,52 @@ def test_a_recreated_contact_gets_its_secondary_emails_back(dm_aws: DmAws) -> No
     assert svc.undo(str(merged.merge_id), undone_by="x", now=NOW).status == "undone"
     assert crm.contacts["102"]["hs_additional_emails"] == "ann.z@old.example"
     assert "hs_additional_emails" not in crm.contacts["101"]
+
+
+def test_score_drops_a_malformed_message_and_reports_a_failing_one(
+    dm_aws: DmAws, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One batch, three outcomes: scored, dropped (retrying cannot fix it), retried."""
+    from handlers.common.aws_clients import client
+    from handlers.duplicate_merger.functions import score
+
+    runs.run(
+        crm_with_duplicates().iter_contacts(), QueueSender(dm_aws.blocks_url),
+        PairStore(dm_aws.pairs, dm_aws.decisions),
+        now=NOW, cap=50, phone_region="US", pair_ttl_days=30,
+    )
+    got = client("sqs").receive_message(QueueUrl=dm_aws.blocks_url, MaxNumberOfMessages=10)
+    good = next(m["Body"] for m in got["Messages"] if "101" in m["Body"] and "102" in m["Body"])
+    real = scoring.process
+
+    def failing(body: str, *args: Any, **kwargs: Any) -> dict[str, int]:
+        if body == "boom":
+            raise RuntimeError("the pairs table throttled")
+        return real(body, *args, **kwargs)
+
+    monkeypatch.setattr(scoring, "process", failing)
+    records = [
+        {"messageId": "good", "body": good, "eventSource": "aws:sqs"},
+        {"messageId": "malformed", "body": "{not json", "eventSource": "aws:sqs"},
+        {"messageId": "failing", "body": "boom", "eventSource": "aws:sqs"},
+    ]
+    answer = score.handler({"Records": records}, None)
+    assert answer == {"batchItemFailures": [{"itemIdentifier": "failing"}]}
+    assert dm_aws.pairs.get_item(Key={"pair_key": "101#102"})["Item"]["band"] == "automatic"
+
+
+def test_merge_retries_every_failing_message_as_before(
+    dm_aws: DmAws, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """dm-merge's queue carries only dm-score's messages: a pair gone is handled, anything
+    that raises (unreadable, busy, the CRM down) goes back to the queue and then to its DLQ."""
+    crm = crm_with_duplicates()
+    monkeypatch.setattr(merge, "crm_factory", lambda: crm)
+    monkeypatch.setattr(merge, "clock", lambda: NOW)
+    records = [
+        {"messageId": "gone", "body": json.dumps({"pair_key": "7#8"}), "eventSource": "aws:sqs"},
+        {"messageId": "unreadable", "body": "{not json", "eventSource": "aws:sqs"},
+    ]
+    answer = merge.handler({"Records": records}, None)
+    assert answer == {"batchItemFailures": [{"itemIdentifier": "unreadable"}]}
+    assert crm.writes == 0

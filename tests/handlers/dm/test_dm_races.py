@@ -29,12 +29,13 @@ from typing import Any
 import pytest
 
 from handlers.common.link_tokens import Keyring, issue_token
-from handlers.duplicate_merger import merge
-from handlers.duplicate_merger.crm import Association, ContactSnapshot, InMemoryCrm
+from handlers.duplicate_merger.crm import Association, ContactSnapshot
+from handlers.duplicate_merger.functions import merge
 from handlers.duplicate_merger.merging import LinkUse, MergeFailed, MergeService, Outcome
 from handlers.duplicate_merger.store import DynamoLedger, S3Bundles
 from tests.handlers.conftest import Latency
 from tests.handlers.dm.conftest import KEYRING, DmAws
+from testsupport.dm import InMemoryCrm
 
 NOW = dt.datetime(2026, 8, 3, 9, 0, tzinfo=dt.UTC)
 KEYS = Keyring.from_secret_string(json.dumps(KEYRING))
@@ -158,7 +159,7 @@ def container(method: str, path: str, tok: str) -> Callable[[], dict[str, Any]]:
     """One Lambda container's handling of one request: its own App, tables and clients."""
 
     def call() -> dict[str, Any]:
-        return merge.App(merge.Env.load()).web(request(method, path, tok))
+        return merge.build().web(request(method, path, tok))
 
     return call
 
@@ -257,7 +258,7 @@ def test_two_confirm_links_and_the_queue_at_once_merge_once(world: tuple[DmAws, 
 
         def queue(key: str = pair_key) -> dict[str, Any]:
             try:
-                outcome = merge.App(merge.Env.load()).automatic(json.dumps({"pair_key": key}))
+                outcome = merge.build().automatic(json.dumps({"pair_key": key}))
             except RuntimeError:  # busy: the message goes back to the queue
                 return {"statusCode": 503, "body": json.dumps({"error": {"code": "redeliver"}})}
             return {"statusCode": 200 if outcome.status == "merged" else 409,

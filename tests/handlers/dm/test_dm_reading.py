@@ -9,20 +9,20 @@ from typing import Any
 import pytest
 
 from benchmarks.crm_generator import generate
-from handlers.duplicate_merger import block
 from handlers.duplicate_merger import crm as crm_module
-from handlers.duplicate_merger.crm import CrmError, InMemoryCrm
+from handlers.duplicate_merger.crm import CrmError
+from handlers.duplicate_merger.functions import block
 from handlers.duplicate_merger.reading import (
     BLOCK_RESERVE_S,
     SAVE_RESERVE_S,
     DynamoCheckpoints,
-    MemoryCheckpoints,
     block_reserve,
     decode_chunk,
     read_step,
     split_chunks,
 )
 from tests.handlers.dm.conftest import DmAws
+from testsupport.dm import InMemoryCrm, MemoryCheckpoints
 
 
 def portal(size: int, page_size: int = 100) -> InMemoryCrm:
@@ -124,6 +124,8 @@ class LambdaStub:
 
 
 class Context:
+    function_name = "dev-dm-block"
+
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds
 

@@ -20,7 +20,15 @@ from typing import Any, Final
 
 import pytest
 
-from handlers.lead_enricher import (
+from handlers.lead_enricher.contract import (
+    CLEAN,
+    DEDUPED,
+    ENRICHED,
+    JUNK,
+    NORMALIZED,
+    TRIGGER_PREFIXES,
+)
+from handlers.lead_enricher.functions import (
     backfill,
     dedupe,
     digest,
@@ -31,19 +39,10 @@ from handlers.lead_enricher import (
     push,
     retry,
 )
-from handlers.lead_enricher import filter as junk_filter
-from handlers.lead_enricher.contract import (
-    CLEAN,
-    DEDUPED,
-    ENRICHED,
-    JUNK,
-    NORMALIZED,
-    TRIGGER_PREFIXES,
-)
-from handlers.lead_enricher.crm import FakeCrm
-from handlers.lead_enricher.firmographics import FakeFirmographics
+from handlers.lead_enricher.functions import filter as junk_filter
 from tests.handlers.conftest import FunctionEnv
 from testsupport.common import FakeBedrockClient
+from testsupport.ler import FakeCrm, FakeFirmographics
 
 REGION: Final = "eu-west-2"
 ACCOUNT = "123456789012"

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from handlers.lead_enricher.dedupe import DedupeConfig, Deduper
+from handlers.lead_enricher.contract import DedupeSettings
+from handlers.lead_enricher.deduping import Deduper
 from handlers.lead_enricher.events import EventBridgeSink
 from handlers.lead_enricher.lead import Contact, Enrichment, Lead
 from handlers.lead_enricher.matching import (
@@ -21,7 +22,14 @@ from handlers.lead_enricher.matching import (
 from tests.handlers.ler.conftest import IDENTITY, SOURCE, Ler
 from testsupport.common import FakeBedrockClient
 
-CONFIG = DedupeConfig(IDENTITY, "by-crm-id", "haiku", link_score=0.9, ambiguous_score=0.7)
+CONFIG = DedupeSettings(
+    event_source=SOURCE,
+    identity_table=IDENTITY,
+    identity_index="by-crm-id",
+    dedupe_model_id="haiku",
+    link_score=0.9,
+    ambiguous_score=0.7,
+)
 
 
 def test_jaro_winkler_matches_the_reference_values() -> None:

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from handlers.lead_enricher.enrich import Enricher, company_domain
 from handlers.lead_enricher.enrich_cache import EnrichCache, PendingMarkers
+from handlers.lead_enricher.enriching import Enricher, company_domain
 from handlers.lead_enricher.events import EventBridgeSink
 from handlers.lead_enricher.lead import Contact, Lead
 from tests.handlers.ler.conftest import CACHE, SOURCE, Clock, Ler

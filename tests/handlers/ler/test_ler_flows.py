@@ -15,8 +15,9 @@ from urllib.parse import unquote_plus
 
 import pytest
 
-from handlers.lead_enricher import digest, retry
-from handlers.lead_enricher.retry import RetryConfig, RetryJob
+from handlers.lead_enricher.contract import RetrySettings
+from handlers.lead_enricher.functions import digest, retry
+from handlers.lead_enricher.redrive import RetryJob
 from tests.handlers.ler.conftest import CACHE, JUNK_BUCKET, RAW, RECORDS, Ler, context
 
 ACME = {
@@ -240,7 +241,7 @@ def test_a_provider_outage_ends_pending_and_a_later_retry_succeeds(ler: Ler, inv
     ler.provider.down = False
     ler.provider.profiles["acme-widgets.co.uk"] = ACME
     later = dt.datetime.now(dt.UTC) + dt.timedelta(minutes=16)
-    retry._job = RetryJob(RetryConfig.from_env(), invoker=invoker, clock=lambda: later)
+    retry._job = RetryJob(RetrySettings.from_environ(), invoker=invoker, clock=lambda: later)
     report = retry.handler({"job": "ler-retry"}, context())
     assert report["pending_retried"] == 1
     ler.pump()
@@ -347,7 +348,7 @@ def test_intake_writing_to_ler_raw_does_not_trigger_itself(ler: Ler) -> None:
     # Even a notification for intake's own prefix (were one ever wired) is not read.
     own = json.loads(json.dumps(notifications[0]))
     own["Records"][0]["s3"]["object"]["key"] = next(iter(ler.objects(RAW, "form/")))
-    from handlers.lead_enricher import intake
+    from handlers.lead_enricher.functions import intake
 
     assert intake.handler(own, context()) == {"queued": 0, "junk": 0, "ignored": 1}
 
@@ -367,7 +368,7 @@ def test_redelivered_and_reordered_events_create_nothing_twice(ler: Ler) -> None
         "upload/grace.csv", b"email,name,company\ngrace@cobol.example.io,Grace Hopper,Cobol Inc\n"
     )
     [notification] = ler.s3_notifications()
-    from handlers.lead_enricher import intake
+    from handlers.lead_enricher.functions import intake
 
     intake.handler(notification, context())
     intake.handler(notification, context())  # S3 delivers at least once

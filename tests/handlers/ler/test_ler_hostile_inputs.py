@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from handlers.lead_enricher import intake
 from handlers.lead_enricher.crm_fields import crm_properties, spreadsheet_safe
+from handlers.lead_enricher.functions import intake
 from tests.handlers.ler.conftest import JUNK_BUCKET, RAW, Ler, context
 
 

@@ -10,9 +10,12 @@ from typing import Any
 
 import pytest
 
+from handlers.common import settings
 from handlers.common.webhook_signatures import sign_timestamped
-from handlers.lead_enricher import intake
+from handlers.lead_enricher.contract import IntakeSettings
+from handlers.lead_enricher.functions import intake
 from handlers.lead_enricher.inputs import from_csv, from_mapping, from_mime
+from handlers.lead_enricher.lanes import Intake
 from handlers.lead_enricher.prescreen import prescreen
 from tests.handlers.ler.conftest import INTAKE_SECRET, JUNK_BUCKET, RAW, Ler, context, url_event
 
@@ -137,7 +140,7 @@ def test_iam_mode_trusts_the_signed_url_and_reads_no_secret(
 def test_obvious_junk_goes_straight_to_ler_junk_with_its_reason(
     ler: Ler, payload: dict[str, str], reason: str
 ) -> None:
-    intake._intake = intake.Intake(intake.IntakeConfig.from_env(), clock=lambda: RENDER_NOW)
+    intake._intake = Intake(settings.current(IntakeSettings), clock=lambda: RENDER_NOW)
     response = ler.post(payload)
     assert response["statusCode"] == 202  # a bot learns nothing from the answer
     assert ler.queued() == []
@@ -147,7 +150,7 @@ def test_obvious_junk_goes_straight_to_ler_junk_with_its_reason(
 
 
 def test_a_form_rendered_long_enough_ago_passes(ler: Ler) -> None:
-    intake._intake = intake.Intake(intake.IntakeConfig.from_env(), clock=lambda: RENDER_NOW)
+    intake._intake = Intake(settings.current(IntakeSettings), clock=lambda: RENDER_NOW)
     ler.post({**LEAD, "_rendered_at": str(int(RENDER_NOW) - 40)})
     assert len(ler.queued()) == 1 and not ler.objects(JUNK_BUCKET)
 

@@ -8,12 +8,14 @@ from typing import Any
 
 import pytest
 
-from handlers.lead_enricher import backfill, digest, junk_writer, retry
+from handlers.lead_enricher.backfilling import Backfill
+from handlers.lead_enricher.contract import RetrySettings
 from handlers.lead_enricher.dead_letters import MAX_REDRIVES, classify
 from handlers.lead_enricher.enrich_cache import PendingMarkers
 from handlers.lead_enricher.events import EventBridgeSink
+from handlers.lead_enricher.functions import backfill, digest, junk_writer, retry
 from handlers.lead_enricher.lead import Contact, Lead, Screening
-from handlers.lead_enricher.retry import RetryConfig, RetryJob
+from handlers.lead_enricher.redrive import RetryJob
 from tests.handlers.ler.conftest import CACHE, JUNK_BUCKET, Ler, RecordingInvoker, context
 
 NOW = dt.datetime(2026, 11, 28, 10, 0, tzinfo=dt.UTC)
@@ -139,7 +141,7 @@ def test_dead_letters_are_understood_and_counted() -> None:
 
 @pytest.fixture
 def retry_job(ler: Ler, invoker: RecordingInvoker) -> RetryJob:
-    job = RetryJob(RetryConfig.from_env(), invoker=invoker, clock=lambda: NOW)
+    job = RetryJob(RetrySettings.from_environ(), invoker=invoker, clock=lambda: NOW)
     retry._job = job
     return job
 
@@ -254,7 +256,7 @@ def test_backfill_stops_paging_before_its_timeout(ler: Ler) -> None:
     for n in range(5):
         ler.crm.add(email=f"person{n}@acme-widgets.co.uk")
     remaining = iter([600_000, 100_000, 30_000])
-    job = backfill.Backfill(
+    job = Backfill(
         PendingMarkers(CACHE),
         EventBridgeSink("crm.dev.ler"),
         backfill.make_syncer("dev-ler-push"),

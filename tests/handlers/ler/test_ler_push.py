@@ -7,11 +7,12 @@ from typing import Any
 
 import pytest
 
-from handlers.lead_enricher import push
 from handlers.lead_enricher.claims import LEASE_SECONDS, ClaimBusy, PushClaims
+from handlers.lead_enricher.contract import PushSettings
 from handlers.lead_enricher.crm_fields import crm_properties, fill_empty
+from handlers.lead_enricher.functions import push
 from handlers.lead_enricher.lead import Contact, Dedupe, Enrichment, Lead, Screening
-from handlers.lead_enricher.push import PushConfig, Pusher
+from handlers.lead_enricher.pushing import Pusher
 from tests.handlers.ler.conftest import IDENTITY, RECORDS, Clock, Ler, context
 
 NOW = dt.datetime(2026, 11, 28, 10, 0, tzinfo=dt.UTC)
@@ -24,7 +25,7 @@ def clock() -> Clock:
 
 @pytest.fixture
 def pusher(ler: Ler, clock: Clock) -> Pusher:
-    return Pusher(PushConfig.from_env(), ler.crm, clock=clock)
+    return Pusher(PushSettings.from_environ(), ler.crm, clock=clock)
 
 
 def clean_lead(

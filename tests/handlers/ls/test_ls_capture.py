@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from handlers.common.aws_clients import client
-from handlers.source_attributor import capture
 from handlers.source_attributor.email_hash import email_hash
+from handlers.source_attributor.functions import capture
 from tests.handlers.ls.conftest import (
     HASH_KEY,
     KEY_SECRET,

@@ -12,11 +12,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from handlers.source_attributor import capture, report, stitch
+from handlers.common.settings import current
+from handlers.source_attributor import contract, reporting
 from handlers.source_attributor.attribution import attribute, is_guessed
+from handlers.source_attributor.functions import capture, report, stitch
 from handlers.source_attributor.records import Enquiry, Touch
-from handlers.source_attributor.report import ReportApp, ReportCache, ReportQuery, generate
-from handlers.source_attributor.store import InMemoryStore
+from handlers.source_attributor.reporting import ReportApp, ReportCache, ReportQuery, generate
 from tests.handlers.ls.conftest import (
     ORIGIN,
     Clock,
@@ -26,6 +27,7 @@ from tests.handlers.ls.conftest import (
     enquiry,
     items,
 )
+from testsupport.ls import InMemoryStore
 
 AUGUST = (dt.date(2026, 8, 1), dt.date(2026, 8, 31))
 H1, H2, H3, H5, H9 = ("1" * 64, "2" * 64, "3" * 64, "5" * 64, "9" * 64)
@@ -231,17 +233,17 @@ def test_no_caching_when_configured_off() -> None:
     ],
 )
 def test_bad_parameters_are_400(params: dict[str, str], status: int) -> None:
-    response = ReportApp(hand_fixture())(get(params))
+    response = ReportApp(hand_fixture(), cache_seconds=86400)(get(params))
     assert response["statusCode"] == status
     assert "error" in json.loads(response["body"])
 
 
 def test_only_get_is_served() -> None:
-    assert ReportApp(hand_fixture())(get({}, method="POST"))["statusCode"] == 405
+    assert ReportApp(hand_fixture(), cache_seconds=86400)(get({}, method="POST"))["statusCode"] == 405
 
 
 def test_default_range_is_the_last_30_days() -> None:
-    app = ReportApp(hand_fixture(), clock=lambda: dt.datetime(2026, 8, 30, tzinfo=dt.UTC))
+    app = ReportApp(hand_fixture(), cache_seconds=86400, clock=lambda: dt.datetime(2026, 8, 30, tzinfo=dt.UTC))
     document = json.loads(app(get({}))["body"])
     assert document["range"] == {"from": "2026-08-01", "to": "2026-08-30"}
     assert document["enquiries"] == 5
@@ -280,7 +282,7 @@ def test_attribution_improves_retroactively_and_nothing_is_written_back(
     send(enquiry("Ada@example.com", visitor_id=PHONE, submission_id="sub-phone-1"))
     stitch.handler(read_stream(), None)
     enquiries_before = items("dev-ls-enquiries")
-    monkeypatch.setattr(report, "_app", report.app_from_env())  # a new container: no cache
+    monkeypatch.setattr(report, "_app", reporting.app(current(contract.ReportSettings)))  # a new container: no cache
     after = report_json(run)
     assert after["enquiries"] == 2
     assert counts(after, "first_touch") == ({"google": 2}, 0, 0.0)

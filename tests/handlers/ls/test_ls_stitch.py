@@ -8,12 +8,11 @@ from typing import Any
 
 import pytest
 
-from handlers.source_attributor import capture, stitch
 from handlers.source_attributor.email_hash import email_hash
+from handlers.source_attributor.functions import capture, stitch
 from handlers.source_attributor.records import IdentityRow
 from handlers.source_attributor.stitching import MAX_LINKED_VISITORS, EnquiryEvent
 from handlers.source_attributor.stitching import stitch as stitch_enquiry
-from handlers.source_attributor.store import InMemoryStore
 from tests.handlers.ls.conftest import (
     HASH_KEY,
     ORIGIN,
@@ -24,6 +23,7 @@ from tests.handlers.ls.conftest import (
     enquiry,
     items,
 )
+from testsupport.ls import InMemoryStore
 
 pytestmark = pytest.mark.usefixtures("apps")
 PHONE = "phone-aaaaaaaaaaaaaaaaaaaa"

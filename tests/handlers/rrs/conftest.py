@@ -57,13 +57,13 @@ class Rrs:
         return list(self.table(key).scan().get("Items", []))
 
     def request(self, request_id: str) -> dict[str, Any]:
-        item = self.table("RRS_REQUESTS_TABLE").get_item(Key={"request_id": request_id})
+        item = self.table("REQUESTS_TABLE").get_item(Key={"request_id": request_id})
         return dict(item["Item"])
 
     def audit(self, request_id: str) -> list[dict[str, Any]]:
         from boto3.dynamodb.conditions import Key
 
-        page = self.table("RRS_AUDIT_TABLE").query(
+        page = self.table("AUDIT_TABLE").query(
             KeyConditionExpression=Key("request_id").eq(request_id)
         )
         return list(page.get("Items", []))
@@ -76,11 +76,11 @@ class Rrs:
 
     def drain(self, *queues: str) -> list[dict[str, Any]]:
         """Every message waiting (received and deleted), as parsed bodies: on the queues whose
-        URL variables are named (``RRS_WORK_QUEUE_URL``, ``RRS_ESCALATIONS_QUEUE_URL``), else
+        URL variables are named (``WORK_QUEUE_URL``, ``ESCALATIONS_QUEUE_URL``), else
         on both, rrs-work first."""
         sqs = client("sqs")
         bodies: list[dict[str, Any]] = []
-        for key in queues or ("RRS_WORK_QUEUE_URL", "RRS_ESCALATIONS_QUEUE_URL"):
+        for key in queues or ("WORK_QUEUE_URL", "ESCALATIONS_QUEUE_URL"):
             while True:
                 answer = sqs.receive_message(
                     QueueUrl=ENV[key], MaxNumberOfMessages=10, WaitTimeSeconds=0
@@ -95,11 +95,11 @@ class Rrs:
 
     def sends(self) -> list[dict[str, Any]]:
         """The messages waiting on rrs-work (sender's queue)."""
-        return self.drain("RRS_WORK_QUEUE_URL")
+        return self.drain("WORK_QUEUE_URL")
 
     def escalations(self) -> list[dict[str, Any]]:
         """The messages waiting on rrs-escalations (escalator's queue)."""
-        return self.drain("RRS_ESCALATIONS_QUEUE_URL")
+        return self.drain("ESCALATIONS_QUEUE_URL")
 
     def emails(self) -> list[Any]:
         from moto.core import DEFAULT_ACCOUNT_ID  # type: ignore[attr-defined]
@@ -118,7 +118,7 @@ class Rrs:
             "past_complaints": 0,
         }
         item.update(fields)
-        self.table("RRS_CUSTOMERS_TABLE").put_item(
+        self.table("CUSTOMERS_TABLE").put_item(
             Item={k: v for k, v in item.items() if v is not None}
         )
 
@@ -128,11 +128,11 @@ def rrs(function_env: FunctionEnv, monkeypatch: pytest.MonkeyPatch) -> Iterator[
     """rrs on the dev stack's moto world, every rrs function's environment from the graph,
     this scenario's secrets and owner, the clock pinned at ``NOW``."""
     env = function_env("rrs-webhook", "rrs-sender", "rrs-escalator", "rrs-sweep", "rrs-sync")
-    monkeypatch.setenv("RRS_OWNER_EMAIL", OWNER)
+    monkeypatch.setenv("OWNER_EMAIL", OWNER)
     secrets = client("secretsmanager")
-    secrets.put_secret_value(SecretId=env["RRS_WEBHOOK_SECRET_ID"], SecretString=WEBHOOK_SECRET)
+    secrets.put_secret_value(SecretId=env["WEBHOOK_SECRET_ID"], SecretString=WEBHOOK_SECRET)
     secrets.put_secret_value(
-        SecretId=env["RRS_MESSAGING_KEY_SECRET_ID"], SecretString=json.dumps(KEYRING)
+        SecretId=env["MESSAGING_KEY_SECRET_ID"], SecretString=json.dumps(KEYRING)
     )
 
     state = Rrs()
@@ -233,7 +233,7 @@ def sqs_event(*bodies: dict[str, Any], receive_count: int = 1) -> dict[str, Any]
                 "messageAttributes": {},
                 "md5OfBody": "",
                 "eventSource": "aws:sqs",
-                "eventSourceARN": ENV["RRS_WORK_QUEUE_ARN"],
+                "eventSourceARN": ENV["WORK_QUEUE_ARN"],
                 "awsRegion": REGION,
             }
             for index, body in enumerate(bodies)

@@ -8,10 +8,12 @@ from typing import Any
 
 import pytest
 
+from handlers.common import settings
 from handlers.common.link_tokens import Keyring, issue_token
-from handlers.review_requests import escalator, handover, webhook
-from handlers.review_requests import sender as sender_module
+from handlers.review_requests import contract, handover
 from handlers.review_requests.domain import request_id_for
+from handlers.review_requests.functions import escalator, webhook
+from handlers.review_requests.functions import sender as sender_module
 from tests.handlers.rrs.conftest import (
     GOOD_FEEDBACK_DRAFT,
     KEYRING,
@@ -102,7 +104,7 @@ def test_a_concurrent_copy_finds_the_claim_and_stands_down(unhappy: Rrs) -> None
     from handlers.review_requests.store import AuditEntry
 
     unhappy.drain()
-    flow = escalator.build_escalator()
+    flow = escalator.build(settings.current(contract.EscalatorSettings))
     flow.audit.append(
         AuditEntry(
             RID,
@@ -128,9 +130,11 @@ def test_a_failed_email_is_retried_and_sent_once(
     unhappy: Rrs, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     queued = [m for m in unhappy.drain() if m["reason"] == "private_feedback"]
-    monkeypatch.setenv("RRS_SENDER_EMAIL", "crm-bot@unverified.example.net")
+    monkeypatch.setenv("SENDER_EMAIL", "crm-bot@unverified.example.net")
+    settings.reset()
     assert escalate(*queued) == {"batchItemFailures": [{"itemIdentifier": "m-0-1"}]}
-    monkeypatch.setenv("RRS_SENDER_EMAIL", "crm-bot@example.com")
+    monkeypatch.setenv("SENDER_EMAIL", "crm-bot@example.com")
+    settings.reset()
     unhappy.now += dt.timedelta(minutes=10)  # redelivered after the visibility timeout
     assert escalate(*queued) == {"batchItemFailures": []}
     assert len(owner_mail(unhappy)) == 1

@@ -7,9 +7,9 @@ import json
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from handlers.review_requests import escalator, webhook
-from handlers.review_requests import sender as sender_module
 from handlers.review_requests.domain import request_id_for
+from handlers.review_requests.functions import escalator, webhook
+from handlers.review_requests.functions import sender as sender_module
 from tests.handlers.rrs.conftest import (
     FEEDBACK_URL,
     REVIEW_URL,

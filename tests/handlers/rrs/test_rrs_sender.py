@@ -9,12 +9,13 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from handlers.common import settings
 from handlers.common.link_tokens import Keyring, verify_token
-from handlers.review_requests import sender as sender_module
-from handlers.review_requests import sweep as sweep_module
-from handlers.review_requests import webhook
 from handlers.review_requests.domain import Channel, Purpose, request_id_for
 from handlers.review_requests.drafting import DraftRequest, template
+from handlers.review_requests.functions import sender as sender_module
+from handlers.review_requests.functions import sweep as sweep_module
+from handlers.review_requests.functions import webhook
 from tests.handlers.rrs.conftest import (
     FEEDBACK_URL,
     GOOD_EMAIL_DRAFT,
@@ -132,7 +133,7 @@ def test_an_unhappy_grade_never_receives_the_public_review_link(scheduled: Rrs) 
 
 
 def test_a_happy_model_grade_on_a_complaint_still_gets_the_private_link(scheduled: Rrs) -> None:
-    scheduled.table("RRS_REQUESTS_TABLE").update_item(
+    scheduled.table("REQUESTS_TABLE").update_item(
         Key={"request_id": RID},
         UpdateExpression="SET #signal.complaint = :t",
         ExpressionAttributeNames={"#signal": "signal"},
@@ -188,7 +189,7 @@ def test_a_bad_model_draft_is_rejected_and_the_template_goes_out(
 
 
 def test_sms_goes_through_the_origination_identity(scheduled: Rrs) -> None:
-    scheduled.table("RRS_REQUESTS_TABLE").update_item(
+    scheduled.table("REQUESTS_TABLE").update_item(
         Key={"request_id": RID},
         UpdateExpression="SET channel = :s, contact = :p",
         ExpressionAttributeValues={":s": "sms", ":p": "+447911123456"},
@@ -316,14 +317,17 @@ def test_a_stray_early_copy_changes_nothing(scheduled: Rrs) -> None:
 def test_a_failed_send_releases_the_claim_so_the_retry_sends_once(
     scheduled: Rrs, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("RRS_SENDER_EMAIL", "crm-bot@unverified.example.net")
+    monkeypatch.setenv("SENDER_EMAIL", "crm-bot@unverified.example.net")
+    settings.reset()
     script(scheduled, "happy", GOOD_EMAIL_DRAFT)
     failed = send(SEND)
     assert failed == {"batchItemFailures": [{"itemIdentifier": "m-0-1"}]}
     assert scheduled.request(RID)["state"] == "scheduled" and "claim" not in scheduled.request(RID)
     assert audit_events(scheduled)[-1] == "send_failed"
 
-    monkeypatch.setenv("RRS_SENDER_EMAIL", "crm-bot@example.com")
+    monkeypatch.setenv("SENDER_EMAIL", "crm-bot@example.com")
+
+    settings.reset()
     scheduled.now = DUE + dt.timedelta(minutes=9)  # SQS redelivers after the visibility timeout
     script(scheduled, "happy", GOOD_EMAIL_DRAFT)
     assert send(SEND) == {"batchItemFailures": []}
@@ -347,7 +351,7 @@ def test_a_carrier_opt_out_is_recorded_as_suppressed(
 
     from handlers.common.aws_clients import client
 
-    scheduled.table("RRS_REQUESTS_TABLE").update_item(
+    scheduled.table("REQUESTS_TABLE").update_item(
         Key={"request_id": RID},
         UpdateExpression="SET channel = :s, contact = :p",
         ExpressionAttributeValues={":s": "sms", ":p": "+447911123456"},

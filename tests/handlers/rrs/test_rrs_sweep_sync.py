@@ -8,20 +8,22 @@ from typing import Any
 
 import pytest
 
+from handlers.common import settings
 from handlers.common.aws_clients import client
-from handlers.review_requests import sweep as sweep_module
-from handlers.review_requests import sync as sync_module
-from handlers.review_requests import webhook
 from handlers.review_requests.domain import request_id_for
+from handlers.review_requests.functions import sweep as sweep_module
+from handlers.review_requests.functions import sync as sync_module
+from handlers.review_requests.functions import webhook
 from handlers.review_requests.sheet import (
     CsvUrlSource,
     S3ObjectSource,
-    StaticSheet,
+    mirror,
     parse_rows,
     source_for,
 )
 from handlers.review_requests.store import Customers
 from tests.handlers.rrs.conftest import ENV, Rrs, completion, url_event
+from testsupport.rrs import StaticSheet
 
 RID = request_id_for("cmp-1")
 DUE = dt.datetime(2026, 6, 10, 11, 0, tzinfo=dt.UTC)
@@ -69,7 +71,7 @@ def test_a_straggler_is_requeued_then_given_up_and_escalated(straggler: Rrs) -> 
 
 def test_the_sweep_never_touches_an_asked_or_diverted_request(straggler: Rrs) -> None:
     for state in ("asked", "diverted"):
-        straggler.table("RRS_REQUESTS_TABLE").update_item(
+        straggler.table("REQUESTS_TABLE").update_item(
             Key={"request_id": RID},
             UpdateExpression="SET #s = :s",
             ExpressionAttributeNames={"#s": "state"},
@@ -115,20 +117,20 @@ def test_rows_are_normalised_and_problems_listed() -> None:
 
 
 def test_sync_upserts_skips_unchanged_rows_and_keeps_other_attributes(rrs: Rrs) -> None:
-    customers = Customers(ENV["RRS_CUSTOMERS_TABLE"])
-    rrs.table("RRS_CUSTOMERS_TABLE").put_item(
+    customers = Customers(ENV["CUSTOMERS_TABLE"])
+    rrs.table("CUSTOMERS_TABLE").put_item(
         Item={"customer_id": "c-1", "name": "Old", "note": "kept"}
     )
-    first = sync_module.run_sync(StaticSheet(SHEET), customers, "GB", rrs.now)
+    first = mirror(StaticSheet(SHEET), customers, "GB", rrs.now)
     assert first == {"rows": 2, "changed": 2, "problems": 2}
-    again = sync_module.run_sync(StaticSheet(SHEET), customers, "GB", rrs.now)
+    again = mirror(StaticSheet(SHEET), customers, "GB", rrs.now)
     assert again["changed"] == 0
-    ann = rrs.table("RRS_CUSTOMERS_TABLE").get_item(Key={"customer_id": "c-1"})["Item"]
+    ann = rrs.table("CUSTOMERS_TABLE").get_item(Key={"customer_id": "c-1"})["Item"]
     assert ann["name"] == "Ann Smith" and ann["note"] == "kept"
     assert ann["prior_sentiment"] == "positive" and ann["phone"] == "+447911123456"
     edited = SHEET.replace("c-1,Ann Smith,ANN@example.org", "c-1,Ann Smith,")
-    assert sync_module.run_sync(StaticSheet(edited), customers, "GB", rrs.now)["changed"] == 1
-    ann = rrs.table("RRS_CUSTOMERS_TABLE").get_item(Key={"customer_id": "c-1"})["Item"]
+    assert mirror(StaticSheet(edited), customers, "GB", rrs.now)["changed"] == 1
+    ann = rrs.table("CUSTOMERS_TABLE").get_item(Key={"customer_id": "c-1"})["Item"]
     assert "email" not in ann  # a blanked cell removes the attribute
 
 
@@ -138,14 +140,15 @@ def test_sync_reads_one_s3_object(rrs: Rrs, monkeypatch: pytest.MonkeyPatch) -> 
         Bucket="crm-sheets", CreateBucketConfiguration={"LocationConstraint": "eu-west-2"}
     )
     s3.put_object(Bucket="crm-sheets", Key="customers/latest.csv", Body=SHEET.encode())
-    monkeypatch.setenv("RRS_SHEET_SOURCE", "s3://crm-sheets/customers/latest.csv")
+    monkeypatch.setenv("SHEET_SOURCE", "s3://crm-sheets/customers/latest.csv")
+    settings.reset()
     assert sync_module.handler({}, None) == {"rows": 2, "changed": 2, "problems": 2}
-    assert len(rrs.items("RRS_CUSTOMERS_TABLE")) == 2
+    assert len(rrs.items("CUSTOMERS_TABLE")) == 2
 
 
 def test_sync_without_a_sheet_does_nothing(rrs: Rrs) -> None:
     assert sync_module.handler({}, None) == {"rows": 0, "changed": 0, "problems": 0}
-    assert rrs.items("RRS_CUSTOMERS_TABLE") == []
+    assert rrs.items("CUSTOMERS_TABLE") == []
 
 
 def test_the_url_adapter_fetches_the_csv_export(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from handlers.common.link_tokens import Keyring, issue_token
-from handlers.review_requests import webhook
 from handlers.review_requests.domain import request_id_for
+from handlers.review_requests.functions import webhook
 from tests.handlers.rrs.conftest import (
     ENV,
     ESCALATIONS,
@@ -33,7 +33,7 @@ def call(event: dict[str, Any]) -> dict[str, Any]:
 
 
 def nothing_written(rrs: Rrs) -> None:
-    for key in ("RRS_REQUESTS_TABLE", "RRS_JOBS_TABLE", "RRS_OPTOUT_TABLE", "RRS_AUDIT_TABLE"):
+    for key in ("REQUESTS_TABLE", "JOBS_TABLE", "OPTOUT_TABLE", "AUDIT_TABLE"):
         assert rrs.items(key) == [], key
     assert rrs.schedules() == []
     assert rrs.drain() == []
@@ -118,9 +118,9 @@ def test_a_completion_delivered_three_times_gives_one_request_and_one_schedule(r
     assert {a["request_id"] for a in answers} == {RID}
     assert [a["schedule_created"] for a in answers] == [True, False, False]
 
-    requests = rrs.items("RRS_REQUESTS_TABLE")
+    requests = rrs.items("REQUESTS_TABLE")
     assert len(requests) == 1 and requests[0]["state"] == "scheduled"
-    assert len(rrs.items("RRS_JOBS_TABLE")) == 1
+    assert len(rrs.items("JOBS_TABLE")) == 1
     assert [e["event"] for e in rrs.audit(RID)] == ["intake"]
     schedules = rrs.schedules()
     assert [s["Name"] for s in schedules] == [RID]
@@ -131,8 +131,8 @@ def test_a_completion_delivered_three_times_gives_one_request_and_one_schedule(r
     assert schedule["ScheduleExpression"] == "at(2026-06-10T11:00:00)"
     assert schedule["ScheduleExpressionTimezone"] == "UTC"
     assert schedule["ActionAfterCompletion"] == "DELETE"
-    assert schedule["Target"]["Arn"] == ENV["RRS_WORK_QUEUE_ARN"]
-    assert schedule["Target"]["RoleArn"] == ENV["RRS_SCHEDULE_ROLE_ARN"]
+    assert schedule["Target"]["Arn"] == ENV["WORK_QUEUE_ARN"]
+    assert schedule["Target"]["RoleArn"] == ENV["SCHEDULE_ROLE_ARN"]
     assert json.loads(schedule["Target"]["Input"]) == {"kind": "send", "request_id": RID}
     assert rrs.drain() == []  # nothing enqueued: the schedule sends at the due time
 
@@ -146,7 +146,7 @@ def test_a_redelivery_recreates_a_missing_schedule(rrs: Rrs) -> None:
     again = response_body(call(url_event(completion())))
     assert again["duplicate"] and again["schedule_created"]
     assert [s["Name"] for s in rrs.schedules()] == [RID]
-    assert len(rrs.items("RRS_REQUESTS_TABLE")) == 1
+    assert len(rrs.items("REQUESTS_TABLE")) == 1
 
 
 def test_the_request_captures_signal_contact_and_the_customers_time_zone(rrs: Rrs) -> None:
@@ -160,7 +160,7 @@ def test_the_request_captures_signal_contact_and_the_customers_time_zone(rrs: Rr
     # 11:00 UTC is 07:00 in New York: the ask waits for 09:00 there (13:00 UTC).
     assert item["due"] == "2026-06-10T13:00:00Z"
     assert int(item["expires_at"]) > int(NOW.timestamp()) + 399 * 86400
-    job = rrs.items("RRS_JOBS_TABLE")[0]
+    job = rrs.items("JOBS_TABLE")[0]
     assert job["customer_id"] == "c-1" and job["job_ts"].startswith("2026-06-10T09:00:00Z#cmp-1")
     assert job["payload"]["completion_id"] == "cmp-1"
 
@@ -206,7 +206,7 @@ def test_opt_out_is_normalised_and_kept_once(rrs: Rrs) -> None:
         call(url_event({"type": "contact.opted_out", "id": "b", "contact": "ann@example.org"}))
     )
     assert (first["already_opted_out"], again["already_opted_out"]) == (False, True)
-    rows = rrs.items("RRS_OPTOUT_TABLE")
+    rows = rrs.items("OPTOUT_TABLE")
     assert [(r["contact"], r["event_id"]) for r in rows] == [("ann@example.org", "a")]
 
 
@@ -272,6 +272,6 @@ def test_feedback_for_an_unknown_request_is_404(rrs: Rrs) -> None:
 
 
 def test_queue_name_matches_env(rrs: Rrs) -> None:
-    assert ENV["RRS_WORK_QUEUE_URL"].endswith(QUEUE)
-    assert ENV["RRS_ESCALATIONS_QUEUE_URL"].endswith(ESCALATIONS)
-    assert dt.timedelta(hours=2) == dt.timedelta(hours=int(ENV["RRS_REQUEST_DELAY_HOURS"]))
+    assert ENV["WORK_QUEUE_URL"].endswith(QUEUE)
+    assert ENV["ESCALATIONS_QUEUE_URL"].endswith(ESCALATIONS)
+    assert dt.timedelta(hours=2) == dt.timedelta(hours=int(ENV["REQUEST_DELAY_HOURS"]))

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from handlers.review_requests import webhook
 from handlers.review_requests.domain import request_id_for
+from handlers.review_requests.functions import webhook
 from tests.handlers.rrs.conftest import Rrs, completion, response_body, url_event
 
 
@@ -45,7 +45,7 @@ def test_a_completion_with_unstorable_extras_is_accepted_once_with_its_payload_k
         assert answer["statusCode"] == 200, (case, answer)
     rid = request_id_for("cmp-1")
     assert rrs.request(rid)["state"] == "scheduled"
-    [job] = rrs.items("RRS_JOBS_TABLE")
+    [job] = rrs.items("JOBS_TABLE")
     assert "payload" not in job and job["payload_kept_as"].startswith("text")
     assert len(job["payload_json"]) <= 16 * 1024
     assert [s["Name"] for s in rrs.schedules()] == [rid]
@@ -64,8 +64,10 @@ def test_an_event_that_cannot_be_stored_at_all_is_a_422_with_nothing_written(rrs
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr("handlers.review_requests.intake.check_item", tiny)
         answer = call(url_event(body))
-    assert answer["statusCode"] == 422 and response_body(answer)["error"]["code"] == "unstorable_event"
-    for key in ("RRS_REQUESTS_TABLE", "RRS_JOBS_TABLE", "RRS_AUDIT_TABLE"):
+    assert (
+        answer["statusCode"] == 422 and response_body(answer)["error"]["code"] == "unstorable_event"
+    )
+    for key in ("REQUESTS_TABLE", "JOBS_TABLE", "AUDIT_TABLE"):
         assert rrs.items(key) == [], key
     assert rrs.schedules() == []
 
@@ -80,8 +82,12 @@ def test_a_crash_between_any_two_completion_writes_is_finished_by_the_redelivery
 ) -> None:
     from handlers.review_requests import scheduling, store
 
-    owners = {"create": store.Requests, "record": store.Jobs,
-              "ensure": scheduling.EventBridgeScheduler, "append": store.Audit}
+    owners = {
+        "create": store.Requests,
+        "record": store.Jobs,
+        "ensure": scheduling.EventBridgeScheduler,
+        "append": store.Audit,
+    }
     owner = owners[write]
     real = getattr(owner, write)
     armed = [True]
@@ -100,8 +106,8 @@ def test_a_crash_between_any_two_completion_writes_is_finished_by_the_redelivery
     assert answer["statusCode"] == 200
     call(url_event(completion()))  # and once more: nothing doubles
     rid = request_id_for("cmp-1")
-    assert len(rrs.items("RRS_REQUESTS_TABLE")) == 1 and rrs.request(rid)["state"] == "scheduled"
-    assert len(rrs.items("RRS_JOBS_TABLE")) == 1
+    assert len(rrs.items("REQUESTS_TABLE")) == 1 and rrs.request(rid)["state"] == "scheduled"
+    assert len(rrs.items("JOBS_TABLE")) == 1
     assert [s["Name"] for s in rrs.schedules()] == [rid]
     assert [e["event"] for e in rrs.audit(rid)] == ["intake"]
 
@@ -119,8 +125,9 @@ def test_three_deliveries_of_one_completion_at_once_leave_one_of_each(
         barrier = threading.Barrier(3)
         answers: list[Any] = []
 
-        def deliver(raw: bytes = raw, barrier: threading.Barrier = barrier,
-                    answers: list[Any] = answers) -> None:
+        def deliver(
+            raw: bytes = raw, barrier: threading.Barrier = barrier, answers: list[Any] = answers
+        ) -> None:
             barrier.wait()
             answers.append(call(url_event(raw)))
 
@@ -133,6 +140,6 @@ def test_three_deliveries_of_one_completion_at_once_leave_one_of_each(
         assert sorted(response_body(a)["duplicate"] for a in answers) == [False, True, True]
         rid = request_id_for(f"cmp-race-{trial}")
         assert [e["event"] for e in rrs.audit(rid)] == ["intake"]
-    assert len(rrs.items("RRS_REQUESTS_TABLE")) == 50
-    assert len(rrs.items("RRS_JOBS_TABLE")) == 50
+    assert len(rrs.items("REQUESTS_TABLE")) == 50
+    assert len(rrs.items("JOBS_TABLE")) == 50
     assert len(rrs.schedules()) == 50

@@ -20,12 +20,11 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from handlers.upsell_recommender import catalogue
+from handlers.upsell_recommender import catalogue, contract
 from handlers.upsell_recommender.domain import CatalogueItem
-from handlers.upsell_recommender.nudges import RecordingMessenger
-from handlers.upsell_recommender.store import InMemoryStore
 from tests.handlers.conftest import FunctionEnv
 from testsupport.common import FakeBedrockClient
+from testsupport.upsr import InMemoryStore, RecordingMessenger
 
 T0 = 1_767_258_000  # 2026-01-01 09:00 UTC: after the report hour in London
 SHOP = "example-shop.myshopify.com"
@@ -230,67 +229,71 @@ class World:
                 self.sqs.delete_message(QueueUrl=self.queue_url, ReceiptHandle=m["ReceiptHandle"])
 
     def order_deps(self) -> Any:
-        from handlers.upsell_recommender.order import OrderDeps
+        from handlers.upsell_recommender.orders import OrderDeps
 
-        return OrderDeps.from_env()
+        return OrderDeps.from_settings(contract.OrderSettings.from_environ())
 
     def picker_deps(self) -> Any:
-        from handlers.upsell_recommender.picker import PickerDeps
+        from handlers.upsell_recommender.suggesting import PickerDeps
 
-        return PickerDeps.from_env(model_client=self.bedrock)
+        config = contract.PickerSettings.from_environ()
+        return PickerDeps.from_settings(config, model_client=self.bedrock)
 
     def sender_deps(self) -> Any:
-        from handlers.upsell_recommender.sender import SenderDeps
+        from handlers.upsell_recommender.sending import SenderDeps
 
-        return SenderDeps.from_env(messenger=self.messenger)
+        config = contract.SenderSettings.from_environ()
+        return SenderDeps.from_settings(config, messenger=self.messenger)
 
     def addlink_deps(self) -> Any:
-        from handlers.upsell_recommender.addlink import AddlinkDeps
+        from handlers.upsell_recommender.taps import AddlinkDeps
 
-        return AddlinkDeps.from_env()
+        return AddlinkDeps.from_settings(contract.AddlinkSettings.from_environ())
 
     def sweep_deps(self) -> Any:
-        from handlers.upsell_recommender.sweep import SweepDeps
+        from handlers.upsell_recommender.sweeping import SweepDeps
 
-        return SweepDeps.from_env(mail_owner=lambda s, t: self.owner_mail.append((s, t)))
+        config = contract.SweepSettings.from_environ()
+        return SweepDeps.from_settings(config, mail_owner=lambda s, t: self.owner_mail.append((s, t)))
 
     def sync_deps(self) -> Any:
-        from handlers.upsell_recommender.catalog_sync import SyncDeps
+        from handlers.upsell_recommender.syncing import SyncDeps
 
-        return SyncDeps.from_env(store=self.store)
+        config = contract.CatalogSyncSettings.from_environ()
+        return SyncDeps.from_settings(config, store=self.store)
 
     # Whole steps of the flow ---------------------------------------------------------------
 
     def sync(self, now: float = T0 - 300) -> dict[str, int]:
-        from handlers.upsell_recommender import catalog_sync
+        from handlers.upsell_recommender import syncing
 
-        return catalog_sync.run(self.sync_deps(), now=now)
+        return syncing.run(self.sync_deps(), now=now)
 
     def deliver(self, event: Mapping[str, Any], now: float = T0) -> dict[str, Any]:
-        from handlers.upsell_recommender import order
+        from handlers.upsell_recommender import orders
 
-        return order.handle(event, self.order_deps(), now=now)
+        return orders.handle(event, self.order_deps(), now=now)
 
     def pick_all(self, now: float = T0 + 5) -> list[str]:
-        from handlers.upsell_recommender import picker
+        from handlers.upsell_recommender import suggesting
 
         deps = self.picker_deps()
-        return [picker.process_record(r, deps, now=now).value for r in self.jobs()]
+        return [suggesting.process_record(r, deps, now=now).value for r in self.jobs()]
 
     def send(self, now: float) -> dict[str, int]:
-        from handlers.upsell_recommender import sender
+        from handlers.upsell_recommender import sending
 
-        return sender.run(self.sender_deps(), now=now)
+        return sending.run(self.sender_deps(), now=now)
 
     def tap(self, event: Mapping[str, Any], now: float) -> dict[str, Any]:
-        from handlers.upsell_recommender import addlink
+        from handlers.upsell_recommender import taps
 
-        return addlink.handle(event, self.addlink_deps(), now=now)
+        return taps.handle(event, self.addlink_deps(), now=now)
 
     def sweep(self, now: float) -> dict[str, Any]:
-        from handlers.upsell_recommender import sweep
+        from handlers.upsell_recommender import sweeping
 
-        return sweep.run(self.sweep_deps(), now=now)
+        return sweeping.run(self.sweep_deps(), now=now)
 
 
 @pytest.fixture
@@ -306,24 +309,24 @@ def world(function_env: FunctionEnv) -> Iterator[World]:
     tables = {
         name: table(env[variable])
         for name, variable in (
-            ("orders", "UPSR_ORDERS_TABLE"),
-            ("offers", "UPSR_OFFERS_TABLE"),
-            ("catalogue", "UPSR_CATALOGUE_TABLE"),
-            ("customers", "UPSR_CUSTOMERS_TABLE"),
-            ("optout", "UPSR_OPTOUT_TABLE"),
+            ("orders", "ORDERS_TABLE"),
+            ("offers", "OFFERS_TABLE"),
+            ("catalogue", "CATALOGUE_TABLE"),
+            ("customers", "CUSTOMERS_TABLE"),
+            ("optout", "OPTOUT_TABLE"),
         )
     }
     secrets = client("secretsmanager")
     for variable, value in (
-        ("UPSR_WEBHOOK_SECRET_ID", WEBHOOK_SECRET),
-        ("UPSR_STORE_KEY_SECRET_ID", STORE_KEY),
-        ("UPSR_ADDLINK_KEY_SECRET_ID", ADDLINK_KEYRING),
+        ("WEBHOOK_SECRET_ID", WEBHOOK_SECRET),
+        ("STORE_KEY_SECRET_ID", STORE_KEY),
+        ("ADDLINK_KEY_SECRET_ID", ADDLINK_KEYRING),
     ):
         secrets.put_secret_value(SecretId=env[variable], SecretString=value)
     catalogue.forget_snapshots()
     try:
         yield World(
-            tables, client("sqs"), env["UPSR_JOBS_QUEUE_URL"], InMemoryStore(SHOP, list(PRODUCTS))
+            tables, client("sqs"), env["JOBS_QUEUE_URL"], InMemoryStore(SHOP, list(PRODUCTS))
         )
     finally:
         catalogue.forget_snapshots()

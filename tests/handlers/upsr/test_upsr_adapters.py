@@ -229,7 +229,7 @@ def test_an_older_sync_never_overwrites_a_newer_row(world: World) -> None:
 
 
 def test_sync_keeps_the_first_of_duplicate_skus_and_forgets_a_refused_key(world: World) -> None:
-    from handlers.upsell_recommender import catalog_sync
+    from handlers.upsell_recommender import syncing
 
     world.store.products.append(replace(world.store.products[0], variant_id="999"))
     assert world.sync()["duplicate_skus"] == 1
@@ -239,11 +239,11 @@ def test_sync_keeps_the_first_of_duplicate_skus_and_forgets_a_refused_key(world:
     deps = replace(world.sync_deps(), forget_key=lambda: forgotten.append(True))
     world.store.fail_with = StoreError("Shopify Admin API unreachable")
     with pytest.raises(StoreError):
-        catalog_sync.run(deps, now=T0)
+        syncing.run(deps, now=T0)
     assert forgotten == []  # an outage keeps the token: it is still good
     world.store.fail_with = StoreAuthError("refused")
     with pytest.raises(StoreError):
-        catalog_sync.run(deps, now=T0)
+        syncing.run(deps, now=T0)
     assert forgotten == [True]
 
 
@@ -288,7 +288,7 @@ def test_a_stamp_losing_every_attempt_counts_as_capped(
 def _fresh_module(monkeypatch: pytest.MonkeyPatch, name: str, deps: Any) -> Any:
     import importlib
 
-    module = importlib.import_module(f"handlers.upsell_recommender.{name}")
+    module = importlib.import_module(f"handlers.upsell_recommender.functions.{name}")
     monkeypatch.setattr(module, "_deps", deps)
     monkeypatch.setattr("handlers.upsell_recommender.clock.now", lambda: float(T0 + 10**4))
     return module
@@ -329,7 +329,7 @@ def test_scheduled_handlers_run_from_their_environment(
 
 
 def test_sender_refuses_offers_it_cannot_deliver(world: World) -> None:
-    from handlers.upsell_recommender import sender
+    from handlers.upsell_recommender import sending
 
     deps = world.sender_deps()
     keyring = deps.keyring()
@@ -347,7 +347,7 @@ def test_sender_refuses_offers_it_cannot_deliver(world: World) -> None:
             Item={"offer_id": offer_id, "state": "chosen", "send_at": T0, **item}
         )
     outcomes = [
-        sender.send_one({"offer_id": o, **item}, deps, keyring, now=T0)
+        sending.send_one({"offer_id": o, **item}, deps, keyring, now=T0)
         for o, item in offers.items()
     ]
     assert outcomes == ["suppressed:no-contact", "suppressed:bad-offer"]
@@ -355,7 +355,7 @@ def test_sender_refuses_offers_it_cannot_deliver(world: World) -> None:
 
 
 def test_sender_fails_before_claiming_anything_when_the_key_is_missing(world: World) -> None:
-    from handlers.upsell_recommender import sender
+    from handlers.upsell_recommender import sending
 
     world.sync()
     world.deliver(webhook_event(shopify_order()))
@@ -367,13 +367,13 @@ def test_sender_fails_before_claiming_anything_when_the_key_is_missing(world: Wo
 
     deps = replace(world.sender_deps(), keyring=missing)
     with pytest.raises(RuntimeError):
-        sender.run(deps, now=T0 + 10**4)
+        sending.run(deps, now=T0 + 10**4)
     offer = world.offer()
     assert offer is not None and offer["state"] == "chosen"
 
 
 def test_an_unknown_time_zone_falls_back_to_utc() -> None:
-    from handlers.upsell_recommender.sweep import local_time
+    from handlers.upsell_recommender.sweeping import local_time
 
     assert local_time(T0, "Mars/Olympus").utcoffset() is not None
     assert local_time(T0, "Europe/London").hour == 9

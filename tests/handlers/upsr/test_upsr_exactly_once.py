@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from handlers.upsell_recommender import addlink, order, sender, sweep
+from handlers.upsell_recommender import orders, sending, sweeping, taps
 from handlers.upsell_recommender.offers import due_offers
 from tests.handlers.upsr.conftest import T0, WINDOW_S, World, shopify_order, tap_event, token_in
 from tests.handlers.upsr.conftest import webhook_event as webhook
@@ -74,9 +74,9 @@ def test_same_webhook_three_times_gives_one_job_and_one_offer(world: World) -> N
     assert len(world.items("orders")) == 1
 
     world.bedrock.add_tool_answer(MAT)
-    from handlers.upsell_recommender import picker
+    from handlers.upsell_recommender import suggesting
 
-    assert picker.process_record(jobs[0], world.picker_deps(), now=T0 + 5).value == "chosen"
+    assert suggesting.process_record(jobs[0], world.picker_deps(), now=T0 + 5).value == "chosen"
     assert len(world.items("offers")) == 1
 
 
@@ -95,7 +95,7 @@ def test_concurrent_deliveries_make_one_job(world: World, atomic_dynamodb: Any) 
     world.sync()
     event = webhook(shopify_order())
     deps = world.order_deps()
-    answers = race(*[lambda: order.handle(event, deps, now=T0)] * 3)
+    answers = race(*[lambda: orders.handle(event, deps, now=T0)] * 3)
     statuses = sorted(json.loads(a["body"])["status"] for a in answers)
     assert statuses == ["accepted", "duplicate", "duplicate"]
     assert len(world.jobs()) == 1
@@ -115,16 +115,16 @@ def test_a_job_the_first_attempt_never_sent_is_sent_once_by_a_later_retry(
     from dataclasses import replace
 
     with pytest.raises(ConnectionError):
-        order.handle(event, replace(broken, send_job=fail), now=T0)
+        orders.handle(event, replace(broken, send_job=fail), now=T0)
     item = world.tables["orders"].get_item(Key={"order_id": "5001"})["Item"]
     assert item["job_state"] == "pending"
 
     deps = world.order_deps()
     # A retry while the first attempt could still be running does nothing.
-    assert json.loads(order.handle(event, deps, now=T0 + 5)["body"])["status"] == "duplicate"
+    assert json.loads(orders.handle(event, deps, now=T0 + 5)["body"])["status"] == "duplicate"
     assert world.jobs() == []
     # Two retries after the function timeout race: one takes over, one job.
-    answers = race(*[lambda: order.handle(event, deps, now=T0 + 60)] * 2)
+    answers = race(*[lambda: orders.handle(event, deps, now=T0 + 60)] * 2)
     assert sorted(json.loads(a["body"])["status"] for a in answers) == ["duplicate", "requeued"]
     assert len(world.jobs()) == 1
     item = world.tables["orders"].get_item(Key={"order_id": "5001"})["Item"]
@@ -135,7 +135,7 @@ def test_a_job_delivered_twice_writes_one_offer_and_calls_the_model_per_delivery
     world: World,
 ) -> None:
     """SQS delivers at least once: the second delivery loses the conditional put."""
-    from handlers.upsell_recommender import picker
+    from handlers.upsell_recommender import suggesting
 
     world.sync()
     world.deliver(webhook(shopify_order()))
@@ -144,8 +144,8 @@ def test_a_job_delivered_twice_writes_one_offer_and_calls_the_model_per_delivery
         {"suggestions": [{"sku": "MAT-1", "line": "Different words the second time."}]}
     )
     deps = world.picker_deps()
-    assert picker.process_record(job, deps, now=T0 + 5).value == "chosen"
-    assert picker.process_record(job, deps, now=T0 + 9).value == "duplicate"
+    assert suggesting.process_record(job, deps, now=T0 + 5).value == "chosen"
+    assert suggesting.process_record(job, deps, now=T0 + 9).value == "duplicate"
     offer = world.offer()
     assert offer is not None and offer["line"] == "A mat for the tent."
     assert len(world.items("offers")) == 1
@@ -153,18 +153,18 @@ def test_a_job_delivered_twice_writes_one_offer_and_calls_the_model_per_delivery
 
 def test_a_late_duplicate_job_cannot_reset_a_sent_offer(world: World) -> None:
     """Reordered: the duplicate job arrives after the nudge; the offer stays sent."""
-    from handlers.upsell_recommender import picker
+    from handlers.upsell_recommender import suggesting
 
     world.sync()
     world.deliver(webhook(shopify_order()))
     [job] = world.jobs()
     deps = world.picker_deps()
     world.bedrock.add_tool_answer(MAT).add_tool_answer(MAT)
-    picker.process_record(job, deps, now=T0 + 5)
+    suggesting.process_record(job, deps, now=T0 + 5)
     chosen = world.offer()
     assert chosen is not None
     world.send(now=chosen["send_at"])
-    assert picker.process_record(job, deps, now=chosen["send_at"] + 60).value == "duplicate"
+    assert suggesting.process_record(job, deps, now=chosen["send_at"] + 60).value == "duplicate"
     offer = world.offer()
     assert offer is not None and offer["state"] == "sent"
     assert len(world.messenger.sent) == 1
@@ -194,8 +194,8 @@ def test_two_runs_that_both_listed_the_offer_send_once(world: World) -> None:
     second = list(due_offers(deps.offers, deps.index, now, 10))
     assert first == second and len(first) == 1
     outcomes = [
-        sender.send_one(first[0], deps, keyring, now=now),
-        sender.send_one(second[0], deps, keyring, now=now + 1),
+        sending.send_one(first[0], deps, keyring, now=now),
+        sending.send_one(second[0], deps, keyring, now=now + 1),
     ]
     assert outcomes == ["sent", "lost-race"]
     assert len(world.messenger.sent) == 1
@@ -211,7 +211,7 @@ def test_overlapping_sender_runs_in_threads_send_once(world: World, atomic_dynam
     chosen = world.offer()
     assert chosen is not None
     deps = world.sender_deps()
-    results = race(*[lambda: sender.run(deps, now=chosen["send_at"])] * 4)
+    results = race(*[lambda: sending.run(deps, now=chosen["send_at"])] * 4)
     assert sum(r.get("sent", 0) for r in results) == 1
     assert len(world.messenger.sent) == 1
 
@@ -229,7 +229,7 @@ def test_two_offers_racing_for_the_last_cap_slot_send_one(world: World, atomic_d
     deps = world.sender_deps()
     keyring = deps.keyring()
     due = list(due_offers(deps.offers, deps.index, T0 + 10**4, 10))
-    outcomes = race(*[lambda o=o: sender.send_one(o, deps, keyring, now=T0 + 10**4) for o in due])
+    outcomes = race(*[lambda o=o: sending.send_one(o, deps, keyring, now=T0 + 10**4) for o in due])
     assert sorted(outcomes) == ["sent", "suppressed:capped"]
     assert len(world.messenger.sent) == 1
 
@@ -285,8 +285,8 @@ def test_tap_racing_the_sweep_ends_in_one_terminal_state(
     token = token_in(world.messenger.sent[0].text)
     tap_deps, sweep_deps = world.addlink_deps(), world.sweep_deps()
     tapped, swept = race(
-        lambda: addlink.handle(tap_event(token), tap_deps, now=late),
-        lambda: sweep.run(sweep_deps, now=late),
+        lambda: taps.handle(tap_event(token), tap_deps, now=late),
+        lambda: sweeping.run(sweep_deps, now=late),
     )
     assert tapped["statusCode"] == 302
     final = world.offer()

@@ -110,9 +110,10 @@ def test_sweep_mails_the_owner_through_ses(world: World) -> None:
     """The real mailer: SES v2 from the sender address to the owner."""
     from moto.ses.models import ses_backends
 
-    from handlers.upsell_recommender import sweep
+    from handlers.upsell_recommender import contract, sweeping
 
-    sweep.run(sweep.SweepDeps.from_env(), now=T0)
+    config = contract.SweepSettings.from_environ()
+    sweeping.run(sweeping.SweepDeps.from_settings(config), now=T0)
     sent = ses_backends["123456789012"]["eu-west-2"].sent_messages
     assert len(sent) == 1
     assert sent[0].destinations["ToAddresses"] == [OWNER]
@@ -145,7 +146,7 @@ def test_public_entry_points_run_from_env(
     """``handler(event, context)`` builds its dependencies from the environment alone."""
     import importlib
 
-    module = importlib.import_module(f"handlers.upsell_recommender.{handler_module}")
+    module = importlib.import_module(f"handlers.upsell_recommender.functions.{handler_module}")
     monkeypatch.setattr(module, "_deps", None)
     monkeypatch.setattr("handlers.upsell_recommender.clock.now", lambda: float(T0))
     event = webhook_event(shopify_order()) if handler_module == "order" else tap_event("x.y")

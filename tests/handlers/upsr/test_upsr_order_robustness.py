@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from handlers.upsell_recommender import order
+from handlers.upsell_recommender import orders
 from handlers.upsell_recommender.jobs import SuggestJob
 from tests.handlers.upsr.conftest import T0, World, shopify_order
 from tests.handlers.upsr.conftest import webhook_event as webhook
@@ -66,7 +66,7 @@ class Crash(BaseException):
 def test_a_crash_between_any_two_order_writes_ends_in_one_offer(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
     """Writes of the order path: the marker, the job message, pending -> enqueued, the history."""
     from handlers.common import transitions
-    from handlers.upsell_recommender import customers, picker
+    from handlers.upsell_recommender import customers, suggesting
 
     world.sync()
     writes = ("put_if_absent", "send_job", "transition", "record_purchase")
@@ -90,9 +90,9 @@ def test_a_crash_between_any_two_order_writes_ends_in_one_offer(world: World, mo
             deps = world.order_deps()
             deps = replace(deps, send_job=crashing(deps.send_job, "send_job"))
             with pytest.raises(Crash):
-                order.handle(event, deps, now=T0)
+                orders.handle(event, deps, now=T0)
             # Shopify retries after the function's timeout: the redelivery finishes the order.
-            retry = order.handle(event, world.order_deps(), now=T0 + 60)
+            retry = orders.handle(event, world.order_deps(), now=T0 + 60)
         assert retry["statusCode"] == 200, (name, retry)
         jobs = world.jobs()
         assert 1 <= len(jobs) <= 2, (name, len(jobs))  # two only when the crash hid a sent job
@@ -101,7 +101,7 @@ def test_a_crash_between_any_two_order_writes_ends_in_one_offer(world: World, mo
         deps_p = world.picker_deps()
         for _ in jobs:
             world.bedrock.add_tool_answer(MAT)
-        outcomes = [picker.process_record(job, deps_p, now=T0 + 65).value for job in jobs]
+        outcomes = [suggesting.process_record(job, deps_p, now=T0 + 65).value for job in jobs]
         assert outcomes.count("chosen") == 1, (name, outcomes)
         assert len([o for o in world.items("offers") if o["order_id"] == str(order_id)]) == 1
         history = world.tables["customers"].get_item(Key={"customer_id": "7001"})["Item"]
@@ -122,7 +122,7 @@ def test_three_deliveries_of_one_order_at_once_make_one_job(world: World, atomic
         def deliver(event: Any = event, barrier: threading.Barrier = barrier,
                     statuses: list[str] = statuses) -> None:
             barrier.wait()
-            statuses.append(json.loads(order.handle(event, deps, now=T0)["body"])["status"])
+            statuses.append(json.loads(orders.handle(event, deps, now=T0)["body"])["status"])
 
         threads = [threading.Thread(target=deliver) for _ in range(3)]
         for t in threads:

@@ -374,7 +374,7 @@ def test_a_bad_or_empty_model_answer_ends_in_no_fit(world: World, script: Any, r
 def test_a_throttled_model_is_retried_by_sqs_then_ends_in_no_fit(
     world: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from handlers.upsell_recommender import picker
+    from handlers.upsell_recommender import suggesting
 
     monkeypatch.setattr("handlers.common.model_call.time.sleep", lambda _s: None)
     world.sync()
@@ -382,12 +382,12 @@ def test_a_throttled_model_is_retried_by_sqs_then_ends_in_no_fit(
     [job] = world.jobs()
     deps = world.picker_deps()
     world.bedrock.throttle(4)
-    with pytest.raises(picker.ModelUnavailable):
-        picker.process_record(job, deps, now=T0 + 5)
+    with pytest.raises(suggesting.ModelUnavailable):
+        suggesting.process_record(job, deps, now=T0 + 5)
     assert world.offer() is None
     last = {**job, "attributes": {"ApproximateReceiveCount": "5"}}
     world.bedrock.throttle(4)
-    assert picker.process_record(last, deps, now=T0 + 600) == picker.PickOutcome.NO_FIT
+    assert suggesting.process_record(last, deps, now=T0 + 600) == suggesting.PickOutcome.NO_FIT
     offer = world.offer()
     assert offer is not None and offer["reason"] == "model-unavailable"
 

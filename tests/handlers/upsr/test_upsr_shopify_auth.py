@@ -248,14 +248,15 @@ def test_webhooks_verify_with_the_apps_client_secret_plain_or_as_json(world: Wor
 def test_the_sync_handler_mints_one_token_per_container(world: World) -> None:
     from handlers.common.aws_clients import client
     from handlers.common.secrets import default_cache
-    from handlers.upsell_recommender import catalog_sync
+    from handlers.upsell_recommender import contract, syncing
 
     client("secretsmanager").put_secret_value(SecretId="dev-upsr-store-key", SecretString=CLIENT)
     default_cache.invalidate()
     shop = Shopify()
     shop.token()
     shop.api += [FakeResponse(200, ONE_PAGE), FakeResponse(200, ONE_PAGE)]
-    deps = catalog_sync.SyncDeps.from_env(opener=shop.open)
-    assert catalog_sync.run(deps, now=1_767_258_000)["written"] == 1
-    assert catalog_sync.run(deps, now=1_767_258_900)["newer_kept"] == 0
+    config = contract.CatalogSyncSettings.from_environ()
+    deps = syncing.SyncDeps.from_settings(config, opener=shop.open)
+    assert syncing.run(deps, now=1_767_258_000)["written"] == 1
+    assert syncing.run(deps, now=1_767_258_900)["newer_kept"] == 0
     assert len(shop.grants()) == 1 and shop.api_tokens() == ["shpat_1", "shpat_1"]

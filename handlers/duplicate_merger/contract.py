@@ -1,0 +1,120 @@
+"""Names the infrastructure and dm's handlers share: functions, tables, queues, prefixes, settings.
+
+``components/systems/duplicate_merger.py`` declares the tables from the :class:`TableSpec`
+records below and builds each function's environment from its settings record, so a variable a
+handler reads and the infra does not set fails ``make plan``, and a handler never re-defaults a
+value the infra sets. No Pulumi here: this module ships in the function archives.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+from handlers.common.settings import Settings
+from handlers.common.tables import Index, Key, TableSpec
+
+# Functions ----------------------------------------------------------------------------------
+
+BLOCK: Final = "dm-block"
+SCORE: Final = "dm-score"
+MERGE: Final = "dm-merge"
+
+# Tables -------------------------------------------------------------------------------------
+
+REVIEW_INDEX: Final = "by-review"
+"""dm-pairs' sparse GSI on review/score: only a run's proposed and automatic pairs."""
+PAIRS: Final = TableSpec(
+    "dm-pairs",
+    Key("pair_key"),
+    indexes=(Index(REVIEW_INDEX, Key("review"), Key("score", "N")),),
+    ttl_attribute="ttl",
+)
+"""One row per pair (``min#max``), the run summaries (``run#<id>``, ``run#latest``) and the
+checkpoints of a large portal's read (``read#<run>``)."""
+DECISIONS: Final = TableSpec("dm-decisions", Key("pair_key"))
+"""A person's (or an automatic merge's) decision per pair; no TTL, ever."""
+MERGES: Final = TableSpec("dm-merges", Key("merge_id"), ttl_attribute="expires_at")
+"""Merges, per-record locks (``lock#<contact id>``) and used-link markers (``link#<token id>``);
+only the locks and markers carry ``expires_at``."""
+
+# Queues, bucket, secrets ----------------------------------------------------------------------
+
+BLOCKS_QUEUE: Final = "dm-blocks"
+"""dm-block -> dm-score: one message per block (or block window)."""
+MERGES_QUEUE: Final = "dm-merges"
+"""dm-score -> dm-merge: automatic-band pairs (the CRM write credential stays with dm-merge)."""
+UNDO_BUCKET: Final = "dm-undo"
+UNDO_PREFIX: Final = "undo/"
+"""dm-undo: one undo bundle per merge."""
+CRM_READ_SECRET: Final = "dm-crm-read"
+CRM_WRITE_SECRET: Final = "dm-crm-write"
+LINK_KEY_SECRET: Final = "dm-link-key"
+
+# Schedules and their payloads -----------------------------------------------------------------
+
+BLOCK_SCHEDULE: Final = "dm-block-weekly"
+DIGEST_SCHEDULE: Final = "dm-digest-weekly"
+BLOCK_ACTION: Final = "block"
+"""dm-block's event ``{"action": "block"}`` (the schedule, or its own continuation)."""
+DIGEST_ACTION: Final = "digest"
+"""dm-merge's event ``{"action": "digest"}`` (the weekly digest schedule)."""
+
+PAIR_TTL_DAYS: Final = 30
+"""Pair rows and run summaries expire after this many days (the document's 30-day window)."""
+
+
+# Settings: one record per function (variable = upper-cased field name) ------------------------
+
+
+@dataclass(frozen=True)
+class BlockSettings(Settings):
+    """dm-block's environment."""
+
+    crm_read_secret: str
+    crm_base_url: str
+    hubspot_api_version: str
+    pairs_table: str
+    blocks_queue_url: str
+    block_cap: int
+    phone_region: str
+    pair_ttl_days: int
+
+
+@dataclass(frozen=True)
+class ScoreSettings(Settings):
+    """dm-score's environment."""
+
+    pairs_table: str
+    decisions_table: str
+    merges_queue_url: str
+    record_floor: float
+    pair_ttl_days: int
+    automatic_threshold: float
+    propose_threshold: float
+
+
+@dataclass(frozen=True)
+class MergeSettings(Settings):
+    """dm-merge's environment.
+
+    ``public_url``: the links' base when set (tests and the local sandbox); absent in a stack,
+    where the digest asks Lambda for the function's own URL.
+    """
+
+    merges_table: str
+    decisions_table: str
+    pairs_table: str
+    review_index: str
+    undo_bucket: str
+    crm_write_secret: str
+    crm_base_url: str
+    hubspot_api_version: str
+    link_key_secret: str
+    sender_email: str
+    reviewer_email: str
+    link_ttl_days: int
+    undo_days: int
+    automatic_threshold: float
+    propose_threshold: float
+    public_url: str | None

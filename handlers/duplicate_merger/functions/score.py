@@ -1,0 +1,52 @@
+"""dm-score: the ``dm-blocks`` consumer; each block message is scored on its own.
+
+A malformed message is dropped (``batch.Unusable``: retrying cannot fix it); any other failure
+fails that message only and SQS redelivers it (every write of ``scoring.process`` is idempotent
+for a redelivery).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from handlers.common import batch, settings
+from handlers.common.observability import logged
+from handlers.duplicate_merger import contract, scoring
+
+if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+
+
+@logged
+def handler(event: Mapping[str, Any], context: Any) -> dict[str, Any]:
+    """SQS entry point; reports partial batch failures."""
+    from handlers.common.aws_clients import table
+    from handlers.common.observability import get_logger
+    from handlers.duplicate_merger.evidence import Thresholds
+    from handlers.duplicate_merger.pipeline import MessageError
+    from handlers.duplicate_merger.store import PairStore, QueueSender
+
+    s = settings.current(contract.ScoreSettings)
+    logger = get_logger()
+    pairs = PairStore(table(s.pairs_table), table(s.decisions_table))
+    merges = QueueSender(s.merges_queue_url)
+    thresholds = Thresholds(automatic=s.automatic_threshold, propose=s.propose_threshold)
+
+    def one(record: SQSRecord) -> None:
+        try:
+            counts = scoring.process(
+                record.body,
+                pairs,
+                merges,
+                thresholds=thresholds,
+                floor=s.record_floor,
+                now=dt.datetime.now(dt.UTC),
+                pair_ttl_days=s.pair_ttl_days,
+            )
+        except MessageError as err:
+            raise batch.Unusable(f"malformed block message: {err}") from err
+        logger.info("block message scored", extra={"message_id": record.message_id, **counts})
+
+    return batch.sqs_batch(dict(event), context, one)

@@ -1,0 +1,81 @@
+"""dm-score's work: one block message in, candidate pairs out (``functions/score.py``).
+
+For each pair the message owns: skip it if a decision exists (a "not a duplicate" is never
+proposed again), else upsert its row (one row per pair: ``min#max``), and send an
+automatic-band pair to ``dm-merges`` the first time this run sees it in that band. A malformed
+message is logged and dropped (retrying cannot fix it); any other failure fails that message
+only, and SQS redelivers it: every write here is idempotent for a redelivery.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+from handlers.common import metrics
+from handlers.duplicate_merger.evidence import Thresholds
+from handlers.duplicate_merger.pipeline import decode_message, score_message
+from handlers.duplicate_merger.profile import Profile
+
+
+class Pairs(Protocol):
+    def decided(self, pair_key: str) -> bool: ...
+
+    def upsert(
+        self, cand: Any, *, run_id: str, ttl: int, contacts: Mapping[str, Mapping[str, str]]
+    ) -> Mapping[str, Any] | None: ...
+
+
+class MergeQueue(Protocol):
+    def send(self, message: Mapping[str, Any]) -> None: ...
+
+
+def card(p: Profile) -> dict[str, str]:
+    """What the proposal page shows of a contact (it never reads the CRM itself)."""
+    name = " ".join(x for x in (p.first, p.last) if x).title()
+    return {k: v for k, v in {"name": name, "email": p.email, "phone": p.phone,
+                              "company": p.company, "city": p.city.title()}.items() if v}
+
+
+def process(
+    body: str,
+    pairs: Pairs,
+    merges: MergeQueue,
+    *,
+    thresholds: Thresholds,
+    floor: float,
+    now: dt.datetime,
+    pair_ttl_days: int,
+) -> dict[str, int]:
+    """Score one block message and record its pairs; returns counts for the log."""
+    message = decode_message(body)
+    scored = score_message(message, thresholds, floor=floor)
+    profiles = {p.id: p for p in message.profiles}
+    ttl = int((now + dt.timedelta(days=pair_ttl_days)).timestamp())
+    counts = {"compared": scored.compared, "below_floor": scored.below_floor, "decided": 0,
+              "written": 0, "stale": 0, "automatic_sent": 0}
+    bands: dict[str, int] = {}
+    for cand in scored.pairs:
+        s = cand.scored
+        if pairs.decided(s.pair_key):
+            counts["decided"] += 1
+            continue
+        previous = pairs.upsert(
+            cand,
+            run_id=message.run_id,
+            ttl=ttl,
+            contacts={"low": card(profiles[s.low_id]), "high": card(profiles[s.high_id])},
+        )
+        if previous is None:
+            counts["stale"] += 1  # a newer run has written this pair
+            continue
+        counts["written"] += 1
+        bands[s.band] = bands.get(s.band, 0) + 1
+        seen = previous.get("run_id") == message.run_id and previous.get("band") == "automatic"
+        if s.band == "automatic" and not seen:
+            merges.send({"pair_key": s.pair_key, "run": message.run_id, "score": round(s.score, 3)})
+            counts["automatic_sent"] += 1
+    for band, n in sorted(bands.items()):
+        metrics.count("PairsScored", n, band)
+    return counts

@@ -1,0 +1,150 @@
+"""Names the infrastructure and the rrs handlers must agree on, and each function's settings.
+
+``components/systems/review_requests.py`` declares the tables from the ``TableSpec`` records
+and builds every function's environment from its settings record below, so a table, index or
+variable renamed here changes the infra and the code that reads it together. The handlers read
+their settings with ``handlers.common.settings.current(<Function>Settings)``: no defaults, a
+missing variable fails at the first call, naming it. No Pulumi here: this ships in the zips.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+from handlers.common.settings import Settings
+from handlers.common.tables import Index, Key, TableSpec
+
+# Functions ------------------------------------------------------------------------------
+WEBHOOK: Final = "rrs-webhook"
+SENDER: Final = "rrs-sender"
+ESCALATOR: Final = "rrs-escalator"
+SYNC: Final = "rrs-sync"
+SWEEP: Final = "rrs-sweep"
+
+# Tables -----------------------------------------------------------------------------------
+REQUESTS_INDEX: Final = "state-due"
+"""GSI of rrs-requests: partition ``state``, sort ``due`` (ISO-8601 UTC, sorts as time)."""
+REQUESTS_TTL: Final = "expires_at"
+"""TTL attribute of rrs-requests: the retention timestamp (epoch seconds)."""
+
+JOBS: Final = TableSpec("rrs-jobs", Key("customer_id"), Key("job_ts"))
+REQUESTS: Final = TableSpec(
+    "rrs-requests",
+    Key("request_id"),
+    indexes=(Index(REQUESTS_INDEX, Key("state"), Key("due")),),
+    ttl_attribute=REQUESTS_TTL,
+)
+CUSTOMERS: Final = TableSpec("rrs-customers", Key("customer_id"))
+OPTOUT: Final = TableSpec("rrs-optout", Key("contact"))
+AUDIT: Final = TableSpec("rrs-audit", Key("request_id"), Key("ts"))
+TABLES: Final = (JOBS, REQUESTS, CUSTOMERS, OPTOUT, AUDIT)
+
+# Queues, schedules, secrets ---------------------------------------------------------------
+WORK_QUEUE: Final = "rrs-work"
+"""``send`` messages, consumed by rrs-sender."""
+ESCALATIONS_QUEUE: Final = "rrs-escalations"
+"""``escalate`` messages, consumed by rrs-escalator."""
+REQUEST_SCHEDULES_DLQ: Final = "rrs-request-schedules-dlq"
+"""Where Scheduler puts a per-request ask it could not deliver to rrs-work."""
+REQUEST_SCHEDULE_GROUP: Final = "rrs-requests"
+"""Schedule group of the one-off per-request schedules rrs-webhook creates."""
+REQUEST_SCHEDULES_ROLE: Final = "rrs-request-schedules-role"
+"""The role those schedules send to rrs-work with."""
+WEBHOOK_SECRET: Final = "rrs-webhook-secret"
+"""The job tool's webhook signing secret (plain string)."""
+MESSAGING_KEY: Final = "rrs-messaging-key"
+"""The keyring of the feedback link's signed ref token."""
+
+# Work messages ----------------------------------------------------------------------------
+SEND: Final = "send"
+"""Kind of the rrs-work messages: ask this request's customer now."""
+ESCALATE: Final = "escalate"
+"""Kind of the rrs-escalations messages: hand this request over to the owner."""
+
+
+# Settings, one record per function ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WebhookSettings(Settings):
+    """rrs-webhook: the tables it writes, the per-request schedules, the escalations queue."""
+
+    requests_table: str
+    jobs_table: str
+    customers_table: str
+    optout_table: str
+    audit_table: str
+    escalations_queue_url: str
+    opening_start: str
+    opening_end: str
+    opening_timezone: str
+    phone_region: str
+    messaging_key_secret_id: str
+    webhook_secret_id: str
+    schedule_group: str
+    schedule_role_arn: str
+    work_queue_arn: str
+    schedule_dlq_arn: str
+    request_delay_hours: int
+    retention_days: int
+
+
+@dataclass(frozen=True)
+class SenderSettings(Settings):
+    """rrs-sender: state and opt-out re-checks, the two models, the ask's channels and links."""
+
+    requests_table: str
+    optout_table: str
+    audit_table: str
+    escalations_queue_url: str
+    opening_start: str
+    opening_end: str
+    opening_timezone: str
+    messaging_key_secret_id: str
+    sender_email: str
+    grade_model_id: str
+    compose_model_id: str
+    sms_origination_identity: str
+    review_url: str
+    feedback_url: str
+    business_name: str
+    link_ttl_days: int
+
+
+@dataclass(frozen=True)
+class EscalatorSettings(Settings):
+    """rrs-escalator: what the owner's handover is built from, and where it goes."""
+
+    requests_table: str
+    customers_table: str
+    jobs_table: str
+    audit_table: str
+    sender_email: str
+    owner_email: str
+    business_name: str
+    claim_lease_seconds: int
+
+
+@dataclass(frozen=True)
+class SyncSettings(Settings):
+    """rrs-sync: the sheet (None: no sheet configured) and its mirror."""
+
+    customers_table: str
+    phone_region: str
+    sheet_source: str | None
+
+
+@dataclass(frozen=True)
+class SweepSettings(Settings):
+    """rrs-sweep: the stragglers index, both queues, the opening-hours gate."""
+
+    requests_table: str
+    requests_index: str
+    work_queue_url: str
+    escalations_queue_url: str
+    opening_start: str
+    opening_end: str
+    opening_timezone: str
+    sweep_grace_minutes: int
+    sweep_max_attempts: int

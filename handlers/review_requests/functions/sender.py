@@ -1,0 +1,77 @@
+"""rrs-sender: SQS ``send`` messages from the per-request schedules and the sweep.
+
+Each record is one request, handled through ``handlers.common.batch``: records fail
+individually (partial batch response), so one throttled model call does not re-drive the
+others. After five receives a message lands in rrs-work-dlq; the request stays ``scheduled``
+and the sweep picks it up again. A message of another kind (rrs-work carries ``send`` only) is
+failed too, so it reaches the DLQ, not oblivion; a malformed ``send`` is dropped (logged).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from typing import TYPE_CHECKING, Any
+
+from handlers.common import batch, settings
+from handlers.common.observability import get_logger, logged
+from handlers.common.secrets import get_secret
+from handlers.review_requests import contract, timing
+from handlers.review_requests.work import send_request_id
+
+if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+
+    from handlers.review_requests.sending import Sender
+
+
+def build(s: contract.SenderSettings) -> Sender:
+    """The send flow wired to the tables, queue, models and identities the settings name."""
+    from handlers.common.link_tokens import Keyring
+    from handlers.review_requests.messaging import AwsMessenger
+    from handlers.review_requests.sending import SendConfig, Sender
+    from handlers.review_requests.store import Audit, OptOuts, Requests
+    from handlers.review_requests.timing import Window
+    from handlers.review_requests.work import KindRoutedQueue, SqsWorkQueue
+
+    return Sender(
+        requests=Requests(s.requests_table, contract.REQUESTS_INDEX),
+        optouts=OptOuts(s.optout_table),
+        audit=Audit(s.audit_table),
+        messenger=AwsMessenger(s.sender_email, s.sms_origination_identity),
+        # Unhappy grades are escalated; the sender never enqueues a send.
+        work=KindRoutedQueue({contract.ESCALATE: SqsWorkQueue(s.escalations_queue_url)}),
+        keyring=lambda: Keyring.from_secret_string(get_secret(s.messaging_key_secret_id)),
+        config=SendConfig(
+            grade_model_id=s.grade_model_id,
+            compose_model_id=s.compose_model_id,
+            review_url=s.review_url,
+            feedback_url=s.feedback_url,
+            business=s.business_name,
+            window=Window(s.opening_start, s.opening_end),
+            business_timezone=s.opening_timezone,
+            link_ttl=dt.timedelta(days=s.link_ttl_days),
+        ),
+    )
+
+
+@logged
+def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    """Process each record; report the failed ones for redelivery."""
+    logger = get_logger()
+    sender = build(settings.current(contract.SenderSettings))
+
+    def one(record: SQSRecord) -> str:
+        # WrongKind (misrouted) propagates: a reported failure, so rrs-work-dlq keeps it.
+        try:
+            request_id = send_request_id(record.body)
+        except ValueError as err:
+            # A malformed message never becomes valid: drop it, do not retry it.
+            raise batch.Unusable(f"unusable send message: {err}") from err
+        # The claim is unique per attempt, so only the attempt that moved the state may undo it.
+        claim = f"{record.message_id}:{uuid.uuid4().hex[:12]}"
+        outcome: str = sender.process(request_id, timing.utcnow(), claim=claim)
+        logger.info("send processed", extra={"request_id": request_id, "outcome": outcome})
+        return outcome
+
+    return batch.sqs_batch(event, context, one)

@@ -1,0 +1,98 @@
+"""rrs-webhook: the Function URL the job tool posts to. Authenticity first, then the event.
+
+The signature (``X-Rrs-Signature: t=<unix>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">``, secret
+``rrs-webhook-secret``, five-minute replay window) is checked over the exact bytes received
+before the body is parsed; a request that fails it is answered 401 and changes nothing.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import TYPE_CHECKING, Any
+
+from handlers.common import settings
+from handlers.common.function_url import (
+    RequestError,
+    header,
+    http_method,
+    json_error,
+    json_response,
+    parse_json_object,
+    raw_body,
+)
+from handlers.common.observability import get_logger, logged
+from handlers.common.secrets import get_secret
+from handlers.common.webhook_signatures import SignatureError, verify_timestamped
+from handlers.review_requests import contract, timing
+from handlers.review_requests.events import Completion, Feedback, parse_event
+
+if TYPE_CHECKING:
+    from handlers.review_requests.intake import Intake
+
+SIGNATURE_HEADER = "X-Rrs-Signature"
+MAX_BODY_BYTES = 64 * 1024
+
+
+def build(s: contract.WebhookSettings) -> Intake:
+    """The intake flow wired to the tables, schedules and queue the settings name."""
+    from handlers.common.link_tokens import Keyring
+    from handlers.review_requests.intake import Intake, IntakeConfig
+    from handlers.review_requests.scheduling import EventBridgeScheduler
+    from handlers.review_requests.store import Audit, Customers, Jobs, OptOuts, Requests
+    from handlers.review_requests.timing import Window
+    from handlers.review_requests.work import KindRoutedQueue, SqsWorkQueue
+
+    return Intake(
+        requests=Requests(s.requests_table, contract.REQUESTS_INDEX),
+        jobs=Jobs(s.jobs_table),
+        customers=Customers(s.customers_table),
+        optouts=OptOuts(s.optout_table),
+        audit=Audit(s.audit_table),
+        scheduler=EventBridgeScheduler(
+            s.schedule_group, s.work_queue_arn, s.schedule_role_arn, s.schedule_dlq_arn
+        ),
+        # Feedback escalations only; sends reach rrs-work through the schedules, not from here.
+        work=KindRoutedQueue({contract.ESCALATE: SqsWorkQueue(s.escalations_queue_url)}),
+        keyring=lambda: Keyring.from_secret_string(get_secret(s.messaging_key_secret_id)),
+        config=IntakeConfig(
+            delay=dt.timedelta(hours=s.request_delay_hours),
+            window=Window(s.opening_start, s.opening_end),
+            business_timezone=s.opening_timezone,
+            phone_region=s.phone_region,
+            retention_days=s.retention_days,
+        ),
+    )
+
+
+@logged
+def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    """Verify, parse, act; 4xx JSON for anything the tool got wrong."""
+    logger = get_logger()
+    s = settings.current(contract.WebhookSettings)
+    try:
+        if http_method(event) != "POST":
+            raise RequestError(405, "method_not_allowed", "POST the event")
+        body = raw_body(event, max_bytes=MAX_BODY_BYTES)
+        secret = get_secret(s.webhook_secret_id)
+        try:
+            verify_timestamped(body, header(event, SIGNATURE_HEADER), secret)
+        except SignatureError as err:
+            logger.warning("webhook refused", extra={"failure": err.failure.value})
+            return json_error(401, "invalid_signature", "the request is not signed by the tool")
+        parsed = parse_event(parse_json_object(body, max_bytes=MAX_BODY_BYTES))
+        intake = build(s)
+        now = timing.utcnow()
+        if isinstance(parsed, Completion):
+            result = intake.completion(parsed, now)
+            status = 200
+        elif isinstance(parsed, Feedback):
+            result = intake.feedback(parsed, now)
+            status = 202
+        else:
+            result = intake.opt_out(parsed, now)
+            status = 200
+        logger.info("webhook handled", extra={"event_id": parsed.event_id, **result})
+        return json_response(status, {"ok": True, **result})
+    except RequestError as err:
+        logger.info("webhook rejected", extra={"code": err.code, "status": err.status})
+        return err.response()

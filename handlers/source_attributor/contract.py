@@ -1,0 +1,71 @@
+"""Names the infrastructure and the handlers of the lead source attributor agree on.
+
+``components/systems/source_attributor.py`` declares its tables, secret and queue from these
+records and builds each function's environment from its settings record, so a renamed table or
+a new setting changes the infra, the handler and the tests together. No Pulumi here: this
+module ships in the function archives.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+from handlers.common.settings import Settings
+from handlers.common.tables import Key, TableSpec
+
+CAPTURE: Final = "ls-capture"
+STITCH: Final = "ls-stitch"
+REPORT: Final = "ls-report"
+
+TOUCH_TTL: Final = "ttl"
+"""TTL attribute of ls-touches: when a touch expires (epoch seconds)."""
+TOUCHES: Final = TableSpec("ls-touches", Key("visitor_id"), Key("at"), ttl_attribute=TOUCH_TTL)
+"""One row per arrival (and per answered "how did you hear"), kept for the touch TTL."""
+IDENTITIES: Final = TableSpec("ls-identities", Key("identity_key"), Key("visitor_id"))
+"""One row per (keyed email hash, device) that stitching linked."""
+ENQUIRIES: Final = TableSpec(
+    "ls-enquiries", Key("month"), Key("enquiry_id"), stream="NEW_IMAGE"
+)
+"""One row per form submission, in month buckets (the report Queries a range month by month);
+its stream feeds ls-stitch."""
+
+EMAIL_HASH_KEY: Final = "ls-email-hash-key"
+"""The secret holding the key of the keyed email hash."""
+STITCH_FAILURES: Final = "ls-stitch-failures"
+"""ls-stitch's on-failure queue: stream records that failed every retry."""
+
+
+@dataclass(frozen=True)
+class CaptureSettings(Settings):
+    """ls-capture's environment."""
+
+    touches_table: str
+    enquiries_table: str
+    email_hash_secret: str
+    """The email-hash key secret's name (never its value)."""
+    site_origins: str
+    """Comma-separated origins whose pages may send beacons."""
+    touch_ttl_days: int
+
+    def origins(self) -> frozenset[str]:
+        """The allowed origins as a set."""
+        return frozenset(o.strip() for o in self.site_origins.split(",") if o.strip())
+
+
+@dataclass(frozen=True)
+class StitchSettings(Settings):
+    """ls-stitch's environment."""
+
+    touches_table: str
+    identities_table: str
+
+
+@dataclass(frozen=True)
+class ReportSettings(Settings):
+    """ls-report's environment."""
+
+    touches_table: str
+    identities_table: str
+    enquiries_table: str
+    report_cache_seconds: int

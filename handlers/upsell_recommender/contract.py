@@ -1,0 +1,130 @@
+"""Names the infrastructure and the handlers of the upsell recommender agree on.
+
+``components/systems/upsell_recommender.py`` declares its tables, queue and secrets from these
+records and builds each function's environment from its settings record, so a renamed table or
+a new setting changes the infra, the handler and the tests together. No Pulumi here: this
+module ships in the function archives.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+from handlers.common.settings import Settings
+from handlers.common.tables import Index, Key, TableSpec
+
+ORDER: Final = "upsr-order"
+PICKER: Final = "upsr-picker"
+SENDER: Final = "upsr-sender"
+ADDLINK: Final = "upsr-addlink"
+SWEEP: Final = "upsr-sweep"
+CATALOG_SYNC: Final = "upsr-catalog-sync"
+
+OFFERS_INDEX: Final = "state-send_at"
+"""GSI of upsr-offers: partition ``state``, sort ``send_at`` (epoch seconds)."""
+OFFERS_TTL: Final = "expires_at"
+"""TTL attribute of upsr-offers: end of the attribution window plus the retention period."""
+
+ORDERS: Final = TableSpec("upsr-orders", Key("order_id"))
+"""One marker per order id (first delivery wins), with its job state."""
+OFFERS: Final = TableSpec(
+    "upsr-offers",
+    Key("offer_id"),
+    indexes=(Index(OFFERS_INDEX, Key("state"), Key("send_at", "N")),),
+    ttl_attribute=OFFERS_TTL,
+)
+"""One offer (or no-fit record) per order, and the sweep's daily report markers."""
+CATALOGUE: Final = TableSpec("upsr-catalogue", Key("sku"))
+CUSTOMERS: Final = TableSpec("upsr-customers", Key("customer_id"))
+"""Purchase history and nudge stamps (the frequency cap)."""
+OPTOUT: Final = TableSpec("upsr-optout", Key("customer_id"))
+
+JOBS: Final = "upsr-jobs"
+"""The suggest-job queue: upsr-order sends, upsr-picker consumes."""
+WEBHOOK_SECRET: Final = "upsr-webhook-secret"
+STORE_KEY: Final = "upsr-store-key"
+ADDLINK_KEY: Final = "upsr-addlink-key"
+
+
+@dataclass(frozen=True)
+class OrderSettings(Settings):
+    """upsr-order's environment."""
+
+    orders_table: str
+    customers_table: str
+    optout_table: str
+    store_domain: str
+    max_nudges_per_30_days: int
+    webhook_secret_id: str
+    jobs_queue_url: str
+    webhook_max_age_hours: int
+    order_timeout_s: int
+    """The function's own timeout: a ``pending`` order older than it was abandoned."""
+
+
+@dataclass(frozen=True)
+class PickerSettings(Settings):
+    """upsr-picker's environment."""
+
+    offers_table: str
+    catalogue_table: str
+    attribution_window_hours: int
+    offer_retention_days: int
+    picker_model_id: str
+    nudge_delay_minutes: int
+    max_price_ratio: float
+    catalogue_max_age_hours: int
+    jobs_max_receives: int
+    """upsr-jobs' maxReceiveCount: the last receive ends a throttled job as no-fit."""
+
+
+@dataclass(frozen=True)
+class AddlinkSettings(Settings):
+    """upsr-addlink's environment."""
+
+    offers_table: str
+    store_domain: str
+    addlink_key_secret_id: str
+
+
+@dataclass(frozen=True)
+class SenderSettings(Settings):
+    """upsr-sender's environment."""
+
+    offers_table: str
+    offers_index: str
+    customers_table: str
+    optout_table: str
+    attribution_window_hours: int
+    offer_retention_days: int
+    max_nudges_per_30_days: int
+    addlink_key_secret_id: str
+    addlink_url: str
+    sms_origination_identity: str
+    sender_email: str
+    link_grace_days: int
+
+
+@dataclass(frozen=True)
+class SweepSettings(Settings):
+    """upsr-sweep's environment."""
+
+    offers_table: str
+    offers_index: str
+    attribution_window_hours: int
+    offer_retention_days: int
+    sender_email: str
+    owner_email: str
+    report_hour: int
+    report_timezone: str
+
+
+@dataclass(frozen=True)
+class CatalogSyncSettings(Settings):
+    """upsr-catalog-sync's environment."""
+
+    catalogue_table: str
+    store_domain: str
+    store_key_secret_id: str
+    shopify_api_version: str

@@ -1,0 +1,178 @@
+"""Sending (upsr-sender, every 5 minutes): release due offers, one nudge each, never two.
+
+For each chosen offer whose ``send_at`` has come (state/send_at index):
+
+1. re-check upsr-optout and the frequency cap; a customer who opted out or is capped since the
+   order gets nothing (the offer becomes ``suppressed`` with the reason);
+2. move the offer chosen -> sent with a condition on its state. Only the winner goes on, so two
+   overlapping runs (a slow run and the next, or a Scheduler retry) send once;
+3. stamp the cap on upsr-customers (conditional; losing the cap in a race suppresses the offer);
+4. sign the one-tap link (subject: offer and variant; valid through the window plus a grace)
+   and send one nudge by SMS, or by email when the customer consented to email only.
+
+The move happens before the send on purpose: if the function dies in between, the offer stays
+``sent`` without a message (and the sweep later counts it ignored) rather than risking a second
+message on the next run. A channel that definitely refused (``NudgeRejected``) turns the offer
+``suppressed``; an unknown outcome (a timeout) leaves it ``sent`` and is logged.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from handlers.common import metrics
+from handlers.common.observability import get_logger
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb.service_resource import Table
+
+    from handlers.common.link_tokens import Keyring
+    from handlers.upsell_recommender.contract import SenderSettings
+    from handlers.upsell_recommender.nudges import Messenger
+
+RUN_LIMIT = 200
+"""Offers one run handles; the rest wait five minutes (a run must end well inside 120 s)."""
+
+
+@dataclass(frozen=True)
+class SenderDeps:
+    """What upsr-sender touches.
+
+    Attributes:
+        offers: upsr-offers (index Query, conditional UpdateItem).
+        index: The state/send_at index name.
+        customers: upsr-customers (cap read and stamp).
+        optout: upsr-optout (read).
+        messenger: Delivers the nudge (SMS or email).
+        keyring: The add-link signing keyring (from its own secret).
+        addlink_url: The upsr-addlink Function URL.
+        window_s: Attribution window.
+        retention_s: Offer retention after the window (TTL).
+        grace_s: How long after the window the link still works (late taps are recorded).
+        max_nudges: Nudges allowed per 30 days.
+    """
+
+    offers: Table
+    index: str
+    customers: Table
+    optout: Table
+    messenger: Messenger
+    keyring: Callable[[], Keyring]
+    addlink_url: str
+    window_s: int
+    retention_s: int
+    grace_s: int
+    max_nudges: int
+
+    @classmethod
+    def from_settings(cls, config: SenderSettings, *, messenger: Messenger | None = None) -> SenderDeps:
+        from handlers.common.aws_clients import table
+        from handlers.common.link_tokens import Keyring
+        from handlers.common.secrets import get_secret
+        from handlers.upsell_recommender.nudges import AwsMessenger
+
+        key_id = config.addlink_key_secret_id
+        return cls(
+            offers=table(config.offers_table),
+            index=config.offers_index,
+            customers=table(config.customers_table),
+            optout=table(config.optout_table),
+            messenger=messenger
+            or AwsMessenger(
+                origination_identity=config.sms_origination_identity,
+                sender_email=config.sender_email,
+            ),
+            keyring=lambda: Keyring.from_secret_string(get_secret(key_id)),
+            addlink_url=config.addlink_url,
+            window_s=config.attribution_window_hours * 3600,
+            retention_s=config.offer_retention_days * 86400,
+            grace_s=config.link_grace_days * 86400,
+            max_nudges=config.max_nudges_per_30_days,
+        )
+
+
+def link_url(base: str, token: str) -> str:
+    """The one-tap link: the add-link Function URL with the token as ``t``."""
+    return f"{base.rstrip('/')}/?t={token}"
+
+
+def link_subject(offer_id: str, variant_id: str) -> str:
+    """What the token signs: the offer and the variant the redirect will add."""
+    return f"{offer_id}:{variant_id}"
+
+
+def run(deps: SenderDeps, *, now: float) -> dict[str, int]:
+    """Release every due offer (up to ``RUN_LIMIT``)."""
+    from handlers.upsell_recommender.offers import due_offers
+
+    # Load the key first: a missing key must fail the run before any offer is claimed.
+    keyring = deps.keyring()
+    outcomes: Counter[str] = Counter()
+    for offer in due_offers(deps.offers, deps.index, now, RUN_LIMIT):
+        outcomes[send_one(offer, deps, keyring, now=now)] += 1
+    get_logger().info("sender run", extra={"outcomes": dict(outcomes)})
+    return dict(outcomes)
+
+
+def send_one(offer: Mapping[str, Any], deps: SenderDeps, keyring: Keyring, *, now: float) -> str:
+    """Nudge for one due offer at most once; returns the outcome name."""
+    from handlers.common.link_tokens import issue_token
+    from handlers.upsell_recommender.customers import (
+        get_customer,
+        is_capped,
+        is_opted_out,
+        stamp_nudge,
+    )
+    from handlers.upsell_recommender.domain import ADD_ACTION, Contact, OfferState, is_variant_id
+    from handlers.upsell_recommender.nudges import NudgeRejected, compose
+    from handlers.upsell_recommender.offers import claim_for_send, suppress
+
+    log = get_logger()
+    offer_id = str(offer["offer_id"])
+    customer_id = str(offer.get("customer_id", ""))
+    log.append_keys(offer_id=offer_id)
+
+    def suppressed(reason: str, expected: OfferState = OfferState.CHOSEN) -> str:
+        result = suppress(deps.offers, offer_id, expected, reason, now)
+        return f"suppressed:{reason}" if result.won else "already-moved"
+
+    contact = Contact.from_item(offer.get("contact") or {})
+    variant_id = str(offer.get("variant_id", ""))
+    if contact is None or not customer_id:
+        return suppressed("no-contact")
+    if not is_variant_id(variant_id):
+        return suppressed("bad-offer")
+    if is_opted_out(deps.optout, customer_id):
+        return suppressed("opted-out")
+    if is_capped(get_customer(deps.customers, customer_id), now, deps.max_nudges):
+        return suppressed("capped")
+
+    claim = claim_for_send(deps.offers, offer_id, now, deps.window_s, deps.retention_s)
+    if not claim.won:
+        log.info("offer already moved by another run", extra={"state": claim.current})
+        return "lost-race"
+    if not stamp_nudge(deps.customers, customer_id, now, deps.max_nudges):
+        return suppressed("capped", OfferState.SENT)
+
+    token = issue_token(
+        keyring,
+        subject=link_subject(offer_id, variant_id),
+        action=ADD_ACTION,
+        ttl_seconds=deps.window_s + deps.grace_s,
+        now=now,
+    )
+    title = str(offer.get("title", "it"))
+    nudge = compose(contact, title, str(offer.get("line") or ""), link_url(deps.addlink_url, token))
+    try:
+        deps.messenger.send(nudge)
+    except NudgeRejected as err:
+        log.warning("nudge refused by the channel", extra={"reason": err.reason})
+        return suppressed(f"rejected:{err.reason}", OfferState.SENT)
+    except Exception:
+        log.exception("nudge outcome unknown; the offer stays sent and is not retried")
+        return "unknown"
+    metrics.count("NudgesSent")
+    return "sent"

@@ -1,0 +1,137 @@
+"""Sweeping (upsr-sweep, hourly): close windows, and once a day send the owner the take-up roll-up.
+
+Sent offers whose attribution window ended without a tap become ``ignored``. The move is
+conditional on ``sent``, so a tap racing the sweep leaves exactly one terminal state, and a
+re-run skips everything already closed.
+
+The roll-up goes once per day, by the first run at or after ``report_hour`` (local time in
+``report_timezone``), guarded by a first-writer-wins marker item in upsr-offers: hourly runs,
+Scheduler retries and overlapping runs cannot send it twice. It is sent at most once: if SES
+fails after the marker, that day's report is skipped (logged) rather than risked twice.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from handlers.common.observability import get_logger
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb.service_resource import Table
+
+    from handlers.upsell_recommender.contract import SweepSettings
+
+Mailer = Callable[[str, str], None]
+"""Sends (subject, text) to the owner."""
+
+
+@dataclass(frozen=True)
+class SweepDeps:
+    """What upsr-sweep touches.
+
+    Attributes:
+        offers: upsr-offers (index Query, conditional UpdateItem, report marker PutItem).
+        index: The state/send_at index name.
+        mail_owner: Sends the roll-up to the owner (SES from the sender address).
+        window_s: Attribution window.
+        retention_s: Marker lifetime (TTL).
+        report_hour: Local hour from which the day's roll-up may go.
+        report_timezone: IANA zone of ``report_hour``.
+    """
+
+    offers: Table
+    index: str
+    mail_owner: Mailer
+    window_s: int
+    retention_s: int
+    report_hour: int
+    report_timezone: str
+
+    @classmethod
+    def from_settings(cls, config: SweepSettings, *, mail_owner: Mailer | None = None) -> SweepDeps:
+        from handlers.common.aws_clients import table
+
+        return cls(
+            offers=table(config.offers_table),
+            index=config.offers_index,
+            mail_owner=mail_owner
+            or ses_mailer(config.sender_email, config.owner_email),
+            window_s=config.attribution_window_hours * 3600,
+            retention_s=config.offer_retention_days * 86400,
+            report_hour=config.report_hour,
+            report_timezone=config.report_timezone,
+        )
+
+
+def ses_mailer(sender: str, owner: str) -> Mailer:
+    """A mailer sending plain text from ``sender`` to ``owner`` with SES v2."""
+
+    def send(subject: str, text: str) -> None:
+        from handlers.common.aws_clients import client
+
+        client("sesv2").send_email(
+            FromEmailAddress=sender,
+            Destination={"ToAddresses": [owner]},
+            Content={
+                "Simple": {
+                    "Subject": {"Data": subject, "Charset": "UTF-8"},
+                    "Body": {"Text": {"Data": text, "Charset": "UTF-8"}},
+                }
+            },
+        )
+
+    return send
+
+
+def local_time(now: float, zone: str) -> dt.datetime:
+    """``now`` in ``zone``; UTC when the runtime has no data for the zone (logged)."""
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    try:
+        tz: dt.tzinfo = ZoneInfo(zone)
+    except (ZoneInfoNotFoundError, ValueError):
+        get_logger().warning("time zone unknown here; using UTC", extra={"zone": zone})
+        tz = dt.UTC
+    return dt.datetime.fromtimestamp(now, tz)
+
+
+def run(deps: SweepDeps, *, now: float) -> dict[str, Any]:
+    """Close expired windows; send the day's roll-up if it is due and not yet sent."""
+    from handlers.upsell_recommender.offers import close_ignored, expired_sent_offers
+
+    closed = 0
+    skipped = 0
+    for offer in expired_sent_offers(deps.offers, deps.index, now, deps.window_s):
+        if close_ignored(deps.offers, str(offer["offer_id"]), now).won:
+            closed += 1
+        else:
+            skipped += 1  # a tap (or another sweep) got there first
+    reported = maybe_report(deps, now, closed)
+    summary = {"closed": closed, "already_closed": skipped, "reported": reported}
+    get_logger().info("sweep run", extra=summary)
+    return summary
+
+
+def maybe_report(deps: SweepDeps, now: float, closed_now: int) -> bool:
+    """Send today's roll-up if the hour has come and no run sent it yet."""
+    from handlers.upsell_recommender.offers import claim_daily_report, count_by_state
+    from handlers.upsell_recommender.report import REPORT_PERIOD_S, Rollup, render
+
+    local = local_time(now, deps.report_timezone)
+    if local.hour < deps.report_hour:
+        return False
+    if not claim_daily_report(deps.offers, local.date().isoformat(), now, deps.retention_s):
+        return False
+    until = int(now)
+    since = until - REPORT_PERIOD_S
+    counts = count_by_state(deps.offers, deps.index, since, until)
+    subject, text = render(Rollup(counts, closed_now, since, until))
+    try:
+        deps.mail_owner(subject, text)
+    except Exception:
+        get_logger().exception("owner roll-up not sent; today's report is skipped")
+        return False
+    return True

@@ -1,0 +1,77 @@
+"""One batch semantics: handled, unusable (dropped), failed (reported for a retry)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from handlers.common.batch import Unusable, sqs_batch, stream_batch
+
+
+def sqs_event(*bodies: str) -> dict[str, Any]:
+    return {
+        "Records": [
+            {
+                "messageId": f"m-{i}",
+                "receiptHandle": f"r-{i}",
+                "body": body,
+                "attributes": {},
+                "messageAttributes": {},
+                "md5OfBody": "",
+                "eventSource": "aws:sqs",
+                "eventSourceARN": "arn:aws:sqs:eu-west-2:123456789012:dev-q",
+                "awsRegion": "eu-west-2",
+            }
+            for i, body in enumerate(bodies)
+        ]
+    }
+
+
+def handle(record: Any) -> str:
+    body = record.body
+    if body == "bad":
+        raise Unusable("not a message of ours")
+    if body == "boom":
+        raise RuntimeError("downstream down")
+    return body
+
+
+def test_only_failed_records_are_reported() -> None:
+    answer = sqs_batch(sqs_event("ok", "bad", "boom", "ok"), None, handle)
+    assert answer == {"batchItemFailures": [{"itemIdentifier": "m-2"}]}
+
+
+def test_a_wholly_failed_batch_is_reported_record_by_record_not_raised() -> None:
+    answer = sqs_batch(sqs_event("boom", "boom"), None, handle)
+    assert answer == {"batchItemFailures": [{"itemIdentifier": "m-0"}, {"itemIdentifier": "m-1"}]}
+
+
+def test_an_all_good_batch_reports_nothing() -> None:
+    assert sqs_batch(sqs_event("ok", "bad"), None, handle) == {"batchItemFailures": []}
+
+
+def test_stream_records_are_reported_by_sequence_number() -> None:
+    event = {
+        "Records": [
+            {
+                "eventID": str(i),
+                "eventName": "INSERT",
+                "eventSource": "aws:dynamodb",
+                "eventSourceARN": "arn:aws:dynamodb:eu-west-2:123456789012:table/t/stream/x",
+                "dynamodb": {
+                    "Keys": {"id": {"S": key}},
+                    "NewImage": {"id": {"S": key}},
+                    "SequenceNumber": f"10{i}",
+                    "StreamViewType": "NEW_IMAGE",
+                },
+            }
+            for i, key in enumerate(("fine", "boom"))
+        ]
+    }
+
+    def on_record(record: Any) -> None:
+        if record.dynamodb.keys["id"] == "boom":
+            raise RuntimeError("failed")
+
+    assert stream_batch(event, None, on_record) == {
+        "batchItemFailures": [{"itemIdentifier": "101"}]
+    }
