@@ -48,10 +48,19 @@ def _backends() -> Iterator[tuple[BackendKey, Any]]:
                 yield (service.service_name, account, region), backend
 
 
-def _copy(state: dict[str, Any], live: Mapping[BackendKey, Any]) -> dict[str, Any]:
-    """A deep copy of one backend's state that keeps references to the live backends (a
-    backend may hold another: sesv2 sends through ses) and gives each SQS queue a new lock."""
+def _copy(
+    state: dict[str, Any],
+    live: Mapping[BackendKey, Any],
+    originals: Mapping[BackendKey, Any] | None = None,
+) -> dict[str, Any]:
+    """A deep copy of one backend's state whose references to backends point at the live ones
+    (a backend may hold another: sesv2 sends through ses), also where the snapshot holds a
+    backend object a moto-wide reset has since replaced (``originals``, by key); each SQS
+    queue gets a new lock."""
     memo: dict[int, Any] = {id(b): b for b in live.values()}
+    for key, original in (originals or {}).items():
+        if key in live:
+            memo[id(original)] = live[key]
     for queue in (state.get("queues") or {}).values():
         lock = getattr(queue, "_messages_lock", None)
         if lock is not None:
@@ -69,6 +78,7 @@ class World:
     _active: bool = False
     _snapshot: dict[BackendKey, dict[str, Any]] = field(default_factory=dict)
     _bucket_accounts: dict[str, Any] = field(default_factory=dict)
+    _originals: dict[BackendKey, Any] = field(default_factory=dict)
 
     @classmethod
     def open(cls, graph: Graph) -> World:
@@ -111,6 +121,7 @@ class World:
 
         live = dict(_backends())
         self._snapshot = {key: _copy(b.__dict__, live) for key, b in live.items()}
+        self._originals = live  # the objects the snapshot refers to, kept alive
         self._bucket_accounts = dict(s3_backends.bucket_accounts)
 
     def restore(self) -> None:
@@ -122,9 +133,13 @@ class World:
         self._put_back({})
 
     def _put_back(self, snapshot: Mapping[BackendKey, dict[str, Any]]) -> None:
+        from moto.backends import get_backend
         from moto.s3.models import S3Backend, s3_backends
 
-        live = dict(_backends())
+        # Look every snapshot backend up again: a moto-wide reset (the sandbox's in-process
+        # server resets moto through /moto-api/reset) drops the backend objects themselves.
+        restored = {key: get_backend(key[0])[key[1]][key[2]] for key in snapshot}
+        live = {**dict(_backends()), **restored}
         for key, backend in live.items():
             state = snapshot.get(key)
             if state is None:
@@ -132,7 +147,7 @@ class World:
                 continue
             if isinstance(backend, S3Backend):
                 backend.reset()  # closes the objects' temporary files
-            backend.__dict__ = _copy(state, live)
+            backend.__dict__ = _copy(state, live, self._originals)
         s3_backends.bucket_accounts.clear()
         if snapshot:
             s3_backends.bucket_accounts.update(self._bucket_accounts)

@@ -109,3 +109,26 @@ def test_merged_environments_must_agree(dev_stack: World) -> None:
     assert "POWERTOOLS_SERVICE_NAME" not in merged
     with pytest.raises(KeyError, match="no function 'dm-nothing'"):
         dev_stack.environment("dm-nothing")
+
+
+def test_a_restore_after_a_moto_wide_reset_brings_the_whole_stack_back(dev_stack: World) -> None:
+    from moto.core.base_backend import BackendDict
+
+    BackendDict.reset()  # what the sandbox's in-process server does on /moto-api/reset
+    dev_stack.restore()
+    for spec in dev_stack.topology.tables:
+        assert client("dynamodb", spec.region).describe_table(TableName=spec.name)["Table"]
+    for identity, region in dev_stack.topology.identities:
+        ses = client("ses", region)
+        assert identity in ses.list_identities()["Identities"], (identity, region)
+    client("sesv2", "eu-west-2").send_email(  # sesv2 sends through the new SES v1 backend
+        FromEmailAddress="crm-bot@example.com",
+        Destination={"ToAddresses": ["ops@example.com"]},
+        Content={"Simple": {"Subject": {"Data": "s"}, "Body": {"Text": {"Data": "b"}}}},
+    )
+    ses = client("ses", "eu-west-2")
+    ses.send_email(  # SES v1 accepts the stack's sender domain again
+        Source="crm-bot@example.com",
+        Destination={"ToAddresses": ["ops@example.com"]},
+        Message={"Subject": {"Data": "s"}, "Body": {"Text": {"Data": "b"}}},
+    )
