@@ -28,8 +28,8 @@ lint: install ## ruff
 typecheck: install ## mypy (strict on components/ and policies/)
 	$(VENV)/bin/mypy components policies handlers
 
-unit: install ## pytest on two workers, a test module per worker at a time (its module fixtures built once)
-	$(VENV)/bin/pytest -n 2 --dist loadscope
+unit: install ## pytest on two workers; an idle worker takes tests queued on the other (worksteal)
+	$(VENV)/bin/pytest -n 2 --dist worksteal
 
 # mypy (one core, about 40 s without a cache) runs beside pytest, whose two workers leave a
 # core idle part of the time: `make test` takes about the time of pytest alone.
