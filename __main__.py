@@ -6,8 +6,7 @@ import sys
 import pulumi
 from pulumi.runtime.config import CONFIG
 
-from components import api_versions
-from components.config import ConfigError, from_pulumi_config
+from components.config import ConfigError, api_version_warnings, from_pulumi_config
 from components.stack import build
 
 try:
@@ -18,7 +17,7 @@ except ConfigError as err:
     sys.exit(1)
 
 # External API versions outside their providers' support windows: a warning, not an error.
-for warning in api_versions.warnings(stack_config, datetime.date.today()):
+for warning in api_version_warnings(stack_config, datetime.date.today()):
     pulumi.log.warn(warning)
 
 for name, value in build(stack_config).items():

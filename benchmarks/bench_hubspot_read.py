@@ -48,8 +48,8 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from benchmarks.crm_generator import generate  # noqa: E402
+from handlers.common.api_versions import HUBSPOT_DEFAULT_VERSION  # noqa: E402
 from handlers.common.hubspot import TIERS, RateLimit  # noqa: E402
-from handlers.common.hubspot_versions import DEFAULT_VERSION  # noqa: E402
 from handlers.duplicate_merger import reading  # noqa: E402
 from handlers.duplicate_merger.crm import HubSpotCrm  # noqa: E402
 from testsupport.dm import MemoryCheckpoints  # noqa: E402
@@ -116,7 +116,7 @@ def serve(portal: Portal, clock: VirtualClock, limits: RateLimit, latency: float
         def do_GET(self) -> None:
             parts = urlsplit(self.path)
             query = {k: v[0] for k, v in parse_qs(parts.query).items()}
-            if parts.path != f"/crm/objects/{DEFAULT_VERSION}/contacts" or not self.headers.get(
+            if parts.path != f"/crm/objects/{HUBSPOT_DEFAULT_VERSION}/contacts" or not self.headers.get(
                 "authorization", ""
             ).startswith("Bearer "):
                 self._send(404, b'{"status":"error","message":"not found"}')
@@ -262,7 +262,7 @@ def main(argv: list[str] | None = None) -> int:
     options = parser.parse_args(argv)
     sizes = [int(s) for s in options.sizes.split(",") if s]
     latencies = [options.latency] if options.quick else sorted({0.05, 0.1, options.latency, 0.5})
-    print(f"HubSpot {DEFAULT_VERSION}, dm-block invocation {INVOCATION_S:.0f} s, "
+    print(f"HubSpot {HUBSPOT_DEFAULT_VERSION}, dm-block invocation {INVOCATION_S:.0f} s, "
           f"save reserve {reading.SAVE_RESERVE_S:.0f} s, block reserve {reading.BLOCK_BASE_S:.0f} s "
           f"+ {reading.BLOCK_S_PER_CONTACT * 1e6:.0f} s per million contacts")
     print()

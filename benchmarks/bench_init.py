@@ -8,6 +8,21 @@ unpacked archive plus a "runtime" directory holding what Lambda and the Powertoo
 Compiled distributions ship as their python3.14 arm64 wheel, which this machine cannot load, so
 for timing only they are swapped for this environment's build of the same locked version.
 
+Then the **first invocation** of each function, which is what a Shopify webhook or a
+reviewer's click waits for on a cold container: the sandbox (sandbox/, moto and local stand-ins)
+plays ``make demo``; the first time a function is invoked there, the same event is first given
+to a fresh interpreter (``-I -S -B``, path = the unpacked archive + the runtime directory, the
+function's declared environment, AWS calls to the sandbox's moto server) that imports the
+handler (``import ms``) and calls it once (``first call ms``: sessions, clients, botocore model
+loading, secrets, the first AWS and outside calls). Bedrock ``Converse``, End User Messaging
+``SendTextMessage``, SES ``SendEmail`` and Lambda ``Invoke``/``GetFunctionUrlConfig`` go to a
+local HTTP stand-in (the sandbox's model answers; sent messages join the sandbox's outbox); outside HTTPS APIs (HubSpot, PDL/Apollo, Shopify, a sheet URL)
+get a canned answer in the child (an empty portal, an unknown company, a token and no
+products, an empty sheet). The sandbox then runs its own invocation as usual, which for an
+exactly-once handler is a redelivery. The child uses real time, not the sandbox clock, so a
+signed event the scenario dated in the future or past may be refused: the ``outcome`` column
+says what the first call answered. One run per function (a first delivery happens once).
+
 Two columns: ``src ms`` imports the archive as built here (sources only when no Python 3.14 is
 available; ``-B`` so nothing is cached, as on Lambda's read-only /var/task), and ``pyc ms``
 imports the same tree after compiling it with this interpreter (checked-hash pycs), which is
@@ -15,21 +30,32 @@ what shipping bytecode buys. Figures are from this machine and Python, not from 
 compare rows and runs, not absolute values with Lambda's INIT duration.
 
 Usage: .venv/bin/python benchmarks/bench_init.py [--runs 7] [--budget-ms 1000] [--strict]
+       [--only TEXT] [--no-first-call] [--json FILE]
+
+Functions are found from the dev stack's graph (each function's ``handler`` and archive), so
+the script runs on any layout the archive builder supports (``components/archive.py``).
 """
 
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
+import urllib.parse
+import uuid
 import zipfile
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib.metadata import PathDistribution
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -70,6 +96,22 @@ class Row:
     pyc_ms: float
 
 
+@dataclass(frozen=True)
+class FirstCall:
+    """One function's cold first invocation, measured in a fresh interpreter."""
+
+    function: str
+    import_ms: float
+    call_ms: float
+    outcome: str
+    source: str
+    """What delivered the event in the sandbox (url, sqs, schedule, rule, s3...)."""
+
+    @property
+    def total_ms(self) -> float:
+        return self.import_ms + self.call_ms
+
+
 def time_code(code: str, paths: list[Path], runs: int) -> float:
     """Median seconds of ``code`` (timed in-process) over ``runs`` fresh interpreters."""
     prelude = f"import sys, time\nsys.path[:0] = {[str(p) for p in paths]!r}\nstart = time.perf_counter()\n"
@@ -102,8 +144,8 @@ def fixture_source_root(scratch: Path) -> Path:
     return root
 
 
-def deployed_functions() -> list[tuple[str, str, Path]]:
-    """(document name, handler, archive) of every function the dev stack declares.
+def deployed_functions() -> list[tuple[str, str, Path, str]]:
+    """(document name, handler, archive, physical name) of every function the dev stack declares.
 
     The program is run on the mock engine, so the archives measured are the ones ``pulumi up``
     would upload, built with the vendored packages each function declares.
@@ -114,7 +156,9 @@ def deployed_functions() -> list[tuple[str, str, Path]]:
     found = []
     for fn in graph.of_type("aws:lambda/function:Function"):
         archive = Path(fn.inputs["code"]["archive"])
-        found.append((fn.inputs["tags"]["crm:function"], fn.inputs["handler"], archive))
+        found.append(
+            (fn.inputs["tags"]["crm:function"], fn.inputs["handler"], archive, fn.inputs["name"])
+        )
     return sorted(found)
 
 
@@ -144,11 +188,9 @@ def swap_in_host_builds(tree: Path) -> list[str]:
     return swapped
 
 
-def measure_archive(
-    name: str, handler: str, path: Path, scratch: Path, runtime: Path, runs: int
-) -> Row:
-    """Unpack one built archive and time a clean import of its handler."""
-    ref = HandlerRef.parse(handler)
+def unpack(name: str, path: Path, scratch: Path) -> tuple[Path, int, tuple[str, ...]]:
+    """The archive unpacked (compiled distributions swapped for this machine's build), its
+    file count and vendored top-level packages."""
     work = Path(tempfile.mkdtemp(prefix=f"{name}-", dir=scratch))
     with zipfile.ZipFile(path) as zipped:
         files = len(zipped.namelist())
@@ -161,11 +203,21 @@ def measure_archive(
             )
         )
     swap_in_host_builds(work / "src")
+    return work / "src", files, vendored
+
+
+def measure_archive(
+    name: str, handler: str, path: Path, scratch: Path, runtime: Path, runs: int
+) -> Row:
+    """Unpack one built archive and time a clean import of its handler."""
+    ref = HandlerRef.parse(handler)
+    tree, files, vendored = unpack(name, path, scratch)
     code = f"import importlib\ngetattr(importlib.import_module({ref.module!r}), {ref.attribute!r})"
-    src_ms = time_code(code, [work / "src", runtime], runs) * 1000
-    shutil.copytree(work / "src", work / "pyc")
-    compile_bytecode(work / "pyc", sys.executable)
-    pyc_ms = time_code(code, [work / "pyc", runtime], runs) * 1000
+    src_ms = time_code(code, [tree, runtime], runs) * 1000
+    compiled = tree.parent / "pyc"
+    shutil.copytree(tree, compiled)
+    compile_bytecode(compiled, sys.executable)
+    pyc_ms = time_code(code, [compiled, runtime], runs) * 1000
     return Row(name, handler, vendored, path.stat().st_size / 1024, files, src_ms, pyc_ms)
 
 
@@ -180,6 +232,340 @@ def measure(
     )
     row = measure_archive(name, handler, path, scratch, runtime, runs)
     return Row(label + row.function, *list(row.__dict__.values())[1:])
+
+
+# First invocation --------------------------------------------------------------------------
+
+# Run in the fresh interpreter: the stand-in for outside HTTPS APIs is installed before the
+# clock starts (it needs only the standard library), then the handler is imported and called.
+CHILD = r"""
+import json, sys, time
+spec = json.loads(open(sys.argv[1]).read())
+sys.path[:0] = spec["paths"]
+import email.message, io, urllib.error, urllib.parse, urllib.request
+
+_local_open = urllib.request.urlopen
+_HUBSPOT_EMPTY = {"results": [], "total": 0, "paging": {}, "status": "COMPLETE"}
+_SHOPIFY_PAGE = {
+    "data": {"products": {"edges": [], "nodes": [], "pageInfo": {"hasNextPage": False, "endCursor": None}}},
+    "extensions": {"cost": {"requestedQueryCost": 1, "actualQueryCost": 1, "throttleStatus": {
+        "maximumAvailable": 2000.0, "currentlyAvailable": 1999, "restoreRate": 100.0}}},
+}
+
+
+class _Answer:
+    def __init__(self, url, status, body, kind):
+        self.url, self.status, self.code, self.reason = url, status, status, "OK"
+        self.headers = email.message.Message()
+        self.headers["Content-Type"] = kind
+        self._body = io.BytesIO(body)
+    def read(self, *args):
+        return self._body.read(*args)
+    def getcode(self):
+        return self.status
+    def info(self):
+        return self.headers
+    def geturl(self):
+        return self.url
+    def close(self):
+        pass
+    def __enter__(self):
+        return self
+    def __exit__(self, *exc):
+        return False
+
+
+def _canned(url, method):
+    parts = urllib.parse.urlsplit(url)
+    host, path = parts.hostname or "", parts.path
+    if host == "api.hubapi.com":  # an empty portal
+        if method == "POST" and not ("search" in path or "/batch/" in path):
+            return 201, {"id": "9001", "properties": {}}
+        if method in ("PUT", "DELETE"):
+            return 204, None
+        return 200, _HUBSPOT_EMPTY
+    if host.endswith("peopledatalabs.com"):  # an unknown company (no charge for a miss)
+        return 404, {"status": 404, "error": {"type": "not_found", "message": "No records were found"}}
+    if host.endswith("apollo.io"):
+        return 200, {}
+    if host.endswith("myshopify.com") or "shopify" in host:
+        if path.endswith("/oauth/access_token"):
+            return 200, {"access_token": "shpat_standin", "scope": "read_products", "expires_in": 86399}
+        return 200, _SHOPIFY_PAGE
+    return 200, "customer_id,name,email,phone\n"  # a sheet with no rows
+
+
+def _urlopen(request, data=None, timeout=None, **kwargs):
+    url = request.full_url if hasattr(request, "full_url") else str(request)
+    if urllib.parse.urlsplit(url).hostname in ("127.0.0.1", "localhost"):
+        return _local_open(request, data, timeout) if timeout else _local_open(request, data)
+    method = request.get_method() if hasattr(request, "get_method") else ("POST" if data else "GET")
+    status, body = _canned(url, method)
+    if isinstance(body, str):
+        raw, kind = body.encode(), "text/csv"
+    else:
+        raw, kind = (b"" if body is None else json.dumps(body).encode()), "application/json"
+    if status >= 400:
+        headers = email.message.Message()
+        headers["Content-Type"] = kind
+        raise urllib.error.HTTPError(url, status, "stand-in", headers, io.BytesIO(raw))
+    return _Answer(url, status, raw, kind)
+
+
+urllib.request.urlopen = _urlopen
+
+
+class Context:
+    def __init__(self, spec):
+        self.function_name = spec["name"]
+        self.memory_limit_in_mb = spec["memory_mb"]
+        self.invoked_function_arn = spec["arn"]
+        self.aws_request_id = "bench-init-first-call"
+        self.log_group_name = "/aws/lambda/" + spec["name"]
+        self.log_stream_name = "bench/[$LATEST]0"
+        self.function_version = "$LATEST"
+        self._deadline = time.monotonic() + spec["timeout_s"]
+    def get_remaining_time_in_millis(self):
+        return max(0, int((self._deadline - time.monotonic()) * 1000))
+
+
+def _outcome(result):
+    if isinstance(result, dict) and "statusCode" in result:
+        body = " ".join(str(result.get("body") or "").split())
+        return "HTTP %s %s" % (result["statusCode"], body[:60])
+    if isinstance(result, dict) and "batchItemFailures" in result:
+        failed = len(result["batchItemFailures"])
+        return "batch ok" if not failed else "%d item(s) failed" % failed
+    return "returned " + type(result).__name__
+
+
+import importlib
+
+started = time.perf_counter()
+module_name, _, attribute = spec["handler"].rpartition(".")
+handler = getattr(importlib.import_module(module_name), attribute)
+imported = time.perf_counter()
+try:
+    outcome = _outcome(handler(spec["event"], Context(spec)))
+except Exception as err:
+    outcome = "raised %s: %s" % (type(err).__name__, " ".join(str(err).split())[:90])
+called = time.perf_counter()
+with open(spec["out"], "w") as out:
+    json.dump({"import_s": imported - started, "call_s": called - imported, "outcome": outcome}, out)
+"""
+
+
+def _ses_v1_params(form: Mapping[str, list[str]]) -> dict[str, Any]:
+    """SES v1 ``SendEmail`` query parameters in the shape the sandbox's outbox reads."""
+    def one(key: str) -> str:
+        return form.get(key, [""])[0]
+
+    to = [v[0] for k, v in sorted(form.items()) if k.startswith("Destination.ToAddresses.member.")]
+    body = {kind: {"Data": one(f"Message.Body.{kind}.Data")} for kind in ("Text", "Html")}
+    return {
+        "Source": one("Source"),
+        "Destination": {"ToAddresses": to},
+        "Message": {"Subject": {"Data": one("Message.Subject.Data")}, "Body": body},
+    }
+
+
+class LocalServices:
+    """Bedrock Converse, SMS, SES and Lambda for the child, over HTTP on 127.0.0.1.
+
+    Converse is answered by the sandbox's model stand-in (the scenario's answers, else a value
+    valid against the forced tool's schema); SendTextMessage and SES SendEmail (v2 and v1) are
+    accepted and put in the sandbox's outbox, as the sandbox's own invocations are, so the
+    scenario goes on (a nudge's link is tapped); Lambda ``Invoke`` is acknowledged (the target
+    is not run: the sandbox's own invocation does that) and ``GetFunctionUrlConfig`` names the
+    function's local URL.
+    """
+
+    def __init__(
+        self,
+        model: Callable[..., Any],
+        urls: Mapping[str, str],
+        sent: Callable[[Any, Mapping[str, Any]], None],
+    ) -> None:
+        from sandbox.interceptor import CallRecord
+
+        self.model, self.urls = model, urls
+        self.function: str | None = None
+        self.region = ""
+
+        def record(service: str, operation: str, params: dict[str, Any]) -> None:
+            sent(CallRecord(self.function, service, operation, self.region, params), params)
+
+        services = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *_: Any) -> None:
+                pass
+
+            def _answer(self, status: int, body: Any) -> None:
+                raw = b"" if body is None else json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(raw)))
+                self.end_headers()
+                self.wfile.write(raw)
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length) if length else b""
+                path = urllib.parse.unquote(urllib.parse.urlsplit(self.path).path)
+                target = self.headers.get("X-Amz-Target", "")
+                if path.startswith("/model/") and path.endswith("/converse"):
+                    params = json.loads(raw or b"{}")
+                    params["modelId"] = path.removeprefix("/model/").removesuffix("/converse")
+                    self._answer(200, services.model("bedrock", "Converse", params, services.function))
+                elif target.endswith(".SendTextMessage"):
+                    record("sms-voice", "SendTextMessage", json.loads(raw or b"{}"))
+                    self._answer(200, {"MessageId": str(uuid.uuid4())})
+                elif path == "/v2/email/outbound-emails":
+                    record("ses", "SendEmail", json.loads(raw or b"{}"))
+                    self._answer(200, {"MessageId": str(uuid.uuid4())})
+                elif b"Action=SendEmail" in raw:
+                    form = urllib.parse.parse_qs(raw.decode())
+                    record("ses", "SendEmail", _ses_v1_params(form))
+                    xml = (
+                        '<SendEmailResponse xmlns="http://ses.amazonaws.com/doc/2010-12-01/">'
+                        f"<SendEmailResult><MessageId>{uuid.uuid4()}</MessageId></SendEmailResult>"
+                        "<ResponseMetadata><RequestId>bench</RequestId></ResponseMetadata>"
+                        "</SendEmailResponse>"
+                    ).encode()
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/xml")
+                    self.send_header("Content-Length", str(len(xml)))
+                    self.end_headers()
+                    self.wfile.write(xml)
+                elif path.startswith("/2015-03-31/functions/") and path.endswith("/invocations"):
+                    asynchronous = self.headers.get("X-Amz-Invocation-Type") == "Event"
+                    self._answer(202 if asynchronous else 200, None if asynchronous else {})
+                else:
+                    self._answer(400, {"message": f"bench-init stand-in: no answer for {path} {target}"})
+
+            def do_GET(self) -> None:
+                path = urllib.parse.unquote(urllib.parse.urlsplit(self.path).path)
+                if path.startswith("/2021-10-31/functions/") and path.endswith("/url"):
+                    name = path.split("/")[3].rsplit(":", 1)[-1]
+                    url = services.urls.get(name, f"https://{name}.lambda-url.invalid/")
+                    self._answer(200, {"FunctionUrl": url, "FunctionArn": name, "AuthType": "NONE"})
+                else:
+                    self._answer(400, {"message": f"bench-init stand-in: no answer for {path}"})
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.endpoint = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def environment(self) -> dict[str, str]:
+        """Service-specific endpoints (botocore reads ``AWS_ENDPOINT_URL_<SERVICE ID>``)."""
+        return {
+            "AWS_ENDPOINT_URL_BEDROCK_RUNTIME": self.endpoint,
+            "AWS_ENDPOINT_URL_PINPOINT_SMS_VOICE_V2": self.endpoint,
+            "AWS_ENDPOINT_URL_LAMBDA": self.endpoint,
+            "AWS_ENDPOINT_URL_SESV2": self.endpoint,
+            "AWS_ENDPOINT_URL_SES": self.endpoint,
+        }
+
+    def close(self) -> None:
+        self.server.shutdown()
+
+
+def first_call(
+    spec: Any, event: Any, env: Mapping[str, str], paths: list[Path], scratch: Path
+) -> tuple[float, float, str]:
+    """Import and call ``spec``'s handler once on ``event`` in a fresh interpreter."""
+    job = scratch / f"{spec.name}-first-call.json"
+    out = scratch / f"{spec.name}-first-call.out.json"
+    job.write_text(
+        json.dumps(
+            {
+                "paths": [str(p) for p in paths],
+                "handler": spec.handler,
+                "event": event,
+                "name": spec.name,
+                "arn": spec.arn,
+                "memory_mb": spec.memory_mb,
+                "timeout_s": spec.timeout_s,
+                "out": str(out),
+            },
+            default=str,
+        )
+    )
+    done = subprocess.run(
+        [sys.executable, "-I", "-S", "-B", "-c", CHILD, str(job)],
+        capture_output=True,
+        text=True,
+        env=dict(env),
+        timeout=spec.timeout_s + 120,
+        check=False,
+    )
+    if done.returncode != 0 or not out.is_file():
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        return 0.0, 0.0, f"child failed: {last[:100]}"
+    found = json.loads(out.read_text())
+    return found["import_s"] * 1000, found["call_s"] * 1000, str(found["outcome"])
+
+
+def first_invocations(
+    archives: Mapping[str, Path], scratch: Path, runtime: Path, only: str
+) -> tuple[list[FirstCall], list[str]]:
+    """Play ``make demo``; time each function's first event in a fresh interpreter first.
+
+    ``archives`` maps physical function names to their built archives. Returns the figures
+    and the functions the demo never invoked.
+    """
+    from sandbox import scenarios
+    from sandbox.core import Sandbox
+    from sandbox.graph import program_graph
+    from sandbox.play import play
+
+    graph = program_graph("dev")
+    names = {
+        fn.inputs["name"]: fn.inputs["tags"]["crm:function"]
+        for fn in graph.of_type("aws:lambda/function:Function")
+    }
+    found: dict[str, FirstCall] = {}
+    trees: dict[str, Path] = {}
+    with Sandbox(graph) as sb:
+        assert sb.runtime is not None
+        rt = sb.runtime
+        services = LocalServices(
+            sb.model, {n: s.url for n, s in sb.urls.items()}, sb.outbox.observe
+        )
+        original = rt.invoke
+
+        def invoke(function: str, event: Any, *, source: str) -> Any:
+            spec = rt.topology.functions[function]
+            wanted = spec.name in archives and only in names.get(spec.name, spec.name)
+            if wanted and spec.name not in found:
+                if spec.name not in trees:
+                    trees[spec.name] = unpack(spec.name, archives[spec.name], scratch)[0]
+                env = {**rt.environment(spec), **services.environment()}
+                services.function, services.region = spec.name, spec.region
+                import_ms, call_ms, outcome = first_call(
+                    spec, event, env, [trees[spec.name], runtime], scratch
+                )
+                found[spec.name] = FirstCall(
+                    names.get(spec.name, spec.name), import_ms, call_ms, outcome, source
+                )
+                # The child's AWS calls bypass the sandbox's interceptor, which tells the pump
+                # what to poll: have it look at every kind of source once.
+                if sb.triggers is not None:
+                    sb.triggers.dirty.update({"queues", "streams", "buckets", "bus", "schedules"})
+            return original(function, event, source=source)
+
+        rt.invoke = invoke  # type: ignore[method-assign]
+        try:
+            enabled = graph.config.systems.enabled()
+            play(sb, [k for k in scenarios.ORDER if k in enabled], out=io.StringIO())
+        finally:
+            rt.invoke = original  # type: ignore[method-assign]
+            services.close()
+    missing = sorted(
+        names[n] for n in archives if n not in found and only in names.get(n, n)
+    )
+    return sorted(found.values(), key=lambda r: r.function), missing
 
 
 def table(headers: list[str], rows: list[list[str]], right: set[int]) -> str:
@@ -208,6 +594,12 @@ def main() -> int:
     )
     parser.add_argument("--only", default="", help="only handlers containing this text")
     parser.add_argument("--json", type=Path, help="also write the figures as JSON")
+    parser.add_argument(
+        "--no-first-call",
+        dest="first_call",
+        action="store_false",
+        help="skip the first-invocation figures (they play make demo)",
+    )
     args = parser.parse_args()
 
     handlers = [h for h in discover_handlers() if args.only in h]
@@ -217,12 +609,12 @@ def main() -> int:
         scratch = Path(scratch_dir)
         runtime = stage_runtime_packages(scratch / "runtime")
         deployed = [f for f in deployed_functions() if args.only in f[1] or args.only in f[0]]
-        for name, handler, archive in deployed:
+        for name, handler, archive, _ in deployed:
             try:
                 rows.append(measure_archive(name, handler, archive, scratch, runtime, args.runs))
             except Exception as err:  # one broken function must not hide the others' figures
                 failures.append(f"{name}: {err}")
-        covered = {handler for _, handler, _ in deployed}
+        covered = {handler for _, handler, _, _ in deployed}
         targets: list[tuple[str, Path | None, str]] = [
             (h, None, "(not deployed) ") for h in handlers if h not in covered
         ]
@@ -247,6 +639,11 @@ def main() -> int:
             name: time_code(code, [runtime], args.runs) * 1000
             for name, code in REFERENCE_IMPORTS.items()
         }
+        firsts: list[FirstCall] = []
+        never: list[str] = []
+        if args.first_call and deployed:
+            archives = {physical: archive for _, _, archive, physical in deployed}
+            firsts, never = first_invocations(archives, scratch, runtime, args.only)
 
     print(
         table(
@@ -276,6 +673,33 @@ def main() -> int:
             ["reference import", "ms"], [[k, f"{v:.1f}"] for k, v in reference.items()], right={1}
         )
     )
+    if firsts:
+        sizes = {r.function: r.kib for r in rows}
+        print(
+            "\nfirst invocation (fresh interpreter, archive + runtime dir, the event the"
+            " function first got in make demo, AWS on moto, model/SMS/outside APIs stand-ins):\n"
+        )
+        print(
+            table(
+                ["function", "KiB", "import ms", "first call ms", "cold total ms", "event", "outcome"],
+                [
+                    [
+                        f.function,
+                        f"{sizes.get(f.function, 0):.0f}",
+                        f"{f.import_ms:.0f}",
+                        f"{f.call_ms:.0f}",
+                        f"{f.total_ms:.0f}",
+                        f.source,
+                        f.outcome,
+                    ]
+                    for f in firsts
+                ],
+                right={1, 2, 3, 4},
+            )
+        )
+        print("\none run per function: a first delivery happens once")
+    for function in never:
+        print(f"first invocation: {function} was not invoked by make demo (no figure)")
     for failure in failures:
         print(f"\nFAILED {failure}", file=sys.stderr)
     if args.json:
@@ -285,6 +709,8 @@ def main() -> int:
                     "runs": args.runs,
                     "functions": [r.__dict__ for r in rows],
                     "reference_ms": reference,
+                    "first_invocations": [{**f.__dict__, "total_ms": f.total_ms} for f in firsts],
+                    "not_invoked_by_demo": never,
                 },
                 indent=2,
             )

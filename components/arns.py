@@ -102,6 +102,9 @@ class Arns:
         where = self.region if region is None else region
         return f"arn:{self.partition}:bedrock:{where}::foundation-model/{model_id}"
 
-    def sms_resource(self, kind: str, identifier: str) -> str:
-        """An AWS End User Messaging SMS origination identity (phone-number, pool, sender-id)."""
+    def sms_resource(self, identity: str) -> str:
+        """An AWS End User Messaging SMS origination identity, from the config's
+        ``<kind>/<id>`` (``pool/pool-abc``, ``phone-number/...``, ``sender-id/Biz/GB``: the id
+        keeps its own slashes)."""
+        kind, _, identifier = identity.partition("/")
         return self._arn("sms-voice", f"{kind}/{identifier}")

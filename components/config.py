@@ -8,6 +8,7 @@ default. Per-system sections carry their own settings classes below.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
 from collections.abc import Mapping
@@ -28,8 +29,7 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 
 from components import aws_regions, schedule_expression
-from components.api_versions import SHOPIFY_DEFAULT_VERSION
-from handlers.common import hubspot_versions
+from handlers.common import api_versions
 
 PROJECT = "crm-automations"
 
@@ -118,8 +118,8 @@ ClockTime = Annotated[str, _matches(_HHMM, "a 24-hour time HH:MM")]
 
 
 def _published_hubspot_version(value: str) -> str:
-    if value not in hubspot_versions.RELEASES:
-        known = ", ".join(sorted(hubspot_versions.RELEASES))
+    if value not in api_versions.HUBSPOT_RELEASES:
+        known = ", ".join(sorted(api_versions.HUBSPOT_RELEASES))
         raise ValueError(f"{value!r} is not a published HubSpot API version ({known})")
     return value
 
@@ -326,16 +326,14 @@ class LerSettings(SystemSettings):
     @property
     def enrichment_url(self) -> str:
         """The provider's base URL, configured or its default."""
-        from components.api_versions import ENRICHMENT_APIS
-
-        return self.enrichment_base_url or ENRICHMENT_APIS[self.enrichment_provider].base_url
+        api = api_versions.ENRICHMENT_APIS[self.enrichment_provider]
+        return self.enrichment_base_url or api.base_url
 
     @property
     def enrichment_version(self) -> str:
         """The provider's API version, configured or the adapter's."""
-        from components.api_versions import ENRICHMENT_APIS
-
-        return self.enrichment_api_version or ENRICHMENT_APIS[self.enrichment_provider].version
+        api = api_versions.ENRICHMENT_APIS[self.enrichment_provider]
+        return self.enrichment_api_version or api.version
 
     @model_validator(mode="after")
     def _no_clearbit(self) -> LerSettings:
@@ -405,7 +403,7 @@ class UpsrSettings(SystemSettings):
     catalog_sync_schedule: ScheduleExpression = "rate(15 minutes)"
     """When upsr-catalog-sync refreshes stock and prices."""
     shopify_api_version: str = Field(
-        default=SHOPIFY_DEFAULT_VERSION,
+        default=api_versions.SHOPIFY_DEFAULT_VERSION,
         pattern=r"^\d{4}-(01|04|07|10)$",
         description="Shopify Admin API version the catalogue sync calls (quarterly releases, "
         "each supported for at least 12 months; a version outside that window is warned about "
@@ -564,11 +562,11 @@ class StackConfig(_Section):
     exactly one stack (prod); the other sends from the same identities without declaring them."""
     powertools_layer_arns: Mapping[Region, str] = Field(default_factory=dict)
     """Powertools layer ARN pinned per region; otherwise the latest from AWS's public SSM parameter."""
-    hubspot_api_version: HubSpotVersion = hubspot_versions.DEFAULT_VERSION
+    hubspot_api_version: HubSpotVersion = api_versions.HUBSPOT_DEFAULT_VERSION
     """HubSpot date-based API version dm and ler call (``/crm/objects/<version>/...``). Each
     version is current for 6 months after its GA and unsupported 18 months after it
     (2026-09: GA 2026-09-08, unsupported from 2028-03-08); ``make plan`` shows the window and
-    warns outside it. Only versions listed in ``handlers/common/hubspot_versions.py``."""
+    warns outside it. Only versions listed in ``handlers/common/api_versions.py``."""
     systems: Systems = Systems()
     """One section per system."""
 
@@ -607,3 +605,36 @@ def from_pulumi_config(values: Mapping[str, str]) -> StackConfig:
         except (json.JSONDecodeError, TypeError):
             raw[key] = text
     return parse(raw)
+
+
+# External API versions in use (the data and rules: handlers/common/api_versions.py) -----
+
+
+def api_version_warnings(config: StackConfig, today: dt.date) -> list[str]:
+    """Every configured external API version outside its window (a warning, not an error)."""
+    found: list[str] = []
+    ler, upsr = config.systems.ler, config.systems.upsr
+    if ler is not None and ler.enabled:
+        message = api_versions.enrichment_warning(ler.enrichment_provider, ler.enrichment_version)
+        if message:
+            found.append(message)
+    if upsr is not None and upsr.enabled:
+        message = api_versions.shopify_warning(upsr.shopify_api_version, today)
+        if message:
+            found.append(message)
+    return found
+
+
+def api_version_windows(config: StackConfig) -> list[str]:
+    """One line per external API in use: version and support window, for the plan."""
+    lines: list[str] = []
+    ler, upsr = config.systems.ler, config.systems.upsr
+    if ler is not None and ler.enabled:
+        api = api_versions.ENRICHMENT_APIS[ler.enrichment_provider]
+        lines.append(
+            f"ler enrichment: {ler.enrichment_provider} {ler.enrichment_version} at "
+            f"{ler.enrichment_url} ({api.support})"
+        )
+    if upsr is not None and upsr.enabled:
+        lines.append(f"upsr Shopify Admin API: {api_versions.shopify_window(upsr.shopify_api_version)}")
+    return lines

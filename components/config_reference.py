@@ -1,7 +1,8 @@
 """The README's configuration reference, generated from the schema so it cannot drift.
 
-``python -m components.config_reference`` prints the Markdown table; ``--write`` replaces the
-block between the reference markers in README.md. A test fails when the README is stale.
+``python -m components.config_reference`` prints the Markdown table; ``--write`` (run by
+``make docs``) replaces the block between the reference markers in README.md. A test fails
+when the README is stale.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from pydantic_core import PydanticUndefined
 from components.config import CHECKED_KINDS, PROJECT, StackConfig, Systems
 
 README = Path(__file__).resolve().parents[1] / "README.md"
-BEGIN = "<!-- config-reference:begin (generated: python -m components.config_reference --write) -->"
+BEGIN = "<!-- config-reference:begin (generated: make docs) -->"
 END = "<!-- config-reference:end -->"
 
 
@@ -134,8 +135,8 @@ def main(argv: list[str] | None = None) -> int:
         print(table)
         return 0
     text = README.read_text()
-    if BEGIN in text:
-        start, end = text.index(BEGIN), text.index(END) + len(END)
+    if "<!-- config-reference:begin" in text:
+        start, end = text.index("<!-- config-reference:begin"), text.index(END) + len(END)
         text = text[:start] + table + text[end:]
     else:
         text = text.replace("<!-- config-reference -->", table)

@@ -16,14 +16,15 @@ import datetime as dt
 import json
 import sys
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from components import api_versions
-from components.config import ConfigError
+from components.config import ConfigError, api_version_warnings, api_version_windows
 from components.offline.engine import Graph, Resource, gsi_keys, listed, run
 from components.offline.policy_view import evaluate_graph
 from components.offline.two_stacks import check_project
-from handlers.common import hubspot_versions
+from handlers.common import api_versions
 
 
 def _short(arn: str) -> str:
@@ -32,8 +33,6 @@ def _short(arn: str) -> str:
     if len(parts) == 6 and parts[0] == "arn":
         return f"{parts[2]}:{parts[5]}"
     return arn
-
-
 
 
 ALARM = "aws:cloudwatch/metricAlarm:MetricAlarm"
@@ -65,11 +64,29 @@ def _alarms_on(graph: Graph, dimension: str, value: str) -> list[Resource]:
     return sorted(found, key=lambda a: str(a.inputs.get("name")))
 
 
-def _function_lines(graph: Graph, function: Resource) -> Iterable[str]:
+@dataclass(frozen=True)
+class FunctionFacts:
+    """What the plan (and the README's generated tables) say about one function."""
+
+    function: str
+    """The seed name (``dm-block``), from the ``crm:function`` tag."""
+    name: str
+    """The physical name (``dev-dm-block``)."""
+    memory_mb: int
+    timeout_s: int
+    triggers: tuple[str, ...]
+    """Function URL, event sources, rules, bucket notifications, schedules: the plan's words."""
+    failure: str | None
+    """Where an asynchronous invocation goes after Lambda's retries (short ARN)."""
+    surface: str
+    statements: tuple[dict[str, Any], ...]
+    """Every statement of the function's role policy, as declared."""
+
+
+def function_facts(graph: Graph, function: Resource) -> FunctionFacts:
+    """Read one function's size, triggers, failure destination and grants from the graph."""
     name = function.inputs["name"]
     tags = function.inputs.get("tags") or {}
-    memory, timeout = function.inputs.get("memorySize"), function.inputs.get("timeout")
-    yield f"  function {tags.get('crm:function', name)}  ({name}, {memory:.0f} MB, {timeout:.0f} s)"
     component = graph.by_urn(function.parent) if function.parent else None
     siblings = sorted(graph.children(component), key=lambda r: r.name) if component else []
     triggers: list[str] = []
@@ -105,24 +122,96 @@ def _function_lines(graph: Graph, function: Resource) -> Iterable[str]:
             triggers.append(
                 f"schedule {schedule.inputs.get('name')} {schedule.inputs.get('scheduleExpression')}"
             )
-    for t in triggers or ["(none)"]:
-        yield f"    trigger  {t}"
+    failure = None
     for config in graph.of_type("aws:lambda/functionEventInvokeConfig:FunctionEventInvokeConfig"):
         if config.inputs.get("functionName") == name:
             target = ((config.inputs.get("destinationConfig") or {}).get("onFailure") or {}).get(
                 "destination", "?"
             )
-            yield f"    failure  async invocations, after retries -> {_short(target)}"
-    for alarm in _alarms_on(graph, "FunctionName", name):
+            failure = _short(target)
+    statements = tuple(
+        st
+        for policy in siblings
+        if policy.type == "aws:iam/rolePolicy:RolePolicy"
+        for st in policy.policy_statements()
+    )
+    return FunctionFacts(
+        function=tags.get("crm:function", name),
+        name=name,
+        memory_mb=int(function.inputs.get("memorySize") or 0),
+        timeout_s=int(function.inputs.get("timeout") or 0),
+        triggers=tuple(triggers),
+        failure=failure,
+        surface=surface,
+        statements=statements,
+    )
+
+
+def _function_lines(graph: Graph, function: Resource) -> Iterable[str]:
+    facts = function_facts(graph, function)
+    yield (
+        f"  function {facts.function}  ({facts.name}, {facts.memory_mb} MB, {facts.timeout_s} s)"
+    )
+    for t in facts.triggers or ("(none)",):
+        yield f"    trigger  {t}"
+    if facts.failure is not None:
+        yield f"    failure  async invocations, after retries -> {facts.failure}"
+    for alarm in _alarms_on(graph, "FunctionName", facts.name):
         yield f"    alarm    {_alarm_line(alarm)}"
-    yield f"    surface  {surface if surface != 'none' else 'none (not reachable from outside AWS)'}"
-    for policy in siblings:
-        if policy.type != "aws:iam/rolePolicy:RolePolicy":
-            continue
-        for st in policy.policy_statements():
-            actions = ", ".join(listed(st.get("Action")))
-            resources = ", ".join(_short(a) for a in listed(st.get("Resource")))
-            yield f"    grant    {st.get('Sid', '')}: {actions} on {resources}"
+    surface = facts.surface if facts.surface != "none" else "none (not reachable from outside AWS)"
+    yield f"    surface  {surface}"
+    for st in facts.statements:
+        actions = ", ".join(listed(st.get("Action")))
+        resources = ", ".join(_short(a) for a in listed(st.get("Resource")))
+        yield f"    grant    {st.get('Sid', '')}: {actions} on {resources}"
+
+
+def system_components(graph: Graph) -> list[Resource]:
+    """The stack's top-level components: the enabled systems in config order, then the rest
+    (alert topics...) by name, so the plan prints the same order on every run."""
+    order = list(graph.config.systems.enabled())
+    found = [
+        r
+        for r in graph.resources
+        if r.type.startswith("crm:index:")
+        and r.parent
+        and r.parent.endswith("pulumi:pulumi:Stack::crm-automations-" + graph.stack)
+    ]
+    # Registration order depends on RPC timing, so the name breaks ties.
+    return sorted(
+        found, key=lambda r: (order.index(r.name) if r.name in order else len(order), r.name)
+    )
+
+
+def functions_of(graph: Graph, system: Resource) -> list[Resource]:
+    """The system's functions, in the plan's (stable) order."""
+    return [r for r in _descendants(graph, system) if r.type == "aws:lambda/function:Function"]
+
+
+def table_summary(table: Resource) -> str:
+    """``dev-dm-pairs: PK pair_key; GSI by-review(review, score); TTL ttl``."""
+    keys = f"PK {table.inputs.get('hashKey')}"
+    if table.inputs.get("rangeKey"):
+        keys += f", SK {table.inputs['rangeKey']}"
+    extras = []
+    for gsi in table.inputs.get("globalSecondaryIndexes") or []:
+        extras.append(f"GSI {gsi['name']}({', '.join(k for k in gsi_keys(gsi) if k)})")
+    ttl = table.inputs.get("ttl") or {}
+    if ttl.get("attributeName"):
+        extras.append(f"TTL {ttl['attributeName']}")
+    if table.inputs.get("streamEnabled"):
+        extras.append(f"stream {table.inputs.get('streamViewType')}")
+    return f"{table.inputs['name']}: {keys}{'; ' + '; '.join(extras) if extras else ''}"
+
+
+def queue_summary(queue: Resource) -> str:
+    """``dev-dm-blocks -> DLQ dev-dm-blocks-dlq after 5`` (the name alone for a DLQ)."""
+    redrive = queue.inputs.get("redrivePolicy")
+    dlq = ""
+    if isinstance(redrive, str):
+        parsed = json.loads(redrive)
+        dlq = f" -> DLQ {parsed['deadLetterTargetArn'].rsplit(':', 1)[-1]} after {parsed['maxReceiveCount']}"
+    return f"{queue.inputs['name']}{dlq}"
 
 
 def render(graph: Graph) -> str:
@@ -130,49 +219,24 @@ def render(graph: Graph) -> str:
     lines = [
         f"stack {graph.stack}  prefix {graph.config.prefix}  environment {graph.config.environment}"
     ]
-    systems = [
-        r
-        for r in graph.resources
-        if r.type.startswith("crm:index:")
-        and r.parent
-        and r.parent.endswith("pulumi:pulumi:Stack::crm-automations-" + graph.stack)
-    ]
     order = list(graph.config.systems.enabled())
     if {"dm", "ler"} & set(order):
-        # The version is config; its support window is HubSpot's (handlers/common/hubspot_versions.py).
-        window = hubspot_versions.window(graph.config.hubspot_api_version)
+        # The version is config; its support window is HubSpot's (handlers/common/api_versions.py).
+        window = api_versions.hubspot_window(graph.config.hubspot_api_version)
         lines.append(f"hubspot  {window.describe(dt.date.today())}")
-    systems.sort(key=lambda r: order.index(r.name) if r.name in order else len(order))
+    systems = system_components(graph)
     if not systems:
         lines.append("(no system enabled)")
     for system in systems:
         lines.append("")
         lines.append(f"system {system.name}  ({system.type.removeprefix('crm:index:')})")
         members = _descendants(graph, system)
-        for function in [r for r in members if r.type == "aws:lambda/function:Function"]:
+        for function in functions_of(graph, system):
             lines.extend(_function_lines(graph, function))
         for table in [r for r in members if r.type == "aws:dynamodb/table:Table"]:
-            keys = f"PK {table.inputs.get('hashKey')}"
-            if table.inputs.get("rangeKey"):
-                keys += f", SK {table.inputs['rangeKey']}"
-            extras = []
-            for gsi in table.inputs.get("globalSecondaryIndexes") or []:
-                extras.append(f"GSI {gsi['name']}({', '.join(k for k in gsi_keys(gsi) if k)})")
-            ttl = table.inputs.get("ttl") or {}
-            if ttl.get("attributeName"):
-                extras.append(f"TTL {ttl['attributeName']}")
-            if table.inputs.get("streamEnabled"):
-                extras.append(f"stream {table.inputs.get('streamViewType')}")
-            lines.append(
-                f"  table    {table.inputs['name']}: {keys}{'; ' + '; '.join(extras) if extras else ''}"
-            )
+            lines.append(f"  table    {table_summary(table)}")
         for queue in [r for r in members if r.type == "aws:sqs/queue:Queue"]:
-            redrive = queue.inputs.get("redrivePolicy")
-            dlq = ""
-            if isinstance(redrive, str):
-                parsed = json.loads(redrive)
-                dlq = f" -> DLQ {parsed['deadLetterTargetArn'].rsplit(':', 1)[-1]} after {parsed['maxReceiveCount']}"
-            lines.append(f"  queue    {queue.inputs['name']}{dlq}")
+            lines.append(f"  queue    {queue_summary(queue)}")
             for alarm in _alarms_on(graph, "QueueName", queue.inputs["name"]):
                 lines.append(f"    alarm    {_alarm_line(alarm)}")
         for bucket in [r for r in members if r.type == "aws:s3/bucket:Bucket"]:
@@ -230,9 +294,9 @@ def main(argv: list[str] | None = None) -> int:
     violations = evaluate_graph(graph)
     print()
     print(f"resources: {len(graph.resources)}")
-    for line in api_versions.windows(graph.config):
+    for line in api_version_windows(graph.config):
         print(f"external API: {line}")
-    for warning in api_versions.warnings(graph.config, dt.date.today()):
+    for warning in api_version_warnings(graph.config, dt.date.today()):
         print(f"warning: {warning}")  # a warning, never a failing exit code
     if violations:
         print(f"policy verdict: {len(violations)} violation(s)")

@@ -9,7 +9,7 @@ import pulumi
 
 from components.config import SystemSettings
 from components.deployment import Deployment
-from handlers.common import hubspot_versions
+from handlers.common import api_versions
 
 S = TypeVar("S", bound=SystemSettings)
 
@@ -26,7 +26,7 @@ class SystemArgs(Generic[S]):
 
     deployment: Deployment
     settings: S
-    hubspot_api_version: str = hubspot_versions.DEFAULT_VERSION
+    hubspot_api_version: str = api_versions.HUBSPOT_DEFAULT_VERSION
 
 
 class System(pulumi.ComponentResource):

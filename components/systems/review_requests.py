@@ -65,11 +65,6 @@ SENDER_CONCURRENCY = 5
 """At most five sender invocations at once: a burst of completions cannot flood Bedrock/SMS."""
 
 
-def sms_identity(value: str) -> tuple[str, str]:
-    """``pool/pool-abc`` -> (``pool``, ``pool-abc``); ``sender-id/Biz/GB`` keeps ``Biz/GB``."""
-    kind, _, identifier = value.partition("/")
-    return kind, identifier
-
 
 def sheet_object_arn(deployment: Deployment, source: str) -> str | None:
     """The one S3 object ARN of an ``s3://bucket/key`` sheet source; None for a URL or none."""
@@ -190,8 +185,7 @@ class ReviewRequests(System):
         sender_identity = d.sender_identity_arn(s.sender_email)
         # Mail from the configured sender only, though the identity is the whole domain.
         from_sender = {"StringEquals": {"ses:FromAddress": s.sender_email}}
-        kind, identifier = sms_identity(s.sms_origination_identity)
-        sms_arn = d.arns.sms_resource(kind, identifier)
+        sms_arn = d.arns.sms_resource(s.sms_origination_identity)
         hours = s.opening_hours
         # Every settings field of every function, once; each record picks its own
         # (handlers/review_requests/contract.py), so infra and handlers cannot drift.

@@ -52,11 +52,6 @@ PICKER_CONCURRENCY = 5
 """At most five picker invocations at once, so a burst of orders cannot flood Bedrock."""
 
 
-def _sms_identity(value: str) -> tuple[str, str]:
-    """``pool/pool-abc`` -> (``pool``, ``pool-abc``), the parts of the SMS resource ARN."""
-    kind, _, identifier = value.partition("/")
-    return kind, identifier
-
 
 class UpsellRecommender(System):
     """The upsell recommender: six functions, five tables, one queue, three schedules."""
@@ -129,8 +124,7 @@ class UpsellRecommender(System):
         )
 
         sender_identity = d.sender_identity_arn(s.sender_email)
-        kind, identifier = _sms_identity(s.sms_origination_identity)
-        sms_arn = d.arns.sms_resource(kind, identifier)
+        sms_arn = d.arns.sms_resource(s.sms_origination_identity)
         values: dict[str, pulumi.Input[str] | int | float] = {
             "orders_table": orders.physical_name,
             "offers_table": offers.physical_name,

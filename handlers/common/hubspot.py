@@ -8,7 +8,7 @@ Everything HubSpot-specific about *transport* lives here; the adapters (dm's and
   "batch", "read")`` is ``/crm/associations/2026-09/contacts/deals/batch/read``. The root stays
   ``https://api.hubapi.com``. ("2026-03 API reference",
   https://developers.hubspot.com/docs/api-reference/2026-03/overview; the version and its
-  support window: ``hubspot_versions``.)
+  support window: ``api_versions``.)
 * **Auth** is a bearer token: a Service Key ("Make API requests using a service key (BETA)",
   https://developers.hubspot.com/docs/apps/developer-platform/build-apps/authentication/account-service-keys),
   or a legacy private-app token, which is sent the same way. The token may be a callable, so
@@ -50,7 +50,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from handlers.common.hubspot_versions import DEFAULT_VERSION
+from handlers.common.api_versions import HUBSPOT_DEFAULT_VERSION
 
 BASE_URL = "https://api.hubapi.com"
 PAGE_LIMIT = 100
@@ -163,7 +163,7 @@ class HubSpotClient:
         self,
         token: str | Callable[[], str],
         *,
-        version: str = DEFAULT_VERSION,
+        version: str = HUBSPOT_DEFAULT_VERSION,
         base_url: str = BASE_URL,
         limits: RateLimit = TIERS[DEFAULT_TIER],
         timeout: float = 10.0,

@@ -36,6 +36,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlencode
 
+from handlers.common.api_versions import ENRICHMENT_APIS
 from handlers.lead_enricher.firmographics import (
     ProviderUnavailable,
     as_int,
@@ -95,7 +96,7 @@ class ApolloOrganizationEnrichment(KeyedEnrichmentApi):
     """The port over Apollo's Organization Enrichment API."""
 
     name = "apollo"
-    default_version = "v1"
+    default_version = ENRICHMENT_APIS["apollo"].version
     label = "Apollo"
 
     def url(self, domain: str) -> str:

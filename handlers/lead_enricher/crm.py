@@ -14,8 +14,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from handlers.common.api_versions import HUBSPOT_DEFAULT_VERSION
 from handlers.common.hubspot import HubSpotClient, HubSpotError
-from handlers.common.hubspot_versions import DEFAULT_VERSION
 
 READ_PROPERTIES = (
     "email",
@@ -99,7 +99,7 @@ class HubSpotCrm:
             token,
             base_url=base_url,
             timeout=timeout,
-            version=version or DEFAULT_VERSION,
+            version=version or HUBSPOT_DEFAULT_VERSION,
             on_unauthorized=on_unauthorized,
         )
 

@@ -25,6 +25,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
+from handlers.common.api_versions import ENRICHMENT_APIS
+
 ProviderName = Literal["pdl", "apollo"]
 
 LEAD_FIELDS = (
@@ -74,8 +76,7 @@ class ProviderDefaults:
 
 
 DEFAULTS: Mapping[str, ProviderDefaults] = {
-    "pdl": ProviderDefaults("https://api.peopledatalabs.com", "v5"),
-    "apollo": ProviderDefaults("https://api.apollo.io", "v1"),
+    name: ProviderDefaults(api.base_url, api.version) for name, api in ENRICHMENT_APIS.items()
 }
 """Per-provider defaults; stack config may override either (``enrichmentBaseUrl``,
 ``enrichmentApiVersion``)."""

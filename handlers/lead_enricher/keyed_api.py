@@ -28,7 +28,7 @@ class KeyedEnrichmentApi:
     label = ""
     """The provider's name in error messages."""
     default_version = ""
-    """The API version the adapter was written against (``components/api_versions.py``)."""
+    """The API version the adapter was written against (``handlers/common/api_versions.py``)."""
 
     def __init__(
         self,

@@ -38,6 +38,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlencode
 
+from handlers.common.api_versions import ENRICHMENT_APIS
 from handlers.lead_enricher.firmographics import (
     ProviderUnavailable,
     as_int,
@@ -103,7 +104,7 @@ class PdlCompanyEnrichment(KeyedEnrichmentApi):
     """The port over PDL's Company Enrichment API."""
 
     name = "pdl"
-    default_version = "v5"
+    default_version = ENRICHMENT_APIS["pdl"].version
     label = "PDL"
 
     def url(self, domain: str) -> str:

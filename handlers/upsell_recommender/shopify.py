@@ -29,6 +29,7 @@ import urllib.request
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+from handlers.common.api_versions import SHOPIFY_DEFAULT_VERSION
 from handlers.upsell_recommender.domain import CatalogueItem, is_variant_id, to_decimal
 from handlers.upsell_recommender.store import StoreAuthError, StoreError, cart_url, shop_domain
 
@@ -65,7 +66,7 @@ query UpsellCatalogue($cursor: String) {
 
 Opener = Callable[[urllib.request.Request, float], Any]
 
-DEFAULT_API_VERSION = "2026-10"
+DEFAULT_API_VERSION = SHOPIFY_DEFAULT_VERSION
 """Shopify's current stable Admin API version (stack config ``shopifyApiVersion`` sets it)."""
 
 

@@ -12,10 +12,17 @@ import json
 
 import pytest
 
-from components import api_versions
-from components.config import ConfigError, LerSettings, StackConfig, UpsrSettings, parse
+from components.config import (
+    ConfigError,
+    LerSettings,
+    StackConfig,
+    UpsrSettings,
+    api_version_warnings,
+    parse,
+)
 from components.offline import plan
 from components.offline.engine import Graph, stack_config_values
+from handlers.common import api_versions
 
 TODAY = dt.date(2026, 12, 1)
 
@@ -60,14 +67,14 @@ def test_shopify_versions_outside_the_window_are_warned(version: str, warned: st
 
 def test_stack_config_with_an_old_version_validates_and_warns() -> None:
     config = parse(_raw(upsr={"shopifyApiVersion": "2025-07"}))  # accepted: not an error
-    [warning] = api_versions.warnings(config, TODAY)
+    [warning] = api_version_warnings(config, TODAY)
     assert "2025-07" in warning and "Move to 2026-10" in warning
 
 
 def test_both_stacks_as_shipped_have_no_warnings() -> None:
     for stack in ("dev", "prod"):
         config = parse(_raw(stack))
-        assert api_versions.warnings(config, TODAY) == [], stack
+        assert api_version_warnings(config, TODAY) == [], stack
 
 
 def test_enrichment_provider_version_and_url_come_from_config_or_defaults() -> None:
@@ -76,7 +83,7 @@ def test_enrichment_provider_version_and_url_come_from_config_or_defaults() -> N
     assert ler is not None
     assert (ler.enrichment_url, ler.enrichment_version) == ("https://api.apollo.io", "v1")
     config = parse(_raw(ler={"enrichmentApiVersion": "v4"}))
-    [warning] = api_versions.warnings(config, TODAY)
+    [warning] = api_version_warnings(config, TODAY)
     assert "enrichmentApiVersion v4" in warning and "pdl" in warning
 
 
@@ -128,3 +135,35 @@ def test_the_functions_receive_the_provider_and_versions_they_call() -> None:
     graph = run("dev", {"systems": only_system("upsr")})
     env = functions(graph)["dev-upsr-catalog-sync"].inputs["environment"]["variables"]
     assert env["SHOPIFY_API_VERSION"] == "2026-10"
+
+
+def test_one_place_holds_every_external_api_version() -> None:
+    """Handlers and infra read their defaults from handlers/common/api_versions.py."""
+    from handlers.lead_enricher import apollo, firmographics, pdl
+    from handlers.upsell_recommender import shopify
+
+    assert shopify.DEFAULT_API_VERSION == api_versions.SHOPIFY_DEFAULT_VERSION == "2026-10"
+    assert UpsrSettings.model_fields["shopify_api_version"].default == "2026-10"
+    assert pdl.PdlCompanyEnrichment.default_version == api_versions.ENRICHMENT_APIS["pdl"].version == "v5"
+    assert apollo.ApolloOrganizationEnrichment.default_version == api_versions.ENRICHMENT_APIS["apollo"].version
+    assert {k: (d.base_url, d.api_version) for k, d in firmographics.DEFAULTS.items()} == {
+        k: (a.base_url, a.version) for k, a in api_versions.ENRICHMENT_APIS.items()
+    }
+    assert StackConfig.model_fields["hubspot_api_version"].default == "2026-09"
+    assert api_versions.HUBSPOT_DEFAULT_VERSION == "2026-09"
+
+
+def test_the_version_module_ships_without_pulumi_or_the_infra() -> None:
+    """It is in every function archive: importing it loads only the standard library."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    code = (
+        f"import sys; sys.path.insert(0, {str(root)!r}); import handlers.common.api_versions; "
+        "print(sorted(m.split('.')[0] for m in sys.modules "
+        "if m.split('.')[0] in {'pulumi', 'pulumi_aws', 'components', 'pydantic', 'boto3', 'botocore'}))"
+    )
+    done = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

@@ -13,5 +13,5 @@ def test_every_config_key_is_documented() -> None:
 
 def test_readme_reference_is_current() -> None:
     assert render() in README.read_text(), (
-        "README.md is stale: run `.venv/bin/python -m components.config_reference --write`"
+        "README.md's config reference is stale: run `make docs`"
     )

@@ -190,7 +190,7 @@ def fixture_blocks(
                     Grant(
                         "SendSms",
                         ("sms-voice:SendTextMessage",),
-                        (d.arns.sms_resource("pool", "pool-abc"),),
+                        (d.arns.sms_resource("pool/pool-abc"),),
                     ),
                 ],
             ),

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from handlers.common.api_versions import HUBSPOT_DEFAULT_VERSION, HUBSPOT_RELEASES, hubspot_window
 from handlers.common.hubspot import (
     BudgetExhausted,
     DeadlineReached,
@@ -25,7 +26,6 @@ from handlers.common.hubspot import (
     RateLimit,
     token_from_secret,
 )
-from handlers.common.hubspot_versions import DEFAULT_VERSION, RELEASES, window
 from tests.handlers.common.hubspot_stub import Stub, running
 
 SECONDLY = {
@@ -77,12 +77,12 @@ def client(stub: Stub, time: FakeTime, **options: object) -> HubSpotClient:
 
 def test_paths_carry_the_date_version_and_the_service_key_is_a_bearer_token(stub: Stub) -> None:
     hub = client(stub, FakeTime())
-    assert hub.crm_path("objects", "contacts", "123") == f"/crm/objects/{DEFAULT_VERSION}/contacts/123"
+    assert hub.crm_path("objects", "contacts", "123") == f"/crm/objects/{HUBSPOT_DEFAULT_VERSION}/contacts/123"
     assert (
         hub.crm_path("associations", "contacts", "deals", "batch", "read")
-        == f"/crm/associations/{DEFAULT_VERSION}/contacts/deals/batch/read"
+        == f"/crm/associations/{HUBSPOT_DEFAULT_VERSION}/contacts/deals/batch/read"
     )
-    assert hub.crm_path("objects", "contacts", "a/b") == f"/crm/objects/{DEFAULT_VERSION}/contacts/a%2Fb"
+    assert hub.crm_path("objects", "contacts", "a/b") == f"/crm/objects/{HUBSPOT_DEFAULT_VERSION}/contacts/a%2Fb"
     stub.answer(200, {"id": "123", "properties": {"email": "bcooper@biglytics.net"}})
     assert hub.request("GET", hub.crm_path("objects", "contacts", "123"))["id"] == "123"
     assert stub.last["headers"]["authorization"] == "Bearer svc-key-1"
@@ -233,7 +233,7 @@ def test_a_token_can_be_read_at_call_time(stub: Stub) -> None:
 
 
 def test_support_windows() -> None:
-    latest = window("2026-09")
+    latest = hubspot_window("2026-09")
     assert (latest.released, latest.supported_from, latest.unsupported_from) == (
         dt.date(2026, 9, 8),
         dt.date(2027, 3, 8),
@@ -241,11 +241,11 @@ def test_support_windows() -> None:
     )
     assert latest.phase(dt.date(2026, 12, 1)) == "current"
     assert latest.phase(dt.date(2027, 6, 1)) == "supported"
-    old = window("2026-03")
+    old = hubspot_window("2026-03")
     assert old.phase(dt.date(2027, 10, 1)) == "unsupported"
     assert old.describe(dt.date(2027, 10, 1)).startswith("WARNING")
     assert "2026-09 is current" in old.describe(dt.date(2027, 1, 1))
-    assert max(RELEASES, key=RELEASES.__getitem__) == DEFAULT_VERSION
+    assert max(HUBSPOT_RELEASES, key=HUBSPOT_RELEASES.__getitem__) == HUBSPOT_DEFAULT_VERSION
 
 
 def test_a_rotated_key_is_read_again_once_after_a_401(stub: Stub) -> None:

@@ -405,7 +405,7 @@ def test_the_factory_builds_each_configured_provider_with_its_defaults() -> None
 
 
 def test_handler_defaults_agree_with_the_stack_config_defaults() -> None:
-    from components.api_versions import ENRICHMENT_APIS
+    from handlers.common.api_versions import ENRICHMENT_APIS
 
     assert {name: (d.base_url, d.api_version) for name, d in DEFAULTS.items()} == {
         name: (api.base_url, api.version) for name, api in ENRICHMENT_APIS.items()

@@ -1,10 +1,27 @@
-"""External API versions: the defaults, their documented support windows, and the check.
+"""External API versions and their support windows: the one place (data and rules, no I/O).
 
-Every external API the handlers call is pinned to a version in stack config. This module
-holds, per API, the version this program was written against, where it lives, and the
-provider's documented support rule, so ``make plan`` and the Pulumi program can warn (never
-fail) when a configured version is outside its window.
+Every external API the handlers call is pinned to a version. This module holds, per API, the
+version this program was written against, where it lives, and the provider's documented
+support rule. The handlers import it for their defaults (it ships in every archive, so it
+imports nothing but the standard library); the infra reads it for the stack config's defaults
+and checks, and ``make plan`` and the Pulumi program warn (never fail) when a configured
+version is outside its window (``components.config.api_version_warnings``).
 
+- HubSpot releases a REST API version every March and September; the path carries it
+  (``/crm/objects/2026-09/contacts``). Each version is *Current* for 6 months after its GA,
+  then *Supported* (critical fixes only), and *Unsupported* 18 months after its GA. The
+  semantic-version paths (``/crm/v3``, ``/crm/v4``) become unsupported in September 2027.
+  Pages: "Developer platform and API versioning",
+  https://developers.hubspot.com/docs/developer-tooling/platform/versioning (the Current /
+  Supported / Unsupported schedule: 6 and 18 months after GA); "2026-03 API reference",
+  https://developers.hubspot.com/docs/api-reference/2026-03/overview (the path shape
+  ``/api-name/2026-03/resource``, same root ``https://api.hubapi.com``); "Migration guide"
+  (legacy APIs), https://developers.hubspot.com/docs/api-reference/legacy/migration-guide
+  (date-based versions from March 30th 2026; v1-v4 unsupported in September 2027); developer
+  changelog, "Breaking Change: CRM API Write Validation Enforcement Starting with the 2026-09
+  API Version" (announced 2026-08-11): ``/2026-09/`` ships on September 8, 2026. A version
+  missing from ``HUBSPOT_RELEASES`` is refused by the stack config: add its GA date here (from
+  the changelog) when HubSpot publishes it.
 - Shopify Admin API: "About Shopify API versioning", https://shopify.dev/docs/api/usage/versioning
   "Shopify releases a new API version every three months at the beginning of the quarter, at
   5pm UTC. Version names are date-based (for example, 2026-04). Each stable version is
@@ -27,10 +44,77 @@ from __future__ import annotations
 import datetime as dt
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Literal
 
-if TYPE_CHECKING:
-    from components.config import StackConfig
+# HubSpot ------------------------------------------------------------------------------------
+
+HUBSPOT_RELEASES: dict[str, dt.date] = {
+    "2026-03": dt.date(2026, 3, 30),
+    "2026-09": dt.date(2026, 9, 8),
+}
+"""GA date of each date-based version HubSpot has published."""
+
+HUBSPOT_DEFAULT_VERSION = "2026-09"
+"""The newest published version: what a new stack calls."""
+
+HUBSPOT_CURRENT_MONTHS = 6
+HUBSPOT_UNSUPPORTED_MONTHS = 18
+
+Phase = Literal["current", "supported", "unsupported", "unreleased"]
+
+
+def _add_months(day: dt.date, months: int) -> dt.date:
+    index = day.month - 1 + months
+    year, month = day.year + index // 12, index % 12 + 1
+    return dt.date(year, month, min(day.day, 28))
+
+
+@dataclass(frozen=True)
+class SupportWindow:
+    """One version's window: Current until ``supported_from``, Unsupported from ``unsupported_from``."""
+
+    version: str
+    released: dt.date
+    supported_from: dt.date
+    unsupported_from: dt.date
+
+    def phase(self, today: dt.date) -> Phase:
+        if today < self.released:
+            return "unreleased"
+        if today < self.supported_from:
+            return "current"
+        if today < self.unsupported_from:
+            return "supported"
+        return "unsupported"
+
+    def describe(self, today: dt.date) -> str:
+        """One line for the plan: the phase today and the window's dates."""
+        phase = self.phase(today)
+        text = (
+            f"HubSpot API {self.version}: {phase} on {today.isoformat()} "
+            f"(GA {self.released.isoformat()}, current until {self.supported_from.isoformat()}, "
+            f"unsupported from {self.unsupported_from.isoformat()})"
+        )
+        newest = max(HUBSPOT_RELEASES, key=HUBSPOT_RELEASES.__getitem__)
+        if phase in ("unsupported", "unreleased"):
+            return f"WARNING {text}: outside HubSpot's support window, move to {newest}"
+        if phase == "supported" and newest != self.version:
+            return f"{text}; {newest} is current"
+        return text
+
+
+def hubspot_window(version: str) -> SupportWindow:
+    """The support window of a published version; ``KeyError`` for an unknown one."""
+    released = HUBSPOT_RELEASES[version]
+    return SupportWindow(
+        version,
+        released,
+        _add_months(released, HUBSPOT_CURRENT_MONTHS),
+        _add_months(released, HUBSPOT_UNSUPPORTED_MONTHS),
+    )
+
+
+# Shopify and the firmographic providers --------------------------------------------------
 
 SHOPIFY_DEFAULT_VERSION = "2026-10"
 """Shopify's current stable Admin API version on 2026-12-01 (released 2026-10-01)."""
@@ -123,33 +207,3 @@ def enrichment_warning(provider: str, version: str) -> str | None:
         f"systems.ler.enrichmentApiVersion {version} is not a version the {provider} adapter "
         f"maps ({', '.join(sorted(api.known_versions))}); its response fields may differ"
     )
-
-
-def warnings(config: StackConfig, today: dt.date) -> list[str]:
-    """Every configured external API version outside its window (a warning, not an error)."""
-    found: list[str] = []
-    ler, upsr = config.systems.ler, config.systems.upsr
-    if ler is not None and ler.enabled:
-        message = enrichment_warning(ler.enrichment_provider, ler.enrichment_version)
-        if message:
-            found.append(message)
-    if upsr is not None and upsr.enabled:
-        message = shopify_warning(upsr.shopify_api_version, today)
-        if message:
-            found.append(message)
-    return found
-
-
-def windows(config: StackConfig) -> list[str]:
-    """One line per external API in use: version and support window, for the plan."""
-    lines: list[str] = []
-    ler, upsr = config.systems.ler, config.systems.upsr
-    if ler is not None and ler.enabled:
-        api = ENRICHMENT_APIS[ler.enrichment_provider]
-        lines.append(
-            f"ler enrichment: {ler.enrichment_provider} {ler.enrichment_version} at "
-            f"{ler.enrichment_url} ({api.support})"
-        )
-    if upsr is not None and upsr.enabled:
-        lines.append(f"upsr Shopify Admin API: {shopify_window(upsr.shopify_api_version)}")
-    return lines
