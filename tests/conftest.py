@@ -10,5 +10,26 @@ locked-wheel path with a wheel it builds itself.
 from __future__ import annotations
 
 import os
+from pathlib import Path
+
+import pytest
+
+from testsupport.graphs import GraphCache, share_in, shared
 
 os.environ["CRM_NATIVE_WHEELS"] = "host"
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Graphs go to a directory of this run that every xdist worker shares: the workers'
+    temporary directories are ``<run>/popen-gw<N>`` (pytest-xdist's own use of the factory)."""
+    factory = getattr(session.config, "_tmp_path_factory", None)
+    if factory is None:
+        return  # memory only
+    base: Path = factory.getbasetemp()
+    share_in((base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "graphs")
+
+
+@pytest.fixture(scope="session")
+def graphs() -> GraphCache:
+    """The program's graphs, each built once per run (see testsupport/graphs.py)."""
+    return shared()

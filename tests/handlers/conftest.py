@@ -1,7 +1,15 @@
-"""Shared fixtures for handler tests: fake AWS credentials, moto, DynamoDB tables.
+"""The handler tests' one harness: fake credentials, one moto world per process, and the
+functions' environments from the program's graph.
 
-No handler test may reach AWS: ``aws_env`` (autouse) points boto3 at fake credentials in
-eu-west-2 and forgets cached clients around each test, and ``aws`` starts moto's ``mock_aws``.
+No handler test may reach AWS. ``aws_env`` (autouse) points boto3 at fake credentials in
+eu-west-2 and forgets cached clients, secrets and settings around each test. moto runs
+in-process and is started once per process (``aws_world``): the dev stack's data plane is
+deployed from the graph as the sandbox deploys it (``testsupport.world``), then each test gets
+it back in its just-deployed state (``dev_stack``) or an empty account (``aws``), in
+milliseconds instead of a moto start and a table builder per test. ``function_env`` sets a
+function's environment exactly as the graph gives it to Lambda, so a test reads the same names
+and values the infrastructure sets. A system's conftest keeps only its scenario: secret values,
+seed items, fakes.
 """
 
 from __future__ import annotations
@@ -14,37 +22,103 @@ import pytest
 from handlers.common import settings
 from handlers.common.aws_clients import reset_clients
 from handlers.common.secrets import default_cache
+from testsupport.graphs import GraphCache
+from testsupport.world import World
+
+FAKE_CREDENTIALS = {
+    "AWS_DEFAULT_REGION": "eu-west-2",
+    "AWS_REGION": "eu-west-2",
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "AWS_SECURITY_TOKEN": "testing",
+    "AWS_SESSION_TOKEN": "testing",
+    # moto cannot serve account-ID-based endpoints (DynamoDB streams among them).
+    "AWS_ACCOUNT_ID_ENDPOINT_MODE": "disabled",
+    "AWS_CONFIG_FILE": "/dev/null",
+    "AWS_SHARED_CREDENTIALS_FILE": "/dev/null",
+}
+
+
+def _fake_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name, value in FAKE_CREDENTIALS.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("AWS_PROFILE", raising=False)
+
+
+def _forget_caches() -> None:
+    reset_clients()
+    default_cache.invalidate()
+    settings.reset()
 
 
 @pytest.fixture(autouse=True)
 def aws_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Fake credentials and region; no shared config files; clean client and secret caches."""
-    monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-west-2")
-    monkeypatch.setenv("AWS_REGION", "eu-west-2")
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-    monkeypatch.setenv("AWS_SECURITY_TOKEN", "testing")
-    monkeypatch.setenv("AWS_SESSION_TOKEN", "testing")
-    monkeypatch.setenv("AWS_ACCOUNT_ID_ENDPOINT_MODE", "disabled")
-    monkeypatch.setenv("AWS_CONFIG_FILE", "/dev/null")
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/dev/null")
-    monkeypatch.delenv("AWS_PROFILE", raising=False)
-    reset_clients()
-    settings.reset()
-    default_cache.invalidate()
+    """Fake credentials and region; no shared config files; clean client, secret and settings
+    caches."""
+    _fake_credentials(monkeypatch)
+    _forget_caches()
     yield
-    reset_clients()
-    settings.reset()
-    default_cache.invalidate()
+    _forget_caches()
+
+
+@pytest.fixture(scope="session")
+def aws_world(graphs: GraphCache) -> Iterator[World]:
+    """The dev stack deployed on moto once for this process (moto paused between tests)."""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        _fake_credentials(monkeypatch)
+        world = World.open(graphs.program("dev"))
+        world.pause()
+        try:
+            yield world
+        finally:
+            world.close()
 
 
 @pytest.fixture
-def aws() -> Iterator[None]:
-    """Every AWS call in the test goes to moto."""
-    from moto import mock_aws
+def moto_on(aws_world: World) -> Iterator[World]:
+    """moto intercepts every AWS call for the test, on whatever state the world is in."""
+    aws_world.resume()
+    try:
+        yield aws_world
+    finally:
+        aws_world.pause()
 
-    with mock_aws():
-        yield
+
+@pytest.fixture
+def aws(moto_on: World, request: pytest.FixtureRequest) -> None:
+    """Every AWS call goes to moto, in an account with nothing in it."""
+    if "dev_stack" in request.fixturenames:
+        raise pytest.UsageError("a test uses the empty account (aws) or the dev stack, not both")
+    moto_on.empty()
+
+
+@pytest.fixture
+def dev_stack(moto_on: World, request: pytest.FixtureRequest) -> World:
+    """Every AWS call goes to moto, where the dev stack is just deployed: its tables (key
+    schemas, indexes, TTL, streams), queues, buckets, topics, empty secrets, SES identities,
+    schedule groups and event rules, read from the graph; nothing a previous test wrote."""
+    if "aws" in request.fixturenames:
+        raise pytest.UsageError("a test uses the empty account (aws) or the dev stack, not both")
+    moto_on.restore()
+    return moto_on
+
+
+FunctionEnv = Callable[..., dict[str, str]]
+
+
+@pytest.fixture
+def function_env(dev_stack: World, monkeypatch: pytest.MonkeyPatch) -> FunctionEnv:
+    """``function_env("rrs-webhook", ...)`` sets the named functions' environment (merged) as
+    the graph gives it to Lambda, region included, and returns it."""
+
+    def use(*names: str) -> dict[str, str]:
+        env = dev_stack.environment(*names)
+        for name, value in env.items():
+            monkeypatch.setenv(name, value)
+        settings.reset()
+        return env
+
+    return use
 
 
 @pytest.fixture
@@ -77,7 +151,7 @@ def make_table(aws: None) -> Callable[..., Any]:
 
 
 @pytest.fixture
-def atomic_dynamodb(aws: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[Latency]:
+def atomic_dynamodb(moto_on: World, monkeypatch: pytest.MonkeyPatch) -> Iterator[Latency]:
     """Each DynamoDB request applied whole before the next, as DynamoDB applies it; moto does not.
 
     Read in moto's source (``moto/dynamodb/models/__init__.py``, ``transact_write_items``, and

@@ -3,14 +3,22 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 import yaml
 
 from components.offline.engine import ROOT, Graph, Resource
+from testsupport.graphs import shared
 
 Statement = tuple[tuple[str, ...], tuple[str, ...]]
 """A grant as (actions, resources), comparable as a set member."""
+
+
+def run(stack: str, overrides: Mapping[str, Any] | None = None) -> Graph:
+    """``components.offline.engine.run``, built once per test run for each (stack, overrides)
+    and shared by the xdist workers (testsupport/graphs.py); every call gets its own copy."""
+    return shared().run(stack, overrides)
 
 
 def only_system(key: str, stack: str = "dev", **changes: Any) -> dict[str, Any]:

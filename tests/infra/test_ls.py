@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 import yaml
 
-from components.offline.engine import ACCOUNT_ID, ROOT, Graph, Resource, run
+from components.offline.engine import ACCOUNT_ID, ROOT, Graph, Resource
 from components.offline.policy_view import evaluate_graph
+from tests.infra.graph_helpers import run
 
 REGION = "us-east-1"
 

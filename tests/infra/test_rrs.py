@@ -8,9 +8,16 @@ from typing import Any
 
 import pytest
 
-from components.offline.engine import ACCOUNT_ID, Graph, gsi_keys, run
+from components.offline.engine import ACCOUNT_ID, Graph, gsi_keys
 from components.offline.policy_view import evaluate_graph
-from tests.infra.graph_helpers import Statement, functions, grants_of, only_system, statements_of
+from tests.infra.graph_helpers import (
+    Statement,
+    functions,
+    grants_of,
+    only_system,
+    run,
+    statements_of,
+)
 
 REGION = "eu-west-2"
 HAIKU = "global.anthropic.claude-haiku-4-5-20251001-v1:0"

@@ -24,9 +24,10 @@ from typing import Any
 
 import pytest
 
-from components.offline.engine import ACCOUNT_ID, Graph, Resource, run
+from components.offline.engine import ACCOUNT_ID, Graph, Resource
 from components.offline.policy_view import evaluate_graph
 from policies.runner import Violation
+from tests.infra.graph_helpers import run
 
 ROLE = "aws:iam/role:Role"
 SCHEDULE = "aws:scheduler/schedule:Schedule"
@@ -227,7 +228,7 @@ def test_the_receipt_rule_waits_for_the_bucket_policy_that_admits_ses(
         return response
 
     monkeypatch.setattr(engine.RecordingMonitor, "RegisterResource", recording)
-    graph = run("dev")
+    graph = engine.run("dev")  # the program itself runs: the monitor above records it
     (rule,) = graph.of_type("aws:ses/receiptRule:ReceiptRule")
     bucket = rule.inputs["s3Actions"][0]["bucketName"]
     policy = graph.named("aws:s3/bucketPolicy:BucketPolicy", bucket)

@@ -8,8 +8,9 @@ import pulumi
 import pulumi_aws as aws
 import pytest
 
-from components.offline.engine import Graph, run, run_program, stack_config_values
+from components.offline.engine import Graph, run_program, stack_config_values
 from components.offline.policy_view import evaluate_graph
+from tests.infra.graph_helpers import run
 
 STACK_LEVEL = {
     "pulumi:providers:aws",

@@ -12,8 +12,9 @@ from typing import Any
 import pytest
 
 from components.config import from_pulumi_config
-from components.offline.engine import Graph, Resource, run, stack_config_values
+from components.offline.engine import Graph, Resource, stack_config_values
 from components.offline.two_stacks import ATTACHED, NAMES, check, check_project, stack_names
+from tests.infra.graph_helpers import run
 
 
 @pytest.fixture(scope="module")

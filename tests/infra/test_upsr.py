@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from components.offline.engine import ACCOUNT_ID, Graph, Resource, gsi_keys, run
+from components.offline.engine import ACCOUNT_ID, Graph, Resource, gsi_keys
 from components.offline.policy_view import evaluate_graph
-from tests.infra.graph_helpers import Statement, functions, only_system
+from tests.infra.graph_helpers import Statement, functions, only_system, run
 
 REGION = "eu-west-2"
 HAIKU = "global.anthropic.claude-haiku-4-5-20251001-v1:0"

@@ -15,8 +15,9 @@ from typing import Any
 import pulumi_aws as aws
 import pytest
 
-from components.offline.engine import Graph, Resource, run, run_program, stack_config_values
+from components.offline.engine import Graph, Resource, run_program, stack_config_values
 from components.offline.policy_view import evaluate_graph
+from tests.infra.graph_helpers import run
 
 ALARM = "aws:cloudwatch/metricAlarm:MetricAlarm"
 QUEUE = "aws:sqs/queue:Queue"

@@ -8,12 +8,12 @@ from types import SimpleNamespace
 from typing import Any
 
 from sandbox.core import Sandbox
-from sandbox.graph import program_graph
 from sandbox.ops import day_metrics, evaluate_alarms
+from testsupport.graphs import shared
 
 
 def test_a_handler_failing_until_the_dlq_sets_off_the_dlq_alarm() -> None:
-    with Sandbox(program_graph("dev")) as sb:
+    with Sandbox(shared().program("dev")) as sb:
         alarms = {a.name: a for a in evaluate_alarms(sb)}
         assert "dev-dm-blocks-dlq-depth" in alarms  # read from the graph, as WorkQueue declared it
         assert not any(a.in_alarm for a in alarms.values())

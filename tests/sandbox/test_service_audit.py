@@ -7,22 +7,24 @@ import pytest
 
 from components.offline.engine import Graph
 from sandbox.edits import Scope, with_inputs, with_schedule_trust
-from sandbox.graph import Topology, program_graph
+from sandbox.graph import Topology
 from sandbox.service_audit import audit
+from testsupport.graphs import shared
 
-GRAPHS = {stack: program_graph(stack) for stack in ("dev", "prod")}
+STACKS = ("dev", "prod")
+"""Each stack's graph is read when a test needs it (testsupport/graphs.py), not at collection."""
 
 
-@pytest.mark.parametrize("stack", GRAPHS)
+@pytest.mark.parametrize("stack", STACKS)
 def test_every_declared_delivery_is_admitted(stack: str) -> None:
-    findings = audit(Topology.from_graph(GRAPHS[stack]))
+    findings = audit(Topology.from_graph(shared().program(stack)))
     assert not findings, [f"{f.refusal.source}: {f.refusal.reason}" for f in findings]
 
 
-@pytest.mark.parametrize("stack", GRAPHS)
+@pytest.mark.parametrize("stack", STACKS)
 @pytest.mark.parametrize("scope", ["schedule", "prefix"])
 def test_defect_2_back_refuses_every_declared_schedule(stack: str, scope: Scope) -> None:
-    topology = Topology.from_graph(with_schedule_trust(GRAPHS[stack], scope))
+    topology = Topology.from_graph(with_schedule_trust(shared().program(stack), scope))
     refused = {
         f.refusal.source
         for f in audit(topology)
@@ -32,9 +34,9 @@ def test_defect_2_back_refuses_every_declared_schedule(stack: str, scope: Scope)
     assert all(f.when == "deliver" for f in audit(topology))
 
 
-@pytest.mark.parametrize("stack", GRAPHS)
+@pytest.mark.parametrize("stack", STACKS)
 def test_defect_3_back_refuses_the_budget_alert(stack: str) -> None:
-    graph: Graph = GRAPHS[stack]
+    graph: Graph = shared().program(stack)
     topic = f"{graph.config.prefix}-budget-alerts"
     broken = with_inputs(graph, "aws:sns/topic:Topic", topic, kmsMasterKeyId="alias/aws/sns")
     [finding] = audit(Topology.from_graph(broken))

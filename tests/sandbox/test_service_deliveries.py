@@ -32,10 +32,11 @@ from components.offline.engine import ACCOUNT_ID, Graph, Resource
 from sandbox.control import answer
 from sandbox.core import Sandbox, mime_message
 from sandbox.edits import with_schedule_trust
-from sandbox.graph import Topology, program_graph, without_grant
+from sandbox.graph import Topology, without_grant
 from sandbox.service_requests import receipt_rule_arn, rule_arn
+from testsupport.graphs import shared
 
-DEV = program_graph("dev")
+DEV = shared().program("dev")
 TOPOLOGY = Topology.from_graph(DEV)
 REGION = "eu-west-2"
 RAW = next(n for n in TOPOLOGY.notifications if "ler-intake" in n.function_arn)

@@ -11,11 +11,12 @@ import pytest
 from components.offline.engine import Graph
 from sandbox import scenarios
 from sandbox.core import Sandbox
-from sandbox.graph import program_graph, without_grant
+from sandbox.graph import without_grant
 from sandbox.play import enabled_systems, play
 from sandbox.report import SystemResult
+from testsupport.graphs import shared
 
-DEV = program_graph("dev")
+DEV = shared().program("dev")
 ENABLED = enabled_systems(DEV)
 
 

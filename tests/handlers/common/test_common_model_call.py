@@ -10,7 +10,6 @@ from botocore.exceptions import ClientError
 from botocore.stub import Stubber
 from pydantic import BaseModel, ConfigDict, Field
 
-from handlers.common.fakes import FakeBedrockClient
 from handlers.common.model_call import (
     ModelAnswer,
     NoAnswerReason,
@@ -20,6 +19,7 @@ from handlers.common.model_call import (
     call_structured,
     tool_schema,
 )
+from testsupport.common import FakeBedrockClient
 
 MODEL = "global.anthropic.claude-haiku-4-5-20251001-v1:0"
 

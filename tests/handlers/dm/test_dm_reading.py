@@ -141,9 +141,8 @@ def test_the_handler_chains_itself_through_the_pairs_table(
     from handlers.duplicate_merger import reading
 
     crm = portal(1200)
-    client("secretsmanager").create_secret(Name="dev-dm-crm-read", SecretString='{"token": "svc"}')
-    monkeypatch.setenv("CRM_READ_SECRET", "dev-dm-crm-read")
-    monkeypatch.setenv("CRM_BASE_URL", "https://api.hubapi.com")
+    # The dev stack's dm-block environment (dm_aws) names the secret and the CRM's URL.
+    client("secretsmanager").put_secret_value(SecretId="dev-dm-crm-read", SecretString='{"token": "svc"}')
     monkeypatch.setenv("AWS_LAMBDA_FUNCTION_NAME", "dev-dm-block")
     monkeypatch.setattr(crm_module, "HubSpotCrm", lambda token, base_url="", **kw: crm)
     stub = LambdaStub()

@@ -1,7 +1,6 @@
-"""The lead enricher on moto: its buckets, tables, queues, secrets and bus, and a pump.
+"""The lead enricher's scenario on the dev stack's moto world (tests/handlers/conftest.py), and a pump.
 
-``ler`` builds the system's AWS side in moto with the names the infra gives it (dev stack),
-points every handler at it through its environment, and swaps the three things moto cannot
+``ler`` points every handler at the world through the environment the graph gives it, and swaps the three things moto cannot
 play for fakes: the CRM (``FakeCrm``), the firmographic provider (``FakeFirmographics``) and
 Bedrock (``FakeBedrockClient``). EventBridge is real moto: a rule on this stack's source
 copies every PutEvents to a tap queue, and ``pump`` feeds each event to the handler its
@@ -21,8 +20,6 @@ from typing import Any, Final
 
 import pytest
 
-from handlers.common import settings
-from handlers.common.fakes import FakeBedrockClient
 from handlers.lead_enricher.contract import (
     CLEAN,
     DEDUPED,
@@ -43,6 +40,8 @@ from handlers.lead_enricher.functions import (
     retry,
 )
 from handlers.lead_enricher.functions import filter as junk_filter
+from tests.handlers.conftest import FunctionEnv
+from testsupport.common import FakeBedrockClient
 from testsupport.ler import FakeCrm, FakeFirmographics
 
 REGION: Final = "eu-west-2"
@@ -257,56 +256,26 @@ def _queue(sqs: Any, name: str, **attributes: str) -> tuple[str, str]:
 
 
 @pytest.fixture
-def ler(aws: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[Ler]:
-    import boto3
+def ler(function_env: FunctionEnv, monkeypatch: pytest.MonkeyPatch) -> Iterator[Ler]:
+    """ler on the dev stack's moto world with every ler function's environment from the graph,
+    this scenario's secrets, and two taps the stack does not have: a rule copying this stack's
+    events to a queue, and ler-raw's notifications for the trigger prefixes to another."""
+    from handlers.common.aws_clients import client, table
 
-    s3 = boto3.client("s3", region_name=REGION)
-    sqs = boto3.client("sqs", region_name=REGION)
-    events = boto3.client("events", region_name=REGION)
-    dynamodb = boto3.resource("dynamodb", region_name=REGION)
-    secrets = boto3.client("secretsmanager", region_name=REGION)
-    ses = boto3.client("sesv2", region_name=REGION)
+    env = function_env(
+        "ler-intake", "ler-normalize", "ler-enrich", "ler-dedupe", "ler-filter", "ler-push",
+        "ler-junk-writer", "ler-retry", "ler-backfill", "ler-digest",
+    )
+    # The handlers' own client cache: one boto3 session, its service models parsed once.
+    s3, sqs, events = client("s3", REGION), client("sqs", REGION), client("events", REGION)
+    secrets, ses = client("secretsmanager", REGION), client("sesv2", REGION)
+    dynamodb = SimpleNamespace(Table=lambda name: table(name, REGION))
 
-    for bucket in (RAW, RECORDS, JUNK_BUCKET):
-        s3.create_bucket(Bucket=bucket, CreateBucketConfiguration={"LocationConstraint": REGION})
-    s3.put_bucket_versioning(Bucket=RAW, VersioningConfiguration={"Status": "Enabled"})
-
-    dynamodb.create_table(
-        TableName=IDENTITY,
-        KeySchema=[{"AttributeName": "id_key", "KeyType": "HASH"}],
-        AttributeDefinitions=[
-            {"AttributeName": "id_key", "AttributeType": "S"},
-            {"AttributeName": "crm_id", "AttributeType": "S"},
-        ],
-        GlobalSecondaryIndexes=[
-            {
-                "IndexName": "by-crm-id",
-                "KeySchema": [{"AttributeName": "crm_id", "KeyType": "HASH"}],
-                "Projection": {"ProjectionType": "ALL"},
-            }
-        ],
-        BillingMode="PAY_PER_REQUEST",
-    )
-    dynamodb.create_table(
-        TableName=CACHE,
-        KeySchema=[{"AttributeName": "domain", "KeyType": "HASH"}],
-        AttributeDefinitions=[{"AttributeName": "domain", "AttributeType": "S"}],
-        BillingMode="PAY_PER_REQUEST",
-    )
-    boto3.client("dynamodb", region_name=REGION).update_time_to_live(
-        TableName=CACHE, TimeToLiveSpecification={"Enabled": True, "AttributeName": "ttl"}
-    )
-
-    urls: dict[str, str] = {}
-    intake_dlq_url, intake_dlq_arn = _queue(sqs, "dev-ler-intake-dlq")
-    urls["intake_dlq"] = intake_dlq_url
-    urls["intake"], _ = _queue(
-        sqs,
-        "dev-ler-intake-queue",
-        VisibilityTimeout="360",
-        RedrivePolicy=json.dumps({"deadLetterTargetArn": intake_dlq_arn, "maxReceiveCount": "2"}),
-    )
-    urls["dlq"], _ = _queue(sqs, "dev-ler-dlq")
+    urls = {
+        "intake": env["INTAKE_QUEUE_URL"],
+        "intake_dlq": env["INTAKE_DLQ_URL"],
+        "dlq": env["DLQ_URL"],
+    }
     urls["tap"], tap_arn = _queue(sqs, "test-bus-tap")
     urls["notifications"], notifications_arn = _queue(sqs, "test-raw-notifications")
     events.put_rule(Name="test-bus-tap", EventPattern=json.dumps({"source": [SOURCE]}))
@@ -324,52 +293,12 @@ def ler(aws: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[Ler]:
             ]
         },
     )
-    secrets.create_secret(Name="dev-ler-intake-secret", SecretString=INTAKE_SECRET)
-    secrets.create_secret(Name="dev-ler-enrichment-key", SecretString="enrichment-key")
-    secrets.create_secret(Name="dev-ler-crm-key", SecretString="crm-token")
-    ses.create_email_identity(EmailIdentity="example.com")
-
-    env = {
-        "EVENT_SOURCE": SOURCE,
-        "RAW_BUCKET": RAW,
-        "JUNK_BUCKET": JUNK_BUCKET,
-        "RECORDS_BUCKET": RECORDS,
-        "INTAKE_QUEUE_URL": urls["intake"],
-        "INTAKE_AUTH": "shared_secret",
-        "INTAKE_SECRET_ID": "dev-ler-intake-secret",
-        "MIN_SUBMIT_SECONDS": "3",
-        "NORMALIZE_MODEL_ID": "global.anthropic.claude-haiku-4-5-20251001-v1:0",
-        "DEDUPE_MODEL_ID": "global.anthropic.claude-haiku-4-5-20251001-v1:0",
-        "FILTER_MODEL_ID": "global.anthropic.claude-haiku-4-5-20251001-v1:0",
-        "DEFAULT_PHONE_REGION": "GB",
-        "CACHE_TABLE": CACHE,
-        "ENRICHMENT_SECRET_ID": "dev-ler-enrichment-key",
-        "ENRICHMENT_PROVIDER": "pdl",
-        "ENRICHMENT_BASE_URL": "https://api.peopledatalabs.com",
-        "ENRICHMENT_API_VERSION": "v5",
-        "CACHE_TTL_DAYS": "90",
-        "IDENTITY_TABLE": IDENTITY,
-        "IDENTITY_INDEX": "by-crm-id",
-        "LINK_SCORE": "0.9",
-        "AMBIGUOUS_SCORE": "0.7",
-        "JUNK_SCORE": "0.75",
-        "BORDERLINE_SCORE": "0.4",
-        "CRM_SECRET_ID": "dev-ler-crm-key",
-        "CRM_BASE_URL": "https://api.hubapi.com",
-        "HUBSPOT_API_VERSION": "2026-09",
-        "DLQ_URL": urls["dlq"],
-        "INTAKE_DLQ_URL": urls["intake_dlq"],
-        "INTAKE_FUNCTION_NAME": "dev-ler-intake",
-        "PUSH_FUNCTION_NAME": "dev-ler-push",
-        "SENDER_EMAIL": SENDER,
-        "ALERT_RECIPIENT": RECIPIENT,
-        "DIGEST_RECIPIENT": RECIPIENT,
-        "MAX_RETRY_PASSES": "4",
-        "DLQ_ALERT_THRESHOLD": "10",
-    }
-    for name, value in env.items():
-        monkeypatch.setenv(name, value)
-    settings.reset()  # each test reads its own environment
+    for variable, value in (
+        ("INTAKE_SECRET_ID", INTAKE_SECRET),
+        ("ENRICHMENT_SECRET_ID", "enrichment-key"),
+        ("CRM_SECRET_ID", "crm-token"),
+    ):
+        secrets.put_secret_value(SecretId=env[variable], SecretString=value)
 
     world = Ler(
         clients={"s3": s3, "sqs": sqs, "events": events, "dynamodb": dynamodb, "ses": ses},
@@ -384,7 +313,6 @@ def ler(aws: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[Ler]:
     for module, name in SINGLETONS:
         monkeypatch.setattr(module, name, None)
     yield world
-    settings.reset()
 
 
 class InProcessSyncer:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from handlers.common.fakes import FakeBedrockClient
 from handlers.lead_enricher.contract import DedupeSettings
 from handlers.lead_enricher.deduping import Deduper
 from handlers.lead_enricher.events import EventBridgeSink
@@ -21,6 +20,7 @@ from handlers.lead_enricher.matching import (
     score,
 )
 from tests.handlers.ler.conftest import IDENTITY, SOURCE, Ler
+from testsupport.common import FakeBedrockClient
 
 CONFIG = DedupeSettings(
     event_source=SOURCE,

@@ -6,13 +6,13 @@ from typing import Any
 
 import pytest
 
-from handlers.common.fakes import FakeBedrockClient
 from handlers.lead_enricher.contract import FilterSettings
 from handlers.lead_enricher.events import EventBridgeSink
 from handlers.lead_enricher.junk_signals import weigh
 from handlers.lead_enricher.lead import Contact, Dedupe, Enrichment, Lead
 from handlers.lead_enricher.screening import JunkFilter
 from tests.handlers.ler.conftest import SOURCE, Ler
+from testsupport.common import FakeBedrockClient
 
 CONFIG = FilterSettings(
     event_source=SOURCE, filter_model_id="haiku", junk_score=0.75, borderline_score=0.4

@@ -7,7 +7,6 @@ from typing import Any
 
 import pytest
 
-from handlers.common.fakes import FakeBedrockClient
 from handlers.lead_enricher.cleanup import clean, clean_domain, clean_email, phone_e164, split_name
 from handlers.lead_enricher.countries import country_code
 from handlers.lead_enricher.events import EventBridgeSink
@@ -16,6 +15,7 @@ from handlers.lead_enricher.lead import Lead
 from handlers.lead_enricher.normalize_model import FieldResolution, apply
 from handlers.lead_enricher.normalizing import normalize_lead
 from tests.handlers.ler.conftest import RECORDS, Ler, context, sqs_event
+from testsupport.common import FakeBedrockClient
 
 
 @pytest.mark.parametrize(

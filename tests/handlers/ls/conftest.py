@@ -1,4 +1,4 @@
-"""Fixtures for the lead source attributor's handlers: moto tables, the key, events."""
+"""The lead source attributor's scenario on the dev stack's moto world: the key, events."""
 
 from __future__ import annotations
 
@@ -10,51 +10,21 @@ from typing import Any
 import pytest
 
 from handlers.common.aws_clients import client, table
+from tests.handlers.conftest import FunctionEnv
 
 ORIGIN = "https://www.example.com"
 ORIGINS = f"{ORIGIN},https://example.com"
 BROWSER = "Mozilla/5.0 (Macintosh; Intel Mac OS X 14_5) AppleWebKit/605.1.15 Safari/605.1.15"
-KEY_SECRET = "dev-ls-email-hash-key"
+KEY_SECRET = "dev-ls-email-hash-key"  # the dev stack's name for it
 HASH_KEY = "k" * 40
-TABLES = {
-    "dev-ls-touches": ("visitor_id", "at", False),
-    "dev-ls-identities": ("identity_key", "visitor_id", False),
-    "dev-ls-enquiries": ("month", "enquiry_id", True),
-}
 
 
 @pytest.fixture
-def ls_env(aws: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """The three tables (stream on enquiries), the key secret, and the functions' env."""
-    dynamodb = client("dynamodb")
-    for name, (pk, sk, stream) in TABLES.items():
-        extra: dict[str, Any] = {}
-        if stream:
-            extra["StreamSpecification"] = {"StreamEnabled": True, "StreamViewType": "NEW_IMAGE"}
-        dynamodb.create_table(
-            TableName=name,
-            KeySchema=[
-                {"AttributeName": pk, "KeyType": "HASH"},
-                {"AttributeName": sk, "KeyType": "RANGE"},
-            ],
-            AttributeDefinitions=[
-                {"AttributeName": pk, "AttributeType": "S"},
-                {"AttributeName": sk, "AttributeType": "S"},
-            ],
-            BillingMode="PAY_PER_REQUEST",
-            **extra,
-        )
-    client("secretsmanager").create_secret(Name=KEY_SECRET, SecretString=HASH_KEY)
-    for name, value in {
-        "TOUCHES_TABLE": "dev-ls-touches",
-        "IDENTITIES_TABLE": "dev-ls-identities",
-        "ENQUIRIES_TABLE": "dev-ls-enquiries",
-        "EMAIL_HASH_SECRET": KEY_SECRET,
-        "SITE_ORIGINS": ORIGINS,
-        "TOUCH_TTL_DAYS": "548",
-        "REPORT_CACHE_SECONDS": "86400",
-    }.items():
-        monkeypatch.setenv(name, value)
+def ls_env(function_env: FunctionEnv, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """ls's tables (stream on enquiries) as the dev stack deploys them, the three functions'
+    environment from the graph, and this scenario's hash key."""
+    function_env("ls-capture", "ls-report", "ls-stitch")
+    client("secretsmanager").put_secret_value(SecretId=KEY_SECRET, SecretString=HASH_KEY)
     from handlers.source_attributor.functions import capture, report, stitch
 
     monkeypatch.setattr(capture, "_app", None)

@@ -1,8 +1,8 @@
-"""rrs handler tests: the five tables, the two queues, the schedule group, secrets and SES in moto.
+"""rrs handler tests: the scenario on the dev stack's moto world (tests/handlers/conftest.py).
 
-``rrs`` builds everything the functions touch and sets the environment the infra sets, so the
-handlers run in-process exactly as deployed. Bedrock is the scripted fake from
-``handlers.common.fakes``; SMS (not emulated by moto) goes through a botocore Stubber.
+``rrs`` sets the environment the graph gives the rrs functions, so the handlers run in-process
+exactly as deployed, and adds this scenario's secrets and owner. Bedrock is the scripted fake from
+``testsupport.common``; SMS (not emulated by moto) goes through a botocore Stubber.
 """
 
 from __future__ import annotations
@@ -10,66 +10,36 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import json
+import os
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 
-from handlers.common import settings
 from handlers.common.aws_clients import client, table
-from handlers.common.fakes import FakeBedrockClient
 from handlers.common.webhook_signatures import sign_timestamped
+from tests.handlers.conftest import FunctionEnv
+from testsupport.common import FakeBedrockClient
 
 ACCOUNT = "123456789012"
 REGION = "eu-west-2"
 WEBHOOK_SECRET = "whsec_test_0123456789abcdefghijklmnop"
 KEYRING = {"active_kid": "k1", "keys": {"k1": "k" * 40}}
-REVIEW_URL = "https://g.page/r/example-review/review"
+REVIEW_URL = "https://g.page/r/example/review"  # the dev stack's (Pulumi.dev.yaml)
 FEEDBACK_URL = "https://www.example.com/feedback"
-SMS_ARN = f"arn:aws:sms-voice:{REGION}:{ACCOUNT}:pool/pool-0123456789abcdef"
+SMS_ARN = f"arn:aws:sms-voice:{REGION}:{ACCOUNT}:pool/pool-0123456789abcdef0123456789abcdef"
 QUEUE = "dev-rrs-work"
 ESCALATIONS = "dev-rrs-escalations"
 GROUP = "dev-rrs-requests"
 NOW = dt.datetime(2026, 6, 10, 10, 0, tzinfo=dt.UTC)
 """A Wednesday, 11:00 in London (BST): inside the default opening hours 09:00-18:00."""
 
-ENV = {
-    "REQUESTS_TABLE": "dev-rrs-requests",
-    "REQUESTS_INDEX": "state-due",
-    "JOBS_TABLE": "dev-rrs-jobs",
-    "CUSTOMERS_TABLE": "dev-rrs-customers",
-    "OPTOUT_TABLE": "dev-rrs-optout",
-    "AUDIT_TABLE": "dev-rrs-audit",
-    "WORK_QUEUE_URL": f"https://sqs.{REGION}.amazonaws.com/{ACCOUNT}/{QUEUE}",
-    "WORK_QUEUE_ARN": f"arn:aws:sqs:{REGION}:{ACCOUNT}:{QUEUE}",
-    "SCHEDULE_DLQ_ARN": f"arn:aws:sqs:{REGION}:{ACCOUNT}:dev-rrs-request-schedules-dlq",
-    "ESCALATIONS_QUEUE_URL": f"https://sqs.{REGION}.amazonaws.com/{ACCOUNT}/{ESCALATIONS}",
-    "OPENING_START": "09:00",
-    "OPENING_END": "18:00",
-    "OPENING_TIMEZONE": "Europe/London",
-    "PHONE_REGION": "GB",
-    "MESSAGING_KEY_SECRET_ID": "dev-rrs-messaging-key",
-    "WEBHOOK_SECRET_ID": "dev-rrs-webhook-secret",
-    "SENDER_EMAIL": "crm-bot@example.com",
-    "OWNER_EMAIL": "owner@example.com",
-    "SCHEDULE_GROUP": GROUP,
-    "SCHEDULE_ROLE_ARN": f"arn:aws:iam::{ACCOUNT}:role/dev-rrs-request-schedules-role",
-    "REQUEST_DELAY_HOURS": "2",
-    "RETENTION_DAYS": "400",
-    "GRADE_MODEL_ID": "global.anthropic.claude-haiku-4-5-20251001-v1:0",
-    "COMPOSE_MODEL_ID": "global.anthropic.claude-haiku-4-5-20251001-v1:0",
-    "SMS_ORIGINATION_IDENTITY": SMS_ARN,
-    "REVIEW_URL": REVIEW_URL,
-    "FEEDBACK_URL": FEEDBACK_URL,
-    "BUSINESS_NAME": "Example Home Services",
-    "LINK_TTL_DAYS": "30",
-    "CLAIM_LEASE_SECONDS": "60",
-    "SWEEP_GRACE_MINUTES": "30",
-    "SWEEP_MAX_ATTEMPTS": "3",
-    "SHEET_SOURCE": "",
-}
+ENV: Mapping[str, str] = os.environ
+"""The running test's environment: the ``rrs`` fixture sets every rrs function's from the graph."""
+OWNER = "owner@example.com"
+"""This scenario's owner address (the dev stack's is ops@example.com)."""
 
 
 @dataclass
@@ -153,55 +123,17 @@ class Rrs:
         )
 
 
-def _create_table(name: str, pk: str, sk: str | None = None, gsi: bool = False) -> None:
-    schema = [{"AttributeName": pk, "KeyType": "HASH"}]
-    attributes = [{"AttributeName": pk, "AttributeType": "S"}]
-    if sk:
-        schema.append({"AttributeName": sk, "KeyType": "RANGE"})
-        attributes.append({"AttributeName": sk, "AttributeType": "S"})
-    extra: dict[str, Any] = {}
-    if gsi:
-        attributes += [
-            {"AttributeName": "state", "AttributeType": "S"},
-            {"AttributeName": "due", "AttributeType": "S"},
-        ]
-        extra["GlobalSecondaryIndexes"] = [
-            {
-                "IndexName": "state-due",
-                "KeySchema": [
-                    {"AttributeName": "state", "KeyType": "HASH"},
-                    {"AttributeName": "due", "KeyType": "RANGE"},
-                ],
-                "Projection": {"ProjectionType": "ALL"},
-            }
-        ]
-    client("dynamodb").create_table(
-        TableName=name,
-        KeySchema=schema,
-        AttributeDefinitions=attributes,
-        BillingMode="PAY_PER_REQUEST",
-        **extra,
-    )
-
-
 @pytest.fixture
-def rrs(aws: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[Rrs]:
-    """The whole rrs data plane in moto, the env vars set, the clock pinned at ``NOW``."""
-    for key, value in ENV.items():
-        monkeypatch.setenv(key, value)
-    settings.reset()  # each test reads the environment it set (settings are read once)
-    _create_table(ENV["REQUESTS_TABLE"], "request_id", gsi=True)
-    _create_table(ENV["JOBS_TABLE"], "customer_id", "job_ts")
-    _create_table(ENV["CUSTOMERS_TABLE"], "customer_id")
-    _create_table(ENV["OPTOUT_TABLE"], "contact")
-    _create_table(ENV["AUDIT_TABLE"], "request_id", "ts")
-    client("sqs").create_queue(QueueName=QUEUE)
-    client("sqs").create_queue(QueueName=ESCALATIONS)
-    client("scheduler").create_schedule_group(Name=GROUP)
+def rrs(function_env: FunctionEnv, monkeypatch: pytest.MonkeyPatch) -> Iterator[Rrs]:
+    """rrs on the dev stack's moto world, every rrs function's environment from the graph,
+    this scenario's secrets and owner, the clock pinned at ``NOW``."""
+    env = function_env("rrs-webhook", "rrs-sender", "rrs-escalator", "rrs-sweep", "rrs-sync")
+    monkeypatch.setenv("OWNER_EMAIL", OWNER)
     secrets = client("secretsmanager")
-    secrets.create_secret(Name=ENV["WEBHOOK_SECRET_ID"], SecretString=WEBHOOK_SECRET)
-    secrets.create_secret(Name=ENV["MESSAGING_KEY_SECRET_ID"], SecretString=json.dumps(KEYRING))
-    client("ses").verify_domain_identity(Domain="example.com")
+    secrets.put_secret_value(SecretId=env["WEBHOOK_SECRET_ID"], SecretString=WEBHOOK_SECRET)
+    secrets.put_secret_value(
+        SecretId=env["MESSAGING_KEY_SECRET_ID"], SecretString=json.dumps(KEYRING)
+    )
 
     state = Rrs()
     monkeypatch.setattr("handlers.review_requests.timing.utcnow", lambda: state.now)
@@ -226,7 +158,6 @@ def rrs(aws: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[Rrs]:
     monkeypatch.setattr(sms_client, "send_text_message", record_sms)
     yield state
     stubber.deactivate()
-    settings.reset()
 
 
 # Webhook helpers ------------------------------------------------------------------------

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from handlers.common.fakes import FakeBedrockClient
 from handlers.review_requests import drafting, grading
 from handlers.review_requests.domain import Band, Channel, Purpose, Signal
 from handlers.review_requests.drafting import DraftRequest, compose, finish, template, validate
+from testsupport.common import FakeBedrockClient
 
 MODEL = "global.anthropic.claude-haiku-4-5-20251001-v1:0"
 REVIEW_EMAIL = DraftRequest(

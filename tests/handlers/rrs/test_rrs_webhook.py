@@ -271,7 +271,7 @@ def test_feedback_for_an_unknown_request_is_404(rrs: Rrs) -> None:
     nothing_written(rrs)
 
 
-def test_queue_name_matches_env() -> None:
+def test_queue_name_matches_env(rrs: Rrs) -> None:
     assert ENV["WORK_QUEUE_URL"].endswith(QUEUE)
     assert ENV["ESCALATIONS_QUEUE_URL"].endswith(ESCALATIONS)
     assert dt.timedelta(hours=2) == dt.timedelta(hours=int(ENV["REQUEST_DELAY_HOURS"]))

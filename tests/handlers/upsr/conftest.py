@@ -1,7 +1,7 @@
-"""The upsell recommender on moto: its five tables (real key schemas), queue, secrets, SES.
+"""The upsell recommender's scenario on the dev stack's moto world (tests/handlers/conftest.py).
 
-``world`` builds everything the six handlers touch in eu-west-2 and sets the environment the
-infra would set, so handlers run in-process exactly as in Lambda. Bedrock and SMS are not
+``world`` sets the environment the graph gives the six functions, so handlers run in-process
+exactly as in Lambda, and adds this scenario's secrets and catalogue. Bedrock and SMS are not
 emulated by moto: the picker gets ``FakeBedrockClient`` and the sender ``RecordingMessenger``.
 """
 
@@ -20,9 +20,10 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from handlers.common.fakes import FakeBedrockClient
 from handlers.upsell_recommender import catalogue, contract
 from handlers.upsell_recommender.domain import CatalogueItem
+from tests.handlers.conftest import FunctionEnv
+from testsupport.common import FakeBedrockClient
 from testsupport.upsr import InMemoryStore, RecordingMessenger
 
 T0 = 1_767_258_000  # 2026-01-01 09:00 UTC: after the report hour in London
@@ -32,46 +33,11 @@ STORE_KEY = "shpat_test_admin_api_token"
 ADDLINK_KEYRING = json.dumps(
     {"active_kid": "k1", "keys": {"k1": "a" * 24 + "-addlink-key-for-tests"}}
 )
-ADDLINK_URL = "https://abc123.lambda-url.eu-west-2.on.aws/"
 SENDER = "crm-bot@example.com"
-OWNER = "owner@example.com"
+OWNER = "ops@example.com"  # the dev stack's (Pulumi.dev.yaml)
 PHONE = "+447700900123"
 DELAY_S = 120 * 60
 WINDOW_S = 72 * 3600
-
-ENV = {
-    "ORDERS_TABLE": "dev-upsr-orders",
-    "OFFERS_TABLE": "dev-upsr-offers",
-    "OFFERS_INDEX": "state-send_at",
-    "CATALOGUE_TABLE": "dev-upsr-catalogue",
-    "CUSTOMERS_TABLE": "dev-upsr-customers",
-    "OPTOUT_TABLE": "dev-upsr-optout",
-    "STORE_DOMAIN": SHOP,
-    "ATTRIBUTION_WINDOW_HOURS": "72",
-    "OFFER_RETENTION_DAYS": "90",
-    "MAX_NUDGES_PER_30_DAYS": "2",
-    "WEBHOOK_SECRET_ID": "dev-upsr-webhook-secret",
-    "WEBHOOK_MAX_AGE_HOURS": "48",
-    "ORDER_TIMEOUT_S": "10",
-    "PICKER_MODEL_ID": "global.anthropic.claude-haiku-4-5-20251001-v1:0",
-    "NUDGE_DELAY_MINUTES": "120",
-    "MAX_PRICE_RATIO": "0.5",
-    "CATALOGUE_MAX_AGE_HOURS": "6",
-    "JOBS_MAX_RECEIVES": "5",
-    "ADDLINK_KEY_SECRET_ID": "dev-upsr-addlink-key",
-    "ADDLINK_URL": ADDLINK_URL,
-    "SMS_ORIGINATION_IDENTITY": (
-        "arn:aws:sms-voice:eu-west-2:123456789012:pool/pool-0123456789abcdef0123456789abcdef"
-    ),
-    "SENDER_EMAIL": SENDER,
-    "OWNER_EMAIL": OWNER,
-    "LINK_GRACE_DAYS": "14",
-    "REPORT_HOUR": "8",
-    "REPORT_TIMEZONE": "Europe/London",
-    "STORE_KEY_SECRET_ID": "dev-upsr-store-key",
-    "SHOPIFY_API_VERSION": "2026-10",
-}
-
 
 def product(
     sku: str,
@@ -331,76 +297,36 @@ class World:
 
 
 @pytest.fixture
-def upsr_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name, value in ENV.items():
-        monkeypatch.setenv(name, value)
-
-
-@pytest.fixture
-def world(aws: None, upsr_env: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[World]:
-    """Every upsr resource on moto, named as in dev, with secrets set and SES verified."""
+def world(function_env: FunctionEnv) -> Iterator[World]:
+    """upsr on the dev stack's moto world, every upsr function's environment from the graph,
+    and this scenario's secrets and catalogue."""
     from handlers.common.aws_clients import client, table
 
-    dynamodb = client("dynamodb")
-
-    def create(name: str, key: str, *, gsi: bool = False, ttl: str | None = None) -> Any:
-        attributes = [{"AttributeName": key, "AttributeType": "S"}]
-        extra: dict[str, Any] = {}
-        if gsi:
-            attributes += [
-                {"AttributeName": "state", "AttributeType": "S"},
-                {"AttributeName": "send_at", "AttributeType": "N"},
-            ]
-            extra["GlobalSecondaryIndexes"] = [
-                {
-                    "IndexName": "state-send_at",
-                    "KeySchema": [
-                        {"AttributeName": "state", "KeyType": "HASH"},
-                        {"AttributeName": "send_at", "KeyType": "RANGE"},
-                    ],
-                    "Projection": {"ProjectionType": "ALL"},
-                }
-            ]
-        dynamodb.create_table(
-            TableName=name,
-            KeySchema=[{"AttributeName": key, "KeyType": "HASH"}],
-            AttributeDefinitions=attributes,
-            BillingMode="PAY_PER_REQUEST",
-            **extra,
-        )
-        if ttl:
-            dynamodb.update_time_to_live(
-                TableName=name, TimeToLiveSpecification={"Enabled": True, "AttributeName": ttl}
-            )
-        return table(name)
-
+    env = function_env(
+        "upsr-order", "upsr-picker", "upsr-sender", "upsr-addlink", "upsr-sweep",
+        "upsr-catalog-sync",
+    )
     tables = {
-        "orders": create("dev-upsr-orders", "order_id"),
-        "offers": create("dev-upsr-offers", "offer_id", gsi=True, ttl="expires_at"),
-        "catalogue": create("dev-upsr-catalogue", "sku"),
-        "customers": create("dev-upsr-customers", "customer_id"),
-        "optout": create("dev-upsr-optout", "customer_id"),
+        name: table(env[variable])
+        for name, variable in (
+            ("orders", "ORDERS_TABLE"),
+            ("offers", "OFFERS_TABLE"),
+            ("catalogue", "CATALOGUE_TABLE"),
+            ("customers", "CUSTOMERS_TABLE"),
+            ("optout", "OPTOUT_TABLE"),
+        )
     }
-    sqs = client("sqs")
-    dlq = sqs.create_queue(QueueName="dev-upsr-jobs-dlq")["QueueUrl"]
-    dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq, AttributeNames=["QueueArn"])["Attributes"][
-        "QueueArn"
-    ]
-    queue_url = sqs.create_queue(
-        QueueName="dev-upsr-jobs",
-        Attributes={
-            "VisibilityTimeout": "360",
-            "RedrivePolicy": json.dumps({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": 5}),
-        },
-    )["QueueUrl"]
-    monkeypatch.setenv("JOBS_QUEUE_URL", queue_url)
     secrets = client("secretsmanager")
-    secrets.create_secret(Name="dev-upsr-webhook-secret", SecretString=WEBHOOK_SECRET)
-    secrets.create_secret(Name="dev-upsr-store-key", SecretString=STORE_KEY)
-    secrets.create_secret(Name="dev-upsr-addlink-key", SecretString=ADDLINK_KEYRING)
-    client("ses").verify_domain_identity(Domain="example.com")
+    for variable, value in (
+        ("WEBHOOK_SECRET_ID", WEBHOOK_SECRET),
+        ("STORE_KEY_SECRET_ID", STORE_KEY),
+        ("ADDLINK_KEY_SECRET_ID", ADDLINK_KEYRING),
+    ):
+        secrets.put_secret_value(SecretId=env[variable], SecretString=value)
     catalogue.forget_snapshots()
     try:
-        yield World(tables, sqs, queue_url, InMemoryStore(SHOP, list(PRODUCTS)))
+        yield World(
+            tables, client("sqs"), env["JOBS_QUEUE_URL"], InMemoryStore(SHOP, list(PRODUCTS))
+        )
     finally:
         catalogue.forget_snapshots()

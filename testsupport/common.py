@@ -2,8 +2,8 @@
 
 ``FakeBedrockClient`` answers ``converse`` from a script, records every request, and raises real
 botocore ``ClientError``s for scripted failures, so code under test takes exactly the paths it
-takes against Bedrock. It ships in the archive (a few hundred bytes) so the local sandbox can
-use it too; nothing imports it in production.
+takes against Bedrock. A test double: it lives outside ``handlers`` and never ships (the
+archive builder refuses ``testsupport``).
 """
 
 from __future__ import annotations
