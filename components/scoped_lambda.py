@@ -143,7 +143,7 @@ class FunctionCode:
     """What the function runs.
 
     Attributes:
-        handler: Dotted handler, ``handlers.<system package>.<module>.handler``.
+        handler: Dotted handler, ``handlers.<system package>.functions.<function>.handler``.
         vendored: Pure-Python distributions bundled into the archive beyond the runtime and
             the Powertools layer (e.g. ``phonenumbers``).
     """
@@ -153,8 +153,7 @@ class FunctionCode:
 
     def __post_init__(self) -> None:
         parts = self.handler.split(".")
-        entry = len(parts) == 5 and parts[2] == "functions"
-        if not (entry or len(parts) == 4) or parts[0] != "handlers":  # TODO(#16): entry only
+        if len(parts) != 5 or parts[0] != "handlers" or parts[2] != "functions":
             raise ValueError(
                 f"handler {self.handler!r} must be handlers.<system package>.functions."
                 "<function>.handler"

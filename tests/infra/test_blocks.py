@@ -29,7 +29,7 @@ from tests.infra.conftest import of_type, run_blocks, statements
 
 pytestmark = pytest.mark.usefixtures("fake_archives")
 
-CODE = FunctionCode("handlers.tst.module.handler")
+CODE = FunctionCode("handlers.tst.functions.module.handler")
 
 
 def every_block(d: Deployment) -> dict[str, Any]:

@@ -4,7 +4,7 @@ Every kind of trigger the sandbox wires appears once: a public Function URL (sha
 header), an IAM-auth Function URL, an SQS queue with filter criteria, a DynamoDB stream with an
 on-failure queue, an EventBridge rule, S3 notifications on two prefixes fed by an SES mail
 lane, a recurring schedule and per-request one-off schedules created by a handler. The handler
-modules live in ``tests/sandbox/fixture_handlers`` and are named ``handlers.sbxfix.<module>``
+modules live in ``tests/sandbox/fixture_handlers`` and are named ``handlers.sbxfix.functions.<module>``
 in the graph; ``resolve_handler`` maps them for the sandbox.
 """
 
@@ -47,12 +47,12 @@ HANDLERS = "tests.sandbox.fixture_handlers"
 
 
 def code(module: str) -> FunctionCode:
-    return FunctionCode(f"handlers.sbxfix.{module}.handler")
+    return FunctionCode(f"handlers.sbxfix.functions.{module}.handler")
 
 
 def resolve_handler(dotted: str) -> str:
-    """The sandbox handler resolver for the fixture: handlers.sbxfix.x -> tests...x."""
-    return dotted.replace("handlers.sbxfix", HANDLERS, 1)
+    """The sandbox handler resolver for the fixture: handlers.sbxfix.functions.x -> tests...x."""
+    return dotted.replace("handlers.sbxfix.functions", HANDLERS, 1)
 
 
 class FixtureSystem(pulumi.ComponentResource):
