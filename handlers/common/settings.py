@@ -21,11 +21,12 @@ a default, the handler sees ``None`` and decides.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import threading
 import typing
 from collections.abc import Mapping
-from typing import Any, ClassVar, Self, TypeVar
+from typing import Any, Self, TypeVar
 
 _TRUE = {"true", "1", "yes"}
 _FALSE = {"false", "0", "no"}
@@ -39,8 +40,6 @@ class MissingSetting(RuntimeError):
 class Settings:
     """Base of every function's environment record (subclasses are frozen dataclasses)."""
 
-    _hints: ClassVar[dict[type, dict[str, Any]]] = {}
-
     @classmethod
     def variable(cls, field_name: str) -> str:
         """The environment variable of one field."""
@@ -52,18 +51,10 @@ class Settings:
         return tuple(cls.variable(f.name) for f in dataclasses.fields(cls))
 
     @classmethod
-    def _types(cls) -> dict[str, Any]:
-        hints = Settings._hints.get(cls)
-        if hints is None:
-            hints = typing.get_type_hints(cls)
-            Settings._hints[cls] = hints
-        return hints
-
-    @classmethod
     def from_environ(cls, environ: Mapping[str, str] | None = None) -> Self:
         """Read and convert every field; MissingSetting names the first variable that fails."""
         source = os.environ if environ is None else environ
-        types = cls._types()
+        types = _field_types(cls)
         values: dict[str, Any] = {}
         for f in dataclasses.fields(cls):
             name = cls.variable(f.name)
@@ -89,7 +80,7 @@ class Settings:
         naming it; an optional one that is None is left out; numbers and booleans become text.
         Other values (Pulumi outputs) pass through.
         """
-        types = cls._types()
+        types = _field_types(cls)
         out: dict[str, Any] = {}
         for f in dataclasses.fields(cls):
             if f.name not in values:
@@ -101,6 +92,12 @@ class Settings:
                 raise KeyError(f"{cls.__name__}.{f.name} is required, got None")
             out[cls.variable(f.name)] = _text(value)
         return out
+
+
+@functools.cache
+def _field_types(kind: Any) -> dict[str, Any]:
+    """The record's field types, resolved once per class (annotations are strings here)."""
+    return typing.get_type_hints(kind)
 
 
 def _convert(name: str, raw: str, kind: Any) -> Any:
