@@ -21,7 +21,6 @@ a default, the handler sees ``None`` and decides.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import os
 import threading
 import typing
@@ -94,10 +93,15 @@ class Settings:
         return out
 
 
-@functools.cache
-def _field_types(kind: Any) -> dict[str, Any]:
+_types: dict[type, dict[str, Any]] = {}
+
+
+def _field_types(kind: type) -> dict[str, Any]:
     """The record's field types, resolved once per class (annotations are strings here)."""
-    return typing.get_type_hints(kind)
+    found = _types.get(kind)
+    if found is None:
+        found = _types[kind] = typing.get_type_hints(kind)
+    return found
 
 
 def _convert(name: str, raw: str, kind: Any) -> Any:
