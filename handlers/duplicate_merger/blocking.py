@@ -28,9 +28,12 @@ any order give the same blocks, windows and report.
 
 from __future__ import annotations
 
+from array import array
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Iterator, Sequence, Set
+from collections.abc import Callable, Iterator, Sequence, Set
 from dataclasses import dataclass, field
+from itertools import compress, groupby, repeat
+from operator import attrgetter, itemgetter
 
 from handlers.duplicate_merger.normalize import blocking_given, is_role_mailbox
 from handlers.duplicate_merger.profile import FIELDS, Profile
@@ -40,7 +43,6 @@ KEY_NAMES = ("email", "phone", "name", "street", "dob", "alias")
 for. The order also decides which block owns a pair that shares several keys."""
 
 KEYS_PER_CONTACT = 4
-_HOUSE = FIELDS.index("house")
 
 
 def _name_key(p: Profile) -> str:
@@ -68,36 +70,66 @@ KEY_FUNCTIONS: dict[str, Callable[[Profile], str]] = {
     "dob": lambda p: p.dob,
     "alias": _alias_key,
 }
+"""Each key kind's value ("" when the contact has none); ``keys_of`` is these, inlined."""
 
 
 def keys_of(profile: Profile) -> tuple[str, ...]:
-    """The contact's key values by kind: its first four available kinds set, the rest ""."""
-    values: list[str] = []
+    """The contact's key values by kind: its first four available kinds set, the rest "".
+
+    ``KEY_FUNCTIONS`` in ``KEY_NAMES`` order, inlined (dm-block keys every contact): the
+    first five are plain field reads or cheap, so they are all read and the ones after the
+    fourth set are blanked; the alias, the costly one, is computed only when fewer than four
+    are set."""
+    p = profile
+    code = p.last_code
+    values = [
+        p.email,
+        p.mobile or p.phone,
+        f"{code}.{blocking_given(p.first)[:1]}" if code else "",
+        f"{p.house} {p.street}" if p.street else "",
+        p.dob,
+    ]
     taken = 0
-    for name in KEY_NAMES:
-        value = KEY_FUNCTIONS[name](profile) if taken < KEYS_PER_CONTACT else ""
-        taken += bool(value)
-        values.append(value)
+    for k, value in enumerate(values):
+        if value:
+            if taken == KEYS_PER_CONTACT:
+                values[k] = ""
+            else:
+                taken += 1
+    alias = ""
+    if taken < KEYS_PER_CONTACT:  # _alias_key, with the surname code already computed
+        anchor = p.postcode or p.city or p.state
+        first = p.first_code
+        smallest = min(first, code) if first and code else first or code
+        if smallest and anchor:
+            alias = f"{smallest}@{anchor}"
+    values.append(alias)
     return tuple(values)
 
 
-def _sure_email(p: Profile) -> str:
-    return "" if is_role_mailbox(p.email) else p.email
+@dataclass(frozen=True)
+class SureRule:
+    """Two contacts meet the rule when they hold one ``anchor`` value, and when ``named`` one
+    full name too; a ``personal`` anchor is a mailbox, and a function's (``info@``) is none."""
+
+    anchor: Callable[[Profile], str]
+    named: bool = False
+    personal: bool = False
+
+    def value(self, p: Profile, anchor: str) -> str:
+        """What two contacts meeting the rule share ("" if ``p`` cannot meet it)."""
+        if self.personal and is_role_mailbox(anchor):
+            return ""
+        if not self.named:
+            return anchor
+        return f"{p.first}|{p.last}|{anchor}" if p.first and p.last and anchor else ""
 
 
-def _sure_name(extra: Callable[[Profile], str]) -> Callable[[Profile], str]:
-    def key(p: Profile) -> str:
-        value = extra(p)
-        return f"{p.first}|{p.last}|{value}" if p.first and p.last and value else ""
-
-    return key
-
-
-SURE_RULES: tuple[Callable[[Profile], str], ...] = (
-    _sure_email,
-    _sure_name(lambda p: p.mobile),
-    _sure_name(lambda p: p.dob),
-    _sure_name(lambda p: f"{p.house} {p.street}" if p.street else ""),
+SURE_RULES: tuple[SureRule, ...] = (
+    SureRule(attrgetter("email"), personal=True),
+    SureRule(attrgetter("mobile"), named=True),
+    SureRule(attrgetter("dob"), named=True),
+    SureRule(_street_key, named=True),
 )
 """Rules two different people almost never meet: the same personal mailbox; the same full
 name and mobile, or birth date, or street address (a main line is shared by coworkers). Used only to estimate how common duplicates are."""
@@ -108,17 +140,24 @@ def count_sure_pairs(profiles: Sequence[Profile], *, cap: int) -> int:
     (a placeholder address is not evidence). One rule at a time, to bound memory."""
     found: set[tuple[int, int]] = set()
     for rule in SURE_RULES:
-        values = [rule(p) for p in profiles]
-        counts = Counter(v for v in values if v)
+        anchors = list(map(rule.anchor, profiles))
+        held = Counter(anchors)
+        held.pop("", None)
+        # Only contacts whose anchor another contact holds can meet the rule: the rest (most
+        # of a CRM) are skipped at C speed, and a value's count among those left is its count.
+        shared = compress(range(len(anchors)), map((1).__lt__, map(held.get, anchors, repeat(0))))
         groups: dict[str, list[int]] = defaultdict(list)
-        for index, value in enumerate(values):
-            if value and 2 <= counts[value] <= cap:
+        for index in shared:
+            value = rule.value(profiles[index], anchors[index])
+            if value:
                 groups[value].append(index)
         for members in groups.values():
+            if len(members) > cap:
+                continue
             for x, i in enumerate(members):
                 for j in members[x + 1 :]:
                     found.add((i, j))
-        del values, counts, groups
+        del anchors, held, groups
     return len(found)
 
 
@@ -126,35 +165,32 @@ class Rarity:
     """How many contacts hold each value of each field: the counts that weigh evidence.
 
     Built once over all contacts by dm-block; each profile in a block message carries its own
-    counts, so dm-score weighs agreement without seeing the rest of the CRM.
+    counts, so dm-score weighs agreement without seeing the rest of the CRM. The counts are
+    kept per contact (``at``), one array of 4-byte counts per field, not per value: a message
+    needs a contact's counts, and a CRM's million distinct mailboxes would cost more as keys
+    of a dict than as numbers.
     """
 
-    def __init__(self, profiles: Iterable[Profile]) -> None:
-        self.counts: dict[str, Counter[str]] = {name: Counter() for name in FIELDS}
-        total = 0
-        columns = [self.counts[name] for name in FIELDS]
-        for p in profiles:
-            total += 1
-            for column, value in zip(columns, self._counted(p), strict=True):
-                if value:
-                    column[value] += 1
-        self.total = total
+    def __init__(self, profiles: Sequence[Profile]) -> None:
+        self.total = len(profiles)
+        self.columns: list[array[int]] = []
+        """Per field (``FIELDS`` order), each contact's count, by the contact's index."""
+        for name in FIELDS:
+            # The house number is counted with its street: how many contacts hold the
+            # address (one fact), not how many hold the number "12".
+            values = list(map(_address if name == "house" else attrgetter(name), profiles))
+            counts = Counter(filter(None, values))  # "" (no value) is never counted
+            self.columns.append(array("I", map(counts.get, values, repeat(0))))
 
-    @staticmethod
-    def _counted(p: Profile) -> tuple[str, ...]:
-        """The values counted: as ``values()``, but the house number counted with its street
-        (how many contacts hold the address, one fact, not how many hold the number "12")."""
-        values = list(p.values())
-        if p.house:
-            values[_HOUSE] = f"{p.house} {p.street}"
-        return tuple(values)
+    def at(self, index: int) -> list[int]:
+        """The count of each field value of the contact at ``index`` (in the profiles given),
+        in ``FIELDS`` order (0 if empty)."""
+        return [column[index] for column in self.columns]
 
-    def of(self, profile: Profile) -> list[int]:
-        """The count of each of ``profile``'s field values, in ``FIELDS`` order (0 if empty)."""
-        return [
-            self.counts[name][value] if value else 0
-            for name, value in zip(FIELDS, self._counted(profile), strict=True)
-        ]
+
+def _address(p: Profile) -> str:
+    """The house number as the address it is part of (what ``Rarity`` counts)."""
+    return f"{p.house} {p.street}" if p.house else ""
 
 
 @dataclass(frozen=True)
@@ -204,8 +240,8 @@ class BlockingReport:
         return self.comparisons / self.contacts if self.contacts else 0.0
 
 
-def _sort_key(p: Profile) -> tuple[str, ...]:
-    return (p.last, p.first, p.email, p.phone, p.id)
+_sort_key = attrgetter("last", "first", "email", "phone", "id")
+"""The name order an oversized block's windows follow (the id makes it total)."""
 
 
 def form_blocks(
@@ -221,18 +257,20 @@ def form_blocks(
     report = BlockingReport(contacts=len(profiles))
     blocks: list[Block] = []
     for k, key in enumerate(KEY_NAMES):
-        groups: dict[str, list[int]] = defaultdict(list)
-        for index, values in enumerate(key_values):
-            value = values[k]
-            if value:
-                groups[value].append(index)
-        report.keyed[key] = sum(len(m) for m in groups.values())
-        for value in sorted(groups):
-            members = groups[value]
-            if len(members) < 2:
-                continue
+        column = list(map(itemgetter(k), key_values))
+        held = Counter(column)
+        report.keyed[key] = len(column) - held.pop("", 0)
+        # Contacts sharing their value with another, found at C speed (most values are one
+        # contact's), then sorted by value, and (the sort is stable) by index within a value:
+        # the blocks come in value order, each one's members ascending.
+        shared = list(
+            compress(range(len(column)), map((1).__lt__, map(held.get, column, repeat(0))))
+        )
+        shared.sort(key=column.__getitem__)
+        for value, group in groupby(shared, key=column.__getitem__):
+            members = list(group)
             if len(members) <= cap:
-                blocks.append(Block(key, value, tuple(sorted(members))))
+                blocks.append(Block(key, value, tuple(members)))
                 continue
             windows = list(_windows(members, profiles, cap))
             report.capped.append(CappedBlock(key, value, len(members), len(windows)))

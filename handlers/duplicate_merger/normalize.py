@@ -15,6 +15,13 @@ _NON_ALNUM = re.compile(r"[^a-z0-9]+")
 _NON_ALPHA = re.compile(r"[^a-z]+")
 _DIGITS = re.compile(r"\D+")
 _SPACES = re.compile(r"\s+")
+_NOT_PLAIN_PHONE = re.compile(r"[^\d\s().+-]")
+
+FIELD_CACHE = 1 << 17
+"""Entries kept per cached field normaliser. A CRM repeats its given names, surnames,
+companies, websites, addresses, postcodes, cities and states (coworkers, households,
+re-entered people), so those are normalised once per distinct text, and equal values share
+one string. Mailboxes and mobiles are nearly all distinct: caching them would only evict."""
 
 @lru_cache(maxsize=1)
 def _nickname_graph() -> tuple[dict[str, frozenset[str]], dict[str, frozenset[str]]]:
@@ -57,6 +64,7 @@ def nickname_related(a: str, b: str) -> bool:
     return bool(formal.get(a, frozenset()) & formal.get(b, frozenset()))
 
 
+@lru_cache(maxsize=FIELD_CACHE)
 def blocking_given(first: str) -> str:
     """The form a given name is blocked under: a nickname's formal name ("bill" -> william)."""
     if not first:
@@ -113,15 +121,21 @@ _STREET_WORDS = {
 }
 
 
-@lru_cache(maxsize=100_000)
 def fold(text: str) -> str:
     """Lower case, accents removed (é -> e), whitespace collapsed, ends trimmed."""
+    if text.isascii():
+        # ASCII is its own NFKD form and has no combining marks, and ``str.split()`` splits
+        # on exactly the characters ``\s`` matches (``str.isspace``): the slow path's result.
+        return " ".join(text.lower().split())
+    return _fold_unicode(text)
+
+
+def _fold_unicode(text: str) -> str:
     decomposed = unicodedata.normalize("NFKD", text)
     plain = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
     return _SPACES.sub(" ", plain.lower()).strip()
 
 
-@lru_cache(maxsize=200_000)
 def name(text: str | None) -> str:
     """A personal name as lower-case letters and single spaces ("O'Neil-Smith" -> "oneil smith")."""
     if not text:
@@ -135,6 +149,7 @@ GENERATIONS = {"jr": "jr", "junior": "jr", "sr": "sr", "senior": "sr", "ii": "ii
 """Generational suffixes as typed after a surname ("Smith Jr.", "Smith, III"), in one form."""
 
 
+@lru_cache(maxsize=FIELD_CACHE)
 def surname_and_generation(text: str | None) -> tuple[str, str]:
     """(surname, generational suffix) from a surname field: "Smith Jr." -> ("smith", "jr").
 
@@ -148,6 +163,7 @@ def surname_and_generation(text: str | None) -> tuple[str, str]:
     return " ".join(words), ""
 
 
+@lru_cache(maxsize=FIELD_CACHE)
 def given_name(text: str | None) -> str:
     """A given name, its first word only, as typed ("A." -> "a"); nicknames are related at
     comparison time (``nickname_related``), not rewritten here."""
@@ -189,7 +205,7 @@ def phone(text: str | None, default_region: str = "US") -> str:
     digits = _DIGITS.sub("", raw)
     if not 6 <= len(digits) <= 17 or is_placeholder_phone(digits):
         return ""
-    plain = not re.search(r"[^\d\s().+-]", raw) and "(0)" not in raw
+    plain = not _NOT_PLAIN_PHONE.search(raw) and "(0)" not in raw
     if plain and default_region in ("US", "CA"):
         if raw.startswith("+1") or (not raw.startswith("+") and len(digits) == 11):
             if len(digits) == 11 and digits[0] == "1":
@@ -224,7 +240,7 @@ def _phone_slow(raw: str, default_region: str) -> str:
     return phone_e164(raw, default_region, valid=False) or ""
 
 
-@lru_cache(maxsize=100_000)
+@lru_cache(maxsize=FIELD_CACHE)
 def company(text: str | None) -> str:
     """An organisation name without punctuation or legal form ("ACME, Inc." -> "acme")."""
     if not text:
@@ -234,6 +250,7 @@ def company(text: str | None) -> str:
     return " ".join(kept or words)
 
 
+@lru_cache(maxsize=FIELD_CACHE)
 def website_domain(text: str | None) -> str:
     """The host of a website field without scheme, ``www.`` or path ("" if none)."""
     if not text:
@@ -243,6 +260,7 @@ def website_domain(text: str | None) -> str:
     return host if "." in host else ""
 
 
+@lru_cache(maxsize=FIELD_CACHE)
 def street(text: str | None) -> tuple[str, str]:
     """(house number, street) from an address line ("12b Main St." -> ("12b", "main street"))."""
     if not text:
@@ -254,11 +272,13 @@ def street(text: str | None) -> tuple[str, str]:
     return house, " ".join(_STREET_WORDS.get(w, w) for w in words)
 
 
+@lru_cache(maxsize=FIELD_CACHE)
 def postcode(text: str | None) -> str:
     """A postcode without spaces, upper case."""
     return _NON_ALNUM.sub("", fold(text or "")).upper()
 
 
+@lru_cache(maxsize=FIELD_CACHE)
 def place(text: str | None) -> str:
     """A city or state name: folded, punctuation removed."""
     return " ".join(_NON_ALNUM.sub(" ", fold(text or "")).split())

@@ -15,6 +15,23 @@ from typing import Any
 from handlers.common.strings import nysiis
 from handlers.duplicate_merger import normalize
 
+_PROPERTIES = (
+    "firstname",
+    "lastname",
+    "email",
+    "phone",
+    "mobilephone",
+    "company",
+    "website",
+    "address",
+    "city",
+    "zip",
+    "state",
+    "date_of_birth",
+)
+"""The CRM properties a profile is normalised from (HubSpot's names)."""
+
+
 FIELDS = (
     "first",
     "last",
@@ -77,32 +94,29 @@ class Profile:
         cls, contact_id: str, props: Mapping[str, Any], *, default_region: str = "US"
     ) -> Profile:
         """Normalise a CRM contact's properties (missing or null properties are empty)."""
-
-        def text(*names: str) -> str:
-            for key in names:
-                value = props.get(key)
-                if value not in (None, ""):
-                    return str(value)
-            return ""
-
-        address = normalize.email(text("email"))
-        house, street = normalize.street(text("address"))
-        last, generation = normalize.surname_and_generation(text("lastname"))
+        (first, lastname, mail, phone, mobile, company, website, address, city, zip_code,
+         state, dob) = [
+            v if type(v) is str else ("" if v in (None, "") else str(v))
+            for v in map(props.get, _PROPERTIES)
+        ]
+        email = normalize.email(mail)
+        house, street = normalize.street(address)
+        last, generation = normalize.surname_and_generation(lastname)
         return cls(
             id=str(contact_id),
-            first=normalize.given_name(text("firstname")),
+            first=normalize.given_name(first),
             last=last,
-            email=address,
-            phone=normalize.phone(text("phone"), default_region),
-            mobile=normalize.phone(text("mobilephone"), default_region),
-            company=normalize.company(text("company")),
-            domain=normalize.website_domain(text("website")) or normalize.email_domain(address),
+            email=email,
+            phone=normalize.phone(phone, default_region),
+            mobile=normalize.phone(mobile, default_region),
+            company=normalize.company(company),
+            domain=normalize.website_domain(website) or normalize.email_domain(email),
             house=house,
             street=street,
-            city=normalize.place(text("city")),
-            postcode=normalize.postcode(text("zip")),
-            state=normalize.place(text("state")),
-            dob=normalize.birth_date(text("date_of_birth")),
+            city=normalize.place(city),
+            postcode=normalize.postcode(zip_code),
+            state=normalize.place(state),
+            dob=normalize.birth_date(dob),
             generation=generation,
         )
 
