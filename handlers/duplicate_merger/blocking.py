@@ -166,26 +166,31 @@ class Rarity:
 
     Built once over all contacts by dm-block; each profile in a block message carries its own
     counts, so dm-score weighs agreement without seeing the rest of the CRM. The counts are
-    kept per contact (``at``), one array of 4-byte counts per field, not per value: a message
-    needs a contact's counts, and a CRM's million distinct mailboxes would cost more as keys
-    of a dict than as numbers.
+    kept per contact, not per value: one array of 4-byte counts, a contact's ``len(FIELDS)``
+    side by side (``at`` reads them in one slice, as each message row needs them). A CRM's
+    million distinct mailboxes cost less as numbers than as the keys of a dict.
     """
 
     def __init__(self, profiles: Sequence[Profile]) -> None:
         self.total = len(profiles)
-        self.columns: list[array[int]] = []
-        """Per field (``FIELDS`` order), each contact's count, by the contact's index."""
-        for name in FIELDS:
+        width = len(FIELDS)
+        self._counts = array("I", bytes(4 * width * self.total))
+        for f, name in enumerate(FIELDS):
             # The house number is counted with its street: how many contacts hold the
             # address (one fact), not how many hold the number "12".
             values = list(map(_address if name == "house" else attrgetter(name), profiles))
-            counts = Counter(filter(None, values))  # "" (no value) is never counted
-            self.columns.append(array("I", map(counts.get, values, repeat(0))))
+            held = Counter(filter(None, values))  # "" (no value) is never counted
+            self._counts[f::width] = array("I", map(held.get, values, repeat(0)))
 
     def at(self, index: int) -> list[int]:
         """The count of each field value of the contact at ``index`` (in the profiles given),
         in ``FIELDS`` order (0 if empty)."""
-        return [column[index] for column in self.columns]
+        width = len(FIELDS)
+        return self._counts[index * width : (index + 1) * width].tolist()
+
+    def column(self, name: str) -> array[int]:
+        """Each contact's count of its ``name`` value, by the contact's index."""
+        return self._counts[FIELDS.index(name) :: len(FIELDS)]
 
 
 def _address(p: Profile) -> str:
@@ -193,7 +198,7 @@ def _address(p: Profile) -> str:
     return f"{p.house} {p.street}" if p.house else ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Block:
     """Contacts sharing one key value (or one window of an oversized block).
 

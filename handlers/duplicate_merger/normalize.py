@@ -187,7 +187,12 @@ def email(text: str | None) -> str:
 
 def email_domain(address: str) -> str:
     """The organisation's domain of a normalised address; "" for free-mail providers."""
-    domain = address.rpartition("@")[2]
+    return _organisation_domain(address.rpartition("@")[2])
+
+
+@lru_cache(maxsize=FIELD_CACHE)
+def _organisation_domain(domain: str) -> str:
+    # Cached: coworkers' records then share one string for their employer's domain.
     return "" if not domain or domain in FREE_MAIL_DOMAINS else domain
 
 

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import chain, pairwise, repeat
-from operator import add, attrgetter
+from operator import add, attrgetter, itemgetter
 from typing import Any
 
 from handlers.duplicate_merger.blocking import (
@@ -136,8 +136,8 @@ def encode_messages(
 
 
 class _Rows:
-    """What a message needs of each contact, computed once per contact, not once per block it
-    is in: its characters (for the size estimate) and the capped key values it holds."""
+    """What every message needs, computed once per run, not once per block or message: each
+    contact's characters (for the size estimate) and the capped key values."""
 
     def __init__(self, run: BlockingRun) -> None:
         self.run = run
@@ -151,12 +151,11 @@ class _Rows:
                 map(len, map("".join, run.keys)),
             ),
         )
-        # A contact holds a capped key value exactly when it is in one of its windows.
-        self.capped: dict[int, set[tuple[str, str]]] = defaultdict(set)
-        for block in run.blocks:
-            if block.window is not None:
-                for i in block.members:
-                    self.capped[i].add((block.key, block.value))
+        # Per key kind, the values whose blocks were capped (a message lists those its
+        # contacts hold).
+        self.capped: list[set[str]] = [set() for _ in KEY_NAMES]
+        for capped in run.report.capped:
+            self.capped[KEY_NAMES.index(capped.key)].add(capped.value)
 
     def estimate(self, block: Block) -> int:
         """Bytes the block adds to a message, over-estimated: per row, its characters twice
@@ -197,19 +196,21 @@ def _build_body(blocks: list[Block], rows: _Rows) -> str:
     # Contacts numbered in order of first appearance (a dict keeps insertion order).
     order = list(dict.fromkeys(chain.from_iterable(b.members for b in blocks)))
     local = dict(zip(order, range(len(order)), strict=True))
-    capped = rows.capped
-    touched = sorted(set().union(*map(capped.get, order, repeat(())))) if capped else []
-    counts = run.rarity.columns
+    keys = list(map(run.keys.__getitem__, order))
+    touched = sorted(
+        (key, value)
+        for k, key in enumerate(KEY_NAMES)
+        if rows.capped[k]
+        for value in rows.capped[k].intersection(map(itemgetter(k), keys))
+    )
     message = {
         "v": MESSAGE_VERSION,
         "run": run.run_id,
         "total": run.rarity.total,
         "baseline": round(run.baseline, 6),
         "profiles": list(map(_WIRE, map(run.profiles.__getitem__, order))),
-        # Each field's counts gathered for the rows at once, then one tuple per row.
-        "counts": list(zip(*[list(map(column.__getitem__, order)) for column in counts],
-                           strict=True)),
-        "keys": list(map(run.keys.__getitem__, order)),
+        "counts": list(map(run.rarity.at, order)),
+        "keys": keys,  # tuples encode as JSON arrays, as lists do
         "capped": [list(c) for c in touched],
         "blocks": [
             {
