@@ -21,11 +21,10 @@ from __future__ import annotations
 import gc
 import json
 from array import array
-from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from itertools import chain, pairwise, repeat
+from itertools import chain, pairwise
 from operator import add, attrgetter, itemgetter
 from typing import Any
 
