@@ -17,12 +17,6 @@ _DIGITS = re.compile(r"\D+")
 _SPACES = re.compile(r"\s+")
 _NOT_PLAIN_PHONE = re.compile(r"[^\d\s().+-]")
 
-FIELD_CACHE = 1 << 17
-"""Entries kept per cached field normaliser. A CRM repeats its given names, surnames,
-companies, websites, addresses, postcodes, cities and states (coworkers, households,
-re-entered people), so those are normalised once per distinct text, and equal values share
-one string. Mailboxes and mobiles are nearly all distinct: caching them would only evict."""
-
 @lru_cache(maxsize=1)
 def _nickname_graph() -> tuple[dict[str, frozenset[str]], dict[str, frozenset[str]]]:
     """Many-to-many given-name relations from the ``nicknames`` package (carltonnorthern's
@@ -64,7 +58,7 @@ def nickname_related(a: str, b: str) -> bool:
     return bool(formal.get(a, frozenset()) & formal.get(b, frozenset()))
 
 
-@lru_cache(maxsize=FIELD_CACHE)
+@lru_cache(maxsize=65_536)
 def blocking_given(first: str) -> str:
     """The form a given name is blocked under: a nickname's formal name ("bill" -> william)."""
     if not first:
@@ -149,7 +143,6 @@ GENERATIONS = {"jr": "jr", "junior": "jr", "sr": "sr", "senior": "sr", "ii": "ii
 """Generational suffixes as typed after a surname ("Smith Jr.", "Smith, III"), in one form."""
 
 
-@lru_cache(maxsize=FIELD_CACHE)
 def surname_and_generation(text: str | None) -> tuple[str, str]:
     """(surname, generational suffix) from a surname field: "Smith Jr." -> ("smith", "jr").
 
@@ -163,7 +156,6 @@ def surname_and_generation(text: str | None) -> tuple[str, str]:
     return " ".join(words), ""
 
 
-@lru_cache(maxsize=FIELD_CACHE)
 def given_name(text: str | None) -> str:
     """A given name, its first word only, as typed ("A." -> "a"); nicknames are related at
     comparison time (``nickname_related``), not rewritten here."""
@@ -187,16 +179,14 @@ def email(text: str | None) -> str:
 
 def email_domain(address: str) -> str:
     """The organisation's domain of a normalised address; "" for free-mail providers."""
-    return _organisation_domain(address.rpartition("@")[2])
+    return organisation_domain(address.rpartition("@")[2])
 
 
-@lru_cache(maxsize=FIELD_CACHE)
-def _organisation_domain(domain: str) -> str:
-    # Cached: coworkers' records then share one string for their employer's domain.
+def organisation_domain(domain: str) -> str:
+    """A mail domain, or "" when it is a free-mail provider's (or empty)."""
     return "" if not domain or domain in FREE_MAIL_DOMAINS else domain
 
 
-@lru_cache(maxsize=100_000)
 def phone(text: str | None, default_region: str = "US") -> str:
     """E.164 (``+14155550132``) or "" when the text is not a plausible phone number.
 
@@ -245,7 +235,6 @@ def _phone_slow(raw: str, default_region: str) -> str:
     return phone_e164(raw, default_region, valid=False) or ""
 
 
-@lru_cache(maxsize=FIELD_CACHE)
 def company(text: str | None) -> str:
     """An organisation name without punctuation or legal form ("ACME, Inc." -> "acme")."""
     if not text:
@@ -255,7 +244,6 @@ def company(text: str | None) -> str:
     return " ".join(kept or words)
 
 
-@lru_cache(maxsize=FIELD_CACHE)
 def website_domain(text: str | None) -> str:
     """The host of a website field without scheme, ``www.`` or path ("" if none)."""
     if not text:
@@ -265,7 +253,6 @@ def website_domain(text: str | None) -> str:
     return host if "." in host else ""
 
 
-@lru_cache(maxsize=FIELD_CACHE)
 def street(text: str | None) -> tuple[str, str]:
     """(house number, street) from an address line ("12b Main St." -> ("12b", "main street"))."""
     if not text:
@@ -277,13 +264,11 @@ def street(text: str | None) -> tuple[str, str]:
     return house, " ".join(_STREET_WORDS.get(w, w) for w in words)
 
 
-@lru_cache(maxsize=FIELD_CACHE)
 def postcode(text: str | None) -> str:
     """A postcode without spaces, upper case."""
     return _NON_ALNUM.sub("", fold(text or "")).upper()
 
 
-@lru_cache(maxsize=FIELD_CACHE)
 def place(text: str | None) -> str:
     """A city or state name: folded, punctuation removed."""
     return " ".join(_NON_ALNUM.sub(" ", fold(text or "")).split())

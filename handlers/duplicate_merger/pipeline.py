@@ -39,7 +39,7 @@ from handlers.duplicate_merger.blocking import (
     owner_key,
 )
 from handlers.duplicate_merger.evidence import Bands, ScoredPair, Scorer, Thresholds, baseline
-from handlers.duplicate_merger.profile import FIELDS, Profile
+from handlers.duplicate_merger.profile import FIELDS, Profile, ProfileBuilder
 
 DEFAULT_RECORD_FLOOR = -10.0
 """Pairs scoring below this (about a thousand to one against) are not recorded."""
@@ -89,11 +89,10 @@ def profiles_from(
     contacts: Iterable[tuple[str, Any]], *, default_region: str = "US"
 ) -> list[Profile]:
     """Normalised profiles of ``(contact_id, properties)``, sorted by id (order-free input)."""
+    builder = ProfileBuilder(default_region)
     with _collector_paused():
-        profiles = [
-            Profile.from_properties(cid, props, default_region=default_region)
-            for cid, props in contacts
-        ]
+        profiles = [builder.build(cid, props) for cid, props in contacts]
+    del builder  # its memos (the distinct texts) are not needed past the build
     profiles.sort(key=attrgetter("id"))
     for left, right in pairwise(profiles):
         if left.id == right.id:

@@ -8,9 +8,9 @@ in-memory fake, and the benchmark's data sets mapped into that model.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from handlers.common.strings import nysiis
 from handlers.duplicate_merger import normalize
@@ -94,31 +94,7 @@ class Profile:
         cls, contact_id: str, props: Mapping[str, Any], *, default_region: str = "US"
     ) -> Profile:
         """Normalise a CRM contact's properties (missing or null properties are empty)."""
-        (first, lastname, mail, phone, mobile, company, website, address, city, zip_code,
-         state, dob) = [
-            v if type(v) is str else ("" if v in (None, "") else str(v))
-            for v in map(props.get, _PROPERTIES)
-        ]
-        email = normalize.email(mail)
-        house, street = normalize.street(address)
-        last, generation = normalize.surname_and_generation(lastname)
-        return cls(
-            id=str(contact_id),
-            first=normalize.given_name(first),
-            last=last,
-            email=email,
-            phone=normalize.phone(phone, default_region),
-            mobile=normalize.phone(mobile, default_region),
-            company=normalize.company(company),
-            domain=normalize.website_domain(website) or normalize.email_domain(email),
-            house=house,
-            street=street,
-            city=normalize.place(city),
-            postcode=normalize.postcode(zip_code),
-            state=normalize.place(state),
-            dob=normalize.birth_date(dob),
-            generation=generation,
-        )
+        return ProfileBuilder(default_region).build(contact_id, props)
 
     def values(self) -> tuple[str, ...]:
         """The compared fields in ``FIELDS`` order."""
@@ -161,3 +137,71 @@ class Profile:
     def first_code(self) -> str:
         """NYSIIS of the canonical given name."""
         return nysiis(self.first) if self.first else ""
+
+
+_T = TypeVar("_T")
+
+
+class _Memo(dict[str, _T]):
+    """A normaliser's results by text: a text seen before costs one dict lookup."""
+
+    def __init__(self, normalise: Callable[[str], _T]) -> None:
+        super().__init__()
+        self._normalise = normalise
+
+    def __missing__(self, text: str) -> _T:
+        value = self[text] = self._normalise(text)
+        return value
+
+
+class ProfileBuilder:
+    """Builds a run's profiles (``Profile.from_properties`` builds one).
+
+    A CRM repeats its given names, surnames, companies, websites, addresses, postcodes,
+    cities, states, main lines and mail domains (coworkers, households, re-entered people),
+    so each distinct text of those is normalised once per builder, and equal values share
+    one string. Mailboxes, mobiles and birth dates are nearly all distinct: they are
+    normalised each time. A builder lives as long as one run's build, so nothing it keeps
+    outlives the run.
+    """
+
+    def __init__(self, default_region: str = "US") -> None:
+        self.default_region = default_region
+        self._given = _Memo(normalize.given_name)
+        self._surname = _Memo(normalize.surname_and_generation)
+        self._company = _Memo(normalize.company)
+        self._website = _Memo(normalize.website_domain)
+        self._domain = _Memo(normalize.organisation_domain)
+        self._street = _Memo(normalize.street)
+        self._postcode = _Memo(normalize.postcode)
+        self._place = _Memo(normalize.place)
+        self._phone = _Memo(lambda text: normalize.phone(text, default_region))
+
+    def build(self, contact_id: str, props: Mapping[str, Any]) -> Profile:
+        """Normalise a CRM contact's properties (missing or null properties are empty)."""
+        (first, lastname, mail, phone, mobile, company, website, address, city, zip_code,
+         state, dob) = [
+            v if type(v) is str else ("" if v in (None, "") else str(v))
+            for v in map(props.get, _PROPERTIES)
+        ]
+        email = normalize.email(mail)
+        house, street = self._street[address]
+        last, generation = self._surname[lastname]
+        return Profile(
+            id=str(contact_id),
+            first=self._given[first],
+            last=last,
+            email=email,
+            phone=self._phone[phone],
+            mobile=normalize.phone(mobile, self.default_region),
+            company=self._company[company],
+            # normalize.email_domain, with the domain's verdict kept
+            domain=self._website[website] or self._domain[email.rpartition("@")[2]],
+            house=house,
+            street=street,
+            city=self._place[city],
+            postcode=self._postcode[zip_code],
+            state=self._place[state],
+            dob=normalize.birth_date(dob),
+            generation=generation,
+        )
