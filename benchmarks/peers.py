@@ -49,7 +49,6 @@ import tempfile
 import time
 import warnings
 from collections import defaultdict
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -288,18 +287,19 @@ def run_splink(model: SplinkModel, frame: Any) -> Row:
                 train.estimate_parameters_using_expectation_maximisation(
                     rule, estimate_without_term_frequencies=model.em_without_tf)
             result: Any = linker.inference.predict(threshold_match_probability=0.01)
-            predictions = result.as_pandas_dataframe()
+            # three columns, not the whole prediction table: at 1M it would not fit
+            left, right = f"{model.id_column}_l", f"{model.id_column}_r"
+            predictions = con.sql(
+                f"select {left}, {right}, match_weight from {result.physical_name}"
+            ).fetchall()
         finally:
             con.close()
-    left, right = f"{model.id_column}_l", f"{model.id_column}_r"
-    scores = {
-        ordered(str(a), str(b)): float(p)
-        for a, b, p in zip(predictions[left], predictions[right],
-                           predictions["match_probability"], strict=True)
-    }
-    predicted = {pair for pair, p in scores.items() if p >= 0.5}
-    return Row(model.label, predicted, time.perf_counter() - start, "EM-trained, p >= 0.5",
-               scores)
+    # Ranked by match weight, not probability: past about 53 bits every probability is 1.0
+    # in a double, and on the CRM set thousands of pairs, true and false, are.
+    scores = {ordered(str(a), str(b)): float(w) for a, b, w in predictions}
+    predicted = {pair for pair, w in scores.items() if w >= 0.0}
+    return Row(model.label, predicted, time.perf_counter() - start,
+               "p >= 0.5 (weight >= 0); cut in match weight", scores)
 
 
 # Plain rules --------------------------------------------------------------------------------
@@ -365,10 +365,10 @@ def run_ecm(model: EcmModel, frame: Any, id_column: str, candidates: set[Pair] |
         for columns in model.passes:
             indexer.add(Block(columns))
         index = indexer.index(frame)
-        label, note = "recordlinkage ECM", "multi-pass index, JW features"
+        label, note = "recordlinkage ECM", "multi-pass index, JW features; cut in log odds"
     else:
         index = pd.MultiIndex.from_tuples(sorted(candidates))
-        label, note = "recordlinkage ECM on dm's pairs", "same candidates as dm"
+        label, note = "recordlinkage ECM on dm's pairs", "same candidates as dm; log odds"
     compare = recordlinkage.Compare()
     for column in model.strings:
         compare.string(column, column, method="jarowinkler", threshold=0.85, label=column)
@@ -379,10 +379,12 @@ def run_ecm(model: EcmModel, frame: Any, id_column: str, candidates: set[Pair] |
         warnings.simplefilter("ignore")
         ecm = recordlinkage.ECMClassifier(binarize=0.8)
         matches = ecm.fit_predict(features)
-        probability = ecm.prob(features)
+        # Ranked by log odds, not ``ecm.prob``: that is 1.0 for tens of thousands of CRM pairs.
+        log_p = ecm.kernel.predict_log_proba(features.to_numpy())
+        match = list(ecm.kernel.classes_).index(1)
+        log_odds = log_p[:, match] - log_p[:, 1 - match]
     predicted = {ordered(str(a), str(b)) for a, b in matches}
-    scores = {ordered(str(a), str(b)): float(v) for (a, b), v in probability.items()}
+    scores = {ordered(str(a), str(b)): float(v)
+              for (a, b), v in zip(features.index, log_odds, strict=True)}
     return Row(label, predicted, time.perf_counter() - start, note, scores)
 
-
-PeerRunner = Callable[[], Row]
