@@ -253,7 +253,7 @@ def test_generated_duplicates_are_found_with_high_precision() -> None:
 
 
 def test_a_malformed_message_is_refused() -> None:
-    for body in ("nope", "{}", '{"v": 1}', '{"v": 2, "profiles": []}'):
+    for body in ("nope", "{}", '{"v": 1}', '{"v": 2, "profiles": []}', '{"v": 3, "profiles": []}'):
         with pytest.raises(MessageError):
             decode_message(body)
 
@@ -411,3 +411,11 @@ def test_near_values_made_from_names_or_next_door_add_nothing_at_any_size() -> N
                              _counts(last=50, house=1, street=30))
         assert next(t for t in house.terms if t.field == "house").weight == 0.0
         assert next(t for t in house.terms if t.field == "street").weight > 0.0
+        # A postcode one digit off is the neighbouring area (US cities hold dozens of
+        # consecutive codes); the city, compared on its own, says where.
+        zips = (Profile("5", last="hall", postcode="85068", city="phoenix"),
+                Profile("6", last="hall", postcode="85058", city="phoenix"))
+        near = scorer.score(zips[0], _counts(last=50, postcode=1, city=900), zips[1],
+                            _counts(last=50, postcode=1, city=900))
+        assert next(t for t in near.terms if t.field == "postcode").weight == 0.0
+        assert next(t for t in near.terms if t.field == "city").weight > 0.0
