@@ -611,8 +611,9 @@ def _swap_names(av: Sequence[str], bv: Sequence[str], levels: list[Level | None]
 
 def field_levels(av: Sequence[str], bv: Sequence[str]) -> list[Level | None]:
     """Each field's level for two profiles' values (``Profile.values()``): None where either
-    lacks the field; names entered the other way round count as swapped, and the same mailbox
-    leaves its domain uncompared (it already says the same domain)."""
+    lacks the field; names entered the other way round count as swapped, the same mailbox
+    leaves its domain uncompared (it already says the same domain), and a number in ``phone``
+    on one record and ``mobilephone`` on the other is the same mobile (``_crossed_phone``)."""
     levels: list[Level | None] = [None] * len(FIELDS)
     for i, compare in enumerate(_COMPARE):
         x, y = av[i], bv[i]
@@ -621,7 +622,26 @@ def field_levels(av: Sequence[str], bv: Sequence[str]) -> list[Level | None]:
     _swap_names(av, bv, levels)
     if levels[_EMAIL] == "exact":
         levels[_DOMAIN] = None
+    if levels[_MOBILE] != "exact" and levels[_PHONE] != "exact" and _crossed_phone(av, bv):
+        levels[_MOBILE], levels[_PHONE] = "exact", None
     return levels
+
+
+def _crossed_phone(av: Sequence[str], bv: Sequence[str]) -> bool:
+    """One record's ``phone`` is the other's ``mobilephone``: a mobile typed into the phone
+    field (many forms ask for one number). It counts as the same mobile."""
+    return bool(av[_PHONE] and av[_PHONE] == bv[_MOBILE]) or bool(
+        av[_MOBILE] and av[_MOBILE] == bv[_PHONE]
+    )
+
+
+def _crossed_count(
+    av: Sequence[str], bv: Sequence[str], a_counts: Sequence[int], b_counts: Sequence[int]
+) -> int:
+    """Contacts holding a crossed number (``_crossed_phone``), in either field."""
+    if av[_PHONE] and av[_PHONE] == bv[_MOBILE]:
+        return a_counts[_PHONE] + b_counts[_MOBILE]
+    return a_counts[_MOBILE] + b_counts[_PHONE]
 
 
 class Scorer:
@@ -665,6 +685,8 @@ class Scorer:
             a_id, av, a_counts, b_id, bv, b_counts = b_id, bv, b_counts, a_id, av, a_counts
         levels = field_levels(av, bv)
         top = [x if x > y else y for x, y in zip(a_counts, b_counts, strict=True)]
+        if levels[_MOBILE] == "exact" and av[_MOBILE] != bv[_MOBILE]:  # crossed fields
+            top[_MOBILE] = _crossed_count(av, bv, a_counts, b_counts)
         floors = implied_floors(
             levels, av[_EMAIL], top, suffixed=bool(av[_GENERATION] or bv[_GENERATION])
         )
@@ -683,7 +705,7 @@ class Scorer:
                 if i == _EMAIL and _same_org_domain(av[i], bv[i]):
                     weight = _LOG_SAME_DOMAIN_DIFFER
             else:
-                count = a_counts[i] if a_counts[i] > b_counts[i] else b_counts[i]
+                count = top[i]
                 if level == "swapped":
                     other = _LAST if i == _FIRST else _FIRST
                     count = max(count, a_counts[other], b_counts[other])
