@@ -8,7 +8,8 @@ same whichever worker, in whatever order, receives it.
 
 Message body (JSON, at most ``MAX_MESSAGE_BYTES`` of UTF-8)::
 
-    {"v": 3, "run": "2026-W32", "total": 51234, "baseline": -21.3,
+    {"v": 4, "run": "2026-W32", "total": 51234, "baseline": -21.3,
+     "places":   {"city": [exact, similar, pairs], ...},  # contexts.count_places
      "profiles": [[id, first, last, email, ...], ...],   # Profile.to_wire()
      "counts":   [[c_first, c_last, ...], ...],           # Rarity.of(profile)
      "keys":     [[email, phone, name, street, dob, alias], ...],
@@ -34,13 +35,19 @@ from handlers.duplicate_merger.blocking import (
     keys_of,
     owner_key,
 )
+from handlers.duplicate_merger.contexts import (
+    PLACE_FIELDS,
+    PlaceCount,
+    context_priors,
+    count_places,
+)
 from handlers.duplicate_merger.evidence import Bands, ScoredPair, Scorer, Thresholds, baseline
 from handlers.duplicate_merger.profile import FIELDS, Profile
 
 DEFAULT_RECORD_FLOOR = -10.0
 """Pairs scoring below this (about a thousand to one against) are not recorded."""
 
-MESSAGE_VERSION = 3
+MESSAGE_VERSION = 4
 MAX_MESSAGE_BYTES = 240_000
 """Below SQS's 256 KiB message limit, with room for the attributes SQS counts too."""
 
@@ -57,6 +64,8 @@ class BlockingRun:
     report: BlockingReport
     sure_pairs: int
     baseline: float
+    places: dict[str, PlaceCount]
+    """Place agreement across contexts, counted over this CRM (``contexts.count_places``)."""
 
 
 def profiles_from(
@@ -81,7 +90,8 @@ def run_blocking(run_id: str, profiles: list[Profile], *, cap: int) -> BlockingR
     blocks, report = form_blocks(profiles, cap=cap, keys=keys)
     sure = count_sure_pairs(profiles, cap=cap)
     bits = baseline(rarity.total, sure)
-    return BlockingRun(run_id, profiles, keys, rarity, blocks, report, sure, bits)
+    places = count_places(profiles, cap=cap)
+    return BlockingRun(run_id, profiles, keys, rarity, blocks, report, sure, bits, places)
 
 
 def encode_messages(
@@ -156,6 +166,7 @@ def _body(blocks: list[Block], run: BlockingRun, capped: set[tuple[str, str]]) -
         "run": run.run_id,
         "total": run.rarity.total,
         "baseline": round(run.baseline, 6),
+        "places": {name: count.to_wire() for name, count in run.places.items()},
         "profiles": [run.profiles[i].to_wire() for i in order],
         "counts": [run.rarity.of(run.profiles[i]) for i in order],
         "keys": [list(run.keys[i]) for i in order],
@@ -183,6 +194,7 @@ class BlockMessage:
     run_id: str
     total: int
     baseline: float
+    places: dict[str, PlaceCount]
     profiles: tuple[Profile, ...]
     counts: tuple[tuple[int, ...], ...]
     keys: tuple[tuple[str, ...], ...]
@@ -212,6 +224,7 @@ def decode_message(body: str) -> BlockMessage:
         )
         run_id, total = str(data["run"]), int(data["total"])
         bits = float(data["baseline"])
+        places = {name: PlaceCount.from_wire(data["places"][name]) for name in PLACE_FIELDS}
     except (KeyError, TypeError, ValueError) as err:
         raise MessageError(f"malformed block message: {err}") from err
     n = len(profiles)
@@ -224,7 +237,7 @@ def decode_message(body: str) -> BlockMessage:
     for key, members in blocks:
         if key not in KEY_NAMES or any(not 0 <= i < n for i in members):
             raise MessageError("a block names an unknown key or member")
-    return BlockMessage(run_id, total, bits, profiles, counts, keys, capped, blocks)
+    return BlockMessage(run_id, total, bits, places, profiles, counts, keys, capped, blocks)
 
 
 @dataclass(frozen=True)
@@ -249,7 +262,7 @@ def score_message(
 ) -> ScoredMessage:
     """Every pair this message owns, scored once, in a stable order; pairs scoring below
     ``floor`` are counted, not kept (two different people who happen to share a block)."""
-    scorer = Scorer(message.total, thresholds, message.baseline)
+    scorer = Scorer(message.total, thresholds, message.baseline, context_priors(message.places))
     seen: set[tuple[int, int]] = set()
     out: list[CandidatePair] = []
     below = 0
