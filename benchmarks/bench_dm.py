@@ -517,7 +517,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-accuracy", action="store_true", help="scale only")
     parser.add_argument("--no-febrl", action="store_true", help="generated sets only")
     parser.add_argument("--baselines-up-to", type=int, default=100_000,
-                        help="run the peers only on sets of at most this many contacts")
+                        help="run Splink and ECM only on sets of at most this many contacts "
+                        "(the plain rules run at every size; Splink's CRM model at 1M outgrew "
+                        "a 12 GB DuckDB memory limit, see peers.SPLINK_MEMORY)")
     parser.add_argument("--sizes", type=str, default="", help="scale sizes, e.g. 10000,100000")
     parser.add_argument("--crm", type=str, default="", help="generated accuracy sets, e.g. 20000")
     args = parser.parse_args(argv)
