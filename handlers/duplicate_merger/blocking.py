@@ -12,7 +12,8 @@ each adds true pairs the others miss on FEBRL or on generated CRM data):
 ``name``    NYSIIS of the surname + the first initial ("SNAT.r"), a nickname's initial read
             from its formal name (Bill -> W): a new phone and mailbox; NYSIIS absorbs most
             surname typos.
-``street``  house number + street: the same household address.
+``street``  house number + postcode, else house number + street: the same household address
+            (a street name is typed in more ways than a postcode: "s treet", "St.", "Str").
 ``dob``     the date of birth.
 ``alias``   the alphabetically first of the two name codes + the place (postcode, else city,
             else state): first and last name swapped (the swapped record's surname code is the
@@ -57,6 +58,8 @@ def _alias_key(p: Profile) -> str:
 
 
 def _street_key(p: Profile) -> str:
+    if p.house and p.postcode:  # a street is typed more ways than its postcode
+        return f"{p.house}@{p.postcode}"
     return f"{p.house} {p.street}" if p.street else ""
 
 

@@ -170,6 +170,17 @@ def test_four_keys_per_contact_at_most() -> None:
     assert keys[:3] == ("a@x.io", "+1415", "LY.a")
 
 
+def test_one_address_typed_two_ways_shares_a_street_block() -> None:
+    street = KEY_NAMES.index("street")
+    typed = Profile("1", last="marampon", house="39", street="lowanna street", postcode="3806")
+    retyped = Profile("2", last="marampon", house="39", street="lowanna treet", postcode="3806")
+    assert keys_of(typed)[street] == keys_of(retyped)[street] == "39@3806"
+    # Without a postcode the street itself is the key.
+    assert keys_of(Profile("3", last="x", house="39", street="lowanna street"))[street] == (
+        "39 lowanna street"
+    )
+
+
 def test_a_placeholder_phone_block_is_capped_and_reported() -> None:
     shared = [
         Profile(str(1000 + i), first=f"p{i:03d}", last=f"q{i:03d}", phone="+15555555555")
