@@ -55,7 +55,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from benchmarks import crm_generator as synthetic  # noqa: E402
-from benchmarks import peers  # noqa: E402
+from benchmarks import peers, score_bins  # noqa: E402
 from benchmarks.peers import Pair, Row  # noqa: E402
 from components.config import DmSettings, DmThresholds  # noqa: E402
 from handlers.duplicate_merger.evidence import Thresholds  # noqa: E402
@@ -301,6 +301,8 @@ def accuracy(
             summary.append({"dataset": ds.name, "method": row.method, "p": p, "r": r, "f1": f,
                             "best_f1": bf if row.scores else f})
         if ds.kind == "crm":
+            print("  what dm's scores mean at this size (score_bins.py):")
+            print(score_bins.table(dm.rows[1].scores or {}, ds.truth, propose=THRESHOLDS.propose))
             print(replay)
     return summary
 
