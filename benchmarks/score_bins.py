@@ -21,7 +21,7 @@ TOP_BIN = 12
 
 
 def _expected(score: float) -> float:
-    return 1.0 / (1.0 + 2.0 ** -score)
+    return 1.0 / (1.0 + math.pow(2.0, -score))
 
 
 def table(scores: Mapping[Pair, float], truth: Set[Pair], *, propose: float = 0.0) -> str:
