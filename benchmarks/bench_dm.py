@@ -6,23 +6,26 @@ this machine, now; nothing is cached or copied.
 
 Accuracy, on the same data in the same run:
 
-* FEBRL1 and FEBRL3 (shipped with recordlinkage): name, address and date of birth mapped into
-  the contact model (given_name -> firstname, surname -> lastname, street_number + address_1 ->
-  address, suburb -> city, postcode -> zip, state, date_of_birth). ``soc_sec_id`` is left out:
-  a CRM contact has no such identifier.
+* FEBRL1 and FEBRL3 (shipped with recordlinkage). dm reads them mapped into the contact model
+  (given_name -> firstname, surname -> lastname, street_number + address_1 -> address, suburb
+  -> city, postcode -> zip, state, date_of_birth) and normalises them as it normalises a CRM;
+  the peers read the data set's own columns, as their docs do. ``soc_sec_id`` is left out for
+  everyone: a CRM contact has no such identifier.
 * FEBRL4's two files of 5,000 deduplicated as one set of 10,000 (``rec-N-org`` / ``rec-N-dup-0``).
-* The project's generator of B2B CRM contacts (``benchmarks/crm_generator.py``) at 20k and
-  100k: coworkers sharing an office, main line and domain; households; Census name
-  frequencies; role mailboxes; job changes; nicknames from a source dm does not use.
+* The project's generator of B2B CRM contacts (``benchmarks/crm_generator.py``) at 20k, 100k
+  and 1M: coworkers sharing an office, main line and domain; households; Census name
+  frequencies; role mailboxes; job changes; nicknames from a source dm does not use. Here the
+  peers read dm's normalised fields.
 
 Rows: dm's automatic band, and automatic + propose (what reaches a person or merges), with the
-configured default thresholds; Splink on DuckDB (name comparisons with Jaro-Winkler levels and
-term-frequency adjustments, the prior from deterministic rules, u by random sampling, m by EM;
-CRM set blocked on email, phone, mobile, surname + postcode, first + last name) cut at match
-probability 0.5; plain deterministic rules; recordlinkage's ECM with a multi-pass index and
-Jaro-Winkler features, and the same ECM on dm's candidate pairs. Each scored method is also
-shown at its best-F1 cut (chosen on the truth: an upper bound, not a setting).
-All three read the same normalised fields (dm's normalisation is applied for everyone).
+configured default thresholds; then the peers of ``peers.py``, each configured as its own docs
+configure it (the pages are named there): Splink on DuckDB (on FEBRL, both the febrl3 and the
+febrl4 example's model) cut at match probability 0.5; recordlinkage's ECM with a multi-pass
+index and Jaro-Winkler features, and the same ECM on dm's candidate pairs (not a peer: it shows
+what dm's blocking alone is worth); plain deterministic rules, at every size. Splink and ECM run
+on sets of at most ``--baselines-up-to`` contacts (100k). Each scored method is also shown at
+its best-F1 cut (chosen on the truth: an upper bound, not a setting; recall is over every true
+pair, found or not).
 
 Scale: wall time and peak memory (RSS of a fresh process) of dm-block's work (normalise,
 count, key, block, encode messages) and of dm-score's work (decode, score every candidate)
@@ -35,14 +38,12 @@ import argparse
 import gc
 import itertools
 import json
-import logging
 import multiprocessing as mp
 import os
 import resource
 import sys
 import tempfile
 import time
-import warnings
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -54,6 +55,8 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from benchmarks import crm_generator as synthetic  # noqa: E402
+from benchmarks import peers, score_bins  # noqa: E402
+from benchmarks.peers import Pair, Row  # noqa: E402
 from components.config import DmSettings, DmThresholds  # noqa: E402
 from handlers.duplicate_merger.evidence import Thresholds  # noqa: E402
 from handlers.duplicate_merger.pipeline import (  # noqa: E402
@@ -64,9 +67,8 @@ from handlers.duplicate_merger.pipeline import (  # noqa: E402
     run_blocking,
     score_message,
 )
-from handlers.duplicate_merger.profile import FIELDS, Profile  # noqa: E402
+from handlers.duplicate_merger.profile import Profile  # noqa: E402
 
-Pair = tuple[str, str]
 DEFAULTS = DmThresholds()
 THRESHOLDS = Thresholds(automatic=DEFAULTS.automatic, propose=DEFAULTS.propose)
 CAP = DmSettings.model_fields["block_cap"].default
@@ -83,6 +85,8 @@ class Dataset:
     kind: str  # "register" (FEBRL: name, address, birth date) or "crm"
     contacts: list[tuple[str, dict[str, Any]]]
     truth: set[Pair] = field(default_factory=set)
+    raw: Any = None
+    """FEBRL: the peers' input, the data set's own columns (a pandas frame keyed ``rec_id``)."""
 
 
 def _pairs_of(groups: dict[Any, list[str]]) -> set[Pair]:
@@ -101,6 +105,11 @@ def febrl(name: str) -> Dataset:
         frame = pd.concat(load_febrl4())
     else:
         frame = {"febrl1": load_febrl1, "febrl3": load_febrl3}[name]()
+    raw = frame.drop(columns="soc_sec_id").reset_index()
+    raw = raw.astype(object).where(raw.notna(), None)
+    # febrl4.nb.py's `given_name || '_' || surname` (NULL when either is)
+    raw["full_name"] = [None if g is None or s is None else f"{g}_{s}"
+                        for g, s in zip(raw["given_name"], raw["surname"], strict=True)]
 
     def text(row: Any, column: str) -> str:
         value = row[column]
@@ -120,7 +129,7 @@ def febrl(name: str) -> Dataset:
         }
         contacts.append((str(rec_id), props))
         groups[str(rec_id).split("-")[1]].append(str(rec_id))
-    return Dataset(name.upper(), "register", contacts, _pairs_of(groups))
+    return Dataset(name.upper(), "register", contacts, _pairs_of(groups), raw)
 
 
 def crm(size: int, seed: int) -> Dataset:
@@ -129,55 +138,6 @@ def crm(size: int, seed: int) -> Dataset:
     for contact_id, entity in generated.entity_of.items():
         groups[entity].append(contact_id)
     return Dataset(f"CRM-{size // 1000}k", "crm", generated.contacts, _pairs_of(groups))
-
-
-# Scoring helpers --------------------------------------------------------------------------
-
-
-@dataclass
-class Row:
-    method: str
-    predicted: set[Pair]
-    seconds: float
-    note: str = ""
-    scores: dict[Pair, float] | None = None
-    """Every candidate's score, for the best-F1 cut (None for a rule with no score)."""
-
-    def best_cut(self, truth: set[Pair]) -> tuple[float, float, float, float]:
-        """(cut, precision, recall, F1) at the score cut with the highest F1 on ``truth``."""
-        if not self.scores:
-            return (float("nan"), *self.metrics(truth))
-        ranked = sorted(self.scores.items(), key=lambda kv: -kv[1])
-        best = (float("nan"), 0.0, 0.0, 0.0)
-        tp = 0
-        for n, (pair, score) in enumerate(ranked, start=1):
-            tp += pair in truth
-            if n < len(ranked) and ranked[n][1] == score:
-                continue
-            p, r = tp / n, tp / len(truth) if truth else 0.0
-            f = 2 * p * r / (p + r) if p + r else 0.0
-            if f > best[3]:
-                best = (score, p, r, f)
-        return best
-
-    def metrics(self, truth: set[Pair]) -> tuple[float, float, float]:
-        tp = len(self.predicted & truth)
-        precision = tp / len(self.predicted) if self.predicted else 0.0
-        recall = tp / len(truth) if truth else 0.0
-        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-        return precision, recall, f1
-
-
-def _ordered(a: str, b: str) -> Pair:
-    return (a, b) if a < b else (b, a)
-
-
-def _frame(profiles: list[Profile]) -> Any:
-    import pandas as pd
-
-    rows = [{"unique_id": p.id, **dict(zip(FIELDS, p.values(), strict=True))} for p in profiles]
-    frame = pd.DataFrame(rows)
-    return frame.replace("", None)
 
 
 # dm ----------------------------------------------------------------------------------------
@@ -300,174 +260,6 @@ def replay_decisions(ds: Dataset) -> str:
     )
 
 
-# Splink ------------------------------------------------------------------------------------
-
-
-def run_splink(ds: Dataset, profiles: list[Profile]) -> Row:
-    import splink.comparison_library as cl
-    from splink import DuckDBAPI, Linker, SettingsCreator, block_on
-
-    logging.getLogger("splink").setLevel(logging.ERROR)
-    frame = _frame(profiles)
-    start = time.perf_counter()
-    if ds.kind == "register":
-        # Splink's FEBRL3 example (docs/demos/examples/duckdb/febrl3), without soc_sec_id.
-        comparisons: list[Any] = [
-            cl.NameComparison("first").configure(term_frequency_adjustments=True),
-            cl.NameComparison("last").configure(term_frequency_adjustments=True),
-            cl.DateOfBirthComparison("dob", input_is_string=True, datetime_format="%Y%m%d"),
-            cl.ExactMatch("house").configure(term_frequency_adjustments=True),
-            cl.ExactMatch("postcode").configure(term_frequency_adjustments=True),
-        ]
-        blocking: list[Any] = [
-            block_on("first"),
-            block_on("last"),
-            block_on("dob"),
-            block_on("postcode"),
-        ]
-        deterministic: list[Any] = [
-            block_on("first", "last", "dob"),
-            "l.first = r.last and l.last = r.first and l.dob = r.dob",
-        ]
-        recall, u_pairs = 0.9, 1e6
-        em_rules = [block_on("dob"), block_on("postcode")]
-    else:
-        # Splink's tutorial (tutorials/04_Estimating_model_parameters) on fake_1000, whose
-        # columns are the CRM's; no dob here, so its dob comparison and rule are left out, and
-        # the phone and company the contacts also hold get term-frequency exact comparisons.
-        comparisons = [
-            cl.NameComparison("first").configure(term_frequency_adjustments=True),
-            cl.NameComparison("last").configure(term_frequency_adjustments=True),
-            cl.ExactMatch("city").configure(term_frequency_adjustments=True),
-            cl.EmailComparison("email"),
-            cl.ExactMatch("phone").configure(term_frequency_adjustments=True),
-            cl.ExactMatch("mobile").configure(term_frequency_adjustments=True),
-            cl.ExactMatch("company").configure(term_frequency_adjustments=True),
-            cl.ExactMatch("postcode").configure(term_frequency_adjustments=True),
-        ]
-        blocking = [
-            block_on("email"),
-            block_on("phone"),
-            block_on("mobile"),
-            block_on("last", "postcode"),
-            block_on("first", "last"),
-        ]
-        deterministic = [
-            "l.first = r.first and levenshtein(r.last, l.last) <= 2",
-            block_on("email"),
-        ]
-        recall, u_pairs = 0.7, 2e6
-        em_rules = [block_on("first", "last"), block_on("email")]
-    settings = SettingsCreator(
-        link_type="dedupe_only",
-        comparisons=comparisons,
-        blocking_rules_to_generate_predictions=blocking,
-        retain_intermediate_calculation_columns=False,
-    )
-    db_api = DuckDBAPI()
-    linker = Linker(db_api.register(frame), settings, log_level=logging.ERROR)
-    linker.training.estimate_probability_two_random_records_match(deterministic, recall=recall)
-    linker.training.estimate_u_using_random_sampling(max_pairs=u_pairs, seed=2)
-    for rule in em_rules:
-        linker.training.estimate_parameters_using_expectation_maximisation(rule)
-    predicted_frame: Any = linker.inference.predict(threshold_match_probability=0.01)
-    predictions = predicted_frame.as_pandas_dataframe()
-    scores = {
-        _ordered(str(a), str(b)): float(p)
-        for a, b, p in zip(predictions["unique_id_l"], predictions["unique_id_r"],
-                           predictions["match_probability"], strict=True)
-    }
-    predicted = {pair for pair, p in scores.items() if p >= 0.5}
-    seconds = time.perf_counter() - start
-    return Row("Splink + DuckDB", predicted, seconds, "EM-trained, p >= 0.5", scores)
-
-
-# Plain rules --------------------------------------------------------------------------------
-
-
-def run_rules(profiles: list[Profile]) -> Row:
-    """The deterministic baseline: the same mailbox and first initial, or the same full name
-    plus one of phone (or mobile), street address, postcode, company or birth date."""
-    start = time.perf_counter()
-    groups: dict[tuple[str, ...], list[str]] = defaultdict(list)
-    for p in profiles:
-        if p.email and p.first:
-            groups[("email", p.email, p.first[:1])].append(p.id)
-        if p.first and p.last:
-            for label, value in (("phone", p.phone), ("phone", p.mobile),
-                                 ("street", f"{p.house} {p.street}" if p.street else ""),
-                                 ("postcode", p.postcode), ("company", p.company),
-                                 ("dob", p.dob)):
-                if value:
-                    groups[(label, p.first, p.last, value)].append(p.id)
-    predicted: set[Pair] = set()
-    for ids in groups.values():
-        if len(ids) <= 50:  # a value 50 contacts share is no rule
-            predicted.update(_ordered(a, b) for a, b in itertools.combinations(ids, 2))
-    return Row("plain rules", predicted, time.perf_counter() - start, "deterministic")
-
-
-# recordlinkage ECM ------------------------------------------------------------------------
-
-
-def _ecm_features(ds: Dataset, frame: Any, index: Any) -> Any:
-    import recordlinkage
-
-    compare = recordlinkage.Compare()
-    # Jaro-Winkler features on names and street (0.85, binarised), exact on the rest.
-    compare.string("first", "first", method="jarowinkler", threshold=0.85, label="first")
-    compare.string("last", "last", method="jarowinkler", threshold=0.85, label="last")
-    compare.exact("city", "city", label="city")
-    compare.exact("state", "state", label="state")
-    compare.exact("dob", "dob", label="dob")
-    compare.string("street", "street", method="jarowinkler", threshold=0.85, label="street")
-    compare.exact("house", "house", label="house")
-    compare.exact("postcode", "postcode", label="postcode")
-    if ds.kind == "crm":
-        compare.exact("email", "email", label="email")
-        compare.exact("phone", "phone", label="phone")
-        compare.exact("mobile", "mobile", label="mobile")
-        compare.string("company", "company", method="jarowinkler", threshold=0.85,
-                       label="company")
-    return compare.compute(index, frame)
-
-
-def run_ecm(ds: Dataset, profiles: list[Profile], candidates: set[Pair] | None) -> Row:
-    import pandas as pd
-    import recordlinkage
-
-    frame = _frame(profiles).set_index("unique_id")
-    start = time.perf_counter()
-    if candidates is None:
-        # A multi-pass index: the union of one block per pass.
-        passes = [("first", "last"), ("last", "postcode"), ("dob",), ("first", "postcode")]
-        if ds.kind == "crm":
-            passes += [("email",), ("mobile",), ("phone",)]
-        parts = []
-        for columns in passes:
-            indexer = recordlinkage.Index()
-            indexer.block(list(columns))
-            parts.append(indexer.index(frame.dropna(subset=list(columns))))
-        index = parts[0]
-        for part in parts[1:]:
-            index = index.union(part)
-        label = "recordlinkage ECM"
-        note = "multi-pass index, JW features"
-    else:
-        index = pd.MultiIndex.from_tuples(sorted(candidates))
-        label = "recordlinkage ECM on dm's pairs"
-        note = "same candidates as dm"
-    features = _ecm_features(ds, frame, index)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        ecm = recordlinkage.ECMClassifier(binarize=0.8)
-        matches = ecm.fit_predict(features)
-        probability = ecm.prob(features)
-    predicted = {_ordered(str(a), str(b)) for a, b in matches}
-    scores = {_ordered(str(a), str(b)): float(v) for (a, b), v in probability.items()}
-    return Row(label, predicted, time.perf_counter() - start, note, scores)
-
-
 # Accuracy report --------------------------------------------------------------------------
 
 
@@ -479,21 +271,8 @@ def accuracy(
         profiles = profiles_from(ds.contacts)
         dm = run_dm(ds)
         rows = list(dm.rows)
-        if baselines and len(ds.contacts) > baselines_up_to:
-            print(f"\n{ds.name}: peers not run above {baselines_up_to:,} contacts "
-                  "(--baselines-up-to; Splink's docs configuration ran out of 15 GB at 1M)")
-        elif baselines:
-            runners: list[tuple[Callable[..., Row], tuple[Any, ...]]] = [
-                (run_splink, (ds, profiles)),
-                (run_rules, (profiles,)),
-                (run_ecm, (ds, profiles, None)),
-                (run_ecm, (ds, profiles, dm.candidates)),
-            ]
-            for runner, runner_args in runners:
-                try:
-                    rows.append(runner(*runner_args))
-                except Exception as err:  # a baseline failing must not hide the others
-                    rows.append(Row(f"(baseline failed: {type(err).__name__})", set(), 0.0, str(err)[:60]))
+        if baselines:
+            rows += run_peers(ds, profiles, dm.candidates, len(ds.contacts) <= baselines_up_to)
         if ds.kind == "crm":
             replay = replay_decisions(ds)
         found = len(dm.candidates & ds.truth)
@@ -508,7 +287,7 @@ def accuracy(
         )
         print(f"  true pairs found by each key: {shares}")
         print(
-            f"  {'method':34} {'precision':>9} {'recall':>7} {'F1':>7} {'seconds':>8}  "
+            f"  {'method':38} {'precision':>9} {'recall':>7} {'F1':>7} {'seconds':>8}  "
             f"{'best-F1 cut: P / R / F1 at cut':36} note"
         )
         for row in rows:
@@ -516,14 +295,45 @@ def accuracy(
             cut, bp, br, bf = row.best_cut(ds.truth)
             best = f"{bp:.4f} / {br:.4f} / {bf:.4f} at {cut:.3g}" if row.scores else "-"
             print(
-                f"  {row.method:34} {p:9.4f} {r:7.4f} {f:7.4f} {row.seconds:8.2f}  "
+                f"  {row.method:38} {p:9.4f} {r:7.4f} {f:7.4f} {row.seconds:8.2f}  "
                 f"{best:36} {row.note}"
             )
             summary.append({"dataset": ds.name, "method": row.method, "p": p, "r": r, "f1": f,
                             "best_f1": bf if row.scores else f})
         if ds.kind == "crm":
+            print("  what dm's scores mean at this size (score_bins.py):")
+            print(score_bins.table(dm.rows[1].scores or {}, ds.truth, propose=THRESHOLDS.propose))
             print(replay)
     return summary
+
+
+def run_peers(ds: Dataset, profiles: list[Profile], candidates: set[Pair], scored: bool
+              ) -> list[Row]:
+    """Every peer on ``ds`` (see peers.py); only the plain rules when not ``scored``."""
+    runners: list[Callable[[], Row]] = [lambda: peers.run_rules(profiles)]
+    if not scored:
+        print(f"\n{ds.name}: only the plain rules run on a set this large (--baselines-up-to)")
+    elif ds.kind == "register":
+        runners += [
+            lambda: peers.run_splink(peers.splink_febrl3(), ds.raw),
+            lambda: peers.run_splink(peers.splink_febrl4(), ds.raw),
+            lambda: peers.run_ecm(peers.ECM_FEBRL, ds.raw, "rec_id", None),
+            lambda: peers.run_ecm(peers.ECM_FEBRL, ds.raw, "rec_id", candidates),
+        ]
+    else:
+        frame = peers.profile_frame(profiles)
+        runners += [
+            lambda: peers.run_splink(peers.splink_crm(), frame),
+            lambda: peers.run_ecm(peers.ECM_CRM, frame, "unique_id", None),
+            lambda: peers.run_ecm(peers.ECM_CRM, frame, "unique_id", candidates),
+        ]
+    rows = []
+    for runner in runners:
+        try:
+            rows.append(runner())
+        except Exception as err:  # a peer failing must not hide the others
+            rows.append(Row(f"(peer failed: {type(err).__name__})", set(), 0.0, str(err)[:60]))
+    return rows
 
 
 def verdict(summary: list[dict[str, Any]]) -> None:
@@ -709,7 +519,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-accuracy", action="store_true", help="scale only")
     parser.add_argument("--no-febrl", action="store_true", help="generated sets only")
     parser.add_argument("--baselines-up-to", type=int, default=100_000,
-                        help="run the peers only on sets of at most this many contacts")
+                        help="run Splink and ECM only on sets of at most this many contacts "
+                        "(the plain rules run at every size; Splink's CRM model at 1M outgrew "
+                        "a 12 GB DuckDB memory limit, see peers.SPLINK_MEMORY)")
     parser.add_argument("--sizes", type=str, default="", help="scale sizes, e.g. 10000,100000")
     parser.add_argument("--crm", type=str, default="", help="generated accuracy sets, e.g. 20000")
     args = parser.parse_args(argv)

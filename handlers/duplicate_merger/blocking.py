@@ -12,7 +12,8 @@ each adds true pairs the others miss on FEBRL or on generated CRM data):
 ``name``    NYSIIS of the surname + the first initial ("SNAT.r"), a nickname's initial read
             from its formal name (Bill -> W): a new phone and mailbox; NYSIIS absorbs most
             surname typos.
-``street``  house number + street: the same household address.
+``street``  house number + postcode, else house number + street: the same household address
+            (a street name is typed in more ways than a postcode: "s treet", "St.", "Str").
 ``dob``     the date of birth.
 ``alias``   the alphabetically first of the two name codes + the place (postcode, else city,
             else state): first and last name swapped (the swapped record's surname code is the
@@ -59,6 +60,8 @@ def _alias_key(p: Profile) -> str:
 
 
 def _street_key(p: Profile) -> str:
+    if p.house and p.postcode:  # a street is typed more ways than its postcode
+        return f"{p.house}@{p.postcode}"
     return f"{p.house} {p.street}" if p.street else ""
 
 
@@ -86,7 +89,7 @@ def keys_of(profile: Profile) -> tuple[str, ...]:
         p.email,
         p.mobile or p.phone,
         f"{code}.{blocking_given(p.first)[:1]}" if code else "",
-        f"{p.house} {p.street}" if p.street else "",
+        _street_key(p),
         p.dob,
     ]
     taken = 0
@@ -105,6 +108,10 @@ def keys_of(profile: Profile) -> tuple[str, ...]:
             alias = f"{smallest}@{anchor}"
     values.append(alias)
     return tuple(values)
+
+
+def _address_line(p: Profile) -> str:
+    return f"{p.house} {p.street}" if p.street else ""
 
 
 @dataclass(frozen=True)
@@ -129,7 +136,7 @@ SURE_RULES: tuple[SureRule, ...] = (
     SureRule(attrgetter("email"), personal=True),
     SureRule(attrgetter("mobile"), named=True),
     SureRule(attrgetter("dob"), named=True),
-    SureRule(_street_key, named=True),
+    SureRule(_address_line, named=True),
 )
 """Rules two different people almost never meet: the same personal mailbox; the same full
 name and mobile, or birth date, or street address (a main line is shared by coworkers). Used only to estimate how common duplicates are."""

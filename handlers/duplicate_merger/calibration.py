@@ -32,6 +32,7 @@ import datetime as dt
 import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from handlers.duplicate_merger.evidence import EVIDENCE_CLASSES, Bands, Thresholds
 
@@ -153,6 +154,54 @@ class ClassCalibration:
     def adjusted(self) -> tuple[str, ...]:
         return tuple(c for c in EVIDENCE_CLASSES if c in self.bands.by_evidence)
 
+    def summary(self) -> dict[str, Any]:
+        """What the run's digest says of it: per class, the decisions read and, where they
+        moved the bands, the bands used (``describe``)."""
+        classes: dict[str, dict[str, Any]] = {}
+        for evidence in EVIDENCE_CLASSES:
+            result = self.by_evidence[evidence]
+            decided = result.propose.decided + result.automatic.decided
+            merged = result.propose.merged + result.automatic.merged
+            entry: dict[str, Any] = {"decided": decided, "merged": merged}
+            if result.adjusted:
+                entry["propose"] = result.thresholds.propose
+                entry["automatic"] = result.thresholds.automatic
+            classes[evidence] = entry
+        return {"classes": classes, "minimum": MINIMUM_DECISIONS}
+
+
+CLASS_LABELS = {
+    "person": "pairs sharing a personal mailbox, mobile or birth date",
+    "employer": "pairs at one employer",
+    "home": "pairs at one home",
+    "name": "pairs sharing only a name and a place",
+}
+
+
+def describe(summary: Mapping[str, Any], configured: Thresholds) -> list[str]:
+    """The digest's lines on how the reviewer's decisions set this run's bands."""
+    classes: Mapping[str, Mapping[str, Any]] = summary.get("classes") or {}
+    moved = [c for c in EVIDENCE_CLASSES if "propose" in classes.get(c, {})]
+    total = sum(int(classes.get(c, {}).get("decided", 0)) for c in EVIDENCE_CLASSES)
+    if not moved:
+        return [
+            f"Bands as configured (proposed from {configured.propose:+.2f} bits, merged "
+            f"automatically from {configured.automatic:+.2f}): {total} of your decisions read "
+            f"so far; each kind of pair needs {summary.get('minimum', MINIMUM_DECISIONS)} "
+            "before they move its bands."
+        ]
+    lines = [f"Your decisions ({total} read) moved the bands of this run:"]
+    for c in moved:
+        entry = classes[c]
+        decided, merged = int(entry["decided"]), int(entry["merged"])
+        share = f"{merged / decided:.0%}" if decided else "none"
+        lines.append(
+            f"{CLASS_LABELS[c]}: proposed from {float(entry['propose']):+.2f} bits, merged "
+            f"automatically from {float(entry['automatic']):+.2f} ({decided} decided, {share} "
+            "were duplicates)"
+        )
+    return lines
+
 
 def calibrate_by_evidence(decisions: Iterable[Decision], configured: Thresholds) -> ClassCalibration:
     """``calibrate`` per evidence class; a class without enough decisions keeps ``configured``."""
@@ -225,13 +274,23 @@ class RunBands:
     ``counts`` reads the counters summed over a list of weeks (``store.DecisionTally.counts``).
     """
 
-    def __init__(self, counts: Callable[[list[str]], Mapping[str, int]]) -> None:
+    def __init__(
+        self,
+        counts: Callable[[list[str]], Mapping[str, int]],
+        on_calibrated: Callable[[str, ClassCalibration], None] | None = None,
+    ) -> None:
+        """``on_calibrated(run_id, calibration)`` runs once per run before the bands are kept
+        (dm-score notes them for the digest); if it raises, the next call tries again."""
         self._counts = counts
+        self._on_calibrated = on_calibrated
         self._runs: dict[tuple[str, Thresholds], ClassCalibration] = {}
 
     def __call__(self, run_id: str, configured: Thresholds) -> ClassCalibration:
         key = (run_id, configured)
         if key not in self._runs:
             decisions = decisions_from_counts(self._counts(weeks_before(run_id)))
-            self._runs = {key: calibrate_by_evidence(decisions, configured)}  # one run at a time
+            result = calibrate_by_evidence(decisions, configured)
+            if self._on_calibrated is not None:
+                self._on_calibrated(run_id, result)
+            self._runs = {key: result}  # one run at a time
         return self._runs[key]

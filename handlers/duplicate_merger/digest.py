@@ -8,7 +8,7 @@ SES.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from html import escape
 from typing import Any
@@ -39,8 +39,11 @@ def compose(
     run: Mapping[str, Any] | None,
     proposals: Iterable[DigestItem],
     automatic: Iterable[DigestItem],
+    *,
+    bands: Sequence[str] = (),
 ) -> Digest:
-    """The digest's subject, plain text and HTML."""
+    """The digest's subject, plain text and HTML; ``bands`` are the lines saying how the
+    reviewer's decisions set the run's bands (``calibration.describe``)."""
     props = list(proposals)[:MAX_LISTED]
     autos = list(automatic)[:MAX_LISTED]
     run_id = str((run or {}).get("run_id", "this week"))
@@ -62,6 +65,12 @@ def compose(
             lines.append(f"- {item.explanation}: undo {item.url}")
             html.append(f"<li>{escape(item.explanation)}: <a href='{escape(item.url)}'>undo</a></li>")
         html.append("</ol>")
+    if bands:
+        lines.append("")
+        lines.extend(bands)
+        html.append(f"<h2>Bands</h2><p>{escape(bands[0])}</p>")
+        if len(bands) > 1:
+            html.append("<ul>" + "".join(f"<li>{escape(b)}</li>" for b in bands[1:]) + "</ul>")
     capped = list((run or {}).get("capped") or [])
     if capped:
         count = (run or {}).get("capped_count", len(capped))

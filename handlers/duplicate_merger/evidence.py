@@ -481,6 +481,10 @@ def implied_floors(
         # that name again, not a new fact. Its exact count would make it look rarer the larger
         # the CRM (1 / contacts), while the mailboxes one edit away grow with it.
         explained(_EMAIL)
+    if levels[_POSTCODE] == "similar":
+        # A postcode one digit off is the neighbouring area as often as a typo (a US city holds
+        # dozens of consecutive codes): where it is the city again, the city says so itself.
+        explained(_POSTCODE)
     if levels[_HOUSE] == "similar":
         # A house number one digit off is the house next door as often as a typo, and more so
         # the larger the CRM; the street's agreement is counted on its own.
@@ -555,16 +559,21 @@ class Evaluation:
     evidence: str = "name"
 
 
-_LOG_EXACT = tuple(math.log2(p.exact) for p in _PRIORS)
-_LOG_SIMILAR = tuple(math.log2(max(p.similar, 0.01)) for p in _PRIORS)
+def _log_tables(
+    priors: Sequence[FieldPrior],
+) -> tuple[tuple[float, ...], tuple[float, ...], tuple[float, ...]]:
+    """log2 of P(exact), P(similar) and P(differ) per field, as the scorer adds them."""
+    return (
+        tuple(math.log2(p.exact) for p in priors),
+        tuple(math.log2(max(p.similar, 0.01)) for p in priors),
+        tuple(math.log2(p.differ) if p.disagreement_counts else 0.0 for p in priors),
+    )
+
+
+_LOG_EXACT, _LOG_SIMILAR, _DIFFER = _log_tables(_PRIORS)
 _SPREAD = tuple(p.spread for p in _PRIORS)
-_DIFFER = tuple(math.log2(p.differ) if p.disagreement_counts else 0.0 for p in _PRIORS)
 _LOG2 = math.log2
 _LOG_SAME_DOMAIN_DIFFER = math.log2(SAME_DOMAIN_DIFFER)
-_OTHER = tuple(OTHER_CONTEXT_PRIORS.get(name, prior) for name, prior in zip(FIELDS, _PRIORS, strict=True))
-_OTHER_LOG_EXACT = tuple(math.log2(p.exact) for p in _OTHER)
-_OTHER_LOG_SIMILAR = tuple(math.log2(max(p.similar, 0.01)) for p in _OTHER)
-_OTHER_DIFFER = tuple(math.log2(p.differ) if p.disagreement_counts else 0.0 for p in _OTHER)
 _IDENTIFIERS = (_EMAIL, _PHONE, _COMPANY, _DOMAIN)
 
 
@@ -581,17 +590,81 @@ def other_contexts(levels: Sequence[Level | None]) -> bool:
     return differs and not (levels[_HOUSE] in _AGREE and levels[_STREET] in _AGREE)
 
 
+def _swap_names(av: Sequence[str], bv: Sequence[str], levels: list[Level | None]) -> None:
+    """First and last name entered the other way round count as agreement on both."""
+    if levels[_FIRST] == "exact" and levels[_LAST] == "exact":
+        return
+    a_first, a_last, b_first, b_last = av[_FIRST], av[_LAST], bv[_FIRST], bv[_LAST]
+    if not (a_first and a_last and b_first and b_last):
+        return
+    cross_one = _name_level(a_first, b_last)
+    if cross_one == "different":
+        return
+    cross_two = _name_level(a_last, b_first)
+    if cross_two == "different":
+        return
+    straight = (levels[_FIRST] == "exact") + (levels[_LAST] == "exact")
+    crossed = (cross_one == "exact") + (cross_two == "exact")
+    if crossed > straight:
+        levels[_FIRST] = levels[_LAST] = "swapped"
+
+
+def field_levels(av: Sequence[str], bv: Sequence[str]) -> list[Level | None]:
+    """Each field's level for two profiles' values (``Profile.values()``): None where either
+    lacks the field; names entered the other way round count as swapped, the same mailbox
+    leaves its domain uncompared (it already says the same domain), and a number in ``phone``
+    on one record and ``mobilephone`` on the other is the same mobile (``_crossed_phone``)."""
+    levels: list[Level | None] = [None] * len(FIELDS)
+    for i, compare in enumerate(_COMPARE):
+        x, y = av[i], bv[i]
+        if x and y:
+            levels[i] = compare(x, y)
+    _swap_names(av, bv, levels)
+    if levels[_EMAIL] == "exact":
+        levels[_DOMAIN] = None
+    if levels[_MOBILE] != "exact" and levels[_PHONE] != "exact" and _crossed_phone(av, bv):
+        levels[_MOBILE], levels[_PHONE] = "exact", None
+    return levels
+
+
+def _crossed_phone(av: Sequence[str], bv: Sequence[str]) -> bool:
+    """One record's ``phone`` is the other's ``mobilephone``: a mobile typed into the phone
+    field (many forms ask for one number). It counts as the same mobile."""
+    return bool(av[_PHONE] and av[_PHONE] == bv[_MOBILE]) or bool(
+        av[_MOBILE] and av[_MOBILE] == bv[_PHONE]
+    )
+
+
+def _crossed_count(
+    av: Sequence[str], bv: Sequence[str], a_counts: Sequence[int], b_counts: Sequence[int]
+) -> int:
+    """Contacts holding a crossed number (``_crossed_phone``), in either field."""
+    if av[_PHONE] and av[_PHONE] == bv[_MOBILE]:
+        return a_counts[_PHONE] + b_counts[_MOBILE]
+    return a_counts[_MOBILE] + b_counts[_PHONE]
+
+
 class Scorer:
     """Scores pairs of profiles from their field counts over ``total`` contacts."""
 
     def __init__(
-        self, total: int, thresholds: Thresholds | Bands, baseline_bits: float
+        self,
+        total: int,
+        thresholds: Thresholds | Bands,
+        baseline_bits: float,
+        contexts: Mapping[str, FieldPrior] | None = None,
     ) -> None:
+        """``contexts`` overrides ``OTHER_CONTEXT_PRIORS`` with this CRM's own counts
+        (``contexts.context_priors``)."""
         if total < 2:
             raise ValueError("scoring needs at least two contacts")
         self.total = total
         self.bands = thresholds if isinstance(thresholds, Bands) else Bands(thresholds)
         self.baseline = baseline_bits
+        places = {**OTHER_CONTEXT_PRIORS, **(contexts or {})}
+        self._other = _log_tables(
+            [places.get(name, prior) for name, prior in zip(FIELDS, _PRIORS, strict=True)]
+        )
         self._name_cap = (
             _LOG_EXACT[_FIRST] + _LOG_EXACT[_LAST] - math.log2(GENERATION_SHARE * HOUSEMATES / total)
         )
@@ -610,15 +683,10 @@ class Scorer:
         explanation. The weights are those of ``_weight``, inlined."""
         if b_id < a_id:
             a_id, av, a_counts, b_id, bv, b_counts = b_id, bv, b_counts, a_id, av, a_counts
-        levels: list[Level | None] = [None] * len(FIELDS)
-        for i, compare in enumerate(_COMPARE):
-            x, y = av[i], bv[i]
-            if x and y:
-                levels[i] = compare(x, y)
-        self._swap_names(av, bv, levels)
-        if levels[_EMAIL] == "exact":
-            levels[_DOMAIN] = None  # the same mailbox already says the same domain
+        levels = field_levels(av, bv)
         top = [x if x > y else y for x, y in zip(a_counts, b_counts, strict=True)]
+        if levels[_MOBILE] == "exact" and av[_MOBILE] != bv[_MOBILE]:  # crossed fields
+            top[_MOBILE] = _crossed_count(av, bv, a_counts, b_counts)
         floors = implied_floors(
             levels, av[_EMAIL], top, suffixed=bool(av[_GENERATION] or bv[_GENERATION])
         )
@@ -627,9 +695,7 @@ class Scorer:
         total = self.total
         score = self.baseline
         log_exact, log_similar, differ = (
-            (_OTHER_LOG_EXACT, _OTHER_LOG_SIMILAR, _OTHER_DIFFER)
-            if other_contexts(levels)
-            else (_LOG_EXACT, _LOG_SIMILAR, _DIFFER)
+            self._other if other_contexts(levels) else (_LOG_EXACT, _LOG_SIMILAR, _DIFFER)
         )
         for i, level in enumerate(levels):
             if level is None:
@@ -639,7 +705,7 @@ class Scorer:
                 if i == _EMAIL and _same_org_domain(av[i], bv[i]):
                     weight = _LOG_SAME_DOMAIN_DIFFER
             else:
-                count = a_counts[i] if a_counts[i] > b_counts[i] else b_counts[i]
+                count = top[i]
                 if level == "swapped":
                     other = _LAST if i == _FIRST else _FIRST
                     count = max(count, a_counts[other], b_counts[other])
@@ -720,25 +786,6 @@ class Scorer:
         """The full evidence for two profiles: ``finish(evaluate(...))``."""
         ev = self.evaluate(a.id, a.values(), a_counts, b.id, b.values(), b_counts)
         return self.finish(ev)
-
-    @staticmethod
-    def _swap_names(av: Sequence[str], bv: Sequence[str], levels: list[Level | None]) -> None:
-        """First and last name entered the other way round count as agreement on both."""
-        if levels[_FIRST] == "exact" and levels[_LAST] == "exact":
-            return
-        a_first, a_last, b_first, b_last = av[_FIRST], av[_LAST], bv[_FIRST], bv[_LAST]
-        if not (a_first and a_last and b_first and b_last):
-            return
-        cross_one = _name_level(a_first, b_last)
-        if cross_one == "different":
-            return
-        cross_two = _name_level(a_last, b_first)
-        if cross_two == "different":
-            return
-        straight = (levels[_FIRST] == "exact") + (levels[_LAST] == "exact")
-        crossed = (cross_one == "exact") + (cross_two == "exact")
-        if crossed > straight:
-            levels[_FIRST] = levels[_LAST] = "swapped"
 
 
 # Explanation ------------------------------------------------------------------------------

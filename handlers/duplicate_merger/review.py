@@ -193,6 +193,19 @@ class App:
 
     # Digest ------------------------------------------------------------------------------
 
+    def _bands_lines(self, run_id: str) -> list[str]:
+        """What dm-score noted of the run's calibrated bands, in the digest's words."""
+        from handlers.duplicate_merger.calibration import describe
+        from handlers.duplicate_merger.evidence import Thresholds
+        from handlers.duplicate_merger.store import calibration_key
+
+        note = self.pairs.get(calibration_key(run_id))
+        if not note or not isinstance(note.get("summary"), dict):
+            return []  # no message of the run scored yet, or an older dm-score
+        configured = Thresholds(automatic=self.env.automatic_threshold,
+                                propose=self.env.propose_threshold)
+        return describe(note["summary"], configured)
+
     def digest(self, base: str) -> dict[str, Any]:
         from handlers.common.aws_clients import client
         from handlers.duplicate_merger import digest as dg
@@ -218,7 +231,7 @@ class App:
                 continue
             url = self._link(base, "/undo", "undo", str(merge_id), min(expires, _undo_expiry(now, self.env)), now)
             automatic.append(dg.DigestItem(pair["pair_key"], pair["explanation"], pair["score"], url))
-        composed = dg.compose(run, proposals, automatic)
+        composed = dg.compose(run, proposals, automatic, bands=self._bands_lines(run_id))
         message_id = dg.send(client("ses"), self.env.sender_email, self.env.reviewer_email, composed)
         return {"sent": True, "message_id": message_id, "run_id": run_id,
                 "proposals": composed.proposals, "automatic": composed.automatic}

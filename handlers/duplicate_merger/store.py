@@ -35,6 +35,11 @@ SQS_BATCH_BYTES = 250_000
 RUN_LATEST = "run#latest"
 
 
+def calibration_key(run_id: str) -> str:
+    """The pairs-table item holding a run's calibrated bands (``PairStore.note_calibration``)."""
+    return f"run#{run_id}#calibration"
+
+
 def _decimal(value: float) -> Decimal:
     return Decimal(str(round(value, 3)))
 
@@ -134,6 +139,17 @@ class PairStore:
                 return None
             raise
         return dict(answer.get("Attributes") or {})
+
+    def note_calibration(self, run_id: str, summary: Mapping[str, Any], *, ttl: int) -> None:
+        """The bands the reviewer's decisions gave this run (``ClassCalibration.summary``), as
+        ``run#<id>#calibration`` for the digest. Every container of the run writes the same
+        item (the same decisions give the same bands), so a repeat changes nothing."""
+        self.pairs.update_item(
+            Key={"pair_key": calibration_key(run_id)},
+            UpdateExpression="SET #summary = :summary, #ttl = :ttl",
+            ExpressionAttributeNames={"#summary": "summary", "#ttl": "ttl"},
+            ExpressionAttributeValues={":summary": _dynamo(dict(summary)), ":ttl": ttl},
+        )
 
     def put_run_summary(self, summary: Mapping[str, Any], *, ttl: int) -> None:
         """dm-block's report of a run: as ``run#<id>`` and as ``run#latest``."""

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from handlers.common import batch, settings
 from handlers.common.observability import logged
 from handlers.duplicate_merger import contract, scoring
-from handlers.duplicate_merger.calibration import RunBands
+from handlers.duplicate_merger.calibration import ClassCalibration, RunBands
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
@@ -40,7 +40,11 @@ def handler(event: Mapping[str, Any], context: Any) -> dict[str, Any]:
     if _RUN_BANDS is None:
         from handlers.duplicate_merger.store import DecisionTally
 
-        _RUN_BANDS = RunBands(DecisionTally(pairs.decisions).counts)
+        def note(run_id: str, calibration: ClassCalibration) -> None:
+            ttl = int((dt.datetime.now(dt.UTC) + dt.timedelta(days=s.pair_ttl_days)).timestamp())
+            pairs.note_calibration(run_id, calibration.summary(), ttl=ttl)
+
+        _RUN_BANDS = RunBands(DecisionTally(pairs.decisions).counts, on_calibrated=note)
     bands = _RUN_BANDS
     merges = QueueSender(s.merges_queue_url)
     thresholds = Thresholds(automatic=s.automatic_threshold, propose=s.propose_threshold)

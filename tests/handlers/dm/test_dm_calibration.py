@@ -115,3 +115,30 @@ def test_a_run_reads_the_weeks_before_its_own_once() -> None:
     assert first.bands.for_evidence("employer").propose > 2.0
     bands("2026-W33", CONFIGURED)
     assert len(reads) == 2 and "2026-W32" in reads[1] and "2026-W32" not in reads[0]
+
+
+def test_the_digest_says_how_the_decisions_set_the_bands() -> None:
+    from handlers.duplicate_merger import digest
+    from handlers.duplicate_merger.calibration import calibrate_by_evidence, describe
+
+    configured = Thresholds(automatic=12.0, propose=0.0)
+    few = calibrate_by_evidence(
+        [Decision(f"e{i}", 4.0, False, "employer") for i in range(5)], configured
+    )
+    (line,) = describe(few.summary(), configured)
+    assert line == ("Bands as configured (proposed from +0.00 bits, merged automatically from "
+                    "+12.00): 5 of your decisions read so far; each kind of pair needs 30 before "
+                    "they move its bands.")
+    rejected = [Decision(f"e{i}", 4.0 + i / 100, False, "employer") for i in range(40)]
+    kept = [Decision(f"p{i}", 6.0, True, "person") for i in range(40)]
+    moved = calibrate_by_evidence([*rejected, *kept], configured)
+    lines = describe(moved.summary(), configured)
+    assert lines[0] == "Your decisions (80 read) moved the bands of this run:"
+    assert lines[1:] == [
+        f"pairs at one employer: proposed from "
+        f"{moved.bands.for_evidence('employer').propose:+.2f} bits, merged automatically from "
+        "+12.00 (40 decided, 0% were duplicates)"
+    ]
+    composed = digest.compose({"run_id": "2026-W32"}, [], [], bands=lines)
+    assert lines[1] in composed.text and "<h2>Bands</h2>" in composed.html
+    assert "Bands" not in digest.compose({"run_id": "2026-W32"}, [], []).html

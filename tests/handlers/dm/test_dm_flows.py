@@ -197,9 +197,15 @@ def test_every_message_of_a_run_is_scored_with_the_calibrated_bands(dm_aws: DmAw
 
     tally = DecisionTally(dm_aws.decisions)
     tally.count("2026-W31", {counter_name("person", 18.0, False): 40})  # automatic merges undone
-    bands = RunBands(tally.counts)
-    crm = crm_with_duplicates()
     store = PairStore(dm_aws.pairs, dm_aws.decisions)
+    noted: list[str] = []
+
+    def note(run_id: str, calibration: Any) -> None:
+        noted.append(run_id)
+        store.note_calibration(run_id, calibration.summary(), ttl=2_000_000_000)
+
+    bands = RunBands(tally.counts, on_calibrated=note)
+    crm = crm_with_duplicates()
     runs.run(crm.iter_contacts(), QueueSender(dm_aws.blocks_url), store,
               now=NOW, cap=50, phone_region="US", pair_ttl_days=30)
     classes: list[int] = []
@@ -215,6 +221,13 @@ def test_every_message_of_a_run_is_scored_with_the_calibrated_bands(dm_aws: DmAw
     assert float(row["score"]) < bands("2026-W32", THRESHOLDS).bands.for_evidence("person").automatic
     assert row["band"] == "propose"  # no longer merged without a person
     assert queued_merges(dm_aws) == []
+    # Noted once for the run, and the digest says how the decisions set the bands.
+    assert noted == ["2026-W32"]
+    lines = merge.app()._bands_lines("2026-W32")
+    assert lines[0] == "Your decisions (40 read) moved the bands of this run:"
+    assert lines[1].startswith("pairs sharing a personal mailbox, mobile or birth date: proposed from")
+    assert lines[1].endswith("(40 decided, 0% were duplicates)")
+    assert merge.app()._bands_lines("2026-W33") == []  # no message of that run scored
 
 
 # Merging ---------------------------------------------------------------------------------

@@ -170,6 +170,17 @@ def test_four_keys_per_contact_at_most() -> None:
     assert keys[:3] == ("a@x.io", "+1415", "LY.a")
 
 
+def test_one_address_typed_two_ways_shares_a_street_block() -> None:
+    street = KEY_NAMES.index("street")
+    typed = Profile("1", last="marampon", house="39", street="lowanna street", postcode="3806")
+    retyped = Profile("2", last="marampon", house="39", street="lowanna treet", postcode="3806")
+    assert keys_of(typed)[street] == keys_of(retyped)[street] == "39@3806"
+    # Without a postcode the street itself is the key.
+    assert keys_of(Profile("3", last="x", house="39", street="lowanna street"))[street] == (
+        "39 lowanna street"
+    )
+
+
 def test_a_placeholder_phone_block_is_capped_and_reported() -> None:
     shared = [
         Profile(str(1000 + i), first=f"p{i:03d}", last=f"q{i:03d}", phone="+15555555555")
@@ -253,7 +264,7 @@ def test_generated_duplicates_are_found_with_high_precision() -> None:
 
 
 def test_a_malformed_message_is_refused() -> None:
-    for body in ("nope", "{}", '{"v": 1}', '{"v": 2, "profiles": []}'):
+    for body in ("nope", "{}", '{"v": 1}', '{"v": 2, "profiles": []}', '{"v": 3, "profiles": []}'):
         with pytest.raises(MessageError):
             decode_message(body)
 
@@ -411,3 +422,32 @@ def test_near_values_made_from_names_or_next_door_add_nothing_at_any_size() -> N
                              _counts(last=50, house=1, street=30))
         assert next(t for t in house.terms if t.field == "house").weight == 0.0
         assert next(t for t in house.terms if t.field == "street").weight > 0.0
+        # A postcode one digit off is the neighbouring area (US cities hold dozens of
+        # consecutive codes); the city, compared on its own, says where.
+        zips = (Profile("5", last="hall", postcode="85068", city="phoenix"),
+                Profile("6", last="hall", postcode="85058", city="phoenix"))
+        near = scorer.score(zips[0], _counts(last=50, postcode=1, city=900), zips[1],
+                            _counts(last=50, postcode=1, city=900))
+        assert next(t for t in near.terms if t.field == "postcode").weight == 0.0
+        assert next(t for t in near.terms if t.field == "city").weight > 0.0
+
+
+def test_a_mobile_typed_into_the_phone_field_is_the_same_mobile() -> None:
+    scorer = Scorer(100_000, THRESHOLDS, -18.0)
+    form = Profile("1", first="ann", last="kowal", phone="+15125550111")
+    crm = Profile("2", first="ann", last="kowal", mobile="+15125550111", phone="+15125550100")
+    pair = scorer.score(form, _counts(first=300, last=20, phone=1), crm,
+                        _counts(first=300, last=20, mobile=1, phone=40))
+    levels = {t.field: t.level for t in pair.terms}
+    assert levels.get("mobile") == "exact" and "phone" not in levels
+    assert pair.evidence == "person" and pair.band in ("automatic", "propose")
+    mobile = next(t for t in pair.terms if t.field == "mobile")
+    assert mobile.rarity == pytest.approx(2 / 100_000)  # held once in each field
+    # A number many contacts hold (a main line typed as someone's mobile) is no person's.
+    shared = scorer.score(form, _counts(first=300, last=20, phone=30), crm,
+                          _counts(first=300, last=20, mobile=1, phone=40))
+    assert next(t for t in shared.terms if t.field == "mobile").weight < mobile.weight
+    # Either way round.
+    swapped = scorer.score(crm, _counts(first=300, last=20, mobile=1, phone=40), form,
+                           _counts(first=300, last=20, phone=1))
+    assert swapped.score == pair.score
