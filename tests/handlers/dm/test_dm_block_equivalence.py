@@ -24,6 +24,7 @@ from handlers.duplicate_merger.blocking import (
     KEY_FUNCTIONS,
     KEY_NAMES,
     KEYS_PER_CONTACT,
+    REGISTER_KEYS,
     Block,
     BlockingReport,
     CappedBlock,
@@ -104,8 +105,9 @@ def ref_profile(contact_id: str, props: dict[str, Any], region: str = "US") -> P
 def ref_keys_of(profile: Profile) -> tuple[str, ...]:
     values: list[str] = []
     taken = 0
+    most = KEYS_PER_CONTACT if (profile.email or profile.phone or profile.mobile) else REGISTER_KEYS
     for name in KEY_NAMES:
-        value = KEY_FUNCTIONS[name](profile) if taken < KEYS_PER_CONTACT else ""
+        value = KEY_FUNCTIONS[name](profile) if taken < most else ""
         taken += bool(value)
         values.append(value)
     return tuple(values)

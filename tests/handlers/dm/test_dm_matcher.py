@@ -170,6 +170,25 @@ def test_four_keys_per_contact_at_most() -> None:
     assert keys[:3] == ("a@x.io", "+1415", "LY.a")
 
 
+def test_a_register_record_is_also_blocked_on_single_fields() -> None:
+    from handlers.duplicate_merger.blocking import REGISTER_KEYS
+
+    # FEBRL3's rec-1496: surname, street and birth date all mistyped on one of the two.
+    a = Profile("1", first="madison", last="dixson", house="37", postcode="5047",
+                dob="19940413", city="ringwoid")
+    b = Profile("2", first="madison", last="dixon", house="37", street="sanford place",
+                postcode="5047", dob="19220609", city="ringwood")
+    ka, kb = keys_of(a), keys_of(b)
+    assert sum(bool(k) for k in ka) <= REGISTER_KEYS and sum(bool(k) for k in kb) == REGISTER_KEYS
+    shared = {KEY_NAMES[i] for i, (x, y) in enumerate(zip(ka, kb, strict=True)) if x and x == y}
+    assert {"postcode", "given"} <= shared
+    # A contact with a mailbox or a phone never takes the register kinds.
+    crm = Profile("3", first="madison", last="dixon", phone="+15125550100", postcode="5047",
+                  house="37", dob="19220609")
+    assert sum(bool(k) for k in keys_of(crm)) == 4
+    assert not any(keys_of(crm)[KEY_NAMES.index(k)] for k in ("postcode", "given", "surname"))
+
+
 def test_one_address_typed_two_ways_shares_a_street_block() -> None:
     street = KEY_NAMES.index("street")
     typed = Profile("1", last="marampon", house="39", street="lowanna street", postcode="3806")
