@@ -57,7 +57,7 @@ ASSOCIATED_TYPES = (
 """Every object type a contact's associations are read from and moved to: records and the
 five engagement types."""
 ENGAGEMENT_TYPES = frozenset({"notes", "emails", "calls", "meetings", "tasks"})
-READ_PROPERTIES = (
+PROFILE_PROPERTIES = (
     "firstname",
     "lastname",
     "email",
@@ -70,8 +70,9 @@ READ_PROPERTIES = (
     "zip",
     "state",
     "date_of_birth",
-    "createdate",
 )
+"""The contact properties a matching profile is normalised from (``profile.ProfileBuilder``)."""
+READ_PROPERTIES = (*PROFILE_PROPERTIES, "createdate")
 ADDITIONAL_EMAILS = "hs_additional_emails"
 HUBSPOT_DEFINED = "HUBSPOT_DEFINED"
 PRIMARY_COMPANY = ("companies", HUBSPOT_DEFINED, 1)

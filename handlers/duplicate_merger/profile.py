@@ -14,23 +14,7 @@ from typing import Any, TypeVar
 
 from handlers.common.strings import nysiis
 from handlers.duplicate_merger import normalize
-
-_PROPERTIES = (
-    "firstname",
-    "lastname",
-    "email",
-    "phone",
-    "mobilephone",
-    "company",
-    "website",
-    "address",
-    "city",
-    "zip",
-    "state",
-    "date_of_birth",
-)
-"""The CRM properties a profile is normalised from (HubSpot's names)."""
-
+from handlers.duplicate_merger.crm import PROFILE_PROPERTIES
 
 FIELDS = (
     "first",
@@ -182,7 +166,7 @@ class ProfileBuilder:
         (first, lastname, mail, phone, mobile, company, website, address, city, zip_code,
          state, dob) = [
             v if type(v) is str else ("" if v in (None, "") else str(v))
-            for v in map(props.get, _PROPERTIES)
+            for v in map(props.get, PROFILE_PROPERTIES)
         ]
         email = normalize.email(mail)
         house, street = self._street[address]
