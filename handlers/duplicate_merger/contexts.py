@@ -1,19 +1,22 @@
-"""Places across contexts, counted in this CRM: how often one person's records from two
-contexts of a life (a work record and a personal one, before and after a job change or a move)
-agree on a place.
+"""Fields across contexts, counted in this CRM: how often one person's records agree on a field
+when they come from two contexts of a life, from an unknown one, or from one street address.
 
 A place belongs to a context (``evidence.OTHER_CONTEXT_PRIORS``): a work record carries the
-office's city and a personal record the home's. How often the two agree depends on the CRM (a
-city-wide business, a national one, how finely cities are written), so a fixed prior is right
-for one CRM and wrong for the next. Where it is wrong, a namesake in the same city is weighed
-as if the city were the person's own, and the number of namesakes grows with the CRM.
+office's city and a personal record the home's. A mailbox and a line belong to one too: at one
+address a person holds one of each. How often one person's records agree on them depends on
+the CRM (a city-wide business, a national one, how finely cities are written, whether its forms
+ask for a personal or a work mailbox), so a fixed prior is right for one CRM and wrong for the
+next. Where it is wrong, a namesake in the same city is weighed as if the city were the
+person's own, or a junior at his father's address as if his second mailbox were a typo, and
+the number of both grows with the CRM.
 
-dm-block therefore counts it, without a training step, over the pairs a sure rule already
+dm-block therefore counts them, without a training step, over the pairs a sure rule already
 finds (``blocking.SURE_RULES``: the same full name and the same mobile, a mobile being one
-person's) whose records come from different contexts (``evidence.other_contexts``). The
-counts travel in every block message; ``context_priors`` turns them into the place priors
-dm-score uses, each shrunk towards the documented prior by ``PRIOR_PAIRS`` pseudo-pairs, so a
-small CRM keeps the prior and a large one its own measure.
+person's), per context (``evidence.pair_context``), the fields ``evidence.CONTEXT_PRIORS``
+names for it. The counts travel in every block message; ``context_priors`` turns them into the
+priors dm-score uses, each shrunk towards the documented prior by ``PRIOR_PAIRS``
+pseudo-pairs, so a small CRM keeps the prior and a large one its own measure. Neither the
+mailbox nor the phone is counted where it decides the rule (the rule holds the mobile only).
 """
 
 from __future__ import annotations
@@ -23,27 +26,26 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from handlers.duplicate_merger.evidence import (
-    OTHER_CONTEXT_PRIORS,
+    CONTEXT_PRIORS,
+    Context,
     FieldPrior,
     field_levels,
-    other_contexts,
+    pair_context,
 )
 from handlers.duplicate_merger.profile import FIELDS, Profile
 
-PLACE_FIELDS = tuple(OTHER_CONTEXT_PRIORS)
-"""The fields whose agreement across contexts is counted (city, state, postcode, street...)."""
-
 PRIOR_PAIRS = 20
 """Pseudo-pairs of the documented prior each count is shrunk with: below about that many
-counted pairs the prior dominates; a CRM of 20,000 contacts already counts several hundred."""
+counted pairs the prior dominates; a CRM of 20,000 contacts already counts dozens to hundreds
+per context."""
 
 LEAST_SHARE = 0.005
-"""The least P(agree | same person, other contexts) a count may give: an agreement is never
-counted as impossible for one person."""
+"""The least P(agree | same person) a count may give: an agreement is never counted as
+impossible for one person (``FieldPrior.differ`` floors a disagreement the same way)."""
 
 
 @dataclass(frozen=True)
-class PlaceCount:
+class AgreementCount:
     """Of ``pairs`` counted pairs holding the field on both records, how many agree exactly
     and how many similarly."""
 
@@ -55,52 +57,87 @@ class PlaceCount:
         return [self.exact, self.similar, self.pairs]
 
     @classmethod
-    def from_wire(cls, row: Sequence[object]) -> PlaceCount:
+    def from_wire(cls, row: Sequence[object]) -> AgreementCount:
         exact, similar, pairs = (int(str(x)) for x in row)
         if min(exact, similar, pairs) < 0 or exact + similar > pairs:
-            raise ValueError("a place count is out of range")
+            raise ValueError("an agreement count is out of range")
         return cls(exact, similar, pairs)
 
 
-def count_places(profiles: Sequence[Profile], *, cap: int) -> dict[str, PlaceCount]:
-    """Place agreement over the pairs with one full name and one mobile whose records come from
-    different contexts; a mobile held by more than ``cap`` contacts is not one person's."""
+ContextCounts = dict[Context, dict[str, AgreementCount]]
+"""Per counted context, per field (``evidence.CONTEXT_PRIORS``), its agreement count."""
+
+
+def count_contexts(profiles: Sequence[Profile], *, cap: int) -> ContextCounts:
+    """Field agreement, per context, over the pairs with one full name and one mobile; a
+    mobile held by more than ``cap`` contacts is not one person's."""
     groups: dict[tuple[str, str, str], list[Profile]] = defaultdict(list)
     for p in profiles:
         if p.first and p.last and p.mobile:
             groups[(p.first, p.last, p.mobile)].append(p)
-    index = {name: FIELDS.index(name) for name in PLACE_FIELDS}
-    exact: Counter[str] = Counter()
-    similar: Counter[str] = Counter()
-    pairs: Counter[str] = Counter()
+    index = {
+        context: {name: FIELDS.index(name) for name in fields}
+        for context, fields in CONTEXT_PRIORS.items()
+    }
+    exact: Counter[tuple[Context, str]] = Counter()
+    similar: Counter[tuple[Context, str]] = Counter()
+    pairs: Counter[tuple[Context, str]] = Counter()
     for members in groups.values():
         if not 2 <= len(members) <= cap:
             continue
         for x, a in enumerate(members):
+            av = a.values()
             for b in members[x + 1 :]:
-                levels = field_levels(a.values(), b.values())
-                if not other_contexts(levels):
-                    continue
-                for name, i in index.items():
+                bv = b.values()
+                levels = field_levels(av, bv)
+                context = pair_context(levels, av, bv)
+                for name, i in index.get(context, {}).items():
                     level = levels[i]
                     if level is None:
                         continue
-                    pairs[name] += 1
-                    exact[name] += level == "exact"
-                    similar[name] += level == "similar"
-    return {name: PlaceCount(exact[name], similar[name], pairs[name]) for name in PLACE_FIELDS}
+                    pairs[context, name] += 1
+                    exact[context, name] += level == "exact"
+                    similar[context, name] += level == "similar"
+    return {
+        context: {
+            name: AgreementCount(exact[context, name], similar[context, name], pairs[context, name])
+            for name in fields
+        }
+        for context, fields in CONTEXT_PRIORS.items()
+    }
 
 
-def context_priors(counts: Mapping[str, PlaceCount]) -> dict[str, FieldPrior]:
-    """The place priors for records of different contexts: each field's counted shares, shrunk
-    towards ``OTHER_CONTEXT_PRIORS`` by ``PRIOR_PAIRS``; a field not counted keeps its prior."""
-    out: dict[str, FieldPrior] = {}
-    for name, prior in OTHER_CONTEXT_PRIORS.items():
-        count = counts.get(name, PlaceCount(0, 0, 0))
-        weight = count.pairs + PRIOR_PAIRS
-        exact = (count.exact + PRIOR_PAIRS * prior.exact) / weight
-        similar = (count.similar + PRIOR_PAIRS * prior.similar) / weight
-        out[name] = FieldPrior(
-            max(exact, LEAST_SHARE), similar, prior.spread, prior.disagreement_counts
-        )
+def counts_to_wire(counts: ContextCounts) -> dict[str, dict[str, list[int]]]:
+    """The counts as a block message carries them."""
+    return {
+        context: {name: count.to_wire() for name, count in fields.items()}
+        for context, fields in counts.items()
+    }
+
+
+def counts_from_wire(data: Mapping[str, Mapping[str, Sequence[object]]]) -> ContextCounts:
+    """The counts of a block message: every counted context and field, each in range."""
+    return {
+        context: {name: AgreementCount.from_wire(data[context][name]) for name in fields}
+        for context, fields in CONTEXT_PRIORS.items()
+    }
+
+
+def context_priors(counts: Mapping[Context, Mapping[str, AgreementCount]]) -> dict[
+    Context, dict[str, FieldPrior]
+]:
+    """The priors per context: each field's counted shares, shrunk towards
+    ``CONTEXT_PRIORS`` by ``PRIOR_PAIRS``; a field not counted keeps its prior."""
+    out: dict[Context, dict[str, FieldPrior]] = {}
+    for context, documented in CONTEXT_PRIORS.items():
+        counted = counts.get(context, {})
+        out[context] = {}
+        for name, prior in documented.items():
+            count = counted.get(name, AgreementCount(0, 0, 0))
+            weight = count.pairs + PRIOR_PAIRS
+            exact = (count.exact + PRIOR_PAIRS * prior.exact) / weight
+            similar = (count.similar + PRIOR_PAIRS * prior.similar) / weight
+            out[context][name] = FieldPrior(
+                max(exact, LEAST_SHARE), similar, prior.spread, prior.disagreement_counts
+            )
     return out

@@ -168,6 +168,30 @@ street address, without saying "someone else". ``PRIORS`` still hold for records
 (the same mailbox, phone or address) and for data without contact identifiers (a person
 register)."""
 
+Context = Literal["one", "other", "unknown", "address"]
+"""Which context of a life two records come from, as far as their fields tell
+(``pair_context``): ``one`` (an identifier agrees, or neither record holds any), ``other``
+(identifiers on both, all different), ``unknown`` (no identifier on both records, one on
+either) or ``address`` (one street address, a home or an office)."""
+
+CONTEXT_PRIORS: Mapping[Context, Mapping[str, FieldPrior]] = {
+    "other": OTHER_CONTEXT_PRIORS,
+    "unknown": {name: PRIORS[name] for name in OTHER_CONTEXT_PRIORS},
+    "address": {name: PRIORS[name] for name in ("email", "phone")},
+}
+"""The fields whose priors depend on the pair's context, and their documented priors; dm-block
+counts each in its own CRM (``contexts``):
+
+* ``other``: the places (``OTHER_CONTEXT_PRIORS``);
+* ``unknown``: the places again. A record with no mailbox or phone (a card scanned at an
+  event, a form that asked for a mobile only) beside one with them may be of either context,
+  and how often such records of one person agree on a place is a property of the CRM;
+* ``address``: the mailbox and the phone. One person's records at one street address are of
+  one context and hold one mailbox and one line there about as often as the CRM says, so two
+  mailboxes at one home are a family (a junior and a senior) as often as it says.
+
+Uncounted, ``unknown`` and ``address`` keep ``PRIORS``."""
+
 
 @dataclass(frozen=True)
 class Term:
@@ -564,9 +588,10 @@ class Evaluation:
     evidence: str = "name"
 
 
-def _log_tables(
-    priors: Sequence[FieldPrior],
-) -> tuple[tuple[float, ...], tuple[float, ...], tuple[float, ...]]:
+_Tables = tuple[tuple[float, ...], tuple[float, ...], tuple[float, ...]]
+
+
+def _log_tables(priors: Sequence[FieldPrior]) -> _Tables:
     """log2 of P(exact), P(similar) and P(differ) per field, as the scorer adds them."""
     return (
         tuple(math.log2(p.exact) for p in priors),
@@ -582,17 +607,24 @@ _LOG_SAME_DOMAIN_DIFFER = math.log2(SAME_DOMAIN_DIFFER)
 _IDENTIFIERS = (_EMAIL, _PHONE, _COMPANY, _DOMAIN)
 
 
-def other_contexts(levels: Sequence[Level | None]) -> bool:
-    """Whether two records come from different contexts (``OTHER_CONTEXT_PRIORS``): an
-    identifier is on both and differs, and none agrees, nor the street address."""
+def pair_context(levels: Sequence[Level | None], av: Sequence[str], bv: Sequence[str]) -> Context:
+    """The context two records come from (``Context``), from their levels and values: one
+    street address first (a home or an office holds one context), then any identifier that
+    agrees (one context), then identifiers on both that all differ (other contexts)."""
+    if levels[_HOUSE] in _AGREE and levels[_STREET] in _AGREE:
+        return "address"
     differs = False
     for i in _IDENTIFIERS:
         level = levels[i]
         if level == "different":
             differs = True
         elif level is not None:
-            return False
-    return differs and not (levels[_HOUSE] in _AGREE and levels[_STREET] in _AGREE)
+            return "one"
+    if differs:
+        return "other"
+    if any(av[i] or bv[i] for i in _IDENTIFIERS):
+        return "unknown"
+    return "one"  # a person register: no record holds a contact identifier
 
 
 def _swap_names(av: Sequence[str], bv: Sequence[str], levels: list[Level | None]) -> None:
@@ -657,19 +689,21 @@ class Scorer:
         total: int,
         thresholds: Thresholds | Bands,
         baseline_bits: float,
-        contexts: Mapping[str, FieldPrior] | None = None,
+        contexts: Mapping[Context, Mapping[str, FieldPrior]] | None = None,
     ) -> None:
-        """``contexts`` overrides ``OTHER_CONTEXT_PRIORS`` with this CRM's own counts
+        """``contexts`` overrides ``CONTEXT_PRIORS`` with this CRM's own counts
         (``contexts.context_priors``)."""
         if total < 2:
             raise ValueError("scoring needs at least two contacts")
         self.total = total
         self.bands = thresholds if isinstance(thresholds, Bands) else Bands(thresholds)
         self.baseline = baseline_bits
-        places = {**OTHER_CONTEXT_PRIORS, **(contexts or {})}
-        self._other = _log_tables(
-            [places.get(name, prior) for name, prior in zip(FIELDS, _PRIORS, strict=True)]
-        )
+        self._tables: dict[Context, _Tables] = {"one": (_LOG_EXACT, _LOG_SIMILAR, _DIFFER)}
+        for context, documented in CONTEXT_PRIORS.items():
+            priors = {**documented, **(contexts or {}).get(context, {})}
+            self._tables[context] = _log_tables(
+                [priors.get(name, prior) for name, prior in zip(FIELDS, _PRIORS, strict=True)]
+            )
         self._name_cap = (
             _LOG_EXACT[_FIRST] + _LOG_EXACT[_LAST] - math.log2(GENERATION_SHARE * HOUSEMATES / total)
         )
@@ -699,9 +733,7 @@ class Scorer:
         counts = [0] * len(FIELDS)
         total = self.total
         score = self.baseline
-        log_exact, log_similar, differ = (
-            self._other if other_contexts(levels) else (_LOG_EXACT, _LOG_SIMILAR, _DIFFER)
-        )
+        log_exact, log_similar, differ = self._tables[pair_context(levels, av, bv)]
         for i, level in enumerate(levels):
             if level is None:
                 continue

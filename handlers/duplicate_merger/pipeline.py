@@ -8,8 +8,8 @@ same whichever worker, in whatever order, receives it.
 
 Message body (JSON, at most ``MAX_MESSAGE_BYTES`` of UTF-8)::
 
-    {"v": 4, "run": "2026-W32", "total": 51234, "baseline": -21.3,
-     "places":   {"city": [exact, similar, pairs], ...},  # contexts.count_places
+    {"v": 5, "run": "2026-W32", "total": 51234, "baseline": -21.3,
+     "contexts": {"other": {"city": [exact, similar, pairs], ...}, ...},  # count_contexts
      "profiles": [[id, first, last, email, ...], ...],   # Profile.to_wire()
      "counts":   [[c_first, c_last, ...], ...],           # Rarity.at(contact)
      "keys":     [[email, phone, name, street, dob, alias], ...],
@@ -40,10 +40,11 @@ from handlers.duplicate_merger.blocking import (
     owner_key,
 )
 from handlers.duplicate_merger.contexts import (
-    PLACE_FIELDS,
-    PlaceCount,
+    ContextCounts,
     context_priors,
-    count_places,
+    count_contexts,
+    counts_from_wire,
+    counts_to_wire,
 )
 from handlers.duplicate_merger.evidence import Bands, ScoredPair, Scorer, Thresholds, baseline
 from handlers.duplicate_merger.profile import FIELDS, Profile, ProfileBuilder
@@ -51,7 +52,7 @@ from handlers.duplicate_merger.profile import FIELDS, Profile, ProfileBuilder
 DEFAULT_RECORD_FLOOR = -10.0
 """Pairs scoring below this (about a thousand to one against) are not recorded."""
 
-MESSAGE_VERSION = 4
+MESSAGE_VERSION = 5
 MAX_MESSAGE_BYTES = 240_000
 """Below SQS's 256 KiB message limit, with room for the attributes SQS counts too."""
 
@@ -68,8 +69,8 @@ class BlockingRun:
     report: BlockingReport
     sure_pairs: int
     baseline: float
-    places: dict[str, PlaceCount]
-    """Place agreement across contexts, counted over this CRM (``contexts.count_places``)."""
+    contexts: ContextCounts
+    """Field agreement per context, counted over this CRM (``contexts.count_contexts``)."""
 
 
 @contextmanager
@@ -116,13 +117,13 @@ def run_blocking(run_id: str, profiles: list[Profile], *, cap: int) -> BlockingR
         rarity = Rarity(profiles)
         blocks, report = form_blocks(profiles, cap=cap, keys=keys)
         sure = count_sure_pairs(profiles, cap=cap)
-        # Only contacts whose mobile another contact holds can be in a pair count_places
+        # Only contacts whose mobile another contact holds can be in a pair count_contexts
         # counts (one full name and one mobile): the same counts, from a fraction of the CRM.
-        places = count_places(
+        contexts = count_contexts(
             list(compress(profiles, map((1).__lt__, rarity.column("mobile")))), cap=cap
         )
     bits = baseline(rarity.total, sure)
-    return BlockingRun(run_id, profiles, keys, rarity, blocks, report, sure, bits, places)
+    return BlockingRun(run_id, profiles, keys, rarity, blocks, report, sure, bits, contexts)
 
 
 def encode_messages(
@@ -220,7 +221,7 @@ def _build_body(blocks: list[Block], rows: _Rows) -> str:
         "run": run.run_id,
         "total": run.rarity.total,
         "baseline": round(run.baseline, 6),
-        "places": {name: count.to_wire() for name, count in run.places.items()},
+        "contexts": counts_to_wire(run.contexts),
         "profiles": list(map(_WIRE, map(run.profiles.__getitem__, order))),
         "counts": list(map(run.rarity.at, order)),
         "keys": keys,  # tuples encode as JSON arrays, as lists do
@@ -248,7 +249,7 @@ class BlockMessage:
     run_id: str
     total: int
     baseline: float
-    places: dict[str, PlaceCount]
+    contexts: ContextCounts
     profiles: tuple[Profile, ...]
     counts: tuple[tuple[int, ...], ...]
     keys: tuple[tuple[str, ...], ...]
@@ -278,7 +279,7 @@ def decode_message(body: str) -> BlockMessage:
         )
         run_id, total = str(data["run"]), int(data["total"])
         bits = float(data["baseline"])
-        places = {name: PlaceCount.from_wire(data["places"][name]) for name in PLACE_FIELDS}
+        contexts = counts_from_wire(data["contexts"])
     except (KeyError, TypeError, ValueError) as err:
         raise MessageError(f"malformed block message: {err}") from err
     n = len(profiles)
@@ -291,7 +292,7 @@ def decode_message(body: str) -> BlockMessage:
     for key, members in blocks:
         if key not in KEY_NAMES or any(not 0 <= i < n for i in members):
             raise MessageError("a block names an unknown key or member")
-    return BlockMessage(run_id, total, bits, places, profiles, counts, keys, capped, blocks)
+    return BlockMessage(run_id, total, bits, contexts, profiles, counts, keys, capped, blocks)
 
 
 @dataclass(frozen=True)
@@ -316,7 +317,7 @@ def score_message(
 ) -> ScoredMessage:
     """Every pair this message owns, scored once, in a stable order; pairs scoring below
     ``floor`` are counted, not kept (two different people who happen to share a block)."""
-    scorer = Scorer(message.total, thresholds, message.baseline, context_priors(message.places))
+    scorer = Scorer(message.total, thresholds, message.baseline, context_priors(message.contexts))
     seen: set[tuple[int, int]] = set()
     out: list[CandidatePair] = []
     below = 0

@@ -34,7 +34,7 @@ from handlers.duplicate_merger.blocking import (
     form_blocks,
     keys_of,
 )
-from handlers.duplicate_merger.contexts import count_places
+from handlers.duplicate_merger.contexts import count_contexts, counts_to_wire
 from handlers.duplicate_merger.pipeline import (
     MESSAGE_VERSION,
     BlockingRun,
@@ -228,7 +228,7 @@ def ref_encode(run: BlockingRun, max_bytes: int) -> Iterator[str]:
             "run": run.run_id,
             "total": rarity.total,
             "baseline": round(run.baseline, 6),
-            "places": {name: count.to_wire() for name, count in run.places.items()},
+            "contexts": counts_to_wire(run.contexts),
             "profiles": [run.profiles[i].to_wire() for i in order],
             "counts": [rarity.of(run.profiles[i]) for i in order],
             "keys": [list(run.keys[i]) for i in order],
@@ -349,8 +349,12 @@ def test_blocks_and_sure_pairs_equal_the_reference(profiles: list[Profile], cap:
         assert report.capped  # the windows were exercised
 
 
-def test_places_are_counted_over_the_contacts_with_a_shared_mobile(profiles: list[Profile]) -> None:
-    assert run_blocking("2026-W05", profiles, cap=50).places == count_places(profiles, cap=50)
+def test_contexts_are_counted_over_the_contacts_with_a_shared_mobile(
+    profiles: list[Profile],
+) -> None:
+    run = run_blocking("2026-W05", profiles, cap=50)
+    assert run.contexts == count_contexts(profiles, cap=50)
+    assert all(any(c.pairs for c in fields.values()) for fields in run.contexts.values())
 
 
 @pytest.mark.parametrize(("cap", "max_bytes"), [(50, 240_000), (5, 240_000), (12, 9_000)])

@@ -1,4 +1,4 @@
-"""Place agreement across contexts, counted per CRM (issue 15): counts, priors, the message."""
+"""Fields across contexts, counted per CRM (issue 15): counts, priors, scores, the message."""
 
 from __future__ import annotations
 
@@ -8,11 +8,19 @@ import pytest
 
 from handlers.duplicate_merger.contexts import (
     PRIOR_PAIRS,
-    PlaceCount,
+    AgreementCount,
     context_priors,
-    count_places,
+    count_contexts,
 )
-from handlers.duplicate_merger.evidence import OTHER_CONTEXT_PRIORS, Scorer, Thresholds
+from handlers.duplicate_merger.evidence import (
+    CONTEXT_PRIORS,
+    OTHER_CONTEXT_PRIORS,
+    PRIORS,
+    Scorer,
+    Thresholds,
+    field_levels,
+    pair_context,
+)
 from handlers.duplicate_merger.pipeline import (
     MessageError,
     decode_message,
@@ -25,12 +33,29 @@ from handlers.duplicate_merger.profile import FIELDS, Profile
 THRESHOLDS = Thresholds(automatic=12.0, propose=0.0)
 
 
-def _person(n: int, *, email: str, city: str, mobile: str = "") -> Profile:
+def _person(n: int, *, email: str = "", city: str = "", mobile: str = "", **rest: str) -> Profile:
     return Profile(f"{n:03}", first="ann", last=f"kowal{n // 2}", email=email,
-                   mobile=mobile or f"+1512555{n // 2:04}", city=city)
+                   mobile=mobile or f"+1512555{n // 2:04}", city=city, **rest)
 
 
-def test_only_one_persons_records_of_two_contexts_are_counted() -> None:
+def _context(a: Profile, b: Profile) -> str:
+    return pair_context(field_levels(a.values(), b.values()), a.values(), b.values())
+
+
+def test_each_pair_of_records_has_one_context() -> None:
+    work = Profile("1", email="ann@acme.com", city="austin")
+    home = Profile("2", email="annk@gmail.com", city="austin")
+    card = Profile("3", city="austin")  # a scanned card: no mailbox, no phone
+    at_home = {"house": "4", "street": "elm street"}
+    assert _context(work, home) == "other"
+    assert _context(work, Profile("4", email="ann@acme.com")) == "one"
+    assert _context(work, card) == "unknown"
+    assert _context(Profile("5", city="austin"), card) == "one"  # a register: no identifiers
+    assert _context(Profile("6", email="ann@acme.com", **at_home),
+                    Profile("7", email="annk@gmail.com", **at_home)) == "address"
+
+
+def test_only_one_persons_records_are_counted_each_in_its_context() -> None:
     profiles = [
         # One person, a work and a personal record (other contexts): counted, cities differ.
         _person(0, email="ann@acme.com", city="austin"),
@@ -41,34 +66,49 @@ def test_only_one_persons_records_of_two_contexts_are_counted() -> None:
         # Two contexts agreeing on the city: counted.
         _person(4, email="ann@kelly.com", city="austin"),
         _person(5, email="kowal2@yahoo.com", city="austin"),
+        # A card without identifiers beside a work record (unknown): counted.
+        _person(6, email="ann@hale.com", city="austin"),
+        _person(7, city="austin"),
+        # One address, one mailbox: the mailbox counted at the address.
+        _person(8, email="ann8@gmail.com", house="4", street="elm street"),
+        _person(9, email="ann8@gmail.com", house="4", street="elm street"),
     ]
-    counts = count_places(profiles, cap=10)
-    assert counts["city"] == PlaceCount(exact=1, similar=0, pairs=2)
-    assert counts["street"] == PlaceCount(0, 0, 0)  # no record has one
+    counts = count_contexts(profiles, cap=10)
+    assert counts["other"]["city"] == AgreementCount(exact=1, similar=0, pairs=2)
+    assert counts["other"]["street"] == AgreementCount(0, 0, 0)  # no such record has one
+    assert counts["unknown"]["city"] == AgreementCount(1, 0, 1)
+    assert counts["address"]["email"] == AgreementCount(1, 0, 1)
+    assert counts["address"]["phone"] == AgreementCount(0, 0, 0)
     # A mobile held by more contacts than the cap is not one person's.
-    shared = [_person(n, email=f"a{n}@x{n}.com", city="austin", mobile="+15125550000")
-              for n in range(6)]
-    assert count_places([Profile(p.id, first="ann", last="kowal", email=p.email,
-                                 mobile=p.mobile, city=p.city) for p in shared],
-                        cap=5)["city"].pairs == 0
+    shared = [Profile(f"{n}", first="ann", last="kowal", email=f"a{n}@x{n}.com",
+                      mobile="+15125550000", city="austin") for n in range(6)]
+    assert count_contexts(shared, cap=5)["other"]["city"].pairs == 0
 
 
 def test_counts_move_the_prior_by_how_many_pairs_they_rest_on() -> None:
     prior = OTHER_CONTEXT_PRIORS["city"]
-    assert context_priors({}) == dict(OTHER_CONTEXT_PRIORS)
-    few = context_priors({"city": PlaceCount(0, 0, 2)})["city"]
-    many = context_priors({"city": PlaceCount(50, 10, 1000)})["city"]
+    assert context_priors({}) == {c: dict(p) for c, p in CONTEXT_PRIORS.items()}
+    assert context_priors({})["address"]["email"] == PRIORS["email"]  # uncounted: as documented
+    few = context_priors({"other": {"city": AgreementCount(0, 0, 2)}})["other"]["city"]
+    many = context_priors({"other": {"city": AgreementCount(50, 10, 1000)}})["other"]["city"]
     assert few.exact == pytest.approx(PRIOR_PAIRS * prior.exact / (PRIOR_PAIRS + 2))
     assert many.exact == pytest.approx((50 + PRIOR_PAIRS * prior.exact) / 1020)
     assert many.similar == pytest.approx((10 + PRIOR_PAIRS * prior.similar) / 1020)
-    assert context_priors({"city": PlaceCount(0, 0, 10**6)})["city"].exact > 0.0
+    never = context_priors({"other": {"city": AgreementCount(0, 0, 10**6)}})["other"]["city"]
+    assert never.exact > 0.0
+    always = context_priors({"address": {"email": AgreementCount(10**6, 0, 10**6)}})
+    assert always["address"]["email"].differ > 0.0
+
+
+def _counts(**held: int) -> list[int]:
+    return [held.get(f, 0) for f in FIELDS]
 
 
 def test_a_crm_whose_people_work_far_from_home_weighs_a_shared_city_less() -> None:
     work = Profile("1", first="ann", last="kowal", email="ann.kowal@acme.com", city="houston")
     home = Profile("2", first="ann", last="kowal", email="annk77@gmail.com", city="houston")
-    counts = [{"first": 300, "last": 20, "email": 1, "city": 8000}.get(f, 0) for f in FIELDS]
-    measured = context_priors({"city": PlaceCount(50, 0, 1000)})
+    counts = _counts(first=300, last=20, email=1, city=8000)
+    measured = context_priors({"other": {"city": AgreementCount(50, 0, 1000)}})
     default = Scorer(100_000, THRESHOLDS, -18.0).score(work, counts, home, counts)
     counted = Scorer(100_000, THRESHOLDS, -18.0, measured).score(work, counts, home, counts)
     assert counted.score < default.score
@@ -76,6 +116,36 @@ def test_a_crm_whose_people_work_far_from_home_weighs_a_shared_city_less() -> No
     again = Profile("3", first="ann", last="kowal", email="ann.kowal@acme.com", city="houston")
     assert (Scorer(100_000, THRESHOLDS, -18.0, measured).score(work, counts, again, counts).score
             == Scorer(100_000, THRESHOLDS, -18.0).score(work, counts, again, counts).score)
+
+
+def test_a_crm_whose_people_keep_one_mailbox_at_home_tells_a_junior_from_a_typo() -> None:
+    home = {"first": "robert", "last": "reel", "house": "7782", "street": "eighth drive",
+            "postcode": "95850", "city": "sacramento"}
+    senior = Profile("1", email="robertreel19@gmail.com", **home)
+    junior = Profile("2", email="reel.robert@aol.com", **home)
+    counts = _counts(first=900, last=4, email=1, house=3, street=40, postcode=300, city=5000)
+    one_mailbox = context_priors({"address": {"email": AgreementCount(480, 1, 487)}})
+    default = Scorer(100_000, THRESHOLDS, -18.0).score(senior, counts, junior, counts)
+    counted = Scorer(100_000, THRESHOLDS, -18.0, one_mailbox).score(senior, counts, junior, counts)
+    assert default.band == "propose" and counted.band == "record_only"
+    # The same mailbox at the address says more, not less, where the CRM says it is the rule.
+    retyped = Profile("3", email="robertreel19@gmail.com", **home)
+    assert (Scorer(100_000, THRESHOLDS, -18.0, one_mailbox).score(senior, counts, retyped, counts)
+            .score > Scorer(100_000, THRESHOLDS, -18.0).score(senior, counts, retyped, counts).score)
+
+
+def test_a_record_without_identifiers_weighs_places_as_the_crm_counts_them() -> None:
+    work = Profile("1", first="ann", last="kowal", email="ann.kowal@acme.com", city="houston",
+                   house="9", street="oak road")
+    card = Profile("2", first="ann", last="kowal", city="dallas", house="12", street="elm street")
+    counts = _counts(first=300, last=20, email=1, city=8000, house=40, street=60)
+    rarely = context_priors({"unknown": {f: AgreementCount(2, 0, 200) for f in
+                                         ("city", "house", "street")}})
+    default = Scorer(100_000, THRESHOLDS, -18.0).score(work, counts, card, counts)
+    counted = Scorer(100_000, THRESHOLDS, -18.0, rarely).score(work, counts, card, counts)
+    assert counted.score > default.score  # a different place says little where it often differs
+    against = [t.weight for t in counted.terms if t.field in ("city", "house", "street")]
+    assert all(-0.2 < w < 0.0 for w in against)
 
 
 def _message() -> dict[str, object]:
@@ -92,16 +162,19 @@ def _message() -> dict[str, object]:
 
 def test_the_counts_travel_in_every_block_message_and_are_checked() -> None:
     data = _message()
-    assert data["v"] == 4 and data["places"]["city"] == [0, 0, 1]  # type: ignore[index]
+    contexts = data["contexts"]
+    assert data["v"] == 5 and contexts["other"]["city"] == [0, 0, 1]  # type: ignore[index]
     message = decode_message(json.dumps(data))
-    assert message.places["city"] == PlaceCount(0, 0, 1)
+    assert message.contexts["other"]["city"] == AgreementCount(0, 0, 1)
+    assert message.contexts["address"]["email"] == AgreementCount(0, 0, 0)
     assert score_message(message, THRESHOLDS).pairs  # scored with them
     for broken in (
-        {**data, "v": 3},                                       # the previous format
-        {k: v for k, v in data.items() if k != "places"},       # no counts
-        {**data, "places": {"city": [2, 0, 1]}},                # more agree than were counted
-        {**data, "places": {**data["places"], "city": [-1, 0, 1]}},  # type: ignore[dict-item]
-        {**data, "places": []},
+        {**data, "v": 4},                                        # the previous format
+        {k: v for k, v in data.items() if k != "contexts"},      # no counts
+        {**data, "contexts": {"other": {"city": [2, 0, 1]}}},    # a context missing
+        {**data, "contexts": {**contexts, "other": {**contexts["other"], "city": [2, 0, 1]}}},  # type: ignore[dict-item]
+        {**data, "contexts": {**contexts, "address": {"email": [-1, 0, 1], "phone": [0, 0, 0]}}},  # type: ignore[dict-item]
+        {**data, "contexts": []},
     ):
         with pytest.raises(MessageError):
             decode_message(json.dumps(broken))

@@ -364,7 +364,7 @@ def test_a_rare_full_name_alone_means_the_same_at_any_size() -> None:
 
 
 def test_records_of_two_contexts_weigh_a_shared_city_as_chance() -> None:
-    from handlers.duplicate_merger.evidence import other_contexts
+    from handlers.duplicate_merger.evidence import pair_context
 
     scorer = Scorer(100_000, THRESHOLDS, -18.0)
     work = Profile("1", first="ann", last="kowal", email="ann.kowal@acme.com", city="houston")
@@ -380,8 +380,8 @@ def test_records_of_two_contexts_weigh_a_shared_city_as_chance() -> None:
     (differ,) = [t.weight for t in far.terms if t.field == "city"]
     assert -1.0 < differ < 0.0  # another context's city differs without saying "someone else"
     # A person register (no contact identifiers) keeps one context.
-    levels_register = [None] * 14
-    assert not other_contexts(levels_register)
+    register = Profile("5", first="ann", last="kowal", city="houston").values()
+    assert pair_context([None] * len(register), register, register) == "one"
 
 
 def test_each_pair_names_what_its_evidence_rests_on_and_bands_follow_the_class() -> None:
