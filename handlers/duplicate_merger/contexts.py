@@ -11,12 +11,13 @@ person's own, or a junior at his father's address as if his second mailbox were 
 the number of both grows with the CRM.
 
 dm-block therefore counts them, without a training step, over the pairs a sure rule already
-finds (``blocking.SURE_RULES``: the same full name and the same mobile, a mobile being one
-person's), per context (``evidence.pair_context``), the fields ``evidence.CONTEXT_PRIORS``
-names for it. The counts travel in every block message; ``context_priors`` turns them into the
-priors dm-score uses, each shrunk towards the documented prior by ``PRIOR_PAIRS``
-pseudo-pairs, so a small CRM keeps the prior and a large one its own measure. The mobile,
-which decides the rule, is never counted.
+finds (``blocking.SURE_RULES``), per context (``evidence.pair_context``), the fields
+``evidence.CONTEXT_PRIORS`` names for it. The rule is the same full name and the same mobile
+(a mobile is one person's), and for the mobile itself the same full name and the same personal
+mailbox (``RULE_FIELD``): a field is never counted over the pairs its own agreement selects.
+The counts travel in every block message; ``context_priors`` turns them into the priors
+dm-score uses, each shrunk towards the documented prior by ``PRIOR_PAIRS`` pseudo-pairs, so a
+small CRM keeps the prior and a large one its own measure.
 """
 
 from __future__ import annotations
@@ -32,7 +33,16 @@ from handlers.duplicate_merger.evidence import (
     field_levels,
     pair_context,
 )
+from handlers.duplicate_merger.normalize import is_role_mailbox
 from handlers.duplicate_merger.profile import FIELDS, Profile
+
+RULE_FIELD: Mapping[str, str] = {"mobile": "email"}
+"""The field that, with the full name, selects the pairs a field is counted over: the mobile
+for every field but the mobile itself, which is counted over one full name and one personal
+mailbox."""
+
+RULES = ("mobile", "email")
+"""The fields the sure rules pair on, with the full name."""
 
 PRIOR_PAIRS = 20
 """Pseudo-pairs of the documented prior each count is shrunk with: below about that many
@@ -68,36 +78,45 @@ ContextCounts = dict[Context, dict[str, AgreementCount]]
 """Per counted context, per field (``evidence.CONTEXT_PRIORS``), its agreement count."""
 
 
-def count_contexts(profiles: Sequence[Profile], *, cap: int) -> ContextCounts:
-    """Field agreement, per context, over the pairs with one full name and one mobile; a
-    mobile held by more than ``cap`` contacts is not one person's."""
+def _sure_groups(profiles: Sequence[Profile], rule: str, cap: int) -> list[list[Profile]]:
+    """Contacts with one full name and one ``rule`` value (a mobile, or a personal mailbox),
+    in groups of 2 to ``cap``: a value held by more is not one person's."""
     groups: dict[tuple[str, str, str], list[Profile]] = defaultdict(list)
     for p in profiles:
-        if p.first and p.last and p.mobile:
-            groups[(p.first, p.last, p.mobile)].append(p)
+        value = getattr(p, rule)
+        if p.first and p.last and value and not (rule == "email" and is_role_mailbox(value)):
+            groups[(p.first, p.last, value)].append(p)
+    return [members for members in groups.values() if 2 <= len(members) <= cap]
+
+
+def count_contexts(profiles: Sequence[Profile], *, cap: int) -> ContextCounts:
+    """Field agreement, per context, over the pairs each field's sure rule finds
+    (``RULE_FIELD``)."""
     index = {
-        context: {name: FIELDS.index(name) for name in fields}
+        (context, rule): {
+            name: FIELDS.index(name) for name in fields if RULE_FIELD.get(name, "mobile") == rule
+        }
         for context, fields in CONTEXT_PRIORS.items()
+        for rule in RULES
     }
     exact: Counter[tuple[Context, str]] = Counter()
     similar: Counter[tuple[Context, str]] = Counter()
     pairs: Counter[tuple[Context, str]] = Counter()
-    for members in groups.values():
-        if not 2 <= len(members) <= cap:
-            continue
-        for x, a in enumerate(members):
-            av = a.values()
-            for b in members[x + 1 :]:
-                bv = b.values()
-                levels = field_levels(av, bv)
-                context = pair_context(levels, av, bv)
-                for name, i in index.get(context, {}).items():
-                    level = levels[i]
-                    if level is None:
-                        continue
-                    pairs[context, name] += 1
-                    exact[context, name] += level == "exact"
-                    similar[context, name] += level == "similar"
+    for rule in RULES:
+        for members in _sure_groups(profiles, rule, cap):
+            for x, a in enumerate(members):
+                av = a.values()
+                for b in members[x + 1 :]:
+                    bv = b.values()
+                    levels = field_levels(av, bv)
+                    context = pair_context(levels, av, bv)
+                    for name, i in index.get((context, rule), {}).items():
+                        level = levels[i]
+                        if level is None:
+                            continue
+                        pairs[context, name] += 1
+                        exact[context, name] += level == "exact"
+                        similar[context, name] += level == "similar"
     return {
         context: {
             name: AgreementCount(exact[context, name], similar[context, name], pairs[context, name])

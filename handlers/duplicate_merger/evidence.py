@@ -178,7 +178,7 @@ office's address or main line reads the same way)."""
 CONTEXT_PRIORS: Mapping[Context, Mapping[str, FieldPrior]] = {
     "other": OTHER_CONTEXT_PRIORS,
     "unknown": {name: PRIORS[name] for name in OTHER_CONTEXT_PRIORS},
-    "home": {"email": PRIORS["email"]},
+    "home": {"email": PRIORS["email"], "mobile": PRIORS["mobile"]},
 }
 """The fields whose priors depend on the pair's context, and their documented priors; dm-block
 counts each in its own CRM (``contexts``):
@@ -187,9 +187,10 @@ counts each in its own CRM (``contexts``):
 * ``unknown``: the places again. A record with no mailbox or phone (a card scanned at an
   event, a form that asked for a mobile only) beside one with them may be of either context,
   and how often such records of one person agree on a place is a property of the CRM;
-* ``home``: the mailbox. One person's records at one home (or office) are of one context and
-  hold one mailbox there about as often as the CRM says, so two mailboxes at one home are a
-  family (a junior and a senior) as often as it says. In the generated CRM (100k) one
+* ``home``: the mailbox and the mobile. One person's records at one home (or office) are of
+  one context and hold one mailbox and one mobile there about as often as the CRM says, so two
+  mailboxes or two mobiles at one home are a family (a junior and a senior) as often as it
+  says. In the generated CRM (100k) one
   person's records at one address hold one mailbox 99.8 % of the time, against 55 % over all
   contexts (``PRIORS``); two mailboxes under one full name at one address were one person in 2
   of 83 pairs.

@@ -117,11 +117,10 @@ def run_blocking(run_id: str, profiles: list[Profile], *, cap: int) -> BlockingR
         rarity = Rarity(profiles)
         blocks, report = form_blocks(profiles, cap=cap, keys=keys)
         sure = count_sure_pairs(profiles, cap=cap)
-        # Only contacts whose mobile another contact holds can be in a pair count_contexts
-        # counts (one full name and one mobile): the same counts, from a fraction of the CRM.
-        contexts = count_contexts(
-            list(compress(profiles, map((1).__lt__, rarity.column("mobile")))), cap=cap
-        )
+        # Only contacts whose mobile or mailbox another contact holds can be in a pair
+        # count_contexts counts: the same counts, from a fraction of the CRM.
+        shared = map(max, rarity.column("mobile"), rarity.column("email"))
+        contexts = count_contexts(list(compress(profiles, map((1).__lt__, shared))), cap=cap)
     bits = baseline(rarity.total, sure)
     return BlockingRun(run_id, profiles, keys, rarity, blocks, report, sure, bits, contexts)
 

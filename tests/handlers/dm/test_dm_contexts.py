@@ -79,11 +79,25 @@ def test_only_one_persons_records_are_counted_each_in_its_context() -> None:
     assert counts["other"]["city"] == AgreementCount(exact=1, similar=0, pairs=2)
     assert counts["other"]["street"] == AgreementCount(0, 0, 0)  # no such record has one
     assert counts["unknown"]["city"] == AgreementCount(1, 0, 1)
-    assert counts["home"] == {"email": AgreementCount(1, 0, 1)}
+    assert counts["home"] == {"email": AgreementCount(1, 0, 1), "mobile": AgreementCount(1, 0, 1)}
     # A mobile held by more contacts than the cap is not one person's.
     shared = [Profile(f"{n}", first="ann", last="kowal", email=f"a{n}@x{n}.com",
                       mobile="+15125550000", city="austin") for n in range(6)]
     assert count_contexts(shared, cap=5)["other"]["city"].pairs == 0
+
+
+def test_the_mobile_is_counted_over_one_name_and_one_personal_mailbox() -> None:
+    home = {"house": "4", "street": "elm street"}
+    pair = [Profile("1", first="ann", last="lee", email="ann.lee@gmail.com", mobile="+15125550111",
+                    **home),
+            Profile("2", first="ann", last="lee", email="ann.lee@gmail.com", mobile="+15125550122",
+                    **home)]
+    assert count_contexts(pair, cap=10)["home"]["mobile"] == AgreementCount(0, 0, 1)
+    assert count_contexts(pair, cap=10)["home"]["email"].pairs == 0  # no shared mobile
+    # A role mailbox is an organisation's: it pairs no one.
+    role = [Profile(p.id, first="ann", last="lee", email="info@acme.com", mobile=p.mobile, **home)
+            for p in pair]
+    assert count_contexts(role, cap=10)["home"]["mobile"].pairs == 0
 
 
 def test_counts_move_the_prior_by_how_many_pairs_they_rest_on() -> None:
