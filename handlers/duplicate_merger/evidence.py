@@ -526,6 +526,13 @@ def implied_floors(
         # A postcode one digit off is the neighbouring area as often as a typo (a US city holds
         # dozens of consecutive codes): where it is the city again, the city says so itself.
         explained(_POSTCODE)
+    if levels[_HOUSE] == "exact" and levels[_STREET] not in _AGREE:
+        # A house number names a house only on its street. Its count is the whole address's
+        # (``blocking.Rarity``), so with another street, or none on one side, that count is
+        # of an address the two records do not share: "8" would weigh as rare as "8 Diamond
+        # Street". Small numbers are shared by strangers all over a register; FEBRL's
+        # highest-scoring false pairs were such numbers beside a shared given name or surname.
+        explained(_HOUSE)
     if levels[_HOUSE] == "similar":
         # A house number one digit off is the house next door as often as a typo, and more so
         # the larger the CRM; the street's agreement is counted on its own.

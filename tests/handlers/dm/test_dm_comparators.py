@@ -1,5 +1,5 @@
 """Field comparisons as person registers get them wrong: names in each other's fields with one
-of them changed, a mistyped state."""
+of them changed, a mistyped state, a house number on another street."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import math
 import pytest
 
 from handlers.duplicate_merger.evidence import (
+    IMPLIED_SHARE,
     PRIORS,
     ScoredPair,
     Scorer,
@@ -98,3 +99,24 @@ def test_a_mistyped_state_weighs_nothing_either_way() -> None:
     a, b = Profile("1", first="finlay", state="qld"), Profile("2", first="finlay", state="qdl")
     pair = scorer.score(a, _counts(first=3, state=1500), b, _counts(first=3, state=1))
     assert _term(pair, "state") == ("similar", 0.0)
+
+
+def test_a_house_number_on_another_street_is_not_evidence() -> None:
+    """FEBRL3's rec-1698 and rec-79: two Elizas at number 8, of two streets. The house field's
+    count is the whole address's (``Rarity``): one contact holds "8 diamond street", which
+    says nothing of how many hold an 8."""
+    scorer = Scorer(5_000, THRESHOLDS, -11.0)
+    counts = _counts(first=4, last=1, house=1, street=1)
+    eliza = Profile("1", first="eliza", last="stubbs", house="8", street="diamond street")
+    other = Profile("2", first="eliza", last="haack", house="8", street="castleton crescent")
+    unknown = Profile("3", first="eliza", last="haack", house="8")
+    explained = math.log2(PRIORS["house"].exact / IMPLIED_SHARE)
+    for b in (other, unknown):
+        assert _term(scorer.score(eliza, counts, b, counts), "house") == (
+            "exact", pytest.approx(explained)
+        )
+    # on one street the address agrees, and its count says how rare it is
+    same_street = Profile("4", first="eliza", last="haack", house="8", street="diamond street")
+    assert _term(scorer.score(eliza, counts, same_street, counts), "house")[1] == pytest.approx(
+        math.log2(PRIORS["house"].exact * 5_000 / 1)
+    )
