@@ -1,9 +1,9 @@
 """Fields across contexts, counted in this CRM: how often one person's records agree on a field
-when they come from two contexts of a life, from an unknown one, or from one street address.
+when they come from two contexts of a life, from an unknown one, or from one home.
 
 A place belongs to a context (``evidence.OTHER_CONTEXT_PRIORS``): a work record carries the
-office's city and a personal record the home's. A mailbox and a line belong to one too: at one
-address a person holds one of each. How often one person's records agree on them depends on
+office's city and a personal record the home's. A mailbox belongs to one too: at one home a
+person holds one. How often one person's records agree on them depends on
 the CRM (a city-wide business, a national one, how finely cities are written, whether its forms
 ask for a personal or a work mailbox), so a fixed prior is right for one CRM and wrong for the
 next. Where it is wrong, a namesake in the same city is weighed as if the city were the
@@ -15,8 +15,8 @@ finds (``blocking.SURE_RULES``: the same full name and the same mobile, a mobile
 person's), per context (``evidence.pair_context``), the fields ``evidence.CONTEXT_PRIORS``
 names for it. The counts travel in every block message; ``context_priors`` turns them into the
 priors dm-score uses, each shrunk towards the documented prior by ``PRIOR_PAIRS``
-pseudo-pairs, so a small CRM keeps the prior and a large one its own measure. Neither the
-mailbox nor the phone is counted where it decides the rule (the rule holds the mobile only).
+pseudo-pairs, so a small CRM keeps the prior and a large one its own measure. The mobile,
+which decides the rule, is never counted.
 """
 
 from __future__ import annotations

@@ -168,16 +168,17 @@ street address, without saying "someone else". ``PRIORS`` still hold for records
 (the same mailbox, phone or address) and for data without contact identifiers (a person
 register)."""
 
-Context = Literal["one", "other", "unknown", "address"]
+Context = Literal["one", "other", "unknown", "home"]
 """Which context of a life two records come from, as far as their fields tell
 (``pair_context``): ``one`` (an identifier agrees, or neither record holds any), ``other``
 (identifiers on both, all different), ``unknown`` (no identifier on both records, one on
-either) or ``address`` (one street address, a home or an office)."""
+either) or ``home`` (one home, ``shared_home``: the same street address or landline; an
+office's address or main line reads the same way)."""
 
 CONTEXT_PRIORS: Mapping[Context, Mapping[str, FieldPrior]] = {
     "other": OTHER_CONTEXT_PRIORS,
     "unknown": {name: PRIORS[name] for name in OTHER_CONTEXT_PRIORS},
-    "address": {name: PRIORS[name] for name in ("email", "phone")},
+    "home": {"email": PRIORS["email"]},
 }
 """The fields whose priors depend on the pair's context, and their documented priors; dm-block
 counts each in its own CRM (``contexts``):
@@ -186,11 +187,14 @@ counts each in its own CRM (``contexts``):
 * ``unknown``: the places again. A record with no mailbox or phone (a card scanned at an
   event, a form that asked for a mobile only) beside one with them may be of either context,
   and how often such records of one person agree on a place is a property of the CRM;
-* ``address``: the mailbox and the phone. One person's records at one street address are of
-  one context and hold one mailbox and one line there about as often as the CRM says, so two
-  mailboxes at one home are a family (a junior and a senior) as often as it says.
+* ``home``: the mailbox. One person's records at one home (or office) are of one context and
+  hold one mailbox there about as often as the CRM says, so two mailboxes at one home are a
+  family (a junior and a senior) as often as it says. In the generated CRM (100k) one
+  person's records at one address hold one mailbox 99.8 % of the time, against 55 % over all
+  contexts (``PRIORS``); two mailboxes under one full name at one address were one person in 2
+  of 83 pairs.
 
-Uncounted, ``unknown`` and ``address`` keep ``PRIORS``."""
+Uncounted, ``unknown`` and ``home`` keep ``PRIORS``."""
 
 
 @dataclass(frozen=True)
@@ -627,11 +631,11 @@ _IDENTIFIERS = (_EMAIL, _PHONE, _COMPANY, _DOMAIN)
 
 
 def pair_context(levels: Sequence[Level | None], av: Sequence[str], bv: Sequence[str]) -> Context:
-    """The context two records come from (``Context``), from their levels and values: one
-    street address first (a home or an office holds one context), then any identifier that
-    agrees (one context), then identifiers on both that all differ (other contexts)."""
-    if levels[_HOUSE] in _AGREE and levels[_STREET] in _AGREE:
-        return "address"
+    """The context two records come from (``Context``), from their levels and values: one home
+    first (its address or landline holds one context), then any identifier that agrees (one
+    context), then identifiers on both that all differ (other contexts)."""
+    if shared_home(levels):
+        return "home"
     differs = False
     for i in _IDENTIFIERS:
         level = levels[i]

@@ -52,7 +52,9 @@ def test_each_pair_of_records_has_one_context() -> None:
     assert _context(work, card) == "unknown"
     assert _context(Profile("5", city="austin"), card) == "one"  # a register: no identifiers
     assert _context(Profile("6", email="ann@acme.com", **at_home),
-                    Profile("7", email="annk@gmail.com", **at_home)) == "address"
+                    Profile("7", email="annk@gmail.com", **at_home)) == "home"
+    assert _context(Profile("8", email="ann@acme.com", phone="+15125550100"),
+                    Profile("9", email="annk@gmail.com", phone="+15125550100")) == "home"
 
 
 def test_only_one_persons_records_are_counted_each_in_its_context() -> None:
@@ -69,7 +71,7 @@ def test_only_one_persons_records_are_counted_each_in_its_context() -> None:
         # A card without identifiers beside a work record (unknown): counted.
         _person(6, email="ann@hale.com", city="austin"),
         _person(7, city="austin"),
-        # One address, one mailbox: the mailbox counted at the address.
+        # One home, one mailbox: the mailbox counted at the home.
         _person(8, email="ann8@gmail.com", house="4", street="elm street"),
         _person(9, email="ann8@gmail.com", house="4", street="elm street"),
     ]
@@ -77,8 +79,7 @@ def test_only_one_persons_records_are_counted_each_in_its_context() -> None:
     assert counts["other"]["city"] == AgreementCount(exact=1, similar=0, pairs=2)
     assert counts["other"]["street"] == AgreementCount(0, 0, 0)  # no such record has one
     assert counts["unknown"]["city"] == AgreementCount(1, 0, 1)
-    assert counts["address"]["email"] == AgreementCount(1, 0, 1)
-    assert counts["address"]["phone"] == AgreementCount(0, 0, 0)
+    assert counts["home"] == {"email": AgreementCount(1, 0, 1)}
     # A mobile held by more contacts than the cap is not one person's.
     shared = [Profile(f"{n}", first="ann", last="kowal", email=f"a{n}@x{n}.com",
                       mobile="+15125550000", city="austin") for n in range(6)]
@@ -88,7 +89,7 @@ def test_only_one_persons_records_are_counted_each_in_its_context() -> None:
 def test_counts_move_the_prior_by_how_many_pairs_they_rest_on() -> None:
     prior = OTHER_CONTEXT_PRIORS["city"]
     assert context_priors({}) == {c: dict(p) for c, p in CONTEXT_PRIORS.items()}
-    assert context_priors({})["address"]["email"] == PRIORS["email"]  # uncounted: as documented
+    assert context_priors({})["home"]["email"] == PRIORS["email"]  # uncounted: as documented
     few = context_priors({"other": {"city": AgreementCount(0, 0, 2)}})["other"]["city"]
     many = context_priors({"other": {"city": AgreementCount(50, 10, 1000)}})["other"]["city"]
     assert few.exact == pytest.approx(PRIOR_PAIRS * prior.exact / (PRIOR_PAIRS + 2))
@@ -96,8 +97,8 @@ def test_counts_move_the_prior_by_how_many_pairs_they_rest_on() -> None:
     assert many.similar == pytest.approx((10 + PRIOR_PAIRS * prior.similar) / 1020)
     never = context_priors({"other": {"city": AgreementCount(0, 0, 10**6)}})["other"]["city"]
     assert never.exact > 0.0
-    always = context_priors({"address": {"email": AgreementCount(10**6, 0, 10**6)}})
-    assert always["address"]["email"].differ > 0.0
+    always = context_priors({"home": {"email": AgreementCount(10**6, 0, 10**6)}})
+    assert always["home"]["email"].differ > 0.0
 
 
 def _counts(**held: int) -> list[int]:
@@ -124,7 +125,7 @@ def test_a_crm_whose_people_keep_one_mailbox_at_home_tells_a_junior_from_a_typo(
     senior = Profile("1", email="robertreel19@gmail.com", **home)
     junior = Profile("2", email="reel.robert@aol.com", **home)
     counts = _counts(first=900, last=4, email=1, house=3, street=40, postcode=300, city=5000)
-    one_mailbox = context_priors({"address": {"email": AgreementCount(480, 1, 487)}})
+    one_mailbox = context_priors({"home": {"email": AgreementCount(480, 1, 487)}})
     default = Scorer(100_000, THRESHOLDS, -18.0).score(senior, counts, junior, counts)
     counted = Scorer(100_000, THRESHOLDS, -18.0, one_mailbox).score(senior, counts, junior, counts)
     assert default.band == "propose" and counted.band == "record_only"
@@ -166,14 +167,14 @@ def test_the_counts_travel_in_every_block_message_and_are_checked() -> None:
     assert data["v"] == 5 and contexts["other"]["city"] == [0, 0, 1]  # type: ignore[index]
     message = decode_message(json.dumps(data))
     assert message.contexts["other"]["city"] == AgreementCount(0, 0, 1)
-    assert message.contexts["address"]["email"] == AgreementCount(0, 0, 0)
+    assert message.contexts["home"]["email"] == AgreementCount(0, 0, 0)
     assert score_message(message, THRESHOLDS).pairs  # scored with them
     for broken in (
         {**data, "v": 4},                                        # the previous format
         {k: v for k, v in data.items() if k != "contexts"},      # no counts
         {**data, "contexts": {"other": {"city": [2, 0, 1]}}},    # a context missing
         {**data, "contexts": {**contexts, "other": {**contexts["other"], "city": [2, 0, 1]}}},  # type: ignore[dict-item]
-        {**data, "contexts": {**contexts, "address": {"email": [-1, 0, 1], "phone": [0, 0, 0]}}},  # type: ignore[dict-item]
+        {**data, "contexts": {**contexts, "home": {"email": [-1, 0, 1]}}},  # type: ignore[dict-item]
         {**data, "contexts": []},
     ):
         with pytest.raises(MessageError):
