@@ -168,7 +168,9 @@ SURE_RULES: tuple[SureRule, ...] = (
     SureRule(_address_line, named=True),
 )
 """Rules two different people almost never meet: the same personal mailbox; the same full
-name and mobile, or birth date, or street address (a main line is shared by coworkers). Used only to estimate how common duplicates are."""
+name and mobile, or birth date, or street address (a main line is shared by coworkers). Used
+to estimate how common duplicates are (``evidence.baseline``); ``contexts`` counts over two
+such rules how one person's records agree."""
 
 
 def count_sure_pairs(profiles: Sequence[Profile], *, cap: int) -> int:

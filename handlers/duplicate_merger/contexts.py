@@ -11,10 +11,11 @@ person's own, or a junior at his father's address as if his second mailbox were 
 the number of both grows with the CRM.
 
 dm-block therefore counts them, without a training step, over the pairs a sure rule already
-finds (``blocking.SURE_RULES``), per context (``evidence.pair_context``), the fields
-``evidence.CONTEXT_PRIORS`` names for it. The rule is the same full name and the same mobile
-(a mobile is one person's), and for the mobile itself the same full name and the same personal
-mailbox (``RULE_FIELD``): a field is never counted over the pairs its own agreement selects.
+finds (``RULES``, of ``blocking.SureRule``'s kind), per context (``evidence.pair_context``),
+the fields ``evidence.CONTEXT_PRIORS`` names for it. The rule is the same full name and the
+same mobile (a mobile is one person's), and for the mobile itself the same full name and the
+same personal mailbox (``RULE_FIELD``): a field is never counted over the pairs its own
+agreement selects.
 The counts travel in every block message; ``context_priors`` turns them into the priors
 dm-score uses, each shrunk towards the documented prior by ``PRIOR_PAIRS`` pseudo-pairs, so a
 small CRM keeps the prior and a large one its own measure.
@@ -25,7 +26,9 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 
+from handlers.duplicate_merger.blocking import SureRule
 from handlers.duplicate_merger.evidence import (
     CONTEXT_PRIORS,
     Context,
@@ -33,16 +36,17 @@ from handlers.duplicate_merger.evidence import (
     field_levels,
     pair_context,
 )
-from handlers.duplicate_merger.normalize import is_role_mailbox
 from handlers.duplicate_merger.profile import FIELDS, Profile
 
-RULE_FIELD: Mapping[str, str] = {"mobile": "email"}
-"""The field that, with the full name, selects the pairs a field is counted over: the mobile
-for every field but the mobile itself, which is counted over one full name and one personal
-mailbox."""
+RULES: Mapping[str, SureRule] = {
+    "mobile": SureRule(attrgetter("mobile"), named=True),
+    "email": SureRule(attrgetter("email"), named=True, personal=True),
+}
+"""The sure rules the counts rest on, by the field they pair on (with the full name)."""
 
-RULES = ("mobile", "email")
-"""The fields the sure rules pair on, with the full name."""
+RULE_FIELD: Mapping[str, str] = {"mobile": "email"}
+"""The rule (``RULES``) a field is counted over: the mobile's for every field but the mobile
+itself, which is counted over one full name and one personal mailbox."""
 
 PRIOR_PAIRS = 20
 """Pseudo-pairs of the documented prior each count is shrunk with: below about that many
@@ -78,14 +82,14 @@ ContextCounts = dict[Context, dict[str, AgreementCount]]
 """Per counted context, per field (``evidence.CONTEXT_PRIORS``), its agreement count."""
 
 
-def _sure_groups(profiles: Sequence[Profile], rule: str, cap: int) -> list[list[Profile]]:
-    """Contacts with one full name and one ``rule`` value (a mobile, or a personal mailbox),
-    in groups of 2 to ``cap``: a value held by more is not one person's."""
-    groups: dict[tuple[str, str, str], list[Profile]] = defaultdict(list)
+def _sure_groups(profiles: Sequence[Profile], rule: SureRule, cap: int) -> list[list[Profile]]:
+    """Contacts meeting ``rule`` together, in groups of 2 to ``cap``: a value held by more is
+    not one person's."""
+    groups: dict[str, list[Profile]] = defaultdict(list)
     for p in profiles:
-        value = getattr(p, rule)
-        if p.first and p.last and value and not (rule == "email" and is_role_mailbox(value)):
-            groups[(p.first, p.last, value)].append(p)
+        value = rule.value(p, rule.anchor(p))
+        if value:
+            groups[value].append(p)
     return [members for members in groups.values() if 2 <= len(members) <= cap]
 
 
@@ -102,8 +106,8 @@ def count_contexts(profiles: Sequence[Profile], *, cap: int) -> ContextCounts:
     exact: Counter[tuple[Context, str]] = Counter()
     similar: Counter[tuple[Context, str]] = Counter()
     pairs: Counter[tuple[Context, str]] = Counter()
-    for rule in RULES:
-        for members in _sure_groups(profiles, rule, cap):
+    for rule, sure in RULES.items():
+        for members in _sure_groups(profiles, sure, cap):
             for x, a in enumerate(members):
                 av = a.values()
                 for b in members[x + 1 :]:
