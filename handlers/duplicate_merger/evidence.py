@@ -877,8 +877,12 @@ class Scorer:
 # Explanation ------------------------------------------------------------------------------
 
 
-def _phrase(term: Term, total: int, *, both_swapped: bool = True) -> str:
+def _phrase(
+    term: Term, total: int, *, both_swapped: bool = True, street_agrees: bool = True
+) -> str:
     label = LABELS[term.field]
+    if term.field == "house" and term.agreed and not street_agrees:
+        label = "house number"  # on another street, or none on one side: not one address
     if term.level == "different":
         return f"different {label}"
     if term.level == "swapped":
@@ -900,8 +904,9 @@ def explain(terms: Sequence[Term], total: int, *, most: int = 3) -> str:
     """One line a person reads in four seconds: the strongest pieces of evidence, both ways."""
     phrases: list[str] = []
     both_swapped = sum(t.level == "swapped" for t in terms) == 2  # else ``_one_name_crossed``
+    street_agrees = any(t.field == "street" and t.agreed for t in terms)
     for term in terms:  # already strongest first
-        phrase = _phrase(term, total, both_swapped=both_swapped)
+        phrase = _phrase(term, total, both_swapped=both_swapped, street_agrees=street_agrees)
         if phrase not in phrases:
             phrases.append(phrase)
         if len(phrases) == most:

@@ -12,7 +12,9 @@ from handlers.duplicate_merger.evidence import (
     PRIORS,
     ScoredPair,
     Scorer,
+    Term,
     Thresholds,
+    explain,
     field_levels,
 )
 from handlers.duplicate_merger.profile import FIELDS, Profile
@@ -119,4 +121,15 @@ def test_a_house_number_on_another_street_is_not_evidence() -> None:
     same_street = Profile("4", first="eliza", last="haack", house="8", street="diamond street")
     assert _term(scorer.score(eliza, counts, same_street, counts), "house")[1] == pytest.approx(
         math.log2(PRIORS["house"].exact * 5_000 / 1)
+    )
+
+
+def test_a_house_number_on_another_street_reads_as_a_house_number() -> None:
+    number = Term("house", True, "exact", 0.0002, 9.0)
+    assert explain([number, Term("street", False, "different", 0.0, -3.6)], 5_000) == (
+        "same house number, different street"
+    )
+    assert explain([number], 5_000) == "same house number"  # no street on one side
+    assert explain([number, Term("street", True, "exact", 0.0002, 0.8)], 5_000) == (
+        "same address, same street"
     )
