@@ -80,8 +80,8 @@ SHARED_HOLDERS = 10
 Above what one person's records reach (FEBRL3 holds people with up to six records); the main
 lines, shared mailboxes and office addresses held by fewer are explained by their employer or
 home (``implied_floors``). At 5, FEBRL3's five- and six-record people lost their address as
-evidence (best F1 0.9879 against 0.9912 at 10, with the register keys; the generated CRM's
-precision and recall did not move)."""
+evidence (best F1 0.9879 against 0.9912 at 10, measured with the register keys, before the
+crossed-name rule; the generated CRM's precision and recall did not move)."""
 
 INITIAL_SHARE = 0.05
 """Least share an initial ("A.") agreeing with a name may count with: about one given name in
@@ -581,24 +581,6 @@ def automatic_vetoes(levels: Sequence[Level | None]) -> tuple[str, ...]:
     return tuple(reasons)
 
 
-def _weight(
-    prior: FieldPrior, level: Level, count: int, total: int, *, floor_share: float = 0.0
-) -> tuple[float, float]:
-    """(weight, rarity) for one field at ``level`` with the agreed value held ``count`` times.
-
-    A similar value is never evidence against (a typo of a common name says little, but it
-    does not say "someone else"); ``floor_share`` caps how rare an agreement may count.
-    """
-    if level == "different":
-        return (math.log2(prior.differ) if prior.disagreement_counts else 0.0), 0.0
-    share = max(count, 1) / total
-    counted = max(share, floor_share)
-    if level == "exact" or level == "swapped":
-        return math.log2(prior.exact / counted), share
-    wide = min(prior.spread * counted, 0.5)
-    return max(math.log2(max(prior.similar, 0.01) / wide), 0.0), share
-
-
 @dataclass(frozen=True)
 class Evaluation:
     """A pair's field levels and weights, before the explanation is written."""
@@ -768,7 +750,9 @@ class Scorer:
     ) -> Evaluation:
         """Levels, weights and score of two profiles' values (``Profile.values()``) and counts,
         order-free. Cheap enough for every candidate pair; ``finish`` adds the terms and the
-        explanation. The weights are those of ``_weight``, inlined."""
+        explanation. An agreement on a value held by ``count`` of ``total`` contacts weighs
+        ``log2(m / max(count/total, floor))``, a similar one ``log2(m_similar / (spread *
+        share))``, neither below 0; a difference ``log2(P(differ | same person))``."""
         if b_id < a_id:
             a_id, av, a_counts, b_id, bv, b_counts = b_id, bv, b_counts, a_id, av, a_counts
         levels = field_levels(av, bv)
