@@ -2,11 +2,11 @@
 when they come from two contexts of a life, from an unknown one, or from one home.
 
 A place belongs to a context (``evidence.OTHER_CONTEXT_PRIORS``): a work record carries the
-office's city and a personal record the home's. A mailbox belongs to one too: at one home a
-person holds one. How often one person's records agree on them depends on
-the CRM (a city-wide business, a national one, how finely cities are written, whether its forms
-ask for a personal or a work mailbox), so a fixed prior is right for one CRM and wrong for the
-next. Where it is wrong, a namesake in the same city is weighed as if the city were the
+office's city and a personal record the home's. A mailbox and a mobile belong to one too: at
+one home a person holds one of each. How often one person's records agree on them depends on
+the CRM (a city-wide business, a national one, how finely cities are written, whether its
+forms ask for a personal or a work mailbox), so a fixed prior is right for one CRM and wrong
+for the next. Where it is wrong, a namesake in the same city is weighed as if the city were the
 person's own, or a junior at his father's address as if his second mailbox were a typo, and
 the number of both grows with the CRM.
 
@@ -15,10 +15,9 @@ finds (``RULES``, of ``blocking.SureRule``'s kind), per context (``evidence.pair
 the fields ``evidence.CONTEXT_PRIORS`` names for it. The rule is the same full name and the
 same mobile (a mobile is one person's), and for the mobile itself the same full name and the
 same personal mailbox (``RULE_FIELD``): a field is never counted over the pairs its own
-agreement selects.
-The counts travel in every block message; ``context_priors`` turns them into the priors
-dm-score uses, each shrunk towards the documented prior by ``PRIOR_PAIRS`` pseudo-pairs, so a
-small CRM keeps the prior and a large one its own measure.
+agreement selects. The counts travel in every block message; ``context_priors`` turns them
+into the priors dm-score uses, each shrunk towards the documented prior by ``PRIOR_PAIRS``
+pseudo-pairs, so a small CRM keeps the prior and a large one its own measure.
 """
 
 from __future__ import annotations

@@ -190,10 +190,9 @@ counts each in its own CRM (``contexts``):
 * ``home``: the mailbox and the mobile. One person's records at one home (or office) are of
   one context and hold one mailbox and one mobile there about as often as the CRM says, so two
   mailboxes or two mobiles at one home are a family (a junior and a senior) as often as it
-  says. In the generated CRM (100k) one
-  person's records at one address hold one mailbox 99.8 % of the time, against 55 % over all
-  contexts (``PRIORS``); two mailboxes under one full name at one address were one person in 2
-  of 83 pairs.
+  says. In the generated CRM (100k) one person's records at one address hold one mailbox
+  99.8 % of the time, against 55 % over all contexts (``PRIORS``); two mailboxes under one
+  full name at one address were one person in 2 of 83 pairs.
 
 Uncounted, ``unknown`` and ``home`` keep ``PRIORS``."""
 
