@@ -161,9 +161,12 @@ class SureRule:
         return f"{p.first}|{p.last}|{anchor}" if p.first and p.last and anchor else ""
 
 
+NAME_AND_MOBILE = SureRule(attrgetter("mobile"), named=True)
+"""One full name and one mobile: a mobile is one person's."""
+
 SURE_RULES: tuple[SureRule, ...] = (
     SureRule(attrgetter("email"), personal=True),
-    SureRule(attrgetter("mobile"), named=True),
+    NAME_AND_MOBILE,
     SureRule(attrgetter("dob"), named=True),
     SureRule(_address_line, named=True),
 )

@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
 
-from handlers.duplicate_merger.blocking import SureRule
+from handlers.duplicate_merger.blocking import NAME_AND_MOBILE, SureRule
 from handlers.duplicate_merger.evidence import (
     CONTEXT_PRIORS,
     Context,
@@ -38,7 +38,7 @@ from handlers.duplicate_merger.evidence import (
 from handlers.duplicate_merger.profile import FIELDS, Profile
 
 RULES: Mapping[str, SureRule] = {
-    "mobile": SureRule(attrgetter("mobile"), named=True),
+    "mobile": NAME_AND_MOBILE,
     "email": SureRule(attrgetter("email"), named=True, personal=True),
 }
 """The sure rules the counts rest on, by the field they pair on (with the full name)."""
