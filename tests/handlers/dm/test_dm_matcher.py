@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import random
 
 import pytest
@@ -361,6 +362,28 @@ def test_a_rare_full_name_alone_means_the_same_at_any_size() -> None:
         a, _counts(first=400, last=200), b, _counts(first=400, last=200)
     )
     assert common.score < scores[0]  # the bound binds rare names only
+
+
+def test_namesakes_by_chance_and_housemates_of_one_name_add_up() -> None:
+    from handlers.duplicate_merger.evidence import GENERATION_SHARE, HOUSEMATES
+
+    total = 100_000
+    scorer = Scorer(total, THRESHOLDS, -18.0)
+    a = Profile("1", first="brock", last="suggs")
+    b = Profile("2", first="brock", last="suggs")
+
+    def full_name(first: int, last: int) -> float:
+        return scorer.score(a, _counts(first=first, last=last), b, _counts(first=first, last=last)).score
+
+    housemates = GENERATION_SHARE * HOUSEMATES * total  # contacts: first * last / total
+    rare = full_name(2, 2)  # chance is nothing beside housemates
+    as_often = full_name(150, 50)  # chance as likely as housemates
+    assert 150 * 50 == pytest.approx(housemates)
+    # Twice the ways to share the name: one bit less (a bound, their maximum, said the same).
+    assert rare - as_often == pytest.approx(1.0, abs=0.01)
+    # A hundred times as likely by chance: the two rates' sum says how much less it weighs.
+    common = full_name(1500, 500)
+    assert as_often - common == pytest.approx(math.log2(101 / 2), abs=0.01)
 
 
 def test_records_of_two_contexts_weigh_a_shared_city_as_chance() -> None:
