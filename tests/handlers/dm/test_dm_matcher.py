@@ -378,7 +378,7 @@ def test_namesakes_by_chance_and_housemates_of_one_name_add_up() -> None:
     housemates = GENERATION_SHARE * HOUSEMATES * total  # contacts: first * last / total
     rare = full_name(2, 2)  # chance is nothing beside housemates
     as_often = full_name(150, 50)  # chance as likely as housemates
-    assert 150 * 50 == pytest.approx(housemates)
+    assert housemates == pytest.approx(150 * 50)
     # Twice the ways to share the name: one bit less (a bound, their maximum, said the same).
     assert rare - as_often == pytest.approx(1.0, abs=0.01)
     # A hundred times as likely by chance: the two rates' sum says how much less it weighs.
