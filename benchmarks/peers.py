@@ -49,8 +49,8 @@ import logging
 import tempfile
 import time
 import warnings
-from collections import defaultdict
-from dataclasses import dataclass
+from collections import Counter, defaultdict
+from dataclasses import dataclass, replace
 from typing import Any
 
 from handlers.duplicate_merger.profile import FIELDS, Profile
@@ -59,8 +59,59 @@ Pair = tuple[str, str]
 
 SPLINK_MEMORY = "12GB"
 """DuckDB's memory limit for Splink, so that it spills to disk or fails before the machine does.
-It is not a bound on the process: on the CRM set at 1M (its phone rule alone makes about 145M
-pairs) the process grew past 22 GB within 16 minutes, with 10 GB spilled, and was stopped."""
+It is not a bound on the process: on the CRM set at 1M, before ``COMPARISON_BUDGET``, the
+phone rule alone made about 143M pairs and the process grew past 22 GB within 16 minutes, with
+10 GB spilled, and was stopped."""
+
+
+COMPARISON_BUDGET = 20_000_000
+"""Most candidate pairs a peer's blocking may make. Splink's tutorial "Choosing blocking rules to
+optimise runtime" (``docs/demos/tutorials/03_Blocking.nb.py``,
+https://moj-analytical-services.github.io/splink/demos/tutorials/03_Blocking.html): "For linkages
+in DuckDB on a standard laptop, we suggest using blocking rules that create no more than about
+20 million comparisons", counted with ``count_comparisons_from_blocking_rule``; its topic guide
+"Blocking Rule Performance" says to start from strict rules and loosen them while the count
+allows. On the CRM set the issue's ``phone`` rule makes 2.9M pairs at 100k and 143M at 1M (a
+large employer's main line is held by thousands of coworkers): at 1M it is the stricter
+``phone`` + ``last``, for Splink and for recordlinkage's index alike (``within_budget``)."""
+
+Rule = tuple[str, ...]
+
+
+def comparisons(profiles: list[Profile], rule: Rule) -> int:
+    """Pairs an equi-join on ``rule``'s columns makes among ``profiles``: a block of n records
+    makes n(n-1)/2, a record missing any of the columns joins none (what Splink's
+    ``count_comparisons_from_blocking_rule`` counts for such a rule, and recordlinkage's
+    ``Block`` pairs)."""
+    at = [FIELDS.index(column) for column in rule]
+    blocks: Counter[tuple[str, ...]] = Counter()
+    for p in profiles:
+        values = p.values()
+        key = tuple(values[i] for i in at)
+        if all(key):
+            blocks[key] += 1
+    return sum(n * (n - 1) // 2 for n in blocks.values())
+
+
+def within_budget(
+    profiles: list[Profile], rules: list[Rule], *, stricter: str = "last",
+    budget: int = COMPARISON_BUDGET,
+) -> tuple[list[Rule], str]:
+    """``rules`` as given, or, while their pairs together pass ``budget``, with the rule making
+    the most made stricter by ``stricter`` (``COMPARISON_BUDGET``); and a note naming each
+    change. The rules' counts are summed, an upper bound on their union."""
+    counts = {rule: comparisons(profiles, rule) for rule in rules}
+    chosen, notes = list(rules), []
+    while sum(counts[rule] for rule in chosen) > budget:
+        loose = [rule for rule in chosen if stricter not in rule]
+        if not loose:
+            break
+        worst = max(loose, key=counts.__getitem__)
+        strict = (*worst, stricter)
+        counts[strict] = comparisons(profiles, strict)
+        chosen[chosen.index(worst)] = strict
+        notes.append(f"{'+'.join(worst)} ({counts[worst]:,} pairs) -> {'+'.join(strict)}")
+    return chosen, "; ".join(notes)
 
 
 def ordered(a: str, b: str) -> Pair:
@@ -128,6 +179,8 @@ class SplinkModel:
     u_pairs: float
     em_rules: list[Any]
     em_without_tf: bool = False
+    note: str = ""
+    """What ``within_budget`` changed, shown beside the result."""
 
 
 def splink_febrl3() -> SplinkModel:
@@ -227,10 +280,18 @@ def splink_febrl4() -> SplinkModel:
     )
 
 
-def splink_crm() -> SplinkModel:
-    """Tutorial 04's model on a contact's fields, with the issue's email/phone configuration."""
+CRM_BLOCKS: list[Rule] = [("email",), ("phone",), ("mobile",), ("last", "postcode"),
+                          ("first", "last")]
+"""The issue's blocking rules for Splink on the CRM set."""
+
+
+def splink_crm(profiles: list[Profile]) -> SplinkModel:
+    """Tutorial 04's model on a contact's fields, with the issue's email/phone configuration;
+    its blocking rules within ``COMPARISON_BUDGET`` on ``profiles``."""
     import splink.comparison_library as cl
     from splink import block_on
+
+    blocking, note = within_budget(profiles, CRM_BLOCKS)
 
     def exact(column: str) -> Any:
         return cl.ExactMatch(column).configure(term_frequency_adjustments=True)
@@ -252,13 +313,13 @@ def splink_crm() -> SplinkModel:
             exact("company"),
             exact("postcode"),
         ],
-        blocking=[block_on("email"), block_on("phone"), block_on("mobile"),
-                  block_on("last", "postcode"), block_on("first", "last")],
+        blocking=[block_on(*rule) for rule in blocking],
         deterministic=["l.first = r.first and levenshtein(r.last, l.last) <= 2",
                        block_on("email")],
         recall=0.7,
         u_pairs=2e6,
         em_rules=[block_on("first", "last"), block_on("email")],
+        note=note,
     )
 
 
@@ -301,8 +362,9 @@ def run_splink(model: SplinkModel, frame: Any) -> Row:
     # in a double, and on the CRM set thousands of pairs, true and false, are.
     scores = {ordered(str(a), str(b)): float(w) for a, b, w in predictions}
     predicted = {pair for pair, w in scores.items() if w >= 0.0}
+    note = "p >= 0.5 (weight >= 0); cut in match weight"
     return Row(model.label, predicted, time.perf_counter() - start,
-               "p >= 0.5 (weight >= 0); cut in match weight", scores)
+               f"{note}; {model.note}" if model.note else note, scores)
 
 
 # Plain rules --------------------------------------------------------------------------------
@@ -335,24 +397,32 @@ def run_rules(profiles: list[Profile]) -> Row:
 
 @dataclass(frozen=True)
 class EcmModel:
-    passes: list[list[str]]
+    passes: list[Rule]
     """One ``Block`` per pass; the index is their union."""
     strings: list[str]
     """Jaro-Winkler >= 0.85, binarised."""
     exact: list[str]
+    note: str = ""
+    """What ``within_budget`` changed, shown beside the result."""
 
 
 ECM_FEBRL = EcmModel(
-    passes=[["given_name"], ["surname"], ["date_of_birth"], ["postcode"]],
+    passes=[("given_name",), ("surname",), ("date_of_birth",), ("postcode",)],
     strings=["given_name", "surname", "address_1"],
     exact=["date_of_birth", "suburb", "state", "street_number", "postcode"],
 )
 ECM_CRM = EcmModel(  # a first-name block alone is too large on a CRM; names come in pairs
-    passes=[["first", "last"], ["last", "postcode"], ["first", "postcode"], ["email"],
-            ["mobile"], ["phone"]],
+    passes=[("first", "last"), ("last", "postcode"), ("first", "postcode"), ("email",),
+            ("mobile",), ("phone",)],
     strings=["first", "last", "street", "company"],
     exact=["city", "state", "house", "postcode", "email", "phone", "mobile"],
 )
+
+
+def ecm_crm(profiles: list[Profile]) -> EcmModel:
+    """``ECM_CRM`` with its passes within ``COMPARISON_BUDGET`` on ``profiles``."""
+    passes, note = within_budget(profiles, ECM_CRM.passes)
+    return replace(ECM_CRM, passes=passes, note=note)
 
 
 def run_ecm(model: EcmModel, frame: Any, id_column: str, candidates: set[Pair] | None) -> Row:
@@ -366,9 +436,10 @@ def run_ecm(model: EcmModel, frame: Any, id_column: str, candidates: set[Pair] |
     if candidates is None:
         indexer = recordlinkage.Index()
         for columns in model.passes:
-            indexer.add(Block(columns))
+            indexer.add(Block(list(columns)))
         index = indexer.index(frame)
         label, note = "recordlinkage ECM", "multi-pass index, JW features; cut in log odds"
+        note = f"{note}; {model.note}" if model.note else note
     else:
         index = pd.MultiIndex.from_tuples(sorted(candidates))
         label, note = "recordlinkage ECM on dm's pairs", "same candidates as dm; log odds"
