@@ -384,6 +384,10 @@ def test_namesakes_by_chance_and_housemates_of_one_name_add_up() -> None:
     # A hundred times as likely by chance: the two rates' sum says how much less it weighs.
     common = full_name(1500, 500)
     assert as_often - common == pytest.approx(math.log2(101 / 2), abs=0.01)
+    # A name everyone holds says nothing, and nothing against.
+    everyone = scorer.score(a, _counts(first=total, last=total), b, _counts(first=total, last=total))
+    assert {t.field: t.weight for t in everyone.terms} == {"first": 0.0, "last": 0.0}
+    assert everyone.against == ()
 
 
 def test_records_of_two_contexts_weigh_a_shared_city_as_chance() -> None:
