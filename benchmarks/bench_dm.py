@@ -338,17 +338,21 @@ def run_peers(ds: Dataset, profiles: list[Profile], candidates: set[Pair], score
 
 
 def verdict(summary: list[dict[str, Any]]) -> None:
-    print("\nBest-F1 cut of dm (automatic + propose) against the best baseline at its best cut:")
-    for name in dict.fromkeys(s["dataset"] for s in summary):
-        rows = [s for s in summary if s["dataset"] == name]
-        ours = next(s["best_f1"] for s in rows if s["method"] == "dm automatic + propose")
-        others = [s for s in rows if not s["method"].startswith(("dm ", "recordlinkage ECM on"))]
-        if not others:
-            continue
-        best = max(others, key=lambda s: s["best_f1"])
-        mark = "at or above" if ours >= best["best_f1"] else "BELOW"
-        print(f"  {name:10} dm {ours:.4f}  best baseline {best['best_f1']:.4f} "
-              f"({best['method']}): {mark}")
+    """dm's automatic + propose F1 against the best baseline at its best cut, twice: with dm at
+    its own best cut too, and with dm at its configured thresholds (what a user gets)."""
+    for title, key in (("Best-F1 cut of dm", "best_f1"), ("dm at its configured thresholds", "f1")):
+        print(f"\n{title} (automatic + propose) against the best baseline at its best cut:")
+        for name in dict.fromkeys(s["dataset"] for s in summary):
+            rows = [s for s in summary if s["dataset"] == name]
+            ours = next(s[key] for s in rows if s["method"] == "dm automatic + propose")
+            others = [s for s in rows
+                      if not s["method"].startswith(("dm ", "recordlinkage ECM on"))]
+            if not others:
+                continue
+            best = max(others, key=lambda s: s["best_f1"])
+            mark = "at or above" if ours >= best["best_f1"] else "BELOW"
+            print(f"  {name:10} dm {ours:.4f}  best baseline {best['best_f1']:.4f} "
+                  f"({best['method']}): {mark}")
 
 
 # Scale ------------------------------------------------------------------------------------
