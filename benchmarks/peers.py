@@ -30,7 +30,8 @@
   sampled pairs, m by EM blocked on first + last name. The CRM has no birth date, so the
   tutorial's dob comparison and rules give way to the issue's configuration: exact and fuzzy
   email and phone comparisons with term frequencies, blocking on email, phone, mobile,
-  surname + postcode and first + last name, EM's second pass blocked on email.
+  surname + postcode and first + last name (within ``COMPARISON_BUDGET``), EM's second pass
+  blocked on email.
 * **recordlinkage's ECM** (``run_ecm``): a multi-pass index of ``Index.add(Block(...))``
   passes (the "Examples" of the Indexing reference, https://recordlinkage.readthedocs.io/en/latest/ref-index.html,
   block on given name and on surname; the bench adds date of birth and postcode, the other two
