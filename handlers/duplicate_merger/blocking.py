@@ -314,18 +314,27 @@ def form_blocks(
         )
         shared.sort(key=column.__getitem__)
         for value, group in groupby(shared, key=column.__getitem__):
-            members = list(group)
-            if len(members) <= cap:
-                blocks.append(Block(key, value, tuple(members)))
-                continue
-            windows = list(_windows(members, profiles, cap))
-            report.capped.append(CappedBlock(key, value, len(members), len(windows)))
-            blocks.extend(
-                Block(key, value, w, (i, len(windows))) for i, w in enumerate(windows, start=1)
-            )
+            blocks.extend(blocks_of(key, value, list(group), profiles, cap, report))
     report.blocks = len(blocks)
     report.comparisons = sum(b.pair_count for b in blocks)
     return blocks, report
+
+
+def blocks_of(
+    key: str,
+    value: str,
+    members: list[int],
+    profiles: Sequence[Profile],
+    cap: int,
+    report: BlockingReport,
+) -> list[Block]:
+    """The block of the ``members`` (ascending) sharing ``value``, or, above ``cap``, its
+    windows, recorded in ``report`` as capped."""
+    if len(members) <= cap:
+        return [Block(key, value, tuple(members))]
+    windows = list(_windows(members, profiles, cap))
+    report.capped.append(CappedBlock(key, value, len(members), len(windows)))
+    return [Block(key, value, w, (i, len(windows))) for i, w in enumerate(windows, start=1)]
 
 
 WINDOW = 12

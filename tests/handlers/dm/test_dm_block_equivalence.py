@@ -27,9 +27,8 @@ from handlers.duplicate_merger.blocking import (
     REGISTER_KEYS,
     Block,
     BlockingReport,
-    CappedBlock,
     Rarity,
-    _windows,
+    blocks_of,
     count_sure_pairs,
     form_blocks,
     keys_of,
@@ -150,16 +149,8 @@ def ref_form_blocks(
         report.keyed[key] = sum(len(m) for m in groups.values())
         for value in sorted(groups):
             members = groups[value]
-            if len(members) < 2:
-                continue
-            if len(members) <= cap:
-                blocks.append(Block(key, value, tuple(sorted(members))))
-                continue
-            windows = list(_windows(members, profiles, cap))
-            report.capped.append(CappedBlock(key, value, len(members), len(windows)))
-            blocks.extend(
-                Block(key, value, w, (i, len(windows))) for i, w in enumerate(windows, start=1)
-            )
+            if len(members) >= 2:
+                blocks.extend(blocks_of(key, value, sorted(members), profiles, cap, report))
     report.blocks = len(blocks)
     report.comparisons = sum(b.pair_count for b in blocks)
     return blocks, report
