@@ -62,6 +62,44 @@ independent adds the same evidence two or five times:
 * a value **held by ``SHARED_HOLDERS`` or more contacts** (a main line, a shared mailbox, an
   office address) is shared by people, not one person's: one person has a few records."""
 
+Implication = tuple[str, str]
+"""A place and a coarser place it lies in: ``("postcode", "city")``."""
+
+PLACE_IMPLICATIONS: tuple[Implication, ...] = (
+    ("address", "postcode"),
+    ("address", "city"),
+    ("address", "state"),
+    ("postcode", "city"),
+    ("postcode", "state"),
+    ("city", "state"),
+)
+"""The places whose agreement explains a coarser place's (``IMPLIED_SHARE``), as geography
+nests them: a street address lies in one postcode, a postcode in one city, a city in one
+state. How far a CRM's fields nest so is counted in it (``dependence``)."""
+
+
+@dataclass(frozen=True)
+class Explained:
+    """How much one agreement explains another in this CRM (``dependence.explained_by``).
+
+    Attributes:
+        places: Per implication, P(two different people agree on the coarser place | they
+            agree on the finer one): the least share the coarser place's agreement counts
+            with. ``IMPLIED_SHARE`` until counted.
+        household_surname: P(two different people share a surname | they share a home);
+            ``HOUSEHOLD_SURNAME_SHARE`` until counted.
+    """
+
+    places: Mapping[Implication, float] = field(
+        default_factory=lambda: dict.fromkeys(PLACE_IMPLICATIONS, IMPLIED_SHARE)
+    )
+    household_surname: float = HOUSEHOLD_SURNAME_SHARE
+
+
+DOCUMENTED = Explained()
+"""The documented dependence, for a CRM not counted (``dependence``)."""
+
+
 GENERATION_SHARE = 0.05
 """P(two different people who share a surname and a home also share the given name): juniors
 and seniors, and the other names families reuse (a round prior, not measured here). A shared
@@ -496,11 +534,14 @@ def implied_floors(
     counts: Sequence[int] | None = None,
     *,
     suffixed: bool = False,
+    measured: Explained = DOCUMENTED,
 ) -> dict[int, float]:
     """The least share each agreeing field may count with, given what else agrees (see
     ``IMPLIED_SHARE``). ``email`` is one side's mailbox, ``counts`` the larger of the two
-    sides' counts per field, ``suffixed`` whether either side carries a generational suffix."""
+    sides' counts per field, ``suffixed`` whether either side carries a generational suffix,
+    ``measured`` how far places nest and households share a surname in this CRM."""
     floors: dict[int, float] = {}
+    places = measured.places
 
     def explained(*fields: int, share: float = IMPLIED_SHARE) -> None:
         for f in fields:
@@ -516,13 +557,17 @@ def implied_floors(
     personal_mailbox = levels[_EMAIL] == "exact" and _EMAIL not in floors
     address = levels[_HOUSE] == "exact" and levels[_STREET] in _AGREE
     if address:
-        explained(_STREET, _POSTCODE, _CITY, _STATE)
+        explained(_STREET)  # the house number's count is the whole address's
+        explained(_POSTCODE, share=places["address", "postcode"])
+        explained(_CITY, share=places["address", "city"])
+        explained(_STATE, share=places["address", "state"])
         if levels[_PHONE] == "exact":
             explained(_PHONE)  # the landline or main line at that address
     if levels[_POSTCODE] == "exact":
-        explained(_CITY, _STATE)
+        explained(_CITY, share=places["postcode", "city"])
+        explained(_STATE, share=places["postcode", "state"])
     if levels[_CITY] == "exact":
-        explained(_STATE)
+        explained(_STATE, share=places["city", "state"])
     if levels[_COMPANY] in _AGREE or levels[_DOMAIN] == "exact":
         explained(_DOMAIN, _PHONE, _HOUSE, _STREET, _POSTCODE, _CITY, _STATE)
     if levels[_EMAIL] == "similar" and (levels[_FIRST] in _NAMED or levels[_LAST] in _NAMED):
@@ -550,7 +595,7 @@ def implied_floors(
         explained(_GENERATION, share=PRIORS["generation"].exact)  # both juniors: no new fact
     family = (shared_home(levels) and not personal_mailbox) or suffixed
     if family:  # one mailbox is one person, not a family
-        explained(_LAST, share=HOUSEHOLD_SURNAME_SHARE)
+        explained(_LAST, share=measured.household_surname)
         if levels[_LAST] in _NAMED:
             explained(_FIRST, share=GENERATION_SHARE)  # junior and senior
     return floors
@@ -699,6 +744,21 @@ def field_levels(av: Sequence[str], bv: Sequence[str]) -> list[Level | None]:
     return levels
 
 
+def different_people(av: Sequence[str], bv: Sequence[str]) -> bool:
+    """Whether two profiles' values (``Profile.values()``) are two people as far as their names
+    and birth dates tell: both names on both, different as entered and crossed
+    (``_swap_names``), and birth dates that do not agree. The pairs ``dependence`` counts."""
+    a_first, a_last, b_first, b_last = av[_FIRST], av[_LAST], bv[_FIRST], bv[_LAST]
+    if not (a_first and a_last and b_first and b_last):
+        return False
+    for x, y in ((a_last, b_last), (a_first, b_last), (a_last, b_first)):
+        if _name_level(x, y) != "different":
+            return False
+    if _first_level(a_first, b_first) != "different":
+        return False
+    return not (av[_DOB] and bv[_DOB] and _dob_level(av[_DOB], bv[_DOB]) != "different")
+
+
 def _crossed_phone(av: Sequence[str], bv: Sequence[str]) -> bool:
     """One record's ``phone`` is the other's ``mobilephone``: a mobile typed into the phone
     field (many forms ask for one number). It counts as the same mobile."""
@@ -725,14 +785,17 @@ class Scorer:
         thresholds: Thresholds | Bands,
         baseline_bits: float,
         contexts: Mapping[Context, Mapping[str, FieldPrior]] | None = None,
+        explained: Explained = DOCUMENTED,
     ) -> None:
         """``contexts`` overrides ``CONTEXT_PRIORS`` with this CRM's own counts
-        (``contexts.context_priors``)."""
+        (``contexts.context_priors``), ``explained`` the documented dependence of places and
+        surnames at one home (``dependence.explained_by``)."""
         if total < 2:
             raise ValueError("scoring needs at least two contacts")
         self.total = total
         self.bands = thresholds if isinstance(thresholds, Bands) else Bands(thresholds)
         self.baseline = baseline_bits
+        self.explained = explained
         self._tables: dict[Context, _Tables] = {"one": (_LOG_EXACT, _LOG_SIMILAR, _DIFFER)}
         for context, documented in CONTEXT_PRIORS.items():
             priors = {**documented, **(contexts or {}).get(context, {})}
@@ -765,7 +828,11 @@ class Scorer:
         if levels[_MOBILE] == "exact" and av[_MOBILE] != bv[_MOBILE]:  # crossed fields
             top[_MOBILE] = _crossed_count(av, bv, a_counts, b_counts)
         floors = implied_floors(
-            levels, av[_EMAIL], top, suffixed=bool(av[_GENERATION] or bv[_GENERATION])
+            levels,
+            av[_EMAIL],
+            top,
+            suffixed=bool(av[_GENERATION] or bv[_GENERATION]),
+            measured=self.explained,
         )
         weights = [0.0] * len(FIELDS)
         counts = [0] * len(FIELDS)

@@ -8,8 +8,9 @@ same whichever worker, in whatever order, receives it.
 
 Message body (JSON, at most ``MAX_MESSAGE_BYTES`` of UTF-8)::
 
-    {"v": 5, "run": "2026-W32", "total": 51234, "baseline": -21.3,
+    {"v": 6, "run": "2026-W32", "total": 51234, "baseline": -21.3,
      "contexts": {"other": {"city": [exact, similar, pairs], ...}, ...},  # count_contexts
+     "dependence": {"address>postcode": [agree, pairs], ..., "homes": [...]},  # count_dependence
      "profiles": [[id, first, last, email, ...], ...],   # Profile.to_wire()
      "counts":   [[c_first, c_last, ...], ...],           # Rarity.at(contact)
      "keys":     [[email, phone, name, street, dob, alias], ...],
@@ -46,13 +47,18 @@ from handlers.duplicate_merger.contexts import (
     counts_from_wire,
     counts_to_wire,
 )
+from handlers.duplicate_merger.dependence import (
+    DependenceCounts,
+    count_dependence,
+    explained_by,
+)
 from handlers.duplicate_merger.evidence import Bands, ScoredPair, Scorer, Thresholds, baseline
 from handlers.duplicate_merger.profile import FIELDS, Profile, ProfileBuilder
 
 DEFAULT_RECORD_FLOOR = -10.0
 """Pairs scoring below this (about a thousand to one against) are not recorded."""
 
-MESSAGE_VERSION = 5
+MESSAGE_VERSION = 6
 MAX_MESSAGE_BYTES = 240_000
 """Below SQS's 256 KiB message limit, with room for the attributes SQS counts too."""
 
@@ -71,6 +77,9 @@ class BlockingRun:
     baseline: float
     contexts: ContextCounts
     """Field agreement per context, counted over this CRM (``contexts.count_contexts``)."""
+    dependence: DependenceCounts
+    """Place nesting and surnames at one home, counted over this CRM
+    (``dependence.count_dependence``)."""
 
 
 @contextmanager
@@ -121,8 +130,11 @@ def run_blocking(run_id: str, profiles: list[Profile], *, cap: int) -> BlockingR
         # count_contexts counts: the same counts, from a fraction of the CRM.
         shared = map(max, rarity.column("mobile"), rarity.column("email"))
         contexts = count_contexts(list(compress(profiles, map((1).__lt__, shared))), cap=cap)
+        dependence = count_dependence(profiles)
     bits = baseline(rarity.total, sure)
-    return BlockingRun(run_id, profiles, keys, rarity, blocks, report, sure, bits, contexts)
+    return BlockingRun(
+        run_id, profiles, keys, rarity, blocks, report, sure, bits, contexts, dependence
+    )
 
 
 def encode_messages(
@@ -221,6 +233,7 @@ def _build_body(blocks: list[Block], rows: _Rows) -> str:
         "total": run.rarity.total,
         "baseline": round(run.baseline, 6),
         "contexts": counts_to_wire(run.contexts),
+        "dependence": run.dependence.to_wire(),
         "profiles": list(map(_WIRE, map(run.profiles.__getitem__, order))),
         "counts": list(map(run.rarity.at, order)),
         "keys": keys,  # tuples encode as JSON arrays, as lists do
@@ -249,6 +262,7 @@ class BlockMessage:
     total: int
     baseline: float
     contexts: ContextCounts
+    dependence: DependenceCounts
     profiles: tuple[Profile, ...]
     counts: tuple[tuple[int, ...], ...]
     keys: tuple[tuple[str, ...], ...]
@@ -279,6 +293,7 @@ def decode_message(body: str) -> BlockMessage:
         run_id, total = str(data["run"]), int(data["total"])
         bits = float(data["baseline"])
         contexts = counts_from_wire(data["contexts"])
+        dependence = DependenceCounts.from_wire(data["dependence"])
     except (KeyError, TypeError, ValueError) as err:
         raise MessageError(f"malformed block message: {err}") from err
     n = len(profiles)
@@ -291,7 +306,9 @@ def decode_message(body: str) -> BlockMessage:
     for key, members in blocks:
         if key not in KEY_NAMES or any(not 0 <= i < n for i in members):
             raise MessageError("a block names an unknown key or member")
-    return BlockMessage(run_id, total, bits, contexts, profiles, counts, keys, capped, blocks)
+    return BlockMessage(
+        run_id, total, bits, contexts, dependence, profiles, counts, keys, capped, blocks
+    )
 
 
 @dataclass(frozen=True)
@@ -316,7 +333,13 @@ def score_message(
 ) -> ScoredMessage:
     """Every pair this message owns, scored once, in a stable order; pairs scoring below
     ``floor`` are counted, not kept (two different people who happen to share a block)."""
-    scorer = Scorer(message.total, thresholds, message.baseline, context_priors(message.contexts))
+    scorer = Scorer(
+        message.total,
+        thresholds,
+        message.baseline,
+        context_priors(message.contexts),
+        explained_by(message.dependence),
+    )
     seen: set[tuple[int, int]] = set()
     out: list[CandidatePair] = []
     below = 0

@@ -220,6 +220,7 @@ def ref_encode(run: BlockingRun, max_bytes: int) -> Iterator[str]:
             "total": rarity.total,
             "baseline": round(run.baseline, 6),
             "contexts": counts_to_wire(run.contexts),
+            "dependence": run.dependence.to_wire(),
             "profiles": [run.profiles[i].to_wire() for i in order],
             "counts": [rarity.of(run.profiles[i]) for i in order],
             "keys": [list(run.keys[i]) for i in order],

@@ -22,6 +22,7 @@ from handlers.duplicate_merger.evidence import (
     pair_context,
 )
 from handlers.duplicate_merger.pipeline import (
+    MESSAGE_VERSION,
     MessageError,
     decode_message,
     encode_messages,
@@ -178,13 +179,13 @@ def _message() -> dict[str, object]:
 def test_the_counts_travel_in_every_block_message_and_are_checked() -> None:
     data = _message()
     contexts = data["contexts"]
-    assert data["v"] == 5 and contexts["other"]["city"] == [0, 0, 1]  # type: ignore[index]
+    assert data["v"] == MESSAGE_VERSION and contexts["other"]["city"] == [0, 0, 1]  # type: ignore[index]
     message = decode_message(json.dumps(data))
     assert message.contexts["other"]["city"] == AgreementCount(0, 0, 1)
     assert message.contexts["home"]["email"] == AgreementCount(0, 0, 0)
     assert score_message(message, THRESHOLDS).pairs  # scored with them
     for broken in (
-        {**data, "v": 4},                                        # the previous format
+        {**data, "v": MESSAGE_VERSION - 1},                      # the previous format
         {k: v for k, v in data.items() if k != "contexts"},      # no counts
         {**data, "contexts": {"other": {"city": [2, 0, 1]}}},    # a context missing
         {**data, "contexts": {**contexts, "other": {**contexts["other"], "city": [2, 0, 1]}}},  # type: ignore[dict-item]
