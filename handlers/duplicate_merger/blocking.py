@@ -4,9 +4,10 @@ Comparing every contact with every other is quadratic; blocking compares only co
 share a key. Six key kinds exist, in priority order, and each contact takes the first four it
 has values for, so a contact never costs more than four block memberships. A contact with no
 mailbox and no phone (a person-register record: a name, an address, a birth date) also takes
-the three register kinds, up to ``REGISTER_KEYS``: with nothing that identifies a person on
+the four register kinds, up to ``REGISTER_KEYS``: with nothing that identifies a person on
 its own, it is blocked on single fields as Splink's and recordlinkage's FEBRL examples block
-(given name, surname, postcode), and the cap bounds what that costs. Chosen by measurement
+(given name, surname, postcode) and on its house in its city, and the cap bounds what that
+costs. Chosen by measurement
 (``make bench-dm`` prints each key's share of the true pairs; the kinds below were kept because
 each adds true pairs the others miss on FEBRL or on generated CRM data):
 
@@ -24,6 +25,9 @@ each adds true pairs the others miss on FEBRL or on generated CRM data):
 ``postcode``, ``given``, ``surname`` (register records only) the postcode, the given name as
             blocked (a nickname's formal name) and the surname, each alone: the records whose
             name, address and birth date are all mistyped somewhere.
+``house``   (register records only) house number + city: one address whose postcode was
+            mistyped too, beside names swapped and mistyped (FEBRL3 holds 25 such true pairs
+            no other key brings together).
 
 A block larger than ``cap`` would bring back the quadratic cost (one placeholder phone shared
 by 400 records is 79,800 comparisons). Such a block is not dropped: its contacts are sorted by
@@ -45,18 +49,20 @@ from operator import attrgetter, itemgetter
 from handlers.duplicate_merger.normalize import blocking_given, is_role_mailbox
 from handlers.duplicate_merger.profile import FIELDS, Profile
 
-KEY_NAMES = ("email", "phone", "name", "street", "dob", "alias", "postcode", "given", "surname")
+KEY_NAMES = (
+    "email", "phone", "name", "street", "dob", "alias", "postcode", "given", "surname", "house",
+)
 """Key kinds in priority order: a contact takes the first ``KEYS_PER_CONTACT`` it has values
 for (a register record, ``REGISTER_KEYS``). The order also decides which block owns a pair
 that shares several keys."""
 
 KEYS_PER_CONTACT = 4
-REGISTER_KEYS = 7
-"""Keys of a contact with no mailbox and no phone (the last three kinds are theirs only).
+REGISTER_KEYS = 8
+"""Keys of a contact with no mailbox and no phone (the last four kinds are theirs only).
 Measured (best F1 / true pairs in blocks) at 4, 5, 6, 7 keys: FEBRL3 0.9861 / 97.5 %,
 0.9891 / 98.1 %, 0.9909 / 98.6 %, 0.9912 / 98.8 %; FEBRL1 0.9950 -> 0.9970 and FEBRL4 0.9936
 -> 0.9951 at 7. The generated CRM compares 10-14 % more pairs (its records without mailbox or
-phone), with the same precision and recall."""
+phone), with the same precision and recall. The eighth (``house``) is measured in the README."""
 
 
 def _name_key(p: Profile) -> str:
@@ -77,6 +83,10 @@ def _register(p: Profile) -> bool:
     return not (p.email or p.mobile or p.phone)
 
 
+def _house_key(p: Profile) -> str:
+    return f"{p.house}@{p.city}" if p.house and p.city else ""
+
+
 def _street_key(p: Profile) -> str:
     if p.house and p.postcode:  # a street is typed more ways than its postcode
         return f"{p.house}@{p.postcode}"
@@ -93,6 +103,7 @@ KEY_FUNCTIONS: dict[str, Callable[[Profile], str]] = {
     "postcode": lambda p: p.postcode if _register(p) else "",
     "given": lambda p: blocking_given(p.first) if _register(p) else "",
     "surname": lambda p: p.last if _register(p) else "",
+    "house": lambda p: _house_key(p) if _register(p) else "",
 }
 """Each key kind's value ("" when the contact has none); ``keys_of`` is these, inlined."""
 
@@ -130,7 +141,8 @@ def keys_of(profile: Profile) -> tuple[str, ...]:
     values.append(alias)
     taken += bool(alias)
     register = _register(p)
-    for value in (p.postcode, blocking_given(p.first), p.last) if register else ("", "", ""):
+    register_values = (p.postcode, blocking_given(p.first), p.last, _house_key(p))
+    for value in register_values if register else ("", "", "", ""):
         if value and taken < REGISTER_KEYS:
             values.append(value)
             taken += 1

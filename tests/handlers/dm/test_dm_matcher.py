@@ -190,6 +190,22 @@ def test_a_register_record_is_also_blocked_on_single_fields() -> None:
     assert not any(keys_of(crm)[KEY_NAMES.index(k)] for k in ("postcode", "given", "surname"))
 
 
+def test_a_register_address_with_its_postcode_mistyped_shares_a_house_block() -> None:
+    # FEBRL3: names swapped and mistyped, the postcode's digits transposed, the street typed
+    # two ways: only the house number and the city are left to bring the two together.
+    a = Profile("1", first="nathas", last="morriosn", house="12", street="dunn crescent",
+                city="stanmore", postcode="6172")
+    b = Profile("2", first="morrison", last="nathan", house="12", street="dun crescent",
+                city="stanmore", postcode="6127")
+    ka, kb = keys_of(a), keys_of(b)
+    assert {KEY_NAMES[i] for i, (x, y) in enumerate(zip(ka, kb, strict=True)) if x and x == y} == {
+        "house"
+    }
+    crm = Profile("3", first="nathan", last="morrison", house="12", city="stanmore",
+                  email="nathan@example.com")
+    assert not keys_of(crm)[KEY_NAMES.index("house")]  # a register kind only
+
+
 def test_one_address_typed_two_ways_shares_a_street_block() -> None:
     street = KEY_NAMES.index("street")
     typed = Profile("1", last="marampon", house="39", street="lowanna street", postcode="3806")
