@@ -3,16 +3,25 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import yaml
 
-from components.offline.engine import ROOT, Graph, Resource
+from components.offline.engine import ACCOUNT_ID, ROOT, Graph, Resource
 from testsupport.graphs import shared
 
 Statement = tuple[tuple[str, ...], tuple[str, ...]]
 """A grant as (actions, resources), comparable as a set member."""
+
+
+def arns_in(region: str) -> Callable[[str, str], str]:
+    """``arn(service, resource)``: the ARN of a resource of the offline account in ``region``."""
+
+    def arn(service: str, resource: str) -> str:
+        return f"arn:aws:{service}:{region}:{ACCOUNT_ID}:{resource}"
+
+    return arn
 
 
 def run(stack: str, overrides: Mapping[str, Any] | None = None) -> Graph:

@@ -11,6 +11,7 @@ from components.offline.engine import ACCOUNT_ID, Graph, gsi_keys
 from components.offline.policy_view import evaluate_graph
 from tests.infra.graph_helpers import (
     Statement,
+    arns_in,
     functions,
     grants_of,
     only_system,
@@ -20,8 +21,7 @@ from tests.infra.graph_helpers import (
 
 REGION = "us-east-1"
 
-def arn(service: str, resource: str) -> str:
-    return f"arn:aws:{service}:{REGION}:{ACCOUNT_ID}:{resource}"
+arn = arns_in(REGION)
 
 
 def only_dm(stack: str = "dev") -> dict[str, Any]:

@@ -11,6 +11,7 @@ from components.offline.engine import ACCOUNT_ID, Graph, gsi_keys
 from components.offline.policy_view import evaluate_graph
 from tests.infra.graph_helpers import (
     Statement,
+    arns_in,
     functions,
     grants_of,
     only_system,
@@ -24,8 +25,7 @@ SONNET = "global.anthropic.claude-sonnet-4-6"
 SOURCE = "crm.dev.ler"
 
 
-def arn(service: str, resource: str) -> str:
-    return f"arn:aws:{service}:{REGION}:{ACCOUNT_ID}:{resource}"
+arn = arns_in(REGION)
 
 
 def only_ler(stack: str = "dev", **changes: Any) -> dict[str, Any]:

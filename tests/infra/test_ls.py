@@ -8,15 +8,14 @@ from typing import Any
 import pytest
 import yaml
 
-from components.offline.engine import ACCOUNT_ID, ROOT, Graph, Resource
+from components.offline.engine import ROOT, Graph, Resource
 from components.offline.policy_view import evaluate_graph
-from tests.infra.graph_helpers import run
+from tests.infra.graph_helpers import arns_in, run
 
 REGION = "us-east-1"
 
 
-def arn(service: str, resource: str) -> str:
-    return f"arn:aws:{service}:{REGION}:{ACCOUNT_ID}:{resource}"
+arn = arns_in(REGION)
 
 
 def only_ls(stack: str) -> dict[str, Any]:

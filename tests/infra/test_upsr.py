@@ -9,7 +9,7 @@ import pytest
 
 from components.offline.engine import ACCOUNT_ID, Graph, Resource, gsi_keys
 from components.offline.policy_view import evaluate_graph
-from tests.infra.graph_helpers import Statement, functions, only_system, run
+from tests.infra.graph_helpers import Statement, arns_in, functions, only_system, run
 
 REGION = "eu-west-2"
 HAIKU = "global.anthropic.claude-haiku-4-5-20251001-v1:0"
@@ -18,8 +18,7 @@ PACKAGE = "handlers.upsell_recommender"
 POOL = "pool-0123456789abcdef0123456789abcdef"
 
 
-def arn(service: str, resource: str) -> str:
-    return f"arn:aws:{service}:{REGION}:{ACCOUNT_ID}:{resource}"
+arn = arns_in(REGION)
 
 
 def only_upsr(stack: str = "dev", **changes: Any) -> dict[str, Any]:
