@@ -128,6 +128,19 @@ def test_a_crm_without_households_reads_a_shared_surname_at_one_address_as_the_p
     assert gain == pytest.approx(math.log2(HOUSEHOLD_SURNAME_SHARE / household_share(homes)))
 
 
+def test_coworkers_and_one_mailbox_are_not_a_household() -> None:
+    office = dict(house="1", street="market street", company="acme")
+    people = [
+        Profile("1", first="ann", last="kowal", **office),
+        Profile("2", first="bob", last="kowal", **office),          # coworkers, one surname
+        Profile("3", first="cy", last="lind", email="cy@lind.net", house="9", street="elm road"),
+        Profile("4", first="cyd", last="lind", email="cy@lind.net", house="9", street="elm road"),
+        Profile("5", first="dora", last="moss", house="9", street="elm road"),
+    ]
+    # Only 4 and 5 (two people at one home, no mailbox or employer in common) are counted.
+    assert count_dependence(people).homes == HomeCount(pairs=1, same_surname=0, dated=0, same_dob=0)
+
+
 def test_the_counts_travel_in_every_block_message_and_are_checked() -> None:
     (body,) = encode_messages(run_blocking("2026-W32", _places_apart(30), cap=50))
     data = json.loads(body)
