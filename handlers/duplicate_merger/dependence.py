@@ -229,6 +229,7 @@ def household_share(homes: HomeCount) -> float:
 def explained_by(counts: DependenceCounts) -> Explained:
     """The floors dm-score uses (``evidence.Explained``): each implication's counted share and
     the households', shrunk as the module says."""
+
     def shrunk(count: PlaceCount, towards: float) -> float:
         return (count.agree + PRIOR_PAIRS * towards) / (count.pairs + PRIOR_PAIRS)
 
@@ -238,4 +239,3 @@ def explained_by(counts: DependenceCounts) -> Explained:
         for (a, b), count in counts.places.items()
     }
     return Explained(places, household_share(counts.homes))
-
