@@ -14,7 +14,7 @@ STACK ?= dev
 JSON ?=
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: help uv install test lint typecheck unit plan docs bench-init bench-dm bench-dm-read bench-ls demo sandbox clean
+.PHONY: help uv install secrets preflight verify test lint typecheck unit plan docs bench-init bench-dm bench-dm-read bench-ls demo sandbox clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -73,3 +73,6 @@ sandbox: install ## the same local environment, left running
 
 clean: ## remove build outputs, the venv and the bootstrapped uv
 	rm -rf build $(VENV) .tools
+
+secrets: install ## set the stack's secrets, each in its region: make secrets STACK=dev [REPLACE=dm-link-key]
+	$(PY) -m components.operate.stack_secrets --stack $(STACK) $(if $(REPLACE),--replace $(REPLACE))
