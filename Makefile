@@ -76,3 +76,6 @@ clean: ## remove build outputs, the venv and the bootstrapped uv
 
 secrets: install ## set the stack's secrets, each in its region: make secrets STACK=dev [REPLACE=dm-link-key]
 	$(PY) -m components.operate.stack_secrets --stack $(STACK) $(if $(REPLACE),--replace $(REPLACE))
+
+preflight: install ## with AWS credentials, before `pulumi up`: model access, SES, quotas, SMS, layer (STACK=dev)
+	$(PY) -m components.operate.preflight --stack $(STACK)
