@@ -101,7 +101,9 @@ class App:
             return fu.json_error(403, "invalid_link", "this link is not valid")
         if not _valid_subject(route, claims.subject):
             return fu.json_error(400, "invalid_subject", "this link does not name a pair or a merge")
-        base = f"https://{fu.header(event, 'host') or 'localhost'}"
+        # Forms post to an origin-relative path: the browser keeps the page's own scheme and
+        # host (https on a Function URL, http://127.0.0.1:<port> in the sandbox).
+        base = ""
         if fu.http_method(event) == "GET":
             return self._render(route, claims, base, now)
         return self._act(route, claims, base, now)
