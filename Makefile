@@ -68,8 +68,8 @@ bench-ls: install ## lead source attributor capture and report throughput
 demo: install ## the whole dev stack on this machine, a scripted day per system
 	$(PY) -m sandbox demo
 
-sandbox: install ## the same local environment, left running
-	$(PY) -m sandbox serve
+sandbox: install ## the same local environment, left running, after each system's scripted day (its data)
+	$(PY) -m sandbox serve --scenarios
 
 clean: ## remove build outputs, the venv and the bootstrapped uv
 	rm -rf build $(VENV) .tools
@@ -79,3 +79,6 @@ secrets: install ## set the stack's secrets, each in its region: make secrets ST
 
 preflight: install ## with AWS credentials, before `pulumi up`: model access, SES, quotas, SMS, layer (STACK=dev)
 	$(PY) -m components.operate.preflight --stack $(STACK)
+
+verify: install ## after `pulumi up`: each system answers a signed check request (STACK=dev; SANDBOX=http://127.0.0.1:8700)
+	$(PY) -m components.operate.verify --stack $(STACK) $(if $(SANDBOX),--sandbox $(SANDBOX))
