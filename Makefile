@@ -14,7 +14,7 @@ STACK ?= dev
 JSON ?=
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: help uv install secrets preflight verify test lint typecheck unit plan docs bench-init bench-dm bench-dm-read bench-ls demo sandbox clean
+.PHONY: help uv install secrets preflight verify teardown test lint typecheck unit plan docs bench-init bench-dm bench-dm-read bench-ls demo sandbox clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -82,3 +82,6 @@ preflight: install ## with AWS credentials, before `pulumi up`: model access, SE
 
 verify: install ## after `pulumi up`: each system answers a signed check request (STACK=dev; SANDBOX=http://127.0.0.1:8700)
 	$(PY) -m components.operate.verify --stack $(STACK) $(if $(SANDBOX),--sandbox $(SANDBOX))
+
+teardown: install ## print, in order, the commands that remove a stack (prod: lifting its protections)
+	$(PY) -m components.operate.teardown --stack $(STACK)
