@@ -29,7 +29,7 @@ from functools import partial
 from typing import Any, Literal
 
 import boto3
-from botocore.exceptions import ClientError
+from botocore.exceptions import BotoCoreError, ClientError
 
 from components.config import ConfigError, ModelChoice, StackConfig
 from components.offline.engine import Graph
@@ -344,7 +344,18 @@ def main(argv: list[str] | None = None, clients: Clients | None = None) -> int:
             made[service, region] = boto3.client(service, region_name=region)  # type: ignore[call-overload]
         return made[service, region]
 
-    findings = [check(clients or default) for check in plan(graph)]
+    findings = []
+    for check in plan(graph):
+        try:
+            findings.append(check(clients or default))
+        except BotoCoreError as err:  # no credentials, no network: one line, not a traceback
+            name = getattr(check, "func", check).__name__
+            where = str(getattr(check, "keywords", {}).get("region", ""))
+            findings.append(Finding(
+                name, where, "FAIL", f"{type(err).__name__}: {err}",
+                "give the AWS CLI credentials (aws configure, AWS_PROFILE) and retry",
+                "https://docs.aws.amazon.com/cli/latest/userguide/cli-configure-files.html",
+            ))
     print("\n".join(report(findings)))
     failed = sum(f.status == "FAIL" for f in findings)
     warned = sum(f.status == "warn" for f in findings)

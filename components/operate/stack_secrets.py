@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, TextIO
 
 import boto3
+from botocore.exceptions import BotoCoreError
 
 from components.config import ConfigError
 from components.offline.engine import Graph
@@ -301,7 +302,11 @@ def main(argv: list[str] | None = None, stdin: TextIO = sys.stdin) -> int:
             sessions[region] = boto3.client("secretsmanager", region_name=region)
         return sessions[region]
 
-    results = run(found, values, client_for, replace)
+    try:
+        results = run(found, values, client_for, replace)
+    except BotoCoreError as err:  # no credentials, no network: one line, not a traceback
+        print(f"make secrets: {type(err).__name__}: {err} (aws configure, AWS_PROFILE)", file=sys.stderr)
+        return 2
     print("\n".join(table(results)))
     generated = [s for s, status in results if status == "generated" and s.name == "ler-intake-secret"]
     for s in generated:

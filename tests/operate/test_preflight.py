@@ -214,3 +214,24 @@ def test_main_prints_each_failure_with_its_fix_and_page(
     out = capsys.readouterr().out
     assert out.count("FAIL") == 11 and out.count("fix: ") == 11
     assert "preflight dev: 11 checks, 11 failed" in out
+
+
+def test_no_credentials_is_one_line_per_check_not_a_traceback(
+    graphs: GraphCache, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from botocore.exceptions import NoCredentialsError
+
+    from components.offline import engine
+
+    monkeypatch.setattr(engine, "run", lambda stack: graphs.run(stack))
+
+    class Nobody:
+        def __getattr__(self, name: str) -> Any:
+            def call(**_: Any) -> Any:
+                raise NoCredentialsError()
+
+            return call
+
+    assert pf.main(["--stack", "dev"], clients=lambda service, region: Nobody()) == 1
+    out = capsys.readouterr().out
+    assert out.count("NoCredentialsError") == 11 and "aws configure" in out
