@@ -270,11 +270,11 @@ def verify(target: Target, graph: Graph) -> Iterator[tuple[str, bool, str]]:
     """(system, ok, what was seen or why it failed) per enabled system."""
     context = Context(target, graph, {s.name: s for s in secrets_in(graph)})
     for system in graph.config.systems.enabled():
-        empty = _unset(context, system)
-        if empty:
-            yield system, False, f"secrets without a value: {', '.join(empty)} (make secrets)"
-            continue
         try:
+            empty = _unset(context, system)
+            if empty:
+                yield system, False, f"secrets without a value: {', '.join(empty)} (make secrets)"
+                continue
             yield system, True, PROBES[system](context)
         except Failed as err:
             yield system, False, str(err)

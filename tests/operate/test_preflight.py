@@ -235,3 +235,18 @@ def test_no_credentials_is_one_line_per_check_not_a_traceback(
     assert pf.main(["--stack", "dev"], clients=lambda service, region: Nobody()) == 1
     out = capsys.readouterr().out
     assert out.count("NoCredentialsError") == 11 and "aws configure" in out
+
+
+def test_verify_without_credentials_names_each_system_not_a_traceback(
+    graphs: GraphCache, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from components.offline import engine
+    from components.operate import verify
+
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    monkeypatch.setattr(engine, "run", lambda stack: graphs.run(stack))
+    assert verify.main(["--stack", "dev"]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 5 and all("failed: NoCredentialsError" in line for line in lines)
