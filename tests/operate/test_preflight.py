@@ -200,7 +200,8 @@ def test_main_prints_each_failure_with_its_fix_and_page(
 ) -> None:
     from components.offline import engine
 
-    monkeypatch.setattr(engine, "run", lambda stack: graphs.run(stack))
+    dev = graphs.run("dev")  # built before run is replaced: the cache builds through it
+    monkeypatch.setattr(engine, "run", lambda stack, overrides=None: dev)
     for check in pf.plan(graphs.run("dev")):
         region = check.keywords["region"]  # type: ignore[attr-defined]
         service = {"bedrock_model": "bedrock", "ses_account": "sesv2", "ses_identity": "sesv2",
@@ -223,7 +224,8 @@ def test_no_credentials_is_one_line_per_check_not_a_traceback(
 
     from components.offline import engine
 
-    monkeypatch.setattr(engine, "run", lambda stack: graphs.run(stack))
+    dev = graphs.run("dev")  # built before run is replaced: the cache builds through it
+    monkeypatch.setattr(engine, "run", lambda stack, overrides=None: dev)
 
     class Nobody:
         def __getattr__(self, name: str) -> Any:
@@ -246,7 +248,8 @@ def test_verify_without_credentials_names_each_system_not_a_traceback(
     for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
-    monkeypatch.setattr(engine, "run", lambda stack: graphs.run(stack))
+    dev = graphs.run("dev")  # built before run is replaced: the cache builds through it
+    monkeypatch.setattr(engine, "run", lambda stack, overrides=None: dev)
     assert verify.main(["--stack", "dev"]) == 1
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 5 and all("failed: NoCredentialsError" in line for line in lines)
