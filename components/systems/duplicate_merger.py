@@ -43,7 +43,7 @@ from components.deployment import Deployment
 from components.grants import Grant
 from components.guarded_table import GuardedTable, GuardedTableArgs
 from components.private_bucket import PrivateBucket, PrivateBucketArgs
-from components.scheduled_job import ScheduledJob, ScheduledJobArgs, schedule_group
+from components.scheduled_job import Schedule
 from components.scoped_lambda import FunctionUrl, QueueTrigger, ScopedLambda
 from components.secret_slot import SecretSlot, SecretSlotArgs
 from components.systems.base import System, SystemArgs
@@ -205,7 +205,16 @@ class DuplicateMerger(System):
                 ),
             ),
             contract.BlockSettings.environment(values),
-            invoked_async=True,  # the weekly schedule
+            # A long read continues in an asynchronous invocation of dm-block itself.
+            schedules=(
+                Schedule(
+                    contract.BLOCK_SCHEDULE,
+                    s.schedule,
+                    "Weekly blocking run of the duplicate merger",
+                    json.dumps({"action": contract.BLOCK_ACTION}),
+                    s.schedule_timezone,
+                ),
+            ),
             vendored=("phonenumberslite", *MATCHER),
         )
         self.score = function(
@@ -269,39 +278,16 @@ class DuplicateMerger(System):
                 ),
             ),
             queues=(QueueTrigger(merge_queue, batch_size=1, maximum_concurrency=2),),
-            invoked_async=True,  # the weekly digest schedule
+            schedules=(
+                Schedule(
+                    contract.DIGEST_SCHEDULE,
+                    s.digest_schedule,
+                    "Weekly digest of the duplicate merger's proposals",
+                    json.dumps({"action": contract.DIGEST_ACTION}),
+                    s.schedule_timezone,
+                ),
+            ),
             vendored=MATCHER,
-        )
-
-        # Schedules ----------------------------------------------------------------------
-        jobs_group = schedule_group("dm-schedules", d, d.system, child)
-        ScheduledJob(
-            contract.BLOCK_SCHEDULE,
-            ScheduledJobArgs(
-                d,
-                contract.BLOCK_SCHEDULE,
-                s.schedule,
-                self.block,
-                jobs_group,
-                timezone=s.schedule_timezone,
-                payload=json.dumps({"action": contract.BLOCK_ACTION}),
-                description="Weekly blocking run of the duplicate merger",
-            ),
-            child,
-        )
-        ScheduledJob(
-            contract.DIGEST_SCHEDULE,
-            ScheduledJobArgs(
-                d,
-                contract.DIGEST_SCHEDULE,
-                s.digest_schedule,
-                self.merge,
-                jobs_group,
-                timezone=s.schedule_timezone,
-                payload=json.dumps({"action": contract.DIGEST_ACTION}),
-                description="Weekly digest of the duplicate merger's proposals",
-            ),
-            child,
         )
 
         self.finish(

@@ -36,12 +36,7 @@ from components.deployment import Deployment
 from components.grants import Grant, policy_document
 from components.guarded_table import GuardedTable, GuardedTableArgs
 from components.models import model_grant
-from components.scheduled_job import (
-    ScheduledJob,
-    ScheduledJobArgs,
-    schedule_group,
-    scheduler_trust_policy,
-)
+from components.scheduled_job import Schedule, schedule_group, scheduler_trust_policy
 from components.scoped_lambda import FunctionUrl, QueueTrigger
 from components.secret_slot import SecretSlot, SecretSlotArgs
 from components.systems.base import System, SystemArgs
@@ -308,7 +303,7 @@ class ReviewRequests(System):
             sync_grants,
             contract.SyncSettings.environment(values),
             vendored=("email-validator", "idna", "phonenumberslite", "tzdata"),
-            invoked_async=True,
+            schedules=(Schedule(contract.SYNC, s.sync_schedule, "mirror the customer sheet"),),
         )
         sweep_fn = function(
             contract.SWEEP,
@@ -325,20 +320,10 @@ class ReviewRequests(System):
             ),
             contract.SweepSettings.environment(values),
             vendored=("tzdata",),
-            invoked_async=True,
+            schedules=(
+                Schedule(contract.SWEEP, s.sweep_schedule, "re-drive or escalate stragglers"),
+            ),
         )
-
-        # Recurring schedules ---------------------------------------------------------------
-        jobs_group = schedule_group("rrs-schedules", d, d.system, child)
-        for name, expression, target, what in (
-            (contract.SWEEP, s.sweep_schedule, sweep_fn, "re-drive or escalate stragglers"),
-            (contract.SYNC, s.sync_schedule, sync_fn, "mirror the customer sheet"),
-        ):
-            ScheduledJob(
-                f"{name}-schedule",
-                ScheduledJobArgs(d, name, expression, target, jobs_group, description=what),
-                child,
-            )
 
         self.finish(
             {

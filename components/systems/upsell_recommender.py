@@ -27,7 +27,7 @@ from components.config import UpsrSettings
 from components.grants import Grant
 from components.guarded_table import GuardedTable, GuardedTableArgs
 from components.models import model_grant
-from components.scheduled_job import ScheduledJob, ScheduledJobArgs, schedule_group
+from components.scheduled_job import Schedule
 from components.scoped_lambda import FunctionUrl, QueueTrigger
 from components.secret_slot import SecretSlot, SecretSlotArgs
 from components.systems.base import System, SystemArgs
@@ -221,7 +221,7 @@ class UpsellRecommender(System):
                 ),
             ),
             contract.SenderSettings.environment(values),
-            invoked_async=True,
+            schedules=(Schedule(contract.SENDER, s.sender_schedule, "release due offers"),),
         )
         sweep_fn = function(
             contract.SWEEP,
@@ -240,7 +240,7 @@ class UpsellRecommender(System):
             ),
             contract.SweepSettings.environment(values),
             vendored=("tzdata",),  # zoneinfo: the report hour is read in REPORT_TIMEZONE
-            invoked_async=True,
+            schedules=(Schedule(contract.SWEEP, s.sweep_schedule, "close attribution windows"),),
         )
         sync_fn = function(
             contract.CATALOG_SYNC,
@@ -250,21 +250,12 @@ class UpsellRecommender(System):
                 catalogue.grant("dynamodb:PutItem", sid="UpsertCatalogue"),
             ),
             contract.CatalogSyncSettings.environment(values),
-            invoked_async=True,
+            schedules=(
+                Schedule(
+                    contract.CATALOG_SYNC, s.catalog_sync_schedule, "refresh stock and prices"
+                ),
+            ),
         )
-
-        # Schedules -------------------------------------------------------------------------
-        jobs_group = schedule_group("upsr-schedules", d, d.system, child)
-        for name, expression, target, what in (
-            (contract.SENDER, s.sender_schedule, sender_fn, "release due offers"),
-            (contract.SWEEP, s.sweep_schedule, sweep_fn, "close attribution windows"),
-            (contract.CATALOG_SYNC, s.catalog_sync_schedule, sync_fn, "refresh stock and prices"),
-        ):
-            ScheduledJob(
-                f"{name}-schedule",
-                ScheduledJobArgs(d, name, expression, target, jobs_group, description=what),
-                child,
-            )
 
         self.finish(
             {
