@@ -39,7 +39,6 @@ import json
 import pulumi
 
 from components.config import DmSettings
-from components.deployment import Deployment
 from components.grants import Grant
 from components.guarded_table import GuardedTable, GuardedTableArgs
 from components.private_bucket import PrivateBucket, PrivateBucketArgs
@@ -62,15 +61,6 @@ SIZES: dict[str, tuple[int, int]] = {
 MATCHER = ("jellyfish", "nicknames")
 """What the matcher imports (handlers.common.strings, normalize's nicknames); compiled wheels."""
 
-
-def send_email(d: Deployment, sid: str, sender: str) -> Grant:
-    """SendEmail on the sender's SES identity, as that one From address only."""
-    return Grant(
-        sid,
-        ("ses:SendEmail",),
-        (d.sender_identity_arn(sender),),
-        {"StringEquals": {"ses:FromAddress": [sender]}},
-    )
 
 
 class DuplicateMerger(System):
@@ -261,7 +251,7 @@ class DuplicateMerger(System):
                 self.pairs.grant(
                     "dynamodb:Query", indexes=(contract.REVIEW_INDEX,), sid="QueryReview"
                 ),
-                send_email(d, "SendDigest", s.sender_email),
+                d.grant_send_email("SendDigest", s.sender_email),
                 Grant(
                     "ReadOwnFunctionUrl",
                     ("lambda:GetFunctionUrlConfig",),

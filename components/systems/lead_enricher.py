@@ -103,15 +103,6 @@ def put_events(d: Deployment, sid: str, detail_types: Sequence[str]) -> Grant:
     )
 
 
-def send_email(d: Deployment, sid: str, sender: str) -> Grant:
-    """SendEmail on the sender's SES identity, as that one From address only."""
-    return Grant(
-        sid,
-        ("ses:SendEmail",),
-        (d.sender_identity_arn(sender),),
-        {"StringEquals": {"ses:FromAddress": [sender]}},
-    )
-
 
 def chain_stage(name: str, source: str, dlq: WorkQueue) -> EventRuleTrigger:
     """A chain stage's rule: this stack's events of the one type the stage receives."""
@@ -423,7 +414,7 @@ class LeadEnricher(System):
                 put_events(d, "RedrivePipelineEvents", contract.PIPELINE_EVENTS),
                 invoke("RedriveMailAndUploadsToIntake", intake),
                 cache.grant("dynamodb:Scan", sid="FindPendingEnrichments"),
-                send_email(d, "AlertDeadLetters", s.sender_email),
+                d.grant_send_email("AlertDeadLetters", s.sender_email),
             ],
             contract.RetrySettings.environment(values),
             schedules=(
@@ -468,7 +459,7 @@ class LeadEnricher(System):
                     conditions={"StringLike": {"s3:prefix": [f"{contract.JUNK_PREFIX}*"]}},
                 ),
                 junk.grant("s3:GetObject", prefixes=(contract.JUNK_PREFIX,), sid="ReadJunkLog"),
-                send_email(d, "SendJunkDigest", s.sender_email),
+                d.grant_send_email("SendJunkDigest", s.sender_email),
             ],
             contract.DigestSettings.environment(values),
             schedules=(

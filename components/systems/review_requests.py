@@ -177,9 +177,6 @@ class ReviewRequests(System):
             opts=pulumi.ResourceOptions(parent=self, depends_on=[schedule_role]),
         )
 
-        sender_identity = d.sender_identity_arn(s.sender_email)
-        # Mail from the configured sender only, though the identity is the whole domain.
-        from_sender = {"StringEquals": {"ses:FromAddress": s.sender_email}}
         sms_arn = d.arns.sms_resource(s.sms_origination_identity)
         hours = s.opening_hours
         # Every settings field of every function, once; each record picks its own
@@ -269,7 +266,7 @@ class ReviewRequests(System):
                 audit.grant("dynamodb:PutItem", sid="AppendAudit"),
                 messaging_key.grant_read(),
                 escalations.grant_send(sid="EnqueueEscalation"),
-                Grant("SendAskEmail", ("ses:SendEmail",), (sender_identity,), from_sender),
+                d.grant_send_email("SendAskEmail", s.sender_email),
                 Grant("SendAskSms", ("sms-voice:SendTextMessage",), (sms_arn,)),
             ),
             contract.SenderSettings.environment(values),
@@ -285,7 +282,7 @@ class ReviewRequests(System):
                 jobs.grant("dynamodb:GetItem", sid="ReadJob"),
                 audit.grant("dynamodb:Query", sid="ReadAuditTrail"),
                 audit.grant("dynamodb:PutItem", sid="AppendEscalationMarker"),
-                Grant("SendOwnerHandover", ("ses:SendEmail",), (sender_identity,), from_sender),
+                d.grant_send_email("SendOwnerHandover", s.sender_email),
             ),
             contract.EscalatorSettings.environment(values),
             queues=(QueueTrigger(escalations, batch_size=5),),

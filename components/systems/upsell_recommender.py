@@ -123,7 +123,6 @@ class UpsellRecommender(System):
             child,
         )
 
-        sender_identity = d.sender_identity_arn(s.sender_email)
         sms_arn = d.arns.sms_resource(s.sms_origination_identity)
         values: dict[str, pulumi.Input[str] | int | float] = {
             "orders_table": orders.physical_name,
@@ -213,12 +212,7 @@ class UpsellRecommender(System):
                 customers.grant("dynamodb:GetItem", "dynamodb:UpdateItem", sid="CheckAndStampCap"),
                 addlink_key.grant_read(),
                 Grant("SendNudgeSms", ("sms-voice:SendTextMessage",), (sms_arn,)),
-                Grant(
-                    "SendNudgeEmail",
-                    ("ses:SendEmail",),
-                    (sender_identity,),
-                    {"StringEquals": {"ses:FromAddress": s.sender_email}},
-                ),
+                d.grant_send_email("SendNudgeEmail", s.sender_email),
             ),
             contract.SenderSettings.environment(values),
             schedules=(Schedule(contract.SENDER, s.sender_schedule, "release due offers"),),
@@ -231,12 +225,7 @@ class UpsellRecommender(System):
                     "dynamodb:Query", indexes=(contract.OFFERS_INDEX,), sid="QueryOffersByState"
                 ),
                 offers.grant("dynamodb:UpdateItem", "dynamodb:PutItem", sid="CloseOffersAndMark"),
-                Grant(
-                    "SendOwnerReport",
-                    ("ses:SendEmail",),
-                    (sender_identity,),
-                    {"StringEquals": {"ses:FromAddress": s.sender_email}},
-                ),
+                d.grant_send_email("SendOwnerReport", s.sender_email),
             ),
             contract.SweepSettings.environment(values),
             vendored=("tzdata",),  # zoneinfo: the report hour is read in REPORT_TIMEZONE
