@@ -593,12 +593,6 @@ def _check_requirements(vendored: Sequence[VendoredDistribution]) -> None:
                 )
 
 
-def top_level_modules(distribution: str) -> frozenset[str]:
-    """The importable top-level names an installed distribution provides."""
-    dist = importlib.metadata.distribution(distribution)
-    return _top_levels(PurePosixPath(str(entry)).as_posix() for entry in dist.files or [])
-
-
 # Sources ------------------------------------------------------------------------------------
 
 

@@ -1,28 +1,16 @@
 """Duplicate contact merger (document 000): block weekly, score with visible evidence, merge
-with an undo bundle. No model anywhere (DESIGN.md: "There is no model in this system").
+with an undo bundle. No model anywhere, by design: every decision is explained by evidence.
 
-Functions, each with its own role (the document's IAM table, plus what DESIGN.md adds and what
-each handler needs, named below):
-
-- ``dm-block`` (weekly ``dm-block-weekly`` schedule; 300 s / 3008 MB): reads the CRM with the
-  read credential, counts value rarity, forms capped blocks and sends them to ``dm-blocks``.
-  Document: GetSecretValue on the read credential, PutItem on pairs (the run summary row).
-  DESIGN.md: SendMessage on ``dm-blocks`` only.
-- ``dm-score`` (SQS ``dm-blocks``; 60 s / 1024 MB): scores each block's pairs, skips decided
-  pairs, upserts pairs. Document: Query and UpdateItem on pairs and decisions. Design note:
-  SendMessage on ``dm-merges`` only (automatic-band pairs).
+- ``dm-block`` (the weekly ``dm-block-weekly`` schedule): reads the CRM with the read
+  credential, counts value rarity, forms capped blocks and sends them to ``dm-blocks``.
+- ``dm-score`` (SQS ``dm-blocks``): scores each block's pairs, skips decided pairs, upserts
+  pairs; automatic-band pairs go to ``dm-merges``.
 - ``dm-merge`` (public Function URL for the signed review / confirm / reject / undo links; SQS
-  ``dm-merges`` for automatic merges; ``dm-digest-weekly`` schedule for the digest;
-  60 s / 1024 MB). Document: PutObject on ``undo/``, GetSecretValue on the write credential,
-  PutItem on merges. Added, each because the handler does it: GetObject on ``undo/`` (undo
-  reads the bundle); GetItem / UpdateItem / DeleteItem on merges (per-record locks are items
-  there, released by a conditional delete; merge state moves); GetItem / PutItem / UpdateItem /
-  DeleteItem on decisions (a pair's decision item is claimed, settled or released together
-  with the locks and the link marker in one TransactWriteItems); GetItem on pairs and Query on
-  its ``by-review`` index (the proposal page and the digest); GetSecretValue on the link-signing
-  key; SendEmail from
-  ``sender_email`` only (the digest); GetFunctionUrlConfig on itself (the digest's links need
-  the function's own URL, which is only known after deployment).
+  ``dm-merges`` for automatic merges; the ``dm-digest-weekly`` schedule for the digest): merges
+  with an undo bundle, and only it reads the CRM write credential.
+
+Each function's grants are the code below, each with a statement id saying why; the README's
+generated table for dm (``make docs``) lists them per function, so they are not repeated here.
 
 Tables: ``dm-pairs`` (pair_key; TTL ``ttl``; sparse GSI ``by-review`` on review/score holds
 only the proposed and automatic pairs of a run), ``dm-decisions`` (pair_key; no TTL, ever),

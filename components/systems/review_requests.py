@@ -16,8 +16,8 @@ Five functions, each with its own role scoped to what the document lets it touch
 * ``rrs-sweep`` (schedule, gated to opening hours in code): stragglers re-enqueued or escalated.
 
 Two queues, one consumer each, and no event source filters: Lambda deletes an SQS message
-that matches none of its mapping's filters, so two filtered mappings on one queue (DESIGN.md's
-single rrs-work) drop each other's messages. A message of the wrong kind is a batch item
+that matches none of its mapping's filters, so two filtered mappings on one queue (one
+rrs-work for both kinds) drop each other's messages. A message of the wrong kind is a batch item
 failure in the handler instead, so it ends in that queue's DLQ. The per-request schedules
 target ``rrs-work`` through a role that may only send there; the webhook may create schedules
 only in the group and pass only that role. Decisions the document
