@@ -130,7 +130,8 @@ STDLIB_MODULES = (frozenset(sys.stdlib_module_names) | _ADDED_BY_314) - _REMOVED
 _FUNCTION = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _SKIPPED_DIRS = frozenset({"__pycache__", "tests", "test"})
-_SKIPPED_SUFFIXES = (".pyc", ".pyo", ".so", ".pyd", ".dylib")
+_SKIPPED_SUFFIXES = (".pyc", ".pyo", ".so", ".pyd", ".dylib", ".md")
+"""Not shipped from a source tree: bytecode, native builds, and design notes (a package's README)."""
 _BINARY_SUFFIXES = (".so", ".pyd", ".dylib", ".dll")
 _ENVIRONMENT_METADATA = frozenset(
     {"RECORD", "INSTALLER", "REQUESTED", "direct_url.json", "uv_cache.json"}
