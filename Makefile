@@ -8,7 +8,7 @@ STACK ?= dev
 JSON ?=
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: help install test lint typecheck unit plan docs bench-init bench-dm bench-dm-read bench-ls demo sandbox clean
+.PHONY: help install test lint typecheck unit plan policy-venv docs bench-init bench-dm bench-dm-read bench-ls demo sandbox clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -38,6 +38,12 @@ test: lint ## everything CI runs: ruff, then mypy beside pytest
 
 plan: install ## offline plan of a stack on the mock engine: make plan STACK=dev [JSON=plan.json]
 	$(PY) -m components.offline.plan --stack $(STACK) $(if $(JSON),--json $(JSON))
+
+# The venv PulumiPolicy.yaml names, inside the pack, from the pack's own requirements (what an
+# enforcing CLI builds for the published pack): `pulumi preview --policy-pack policies` uses it.
+policy-venv: | $(UV) ## the policy pack's own venv (policies/venv) from policies/requirements.txt
+	$(UV) venv --quiet --allow-existing policies/venv
+	$(UV) pip install --quiet --python policies/venv/bin/python -r policies/requirements.txt
 
 docs: install ## regenerate README.md's generated blocks: the config reference and the per-system tables
 	$(PY) -m components.config_reference --write
