@@ -6,6 +6,7 @@ PY := $(VENV)/bin/python
 UV := $(shell command -v uv 2>/dev/null || echo $(HOME)/.local/bin/uv)
 STACK ?= dev
 JSON ?=
+BASE ?=
 export PYTHONDONTWRITEBYTECODE := 1
 
 .PHONY: help install test lint typecheck unit plan policy-venv docs bench-init bench-dm bench-dm-read bench-ls demo sandbox clean
@@ -36,8 +37,8 @@ unit: install ## pytest on two workers; an idle worker takes tests queued on the
 test: lint ## everything CI runs: ruff, then mypy beside pytest
 	@$(MAKE) --no-print-directory -j 2 typecheck unit
 
-plan: install ## offline plan of a stack on the mock engine: make plan STACK=dev [JSON=plan.json]
-	$(PY) -m components.offline.plan --stack $(STACK) $(if $(JSON),--json $(JSON))
+plan: install ## offline plan of a stack on the mock engine: make plan STACK=dev [JSON=plan.json] [BASE=saved.json]
+	$(PY) -m components.offline.plan --stack $(STACK) $(if $(JSON),--json $(JSON)) $(if $(BASE),--base $(BASE))
 
 # The venv PulumiPolicy.yaml names, inside the pack, from the pack's own requirements (what an
 # enforcing CLI builds for the published pack): `pulumi preview --policy-pack policies` uses it.
