@@ -87,6 +87,12 @@ def test_requirements_pin_what_the_pack_imports_at_the_locked_versions() -> None
     assert third_party == {"pulumi_policy", "policy_sentry"}, third_party
 
 
+def test_publish_leaves_the_packs_venv_behind() -> None:
+    """`pulumi policy publish` archives the folder minus what its own .gitignore names
+    (pulumi/docs#17027): the venv PulumiPolicy.yaml names is built where the pack runs."""
+    assert {"venv/", "__pycache__/"} <= set((PACK_DIR / ".gitignore").read_text().split())
+
+
 @pytest.fixture(scope="module")
 def pack(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The pack folder alone, in a folder of another name, with its own venv inside."""
