@@ -147,3 +147,32 @@ def test_a_change_line_names_action_type_and_reason() -> None:
     assert change.line() == (
         "REPLACE  aws:dynamodb/table:Table rrs-optout (prod-rrs-optout): region a -> b"
     )
+
+
+def test_make_plan_base_prints_the_changes_and_refuses(
+    graphs: GraphCache, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``make plan STACK=prod BASE=<file>``'s check, on the prod graph against a saved plan in
+    which rrs lived in us-east-1."""
+    import json
+
+    from components.offline.plan import _replacement_check
+
+    graph = graphs.run("prod")
+    saved = graph.to_json()
+    for r in saved:
+        if r["name"].startswith("rrs-") and r["region"] == "eu-west-2":
+            r["region"] = "us-east-1"
+    base = tmp_path / "deployed.json"
+    base.write_text(json.dumps(saved))
+    assert _replacement_check(graph, base) is False
+    out = capsys.readouterr().out
+    assert "REPLACE  aws:dynamodb/table:Table rrs-optout (prod-rrs-optout): region" in out
+    assert "REFUSED: stack prod is protected" in out
+    base.write_text(json.dumps(graph.to_json()))
+    assert _replacement_check(graph, base) is True
+    assert "0 replaced, 0 deleted, 0 created" in capsys.readouterr().out
+    other = [{**r, "urn": r["urn"].replace("urn:pulumi:prod::", "urn:pulumi:dev::")} for r in saved]
+    base.write_text(json.dumps(other))
+    assert _replacement_check(graph, base) is False
+    assert "is a plan of stack dev, not prod" in capsys.readouterr().out
