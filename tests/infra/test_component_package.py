@@ -8,14 +8,18 @@ runs), https://www.pulumi.com/docs/iac/guides/building-extending/components/pack
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
+import grpc
 import pytest
 import yaml
 from pulumi.provider.experimental.analyzer import Analyzer
 from pulumi.provider.experimental.component import ComponentProvider
 from pulumi.provider.experimental.schema import generate_schema
+from pulumi.runtime.proto import provider_pb2, provider_pb2_grpc
 
 from components.offline.engine import ACCOUNT_ID, run_program, stack_config_values
 from components.package.blocks import COMPONENTS, PACKAGE, GuardedTable, WorkQueue
@@ -43,9 +47,30 @@ def test_the_package_hosts_the_blocks_under_their_own_tokens(schema: dict[str, A
     assert all(r["isComponent"] for r in schema["resources"].values())
     plugin = yaml.safe_load((PACKAGE_DIR / "PulumiPlugin.yaml").read_text())
     assert plugin["runtime"]["name"] == "python"
-    main = (PACKAGE_DIR / "__main__.py").read_text()
-    assert "component_provider_host(COMPONENTS, name=PACKAGE" in main
     ComponentProvider(COMPONENTS, PACKAGE)  # what the host builds: the schema must infer
+
+
+def test_the_plugin_serves_that_schema(schema: dict[str, Any], tmp_path: Path) -> None:
+    """The plugin as the engine starts it (its folder's __main__.py, from elsewhere): it prints
+    its port and answers GetSchema with the analyzer's schema."""
+    process = subprocess.Popen(
+        [sys.executable, str(PACKAGE_DIR / "__main__.py"), "127.0.0.1:1"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        assert process.stdout is not None and process.stderr is not None
+        port = process.stdout.readline().decode().strip()
+        assert port.isdigit(), process.stderr.read().decode()
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            stub = provider_pb2_grpc.ResourceProviderStub(channel)
+            served = json.loads(stub.GetSchema(provider_pb2.GetSchemaRequest(), timeout=30).schema)
+    finally:
+        process.kill()
+        process.wait()
+    assert served["name"] == PACKAGE
+    assert served["resources"] == schema["resources"]
 
 
 def test_every_type_has_properties_or_values(schema: dict[str, Any]) -> None:
