@@ -8,7 +8,7 @@ STACK ?= dev
 JSON ?=
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: help install test lint typecheck unit plan docs bench-init bench-dm bench-dm-read bench-ls demo sandbox clean
+.PHONY: help install browser test lint typecheck unit plan docs bench-init bench-dm bench-dm-read bench-ls demo sandbox clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -22,13 +22,20 @@ $(VENV)/.installed: pyproject.toml uv.lock | $(UV)
 
 install: $(VENV)/.installed ## create .venv from uv.lock
 
+# The what-people-see tests render every page and mail in Debian's chromium (CI runs as root).
+CHROMIUM := /usr/bin/chromium
+$(CHROMIUM):
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium
+
+browser: $(CHROMIUM) ## Debian's headless chromium, installed where missing (the page and mail checks)
+
 lint: install ## ruff
 	$(VENV)/bin/ruff check .
 
 typecheck: install ## mypy (strict on components/ and policies/)
 	$(VENV)/bin/mypy components policies handlers
 
-unit: install ## pytest on two workers; an idle worker takes tests queued on the other (worksteal)
+unit: install browser ## pytest on two workers; an idle worker takes tests queued on the other (worksteal)
 	$(VENV)/bin/pytest -n 2 --dist worksteal
 
 # mypy (one core, about 40 s without a cache) runs beside pytest, whose two workers leave a
@@ -56,7 +63,7 @@ bench-dm-read: install ## dm-block's HubSpot read at 100k and 1M contacts (simul
 bench-ls: install ## lead source attributor capture and report throughput
 	$(PY) benchmarks/bench_ls.py
 
-demo: install ## the whole dev stack on this machine, a scripted day per system
+demo: install browser ## the whole dev stack on this machine, a scripted day per system
 	$(PY) -m sandbox demo
 
 sandbox: install ## the same local environment, left running

@@ -186,6 +186,7 @@ class DuplicateMerger(System):
             "reviewer_email": s.reviewer_email,
             "link_ttl_days": s.link_ttl_days,
             "undo_days": s.undo_days,
+            "timezone": s.schedule_timezone,
             "public_url": None,  # a stack's digest asks Lambda for the function's own URL
         }
 
@@ -270,7 +271,7 @@ class DuplicateMerger(System):
             ),
             queues=(QueueTrigger(merge_queue, batch_size=1, maximum_concurrency=2),),
             invoked_async=True,  # the weekly digest schedule
-            vendored=MATCHER,
+            vendored=(*MATCHER, "tzdata"),  # its pages show times in the business's zone
         )
 
         # Schedules ----------------------------------------------------------------------
