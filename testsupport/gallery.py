@@ -141,3 +141,46 @@ def documents() -> list[Document]:
 
 def sms() -> list[Sms]:
     return []
+
+
+def write(folder: str, *, shots: bool = True) -> list[str]:
+    """Every document as ``<name>.html`` (and ``.txt`` for a mail's plain part), each SMS as
+    ``<name>.txt``, with phone and full-page desktop screenshots, and an ``index.html``."""
+    from pathlib import Path
+
+    out = Path(folder)
+    out.mkdir(parents=True, exist_ok=True)
+    docs = documents()
+    written: list[str] = []
+    rows = []
+    for doc in docs:
+        (out / f"{doc.name}.html").write_text(doc.html, encoding="utf-8")
+        written.append(f"{doc.name}.html")
+        extra = ""
+        if doc.text is not None:
+            (out / f"{doc.name}.txt").write_text(doc.text, encoding="utf-8")
+            extra = f" · {kit.link(doc.name + '.txt', 'plain-text part')}"
+        rows.append(f"<li>{kit.link(doc.name + '.html', doc.name)} ({doc.kind}){extra}</li>")
+    for message in sms():
+        (out / f"{message.name}.txt").write_text(message.text + "\n", encoding="utf-8")
+        rows.append(f"<li>{kit.link(message.name + '.txt', message.name)} (SMS, {len(message.text)} characters)</li>")
+    if shots:
+        from testsupport.browser import DESKTOP, PHONE, browser
+
+        with browser() as b:
+            for doc in docs:
+                for label, size in (("phone", PHONE), ("desktop", DESKTOP)):
+                    seen = b.render(doc.html, size, screenshot=True, full=True)
+                    (out / f"{doc.name}-{label}.png").write_bytes(seen.png or b"")
+                    written.append(f"{doc.name}-{label}.png")
+    index = kit.page("Every page and mail", kit.Html("<ul>" + "".join(rows) + "</ul>"))["body"]
+    (out / "index.html").write_text(index, encoding="utf-8")
+    return written
+
+
+if __name__ == "__main__":
+    import sys
+
+    target = sys.argv[1] if len(sys.argv) > 1 else "build/see"
+    names = write(target)
+    print(f"{len(names)} files written to {target}/ (open {target}/index.html)")

@@ -150,27 +150,32 @@ def differs(value: str) -> Html:
     )
 
 
+_LABEL = "width:27%;overflow-wrap:normal;word-break:normal"  # a label wraps between words only
+
+
 def side_by_side(
     labels: Mapping[str, str],
     left: Mapping[str, object],
     right: Mapping[str, object],
     *,
     heads: tuple[str, str],
+    unmarked: frozenset[str] = frozenset(),
 ) -> Html:
     """Two records field by field, each differing value marked (``differs``). Field keys are
-    shown through ``labels`` (a field without a label is not shown)."""
+    shown through ``labels`` (a field without a label is not shown); ``unmarked`` fields
+    (ids, which always differ) are never marked."""
     rows = []
     for key, label in labels.items():
         a, b = left.get(key), right.get(key)
         if a in (None, "") and b in (None, ""):
             continue
         sa, sb = ("" if a is None else str(a)), ("" if b is None else str(b))
-        same = sa.casefold() == sb.casefold()
+        same = key in unmarked or sa.casefold() == sb.casefold()
         cell_a = esc(sa or "(empty)") if same or not sa else differs(sa)
         cell_b = esc(sb or "(empty)") if same or not sb else differs(sb)
-        rows.append(f"<tr><th scope=row style='width:22%'>{esc(label)}</th><td>{cell_a}</td><td>{cell_b}</td></tr>")
+        rows.append(f"<tr><th scope=row style='{_LABEL}'>{esc(label)}</th><td>{cell_a}</td><td>{cell_b}</td></tr>")
     head = (
-        f"<tr><th scope=col style='width:22%'><span class=detail>Field</span></th>"
+        f"<tr><th scope=col style='{_LABEL}'><span class=detail>Field</span></th>"
         f"<th scope=col>{esc(heads[0])}</th><th scope=col>{esc(heads[1])}</th></tr>"
     )
     return Html(f"<table>{head}{''.join(rows)}</table>")

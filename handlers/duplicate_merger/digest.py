@@ -131,8 +131,9 @@ def compose(
     if capped:
         count = (run or {}).get("capped_count", len(capped))
         lines.append("")
-        lines.append(f"Detail: {count} very large groups were compared in sorted windows only:")
-        details.append(f"<h2>{kit.esc(count)} very large groups</h2><ul>")
+        groups = "1 very large group was" if count == 1 else f"{count} very large groups were"
+        lines.append(f"Detail: {groups} compared in sorted windows only:")
+        details.append(f"<h2>{kit.esc(groups)} compared in sorted windows only</h2><ul>")
         for c in capped:
             label = LABELS.get(str(c["key"]), str(c["key"]))
             line = f"{c['size']} contacts share the {label} {c['value']}"

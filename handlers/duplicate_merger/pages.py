@@ -77,7 +77,8 @@ def _odds(score: float) -> str:
     odds = 2.0 ** abs(score)
     if odds < 1.5:
         return "about even"
-    rounded = round(odds, -len(str(int(odds))) + 2) if odds >= 100 else round(odds)
+    # One significant figure from 100 up: "about 900 to 1" reads faster than "891 to 1".
+    rounded = round(odds, -len(str(int(odds))) + 1) if odds >= 100 else round(odds)
     figure = f"{int(rounded):,}"
     return f"about {figure} to 1" if score >= 0 else f"about 1 to {figure}"
 
@@ -128,7 +129,8 @@ def comparison(pair: Mapping[str, Any]) -> kit.Html:
     left = {**(contacts.get("low") or {}), "id": low}
     right = {**(contacts.get("high") or {}), "id": high}
     return kit.side_by_side(
-        {**FIELDS, "id": "HubSpot id"}, left, right, heads=("Record 1", "Record 2")
+        {**FIELDS, "id": "HubSpot id"}, left, right, heads=("Record 1", "Record 2"),
+        unmarked=frozenset({"id"}),
     )
 
 
