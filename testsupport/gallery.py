@@ -130,8 +130,53 @@ def dm_documents() -> Iterator[Document]:
                    action=True, text=d.text)
 
 
+# upsr -----------------------------------------------------------------------------------------
+
+
+def upsr_documents() -> Iterator[Document]:
+    from decimal import Decimal
+
+    from handlers.upsell_recommender.domain import OfferState
+    from handlers.upsell_recommender.report import Rollup, render
+
+    until = int(NOW.timestamp())
+    counts = {OfferState.TAKEN: 3, OfferState.OUT_OF_WINDOW: 1, OfferState.IGNORED: 6,
+              OfferState.SENT: 2, OfferState.CHOSEN: 1, OfferState.SUPPRESSED: 1, OfferState.NO_FIT: 4}
+    mail = render(Rollup(counts, 2, until - 7 * 86400, until, {"GBP": Decimal("84.00")}), zone="Europe/London")
+    assert mail is not None
+    yield Document("upsr-rollup", "mail", mail.html, ("add-ons taken", "£84.00"), text=mail.text)
+    quiet = render(Rollup({}, 0, until - 7 * 86400, until), zone="Europe/London")
+    assert quiet is not None
+    yield Document("upsr-rollup-quiet", "mail", quiet.html, ("quiet week",), text=quiet.text)
+    browser = {"headers": {"accept": "text/html"}}
+    yield Document("upsr-tap-expired", "page",
+                   kit.answer(browser, 410, "link_expired", "This offer has ended",
+                              "This link has expired. The offer it was for has ended.")["body"],
+                   ("offer has ended",), status=410)
+
+
+def upsr_sms() -> Iterator[Sms]:
+    from handlers.common.link_tokens import Keyring, issue_short_token
+    from handlers.upsell_recommender.domain import ADD_ACTION, Channel, Contact
+    from handlers.upsell_recommender.nudges import compose
+    from handlers.upsell_recommender.sending import link_subject, link_url
+
+    keys = Keyring.from_secret_string('{"active_kid": "k1", "keys": {"k1": "' + "s" * 40 + '"}}')
+    token = issue_short_token(keys, subject=link_subject("ofr-5443254255890"), action=ADD_ACTION,
+                              ttl_seconds=17 * 86400, now=NOW.timestamp())
+    url = link_url(FUNCTION_URL, token)
+    for name, first, title, line in (
+        ("upsr-sms-short-title", "Ann", "Mat strap", "Keeps your new mat rolled tight"),
+        ("upsr-sms-long-title", "Bartholomew",
+         "Organic Cotton \u201cPremium\u201d Gift Wrap with a Handwritten Card \U0001f381", "It makes the present"),
+        ("upsr-sms-no-name", None, "Yoga block", "Steadies the harder poses."),
+    ):
+        yield Sms(name, compose(Contact(Channel.SMS, "+447700900123", first), title, line, url).text)
+
+
 SYSTEMS: dict[str, Callable[[], Iterator[Document]]] = {
     "dm": dm_documents,
+    "upsr": upsr_documents,
 }
 
 
@@ -140,7 +185,7 @@ def documents() -> list[Document]:
 
 
 def sms() -> list[Sms]:
-    return []
+    return [*upsr_sms()]
 
 
 def write(folder: str, *, shots: bool = True) -> list[str]:

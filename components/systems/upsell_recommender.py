@@ -152,6 +152,7 @@ class UpsellRecommender(System):
             "owner_email": s.owner_email,
             "report_hour": s.report_hour,
             "report_timezone": s.report_timezone,
+            "quiet_report": s.quiet_report,
             "store_key_secret_id": store_key.physical_name,
             "shopify_api_version": s.shopify_api_version,
         }

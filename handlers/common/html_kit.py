@@ -186,9 +186,10 @@ def rows_table(head: Sequence[str], rows: Iterable[Sequence[str | Html]], *, num
     n = len(head)
 
     def cell(tag: str, i: int, value: str | Html) -> str:
-        align = "right" if i >= n - numeric else "left"
+        figure = i >= n - numeric
+        style = "text-align:right;width:28%" if figure else "text-align:left"
         inner = value if _is_html(value) else esc(value)
-        return f"<{tag} style='text-align:{align}'>{inner}</{tag}>"
+        return f"<{tag} style='{style}'>{inner}</{tag}>"
 
     top = "".join(cell("th", i, h) for i, h in enumerate(head))
     body = "".join("<tr>" + "".join(cell("td", i, v) for i, v in enumerate(r)) + "</tr>" for r in rows)

@@ -27,3 +27,26 @@ def gsm7_septets(text: str) -> int | None:
 def fits_one_segment(text: str) -> bool:
     septets = gsm7_septets(text)
     return septets is not None and septets <= SEGMENT
+
+
+_PLAIN = str.maketrans({
+    "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'",
+    "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u2013": "-", "\u2014": "-",
+    "\u2026": "...", "\u00a0": " ", "\u2009": " ", "\u202f": " ",
+})
+
+
+def to_gsm7(text: str) -> str:
+    """``text`` in the GSM-7 alphabet: typographic quotes and dashes made plain, accents the
+    alphabet lacks dropped from their letter (NFKD), anything else left out. One emoji in a
+    product title would otherwise send the whole message as UCS-2, 70 characters a segment."""
+    import unicodedata
+
+    out = []
+    for ch in text.translate(_PLAIN):
+        if gsm7_septets(ch) is not None:
+            out.append(ch)
+            continue
+        base = "".join(c for c in unicodedata.normalize("NFKD", ch) if gsm7_septets(c) is not None)
+        out.append(base)
+    return " ".join("".join(out).split())
