@@ -63,8 +63,9 @@ bench-dm-read: install ## dm-block's HubSpot read at 100k and 1M contacts (simul
 bench-ls: install ## lead source attributor capture and report throughput
 	$(PY) benchmarks/bench_ls.py
 
-demo: install browser ## the whole dev stack on this machine, a scripted day per system
-	$(PY) -m sandbox demo
+demo: install browser ## a scripted day per system; every page, mail and SMS written to build/see/
+	$(PY) -m testsupport.gallery build/see
+	$(PY) -m sandbox demo --messages build/see/sandbox
 
 sandbox: install ## the same local environment, left running
 	$(PY) -m sandbox serve

@@ -54,7 +54,7 @@ class Digest:
 
 
 def _heading(item: DigestItem) -> str:
-    return f"{item.who} ({item.company})" if item.company else item.who
+    return f"{item.who} · {item.company}" if item.company else item.who
 
 
 def _proposal_html(item: DigestItem, first: bool) -> kit.Html:
