@@ -421,11 +421,11 @@ def test_a_browser_gets_a_page_naming_the_pair_for_every_outcome_and_a_program_g
 
     monkeypatch.setenv("TIMEZONE", "America/New_York")  # a stack's dm schedule_timezone
     settings.reset()
-    merge.reset()
+    registry.clear(merge)
     crm = crm_with_duplicates()
     run_week(dm_aws, crm)
-    monkeypatch.setattr(merge, "crm_factory", lambda: crm)
-    monkeypatch.setattr(merge, "clock", lambda: NOW)
+    registry.override(merge, crm=lambda: crm)
+    registry.override(clock=lambda: NOW)
 
     def token(action: str, subject: str = "101#102", ttl: int = 3600) -> str:
         return issue_token(KEYS, subject=subject, action=action, ttl_seconds=ttl, now=NOW.timestamp())
@@ -447,7 +447,7 @@ def test_a_browser_gets_a_page_naming_the_pair_for_every_outcome_and_a_program_g
     page(merge.handler(request("GET", "/review", token("review"), BROWSER), None), 409,
          "Ann Zyborski (ids 101 and 102) were already merged by ", "Mon 3 Aug 2026, 05:00 EDT")
     page(merge.handler(request("POST", "/confirm", confirm + "x", BROWSER), None), 403, "not valid")
-    monkeypatch.setattr(merge, "clock", lambda: NOW + dt.timedelta(hours=2))
+    registry.override(clock=lambda: NOW + dt.timedelta(hours=2))
     page(merge.handler(request("POST", "/reject", token("reject"), BROWSER), None), 410, "expired")
     # A program that asks for JSON (or names no type) keeps the JSON error.
     for accept in ("application/json", None, "*/*", "application/json, text/html;q=0.5"):
