@@ -223,6 +223,7 @@ class UpsellRecommender(System):
             ),
             contract.SenderSettings.environment(values),
             invoked_async=True,
+            vendored=("gsm0338",),  # the nudge is measured in GSM-7 septets (handlers.common.sms)
         )
         sweep_fn = function(
             contract.SWEEP,
