@@ -169,14 +169,42 @@ def upsr_sms() -> Iterator[Sms]:
         ("upsr-sms-short-title", "Ann", "Mat strap", "Keeps your new mat rolled tight"),
         ("upsr-sms-long-title", "Bartholomew",
          "Organic Cotton \u201cPremium\u201d Gift Wrap with a Handwritten Card \U0001f381", "It makes the present"),
-        ("upsr-sms-no-name", None, "Yoga block", "Steadies the harder poses."),
+        ("upsr-sms-no-name", "", "Yoga block", "Steadies the harder poses."),
     ):
         yield Sms(name, compose(Contact(Channel.SMS, "+447700900123", first), title, line, url).text)
+
+
+# ls -------------------------------------------------------------------------------------------
+
+
+def ls_report() -> Any:
+    from handlers.source_attributor.attribution import Report, RuleResult
+
+    return Report(
+        start=dt.date(2026, 11, 1), end=dt.date(2026, 11, 30), mode="strict", include_asked=False,
+        enquiries=42,
+        rules={
+            "first_touch": RuleResult({"google": 14, "facebook": 7, "newsletter": 4, "bing": 2}, 15),
+            "last_non_direct": RuleResult({"google": 16, "newsletter": 9, "facebook": 5}, 12),
+        },
+    )
+
+
+def ls_documents() -> Iterator[Document]:
+    from handlers.source_attributor import owner_report
+
+    report = ls_report()
+    mail = owner_report.mail(report, page_url=f"{FUNCTION_URL}r/{_token(6)}")
+    yield Document("ls-report-mail", "mail", mail.html,
+                   ("Not known (unattributed)", "google", "newsletter"), action=True, text=mail.text)
+    yield Document("ls-report-page", "page", str(owner_report.page(report)["body"]),
+                   ("Not known (unattributed)", "google", "facebook"))
 
 
 SYSTEMS: dict[str, Callable[[], Iterator[Document]]] = {
     "dm": dm_documents,
     "upsr": upsr_documents,
+    "ls": ls_documents,
 }
 
 
