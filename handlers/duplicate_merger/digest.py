@@ -59,8 +59,8 @@ def _heading(item: DigestItem) -> str:
 
 def _proposal_html(item: DigestItem, first: bool) -> kit.Html:
     return kit.Html(
-        f"<li><strong>{kit.esc(_heading(item))}</strong><br>{kit.esc(item.reason)}<br>"
-        f"{kit.esc(item.confidence)}"
+        f"<li style='margin-bottom:20px'><strong>{kit.esc(_heading(item))}</strong><br>"
+        f"{kit.esc(item.reason)}<br>{kit.esc(item.confidence)}"
         + kit.actions(
             kit.button(item.confirm, "Confirm: merge them", primary=first, method="get"),
             kit.button(item.reject, "Not a duplicate", method="get"),

@@ -116,15 +116,22 @@ def render(rollup: Rollup, *, zone: str = "UTC", quiet: str = QUIET_LINE) -> kit
         ("No add-on fitted the order", rollup.count(OfferState.NO_FIT)),
         ("Closed as not tapped in this run", rollup.closed_now),
     ]
+    more = [(label, n) for label, n in more if n]  # a zero says nothing in four seconds
     text = [subject, "", f"Offers due to go out {period} (dates in {zone}):", ""]
     text += [f"  {label}: {figure}" for label, figure in main]
-    text += ["", "The rest:"] + [f"  {label}: {figure}" for label, figure in more]
+    if more:
+        text += ["", "The rest:"] + [f"  {label}: {figure}" for label, figure in more]
+    rest = (
+        kit.Html("<h2>The rest</h2>")
+        + kit.rows_table(("Offer", "Count"), [(label, str(n)) for label, n in more], numeric=1)
+        if more
+        else ""
+    )
     body = kit.join(
         (
             kit.para(f"Offers due to go out {period}."),
             kit.rows_table(("This week", "Figure"), main, numeric=1),
-            kit.Html("<h2>The rest</h2>"),
-            kit.rows_table(("Offer", "Count"), [(label, str(n)) for label, n in more], numeric=1),
+            rest,
             kit.detail(
                 "The value is each taken add-on's price when it was offered; Shopify's orders "
                 "say whether it was paid."
