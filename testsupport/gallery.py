@@ -108,7 +108,7 @@ def dm_documents() -> Iterator[Document]:
     browser = {"headers": {"accept": "text/html,application/xhtml+xml,*/*;q=0.8"}}
     yield Document("dm-link-used", "page",
                    kit.answer(browser, 409, "link_used", "This link was already used",
-                              "This link has already been used.", more=kit.para(pages.who(pair)))["body"],
+                              "This link has already been used.", more=kit.para(f"About {pages.who(pair)}."))["body"],
                    ("Wanda Williams",), status=409)
     items = [
         digest.DigestItem(p["pair_key"], pages.who(p), pages.company(p), pages.reason(p),

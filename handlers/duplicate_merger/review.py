@@ -220,7 +220,7 @@ class App:
         except MergeFailed as failed:
             return kit.answer(event, 503, "merge_failed_restored", "The merge failed; nothing changed",
                               _sentence(failed.outcome.message) + " The link still works: try again "
-                              "in a few minutes.", more=kit.para(about) if about else None)
+                              "in a few minutes.", more=kit.para(f"About {about}.") if about else None)
         if outcome.status in ("already_decided", "already_undone") and self.ledger.link_used(link.token_id):
             outcome = Outcome("link_used", "this link has already been used", outcome.merge_id)
         refusals = {
@@ -240,7 +240,7 @@ class App:
             if outcome.status == "already_decided" and pair is not None:
                 message = self._decided(pair) or message
             return kit.answer(event, status, outcome.status, title, _sentence(message),
-                              more=kit.para(about) if about else None)
+                              more=kit.para(f"About {about}.") if about else None)
         if outcome.status == "merged" and outcome.merge_id:
             undo = self._link(base, "/undo", "undo", outcome.merge_id, _undo_expiry(now, self.env), now)
             until = dt.datetime.fromtimestamp(_undo_expiry(now, self.env), dt.UTC).date().isoformat()
