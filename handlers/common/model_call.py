@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
+from handlers.common.aws_clients import bedrock_runtime
+
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
@@ -236,8 +238,6 @@ def call_structured(
         temperature=temperature,
     )
     if client is None:
-        from handlers.common.aws_clients import bedrock_runtime
-
         client = bedrock_runtime()
     attempts = 0
     while True:

@@ -26,9 +26,26 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from handlers.common import function_url as fu
+from handlers.common import link_tokens as lt
+from handlers.common.aws_clients import client, table
+from handlers.common.link_tokens import Keyring, issue_token
+from handlers.common.secrets import get_secret
+from handlers.duplicate_merger import digest as dg
+from handlers.duplicate_merger import pages
+from handlers.duplicate_merger.calibration import describe
 from handlers.duplicate_merger.contract import MergeSettings
 from handlers.duplicate_merger.crm import CrmWriter
-from handlers.duplicate_merger.merging import MergeFailed, MergeService, Outcome
+from handlers.duplicate_merger.evidence import Thresholds, split_pair_key
+from handlers.duplicate_merger.merging import LinkUse, MergeFailed, MergeService, Outcome
+from handlers.duplicate_merger.store import (
+    RUN_LATEST,
+    DecisionTally,
+    DynamoLedger,
+    PairReader,
+    S3Bundles,
+    calibration_key,
+)
 
 MERGE_ID = re.compile(r"mrg_\d{4}_\d{2}_\d{2}_[0-9a-f]{6}")
 ROUTES = {
@@ -51,9 +68,6 @@ class App:
     ) -> None:
         """``crm`` builds the CRM writer when a merge needs it (never to render a page);
         ``clock`` is the time (tests and the sandbox move it)."""
-        from handlers.common.aws_clients import table
-        from handlers.duplicate_merger.store import DynamoLedger, PairReader, S3Bundles
-
         self.env = env
         self.crm = crm
         self.clock = clock
@@ -65,16 +79,11 @@ class App:
     # Collaborators, created when first needed --------------------------------------------
 
     def keyring(self) -> Any:
-        from handlers.common.link_tokens import Keyring
-        from handlers.common.secrets import get_secret
-
         return Keyring.from_secret_string(get_secret(self.env.link_key_secret))
 
     def service(self) -> MergeService:
         """The merge service; the CRM write credential is read only here (confirm, undo,
         automatic merge), never to render a page."""
-        from handlers.duplicate_merger.store import DecisionTally
-
         crm = self.crm()
         return MergeService(
             crm, self.ledger, self.bundles, undo_days=self.env.undo_days,
@@ -84,9 +93,6 @@ class App:
     # Web ---------------------------------------------------------------------------------
 
     def web(self, event: Mapping[str, Any]) -> dict[str, Any]:
-        from handlers.common import function_url as fu
-        from handlers.common import link_tokens as lt
-
         route = ROUTES.get((fu.http_method(event), str(event.get("rawPath") or "/")))
         if route is None:
             return fu.json_error(404, "not_found", "no such page")
@@ -107,16 +113,11 @@ class App:
         return self._act(route, claims, base, now)
 
     def _link(self, base: str, path: str, action: str, subject: str, expires_at: int, now: dt.datetime) -> str:
-        from handlers.common.link_tokens import issue_token
-
         ttl = max(1, expires_at - int(now.timestamp()))
         token = issue_token(self.keyring(), subject=subject, action=action, ttl_seconds=ttl, now=now.timestamp())
         return f"{base}{path}?t={token}"
 
     def _render(self, route: str, claims: Any, base: str, now: dt.datetime) -> dict[str, Any]:
-        from handlers.common import function_url as fu
-        from handlers.duplicate_merger import pages
-
         if route == "review":
             pair = self.pairs.get(claims.subject)
             if pair is None:
@@ -135,10 +136,6 @@ class App:
         """Act on a POST. Everything that can refuse without writing (pair gone, merge unknown)
         is checked first; the link's single-use marker is consumed only inside the claim that
         changes the pair's state, so a refused or lost request leaves the link usable."""
-        from handlers.common import function_url as fu
-        from handlers.duplicate_merger import pages
-        from handlers.duplicate_merger.merging import LinkUse
-
         who = self.env.reviewer_email
         link = LinkUse(claims.token_id, int(claims.expires_at))
         if route == "confirm":
@@ -195,10 +192,6 @@ class App:
 
     def _bands_lines(self, run_id: str) -> list[str]:
         """What dm-score noted of the run's calibrated bands, in the digest's words."""
-        from handlers.duplicate_merger.calibration import describe
-        from handlers.duplicate_merger.evidence import Thresholds
-        from handlers.duplicate_merger.store import calibration_key
-
         note = self.pairs.get(calibration_key(run_id))
         if not note or not isinstance(note.get("summary"), dict):
             return []  # no message of the run scored yet, or an older dm-score
@@ -207,10 +200,6 @@ class App:
         return describe(note["summary"], configured)
 
     def digest(self, base: str) -> dict[str, Any]:
-        from handlers.common.aws_clients import client
-        from handlers.duplicate_merger import digest as dg
-        from handlers.duplicate_merger.store import RUN_LATEST
-
         now = self.clock()
         run = self.pairs.get(RUN_LATEST)
         if run is None:
@@ -239,8 +228,6 @@ class App:
 
 def _token_of(claims: Any, app: App) -> str:
     """Re-issue the undo token the page was opened with (same id, same expiry), for its form."""
-    from handlers.common.link_tokens import issue_token
-
     return issue_token(
         app.keyring(),
         subject=claims.subject,
@@ -259,8 +246,6 @@ def _undo_expiry(now: dt.datetime, env: MergeSettings) -> int:
 def _valid_subject(route: str, subject: str) -> bool:
     """A signed token can still carry a subject no pair or merge has (an old format, a bug):
     refused with a 400 before anything is read or written."""
-    from handlers.duplicate_merger.evidence import split_pair_key
-
     if route == "undo":
         return bool(MERGE_ID.fullmatch(subject))
     try:

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from handlers.common.aws_clients import client
 from handlers.upsell_recommender.domain import Channel, Contact
 
 SMS_MESSAGE_TYPE = "PROMOTIONAL"
@@ -117,8 +118,6 @@ class AwsMessenger:
 
 def _client(service: str) -> Callable[[], Any]:
     def make() -> Any:
-        from handlers.common.aws_clients import client
-
         return client(service)
 
     return make

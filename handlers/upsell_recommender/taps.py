@@ -19,14 +19,18 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from handlers.common import function_url as http
+from handlers.common.aws_clients import table
 from handlers.common.link_tokens import (
+    Keyring,
     MalformedToken,
     TokenError,
     TokenExpired,
     verify_token,
 )
 from handlers.common.observability import get_logger
+from handlers.common.secrets import get_secret
 from handlers.upsell_recommender.domain import ADD_ACTION, is_variant_id
+from handlers.upsell_recommender.offers import record_tap
 from handlers.upsell_recommender.store import cart_url
 
 if TYPE_CHECKING:
@@ -72,10 +76,6 @@ class AddlinkDeps:
 
     @classmethod
     def from_settings(cls, config: AddlinkSettings) -> AddlinkDeps:
-        from handlers.common.aws_clients import table
-        from handlers.common.link_tokens import Keyring
-        from handlers.common.secrets import get_secret
-
         key_id = config.addlink_key_secret_id
         return cls(
             offers=table(config.offers_table),
@@ -118,7 +118,6 @@ def handle(event: Mapping[str, Any], deps: AddlinkDeps, *, now: float) -> dict[s
         log.info("prefetch redirected, not recorded")
         return http.redirect(target)
 
-    from handlers.upsell_recommender.offers import record_tap
 
     result = record_tap(deps.offers, offer_id, now)
     if not result.found:

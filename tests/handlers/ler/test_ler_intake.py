@@ -14,8 +14,9 @@ import pytest
 from handlers.common.entry import registry
 from handlers.common.webhook_signatures import sign_timestamped
 from handlers.lead_enricher.functions import intake
-from handlers.lead_enricher.inputs import from_csv, from_mapping, from_mime
+from handlers.lead_enricher.inputs import from_mapping, from_mime
 from handlers.lead_enricher.prescreen import prescreen
+from handlers.lead_enricher.uploads import from_csv
 from tests.handlers.ler.conftest import INTAKE_SECRET, JUNK_BUCKET, RAW, Ler, context, url_event
 
 LEAD = {"email": "ada@analytical-engines.co.uk", "name": "Ada Lovelace"}
