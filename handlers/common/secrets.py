@@ -175,11 +175,6 @@ def get_secret_bytes(secret_id: str) -> bytes:
     return default_cache.get_bytes(secret_id)
 
 
-def get_secret_json(secret_id: str) -> dict[str, Any]:
-    """The JSON object in ``secret_id`` through the process-wide cache."""
-    return default_cache.get_json(secret_id)
-
-
 def get_secret_field(secret_id: str, field: str) -> str:
     """One string field of the JSON secret ``secret_id`` through the process-wide cache."""
     return default_cache.get_field(secret_id, field)

@@ -120,7 +120,7 @@ def test_iam_mode_trusts_the_signed_url_and_reads_no_secret(
     monkeypatch.setenv("INTAKE_AUTH", "iam")
     monkeypatch.delenv("INTAKE_SECRET_ID")
     monkeypatch.setattr(
-        "handlers.common.secrets.get_secret", lambda _: pytest.fail("no secret in iam mode")
+        "handlers.lead_enricher.lanes.get_secret", lambda _: pytest.fail("no secret in iam mode")
     )
     assert ler.post(LEAD, secret=None)["statusCode"] == 202
     assert len(ler.queued()) == 1
