@@ -11,8 +11,6 @@ import re
 import unicodedata
 from functools import lru_cache
 
-from handlers.common.phones import phone_e164
-
 _NON_ALNUM = re.compile(r"[^a-z0-9]+")
 _NON_ALPHA = re.compile(r"[^a-z]+")
 _DIGITS = re.compile(r"\D+")
@@ -229,6 +227,7 @@ def _phone_slow(raw: str, default_region: str) -> str:
         # dm-merge see numbers dm-block already normalised and ship without it.
         import phonenumbers  # noqa: F401
 
+        from handlers.common.phones import phone_e164
     except ImportError:  # pragma: no cover - vendored in dm-block, installed in dev
         digits = _DIGITS.sub("", raw)
         return "+" + digits if raw.startswith("+") else ""

@@ -4,7 +4,8 @@
   blocks excluded: they never run). A cycle makes the import order matter and hides behind
   function-local imports, which is how the three the issue found were kept alive.
 * No function-local import of the project's own modules in ``handlers/``: every module names
-  what it uses at its top. Third-party cold-path weights (boto3, botocore, Powertools,
+  what it uses at its top, except inside ``try: ... except ImportError`` (a module that needs
+  a distribution only some archives vendor, as dm's phone normalisation). Third-party cold-path weights (boto3, botocore, Powertools,
   pydantic, phonenumbers) stay lazy where a measured cold start asked for it.
 """
 
@@ -108,11 +109,19 @@ def local_project_imports(root: Path = HANDLERS) -> list[str]:
     found: list[str] = []
     for path in sorted(root.rglob("*.py")):
         tree = ast.parse(path.read_text())
+        optional = {
+            id(inner)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Try)
+            and any("ImportError" in ast.unparse(h.type or ast.Name("")) for h in node.handlers)
+            for stmt in node.body
+            for inner in ast.walk(stmt)
+        }
         for function in ast.walk(tree):
             if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
                 continue
             for node in ast.walk(function):
-                if isinstance(node, ast.Import | ast.ImportFrom):
+                if isinstance(node, ast.Import | ast.ImportFrom) and id(node) not in optional:
                     names = (
                         [node.module or ""]
                         if isinstance(node, ast.ImportFrom)
