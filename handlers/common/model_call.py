@@ -26,6 +26,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
+from handlers.common import metrics
+from handlers.common.aws_clients import bedrock_runtime
+
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
@@ -240,8 +243,6 @@ def call_structured(
         temperature=temperature,
     )
     if client is None:
-        from handlers.common.aws_clients import bedrock_runtime
-
         client = bedrock_runtime()
     attempts = 0
     while True:
@@ -252,7 +253,6 @@ def call_structured(
         except Exception as err:
             code = _error_code(err)
             if code == "AccessDeniedException":
-                from handlers.common import metrics
 
                 metrics.degraded(metrics.MODEL_REFUSED)
                 return NoValidAnswer(
