@@ -357,9 +357,12 @@ def run_peers(ds: Dataset, profiles: list[Profile], candidates: set[Pair], score
     if not scored:
         print(f"\n{ds.name}: only the plain rules run on a set this large (--baselines-up-to)")
     elif ds.kind == "register":
+        models = [peers.splink_febrl3(), peers.splink_febrl4()]
+        if ds.name.startswith("RLDATA"):
+            models = [peers.without_address(m) for m in models]
         runners += [
-            lambda: peers.run_splink(peers.splink_febrl3(), ds.raw),
-            lambda: peers.run_splink(peers.splink_febrl4(), ds.raw),
+            lambda: peers.run_splink(models[0], ds.raw),
+            lambda: peers.run_splink(models[1], ds.raw),
             lambda: peers.run_ecm(peers.ECM_FEBRL, ds.raw, "rec_id", None),
             lambda: peers.run_ecm(peers.ECM_FEBRL, ds.raw, "rec_id", candidates),
         ]
