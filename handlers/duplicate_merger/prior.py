@@ -55,7 +55,7 @@ def expected_duplicates(evidence: Sequence[float], all_pairs: float, scale: floa
     count = max(start, 1.0)
     for _ in range(ITERATIONS):
         bits = math.log2(count / all_pairs)
-        following = scale * sum(1.0 / (1.0 + 2.0 ** -(bits + w)) for w in evidence)
+        following = scale * math.fsum(1.0 / (1.0 + math.pow(2.0, -(bits + w))) for w in evidence)
         following = max(following, 1.0)
         if abs(following - count) < TOLERANCE:
             return following

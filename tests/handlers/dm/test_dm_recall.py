@@ -12,8 +12,8 @@ import string
 
 from handlers.duplicate_merger import normalize
 from handlers.duplicate_merger.evidence import (
-    FIELDS,
     HOUSEHOLD_SURNAME_SHARE,
+    Level,
     Scorer,
     Thresholds,
     baseline,
@@ -22,7 +22,7 @@ from handlers.duplicate_merger.evidence import (
 )
 from handlers.duplicate_merger.pipeline import run_blocking
 from handlers.duplicate_merger.prior import baseline_bits, expected_duplicates
-from handlers.duplicate_merger.profile import Profile
+from handlers.duplicate_merger.profile import FIELDS, Profile
 
 THRESHOLDS = Thresholds(automatic=12.0, propose=0.0)
 LAST = FIELDS.index("last")
@@ -71,7 +71,7 @@ def test_dm_block_counts_the_baseline_of_a_register_whose_duplicates_all_changed
     assert abs(run.baseline - math.log2(100 / all_pairs)) < 1.0
 
 
-def _levels(a: Profile, b: Profile) -> list:
+def _levels(a: Profile, b: Profile) -> list[Level | None]:
     return field_levels(a.values(), b.values())
 
 
