@@ -25,6 +25,8 @@ from typing import Any
 DEFAULT_NAMESPACE = "crm/local"
 COLD_START = "ColdStart"
 OTHER = "other"
+PER_FUNCTION_SERIES: tuple[str, ...] = (COLD_START,)
+"""Series every function emits on its own (one per function): what an idle stack bills."""
 
 
 @dataclass(frozen=True)
