@@ -22,7 +22,7 @@ from components.archive import build_function_archive
 from components.deployment import Deployment
 from components.grants import Grant, policy_document
 from components.guarded_table import GuardedTable
-from components.monitoring import declare_alarm, function_alarms
+from components.monitoring import declare_alarm, function_errors
 from components.private_bucket import PrivateBucket
 from components.work_queue import WorkQueue, WorkQueueArgs, consumer_visibility
 
@@ -365,6 +365,7 @@ class ScopedLambda(pulumi.ComponentResource):
             # traces (they can hold customer data); errors are recorded.
             "POWERTOOLS_TRACE_DISABLED": "false" if d.monitoring.tracing else "true",
             "POWERTOOLS_TRACER_CAPTURE_RESPONSE": "false",
+            **({} if d.monitoring.business_metrics else {"POWERTOOLS_METRICS_DISABLED": "true"}),
             **dict(self.args.environment),
         }
 
@@ -543,22 +544,33 @@ class ScopedLambda(pulumi.ComponentResource):
         a = self.args
         return a.invoked_async or bool(a.event_rules) or a.bucket_trigger is not None
 
+    @property
+    def failures_kept(self) -> bool:
+        """Whether every way this function is invoked ends a final failure in a queue whose
+        depth is alarmed: no Function URL (its caller gets the error, nothing keeps it), and
+        each trigger is an SQS queue (its DLQ), a stream (its on-failure queue) or an async
+        invoke (its on-failure destination)."""
+        a = self.args
+        # An async function always has an on-failure queue (see __init__), a queue trigger its
+        # WorkQueue's DLQ, a stream trigger its on_failure queue: each one alarmed.
+        return a.url is None and (bool(a.queue_triggers or a.stream_triggers) or self.is_async)
+
     def _alarms(self) -> list[aws.cloudwatch.MetricAlarm]:
-        """Errors, throttles, duration near the timeout: every function has all three."""
+        """Errors, unless every failure lands in an alarmed queue (components/monitoring.py)."""
+        if self.failures_kept:
+            return []
         d = self.args.deployment
-        tags = d.resource_tags(**{"crm:function": self.args.name})
-        return [
-            declare_alarm(
-                f"{self._base}-{spec.kind}-alarm",
-                f"{self.physical_name}-{spec.kind}",
-                spec,
-                f"{spec.metric} of {self.physical_name}",
-                d.monitoring,
-                tags,
-                self,
-            )
-            for spec in function_alarms(self.physical_name, self.args.timeout_s)
-        ]
+        spec = function_errors(self.physical_name)
+        alarm = declare_alarm(
+            f"{self._base}-{spec.kind}-alarm",
+            f"{self.physical_name}-{spec.kind}",
+            spec,
+            f"{spec.metric} of {self.physical_name}",
+            d.monitoring,
+            d.resource_tags(**{"crm:function": self.args.name}),
+            self,
+        )
+        return [alarm] if alarm is not None else []
 
     def _async_config(self) -> None:
         if self.on_failure is None:
