@@ -22,7 +22,6 @@ from tests.policies.pack_builders import (
 )
 from tests.policies.pack_builders import run as run_pack
 
-
 RULE = "failures-are-watched"
 MAPPING = "aws:lambda/eventSourceMapping:EventSourceMapping"
 REGION = ALERTS.split(":")[3]
