@@ -9,7 +9,7 @@ JSON ?=
 BASE ?=
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: help install test lint typecheck unit plan cost docs bench-libs bench-init bench-dm bench-dm-read bench-ls demo sandbox clean
+.PHONY: help install browser test lint typecheck unit plan cost docs bench-libs bench-init bench-dm bench-dm-read bench-ls demo sandbox clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -34,13 +34,20 @@ $(POLICY_VENV)/.installed: policies/requirements.txt | $(UV)
 
 install: $(VENV)/.installed $(POLICY_VENV)/.installed ## create .venv from uv.lock, policies/venv from policies/requirements.txt
 
+# The what-people-see tests render every page and mail in Debian's chromium (CI runs as root).
+CHROMIUM := /usr/bin/chromium
+$(CHROMIUM):
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium
+
+browser: $(CHROMIUM) ## Debian's headless chromium, installed where missing (the page and mail checks)
+
 lint: install ## ruff
 	$(VENV)/bin/ruff check .
 
 typecheck: install ## mypy (strict on components/ and policies/)
 	$(VENV)/bin/mypy components policies handlers
 
-unit: install ## pytest on two workers; an idle worker takes tests queued on the other (worksteal)
+unit: install browser ## pytest on two workers; an idle worker takes tests queued on the other (worksteal)
 	$(VENV)/bin/pytest -n 2 --dist worksteal
 
 # mypy (one core, about 40 s without a cache) runs beside pytest, whose two workers leave a
@@ -75,8 +82,9 @@ bench-libs: install ## our secrets and Function URL helpers against Powertools':
 bench-ls: install ## lead source attributor capture and report throughput
 	$(PY) benchmarks/bench_ls.py
 
-demo: install ## the whole dev stack on this machine, a scripted day per system
-	$(PY) -m sandbox demo
+demo: install browser ## a scripted day per system; every page, mail and SMS written to build/see/
+	$(PY) -m testsupport.gallery build/see
+	$(PY) -m sandbox demo --messages build/see/sandbox
 
 sandbox: install ## the same local environment, left running
 	$(PY) -m sandbox serve

@@ -445,7 +445,10 @@ class UpsrSettings(SystemSettings):
         default=8, ge=0, le=23, description="Local hour after which the daily roll-up is sent"
     )
     report_timezone: TimeZone = "Europe/London"
-    """IANA zone of `reportHour`."""
+    """IANA zone of `reportHour`, and of the dates the roll-up shows."""
+    quiet_report: Literal["line", "none"] = "line"
+    """A week with nothing nudged, tapped or waiting: `line` mails one line (the owner sees
+    the system is alive), `none` mails nothing."""
 
 
 class OpeningHours(_Section):
