@@ -291,6 +291,8 @@ class ReviewRequests(System):
         sheet_arn = sheet_object_arn(d, s.sheet_source)
         sync_grants: tuple[Grant, ...] = (
             customers.grant("dynamodb:UpdateItem", sid="UpsertCustomers"),
+            # The stored row hashes, read before writing: only changed rows are written.
+            customers.grant("dynamodb:Scan", sid="ReadCustomerHashes"),
         )
         if sheet_arn is not None:
             sync_grants += (Grant("ReadCustomerSheet", ("s3:GetObject",), (sheet_arn,)),)

@@ -238,7 +238,9 @@ class UpsellRecommender(System):
             "Shopify Admin API product list (stock, price, category, tags) into upsr-catalogue",
             (
                 store_key.grant_read(),
-                catalogue.grant("dynamodb:PutItem", sid="UpsertCatalogue"),
+                catalogue.grant("dynamodb:PutItem", "dynamodb:UpdateItem", sid="UpsertCatalogue"),
+                # The stored content hashes, read first: only changed rows are written.
+                catalogue.grant("dynamodb:Scan", sid="ReadCatalogueHashes"),
             ),
             contract.CatalogSyncSettings.environment(values),
             schedules=(

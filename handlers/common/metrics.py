@@ -11,8 +11,10 @@ closed: every business metric has at most one dimension with a fixed set of valu
 outside the set is counted as ``other``. The namespace is the stack's (``crm/<prefix>``, from
 ``POWERTOOLS_METRICS_NAMESPACE``); every metric carries ``service`` = the system key.
 
-The handler code calls :func:`count` beside the business outcome; ``@logged``
-(handlers/common/observability.py) adds the cold start.
+The handler code calls :func:`count` beside the business outcome. Cold starts are not a
+metric: ``@logged`` (handlers/common/observability.py) logs ``cold_start`` on every line, and
+Lambda's REPORT line carries the init duration, so no series is billed for them. A stack may
+turn the metrics off (``businessMetrics: false``, which sets ``POWERTOOLS_METRICS_DISABLED``).
 """
 
 from __future__ import annotations
@@ -23,8 +25,10 @@ from dataclasses import dataclass
 from typing import Any
 
 DEFAULT_NAMESPACE = "crm/local"
-COLD_START = "ColdStart"
 OTHER = "other"
+PER_FUNCTION_SERIES: tuple[str, ...] = ()
+"""Series every function emits on its own, whatever the business (an idle stack bills them):
+none. A ``ColdStart`` series per function cost $0.30 a month each for a log field."""
 
 
 @dataclass(frozen=True)
@@ -136,9 +140,9 @@ def count(name: str, value: int = 1, dimension_value: str | None = None) -> None
     Raises KeyError for a name outside :data:`CATALOGUE`: a typo must fail in the tests, not
     create a new billed metric.
     """
-    if value <= 0:
-        return
     system, metric = _BY_NAME[name]
+    if value <= 0 or os.environ.get("POWERTOOLS_METRICS_DISABLED", "").lower() == "true":
+        return
     dimensions = {"service": system}
     if metric.dimension is not None:
         label = dimension_value if dimension_value in metric.values else OTHER
@@ -165,11 +169,6 @@ def _single(name: str, value: int, dimensions: Mapping[str, str]) -> None:
         default_dimensions=dict(dimensions),
     ):
         pass
-
-
-def cold_start(function_name: str) -> None:
-    """One ``ColdStart`` for this function (dimensions ``service`` and ``function_name``)."""
-    _single(COLD_START, 1, {"service": system_of(function_name), "function_name": function_name})
 
 
 def emf_metrics(line: str) -> list[tuple[str, str, float, dict[str, Any]]]:

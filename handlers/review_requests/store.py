@@ -357,6 +357,24 @@ class Customers:
         found = self.item(customer_id)
         return None if found is None else Customer.from_item(found)
 
+    def hashes(self) -> dict[str, str]:
+        """Every mirrored row's sheet hash (one Scan, paged): what the sync compares against
+        before it writes, because a conditional write that fails is billed as a write."""
+        found: dict[str, str] = {}
+        request: dict[str, Any] = {
+            "ProjectionExpression": "customer_id, #h",
+            "ExpressionAttributeNames": {"#h": "sheet_hash"},
+        }
+        while True:
+            page = self.table.scan(**request)
+            for item in page.get("Items", []):
+                if isinstance(item.get("sheet_hash"), str):
+                    found[str(item["customer_id"])] = str(item["sheet_hash"])
+            last = page.get("LastEvaluatedKey")
+            if not last:
+                return found
+            request["ExclusiveStartKey"] = last
+
     def upsert(self, customer_id: str, fields: Mapping[str, Any], row_hash: str, now: str) -> bool:
         """Write the sheet's fields (removing the ones now blank) unless the row is unchanged.
 

@@ -115,7 +115,8 @@ EXPECTED_GRANTS: dict[str, set[Statement]] = {
     "upsr-catalog-sync": {
         logs("upsr-catalog-sync"),
         (("secretsmanager:GetSecretValue",), (secret("upsr-store-key"),)),
-        (("dynamodb:PutItem",), (table("upsr-catalogue"),)),
+        (("dynamodb:PutItem", "dynamodb:UpdateItem"), (table("upsr-catalogue"),)),
+        (("dynamodb:Scan",), (table("upsr-catalogue"),)),  # the content hashes, read first
     },
 }
 

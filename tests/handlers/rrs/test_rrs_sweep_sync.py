@@ -134,6 +134,28 @@ def test_sync_upserts_skips_unchanged_rows_and_keeps_other_attributes(rrs: Rrs) 
     assert "email" not in ann  # a blanked cell removes the attribute
 
 
+def test_an_unchanged_sheet_costs_no_write(rrs: Rrs) -> None:
+    """Issue 28: every run used to call UpdateItem once per row (a failed conditional write is
+    billed too); now a run over an unchanged sheet makes no write call at all."""
+    customers = Customers(ENV["CUSTOMERS_TABLE"])
+    calls: list[str] = []
+    events = customers.table.meta.client.meta.events
+    events.register("before-call.dynamodb.UpdateItem", lambda **_: calls.append("UpdateItem"))
+    events.register("before-call.dynamodb.PutItem", lambda **_: calls.append("PutItem"))
+    big = SHEET.split("\n")[0] + "\n" + "".join(
+        f"c-{n},Customer {n},c{n}@example.org,,,,,,,\n" for n in range(100)
+    )
+    assert mirror(StaticSheet(big), customers, "GB", rrs.now)["changed"] == 100
+    assert len(calls) == 100
+    calls.clear()
+    for _ in range(3):  # three more 15-minute runs, nothing changed
+        assert mirror(StaticSheet(big), customers, "GB", rrs.now)["changed"] == 0
+    assert calls == []
+    edited = big.replace("Customer 7,", "Customer Seven,")
+    assert mirror(StaticSheet(edited), customers, "GB", rrs.now)["changed"] == 1
+    assert calls == ["UpdateItem"]
+
+
 def test_sync_reads_one_s3_object(rrs: Rrs, monkeypatch: pytest.MonkeyPatch) -> None:
     s3 = client("s3")
     s3.create_bucket(
