@@ -20,7 +20,7 @@ from email.utils import parseaddr
 from typing import Any
 from urllib.parse import urlsplit
 
-from components.offline.engine import ACCOUNT_ID
+from sandbox.account import arns
 from sandbox.iam import Requirement
 
 _GEOGRAPHIES = ("global.", "us.", "eu.", "apac.", "jp.", "au.")
@@ -33,13 +33,13 @@ def _bedrock_resources(model_id: str, region: str) -> list[str]:
         if model_id.startswith(geography):
             base = model_id.removeprefix(geography)
             found = [
-                f"arn:aws:bedrock:{region}:{ACCOUNT_ID}:inference-profile/{model_id}",
-                f"arn:aws:bedrock:{region}::foundation-model/{base}",
+                arns(region).inference_profile(model_id),
+                arns(region).foundation_model(base),
             ]
             if geography == "global.":
-                found.append(f"arn:aws:bedrock:::foundation-model/{base}")
+                found.append(arns(region).foundation_model(base, region=""))
             return found
-    return [f"arn:aws:bedrock:{region}::foundation-model/{model_id}"]
+    return [arns(region).foundation_model(model_id)]
 
 
 def _queue_arn(url_or_name: str, region: str) -> str:
@@ -50,32 +50,29 @@ def _queue_arn(url_or_name: str, region: str) -> str:
     host = parts.hostname or ""
     match = re.match(r"^sqs\.([a-z0-9-]+)\.amazonaws\.com", host)
     queue_region = match.group(1) if match else region
-    return f"arn:aws:sqs:{queue_region}:{ACCOUNT_ID}:{name}"
+    return arns(queue_region).queue(name)
 
 
 def _table_arn(name: str, region: str, index: str | None = None) -> str:
-    base = (
-        name if name.startswith("arn:") else f"arn:aws:dynamodb:{region}:{ACCOUNT_ID}:table/{name}"
-    )
-    return f"{base}/index/{index}" if index else base
+    if name.startswith("arn:"):
+        return f"{name}/index/{index}" if index else name
+    return arns(region).table_index(name, index) if index else arns(region).table(name)
 
 
 def _secret_arn(secret_id: str, region: str) -> str:
     if secret_id.startswith("arn:"):
         return secret_id
-    # Secrets Manager appends "-" and six random characters to the name.
-    return f"arn:aws:secretsmanager:{region}:{ACCOUNT_ID}:secret:{secret_id}-Sbx0Ab"
+    return arns(region).secret(secret_id, suffix="Sbx0Ab")  # one created secret's suffix
 
 
 def _sms_identity_arn(identity: str, region: str) -> str | None:
     if identity.startswith("arn:"):
         return identity
-    prefix = f"arn:aws:sms-voice:{region}:{ACCOUNT_ID}:"
     if "/" in identity:  # "pool/pool-..." as the stack config spells it
-        return prefix + identity
+        return arns(region).sms_resource(identity)
     for start, kind in (("pool-", "pool"), ("phone-", "phone-number"), ("sender-", "sender-id")):
         if identity.startswith(start):
-            return f"{prefix}{kind}/{identity}"
+            return arns(region).sms_resource(f"{kind}/{identity}")
     return None
 
 
@@ -85,7 +82,7 @@ def ses_identity_arn(address: str, region: str, identities: Iterable[str]) -> st
     email = parseaddr(address)[1] or address
     known = {i.lower() for i in identities}
     identity = email if email.lower() in known else email.rpartition("@")[2]
-    return f"arn:aws:ses:{region}:{ACCOUNT_ID}:identity/{identity}"
+    return arns(region).ses_identity(identity)
 
 
 _S3_OBJECT_ACTIONS = {
@@ -165,27 +162,30 @@ def requirements(
         if operation == "CopyObject":
             source = p.get("CopySource")
             if isinstance(source, Mapping):
-                source_arn = f"arn:aws:s3:::{source.get('Bucket')}/{source.get('Key')}"
+                source_arn = arns(region).object(str(source.get("Bucket")), str(source.get("Key")))
             else:
-                source_arn = "arn:aws:s3:::" + str(source).lstrip("/").split("?", 1)[0]
+                source_bucket, _, source_key = (
+                    str(source).lstrip("/").split("?", 1)[0].partition("/")
+                )
+                source_arn = arns(region).object(source_bucket, source_key)
             return [
                 req("s3:GetObject", source_arn),
-                req("s3:PutObject", f"arn:aws:s3:::{bucket}/{p.get('Key')}"),
+                req("s3:PutObject", arns(region).object(str(bucket), str(p.get("Key")))),
             ]
         if operation == "DeleteObjects":
             return [
-                req("s3:DeleteObject", f"arn:aws:s3:::{bucket}/{o['Key']}")
+                req("s3:DeleteObject", arns(region).object(str(bucket), str(o["Key"])))
                 for o in p.get("Delete", {}).get("Objects", [])
             ]
         if "Key" in p:
             action = _S3_OBJECT_ACTIONS.get(operation, operation)
             if p.get("VersionId") and action in ("GetObject", "DeleteObject", "GetObjectTagging"):
                 action = action.replace("Object", "ObjectVersion", 1)
-            return [req(f"s3:{action}", f"arn:aws:s3:::{bucket}/{p['Key']}")]
+            return [req(f"s3:{action}", arns(region).object(str(bucket), str(p["Key"])))]
         if bucket:
             action = _S3_BUCKET_ACTIONS.get(operation, operation)
             extra = {"s3:prefix": p["Prefix"]} if "Prefix" in p else {}
-            return [req(f"s3:{action}", f"arn:aws:s3:::{bucket}", **extra)]
+            return [req(f"s3:{action}", arns(region).bucket(str(bucket)), **extra)]
         return [req(f"s3:{operation}", None)]
     if service == "sqs":
         action = _BATCH_ALIASES["sqs"].get(operation, operation)
@@ -209,11 +209,7 @@ def requirements(
             found = []
             for entry in p.get("Entries", []):
                 bus = str(entry.get("EventBusName") or "default")
-                arn = (
-                    bus
-                    if bus.startswith("arn:")
-                    else f"arn:aws:events:{region}:{ACCOUNT_ID}:event-bus/{bus}"
-                )
+                arn = bus if bus.startswith("arn:") else arns(region).event_bus(bus)
                 found.append(
                     req(
                         "events:PutEvents",
@@ -233,14 +229,14 @@ def requirements(
             found.append(
                 req(
                     f"scheduler:{operation}",
-                    f"arn:aws:scheduler:{region}:{ACCOUNT_ID}:schedule/{group}/{p['Name']}",
+                    arns(region).schedule(group, str(p["Name"])),
                 )
             )
         elif "Name" in p and operation.endswith("ScheduleGroup"):
             found.append(
                 req(
                     f"scheduler:{operation}",
-                    f"arn:aws:scheduler:{region}:{ACCOUNT_ID}:schedule-group/{p['Name']}",
+                    arns(region).schedule_group(str(p["Name"])),
                 )
             )
         else:
@@ -274,7 +270,7 @@ def requirements(
                 found.append(
                     req(
                         "ses:SendRawEmail" if raw else "ses:SendEmail",
-                        f"arn:aws:ses:{region}:{ACCOUNT_ID}:configuration-set/{config_set}",
+                        arns(region).ses_configuration_set(str(config_set)),
                     )
                 )
             return found
@@ -291,7 +287,7 @@ def requirements(
                 found.append(
                     req(
                         "sms-voice:SendTextMessage",
-                        f"arn:aws:sms-voice:{region}:{ACCOUNT_ID}:configuration-set/{p['ConfigurationSetName']}",
+                        arns(region).sms_configuration_set(str(p["ConfigurationSetName"])),
                     )
                 )
             return found
@@ -306,15 +302,10 @@ def requirements(
             return [req(f"bedrock:{action}", arn) for arn in _bedrock_resources(str(model), region)]
         return [req(f"bedrock:{action}", None)]
     if service == "ssm" and "Name" in p:
-        name = str(p["Name"]).lstrip("/")
-        return [req(f"ssm:{operation}", f"arn:aws:ssm:{region}:{ACCOUNT_ID}:parameter/{name}")]
+        return [req(f"ssm:{operation}", arns(region).ssm_parameter(str(p["Name"])))]
     if service == "lambda" and "FunctionName" in p:
         name = str(p["FunctionName"])
-        arn = (
-            name
-            if name.startswith("arn:")
-            else f"arn:aws:lambda:{region}:{ACCOUNT_ID}:function:{name}"
-        )
+        arn = name if name.startswith("arn:") else arns(region).lambda_function(name)
         action = "InvokeFunction" if operation == "Invoke" else operation
         return [req(f"lambda:{action}", arn)]
     return [req(f"{service}:{operation}", None)]

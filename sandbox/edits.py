@@ -9,6 +9,7 @@ import json
 from typing import Any, Literal
 
 from components.offline.engine import ACCOUNT_ID, Graph, Resource
+from sandbox.account import arns
 from sandbox.service_requests import SCHEDULER, schedule_group_arn
 
 
@@ -86,10 +87,10 @@ def with_schedule_trust(graph: Graph, scope: Scope) -> Graph:
         if scope == "group":
             condition = {"ArnEquals": {"aws:SourceArn": schedule_group_arn(region, group)}}
         elif scope == "schedule" and schedule is not None:
-            arn = f"arn:aws:scheduler:{region}:{ACCOUNT_ID}:schedule/{group}/{schedule}"
+            arn = arns(region).schedule(group, schedule)
             condition = {"ArnEquals": {"aws:SourceArn": arn}}
         else:
-            arn = f"arn:aws:scheduler:{region}:{ACCOUNT_ID}:schedule/{group}/*"
+            arn = arns(region).schedules_in_group(group)
             condition = {"ArnLike": {"aws:SourceArn": arn}}
         condition["StringEquals"] = {"aws:SourceAccount": ACCOUNT_ID}
         r.inputs["assumeRolePolicy"] = json.dumps(

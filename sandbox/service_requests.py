@@ -34,6 +34,7 @@ from policies.common.service_access import (
     TargetKind,
     event_rule_path,
 )
+from sandbox.account import arns
 from sandbox.iam import Decision, Requirement, evaluate
 
 if TYPE_CHECKING:
@@ -56,7 +57,7 @@ def delivery(
 
 
 def schedule_group_arn(region: str, group: str) -> str:
-    return f"arn:aws:scheduler:{region}:{ACCOUNT_ID}:schedule-group/{group}"
+    return arns(region).schedule_group(group)
 
 
 def scheduler_assume_role(region: str, group: str, role_arn: str) -> Requirement:
@@ -99,7 +100,7 @@ def ses_puts_object(region: str, rule_set: str, rule: str, bucket: str, key: str
     """SES's S3 action writing a mail, as the receipt rule. Principal, action, source ARN and governing page:
     :data:`policies.common.service_access.DELIVERIES`."""
     return delivery(
-        SES, "bucket", f"arn:aws:s3:::{bucket}/{key}", region, rule_set=rule_set, rule=rule
+        SES, "bucket", arns(region).object(bucket, key), region, rule_set=rule_set, rule=rule
     )
 
 
@@ -204,7 +205,7 @@ def aws_managed_key_policy(service: str, region: str) -> list[dict[str, Any]]:
         {
             "Sid": "Allow direct access to key metadata to the account",
             "Effect": "Allow",
-            "Principal": {"AWS": f"arn:aws:iam::{ACCOUNT_ID}:root"},
+            "Principal": {"AWS": arns("").account_root()},
             "Action": ["kms:Describe*", "kms:Get*", "kms:List*"],
             "Resource": "*",
         },
@@ -274,7 +275,7 @@ class ServiceAccess:
             return decision, where, publish
         region = topic.split(":")[3]
         key = self.t.key(key_ref)
-        key_arn = key.arn if key else f"arn:aws:kms:{region}:{ACCOUNT_ID}:{key_ref}"
+        key_arn = key.arn if key else arns(region).kms(key_ref)
         for use in topic_key_uses(publish, key_arn):
             decision, where = self.key(key_ref, region, use)
             if not decision.allowed:
