@@ -12,7 +12,7 @@ Accuracy, on the same data in the same run:
   the peers read the data set's own columns, as their docs do. ``soc_sec_id`` is left out for
   everyone: a CRM contact has no such identifier.
 * FEBRL4's two files of 5,000 deduplicated as one set of 10,000 (``rec-N-org`` / ``rec-N-dup-0``).
-* The project's generator of B2B CRM contacts (``benchmarks/crm_generator.py``) at 20k, 100k
+* The project's generator of B2B CRM contacts (``testsupport/crm_generator.py``) at 20k, 100k
   and 1M: coworkers sharing an office, main line and domain; households; Census name
   frequencies; role mailboxes; job changes; nicknames from a source dm does not use. Here the
   peers read dm's normalised fields.
@@ -55,7 +55,6 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks import crm_generator as synthetic  # noqa: E402
 from benchmarks import peers, score_bins  # noqa: E402
 from benchmarks.peers import Pair, Row  # noqa: E402
 from components.config import DmSettings, DmThresholds  # noqa: E402
@@ -69,6 +68,7 @@ from handlers.duplicate_merger.pipeline import (  # noqa: E402
     score_message,
 )
 from handlers.duplicate_merger.profile import Profile  # noqa: E402
+from testsupport import crm_generator as synthetic  # noqa: E402
 
 DEFAULTS = DmThresholds()
 THRESHOLDS = Thresholds(automatic=DEFAULTS.automatic, propose=DEFAULTS.propose)

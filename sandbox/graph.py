@@ -9,52 +9,15 @@ resource the program does not declare does not exist in the sandbox.
 
 from __future__ import annotations
 
-import contextlib
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from components.offline.engine import Graph, Resource
 from sandbox.account import arns
 
 DEFAULT_REGION = "us-east-1"
-
-
-@contextlib.contextmanager
-def without_archives() -> Iterator[None]:
-    """Run the program without building function archives (the sandbox imports handlers)."""
-    import tempfile
-
-    import components.scoped_lambda as scoped_lambda
-
-    module: Any = scoped_lambda
-    original = module.build_function_archive
-    with tempfile.TemporaryDirectory() as tmp:
-        stub = Path(tmp) / "sandbox.zip"
-        stub.write_bytes(b"PK\x05\x06" + b"\0" * 18)
-        module.build_function_archive = lambda *a, **k: stub
-        try:
-            yield
-        finally:
-            module.build_function_archive = original
-
-
-def program_graph(stack: str = "dev", overrides: Mapping[str, Any] | None = None) -> Graph:
-    """The stack's graph from the mock engine (archives not built)."""
-    import logging
-
-    from components.offline.engine import run
-
-    root = logging.getLogger()
-    level = root.level
-    root.setLevel(logging.ERROR)  # the mocks log provider deprecation warnings as warnings
-    try:
-        with without_archives():
-            return run(stack, overrides)
-    finally:
-        root.setLevel(level)
 
 
 def _json(value: Any) -> Any:
