@@ -489,11 +489,6 @@ class Sandbox:
             keys += [o["Key"] for o in page.get("Contents", [])]
         return keys
 
-    def read_object(self, bucket_seed: str, key: str) -> bytes:
-        s3 = self.internal("s3", self.region_of(bucket_seed))
-        body: bytes = s3.get_object(Bucket=self.bucket(bucket_seed), Key=key)["Body"].read()
-        return body
-
     def queue_depth(self, queue_seed: str) -> int:
         name = self.name(queue_seed)
         queue = next(q for q in self.topology.queues if q.name == name)

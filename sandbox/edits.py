@@ -8,7 +8,7 @@ import copy
 import json
 from typing import Any, Literal
 
-from components.offline.engine import ACCOUNT_ID, Graph, Resource
+from components.offline.engine import ACCOUNT_ID, Graph
 from sandbox.account import arns
 from sandbox.service_requests import SCHEDULER, schedule_group_arn
 
@@ -25,13 +25,6 @@ def with_inputs(graph: Graph, type_token: str, physical_name: str, **inputs: Any
             resource.inputs[key] = (
                 json.dumps(value, sort_keys=True) if isinstance(value, dict | list) else value
             )
-    return edited
-
-
-def with_resource(graph: Graph, resource: Resource) -> Graph:
-    """A copy of ``graph`` with one more resource (a customer-managed key to try, say)."""
-    edited = copy.deepcopy(graph)
-    edited.resources.append(resource)
     return edited
 
 

@@ -29,10 +29,6 @@ def _json(value: Any) -> Any:
     return value
 
 
-def _name_from_arn(arn: str) -> str:
-    return arn.rsplit(":", 1)[-1]
-
-
 @dataclass(frozen=True)
 class TableSpec:
     """A DynamoDB table as declared."""

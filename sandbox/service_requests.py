@@ -136,18 +136,10 @@ def events_sends(rule: str, queue_arn: str) -> Requirement:
     return Requirement(row.action, queue_arn, _source(rule), principal=row.principal)
 
 
-def budget_arn(budget: str) -> str:
-    return DELIVERIES[BUDGETS, "topic"].source_arn(account=ACCOUNT_ID, budget=budget)
-
-
 def budgets_publishes(budget: str, topic_arn: str) -> Requirement:
     """A budget notification published to a topic, as the budget. Principal, action, source ARN and governing page:
     :data:`policies.common.service_access.DELIVERIES`."""
     return delivery(BUDGETS, "topic", topic_arn, budget=budget)
-
-
-def alarm_arn(region: str, alarm: str) -> str:
-    return DELIVERIES[CLOUDWATCH, "topic"].source_arn(region, ACCOUNT_ID, alarm=alarm)
 
 
 def cloudwatch_publishes(region: str, alarm: str, topic_arn: str) -> Requirement:

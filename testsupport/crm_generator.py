@@ -139,16 +139,6 @@ class Generated:
                     pairs.add((a, b))
         return pairs
 
-    def relation(self, a: str, b: str) -> str:
-        """What links two contacts: ``same person``, ``coworkers``, ``household``, ``other``."""
-        if self.entity_of[a] == self.entity_of[b]:
-            return "same person"
-        if self.household_of[a] == self.household_of[b]:
-            return "household"
-        if self.employer_of[a] >= 0 and self.employer_of[a] == self.employer_of[b]:
-            return "coworkers"
-        return "other"
-
 
 @dataclass
 class _Company:
