@@ -191,6 +191,7 @@ class DuplicateMerger(System):
             "reviewer_email": s.reviewer_email,
             "link_ttl_days": s.link_ttl_days,
             "undo_days": s.undo_days,
+            "timezone": s.schedule_timezone,
             "public_url": None,  # a stack's digest asks Lambda for the function's own URL
         }
 
@@ -303,7 +304,7 @@ class DuplicateMerger(System):
                     s.schedule_timezone,
                 ),
             ),
-            vendored=MATCHER,
+            vendored=(*MATCHER, "tzdata"),  # its pages show times in the business's zone
         )
 
     def _outputs(self) -> None:

@@ -196,6 +196,7 @@ class UpsellRecommender(System):
             "owner_email": s.owner_email,
             "report_hour": s.report_hour,
             "report_timezone": s.report_timezone,
+            "quiet_report": s.quiet_report,
             "store_key_secret_id": self.store_key.physical_name,
             "shopify_api_version": s.shopify_api_version,
         }
@@ -285,6 +286,7 @@ class UpsellRecommender(System):
             ),
             contract.SenderSettings.environment(values),
             schedules=(Schedule(contract.SENDER, s.sender_schedule, "release due offers"),),
+            vendored=("gsm0338",),  # the nudge is measured in GSM-7 septets (handlers.common.sms)
         )
 
     def _sweep(
