@@ -565,9 +565,9 @@ def first_invocations(
     ``archives`` maps physical function names to their built archives. Returns the figures
     and the functions the demo never invoked.
     """
+    from components.offline.program import program_graph
     from sandbox import scenarios
     from sandbox.core import Sandbox
-    from sandbox.graph import program_graph
     from sandbox.play import play
 
     graph = program_graph("dev")

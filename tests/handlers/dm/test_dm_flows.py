@@ -10,7 +10,6 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from benchmarks.crm_generator import generate
 from handlers.common.entry import registry
 from handlers.common.link_tokens import Keyring, issue_token
 from handlers.duplicate_merger import runs, scoring
@@ -21,6 +20,7 @@ from handlers.duplicate_merger.merging import MergeFailed, MergeService
 from handlers.duplicate_merger.pipeline import MessageError
 from handlers.duplicate_merger.store import DynamoLedger, PairStore, QueueSender, S3Bundles
 from tests.handlers.dm.conftest import KEYRING, DmAws
+from testsupport.crm_generator import generate
 from testsupport.dm import InMemoryCrm
 
 NOW = dt.datetime(2026, 8, 3, 9, 0, tzinfo=dt.UTC)
