@@ -49,7 +49,9 @@ DURATION_SHARE = 0.8
 """A function whose p95 duration passes 80 % of its timeout is about to time out."""
 DURATION_STATISTIC = "p95"
 
-AlarmKind = Literal["dlq-depth", "queue-age", "errors", "throttles", "duration", "not-run"]
+AlarmKind = Literal[
+    "dlq-depth", "queue-age", "errors", "throttles", "duration", "not-run", "unconfirmed-send"
+]
 
 ALARM_KINDS: Mapping[AlarmKind, str] = {
     "dlq-depth": "a dead-letter or failure queue holds a message: something failed after all retries",
@@ -58,6 +60,7 @@ ALARM_KINDS: Mapping[AlarmKind, str] = {
     "throttles": "invocations were refused for concurrency",
     "duration": f"the {DURATION_STATISTIC} duration passed {DURATION_SHARE:.0%} of the timeout",
     "not-run": "a scheduled function was not invoked within two of its schedule intervals",
+    "unconfirmed-send": "a message to a customer was claimed but never confirmed sent",
 }
 """What each alarm kind means; the README runbook has one line per kind."""
 
@@ -214,6 +217,21 @@ def function_alarms(function_name: str, timeout_s: int) -> tuple[AlarmSpec, ...]
             "GreaterThanThreshold",
             round(timeout_s * 1000 * DURATION_SHARE),
         ),
+    )
+
+
+def unconfirmed_sends(namespace: str, system: str, metric: str) -> AlarmSpec:
+    """Any message to a customer its sweep reported claimed and never confirmed sent (a
+    business metric of ``handlers.common.metrics``, counted once per message)."""
+    return AlarmSpec(
+        "unconfirmed-send",
+        namespace,
+        metric,
+        {"service": system},
+        "Sum",
+        "GreaterThanThreshold",
+        0,
+        period_s=3600,
     )
 
 

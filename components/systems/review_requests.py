@@ -36,6 +36,7 @@ from components.deployment import Deployment
 from components.grants import Grant, policy_document
 from components.guarded_table import GuardedTable, GuardedTableArgs
 from components.models import model_grant
+from components.monitoring import declare_alarm, unconfirmed_sends
 from components.scheduled_job import (
     ScheduledJob,
     ScheduledJobArgs,
@@ -270,7 +271,10 @@ class ReviewRequests(System):
                 model_grant(d, s.grade_model, sid="InvokeGradeModel"),
                 model_grant(d, s.compose_model, sid="InvokeComposeModel"),
                 requests.grant("dynamodb:GetItem", "dynamodb:UpdateItem", sid="GuardRequestState"),
-                optout.grant("dynamodb:GetItem", sid="RecheckOptOut"),
+                # ConditionCheckItem: the claim's transaction checks each contact's opt-out.
+                optout.grant(
+                    "dynamodb:GetItem", "dynamodb:ConditionCheckItem", sid="RecheckOptOut"
+                ),
                 audit.grant("dynamodb:PutItem", sid="AppendAudit"),
                 messaging_key.grant_read(),
                 escalations.grant_send(sid="EnqueueEscalation"),
@@ -339,6 +343,17 @@ class ReviewRequests(System):
                 ScheduledJobArgs(d, name, expression, target, jobs_group, description=what),
                 child,
             )
+
+        # The sweep reports a claimed message never confirmed sent; a person must look.
+        declare_alarm(
+            f"{d.system}-unconfirmed-send-alarm",
+            d.name("unconfirmed-send"),
+            unconfirmed_sends(d.monitoring.namespace, d.system, "UnconfirmedAsks"),
+            "review asks claimed and never confirmed sent",
+            d.monitoring,
+            d.resource_tags(),
+            self,
+        )
 
         self.finish(
             {

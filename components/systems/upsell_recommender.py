@@ -27,6 +27,7 @@ from components.config import UpsrSettings
 from components.grants import Grant
 from components.guarded_table import GuardedTable, GuardedTableArgs
 from components.models import model_grant
+from components.monitoring import declare_alarm, unconfirmed_sends
 from components.scheduled_job import ScheduledJob, ScheduledJobArgs, schedule_group
 from components.scoped_lambda import FunctionUrl, QueueTrigger
 from components.secret_slot import SecretSlot, SecretSlotArgs
@@ -209,7 +210,10 @@ class UpsellRecommender(System):
                     "dynamodb:Query", indexes=(contract.OFFERS_INDEX,), sid="QueryDueOffers"
                 ),
                 offers.grant("dynamodb:UpdateItem", sid="FlipOfferState"),
-                optout.grant("dynamodb:GetItem", sid="RecheckOptOut"),
+                # ConditionCheckItem: the claim's transaction checks the opt-out's absence.
+                optout.grant(
+                    "dynamodb:GetItem", "dynamodb:ConditionCheckItem", sid="RecheckOptOut"
+                ),
                 customers.grant("dynamodb:GetItem", "dynamodb:UpdateItem", sid="CheckAndStampCap"),
                 addlink_key.grant_read(),
                 Grant("SendNudgeSms", ("sms-voice:SendTextMessage",), (sms_arn,)),
@@ -265,6 +269,17 @@ class UpsellRecommender(System):
                 ScheduledJobArgs(d, name, expression, target, jobs_group, description=what),
                 child,
             )
+
+        # The sweep reports a claimed message never confirmed sent; a person must look.
+        declare_alarm(
+            f"{d.system}-unconfirmed-send-alarm",
+            d.name("unconfirmed-send"),
+            unconfirmed_sends(d.monitoring.namespace, d.system, "UnconfirmedNudges"),
+            "nudges claimed and never confirmed sent",
+            d.monitoring,
+            d.resource_tags(),
+            self,
+        )
 
         self.finish(
             {

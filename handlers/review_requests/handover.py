@@ -15,12 +15,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from handlers.common.unconfirmed_sends import OWNER_ADVICE
 from handlers.review_requests.timing import parse_iso
 
 REASONS = {
     "unhappy_grade": "an unhappy customer",
     "private_feedback": "private feedback from a customer",
     "straggler": "a review request that could not be sent",
+    "unconfirmed_send": "a review request that was never confirmed sent",
 }
 
 
@@ -131,6 +133,20 @@ def build(
             lines += [f"    {text_line}" for text_line in str(facts.get("text", "")).splitlines()]
     else:
         lines.append("  none")
+    if reason == "unconfirmed_send":
+        lines += ["", "What to do", f"  {OWNER_ADVICE}", "", "The message as it was claimed"]
+        messages = [e for e in trail if e.get("event") == "message"]
+        if messages:
+            facts = dict(messages[-1].get("facts") or {})
+            lines += [
+                _line("to", facts.get("to")),
+                _line("channel", facts.get("channel")),
+                _line("claimed at", request.get("sent_at")),
+                _line("subject", facts.get("subject")),
+            ]
+            lines += [f"    {text_line}" for text_line in str(facts.get("text", "")).splitlines()]
+        else:
+            lines.append("  not on record")
     lines += [
         "",
         _line("request state", request.get("state")),

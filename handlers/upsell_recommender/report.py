@@ -9,7 +9,9 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
+from handlers.common.unconfirmed_sends import OWNER_ADVICE
 from handlers.upsell_recommender.domain import OfferState
 
 REPORT_PERIOD_S = 7 * 24 * 3600
@@ -23,6 +25,8 @@ class Rollup:
     closed_now: int
     since: int
     until: int
+    unconfirmed: tuple[Mapping[str, Any], ...] = ()
+    """Offers claimed but never confirmed sent, reported in the period."""
 
     @property
     def nudged(self) -> int:
@@ -51,6 +55,10 @@ def _day(ts: int) -> str:
     return dt.datetime.fromtimestamp(ts, dt.UTC).strftime("%d %b %Y")
 
 
+def _moment(ts: int) -> str:
+    return dt.datetime.fromtimestamp(ts, dt.UTC).strftime("%d %b %Y %H:%M UTC")
+
+
 def render(rollup: Rollup) -> tuple[str, str]:
     """Subject and text of the report."""
     c = rollup.counts
@@ -73,4 +81,14 @@ def render(rollup: Rollup) -> tuple[str, str]:
         f"  Closed as ignored this run . {rollup.closed_now}",
         "",
     ]
+    if rollup.unconfirmed:
+        lines += [f"Nudges claimed but never confirmed sent: {len(rollup.unconfirmed)}", ""]
+        for offer in rollup.unconfirmed:
+            contact = offer.get("contact") or {}
+            lines.append(
+                f"  {offer.get('offer_id')}: customer {offer.get('customer_id', '-')}, "
+                f"{contact.get('channel', '-')} to {contact.get('address', '-')}, "
+                f"claimed {_moment(int(offer.get('sent_at') or 0))}"
+            )
+        lines += ["", OWNER_ADVICE, ""]
     return subject, "\n".join(lines)

@@ -4,6 +4,11 @@ Sent offers whose attribution window ended without a tap become ``ignored``. The
 conditional on ``sent``, so a tap racing the sweep leaves exactly one terminal state, and a
 re-run skips everything already closed.
 
+Before closing, it reconciles at-most-once nudges: a sent offer claimed more than
+``UNCONFIRMED_AFTER`` ago that the channel never confirmed (the sender died between its claim
+and the send, or the outcome was unknown) is marked ``unconfirmed_at`` once, counted
+(``UnconfirmedNudges``, alarmed) and listed in the roll-up with what to do. It is never re-sent.
+
 The roll-up goes once per day, by the first run at or after ``report_hour`` (local time in
 ``report_timezone``), guarded by a first-writer-wins marker item in upsr-offers: hourly runs,
 Scheduler retries and overlapping runs cannot send it twice. It is sent at most once: if SES
@@ -100,8 +105,15 @@ def local_time(now: float, zone: str) -> dt.datetime:
 
 def run(deps: SweepDeps, *, now: float) -> dict[str, Any]:
     """Close expired windows; send the day's roll-up if it is due and not yet sent."""
-    from handlers.upsell_recommender.offers import close_ignored, expired_sent_offers
+    from handlers.common import metrics
+    from handlers.upsell_recommender.offers import (
+        close_ignored,
+        expired_sent_offers,
+        report_unconfirmed,
+    )
 
+    unconfirmed = report_unconfirmed(deps.offers, deps.index, now)
+    metrics.count("UnconfirmedNudges", len(unconfirmed))
     closed = 0
     skipped = 0
     for offer in expired_sent_offers(deps.offers, deps.index, now, deps.window_s):
@@ -110,14 +122,23 @@ def run(deps: SweepDeps, *, now: float) -> dict[str, Any]:
         else:
             skipped += 1  # a tap (or another sweep) got there first
     reported = maybe_report(deps, now, closed)
-    summary = {"closed": closed, "already_closed": skipped, "reported": reported}
+    summary = {
+        "closed": closed,
+        "already_closed": skipped,
+        "reported": reported,
+        "unconfirmed": len(unconfirmed),
+    }
     get_logger().info("sweep run", extra=summary)
     return summary
 
 
 def maybe_report(deps: SweepDeps, now: float, closed_now: int) -> bool:
     """Send today's roll-up if the hour has come and no run sent it yet."""
-    from handlers.upsell_recommender.offers import claim_daily_report, count_by_state
+    from handlers.upsell_recommender.offers import (
+        claim_daily_report,
+        count_by_state,
+        unconfirmed_offers,
+    )
     from handlers.upsell_recommender.report import REPORT_PERIOD_S, Rollup, render
 
     local = local_time(now, deps.report_timezone)
@@ -128,7 +149,8 @@ def maybe_report(deps: SweepDeps, now: float, closed_now: int) -> bool:
     until = int(now)
     since = until - REPORT_PERIOD_S
     counts = count_by_state(deps.offers, deps.index, since, until)
-    subject, text = render(Rollup(counts, closed_now, since, until))
+    lost = unconfirmed_offers(deps.offers, deps.index, since, until)
+    subject, text = render(Rollup(counts, closed_now, since, until, unconfirmed=tuple(lost)))
     try:
         deps.mail_owner(subject, text)
     except Exception:

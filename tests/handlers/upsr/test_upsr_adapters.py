@@ -325,7 +325,7 @@ def test_scheduled_handlers_run_from_their_environment(
     sender = _fresh_module(monkeypatch, "sender", world.sender_deps())
     assert sender.handler({}, Context()) == {}
     sweep = _fresh_module(monkeypatch, "sweep", world.sweep_deps())
-    assert sweep.handler({}, Context()) == {"closed": 0, "already_closed": 0, "reported": True}
+    assert sweep.handler({}, Context()) == {"closed": 0, "already_closed": 0, "reported": True, "unconfirmed": 0}
 
 
 def test_sender_refuses_offers_it_cannot_deliver(world: World) -> None:
