@@ -129,27 +129,14 @@ def claim_for_send(
     back on its version (``cap_version``); losing the version re-reads and tries again.
     """
     from handlers.common.transitions import transact, tx_condition_check, tx_update
-    from handlers.upsell_recommender.customers import recent_nudges
+    from handlers.upsell_recommender.customers import next_cap_stamp
 
     window_ends = int(now) + window_s
     for _ in range(attempts):
         answer = customers.get_item(Key={"customer_id": customer_id}, ConsistentRead=True)
-        item: Mapping[str, Any] | None = answer.get("Item")
-        recent = recent_nudges(item, now)
-        if len(recent) >= max_nudges:
+        stamp = next_cap_stamp(answer.get("Item"), now, max_nudges)
+        if stamp is None:
             return SendClaim(False, "capped")
-        version = int((item or {}).get("cap_version", 0))
-        cap_values: dict[str, Any] = {
-            ":recent": [*recent, int(now)],
-            ":count": len(recent) + 1,
-            ":now": int(now),
-            ":next": version + 1,
-        }
-        if version:
-            cap_condition = "cap_version = :version"
-            cap_values[":version"] = version
-        else:
-            cap_condition = "attribute_not_exists(cap_version)"
         result = transact(
             table,
             [
@@ -170,10 +157,9 @@ def claim_for_send(
                 tx_update(
                     customers.name,
                     {"customer_id": customer_id},
-                    "SET recent_nudges = :recent, nudge_count = :count, "
-                    "last_nudged_at = :now, cap_version = :next",
-                    cap_condition,
-                    cap_values,
+                    stamp.update,
+                    stamp.condition,
+                    stamp.values,
                 ),
                 tx_condition_check(
                     optout.name,
