@@ -126,6 +126,7 @@ def send_one(offer: Mapping[str, Any], deps: SenderDeps, keyring: Keyring, *, no
     from handlers.upsell_recommender import customers, offers
     from handlers.upsell_recommender.domain import ADD_ACTION, Contact, OfferState, is_variant_id
     from handlers.upsell_recommender.nudges import NudgeRejected, compose
+    from handlers.upsell_recommender.picking import clean_line
 
     log = get_logger()
     offer_id = str(offer["offer_id"])
@@ -173,7 +174,10 @@ def send_one(offer: Mapping[str, Any], deps: SenderDeps, keyring: Keyring, *, no
         now=now,
     )
     title = str(offer.get("title", "it"))
-    nudge = compose(contact, title, str(offer.get("line") or ""), link_url(deps.addlink_url, token))
+    # The pitch passed the bound when it was picked; checked again here, the last point before
+    # the customer (an offer stored by an older picker, or a bound tightened since).
+    line = clean_line(str(offer.get("line") or ""), title)
+    nudge = compose(contact, title, line, link_url(deps.addlink_url, token))
     try:
         message_id = deps.messenger.send(nudge)
     except NudgeRejected as err:
