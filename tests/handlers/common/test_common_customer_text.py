@@ -31,7 +31,7 @@ from handlers.common.customer_text import refusals
         ("See https://evil.example/x", "link"),
         ("Write to ann@example.com", "email_address"),
         ("A <b>bold</b> choice", "markup"),
-        ("Ｕｓｅ ｃｏｄｅ ＦＲＥＥ１００", "discount_code"),  # full-width letters fold too
+        ("\uff35\uff53\uff45 \uff43\uff4f\uff44\uff45 \uff26\uff32\uff25\uff25\uff11\uff10\uff10", "discount_code"),  # full-width folds
         ("Use\u200b code FREE100", "discount_code"),  # a zero-width space is no hiding place
     ],
 )
