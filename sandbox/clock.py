@@ -3,8 +3,8 @@
 Moving the clock does what the passing time would have done, in order: one-off ``at()``
 schedules fire at their time, and each recurring schedule (``rate()``, ``cron()``) whose next
 occurrence falls inside the skipped interval fires once, at its last occurrence there (a compressed day
-does not replay 96 quarter-hours); after each firing the pump delivers what it caused. Handlers keep reading the real time; a scenario whose handler compares
-against "now" gives that handler the sandbox clock where the system offers a seam for it.
+does not replay 96 quarter-hours); after each firing the pump delivers what it caused. Every
+handler reads this clock: the sandbox makes it the one clock of ``handlers.common.entry``.
 """
 
 from __future__ import annotations

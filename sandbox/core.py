@@ -19,6 +19,7 @@ from email.utils import formatdate
 from typing import Any
 
 from components.offline.engine import Graph
+from handlers.common.entry import registry
 from sandbox import emulator
 from sandbox.clients import Clients
 from sandbox.clock import Clock
@@ -102,6 +103,9 @@ class Sandbox:
         self._saved_env = dict(os.environ)
         self.emulator = emulator.start(port=self._emulator_port)
         self._fresh_handler_modules()
+        # New containers on the sandbox's time: no service wired or collaborator given before.
+        registry.clear()
+        registry.override(clock=self.clock.now)
         self.interceptor.install()
         self.deployed = deploy(self.topology, self.internal)
         self.runtime = Runtime(self.topology, self.interceptor, resolver=self._resolver)
@@ -182,6 +186,7 @@ class Sandbox:
         for owner, attribute, original in reversed(self._patches):
             setattr(owner, attribute, original)
         self._patches.clear()
+        registry.clear()
         self._restore_handler_modules()
         if self.emulator is not None:
             self.emulator.stop()

@@ -110,8 +110,3 @@ def due_time(
     """
     wanted = max(completed_at + delay, now + MIN_LEAD)
     return window.next_open(wanted, tz).replace(microsecond=0)
-
-
-def utcnow() -> dt.datetime:
-    """The current time, aware UTC; handlers call it through this module so tests can pin it."""
-    return dt.datetime.now(UTC)

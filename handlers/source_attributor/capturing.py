@@ -20,6 +20,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from handlers.common import metrics
+from handlers.common.clock import Clock, utc_now
 from handlers.common.function_url import (
     RequestError,
     cors_headers,
@@ -40,10 +41,6 @@ from handlers.source_attributor.sources import classify, classify_answer, landin
 from handlers.source_attributor.store import CaptureStore, DynamoStore
 
 METHODS = ("POST", "OPTIONS")
-
-
-def _now() -> dt.datetime:
-    return dt.datetime.now(dt.UTC)
 
 
 def enquiry_id_for(visitor_id: str, submission_id: str) -> str:
@@ -67,7 +64,7 @@ class CaptureApp:
     site_origins: frozenset[str]
     hash_key: Callable[[], bytes]
     ttl_days: int
-    clock: Callable[[], dt.datetime] = _now
+    clock: Clock = utc_now
     site_hosts: frozenset[str] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -178,7 +175,7 @@ class CaptureApp:
         return {"visitor_id": ids.visitor_id, "enquiry_id": enquiry.enquiry_id, "recorded": recorded}
 
 
-def app(settings: CaptureSettings) -> CaptureApp:
+def app(settings: CaptureSettings, clock: Clock) -> CaptureApp:
     """The app of the function's settings (the secret's name only, its value on first use)."""
     from handlers.common.secrets import get_secret_bytes
 
@@ -189,4 +186,5 @@ def app(settings: CaptureSettings) -> CaptureApp:
         site_origins=settings.origins(),
         hash_key=lambda: get_secret_bytes(settings.email_hash_secret),
         ttl_days=settings.touch_ttl_days,
+        clock=clock,
     )

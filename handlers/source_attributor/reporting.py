@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from handlers.common.clock import Clock, utc_now
 from handlers.common.function_url import (
     RequestError,
     http_method,
@@ -219,17 +220,13 @@ class ReportCache:
         return max(0, int(entry.expires - self._clock()))
 
 
-def _now() -> dt.datetime:
-    return dt.datetime.now(dt.UTC)
-
-
 @dataclass
 class ReportApp:
     """The report endpoint with its collaborators (store, cache, clock) swappable."""
 
     store: ReportStore
     cache_seconds: int
-    clock: Callable[[], dt.datetime] = _now
+    clock: Clock = utc_now
     workers: int = 1
     cache: ReportCache = field(init=False)
 
@@ -264,7 +261,7 @@ class ReportApp:
         }
 
 
-def app(settings: ReportSettings) -> ReportApp:
+def app(settings: ReportSettings, clock: Clock) -> ReportApp:
     """The app of the function's settings."""
     return ReportApp(
         store=DynamoStore(
@@ -274,4 +271,5 @@ def app(settings: ReportSettings) -> ReportApp:
         ),
         cache_seconds=settings.report_cache_seconds,
         workers=QUERY_WORKERS,
+        clock=clock,
     )

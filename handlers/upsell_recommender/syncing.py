@@ -14,8 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from handlers.common.clock import Clock
 from handlers.common.observability import get_logger
-from handlers.upsell_recommender import clock
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.service_resource import Table
@@ -37,8 +37,16 @@ class SyncDeps:
     forget_key: Callable[[], None] | None = None
 
     @classmethod
-    def from_settings(cls, config: CatalogSyncSettings, *, store: Store | None = None, opener: Any = None) -> SyncDeps:
-        """The real store; ``opener`` replaces urllib's (the sandbox's Shopify stand-in)."""
+    def from_settings(
+        cls,
+        config: CatalogSyncSettings,
+        clock: Clock,
+        *,
+        store: Store | None = None,
+        opener: Any = None,
+    ) -> SyncDeps:
+        """The real store, its token minted against ``clock``; ``opener`` replaces urllib's (the
+        sandbox's Shopify stand-in)."""
         from handlers.common.aws_clients import table
         from handlers.common.secrets import default_cache, get_secret
         from handlers.upsell_recommender.shopify import ShopifyStore
@@ -52,7 +60,7 @@ class SyncDeps:
             domain,
             lambda: get_secret(key_id),
             forget_secret=lambda: default_cache.invalidate(key_id),
-            clock=lambda: clock.now(),
+            clock=lambda: clock().timestamp(),
             **io,
         )
         return cls(

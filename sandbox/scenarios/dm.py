@@ -2,8 +2,8 @@
 
 The CRM is ``testsupport.dm.InMemoryCrm`` holding a synthetic week of contacts
 (``benchmarks.crm_generator.generate``) plus two records of one person, given to dm-block in place of
-HubSpot (``crm.HubSpotCrm`` is what the handler builds) and to dm-merge through its
-``crm_factory`` seam. The weekly schedule fires dm-block; its blocks go to dm-score over the
+HubSpot (``crm.HubSpotCrm`` is what the handler builds) and to dm-merge as the ``crm`` its
+``wire`` takes (``entry.registry.override``). The weekly schedule fires dm-block; its blocks go to dm-score over the
 SQS block queue; automatic-band pairs go to dm-merge over the merge queue; the weekly digest
 mails the reviewer signed links to the local Function URL (dm-merge asks Lambda for its own
 URL, which the sandbox answers with the local one). The reviewer opens a proposal, confirms
@@ -74,6 +74,7 @@ class DuplicateMergerDay:
         self.crm: Any = None
 
     def prepare(self, sb: Sandbox) -> None:
+        from handlers.common.entry import registry
         from handlers.duplicate_merger import crm as crm_module
         from handlers.duplicate_merger.functions import merge
 
@@ -82,8 +83,7 @@ class DuplicateMergerDay:
         sb.set_secret("dm-link-key", LINK_KEYRING)
         self.crm = _crm()
         sb.patch(crm_module, "HubSpotCrm", lambda token, base_url="", **kw: self.crm)
-        sb.patch(merge, "crm_factory", lambda: self.crm)
-        sb.patch(merge, "clock", sb.clock.now)
+        registry.override(merge, crm=lambda: self.crm)
 
     def play(self, sb: Sandbox, report: Report) -> None:
         contacts = len(self.crm.contacts)

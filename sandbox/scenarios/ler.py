@@ -5,13 +5,13 @@ The CRM is ``testsupport.ler.FakeCrm`` (HubSpot's rules that matter: unique emai
 (People Data Labs or Apollo) with its key from ``ler-enrichment-key``, over
 ``sandbox.standins.FirmographicsStandIn``, which answers as the provider documents (a record,
 a 404 or an empty 200 for an unknown company, a 401 for a wrong key). Both go in through the
-factories the entry points expose (``functions.push.make_crm``,
-``functions.enrich.make_provider``). Leads enter by the three
+collaborators the entry points' ``wire`` takes (``crm`` of ler-push, the provider's
+``transport`` of ler-enrich), given with ``entry.registry.override``. Leads enter by the three
 lanes as in AWS: the Function URL (shared secret header), a mail dropped into the SES lane
 (stored under ``inbound/`` of ler-raw, whose notification invokes ler-intake), and a CSV
 uploaded under ``upload/``. The chain runs over
 the default bus by the graph's rules. The digest is run for today by hand, as an operator
-would (ler reads the real date, so the sandbox clock cannot bring "tomorrow" to it).
+would, without moving the clock to tomorrow (which would fire every other system's schedules).
 """
 
 from __future__ import annotations
@@ -63,6 +63,7 @@ class LeadEnricherDay:
         self.provider: Any = None
 
     def prepare(self, sb: Sandbox) -> None:
+        from handlers.common.entry import registry
         from handlers.lead_enricher.functions import enrich, push
         from sandbox.standins import FirmographicsStandIn
         from testsupport.ler import FakeCrm
@@ -72,9 +73,8 @@ class LeadEnricherDay:
         sb.set_secret("ler-crm-key", "sandbox-crm-token")
         self.crm = FakeCrm()
         self.provider = FirmographicsStandIn(ENRICHMENT_KEY, {"acme-widgets.co.uk": ACME})
-        real = enrich.make_provider
-        sb.patch(enrich, "make_provider", lambda config: real(config, transport=self.provider))
-        sb.patch(push, "make_crm", lambda config: self.crm)
+        registry.override(enrich, transport=self.provider)
+        registry.override(push, crm=self.crm)
 
     def _post(self, sb: Sandbox, payload: dict[str, Any], secret: str = INTAKE_SECRET) -> int:
         answer = sb.http(
@@ -146,7 +146,7 @@ class LeadEnricherDay:
             sb.drain()
             step.state("ler-identity", len(sb.items("ler-identity")))
         with report.step("The operator runs the junk digest for today") as step:
-            today = dt.datetime.now(dt.UTC).date() + dt.timedelta(days=1)
+            today = sb.clock.now().date() + dt.timedelta(days=1)
             answer = sb.invoke("ler-digest", {"day": today.isoformat()}, source="operator")
             step.note(f"digest: {answer.result}")
             sb.drain()

@@ -1,8 +1,7 @@
 """Review request sender: completed jobs, a graded review ask, and an escalation.
 
 The customer sheet is a static CSV handed to rrs-sync in place of the CSV URL. The handlers
-read the time through ``handlers.review_requests.timing.utcnow``, pointed at the sandbox
-clock, which the day first moves to the next weekday 10:00 in London (opening hours) without
+read the time from the one clock (``handlers.common.clock``), which the sandbox drives and the day first moves to the next weekday 10:00 in London (opening hours) without
 firing anything. The model stand-in grades by the job's rating (4-5 happy, 1-2 unhappy) and
 writes a short link-free ask; the code injects the review link, as the document requires.
 The per-request ``at()`` schedules the webhook creates are read back from the emulator's
@@ -52,14 +51,13 @@ class ReviewDay:
     title = "Review request sender"
 
     def prepare(self, sb: Sandbox) -> None:
-        from handlers.review_requests import timing
+        from handlers.common.entry import registry
         from handlers.review_requests.functions import sync
         from testsupport.rrs import StaticSheet
 
         sb.set_secret("rrs-webhook-secret", WEBHOOK_SECRET)
         sb.set_secret("rrs-messaging-key", KEYRING)
-        sb.patch(timing, "utcnow", sb.clock.now)
-        sb.patch(sync, "source_for", lambda spec: StaticSheet(SHEET))
+        registry.override(sync, source=StaticSheet(SHEET))
         sb.model.by_tool["record_grade"] = _grade
         sb.model.by_tool["write_ask"] = _draft
         london = ZoneInfo("Europe/London")

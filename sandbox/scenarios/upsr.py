@@ -7,8 +7,8 @@ API token by the client-credentials grant from the Dev Dashboard app's client id
 expiry. Webhooks are signed with the same client secret, as Shopify signs app webhooks. The model
 stand-in proposes every candidate it is shown, so the day shows the catalogue rules disposing
 (out of stock, already owned, too dear) and one add-on surviving. The handlers read the time
-through ``handlers.upsell_recommender.clock``, which the scenario points at the sandbox clock,
-so "two hours later" and "three days later" are the clock moving, not waiting.
+from the one clock (``handlers.common.clock``), which the sandbox drives, so "two hours later"
+and "three days later" are the clock moving, not waiting.
 """
 
 from __future__ import annotations
@@ -118,7 +118,7 @@ class UpsellDay:
         self.shop: Any = None
 
     def prepare(self, sb: Sandbox) -> None:
-        from handlers.upsell_recommender import clock, contract, syncing
+        from handlers.common.entry import registry
         from handlers.upsell_recommender.functions import catalog_sync
         from sandbox.standins import ShopifyStandIn
 
@@ -128,16 +128,8 @@ class UpsellDay:
         self.shop = ShopifyStandIn(
             CLIENT_ID, WEBHOOK_SECRET, _catalogue(), lambda: sb.clock.now().timestamp()
         )
-        container: list[Any] = []  # one warm container: its token cache outlives invocations
-
-        def deps() -> Any:
-            if not container:
-                config = contract.CatalogSyncSettings.from_environ()
-                container.append(syncing.SyncDeps.from_settings(config, opener=self.shop))
-            return container[0]
-
-        sb.patch(catalog_sync, "current_deps", deps)
-        sb.patch(clock, "now", lambda: sb.clock.now().timestamp())
+        # One warm container: the wired service's token cache outlives invocations.
+        registry.override(catalog_sync, opener=self.shop)
         sb.model.by_function[sb.name("upsr-picker")] = _propose_every_candidate
 
     def _webhook(self, sb: Sandbox, payload: dict[str, Any], secret: str = WEBHOOK_SECRET) -> int:

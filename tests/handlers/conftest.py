@@ -21,6 +21,7 @@ import pytest
 
 from handlers.common import settings
 from handlers.common.aws_clients import reset_clients
+from handlers.common.entry import registry
 from handlers.common.secrets import default_cache
 from testsupport.graphs import GraphCache
 from testsupport.world import World
@@ -46,6 +47,7 @@ def _fake_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _forget_caches() -> None:
+    registry.clear()
     reset_clients()
     default_cache.invalidate()
     settings.reset()
@@ -54,7 +56,7 @@ def _forget_caches() -> None:
 @pytest.fixture(autouse=True)
 def aws_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Fake credentials and region; no shared config files; clean client, secret and settings
-    caches."""
+    caches, and a new container: no wired service, override or moved clock (``entry.registry``)."""
     _fake_credentials(monkeypatch)
     _forget_caches()
     yield

@@ -2,7 +2,7 @@
 
 Payload ``{"action": "block"}`` from the schedule, ``{"action": "block", "run_id": ..., "step":
 n}`` from itself while a large portal is read over several invocations (``reading``). The work
-is ``runs.run``; this module reads the settings and builds the collaborators.
+is ``reading.read_step`` then ``runs.run``; this module wires them.
 """
 
 from __future__ import annotations
@@ -10,36 +10,53 @@ from __future__ import annotations
 import datetime as dt
 import json
 import time
+from dataclasses import dataclass
 from typing import Any
 
-from handlers.common import metrics, settings
-from handlers.common.observability import logged
-from handlers.duplicate_merger import contract
-from handlers.duplicate_merger.runs import run, run_id_for
+from handlers.common import aws_clients, entry, metrics
+from handlers.common.clock import Clock
+from handlers.common.hubspot import token_from_secret
+from handlers.common.observability import get_logger
+from handlers.common.secrets import default_cache
+from handlers.duplicate_merger import contract, reading
+from handlers.duplicate_merger import crm as crm_module
+from handlers.duplicate_merger.runs import run as block_run
+from handlers.duplicate_merger.runs import run_id_for
+from handlers.duplicate_merger.store import PairStore, QueueSender
 
 CHECKPOINT_TTL_DAYS = 2
 """A portal's read checkpoints outlive any run (a run's reads take hours at most)."""
 
 
-@logged
-def handler(event: Any, context: Any) -> dict[str, Any]:
-    """Read one step of the CRM; once it is all read, block and queue it."""
-    from handlers.common.aws_clients import client, table
-    from handlers.common.hubspot import token_from_secret
-    from handlers.common.observability import get_logger
-    from handlers.common.secrets import default_cache
-    from handlers.duplicate_merger import crm as crm_module
-    from handlers.duplicate_merger.reading import (
-        MAX_STEPS,
-        SAVE_RESERVE_S,
-        DynamoCheckpoints,
-        read_step,
-    )
-    from handlers.duplicate_merger.store import PairStore, QueueSender
+@dataclass(frozen=True)
+class Blocking:
+    """dm-block's collaborators; the CRM reader is made per invocation (its deadline is the
+    invocation's)."""
 
-    s = settings.current(contract.BlockSettings)
+    config: contract.BlockSettings
+    pairs: Any
+    queue: QueueSender
+
+    def reader(self, deadline: float) -> crm_module.HubSpotCrm:
+        secret = self.config.crm_read_secret
+        return crm_module.HubSpotCrm(
+            lambda: token_from_secret(default_cache.get_string(secret)),
+            self.config.crm_base_url,
+            on_unauthorized=lambda: default_cache.invalidate(secret),
+            version=self.config.hubspot_api_version,
+            deadline=deadline,
+        )
+
+
+def wire(config: contract.BlockSettings, clock: Clock) -> Blocking:
+    return Blocking(config, aws_clients.table(config.pairs_table), QueueSender(config.blocks_queue_url))
+
+
+def run(service: Blocking, event: Any, context: Any, clock: Clock) -> dict[str, Any]:
+    """Read one step of the CRM; once it is all read, block and queue it."""
+    s = service.config
     logger = get_logger()
-    now = dt.datetime.now(dt.UTC)
+    now = clock()
     run_id = str(event.get("run_id") or run_id_for(now))
     step = int(event.get("step") or 0)
     started = time.monotonic()
@@ -48,26 +65,19 @@ def handler(event: Any, context: Any) -> dict[str, Any]:
     def remaining() -> float:
         return budget - (time.monotonic() - started)
 
-    secret = s.crm_read_secret
-    crm = crm_module.HubSpotCrm(
-        lambda: token_from_secret(default_cache.get_string(secret)),
-        s.crm_base_url,
-        on_unauthorized=lambda: default_cache.invalidate(secret),
-        version=s.hubspot_api_version,
-        # No rate-limit wait may eat the time reserved for saving the read.
-        deadline=started + budget - SAVE_RESERVE_S / 2,
-    )
-    pairs = table(s.pairs_table)
+    # No rate-limit wait may eat the time reserved for saving the read.
+    crm = service.reader(started + budget - reading.SAVE_RESERVE_S / 2)
     ttl = int((now + dt.timedelta(days=CHECKPOINT_TTL_DAYS)).timestamp())
-    outcome = read_step(crm, DynamoCheckpoints(pairs, ttl=ttl), run_id, step, remaining)
+    checkpoints = reading.DynamoCheckpoints(service.pairs, ttl=ttl)
+    outcome = reading.read_step(crm, checkpoints, run_id, step, remaining)
     progress = {"run_id": run_id, "step": step, "pages": outcome.pages, **outcome.state.to_item()}
     if outcome.action == "stale":
         logger.warning("duplicate or late continuation ignored", extra=progress)
         return {"continued": False, **progress}
     if outcome.action == "continue":
-        if outcome.state.step > MAX_STEPS:
-            raise RuntimeError(f"the read of run {run_id} passed {MAX_STEPS} invocations")
-        client("lambda").invoke(
+        if outcome.state.step > reading.MAX_STEPS:
+            raise RuntimeError(f"the read of run {run_id} passed {reading.MAX_STEPS} invocations")
+        aws_clients.client("lambda").invoke(
             FunctionName=context.function_name,
             InvocationType="Event",
             Payload=json.dumps(
@@ -76,10 +86,10 @@ def handler(event: Any, context: Any) -> dict[str, Any]:
         )
         logger.info("portal read continues in a new invocation", extra=progress)
         return {"continued": True, **progress}
-    summary = run(
+    summary = block_run(
         outcome.contacts,
-        QueueSender(s.blocks_queue_url),
-        PairStore(pairs, pairs),
+        service.queue,
+        PairStore(service.pairs, service.pairs),
         now=now,
         cap=s.block_cap,
         phone_region=s.phone_region,
@@ -92,3 +102,6 @@ def handler(event: Any, context: Any) -> dict[str, Any]:
         logger.warning("oversized blocks were capped", extra={"capped": summary["capped"]})
     logger.info("blocking run queued", extra={k: v for k, v in summary.items() if k != "capped"})
     return summary
+
+
+handler = entry.handler(__name__, contract.BlockSettings, wire, run)

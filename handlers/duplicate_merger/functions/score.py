@@ -2,67 +2,71 @@
 
 A malformed message is dropped (``batch.Unusable``: retrying cannot fix it); any other failure
 fails that message only and SQS redelivers it (every write of ``scoring.process`` is idempotent
-for a redelivery).
+for a redelivery). The run's calibrated bands live in the wired service: one read of the
+counters per run and container.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from handlers.common import batch, settings
-from handlers.common.observability import logged
+from handlers.common import aws_clients, batch, entry
+from handlers.common.clock import Clock
+from handlers.common.observability import get_logger
 from handlers.duplicate_merger import contract, scoring
 from handlers.duplicate_merger.calibration import ClassCalibration, RunBands
+from handlers.duplicate_merger.evidence import Thresholds
+from handlers.duplicate_merger.pipeline import MessageError
+from handlers.duplicate_merger.store import DecisionTally, PairStore, QueueSender
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 
-_RUN_BANDS: RunBands | None = None
-"""The run's calibrated bands, kept across invocations: one read of the counters per run."""
+@dataclass(frozen=True)
+class Scoring:
+    config: contract.ScoreSettings
+    pairs: PairStore
+    merges: QueueSender
+    thresholds: Thresholds
+    bands: RunBands
 
 
-@logged
-def handler(event: Mapping[str, Any], context: Any) -> dict[str, Any]:
-    """SQS entry point; reports partial batch failures."""
-    from handlers.common.aws_clients import table
-    from handlers.common.observability import get_logger
-    from handlers.duplicate_merger.evidence import Thresholds
-    from handlers.duplicate_merger.pipeline import MessageError
-    from handlers.duplicate_merger.store import PairStore, QueueSender
+def wire(config: contract.ScoreSettings, clock: Clock) -> Scoring:
+    pairs = PairStore(aws_clients.table(config.pairs_table), aws_clients.table(config.decisions_table))
 
-    s = settings.current(contract.ScoreSettings)
-    logger = get_logger()
-    pairs = PairStore(table(s.pairs_table), table(s.decisions_table))
-    global _RUN_BANDS
-    if _RUN_BANDS is None:
-        from handlers.duplicate_merger.store import DecisionTally
+    def note(run_id: str, calibration: ClassCalibration) -> None:
+        ttl = int((clock() + dt.timedelta(days=config.pair_ttl_days)).timestamp())
+        pairs.note_calibration(run_id, calibration.summary(), ttl=ttl)
 
-        def note(run_id: str, calibration: ClassCalibration) -> None:
-            ttl = int((dt.datetime.now(dt.UTC) + dt.timedelta(days=s.pair_ttl_days)).timestamp())
-            pairs.note_calibration(run_id, calibration.summary(), ttl=ttl)
+    return Scoring(
+        config,
+        pairs,
+        QueueSender(config.merges_queue_url),
+        Thresholds(automatic=config.automatic_threshold, propose=config.propose_threshold),
+        RunBands(DecisionTally(pairs.decisions).counts, on_calibrated=note),
+    )
 
-        _RUN_BANDS = RunBands(DecisionTally(pairs.decisions).counts, on_calibrated=note)
-    bands = _RUN_BANDS
-    merges = QueueSender(s.merges_queue_url)
-    thresholds = Thresholds(automatic=s.automatic_threshold, propose=s.propose_threshold)
 
-    def one(record: SQSRecord) -> None:
-        try:
-            counts = scoring.process(
-                record.body,
-                pairs,
-                merges,
-                thresholds=thresholds,
-                floor=s.record_floor,
-                now=dt.datetime.now(dt.UTC),
-                pair_ttl_days=s.pair_ttl_days,
-                calibrate=bands,
-            )
-        except MessageError as err:
-            raise batch.Unusable(f"malformed block message: {err}") from err
-        logger.info("block message scored", extra={"message_id": record.message_id, **counts})
+def run(service: Scoring, record: SQSRecord, context: object, clock: Clock) -> None:
+    """Score one block message."""
+    s = service.config
+    try:
+        counts = scoring.process(
+            record.body,
+            service.pairs,
+            service.merges,
+            thresholds=service.thresholds,
+            floor=s.record_floor,
+            now=clock(),
+            pair_ttl_days=s.pair_ttl_days,
+            calibrate=service.bands,
+        )
+    except MessageError as err:
+        raise batch.Unusable(f"malformed block message: {err}") from err
+    get_logger().info("block message scored", extra={"message_id": record.message_id, **counts})
 
-    return batch.sqs_batch(dict(event), context, one)
+
+handler = entry.handler(__name__, contract.ScoreSettings, wire, run, batch="sqs")

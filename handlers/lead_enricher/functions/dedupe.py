@@ -4,23 +4,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from handlers.common import settings
-from handlers.common.observability import logged
+from handlers.common import entry
+from handlers.common.clock import Clock
 from handlers.lead_enricher.contract import DedupeSettings
 from handlers.lead_enricher.deduping import Deduper
 
-_deduper: Deduper | None = None
+
+def wire(config: DedupeSettings, clock: Clock) -> Deduper:
+    return Deduper(config)
 
 
-def _service() -> Deduper:
-    global _deduper
-    if _deduper is None:
-        _deduper = Deduper(settings.current(DedupeSettings))
-    return _deduper
-
-
-@logged
-def handler(event: dict[str, Any], context: Any) -> dict[str, str]:
-    lead = _service().handle(event)
+def run(deduper: Deduper, event: dict[str, Any], context: Any, clock: Clock) -> dict[str, str]:
+    lead = deduper.handle(event)
     assert lead.dedupe is not None
     return {"lead_id": lead.lead_id, "verdict": lead.dedupe.verdict}
+
+
+handler = entry.handler(__name__, DedupeSettings, wire, run)

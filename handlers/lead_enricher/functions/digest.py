@@ -3,27 +3,37 @@
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import dataclass
 from typing import Any
 
-from handlers.common import settings
-from handlers.common.observability import logged
+from handlers.common import entry
+from handlers.common.clock import Clock
 from handlers.lead_enricher.contract import DigestSettings
 from handlers.lead_enricher.junk_digest import run_digest
 from handlers.lead_enricher.mailer import Mailer
 from handlers.lead_enricher.storage import ObjectStore
 
 
-@logged
-def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Digest:
+    config: DigestSettings
+    store: ObjectStore
+    mailer: Mailer
+
+
+def wire(config: DigestSettings, clock: Clock) -> Digest:
+    return Digest(config, ObjectStore(), Mailer(config.sender_email))
+
+
+def run(service: Digest, event: dict[str, Any], context: Any, clock: Clock) -> dict[str, Any]:
     """Scheduled daily; ``{"day": "YYYY-MM-DD"}`` in the input digests the day before it."""
-    config = settings.current(DigestSettings)
     given = event.get("day") if isinstance(event, dict) else None
-    current = dt.date.fromisoformat(str(given)) if given else dt.datetime.now(dt.UTC).date()
+    current = dt.date.fromisoformat(str(given)) if given else clock().date()
     digest = run_digest(
-        ObjectStore(),
-        Mailer(config.sender_email),
-        bucket=config.junk_bucket,
-        recipient=config.digest_recipient,
+        service.store,
+        service.mailer,
+        bucket=service.config.junk_bucket,
+        recipient=service.config.digest_recipient,
         today=current,
     )
     return {
@@ -31,3 +41,6 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         "total": digest.total,
         "by_reason": dict(digest.by_reason),
     }
+
+
+handler = entry.handler(__name__, DigestSettings, wire, run)

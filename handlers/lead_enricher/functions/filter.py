@@ -4,23 +4,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from handlers.common import settings
-from handlers.common.observability import logged
+from handlers.common import entry
+from handlers.common.clock import Clock
 from handlers.lead_enricher.contract import FilterSettings
 from handlers.lead_enricher.screening import JunkFilter
 
-_filter: JunkFilter | None = None
+
+def wire(config: FilterSettings, clock: Clock) -> JunkFilter:
+    return JunkFilter(config)
 
 
-def _service() -> JunkFilter:
-    global _filter
-    if _filter is None:
-        _filter = JunkFilter(settings.current(FilterSettings))
-    return _filter
-
-
-@logged
-def handler(event: dict[str, Any], context: Any) -> dict[str, str]:
-    lead = _service().handle(event)
+def run(screen: JunkFilter, event: dict[str, Any], context: Any, clock: Clock) -> dict[str, str]:
+    lead = screen.handle(event)
     assert lead.screening is not None
     return {"lead_id": lead.lead_id, "decision": lead.screening.decision}
+
+
+handler = entry.handler(__name__, FilterSettings, wire, run)

@@ -6,21 +6,24 @@ object; ler-junk is the replay source if the filter ever drops something real.
 
 from __future__ import annotations
 
-import datetime as dt
 from typing import Any
 
-from handlers.common import settings
-from handlers.common.observability import logged
+from handlers.common import entry
+from handlers.common.clock import Clock
 from handlers.lead_enricher.contract import JunkWriterSettings
 from handlers.lead_enricher.junk_log import write_junk
 from handlers.lead_enricher.storage import ObjectStore
 
-_store: ObjectStore | None = None
+
+def wire(config: JunkWriterSettings, clock: Clock) -> tuple[ObjectStore, str]:
+    return ObjectStore(), config.junk_bucket
 
 
-@logged
-def handler(event: dict[str, Any], context: Any) -> dict[str, str]:
-    global _store
-    _store = _store or ObjectStore()
-    bucket = settings.current(JunkWriterSettings).junk_bucket
-    return {"key": write_junk(event, _store, bucket, dt.datetime.now(dt.UTC))}
+def run(
+    service: tuple[ObjectStore, str], event: dict[str, Any], context: Any, clock: Clock
+) -> dict[str, str]:
+    store, bucket = service
+    return {"key": write_junk(event, store, bucket, clock())}
+
+
+handler = entry.handler(__name__, JunkWriterSettings, wire, run)

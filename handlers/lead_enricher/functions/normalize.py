@@ -1,26 +1,27 @@
-"""ler-normalize: ler-intake-queue (batch size 1) -> deterministic cleanup -> le.normalized."""
+"""ler-normalize: ler-intake-queue (batch size 1) -> deterministic cleanup -> le.normalized.
+
+A failed message is reported and retried, an unreadable one dropped (``handlers.common.batch``).
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from handlers.common import settings
-from handlers.common.batch import sqs_batch
-from handlers.common.observability import logged
+from handlers.common import entry
+from handlers.common.clock import Clock
 from handlers.lead_enricher.contract import NormalizeSettings
 from handlers.lead_enricher.normalizing import Normalizer
 
-_normalizer: Normalizer | None = None
+if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 
-def _service() -> Normalizer:
-    global _normalizer
-    if _normalizer is None:
-        _normalizer = Normalizer(settings.current(NormalizeSettings))
-    return _normalizer
+def wire(config: NormalizeSettings, clock: Clock) -> Normalizer:
+    return Normalizer(config)
 
 
-@logged
-def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    """SQS batch (size 1): a failed message is reported and retried, an unreadable one dropped."""
-    return sqs_batch(event, context, lambda record: _service().process(record.body))
+def run(normalizer: Normalizer, record: SQSRecord, context: Any, clock: Clock) -> Any:
+    return normalizer.process(record.body)
+
+
+handler = entry.handler(__name__, NormalizeSettings, wire, run, batch="sqs")

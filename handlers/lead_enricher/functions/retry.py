@@ -4,24 +4,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from handlers.common import settings
-from handlers.common.observability import logged
+from handlers.common import entry
+from handlers.common.clock import Clock
 from handlers.lead_enricher.contract import RetrySettings
 from handlers.lead_enricher.redrive import Invoker, LambdaInvoker, RetryJob
 
-_job: RetryJob | None = None
+
+def wire(config: RetrySettings, clock: Clock, *, invoker: Invoker | None = None) -> RetryJob:
+    """``invoker``: ler-intake's asynchronous invoke, unless tests record the calls."""
+    return RetryJob(config, invoker=invoker or LambdaInvoker(), clock=clock)
 
 
-def make_invoker() -> Invoker:
-    """ler-intake's asynchronous invoke (tests record the calls instead)."""
-    return LambdaInvoker()
-
-
-@logged
-def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    global _job
-    _job = _job or RetryJob(settings.current(RetrySettings), invoker=make_invoker())
-    report = _job.run(context.get_remaining_time_in_millis)
+def run(job: RetryJob, event: dict[str, Any], context: Any, clock: Clock) -> dict[str, Any]:
+    report = job.run(context.get_remaining_time_in_millis)
     return {
         "redriven": report.redriven,
         "dropped": report.dropped,
@@ -30,3 +25,6 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         "backlog": report.backlog,
         "alerted": report.alerted,
     }
+
+
+handler = entry.handler(__name__, RetrySettings, wire, run)

@@ -13,27 +13,24 @@ import datetime as dt
 import uuid
 from typing import TYPE_CHECKING, Any
 
-from handlers.common import batch, settings
-from handlers.common.observability import get_logger, logged
+from handlers.common import batch, entry
+from handlers.common.clock import Clock
+from handlers.common.link_tokens import Keyring
+from handlers.common.observability import get_logger
 from handlers.common.secrets import get_secret
-from handlers.review_requests import contract, timing
-from handlers.review_requests.work import send_request_id
+from handlers.review_requests import contract
+from handlers.review_requests.messaging import AwsMessenger
+from handlers.review_requests.sending import SendConfig, Sender
+from handlers.review_requests.store import Audit, OptOuts, Requests
+from handlers.review_requests.timing import Window
+from handlers.review_requests.work import KindRoutedQueue, SqsWorkQueue, send_request_id
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
-    from handlers.review_requests.sending import Sender
 
-
-def build(s: contract.SenderSettings) -> Sender:
+def wire(s: contract.SenderSettings, clock: Clock) -> Sender:
     """The send flow wired to the tables, queue, models and identities the settings name."""
-    from handlers.common.link_tokens import Keyring
-    from handlers.review_requests.messaging import AwsMessenger
-    from handlers.review_requests.sending import SendConfig, Sender
-    from handlers.review_requests.store import Audit, OptOuts, Requests
-    from handlers.review_requests.timing import Window
-    from handlers.review_requests.work import KindRoutedQueue, SqsWorkQueue
-
     return Sender(
         requests=Requests(s.requests_table, contract.REQUESTS_INDEX),
         optouts=OptOuts(s.optout_table),
@@ -55,23 +52,19 @@ def build(s: contract.SenderSettings) -> Sender:
     )
 
 
-@logged
-def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    """Process each record; report the failed ones for redelivery."""
-    logger = get_logger()
-    sender = build(settings.current(contract.SenderSettings))
+def run(sender: Sender, record: SQSRecord, context: Any, clock: Clock) -> str:
+    """One ``send`` message; WrongKind (misrouted) propagates: a reported failure, so
+    rrs-work-dlq keeps it."""
+    try:
+        request_id = send_request_id(record.body)
+    except ValueError as err:
+        # A malformed message never becomes valid: drop it, do not retry it.
+        raise batch.Unusable(f"unusable send message: {err}") from err
+    # The claim is unique per attempt, so only the attempt that moved the state may undo it.
+    claim = f"{record.message_id}:{uuid.uuid4().hex[:12]}"
+    outcome: str = sender.process(request_id, clock(), claim=claim)
+    get_logger().info("send processed", extra={"request_id": request_id, "outcome": outcome})
+    return outcome
 
-    def one(record: SQSRecord) -> str:
-        # WrongKind (misrouted) propagates: a reported failure, so rrs-work-dlq keeps it.
-        try:
-            request_id = send_request_id(record.body)
-        except ValueError as err:
-            # A malformed message never becomes valid: drop it, do not retry it.
-            raise batch.Unusable(f"unusable send message: {err}") from err
-        # The claim is unique per attempt, so only the attempt that moved the state may undo it.
-        claim = f"{record.message_id}:{uuid.uuid4().hex[:12]}"
-        outcome: str = sender.process(request_id, timing.utcnow(), claim=claim)
-        logger.info("send processed", extra={"request_id": request_id, "outcome": outcome})
-        return outcome
 
-    return batch.sqs_batch(event, context, one)
+handler = entry.handler(__name__, contract.SenderSettings, wire, run, batch="sqs")

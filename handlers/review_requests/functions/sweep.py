@@ -5,16 +5,17 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from handlers.common import settings
-from handlers.common.observability import get_logger, logged
-from handlers.review_requests import contract, timing
+from handlers.common import entry
+from handlers.common.clock import Clock
+from handlers.common.observability import get_logger
+from handlers.review_requests import contract
 from handlers.review_requests.store import Requests
 from handlers.review_requests.stragglers import Sweep, SweepConfig
 from handlers.review_requests.timing import Window
 from handlers.review_requests.work import KindRoutedQueue, SqsWorkQueue
 
 
-def build(s: contract.SweepSettings) -> Sweep:
+def wire(s: contract.SweepSettings, clock: Clock) -> Sweep:
     """The sweep wired to the stragglers index and both queues the settings name."""
     return Sweep(
         requests=Requests(s.requests_table, s.requests_index),
@@ -33,8 +34,10 @@ def build(s: contract.SweepSettings) -> Sweep:
     )
 
 
-@logged
-def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    result = build(settings.current(contract.SweepSettings)).run(timing.utcnow())
+def run(sweep: Sweep, event: dict[str, Any], context: Any, clock: Clock) -> dict[str, Any]:
+    result = sweep.run(clock())
     get_logger().info("sweep done", extra=result)
     return dict(result)
+
+
+handler = entry.handler(__name__, contract.SweepSettings, wire, run)

@@ -2,23 +2,37 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-from handlers.common import settings
-from handlers.common.observability import get_logger, logged
-from handlers.review_requests import contract, timing
-from handlers.review_requests.sheet import mirror, source_for
+from handlers.common import entry
+from handlers.common.clock import Clock
+from handlers.common.observability import get_logger
+from handlers.review_requests import contract
+from handlers.review_requests.sheet import SheetSource, mirror, source_for
 from handlers.review_requests.store import Customers
 
 
-@logged
-def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Sync:
+    source: SheetSource | None
+    customers: Customers
+    phone_region: str
+
+
+def wire(s: contract.SyncSettings, clock: Clock, *, source: SheetSource | None = None) -> Sync:
+    """``source``: the sheet the settings name, unless tests or the sandbox give another."""
+    return Sync(source or source_for(s.sheet_source), Customers(s.customers_table), s.phone_region)
+
+
+def run(sync: Sync, event: dict[str, Any], context: Any, clock: Clock) -> dict[str, Any]:
     """One sync pass; nothing to do when no sheet is configured."""
-    s = settings.current(contract.SyncSettings)
-    source = source_for(s.sheet_source)
-    if source is None:
+    if sync.source is None:
         get_logger().info("no sheet configured")
         return {"rows": 0, "changed": 0, "problems": 0}
-    result = mirror(source, Customers(s.customers_table), s.phone_region, timing.utcnow())
+    result = mirror(sync.source, sync.customers, sync.phone_region, clock())
     get_logger().info("sheet synced", extra=result)
     return result
+
+
+handler = entry.handler(__name__, contract.SyncSettings, wire, run)

@@ -8,9 +8,11 @@ before the body is parsed; a request that fails it is answered 401 and changes n
 from __future__ import annotations
 
 import datetime as dt
-from typing import TYPE_CHECKING, Any
+import functools
+from typing import Any
 
-from handlers.common import settings
+from handlers.common import entry
+from handlers.common.clock import Clock
 from handlers.common.function_url import (
     RequestError,
     header,
@@ -20,28 +22,40 @@ from handlers.common.function_url import (
     parse_json_object,
     raw_body,
 )
-from handlers.common.observability import get_logger, logged
+from handlers.common.link_tokens import Keyring
+from handlers.common.observability import get_logger
 from handlers.common.secrets import get_secret
 from handlers.common.webhook_signatures import SignatureError, verify_timestamped
-from handlers.review_requests import contract, timing
+from handlers.review_requests import contract
 from handlers.review_requests.events import Completion, Feedback, parse_event
-
-if TYPE_CHECKING:
-    from handlers.review_requests.intake import Intake
+from handlers.review_requests.intake import Intake, IntakeConfig
+from handlers.review_requests.scheduling import EventBridgeScheduler
+from handlers.review_requests.store import Audit, Customers, Jobs, OptOuts, Requests
+from handlers.review_requests.timing import Window
+from handlers.review_requests.work import KindRoutedQueue, SqsWorkQueue
 
 SIGNATURE_HEADER = "X-Rrs-Signature"
 MAX_BODY_BYTES = 64 * 1024
 
 
-def build(s: contract.WebhookSettings) -> Intake:
-    """The intake flow wired to the tables, schedules and queue the settings name."""
-    from handlers.common.link_tokens import Keyring
-    from handlers.review_requests.intake import Intake, IntakeConfig
-    from handlers.review_requests.scheduling import EventBridgeScheduler
-    from handlers.review_requests.store import Audit, Customers, Jobs, OptOuts, Requests
-    from handlers.review_requests.timing import Window
-    from handlers.review_requests.work import KindRoutedQueue, SqsWorkQueue
+class Webhook:
+    """The settings, and the intake flow made on the first authentic request: a refused one
+    opens no table."""
 
+    def __init__(self, config: contract.WebhookSettings) -> None:
+        self.config = config
+
+    @functools.cached_property
+    def intake(self) -> Intake:
+        return intake_flow(self.config)
+
+
+def wire(config: contract.WebhookSettings, clock: Clock) -> Webhook:
+    return Webhook(config)
+
+
+def intake_flow(s: contract.WebhookSettings) -> Intake:
+    """The intake flow wired to the tables, schedules and queue the settings name."""
     return Intake(
         requests=Requests(s.requests_table, contract.REQUESTS_INDEX),
         jobs=Jobs(s.jobs_table),
@@ -64,11 +78,10 @@ def build(s: contract.WebhookSettings) -> Intake:
     )
 
 
-@logged
-def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+def run(webhook: Webhook, event: dict[str, Any], context: Any, clock: Clock) -> dict[str, Any]:
     """Verify, parse, act; 4xx JSON for anything the tool got wrong."""
     logger = get_logger()
-    s = settings.current(contract.WebhookSettings)
+    s = webhook.config
     try:
         if http_method(event) != "POST":
             raise RequestError(405, "method_not_allowed", "POST the event")
@@ -80,8 +93,8 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
             logger.warning("webhook refused", extra={"failure": err.failure.value})
             return json_error(401, "invalid_signature", "the request is not signed by the tool")
         parsed = parse_event(parse_json_object(body, max_bytes=MAX_BODY_BYTES))
-        intake = build(s)
-        now = timing.utcnow()
+        intake = webhook.intake
+        now = clock()
         if isinstance(parsed, Completion):
             result = intake.completion(parsed, now)
             status = 200
@@ -96,3 +109,6 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     except RequestError as err:
         logger.info("webhook rejected", extra={"code": err.code, "status": err.status})
         return err.response()
+
+
+handler = entry.handler(__name__, contract.WebhookSettings, wire, run)

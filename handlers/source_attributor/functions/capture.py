@@ -4,17 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from handlers.common import settings
-from handlers.common.observability import logged
+from handlers.common import entry
+from handlers.common.clock import Clock
 from handlers.source_attributor import capturing, contract
 
-_app: capturing.CaptureApp | None = None
+
+def wire(config: contract.CaptureSettings, clock: Clock) -> capturing.CaptureApp:
+    return capturing.app(config, clock)
 
 
-@logged
-def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+def run(app: capturing.CaptureApp, event: dict[str, Any], context: Any, clock: Clock) -> Any:
     """Function URL entry point."""
-    global _app
-    if _app is None:
-        _app = capturing.app(settings.current(contract.CaptureSettings))
-    return _app(event)
+    return app(event)
+
+
+handler = entry.handler(__name__, contract.CaptureSettings, wire, run)

@@ -4,17 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from handlers.common import settings
-from handlers.common.observability import logged
+from handlers.common import entry
+from handlers.common.clock import Clock
 from handlers.source_attributor import contract, reporting
 
-_app: reporting.ReportApp | None = None
+
+def wire(config: contract.ReportSettings, clock: Clock) -> reporting.ReportApp:
+    return reporting.app(config, clock)
 
 
-@logged
-def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+def run(app: reporting.ReportApp, event: dict[str, Any], context: Any, clock: Clock) -> Any:
     """Function URL (AWS_IAM) entry point."""
-    global _app
-    if _app is None:
-        _app = reporting.app(settings.current(contract.ReportSettings))
-    return _app(event)
+    return app(event)
+
+
+handler = entry.handler(__name__, contract.ReportSettings, wire, run)

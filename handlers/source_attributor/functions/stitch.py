@@ -9,24 +9,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from handlers.common import batch, settings
-from handlers.common.observability import logged
+from handlers.common import entry
+from handlers.common.clock import Clock
 from handlers.source_attributor import contract, stitching
 from handlers.source_attributor.store import DynamoStore
 
-_store: DynamoStore | None = None
+
+def wire(config: contract.StitchSettings, clock: Clock) -> DynamoStore:
+    return DynamoStore(touches_table=config.touches_table, identities_table=config.identities_table)
 
 
-@logged
-def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    """DynamoDB-stream entry point."""
-    global _store
-    if _store is None:
-        config = settings.current(contract.StitchSettings)
-        _store = DynamoStore(
-            touches_table=config.touches_table, identities_table=config.identities_table
-        )
-    store = _store
-    return batch.stream_batch(
-        event, context, lambda record: stitching.process_record(store, record)
-    )
+def run(store: DynamoStore, record: Any, context: Any, clock: Clock) -> Any:
+    return stitching.process_record(store, record)
+
+
+handler = entry.handler(__name__, contract.StitchSettings, wire, run, batch="stream")

@@ -5,22 +5,19 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from handlers.common import settings
-from handlers.common.observability import logged
-from handlers.upsell_recommender import clock, contract, taps
-
-_deps: taps.AddlinkDeps | None = None
+from handlers.common import entry
+from handlers.common.clock import Clock
+from handlers.upsell_recommender import contract, taps
 
 
-def current_deps() -> taps.AddlinkDeps:
-    """This container's dependencies, built on first use."""
-    global _deps
-    if _deps is None:
-        _deps = taps.AddlinkDeps.from_settings(settings.current(contract.AddlinkSettings))
-    return _deps
+def wire(config: contract.AddlinkSettings, clock: Clock, **collaborators: Any) -> taps.AddlinkDeps:
+    """The real dependencies; ``collaborators`` are the stand-ins tests and the sandbox give."""
+    return taps.AddlinkDeps.from_settings(config, **collaborators)
 
 
-@logged
-def handler(event: Mapping[str, Any], context: Any) -> dict[str, Any]:
+def run(deps: taps.AddlinkDeps, event: Mapping[str, Any], context: Any, clock: Clock) -> dict[str, Any]:
     """Function URL entry point."""
-    return taps.handle(event, current_deps(), now=clock.now())
+    return taps.handle(event, deps, now=clock().timestamp())
+
+
+handler = entry.handler(__name__, contract.AddlinkSettings, wire, run)

@@ -5,22 +5,19 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from handlers.common import settings
-from handlers.common.observability import logged
-from handlers.upsell_recommender import clock, contract, syncing
-
-_deps: syncing.SyncDeps | None = None
+from handlers.common import entry
+from handlers.common.clock import Clock
+from handlers.upsell_recommender import contract, syncing
 
 
-def current_deps() -> syncing.SyncDeps:
-    """This container's dependencies, built on first use."""
-    global _deps
-    if _deps is None:
-        _deps = syncing.SyncDeps.from_settings(settings.current(contract.CatalogSyncSettings))
-    return _deps
+def wire(config: contract.CatalogSyncSettings, clock: Clock, **collaborators: Any) -> syncing.SyncDeps:
+    """The real dependencies; ``collaborators`` are the stand-ins tests and the sandbox give."""
+    return syncing.SyncDeps.from_settings(config, clock, **collaborators)
 
 
-@logged
-def handler(event: Mapping[str, Any], context: Any) -> dict[str, int]:
+def run(deps: syncing.SyncDeps, event: Mapping[str, Any], context: Any, clock: Clock) -> dict[str, int]:
     """Scheduler entry point."""
-    return syncing.run(current_deps(), now=clock.now())
+    return syncing.run(deps, now=clock().timestamp())
+
+
+handler = entry.handler(__name__, contract.CatalogSyncSettings, wire, run)

@@ -5,22 +5,19 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from handlers.common import settings
-from handlers.common.observability import logged
-from handlers.upsell_recommender import clock, contract, orders
-
-_deps: orders.OrderDeps | None = None
+from handlers.common import entry
+from handlers.common.clock import Clock
+from handlers.upsell_recommender import contract, orders
 
 
-def current_deps() -> orders.OrderDeps:
-    """This container's dependencies, built on first use."""
-    global _deps
-    if _deps is None:
-        _deps = orders.OrderDeps.from_settings(settings.current(contract.OrderSettings))
-    return _deps
+def wire(config: contract.OrderSettings, clock: Clock, **collaborators: Any) -> orders.OrderDeps:
+    """The real dependencies; ``collaborators`` are the stand-ins tests and the sandbox give."""
+    return orders.OrderDeps.from_settings(config, **collaborators)
 
 
-@logged
-def handler(event: Mapping[str, Any], context: Any) -> dict[str, Any]:
+def run(deps: orders.OrderDeps, event: Mapping[str, Any], context: Any, clock: Clock) -> dict[str, Any]:
     """Function URL entry point."""
-    return orders.handle(event, current_deps(), now=clock.now())
+    return orders.handle(event, deps, now=clock().timestamp())
+
+
+handler = entry.handler(__name__, contract.OrderSettings, wire, run)

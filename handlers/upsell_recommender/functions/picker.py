@@ -9,27 +9,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from handlers.common import batch, settings
-from handlers.common.observability import logged
-from handlers.upsell_recommender import clock, contract, suggesting
-
-_deps: suggesting.PickerDeps | None = None
+from handlers.common import entry
+from handlers.common.clock import Clock
+from handlers.upsell_recommender import contract, suggesting
 
 
-def current_deps() -> suggesting.PickerDeps:
-    """This container's dependencies, built on first use."""
-    global _deps
-    if _deps is None:
-        _deps = suggesting.PickerDeps.from_settings(settings.current(contract.PickerSettings))
-    return _deps
+def wire(config: contract.PickerSettings, clock: Clock, **collaborators: Any) -> suggesting.PickerDeps:
+    """The real dependencies; ``collaborators`` are the stand-ins tests and the sandbox give."""
+    return suggesting.PickerDeps.from_settings(config, **collaborators)
 
 
-@logged
-def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    """SQS entry point; failed records are reported individually (partial batch response)."""
-    deps = current_deps()
-    return batch.sqs_batch(
-        event,
-        context,
-        lambda record: suggesting.process_record(record.raw_event, deps, now=clock.now()),
-    )
+def run(deps: suggesting.PickerDeps, record: Any, context: Any, clock: Clock) -> Any:
+    return suggesting.process_record(record.raw_event, deps, now=clock().timestamp())
+
+
+handler = entry.handler(__name__, contract.PickerSettings, wire, run, batch="sqs")

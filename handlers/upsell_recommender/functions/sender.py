@@ -5,22 +5,19 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from handlers.common import settings
-from handlers.common.observability import logged
-from handlers.upsell_recommender import clock, contract, sending
-
-_deps: sending.SenderDeps | None = None
+from handlers.common import entry
+from handlers.common.clock import Clock
+from handlers.upsell_recommender import contract, sending
 
 
-def current_deps() -> sending.SenderDeps:
-    """This container's dependencies, built on first use."""
-    global _deps
-    if _deps is None:
-        _deps = sending.SenderDeps.from_settings(settings.current(contract.SenderSettings))
-    return _deps
+def wire(config: contract.SenderSettings, clock: Clock, **collaborators: Any) -> sending.SenderDeps:
+    """The real dependencies; ``collaborators`` are the stand-ins tests and the sandbox give."""
+    return sending.SenderDeps.from_settings(config, **collaborators)
 
 
-@logged
-def handler(event: Mapping[str, Any], context: Any) -> dict[str, int]:
+def run(deps: sending.SenderDeps, event: Mapping[str, Any], context: Any, clock: Clock) -> dict[str, int]:
     """Scheduler entry point; returns the count of each outcome."""
-    return sending.run(current_deps(), now=clock.now())
+    return sending.run(deps, now=clock().timestamp())
+
+
+handler = entry.handler(__name__, contract.SenderSettings, wire, run)

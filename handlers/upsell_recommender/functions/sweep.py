@@ -5,22 +5,19 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from handlers.common import settings
-from handlers.common.observability import logged
-from handlers.upsell_recommender import clock, contract, sweeping
-
-_deps: sweeping.SweepDeps | None = None
+from handlers.common import entry
+from handlers.common.clock import Clock
+from handlers.upsell_recommender import contract, sweeping
 
 
-def current_deps() -> sweeping.SweepDeps:
-    """This container's dependencies, built on first use."""
-    global _deps
-    if _deps is None:
-        _deps = sweeping.SweepDeps.from_settings(settings.current(contract.SweepSettings))
-    return _deps
+def wire(config: contract.SweepSettings, clock: Clock, **collaborators: Any) -> sweeping.SweepDeps:
+    """The real dependencies; ``collaborators`` are the stand-ins tests and the sandbox give."""
+    return sweeping.SweepDeps.from_settings(config, **collaborators)
 
 
-@logged
-def handler(event: Mapping[str, Any], context: Any) -> dict[str, Any]:
+def run(deps: sweeping.SweepDeps, event: Mapping[str, Any], context: Any, clock: Clock) -> dict[str, Any]:
     """Scheduler entry point."""
-    return sweeping.run(current_deps(), now=clock.now())
+    return sweeping.run(deps, now=clock().timestamp())
+
+
+handler = entry.handler(__name__, contract.SweepSettings, wire, run)

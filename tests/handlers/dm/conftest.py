@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 
-from handlers.duplicate_merger.functions import merge as merge_handler
 from tests.handlers.conftest import FunctionEnv
 
 KEYRING = {"active_kid": "k1", "keys": {"k1": "k" * 40}}
@@ -38,7 +37,6 @@ def dm_aws(function_env: FunctionEnv, monkeypatch: pytest.MonkeyPatch) -> Iterat
     secrets.put_secret_value(SecretId=env["LINK_KEY_SECRET"], SecretString=json.dumps(KEYRING))
     secrets.put_secret_value(SecretId=env["CRM_WRITE_SECRET"], SecretString="unused-by-the-fake")
     monkeypatch.setenv("PUBLIC_URL", "https://dm.example.test")
-    merge_handler.reset()
     yield DmAws(
         table(env["PAIRS_TABLE"]),
         table(env["DECISIONS_TABLE"]),
@@ -47,4 +45,3 @@ def dm_aws(function_env: FunctionEnv, monkeypatch: pytest.MonkeyPatch) -> Iterat
         env["BLOCKS_QUEUE_URL"],
         env["MERGES_QUEUE_URL"],
     )
-    merge_handler.reset()

@@ -11,6 +11,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from benchmarks.crm_generator import generate
+from handlers.common.entry import registry
 from handlers.common.link_tokens import Keyring, issue_token
 from handlers.duplicate_merger import runs, scoring
 from handlers.duplicate_merger.crm import Association, CrmError
@@ -148,7 +149,7 @@ def test_a_rejected_pair_never_returns(dm_aws: DmAws, monkeypatch: pytest.Monkey
     crm = crm_with_duplicates()
     run_week(dm_aws, crm)
     token = issue_token(KEYS, subject="101#102", action="reject", ttl_seconds=3600, now=NOW.timestamp())
-    monkeypatch.setattr(merge, "clock", lambda: NOW)
+    registry.override(clock=lambda: NOW)
     answer = merge.handler(request("POST", "/reject", token), None)
     assert answer["statusCode"] == 200 and "not a duplicate" in answer["body"]
     dm_aws.pairs.delete_item(Key={"pair_key": "101#102"})
@@ -169,7 +170,7 @@ def test_decisions_keep_their_score_and_move_the_next_runs_bands(
     row = dm_aws.pairs.get_item(Key={"pair_key": "101#102"})["Item"]
     assert row["evidence"] == "person"  # the same mailbox and mobile
     token = issue_token(KEYS, subject="101#102", action="reject", ttl_seconds=3600, now=NOW.timestamp())
-    monkeypatch.setattr(merge, "clock", lambda: NOW)
+    registry.override(clock=lambda: NOW)
     assert merge.handler(request("POST", "/reject", token), None)["statusCode"] == 200
     decision = dm_aws.decisions.get_item(Key={"pair_key": "101#102"})["Item"]
     assert decision["score"] == row["score"] and decision["evidence"] == "person"
@@ -223,11 +224,11 @@ def test_every_message_of_a_run_is_scored_with_the_calibrated_bands(dm_aws: DmAw
     assert queued_merges(dm_aws) == []
     # Noted once for the run, and the digest says how the decisions set the bands.
     assert noted == ["2026-W32"]
-    lines = merge.app()._bands_lines("2026-W32")
+    lines = registry.service(merge)._bands_lines("2026-W32")
     assert lines[0] == "Your decisions (40 read) moved the bands of this run:"
     assert lines[1].startswith("pairs sharing a personal mailbox, mobile or birth date: proposed from")
     assert lines[1].endswith("(40 decided, 0% were duplicates)")
-    assert merge.app()._bands_lines("2026-W33") == []  # no message of that run scored
+    assert registry.service(merge)._bands_lines("2026-W33") == []  # no message of that run scored
 
 
 # Merging ---------------------------------------------------------------------------------
@@ -382,8 +383,8 @@ def test_a_merge_failing_after_the_archive_gives_the_addresses_back(dm_aws: DmAw
 def test_review_confirm_and_undo_through_the_links(dm_aws: DmAws, monkeypatch: pytest.MonkeyPatch) -> None:
     crm = crm_with_duplicates()
     run_week(dm_aws, crm)
-    monkeypatch.setattr(merge, "crm_factory", lambda: crm)
-    monkeypatch.setattr(merge, "clock", lambda: NOW)
+    registry.override(merge, crm=lambda: crm)
+    registry.override(clock=lambda: NOW)
     review = issue_token(KEYS, subject="101#102", action="review", ttl_seconds=86_400, now=NOW.timestamp())
     page = merge.handler(request("GET", "/review", review), None)
     assert page["statusCode"] == 200 and "Confirm" in page["body"] and crm.writes == 0
@@ -399,8 +400,8 @@ def test_review_confirm_and_undo_through_the_links(dm_aws: DmAws, monkeypatch: p
 def test_a_reused_link_does_nothing(dm_aws: DmAws, monkeypatch: pytest.MonkeyPatch) -> None:
     crm = crm_with_duplicates()
     run_week(dm_aws, crm)
-    monkeypatch.setattr(merge, "crm_factory", lambda: crm)
-    monkeypatch.setattr(merge, "clock", lambda: NOW)
+    registry.override(merge, crm=lambda: crm)
+    registry.override(clock=lambda: NOW)
     token = issue_token(KEYS, subject="101#102", action="confirm", ttl_seconds=3600, now=NOW.timestamp())
     assert merge.handler(request("POST", "/confirm", token), None)["statusCode"] == 200
     writes, state = crm.writes, copy.deepcopy(crm.state(["101", "102"]))
@@ -412,12 +413,12 @@ def test_a_reused_link_does_nothing(dm_aws: DmAws, monkeypatch: pytest.MonkeyPat
 def test_an_expired_or_forged_link_does_nothing(dm_aws: DmAws, monkeypatch: pytest.MonkeyPatch) -> None:
     crm = crm_with_duplicates()
     run_week(dm_aws, crm)
-    monkeypatch.setattr(merge, "crm_factory", lambda: crm)
+    registry.override(merge, crm=lambda: crm)
     token = issue_token(KEYS, subject="101#102", action="confirm", ttl_seconds=3600, now=NOW.timestamp())
-    monkeypatch.setattr(merge, "clock", lambda: NOW + dt.timedelta(hours=2))
+    registry.override(clock=lambda: NOW + dt.timedelta(hours=2))
     expired = merge.handler(request("POST", "/confirm", token), None)
     assert expired["statusCode"] == 410
-    monkeypatch.setattr(merge, "clock", lambda: NOW)
+    registry.override(clock=lambda: NOW)
     forged = Keyring.single("k1", "f" * 40)
     bad = issue_token(forged, subject="101#102", action="confirm", ttl_seconds=3600, now=NOW.timestamp())
     assert merge.handler(request("POST", "/confirm", bad), None)["statusCode"] == 403
@@ -434,8 +435,8 @@ def test_an_expired_or_forged_link_does_nothing(dm_aws: DmAws, monkeypatch: pyte
 def test_automatic_merges_arrive_on_the_merge_queue(dm_aws: DmAws, monkeypatch: pytest.MonkeyPatch) -> None:
     crm = crm_with_duplicates()
     run_week(dm_aws, crm)
-    monkeypatch.setattr(merge, "crm_factory", lambda: crm)
-    monkeypatch.setattr(merge, "clock", lambda: NOW)
+    registry.override(merge, crm=lambda: crm)
+    registry.override(clock=lambda: NOW)
     (message,) = queued_merges(dm_aws)
     event = {"Records": [{"messageId": "m1", "body": json.dumps(message), "eventSource": "aws:sqs"}]}
     assert merge.handler(event, None) == {"batchItemFailures": []}
@@ -452,13 +453,13 @@ def test_the_weekly_digest_lists_proposals_and_undo_links(dm_aws: DmAws, monkeyp
     crm.add_contact("301", firstname="Zed", lastname="Quarrington", email="zq@one.io", city="Tulsa")
     crm.add_contact("302", firstname="Zed", lastname="Quarington", email="zed.q@two.io", city="Tulsa")
     run_week(dm_aws, crm)
-    monkeypatch.setattr(merge, "crm_factory", lambda: crm)
-    monkeypatch.setattr(merge, "clock", lambda: NOW)
+    registry.override(merge, crm=lambda: crm)
+    registry.override(clock=lambda: NOW)
     (message,) = queued_merges(dm_aws)
     merge.handler({"Records": [{"messageId": "m1", "body": json.dumps(message)}]}, None)
     result = merge.handler({"action": "digest"}, None)
     assert result["sent"] is True and result["automatic"] == 1
-    assert result["proposals"] == len(list(merge.app().pairs.review("2026-W32", "propose")))
+    assert result["proposals"] == len(list(registry.service(merge).pairs.review("2026-W32", "propose")))
     assert client("ses").get_send_quota()["SentLast24Hours"] == 1
 
 
@@ -555,8 +556,8 @@ def test_merge_retries_every_failing_message_as_before(
     """dm-merge's queue carries only dm-score's messages: a pair gone is handled, anything
     that raises (unreadable, busy, the CRM down) goes back to the queue and then to its DLQ."""
     crm = crm_with_duplicates()
-    monkeypatch.setattr(merge, "crm_factory", lambda: crm)
-    monkeypatch.setattr(merge, "clock", lambda: NOW)
+    registry.override(merge, crm=lambda: crm)
+    registry.override(clock=lambda: NOW)
     records = [
         {"messageId": "gone", "body": json.dumps({"pair_key": "7#8"}), "eventSource": "aws:sqs"},
         {"messageId": "unreadable", "body": "{not json", "eventSource": "aws:sqs"},

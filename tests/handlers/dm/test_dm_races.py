@@ -28,6 +28,7 @@ from typing import Any
 
 import pytest
 
+from handlers.common.entry import registry
 from handlers.common.link_tokens import Keyring, issue_token
 from handlers.duplicate_merger.crm import Association, ContactSnapshot
 from handlers.duplicate_merger.functions import merge
@@ -159,7 +160,7 @@ def container(method: str, path: str, tok: str) -> Callable[[], dict[str, Any]]:
     """One Lambda container's handling of one request: its own App, tables and clients."""
 
     def call() -> dict[str, Any]:
-        return merge.build().web(request(method, path, tok))
+        return registry.fresh(merge).web(request(method, path, tok))
 
     return call
 
@@ -176,8 +177,8 @@ def world(
 ) -> Iterator[tuple[DmAws, HubSpotLikeCrm]]:
     atomic_dynamodb.max_s = 0.003
     crm = HubSpotLikeCrm()
-    monkeypatch.setattr(merge, "crm_factory", lambda: crm)
-    monkeypatch.setattr(merge, "clock", lambda: NOW)
+    registry.override(merge, crm=lambda: crm)
+    registry.override(clock=lambda: NOW)
     old = sys.getswitchinterval()
     sys.setswitchinterval(1e-4)  # switch threads often: more interleavings per trial
     try:
@@ -258,7 +259,7 @@ def test_two_confirm_links_and_the_queue_at_once_merge_once(world: tuple[DmAws, 
 
         def queue(key: str = pair_key) -> dict[str, Any]:
             try:
-                outcome = merge.build().automatic(json.dumps({"pair_key": key}))
+                outcome = registry.fresh(merge).automatic(json.dumps({"pair_key": key}))
             except RuntimeError:  # busy: the message goes back to the queue
                 return {"statusCode": 503, "body": json.dumps({"error": {"code": "redeliver"}})}
             return {"statusCode": 200 if outcome.status == "merged" else 409,

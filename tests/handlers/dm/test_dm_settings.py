@@ -74,7 +74,6 @@ def test_each_handler_fails_loudly_without_its_settings(
         score.handler({"Records": [{**message, "eventSource": "aws:sqs"}]}, None)
     monkeypatch.delenv("REVIEW_INDEX")
     settings.reset()
-    merge.reset()
     with pytest.raises(MissingSetting, match="REVIEW_INDEX"):
         merge.handler({"action": "digest"}, None)
     monkeypatch.delenv("BLOCK_CAP")

@@ -20,6 +20,7 @@ from typing import Any, Final
 
 import pytest
 
+from handlers.common.entry import registry
 from handlers.lead_enricher.contract import (
     CLEAN,
     DEDUPED,
@@ -64,18 +65,6 @@ STAGES: dict[str, Callable[[dict[str, Any], Any], Any]] = {
     JUNK: junk_writer.handler,
 }
 """detail-type -> the handler its EventBridge rule targets (see the infra's RULES)."""
-
-SINGLETONS = (
-    (intake, "_intake"),
-    (normalize, "_normalizer"),
-    (enrich, "_enricher"),
-    (dedupe, "_deduper"),
-    (junk_filter, "_filter"),
-    (push, "_pusher"),
-    (junk_writer, "_store"),
-    (retry, "_job"),
-)
-
 
 def context(name: str = "dev-ler-test") -> Any:
     """Enough of a Lambda context for the handlers and Powertools."""
@@ -307,11 +296,9 @@ def ler(function_env: FunctionEnv, monkeypatch: pytest.MonkeyPatch) -> Iterator[
     monkeypatch.setattr(
         "handlers.common.aws_clients.bedrock_runtime", lambda region=None: world.bedrock
     )
-    monkeypatch.setattr(enrich, "make_provider", lambda config: world.provider)
-    monkeypatch.setattr(push, "make_crm", lambda config: world.crm)
-    monkeypatch.setattr(backfill, "make_syncer", lambda name: InProcessSyncer())
-    for module, name in SINGLETONS:
-        monkeypatch.setattr(module, name, None)
+    registry.override(enrich, provider=world.provider)
+    registry.override(push, crm=world.crm)
+    registry.override(backfill, syncer=InProcessSyncer())
     yield world
 
 
@@ -348,7 +335,7 @@ class RecordingInvoker:
 @pytest.fixture
 def invoker(monkeypatch: pytest.MonkeyPatch) -> RecordingInvoker:
     recorded = RecordingInvoker()
-    monkeypatch.setattr(retry, "make_invoker", lambda: recorded)
+    registry.override(retry, invoker=recorded)
     return recorded
 
 

@@ -15,9 +15,8 @@ from urllib.parse import unquote_plus
 
 import pytest
 
-from handlers.lead_enricher.contract import RetrySettings
+from handlers.common.entry import registry
 from handlers.lead_enricher.functions import digest, retry
-from handlers.lead_enricher.redrive import RetryJob
 from tests.handlers.ler.conftest import CACHE, JUNK_BUCKET, RAW, RECORDS, Ler, context
 
 ACME = {
@@ -241,7 +240,7 @@ def test_a_provider_outage_ends_pending_and_a_later_retry_succeeds(ler: Ler, inv
     ler.provider.down = False
     ler.provider.profiles["acme-widgets.co.uk"] = ACME
     later = dt.datetime.now(dt.UTC) + dt.timedelta(minutes=16)
-    retry._job = RetryJob(RetrySettings.from_environ(), invoker=invoker, clock=lambda: later)
+    registry.override(clock=lambda: later)
     report = retry.handler({"job": "ler-retry"}, context())
     assert report["pending_retried"] == 1
     ler.pump()

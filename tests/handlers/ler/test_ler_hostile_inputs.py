@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from handlers.common.entry import registry
 from handlers.lead_enricher.crm_fields import crm_properties, spreadsheet_safe
 from handlers.lead_enricher.functions import intake
 from tests.handlers.ler.conftest import JUNK_BUCKET, RAW, Ler, context
@@ -70,7 +71,7 @@ def test_an_upload_of_any_size_is_read_completely_across_invocations(ler: Ler) -
     ler.put_raw("upload/big.csv", csv_of(6_000))
     [notification] = ler.s3_notifications()
     continuations: list[Any] = []
-    service = intake._service()
+    service = registry.service(intake)
     service.invoke_self = continuations.append
     service.queue = queue = RecordingQueue()  # type: ignore[assignment]
     intake.handler(notification, short_context(1_000))  # little time left: one chunk per run
@@ -93,7 +94,7 @@ class Crash(BaseException):
 def test_an_upload_interrupted_mid_file_resumes_without_losing_a_row(ler: Ler, monkeypatch: pytest.MonkeyPatch) -> None:
     ler.put_raw("upload/crash.csv", csv_of(1_700))
     [notification] = ler.s3_notifications()
-    service = intake._service()
+    service = registry.service(intake)
     queue = RecordingQueue()
     service.queue = queue  # type: ignore[assignment]
     real = queue.send
@@ -155,7 +156,7 @@ def test_two_runs_of_one_upload_at_once_never_lose_rows_and_the_late_one_stops(l
     conditional write (If-Match on the ETag read) lets one go on; the other stops."""
     ler.put_raw("upload/twice.csv", csv_of(1_200))
     [notification] = ler.s3_notifications()
-    service = intake._service()
+    service = registry.service(intake)
     queue = RecordingQueue()
     service.queue = queue  # type: ignore[assignment]
     real = queue.send

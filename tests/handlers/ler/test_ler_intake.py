@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import datetime as dt
 import json
 import time
 from email.message import EmailMessage
@@ -10,12 +11,10 @@ from typing import Any
 
 import pytest
 
-from handlers.common import settings
+from handlers.common.entry import registry
 from handlers.common.webhook_signatures import sign_timestamped
-from handlers.lead_enricher.contract import IntakeSettings
 from handlers.lead_enricher.functions import intake
 from handlers.lead_enricher.inputs import from_csv, from_mapping, from_mime
-from handlers.lead_enricher.lanes import Intake
 from handlers.lead_enricher.prescreen import prescreen
 from tests.handlers.ler.conftest import INTAKE_SECRET, JUNK_BUCKET, RAW, Ler, context, url_event
 
@@ -140,7 +139,7 @@ def test_iam_mode_trusts_the_signed_url_and_reads_no_secret(
 def test_obvious_junk_goes_straight_to_ler_junk_with_its_reason(
     ler: Ler, payload: dict[str, str], reason: str
 ) -> None:
-    intake._intake = Intake(settings.current(IntakeSettings), clock=lambda: RENDER_NOW)
+    registry.override(clock=lambda: dt.datetime.fromtimestamp(RENDER_NOW, dt.UTC))
     response = ler.post(payload)
     assert response["statusCode"] == 202  # a bot learns nothing from the answer
     assert ler.queued() == []
@@ -150,7 +149,7 @@ def test_obvious_junk_goes_straight_to_ler_junk_with_its_reason(
 
 
 def test_a_form_rendered_long_enough_ago_passes(ler: Ler) -> None:
-    intake._intake = Intake(settings.current(IntakeSettings), clock=lambda: RENDER_NOW)
+    registry.override(clock=lambda: dt.datetime.fromtimestamp(RENDER_NOW, dt.UTC))
     ler.post({**LEAD, "_rendered_at": str(int(RENDER_NOW) - 40)})
     assert len(ler.queued()) == 1 and not ler.objects(JUNK_BUCKET)
 

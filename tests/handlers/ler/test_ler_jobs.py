@@ -8,15 +8,22 @@ from typing import Any
 
 import pytest
 
+from handlers.common.entry import registry
 from handlers.lead_enricher.backfilling import Backfill
-from handlers.lead_enricher.contract import RetrySettings
 from handlers.lead_enricher.dead_letters import MAX_REDRIVES, classify
 from handlers.lead_enricher.enrich_cache import PendingMarkers
 from handlers.lead_enricher.events import EventBridgeSink
 from handlers.lead_enricher.functions import backfill, digest, junk_writer, retry
 from handlers.lead_enricher.lead import Contact, Lead, Screening
 from handlers.lead_enricher.redrive import RetryJob
-from tests.handlers.ler.conftest import CACHE, JUNK_BUCKET, Ler, RecordingInvoker, context
+from tests.handlers.ler.conftest import (
+    CACHE,
+    JUNK_BUCKET,
+    InProcessSyncer,
+    Ler,
+    RecordingInvoker,
+    context,
+)
 
 NOW = dt.datetime(2026, 11, 28, 10, 0, tzinfo=dt.UTC)
 
@@ -141,8 +148,9 @@ def test_dead_letters_are_understood_and_counted() -> None:
 
 @pytest.fixture
 def retry_job(ler: Ler, invoker: RecordingInvoker) -> RetryJob:
-    job = RetryJob(RetrySettings.from_environ(), invoker=invoker, clock=lambda: NOW)
-    retry._job = job
+    """ler-retry's own job: the recording invoker, the clock at ``NOW``."""
+    registry.override(clock=lambda: NOW)
+    job: RetryJob = registry.service(retry)
     return job
 
 
@@ -259,7 +267,7 @@ def test_backfill_stops_paging_before_its_timeout(ler: Ler) -> None:
     job = Backfill(
         PendingMarkers(CACHE),
         EventBridgeSink("crm.dev.ler"),
-        backfill.make_syncer("dev-ler-push"),
+        InProcessSyncer(),
     )
     report = job.run(lambda: next(remaining))
     assert (report.pages, report.complete) == (2, False)

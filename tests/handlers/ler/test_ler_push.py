@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from handlers.common.entry import registry
 from handlers.lead_enricher.claims import LEASE_SECONDS, ClaimBusy, PushClaims
 from handlers.lead_enricher.contract import PushSettings
 from handlers.lead_enricher.crm_fields import crm_properties, fill_empty
@@ -88,7 +89,7 @@ def test_a_new_lead_creates_one_contact_and_indexes_it(ler: Ler, pusher: Pusher)
 
 def test_the_same_event_twice_creates_once(ler: Ler, pusher: Pusher) -> None:
     event = {"detail-type": "le.clean", "detail": clean_lead().to_json()}
-    push._pusher = pusher
+    registry.override(clock=pusher.clock)  # the handler's Pusher: the CRM is ler's fake
     first = push.handler(event, context())
     second = push.handler(event, context())
     assert first["action"] == "created" and second == {

@@ -39,14 +39,15 @@ def test_a_missing_setting_fails_naming_it(
         handler(event, context())
 
 
-def test_normalize_without_its_phone_region_reports_the_message_failed(
+def test_normalize_without_its_phone_region_fails_the_invocation(
     ler: Ler, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """As every batch consumer: a setting missing is the function's fault, not the message's,
+    so the invocation fails naming it (the batch of one goes back to the queue either way)."""
     monkeypatch.delenv("DEFAULT_PHONE_REGION")
     body = json.dumps({"lead_id": "f-1", "lane": "form", "received_at": "2026-11-30T10:00:00+00:00"})
-    assert normalize.handler(sqs_event([body]), context()) == {
-        "batchItemFailures": [{"itemIdentifier": "m-0"}]
-    }
+    with pytest.raises(MissingSetting, match="DEFAULT_PHONE_REGION"):
+        normalize.handler(sqs_event([body]), context())
 
 
 def test_an_unknown_intake_auth_mode_is_refused_naming_it(

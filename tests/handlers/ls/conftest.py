@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from handlers.common.aws_clients import client, table
+from handlers.common.entry import registry
 from tests.handlers.conftest import FunctionEnv
 
 ORIGIN = "https://www.example.com"
@@ -25,11 +26,6 @@ def ls_env(function_env: FunctionEnv, monkeypatch: pytest.MonkeyPatch) -> Iterat
     environment from the graph, and this scenario's hash key."""
     function_env("ls-capture", "ls-report", "ls-stitch")
     client("secretsmanager").put_secret_value(SecretId=KEY_SECRET, SecretString=HASH_KEY)
-    from handlers.source_attributor.functions import capture, report, stitch
-
-    monkeypatch.setattr(capture, "_app", None)
-    monkeypatch.setattr(report, "_app", None)
-    monkeypatch.setattr(stitch, "_store", None)
     yield
 
 
@@ -111,18 +107,9 @@ def clock() -> Clock:
 
 @pytest.fixture
 def apps(ls_env: None, clock: Clock, monkeypatch: pytest.MonkeyPatch) -> Clock:
-    """Installs the capture and report apps built from the env, on the settable clock, as the
-    handlers' own: tests call ``capture.handler`` / ``report.handler`` as Lambda would."""
-    from handlers.common import settings
-    from handlers.source_attributor import capturing, contract, reporting
-    from handlers.source_attributor.functions import capture, report
-
-    capture_app = capturing.app(settings.current(contract.CaptureSettings))
-    capture_app.clock = clock
-    report_app = reporting.app(settings.current(contract.ReportSettings))
-    report_app.clock = clock
-    monkeypatch.setattr(capture, "_app", capture_app)
-    monkeypatch.setattr(report, "_app", report_app)
+    """The handlers on the settable clock: tests call ``capture.handler`` / ``report.handler``
+    as Lambda would."""
+    registry.override(clock=clock)
     return clock
 
 

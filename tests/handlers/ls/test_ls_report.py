@@ -12,8 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from handlers.common.settings import current
-from handlers.source_attributor import contract, reporting
+from handlers.common.entry import registry
 from handlers.source_attributor.attribution import attribute, is_guessed
 from handlers.source_attributor.functions import capture, report, stitch
 from handlers.source_attributor.records import Enquiry, Touch
@@ -282,7 +281,7 @@ def test_attribution_improves_retroactively_and_nothing_is_written_back(
     send(enquiry("Ada@example.com", visitor_id=PHONE, submission_id="sub-phone-1"))
     stitch.handler(read_stream(), None)
     enquiries_before = items("dev-ls-enquiries")
-    monkeypatch.setattr(report, "_app", reporting.app(current(contract.ReportSettings)))  # a new container: no cache
+    registry.clear(report)  # a new container: no cache
     after = report_json(run)
     assert after["enquiries"] == 2
     assert counts(after, "first_touch") == ({"google": 2}, 0, 0.0)

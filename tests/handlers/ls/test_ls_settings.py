@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from handlers.common.entry import registry
 from handlers.common.settings import MissingSetting
 from handlers.source_attributor.functions import capture, report, stitch
 from tests.handlers.ls.conftest import ORIGIN, StreamReader, arrival, beacon, enquiry, items
@@ -46,7 +47,7 @@ def test_a_missing_variable_fails_naming_it_and_changes_nothing(
 ) -> None:
     if function == "stitch":  # an enquiry waiting on the stream, written while configured
         assert capture.handler(beacon(enquiry("ada@example.com")), None)["statusCode"] == 200
-        monkeypatch.setattr(capture, "_app", None)
+        registry.clear(capture)  # a new container
     before = _rows()
     monkeypatch.delenv(variable)
     with pytest.raises(MissingSetting, match=variable):

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from handlers.common.aws_clients import client, table
+from handlers.common.entry import registry
 from handlers.common.webhook_signatures import sign_timestamped
 from tests.handlers.conftest import FunctionEnv
 from testsupport.common import FakeBedrockClient
@@ -136,7 +137,7 @@ def rrs(function_env: FunctionEnv, monkeypatch: pytest.MonkeyPatch) -> Iterator[
     )
 
     state = Rrs()
-    monkeypatch.setattr("handlers.review_requests.timing.utcnow", lambda: state.now)
+    registry.override(clock=lambda: state.now)
     monkeypatch.setattr(
         "handlers.common.aws_clients.bedrock_runtime", lambda region=None: state.bedrock
     )

@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 
 from handlers.common import settings
+from handlers.common.entry import registry
 from handlers.common.link_tokens import Keyring, issue_token
-from handlers.review_requests import contract, handover
+from handlers.review_requests import handover
 from handlers.review_requests.domain import request_id_for
 from handlers.review_requests.functions import escalator, webhook
 from handlers.review_requests.functions import sender as sender_module
@@ -104,7 +105,7 @@ def test_a_concurrent_copy_finds_the_claim_and_stands_down(unhappy: Rrs) -> None
     from handlers.review_requests.store import AuditEntry
 
     unhappy.drain()
-    flow = escalator.build(settings.current(contract.EscalatorSettings))
+    flow = registry.service(escalator)
     flow.audit.append(
         AuditEntry(
             RID,

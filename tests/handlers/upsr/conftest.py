@@ -8,6 +8,7 @@ emulated by moto: the picker gets ``FakeBedrockClient`` and the sender ``Recordi
 from __future__ import annotations
 
 import base64
+import datetime as dt
 import hashlib
 import hmac
 import json
@@ -27,6 +28,11 @@ from testsupport.common import FakeBedrockClient
 from testsupport.upsr import InMemoryStore, RecordingMessenger
 
 T0 = 1_767_258_000  # 2026-01-01 09:00 UTC: after the report hour in London
+
+
+def at(seconds: float) -> dt.datetime:
+    """Unix seconds as the aware UTC time the one clock gives (``entry.registry``)."""
+    return dt.datetime.fromtimestamp(seconds, dt.UTC)
 SHOP = "example-shop.myshopify.com"
 WEBHOOK_SECRET = "shpss_test_webhook_signing_secret_0123456789"
 STORE_KEY = "shpat_test_admin_api_token"
@@ -257,10 +263,11 @@ class World:
         return SweepDeps.from_settings(config, mail_owner=lambda s, t: self.owner_mail.append((s, t)))
 
     def sync_deps(self) -> Any:
+        from handlers.common.clock import utc_now
         from handlers.upsell_recommender.syncing import SyncDeps
 
         config = contract.CatalogSyncSettings.from_environ()
-        return SyncDeps.from_settings(config, store=self.store)
+        return SyncDeps.from_settings(config, utc_now, store=self.store)
 
     # Whole steps of the flow ---------------------------------------------------------------
 

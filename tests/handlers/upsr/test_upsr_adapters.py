@@ -18,7 +18,7 @@ from handlers.upsell_recommender.domain import Channel, Contact
 from handlers.upsell_recommender.nudges import AwsMessenger, Nudge, NudgeRejected, compose
 from handlers.upsell_recommender.shopify import DEFAULT_API_VERSION, ShopifyStore, catalogue_rows
 from handlers.upsell_recommender.store import StoreAuthError, StoreError
-from tests.handlers.upsr.conftest import SENDER, SHOP, T0, World, shopify_order, webhook_event
+from tests.handlers.upsr.conftest import SENDER, SHOP, T0, World, at, shopify_order, webhook_event
 
 # Shopify Admin API ------------------------------------------------------------------------
 
@@ -285,12 +285,13 @@ def test_a_stamp_losing_every_attempt_counts_as_capped(
 # Entry points -----------------------------------------------------------------------------
 
 
-def _fresh_module(monkeypatch: pytest.MonkeyPatch, name: str, deps: Any) -> Any:
+def _fresh_module(name: str, **collaborators: Any) -> Any:
     import importlib
 
+    from handlers.common.entry import registry
+
     module = importlib.import_module(f"handlers.upsell_recommender.functions.{name}")
-    monkeypatch.setattr(module, "_deps", deps)
-    monkeypatch.setattr("handlers.upsell_recommender.clock.now", lambda: float(T0 + 10**4))
+    registry.override(module, clock=lambda: at(T0 + 10**4), **collaborators)
     return module
 
 
@@ -310,7 +311,7 @@ def test_picker_handler_reports_only_the_bad_record_as_failed(
     [good] = world.jobs()
     bad = {**good, "messageId": "m-bad", "body": '{"kind": "suggest"}'}
     world.bedrock.add_tool_answer({"suggestions": [{"sku": "MAT-1", "line": "Comfy."}]})
-    picker = _fresh_module(monkeypatch, "picker", world.picker_deps())
+    picker = _fresh_module("picker", model_client=world.bedrock)
     answer = picker.handler({"Records": [good, bad]}, Context())
     assert answer == {"batchItemFailures": [{"itemIdentifier": "m-bad"}]}
     offer = world.offer()
@@ -320,12 +321,17 @@ def test_picker_handler_reports_only_the_bad_record_as_failed(
 def test_scheduled_handlers_run_from_their_environment(
     world: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    sync = _fresh_module(monkeypatch, "catalog_sync", world.sync_deps())
+    sync = _fresh_module("catalog_sync", store=world.store)
     assert sync.handler({}, Context())["written"] == 6
-    sender = _fresh_module(monkeypatch, "sender", world.sender_deps())
+    sender = _fresh_module("sender", messenger=world.messenger)
     assert sender.handler({}, Context()) == {}
-    sweep = _fresh_module(monkeypatch, "sweep", world.sweep_deps())
-    assert sweep.handler({}, Context()) == {"closed": 0, "already_closed": 0, "reported": True, "unconfirmed": 0}
+    sweep = _fresh_module("sweep", mail_owner=lambda s, t: world.owner_mail.append((s, t)))
+    assert sweep.handler({}, Context()) == {
+        "closed": 0,
+        "already_closed": 0,
+        "reported": True,
+        "unconfirmed": 0,
+    }
 
 
 def test_sender_refuses_offers_it_cannot_deliver(world: World) -> None:

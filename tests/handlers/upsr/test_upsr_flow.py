@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from handlers.common.entry import registry
 from tests.handlers.upsr.conftest import (
     DELAY_S,
     OWNER,
@@ -15,6 +16,7 @@ from tests.handlers.upsr.conftest import (
     T0,
     WINDOW_S,
     World,
+    at,
     shopify_order,
     tap_event,
     token_in,
@@ -147,8 +149,7 @@ def test_public_entry_points_run_from_env(
     import importlib
 
     module = importlib.import_module(f"handlers.upsell_recommender.functions.{handler_module}")
-    monkeypatch.setattr(module, "_deps", None)
-    monkeypatch.setattr("handlers.upsell_recommender.clock.now", lambda: float(T0))
+    registry.override(clock=lambda: at(T0))  # a new container: the registry is cleared per test
     event = webhook_event(shopify_order()) if handler_module == "order" else tap_event("x.y")
     answer = module.handler(event, None)
     assert answer["statusCode"] == (200 if handler_module == "order" else 400)

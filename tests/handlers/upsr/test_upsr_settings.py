@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 
+from handlers.common.entry import registry
 from handlers.common.settings import MissingSetting
-from tests.handlers.upsr.conftest import T0, World, shopify_order, tap_event, webhook_event
+from tests.handlers.upsr.conftest import T0, World, at, shopify_order, tap_event, webhook_event
 
 CASES = [
     ("order", "WEBHOOK_MAX_AGE_HOURS"),
@@ -35,8 +36,7 @@ TABLES = ("orders", "offers", "catalogue", "customers", "optout")
 
 def _invoke(monkeypatch: pytest.MonkeyPatch, function: str) -> Any:
     module = importlib.import_module(f"handlers.upsell_recommender.functions.{function}")
-    monkeypatch.setattr(module, "_deps", None)  # a new container
-    monkeypatch.setattr("handlers.upsell_recommender.clock.now", lambda: float(T0))
+    registry.override(clock=lambda: at(T0))  # a new container: the registry is cleared per test
     if function == "order":
         return module.handler(webhook_event(shopify_order()), None)
     if function == "addlink":

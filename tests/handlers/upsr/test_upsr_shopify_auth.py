@@ -247,6 +247,7 @@ def test_webhooks_verify_with_the_apps_client_secret_plain_or_as_json(world: Wor
 
 def test_the_sync_handler_mints_one_token_per_container(world: World) -> None:
     from handlers.common.aws_clients import client
+    from handlers.common.clock import utc_now
     from handlers.common.secrets import default_cache
     from handlers.upsell_recommender import contract, syncing
 
@@ -256,7 +257,7 @@ def test_the_sync_handler_mints_one_token_per_container(world: World) -> None:
     shop.token()
     shop.api += [FakeResponse(200, ONE_PAGE), FakeResponse(200, ONE_PAGE)]
     config = contract.CatalogSyncSettings.from_environ()
-    deps = syncing.SyncDeps.from_settings(config, opener=shop.open)
+    deps = syncing.SyncDeps.from_settings(config, utc_now, opener=shop.open)
     assert syncing.run(deps, now=1_767_258_000)["written"] == 1
     assert syncing.run(deps, now=1_767_258_900)["newer_kept"] == 0
     assert len(shop.grants()) == 1 and shop.api_tokens() == ["shpat_1", "shpat_1"]

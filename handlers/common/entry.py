@@ -1,0 +1,145 @@
+"""One shape for a Lambda entry point: wire once per container, run per invocation.
+
+Every ``handlers/<system>/functions/<fn>.py`` is a composition root::
+
+    def wire(config: XSettings, clock: Clock) -> Service:  # builds, reads nothing else
+        ...
+    def run(service: Service, event, context, clock: Clock) -> Answer:
+        ...
+    handler = entry.handler(__name__, XSettings, wire, run)  # batch="sqs" / "stream"
+
+:func:`handler` reads the function's settings record, wires the service on the first
+invocation and keeps it in :data:`registry` (the one per-container cache), gives ``wire`` and
+``run`` the one clock, and applies ``observability.logged`` (log keys, correlation id, the
+cold-start metric, tracing). With ``batch=`` the event is a batch handled by
+``handlers.common.batch`` and ``run`` gets one record at a time.
+
+``wire`` may take keyword-only collaborators with defaults (``crm=None``): the real one is
+built when the keyword is absent; tests and the sandbox give another through
+:meth:`Registry.override`, the one way to swap a collaborator or move the time.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any, Generic, Literal, TypeVar
+
+from handlers.common import settings
+from handlers.common.batch import sqs_batch, stream_batch
+from handlers.common.clock import Clock, utc_now
+from handlers.common.observability import logged
+
+S = TypeVar("S", bound=settings.Settings)
+T = TypeVar("T")
+
+Function = str | ModuleType
+"""A function, named by its ``functions/<fn>.py`` module or that module's dotted name."""
+
+
+@dataclass(frozen=True)
+class _Spec(Generic[S, T]):
+    kind: type[S]
+    wire: Callable[..., T]
+
+
+def _key(function: Function) -> str:
+    return function if isinstance(function, str) else function.__name__
+
+
+class Registry:
+    """This container's wired services (one per function), the time and the overrides."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._specs: dict[str, _Spec[Any, Any]] = {}
+        self._services: dict[str, tuple[settings.Settings, Any]] = {}
+        self._overrides: dict[str, dict[str, Any]] = {}
+        self._clock: Clock = utc_now
+
+    def register(self, function: Function, kind: type[S], wire: Callable[..., T]) -> None:
+        """Declare how ``function`` is wired (``handler`` does it at import)."""
+        self._specs[_key(function)] = _Spec(kind, wire)
+
+    def now(self) -> dt.datetime:
+        """The time every handler reads."""
+        return self._clock()
+
+    def service(self, function: Function) -> Any:
+        """``function``'s wired service, wired on first use from its current settings record."""
+        key = _key(function)
+        spec = self._specs[key]
+        config = settings.current(spec.kind)
+        found = self._services.get(key)
+        # Settings read anew (a test changed the environment) wire the service anew.
+        if found is None or found[0] is not config:
+            with self._lock:
+                found = self._services.get(key)
+                if found is None or found[0] is not config:
+                    wired = spec.wire(config, self.now, **self._overrides.get(key, {}))
+                    found = self._services[key] = (config, wired)
+        return found[1]
+
+    def fresh(self, function: Function) -> Any:
+        """A newly wired service of ``function``, not kept: another container's (race tests)."""
+        key = _key(function)
+        spec = self._specs[key]
+        return spec.wire(settings.current(spec.kind), self.now, **self._overrides.get(key, {}))
+
+    def override(
+        self, function: Function | None = None, *, clock: Clock | None = None, **collaborators: Any
+    ) -> None:
+        """Move the time (``clock=``, every function) and/or give ``function``'s ``wire`` these
+        collaborators; its service is wired again on next use. Undone by :meth:`clear`."""
+        with self._lock:
+            if clock is not None:
+                self._clock = clock
+            if collaborators:
+                if function is None:
+                    raise ValueError("collaborators are given to one function")
+                key = _key(function)
+                self._overrides.setdefault(key, {}).update(collaborators)
+                self._services.pop(key, None)
+
+    def clear(self, function: Function | None = None) -> None:
+        """Forget ``function``'s wired service (its next invocation is a new container's), or
+        with no function: every service and override, and go back to the real time (the test
+        fixture does it around each test, the sandbox around each run)."""
+        with self._lock:
+            if function is not None:
+                self._services.pop(_key(function), None)
+                return
+            self._services.clear()
+            self._overrides.clear()
+            self._clock = utc_now
+
+
+registry = Registry()
+"""The one registry of the process (in Lambda: of the container)."""
+
+
+def handler(
+    function: str,
+    kind: type[S],
+    wire: Callable[..., T],
+    run: Callable[[T, Any, Any, Clock], Any],
+    *,
+    batch: Literal["sqs", "stream"] | None = None,
+) -> Callable[[Any, Any], Any]:
+    """The Lambda handler of ``function`` (its module's ``__name__``): see the module doc."""
+    registry.register(function, kind, wire)
+    clock = registry.now
+
+    def entry(event: Any, context: Any) -> Any:
+        service = registry.service(function)
+        if batch is None:
+            return run(service, event, context, clock)
+        split = sqs_batch if batch == "sqs" else stream_batch
+        return split(dict(event), context, lambda record: run(service, record, context, clock))
+
+    entry.__module__ = function
+    entry.__name__ = entry.__qualname__ = "handler"
+    return logged(entry)
