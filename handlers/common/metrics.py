@@ -64,6 +64,10 @@ CATALOGUE: Mapping[str, tuple[BusinessMetric, ...]] = {
         BusinessMetric("Merges", "merges carried out"),
         BusinessMetric("Undos", "merges undone"),
         BusinessMetric("CappedBlocks", "oversized blocks capped in a blocking run"),
+        BusinessMetric(
+            "SecondaryEmailsNotAdded",
+            "absorbed addresses HubSpot's legacy secondary-email path refused (merge kept)",
+        ),
     ),
     "ler": (
         BusinessMetric("Leads", "leads received, by lane", "lane", ("form", "mail", "upload")),
