@@ -130,7 +130,8 @@ STDLIB_MODULES = (frozenset(sys.stdlib_module_names) | _ADDED_BY_314) - _REMOVED
 _FUNCTION = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _SKIPPED_DIRS = frozenset({"__pycache__", "tests", "test"})
-_SKIPPED_SUFFIXES = (".pyc", ".pyo", ".so", ".pyd", ".dylib")
+_SKIPPED_SUFFIXES = (".pyc", ".pyo", ".so", ".pyd", ".dylib", ".md")
+"""Not shipped from a source tree: bytecode, native builds, and design notes (a package's README)."""
 _BINARY_SUFFIXES = (".so", ".pyd", ".dylib", ".dll")
 _ENVIRONMENT_METADATA = frozenset(
     {"RECORD", "INSTALLER", "REQUESTED", "direct_url.json", "uv_cache.json"}
@@ -591,12 +592,6 @@ def _check_requirements(vendored: Sequence[VendoredDistribution]) -> None:
                     f"vendored {dist.name!r} requires {needed!r}, which is neither "
                     "vendored nor provided by the runtime or the layer; vendor it too"
                 )
-
-
-def top_level_modules(distribution: str) -> frozenset[str]:
-    """The importable top-level names an installed distribution provides."""
-    dist = importlib.metadata.distribution(distribution)
-    return _top_levels(PurePosixPath(str(entry)).as_posix() for entry in dist.files or [])
 
 
 # Sources ------------------------------------------------------------------------------------

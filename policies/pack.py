@@ -32,8 +32,6 @@ from policies.rules import (
     valid_iam,
 )
 
-PACK_NAME: Final = "crm-automations-guard"
-
 ALL_POLICIES: Final[list[Policy]] = [
     valid_iam.POLICY,
     no_wildcard_write.POLICY,

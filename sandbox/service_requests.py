@@ -5,7 +5,10 @@ EventBridge invoking a function, SES writing a mail to a bucket, Budgets publish
 and SNS using the topic's key), AWS authorises a request made by the *service principal*,
 carrying a request context that names the source. This module is the one place that says, for
 each delivery the sandbox plays, which principal asks, for which action on which resource,
-with which context keys, each with the AWS page that documents it. ``ServiceAccess`` then
+with which context keys. The principal, action, source ARN and governing AWS page of each
+delivery come from the one table the policy pack reads too
+(``policies.common.service_access.DELIVERIES``); Scheduler, which assumes a role rather than
+delivering into a resource policy, is described here. ``ServiceAccess`` then
 evaluates the request against the trust, resource or key policy the graph declares
 (``sandbox.iam.evaluate`` with ``strict=True``: a condition on a key the service does not send
 is false), and a refused delivery becomes a ``Refusal`` the report shows.
@@ -21,21 +24,35 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from components.offline.engine import ACCOUNT_ID
+from policies.common.service_access import (
+    BUDGETS,
+    CLOUDWATCH,
+    DELIVERIES,
+    EVENTS,
+    S3,
+    SES,
+    TargetKind,
+    event_rule_path,
+)
 from sandbox.iam import Decision, Requirement, evaluate
 
 if TYPE_CHECKING:
     from sandbox.graph import Topology
 
 SCHEDULER = "scheduler.amazonaws.com"
-S3 = "s3.amazonaws.com"
-SES = "ses.amazonaws.com"
-EVENTS = "events.amazonaws.com"
-BUDGETS = "budgets.amazonaws.com"
-CLOUDWATCH = "cloudwatch.amazonaws.com"
 
 
 def _source(arn: str, account: str = ACCOUNT_ID) -> dict[str, str]:
     return {"aws:SourceAccount": account, "aws:SourceArn": arn}
+
+
+def delivery(
+    principal: str, target: TargetKind, resource: str, region: str = "", **names: str
+) -> Requirement:
+    """The request ``principal`` makes to deliver to ``resource``, from the one table."""
+    row = DELIVERIES[principal, target]
+    source = row.source_arn(region=region, account=ACCOUNT_ID, **names)
+    return Requirement(row.action, resource, _source(source), principal=principal)
 
 
 def schedule_group_arn(region: str, group: str) -> str:
@@ -69,32 +86,20 @@ def scheduler_target_action(target_arn: str) -> str | None:
 
 
 def s3_invokes(bucket: str, function_arn: str) -> Requirement:
-    """S3 invokes the function of a bucket notification as ``s3.amazonaws.com``, with the
-    bucket's ARN as ``aws:SourceArn`` and the bucket owner's account as ``aws:SourceAccount``
-    ("Granting permissions to publish event notification messages to a destination", S3 User
-    Guide, https://docs.aws.amazon.com/AmazonS3/latest/userguide/grant-destinations-permissions-to-s3.html;
-    "Tutorial: Using an Amazon S3 trigger to invoke a Lambda function", Lambda Developer Guide,
-    https://docs.aws.amazon.com/lambda/latest/dg/with-s3-example.html)."""
-    return Requirement(
-        "lambda:InvokeFunction", function_arn, _source(f"arn:aws:s3:::{bucket}"), principal=S3
-    )
+    """S3 invoking the function of a bucket notification, as the bucket. Principal, action, source ARN and governing page:
+    :data:`policies.common.service_access.DELIVERIES`."""
+    return delivery(S3, "function", function_arn, bucket=bucket)
 
 
 def receipt_rule_arn(region: str, rule_set: str, rule: str) -> str:
-    return f"arn:aws:ses:{region}:{ACCOUNT_ID}:receipt-rule-set/{rule_set}:receipt-rule/{rule}"
+    return DELIVERIES[SES, "bucket"].source_arn(region, ACCOUNT_ID, rule_set=rule_set, rule=rule)
 
 
 def ses_puts_object(region: str, rule_set: str, rule: str, bucket: str, key: str) -> Requirement:
-    """SES's S3 action writes the mail as ``ses.amazonaws.com`` with ``s3:PutObject``, the
-    receipt rule's ARN as ``aws:SourceArn`` ("Giving permissions to Amazon SES for email
-    receiving", SES Developer Guide,
-    https://docs.aws.amazon.com/ses/latest/dg/receiving-email-permissions.html, "Give SES
-    permission to write to an S3 bucket")."""
-    return Requirement(
-        "s3:PutObject",
-        f"arn:aws:s3:::{bucket}/{key}",
-        _source(receipt_rule_arn(region, rule_set, rule)),
-        principal=SES,
+    """SES's S3 action writing a mail, as the receipt rule. Principal, action, source ARN and governing page:
+    :data:`policies.common.service_access.DELIVERIES`."""
+    return delivery(
+        SES, "bucket", f"arn:aws:s3:::{bucket}/{key}", region, rule_set=rule_set, rule=rule
     )
 
 
@@ -105,64 +110,49 @@ https://docs.aws.amazon.com/ses/latest/dg/receiving-email-action-s3.html)."""
 
 
 def ses_invokes(region: str, rule_set: str, rule: str, function_arn: str) -> Requirement:
-    """SES's Lambda action invokes as ``ses.amazonaws.com``, the receipt rule's ARN as
-    ``aws:SourceArn`` (same page, "Give SES permission to invoke an AWS Lambda function")."""
-    return Requirement(
-        "lambda:InvokeFunction",
-        function_arn,
-        _source(receipt_rule_arn(region, rule_set, rule)),
-        principal=SES,
-    )
+    """SES's Lambda action invoking a function, as the receipt rule. Principal, action, source ARN and governing page:
+    :data:`policies.common.service_access.DELIVERIES`."""
+    return delivery(SES, "function", function_arn, region, rule_set=rule_set, rule=rule)
 
 
 def rule_arn(region: str, rule: str, bus: str = "default") -> str:
-    path = rule if bus == "default" else f"{bus}/{rule}"
-    return f"arn:aws:events:{region}:{ACCOUNT_ID}:rule/{path}"
+    return DELIVERIES[EVENTS, "function"].source_arn(
+        region, ACCOUNT_ID, rule_path=event_rule_path(rule, bus)
+    )
 
 
 def events_invokes(rule: str, function_arn: str) -> Requirement:
-    """An EventBridge rule invokes its Lambda target as ``events.amazonaws.com``, the rule's
-    ARN as ``aws:SourceArn`` ("Using resource-based policies for Amazon EventBridge", EventBridge
-    User Guide, https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-use-resource-based.html,
-    "AWS Lambda permissions")."""
-    return Requirement("lambda:InvokeFunction", function_arn, _source(rule), principal=EVENTS)
+    """An EventBridge rule invoking its Lambda target, as the rule (its ARN). Principal, action, source ARN and governing page:
+    :data:`policies.common.service_access.DELIVERIES`."""
+    row = DELIVERIES[EVENTS, "function"]
+    return Requirement(row.action, function_arn, _source(rule), principal=row.principal)
 
 
 def events_sends(rule: str, queue_arn: str) -> Requirement:
-    """EventBridge sends an undeliverable event to the target's dead-letter queue with
-    ``sqs:SendMessage`` as ``events.amazonaws.com``, the rule's ARN as ``aws:SourceArn``; the
-    queue's policy must allow it ("Using dead-letter queues to process undelivered events",
-    EventBridge User Guide, https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-rule-dlq.html,
-    "Granting permissions to the dead-letter queue")."""
-    return Requirement("sqs:SendMessage", queue_arn, _source(rule), principal=EVENTS)
+    """EventBridge sending an undeliverable event to the target's dead-letter queue. Principal, action, source ARN and governing page:
+    :data:`policies.common.service_access.DELIVERIES`."""
+    row = DELIVERIES[EVENTS, "queue"]
+    return Requirement(row.action, queue_arn, _source(rule), principal=row.principal)
 
 
 def budget_arn(budget: str) -> str:
-    return f"arn:aws:budgets::{ACCOUNT_ID}:budget/{budget}"
+    return DELIVERIES[BUDGETS, "topic"].source_arn(account=ACCOUNT_ID, budget=budget)
 
 
 def budgets_publishes(budget: str, topic_arn: str) -> Requirement:
-    """A budget notification is published as ``budgets.amazonaws.com`` with ``SNS:Publish``,
-    the budget's ARN as ``aws:SourceArn`` ("Creating an Amazon SNS topic for budget
-    notifications", AWS Cost Management User Guide,
-    https://docs.aws.amazon.com/cost-management/latest/userguide/budgets-sns-policy.html)."""
-    return Requirement("sns:Publish", topic_arn, _source(budget_arn(budget)), principal=BUDGETS)
+    """A budget notification published to a topic, as the budget. Principal, action, source ARN and governing page:
+    :data:`policies.common.service_access.DELIVERIES`."""
+    return delivery(BUDGETS, "topic", topic_arn, budget=budget)
 
 
 def alarm_arn(region: str, alarm: str) -> str:
-    return f"arn:aws:cloudwatch:{region}:{ACCOUNT_ID}:alarm:{alarm}"
+    return DELIVERIES[CLOUDWATCH, "topic"].source_arn(region, ACCOUNT_ID, alarm=alarm)
 
 
 def cloudwatch_publishes(region: str, alarm: str, topic_arn: str) -> Requirement:
-    """A CloudWatch alarm's SNS action publishes as ``cloudwatch.amazonaws.com``, the alarm's
-    ARN as ``aws:SourceArn`` ("Why didn't I receive an SNS notification for my CloudWatch alarm
-    trigger?", AWS Knowledge Center,
-    https://repost.aws/knowledge-center/cloudwatch-receive-sns-for-alarm-trigger: "Resource:
-    arn:aws:cloudwatch:<region>:<account>:alarm:<name> is not authorized to perform:
-    SNS:Publish")."""
-    return Requirement(
-        "sns:Publish", topic_arn, _source(alarm_arn(region, alarm)), principal=CLOUDWATCH
-    )
+    """A CloudWatch alarm's SNS action publishing, as the alarm. Principal, action, source ARN and governing page:
+    :data:`policies.common.service_access.DELIVERIES`."""
+    return delivery(CLOUDWATCH, "topic", topic_arn, region, alarm=alarm)
 
 
 def topic_key_uses(publish: Requirement, key_arn: str) -> list[Requirement]:

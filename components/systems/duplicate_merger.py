@@ -1,28 +1,16 @@
 """Duplicate contact merger (document 000): block weekly, score with visible evidence, merge
-with an undo bundle. No model anywhere (DESIGN.md: "There is no model in this system").
+with an undo bundle. No model anywhere, by design: every decision is explained by evidence.
 
-Functions, each with its own role (the document's IAM table, plus what DESIGN.md adds and what
-each handler needs, named below):
-
-- ``dm-block`` (weekly ``dm-block-weekly`` schedule; 300 s / 3008 MB): reads the CRM with the
-  read credential, counts value rarity, forms capped blocks and sends them to ``dm-blocks``.
-  Document: GetSecretValue on the read credential, PutItem on pairs (the run summary row).
-  DESIGN.md: SendMessage on ``dm-blocks`` only.
-- ``dm-score`` (SQS ``dm-blocks``; 60 s / 1024 MB): scores each block's pairs, skips decided
-  pairs, upserts pairs. Document: Query and UpdateItem on pairs and decisions. Design note:
-  SendMessage on ``dm-merges`` only (automatic-band pairs).
+- ``dm-block`` (the weekly ``dm-block-weekly`` schedule): reads the CRM with the read
+  credential, counts value rarity, forms capped blocks and sends them to ``dm-blocks``.
+- ``dm-score`` (SQS ``dm-blocks``): scores each block's pairs, skips decided pairs, upserts
+  pairs; automatic-band pairs go to ``dm-merges``.
 - ``dm-merge`` (public Function URL for the signed review / confirm / reject / undo links; SQS
-  ``dm-merges`` for automatic merges; ``dm-digest-weekly`` schedule for the digest;
-  60 s / 1024 MB). Document: PutObject on ``undo/``, GetSecretValue on the write credential,
-  PutItem on merges. Added, each because the handler does it: GetObject on ``undo/`` (undo
-  reads the bundle); GetItem / UpdateItem / DeleteItem on merges (per-record locks are items
-  there, released by a conditional delete; merge state moves); GetItem / PutItem / UpdateItem /
-  DeleteItem on decisions (a pair's decision item is claimed, settled or released together
-  with the locks and the link marker in one TransactWriteItems); GetItem on pairs and Query on
-  its ``by-review`` index (the proposal page and the digest); GetSecretValue on the link-signing
-  key; SendEmail from
-  ``sender_email`` only (the digest); GetFunctionUrlConfig on itself (the digest's links need
-  the function's own URL, which is only known after deployment).
+  ``dm-merges`` for automatic merges; the ``dm-digest-weekly`` schedule for the digest): merges
+  with an undo bundle, and only it reads the CRM write credential.
+
+Each function's grants are the code below, each with a statement id saying why; the README's
+generated table for dm (``make docs``) lists them per function, so they are not repeated here.
 
 Tables: ``dm-pairs`` (pair_key; TTL ``ttl``; sparse GSI ``by-review`` on review/score holds
 only the proposed and automatic pairs of a run), ``dm-decisions`` (pair_key; no TTL, ever),
@@ -39,11 +27,10 @@ import json
 import pulumi
 
 from components.config import DmSettings
-from components.deployment import Deployment
 from components.grants import Grant
 from components.guarded_table import GuardedTable, GuardedTableArgs
 from components.private_bucket import PrivateBucket, PrivateBucketArgs
-from components.scheduled_job import ScheduledJob, ScheduledJobArgs, schedule_group
+from components.scheduled_job import Schedule
 from components.scoped_lambda import FunctionUrl, QueueTrigger, ScopedLambda
 from components.secret_slot import SecretSlot, SecretSlotArgs
 from components.systems.base import System, SystemArgs
@@ -62,15 +49,6 @@ SIZES: dict[str, tuple[int, int]] = {
 MATCHER = ("jellyfish", "nicknames")
 """What the matcher imports (handlers.common.strings, normalize's nicknames); compiled wheels."""
 
-
-def send_email(d: Deployment, sid: str, sender: str) -> Grant:
-    """SendEmail on the sender's SES identity, as that one From address only."""
-    return Grant(
-        sid,
-        ("ses:SendEmail",),
-        (d.sender_identity_arn(sender),),
-        {"StringEquals": {"ses:FromAddress": [sender]}},
-    )
 
 
 class DuplicateMerger(System):
@@ -205,7 +183,16 @@ class DuplicateMerger(System):
                 ),
             ),
             contract.BlockSettings.environment(values),
-            invoked_async=True,  # the weekly schedule
+            # A long read continues in an asynchronous invocation of dm-block itself.
+            schedules=(
+                Schedule(
+                    contract.BLOCK_SCHEDULE,
+                    s.schedule,
+                    "Weekly blocking run of the duplicate merger",
+                    json.dumps({"action": contract.BLOCK_ACTION}),
+                    s.schedule_timezone,
+                ),
+            ),
             vendored=("phonenumberslite", *MATCHER),
         )
         self.score = function(
@@ -252,7 +239,7 @@ class DuplicateMerger(System):
                 self.pairs.grant(
                     "dynamodb:Query", indexes=(contract.REVIEW_INDEX,), sid="QueryReview"
                 ),
-                send_email(d, "SendDigest", s.sender_email),
+                d.grant_send_email("SendDigest", s.sender_email),
                 Grant(
                     "ReadOwnFunctionUrl",
                     ("lambda:GetFunctionUrlConfig",),
@@ -269,39 +256,16 @@ class DuplicateMerger(System):
                 ),
             ),
             queues=(QueueTrigger(merge_queue, batch_size=1, maximum_concurrency=2),),
-            invoked_async=True,  # the weekly digest schedule
+            schedules=(
+                Schedule(
+                    contract.DIGEST_SCHEDULE,
+                    s.digest_schedule,
+                    "Weekly digest of the duplicate merger's proposals",
+                    json.dumps({"action": contract.DIGEST_ACTION}),
+                    s.schedule_timezone,
+                ),
+            ),
             vendored=MATCHER,
-        )
-
-        # Schedules ----------------------------------------------------------------------
-        jobs_group = schedule_group("dm-schedules", d, d.system, child)
-        ScheduledJob(
-            contract.BLOCK_SCHEDULE,
-            ScheduledJobArgs(
-                d,
-                contract.BLOCK_SCHEDULE,
-                s.schedule,
-                self.block,
-                jobs_group,
-                timezone=s.schedule_timezone,
-                payload=json.dumps({"action": contract.BLOCK_ACTION}),
-                description="Weekly blocking run of the duplicate merger",
-            ),
-            child,
-        )
-        ScheduledJob(
-            contract.DIGEST_SCHEDULE,
-            ScheduledJobArgs(
-                d,
-                contract.DIGEST_SCHEDULE,
-                s.digest_schedule,
-                self.merge,
-                jobs_group,
-                timezone=s.schedule_timezone,
-                payload=json.dumps({"action": contract.DIGEST_ACTION}),
-                description="Weekly digest of the duplicate merger's proposals",
-            ),
-            child,
         )
 
         self.finish(

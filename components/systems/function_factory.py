@@ -1,8 +1,8 @@
 """FunctionFactory: the one way a system declares its functions.
 
 Every function of every system is one call: its seed name, what it does, its grants, its
-environment (built from its settings record in ``handlers/<system>/contract.py``) and its
-triggers, at the call site. The entry module follows from the name: ``rrs-webhook`` runs
+environment (built from its settings record in ``handlers/<system>/contract.py``) and every
+way into it (URL, queues, streams, event rules, bucket, schedules), at the call site. The entry module follows from the name: ``rrs-webhook`` runs
 ``handlers.review_requests.functions.webhook.handler``. Memory and timeout come from the
 system's table of sizes (the document's, where it gives them), so a function cannot be declared
 without one.
@@ -11,12 +11,19 @@ without one.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pulumi
 
 from components.deployment import Deployment
 from components.grants import Grant
+from components.scheduled_job import (
+    Schedule,
+    ScheduledJob,
+    ScheduledJobArgs,
+    ScheduleGroupRef,
+    schedule_group,
+)
 from components.scoped_lambda import (
     BucketTrigger,
     EventRuleTrigger,
@@ -53,6 +60,9 @@ class FunctionFactory:
         opts: Options for every function (parented to the system component).
         vendored: Distributions every function of the system vendors (a module they all
             import needs them), on top of each function's own.
+
+    The system's schedule group (``<prefix>-<system>``) is declared with its first schedule, so
+    a system without schedules has none.
     """
 
     deployment: Deployment
@@ -60,6 +70,18 @@ class FunctionFactory:
     sizes: Mapping[str, tuple[int, int]]
     opts: pulumi.ResourceOptions
     vendored: tuple[str, ...] = ()
+    _groups: dict[str, ScheduleGroupRef] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+
+    def schedule_group(self) -> ScheduleGroupRef:
+        """The system's schedule group, declared on first use."""
+        d = self.deployment
+        if d.system not in self._groups:
+            self._groups[d.system] = schedule_group(
+                f"{d.system}-schedules", d, d.system, self.opts
+            )
+        return self._groups[d.system]
 
     def timeout(self, name: str) -> int:
         """The function's timeout in seconds (a consumed queue's visibility follows from it)."""
@@ -77,19 +99,25 @@ class FunctionFactory:
         streams: Sequence[StreamTrigger] = (),
         events: Sequence[EventRuleTrigger] = (),
         bucket: BucketTrigger | None = None,
+        schedules: Sequence[Schedule] = (),
         on_failure: WorkQueue | None = None,
         invoked_async: bool = False,
-        async_max_retries: int = 2,
+        async_max_retries: int | None = None,
         reserved_concurrency: int | None = None,
         vendored: tuple[str, ...] = (),
     ) -> ScopedLambda:
-        """One function of the document.
+        """One function of the document, with every way into it.
 
-        ``invoked_async``: something invokes it asynchronously that is not declared here (a
-        schedule, another function), so it gets an on-failure destination.
+        ``schedules``: each becomes a :class:`ScheduledJob` in the system's schedule group
+        invoking this function; Scheduler invokes asynchronously, so the function gets an
+        on-failure destination. ``invoked_async``: something not declared here invokes it
+        asynchronously (another function). A flag a trigger already implies is refused.
         """
+        if invoked_async and schedules:
+            raise ValueError(f"{name}: invoked_async is implied by its schedules")
+        implied = bool(events) or bucket is not None
         memory, timeout = self.sizes[name]
-        return ScopedLambda(
+        function = ScopedLambda(
             name,
             ScopedLambdaArgs(
                 self.deployment,
@@ -108,9 +136,25 @@ class FunctionFactory:
                 event_rules=tuple(events),
                 bucket_trigger=bucket,
                 on_failure=on_failure,
-                invoked_async=invoked_async,
+                invoked_async=invoked_async or (bool(schedules) and not implied),
                 async_max_retries=async_max_retries,
                 reserved_concurrency=reserved_concurrency,
             ),
             self.opts,
         )
+        for schedule in schedules:
+            ScheduledJob(
+                schedule.resource_name(name),
+                ScheduledJobArgs(
+                    self.deployment,
+                    schedule.name,
+                    schedule.expression,
+                    function,
+                    self.schedule_group(),
+                    timezone=schedule.timezone,
+                    payload=schedule.payload,
+                    description=schedule.description,
+                ),
+                self.opts,
+            )
+        return function

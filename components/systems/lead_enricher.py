@@ -34,7 +34,7 @@ from components.guarded_table import GuardedTable, GuardedTableArgs
 from components.inbound_mail_lane import InboundMailLane, InboundMailLaneArgs, mail_writer
 from components.models import model_grant
 from components.private_bucket import PrivateBucket, PrivateBucketArgs
-from components.scheduled_job import ScheduledJob, ScheduledJobArgs, schedule_group
+from components.scheduled_job import Schedule
 from components.scoped_lambda import (
     BucketTrigger,
     EventRuleTrigger,
@@ -102,15 +102,6 @@ def put_events(d: Deployment, sid: str, detail_types: Sequence[str]) -> Grant:
         },
     )
 
-
-def send_email(d: Deployment, sid: str, sender: str) -> Grant:
-    """SendEmail on the sender's SES identity, as that one From address only."""
-    return Grant(
-        sid,
-        ("ses:SendEmail",),
-        (d.sender_identity_arn(sender),),
-        {"StringEquals": {"ses:FromAddress": [sender]}},
-    )
 
 
 def chain_stage(name: str, source: str, dlq: WorkQueue) -> EventRuleTrigger:
@@ -314,9 +305,9 @@ class LeadEnricher(System):
             )
             if intake_secret is not None
             else FunctionUrl("AWS_IAM"),
+            # Also invoked asynchronously by itself (long uploads) and by ler-retry.
             bucket=BucketTrigger(raw, contract.TRIGGER_PREFIXES),
             on_failure=dlq,
-            invoked_async=True,
             async_max_retries=ASYNC_RETRIES,
             # The mail lane picks the sender with the shared email check (Reply-To, else From).
             vendored=EMAIL_CHECK,
@@ -336,9 +327,8 @@ class LeadEnricher(System):
                 put_events(d, "EmitNormalized", (contract.NORMALIZED,)),
             ],
             contract.NormalizeSettings.environment(values),
-            queues=(QueueTrigger(intake_queue, batch_size=1),),
             # Polled from SQS, never invoked asynchronously: no on-failure destination.
-            async_max_retries=ASYNC_RETRIES,
+            queues=(QueueTrigger(intake_queue, batch_size=1),),
             vendored=PHONENUMBERS + EMAIL_CHECK,
         )
         function(
@@ -352,7 +342,6 @@ class LeadEnricher(System):
             contract.EnrichSettings.environment(values),
             events=(chain_stage(contract.ENRICH_FUNCTION, source, dlq),),
             on_failure=dlq,
-            invoked_async=True,
             async_max_retries=ASYNC_RETRIES,
         )
         identity_index = Grant(
@@ -372,7 +361,6 @@ class LeadEnricher(System):
             contract.DedupeSettings.environment(values),
             events=(chain_stage(contract.DEDUPE_FUNCTION, source, dlq),),
             on_failure=dlq,
-            invoked_async=True,
             async_max_retries=ASYNC_RETRIES,
             vendored=JELLYFISH,
         )
@@ -386,7 +374,6 @@ class LeadEnricher(System):
             contract.FilterSettings.environment(values),
             events=(chain_stage(contract.FILTER_FUNCTION, source, dlq),),
             on_failure=dlq,
-            invoked_async=True,
             async_max_retries=ASYNC_RETRIES,
         )
         push = function(
@@ -403,7 +390,6 @@ class LeadEnricher(System):
             contract.PushSettings.environment(values),
             events=(chain_stage(contract.PUSH_FUNCTION, source, dlq),),
             on_failure=dlq,
-            invoked_async=True,
             async_max_retries=ASYNC_RETRIES,
             vendored=PHONENUMBERS + EMAIL_CHECK + JELLYFISH,
         )
@@ -414,12 +400,11 @@ class LeadEnricher(System):
             contract.JunkWriterSettings.environment(values),
             events=(chain_stage(contract.JUNK_WRITER_FUNCTION, source, dlq),),
             on_failure=dlq,
-            invoked_async=True,
             async_max_retries=ASYNC_RETRIES,
         )
 
-        # Scheduled jobs (the schedules below invoke them asynchronously) ---------------------
-        retry = function(
+        # Scheduled jobs ------------------------------------------------------------------------
+        function(
             contract.RETRY_FUNCTION,
             "Re-drives ler-dlq and the intake dead letters, retries pending enrichments",
             [
@@ -429,14 +414,22 @@ class LeadEnricher(System):
                 put_events(d, "RedrivePipelineEvents", contract.PIPELINE_EVENTS),
                 invoke("RedriveMailAndUploadsToIntake", intake),
                 cache.grant("dynamodb:Scan", sid="FindPendingEnrichments"),
-                send_email(d, "AlertDeadLetters", s.sender_email),
+                d.grant_send_email("AlertDeadLetters", s.sender_email),
             ],
             contract.RetrySettings.environment(values),
+            schedules=(
+                Schedule(
+                    contract.RETRY_FUNCTION,
+                    s.retry_schedule,
+                    "Re-drive dead letters and pending enrichments",
+                    json.dumps({"job": contract.RETRY_FUNCTION}),
+                    s.schedule_timezone,
+                ),
+            ),
             on_failure=dlq,
-            invoked_async=True,
             async_max_retries=ASYNC_RETRIES,
         )
-        backfill = function(
+        function(
             contract.BACKFILL_FUNCTION,
             "Re-enriches pending leads; re-syncs ler-identity from the CRM export via ler-push",
             [
@@ -445,11 +438,19 @@ class LeadEnricher(System):
                 invoke("ResyncIdentityThroughPush", push),
             ],
             contract.BackfillSettings.environment(values),
+            schedules=(
+                Schedule(
+                    contract.BACKFILL_FUNCTION,
+                    s.backfill_schedule,
+                    "Nightly re-enrichment and identity re-sync",
+                    json.dumps({"job": contract.BACKFILL_FUNCTION}),
+                    s.schedule_timezone,
+                ),
+            ),
             on_failure=dlq,
-            invoked_async=True,
             async_max_retries=ASYNC_RETRIES,
         )
-        digest = function(
+        function(
             contract.DIGEST_FUNCTION,
             "Emails the previous day's junk drops by reason",
             [
@@ -458,33 +459,21 @@ class LeadEnricher(System):
                     conditions={"StringLike": {"s3:prefix": [f"{contract.JUNK_PREFIX}*"]}},
                 ),
                 junk.grant("s3:GetObject", prefixes=(contract.JUNK_PREFIX,), sid="ReadJunkLog"),
-                send_email(d, "SendJunkDigest", s.sender_email),
+                d.grant_send_email("SendJunkDigest", s.sender_email),
             ],
             contract.DigestSettings.environment(values),
+            schedules=(
+                Schedule(
+                    contract.DIGEST_FUNCTION,
+                    s.digest_schedule,
+                    "Daily junk digest",
+                    json.dumps({"job": contract.DIGEST_FUNCTION}),
+                    s.schedule_timezone,
+                ),
+            ),
             on_failure=dlq,
-            invoked_async=True,
             async_max_retries=ASYNC_RETRIES,
         )
-        jobs_group = schedule_group("ler-schedules", d, d.system, child)
-        for job, expression, what in (
-            (retry, s.retry_schedule, "Re-drive dead letters and pending enrichments"),
-            (backfill, s.backfill_schedule, "Nightly re-enrichment and identity re-sync"),
-            (digest, s.digest_schedule, "Daily junk digest"),
-        ):
-            ScheduledJob(
-                f"{job.args.name}-schedule",
-                ScheduledJobArgs(
-                    d,
-                    job.args.name,
-                    expression,
-                    job,
-                    jobs_group,
-                    timezone=s.schedule_timezone,
-                    payload=json.dumps({"job": job.args.name}),
-                    description=what,
-                ),
-                child,
-            )
 
         self.finish(
             {

@@ -16,8 +16,8 @@ Five functions, each with its own role scoped to what the document lets it touch
 * ``rrs-sweep`` (schedule, gated to opening hours in code): stragglers re-enqueued or escalated.
 
 Two queues, one consumer each, and no event source filters: Lambda deletes an SQS message
-that matches none of its mapping's filters, so two filtered mappings on one queue (DESIGN.md's
-single rrs-work) drop each other's messages. A message of the wrong kind is a batch item
+that matches none of its mapping's filters, so two filtered mappings on one queue (one
+rrs-work for both kinds) drop each other's messages. A message of the wrong kind is a batch item
 failure in the handler instead, so it ends in that queue's DLQ. The per-request schedules
 target ``rrs-work`` through a role that may only send there; the webhook may create schedules
 only in the group and pass only that role. Decisions the document
@@ -37,12 +37,7 @@ from components.grants import Grant, policy_document
 from components.guarded_table import GuardedTable, GuardedTableArgs
 from components.models import model_grant
 from components.monitoring import declare_alarm, unconfirmed_sends
-from components.scheduled_job import (
-    ScheduledJob,
-    ScheduledJobArgs,
-    schedule_group,
-    scheduler_trust_policy,
-)
+from components.scheduled_job import Schedule, schedule_group, scheduler_trust_policy
 from components.scoped_lambda import FunctionUrl, QueueTrigger
 from components.secret_slot import SecretSlot, SecretSlotArgs
 from components.systems.base import System, SystemArgs
@@ -183,9 +178,6 @@ class ReviewRequests(System):
             opts=pulumi.ResourceOptions(parent=self, depends_on=[schedule_role]),
         )
 
-        sender_identity = d.sender_identity_arn(s.sender_email)
-        # Mail from the configured sender only, though the identity is the whole domain.
-        from_sender = {"StringEquals": {"ses:FromAddress": s.sender_email}}
         sms_arn = d.arns.sms_resource(s.sms_origination_identity)
         hours = s.opening_hours
         # Every settings field of every function, once; each record picks its own
@@ -278,7 +270,7 @@ class ReviewRequests(System):
                 audit.grant("dynamodb:PutItem", sid="AppendAudit"),
                 messaging_key.grant_read(),
                 escalations.grant_send(sid="EnqueueEscalation"),
-                Grant("SendAskEmail", ("ses:SendEmail",), (sender_identity,), from_sender),
+                d.grant_send_email("SendAskEmail", s.sender_email),
                 Grant("SendAskSms", ("sms-voice:SendTextMessage",), (sms_arn,)),
             ),
             contract.SenderSettings.environment(values),
@@ -294,7 +286,7 @@ class ReviewRequests(System):
                 jobs.grant("dynamodb:GetItem", sid="ReadJob"),
                 audit.grant("dynamodb:Query", sid="ReadAuditTrail"),
                 audit.grant("dynamodb:PutItem", sid="AppendEscalationMarker"),
-                Grant("SendOwnerHandover", ("ses:SendEmail",), (sender_identity,), from_sender),
+                d.grant_send_email("SendOwnerHandover", s.sender_email),
             ),
             contract.EscalatorSettings.environment(values),
             queues=(QueueTrigger(escalations, batch_size=5),),
@@ -312,7 +304,7 @@ class ReviewRequests(System):
             sync_grants,
             contract.SyncSettings.environment(values),
             vendored=("email-validator", "idna", "phonenumberslite", "tzdata"),
-            invoked_async=True,
+            schedules=(Schedule(contract.SYNC, s.sync_schedule, "mirror the customer sheet"),),
         )
         sweep_fn = function(
             contract.SWEEP,
@@ -329,20 +321,10 @@ class ReviewRequests(System):
             ),
             contract.SweepSettings.environment(values),
             vendored=("tzdata",),
-            invoked_async=True,
+            schedules=(
+                Schedule(contract.SWEEP, s.sweep_schedule, "re-drive or escalate stragglers"),
+            ),
         )
-
-        # Recurring schedules ---------------------------------------------------------------
-        jobs_group = schedule_group("rrs-schedules", d, d.system, child)
-        for name, expression, target, what in (
-            (contract.SWEEP, s.sweep_schedule, sweep_fn, "re-drive or escalate stragglers"),
-            (contract.SYNC, s.sync_schedule, sync_fn, "mirror the customer sheet"),
-        ):
-            ScheduledJob(
-                f"{name}-schedule",
-                ScheduledJobArgs(d, name, expression, target, jobs_group, description=what),
-                child,
-            )
 
         # The sweep reports a claimed message never confirmed sent; a person must look.
         declare_alarm(

@@ -2,13 +2,14 @@
 
 Three functions, each with its own role; only ls-capture is public:
 
-- ``ls-capture`` (Function URL, auth NONE, CORS limited to the site origins; 5 s / 512 MB):
-  PutItem on touches and enquiries, GetSecretValue on the email-hash key. Authenticity on
-  this surface is the origin allowlist plus the bot filter, checked in the function.
+- ``ls-capture`` (Function URL, auth NONE, CORS limited to the site origins): records touches
+  and enquiries. Authenticity on this surface is the origin allowlist plus the bot filter,
+  checked in the function.
 - ``ls-stitch`` (DynamoDB stream on enquiries, INSERT only, partial batch failures, bounded
-  retries, on-failure queue ``ls-stitch-failures``; 60 s / 1024 MB): Query on touches,
-  Query and UpdateItem on identities.
-- ``ls-report`` (Function URL, auth AWS_IAM; 120 s / 1024 MB): Query on the three tables.
+  retries, on-failure queue ``ls-stitch-failures``): links identities to visitors' touches.
+- ``ls-report`` (Function URL, auth AWS_IAM): the attribution report, by Query only.
+
+Each function's grants are the code below; the README's generated table for ls lists them.
 
 Tables: ``ls-touches`` (visitor_id, at; TTL), ``ls-identities`` (identity_key, visitor_id) and
 ``ls-enquiries`` (month, enquiry_id; stream NEW_IMAGE). The enquiries key is a month bucket

@@ -28,7 +28,7 @@ from components.grants import Grant
 from components.guarded_table import GuardedTable, GuardedTableArgs
 from components.models import model_grant
 from components.monitoring import declare_alarm, unconfirmed_sends
-from components.scheduled_job import ScheduledJob, ScheduledJobArgs, schedule_group
+from components.scheduled_job import Schedule
 from components.scoped_lambda import FunctionUrl, QueueTrigger
 from components.secret_slot import SecretSlot, SecretSlotArgs
 from components.systems.base import System, SystemArgs
@@ -124,7 +124,6 @@ class UpsellRecommender(System):
             child,
         )
 
-        sender_identity = d.sender_identity_arn(s.sender_email)
         sms_arn = d.arns.sms_resource(s.sms_origination_identity)
         values: dict[str, pulumi.Input[str] | int | float] = {
             "orders_table": orders.physical_name,
@@ -217,15 +216,10 @@ class UpsellRecommender(System):
                 customers.grant("dynamodb:GetItem", "dynamodb:UpdateItem", sid="CheckAndStampCap"),
                 addlink_key.grant_read(),
                 Grant("SendNudgeSms", ("sms-voice:SendTextMessage",), (sms_arn,)),
-                Grant(
-                    "SendNudgeEmail",
-                    ("ses:SendEmail",),
-                    (sender_identity,),
-                    {"StringEquals": {"ses:FromAddress": s.sender_email}},
-                ),
+                d.grant_send_email("SendNudgeEmail", s.sender_email),
             ),
             contract.SenderSettings.environment(values),
-            invoked_async=True,
+            schedules=(Schedule(contract.SENDER, s.sender_schedule, "release due offers"),),
         )
         sweep_fn = function(
             contract.SWEEP,
@@ -235,16 +229,11 @@ class UpsellRecommender(System):
                     "dynamodb:Query", indexes=(contract.OFFERS_INDEX,), sid="QueryOffersByState"
                 ),
                 offers.grant("dynamodb:UpdateItem", "dynamodb:PutItem", sid="CloseOffersAndMark"),
-                Grant(
-                    "SendOwnerReport",
-                    ("ses:SendEmail",),
-                    (sender_identity,),
-                    {"StringEquals": {"ses:FromAddress": s.sender_email}},
-                ),
+                d.grant_send_email("SendOwnerReport", s.sender_email),
             ),
             contract.SweepSettings.environment(values),
             vendored=("tzdata",),  # zoneinfo: the report hour is read in REPORT_TIMEZONE
-            invoked_async=True,
+            schedules=(Schedule(contract.SWEEP, s.sweep_schedule, "close attribution windows"),),
         )
         sync_fn = function(
             contract.CATALOG_SYNC,
@@ -254,21 +243,12 @@ class UpsellRecommender(System):
                 catalogue.grant("dynamodb:PutItem", sid="UpsertCatalogue"),
             ),
             contract.CatalogSyncSettings.environment(values),
-            invoked_async=True,
+            schedules=(
+                Schedule(
+                    contract.CATALOG_SYNC, s.catalog_sync_schedule, "refresh stock and prices"
+                ),
+            ),
         )
-
-        # Schedules -------------------------------------------------------------------------
-        jobs_group = schedule_group("upsr-schedules", d, d.system, child)
-        for name, expression, target, what in (
-            (contract.SENDER, s.sender_schedule, sender_fn, "release due offers"),
-            (contract.SWEEP, s.sweep_schedule, sweep_fn, "close attribution windows"),
-            (contract.CATALOG_SYNC, s.catalog_sync_schedule, sync_fn, "refresh stock and prices"),
-        ):
-            ScheduledJob(
-                f"{name}-schedule",
-                ScheduledJobArgs(d, name, expression, target, jobs_group, description=what),
-                child,
-            )
 
         # The sweep reports a claimed message never confirmed sent; a person must look.
         declare_alarm(

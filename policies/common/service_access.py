@@ -13,6 +13,11 @@ The service-to-service rules share three readings of the graph:
 
 Targets are named by plain strings known at preview (queue and topic names, bucket names,
 function names), the same join the other stack rules use.
+
+:data:`DELIVERIES` is the one table of how each AWS service delivers: its principal, the action
+it performs on each kind of target, the ARN of the source it sends as ``aws:SourceArn``, and
+the AWS page that documents it. The policy pack reads it here; the sandbox
+(``sandbox/service_requests.py``) builds the requests it evaluates from the same rows.
 """
 
 from __future__ import annotations
@@ -47,6 +52,99 @@ PUBLISH_ACTIONS: Final[Mapping[TargetKind, str]] = {
     "function": "lambda:InvokeFunction",
 }
 """The action a delivering service performs on each kind of target."""
+
+S3: Final = "s3.amazonaws.com"
+SES: Final = "ses.amazonaws.com"
+EVENTS: Final = "events.amazonaws.com"
+BUDGETS: Final = "budgets.amazonaws.com"
+CLOUDWATCH: Final = "cloudwatch.amazonaws.com"
+
+
+@dataclass(frozen=True)
+class ServiceDelivery:
+    """How one AWS service delivers to one kind of target.
+
+    Attributes:
+        principal: The service principal that makes the request.
+        target: The kind of target.
+        source: The ``aws:SourceArn`` it sends, a template over ``region``, ``account`` and the
+            source's own names (``bucket``; ``rule_set`` and ``rule``; ``rule_path``;
+            ``budget``; ``alarm``). The policy pack fills an unknown region or account with
+            ``*``.
+        page: The AWS page that documents the principal, action and source.
+    """
+
+    principal: str
+    target: TargetKind
+    source: str
+    page: str
+
+    @property
+    def action(self) -> str:
+        """The action the service performs on the target."""
+        return PUBLISH_ACTIONS[self.target]
+
+    def source_arn(self, region: str = "*", account: str = "*", **names: str) -> str:
+        """The source ARN for one source (``bucket=...``, ``alarm=...``)."""
+        return self.source.format(region=region, account=account, **names)
+
+
+_RECEIPT_RULE = "arn:aws:ses:{region}:{account}:receipt-rule-set/{rule_set}:receipt-rule/{rule}"
+_SES_RECEIVING = "https://docs.aws.amazon.com/ses/latest/dg/receiving-email-permissions.html"
+_EVENT_RULE = "arn:aws:events:{region}:{account}:rule/{rule_path}"
+
+DELIVERIES: Final[Mapping[tuple[str, TargetKind], ServiceDelivery]] = {
+    (d.principal, d.target): d
+    for d in (
+        # S3 User Guide, "Granting permissions to publish event notification messages to a
+        # destination"; Lambda Developer Guide, "Tutorial: Using an Amazon S3 trigger".
+        ServiceDelivery(
+            S3,
+            "function",
+            "arn:aws:s3:::{bucket}",
+            "https://docs.aws.amazon.com/AmazonS3/latest/userguide/grant-destinations-permissions-to-s3.html",
+        ),
+        # SES Developer Guide, "Giving permissions to Amazon SES for email receiving".
+        ServiceDelivery(SES, "bucket", _RECEIPT_RULE, _SES_RECEIVING),
+        ServiceDelivery(SES, "function", _RECEIPT_RULE, _SES_RECEIVING),
+        ServiceDelivery(SES, "topic", _RECEIPT_RULE, _SES_RECEIVING),
+        # EventBridge User Guide, "Using resource-based policies for Amazon EventBridge".
+        ServiceDelivery(
+            EVENTS,
+            "function",
+            _EVENT_RULE,
+            "https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-use-resource-based.html",
+        ),
+        # EventBridge User Guide, "Using dead-letter queues to process undelivered events".
+        ServiceDelivery(
+            EVENTS,
+            "queue",
+            _EVENT_RULE,
+            "https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-rule-dlq.html",
+        ),
+        # AWS Cost Management User Guide, "Creating an Amazon SNS topic for budget notifications".
+        ServiceDelivery(
+            BUDGETS,
+            "topic",
+            "arn:aws:budgets::{account}:budget/{budget}",
+            "https://docs.aws.amazon.com/cost-management/latest/userguide/budgets-sns-policy.html",
+        ),
+        # AWS Knowledge Center, "Why didn't I receive an SNS notification for my CloudWatch
+        # alarm trigger?" (the refusal names the alarm's ARN as the source).
+        ServiceDelivery(
+            CLOUDWATCH,
+            "topic",
+            "arn:aws:cloudwatch:{region}:{account}:alarm:{alarm}",
+            "https://repost.aws/knowledge-center/cloudwatch-receive-sns-for-alarm-trigger",
+        ),
+    )
+}
+"""Every (service principal, target kind) delivery the graph can declare."""
+
+
+def event_rule_path(rule: str, bus: str = "default") -> str:
+    """A rule's path in its ARN: ``name`` on the default bus, else ``bus/name``."""
+    return rule if bus == "default" else f"{bus}/{rule}"
 
 SOURCE_SERVICE: Final[Mapping[str, str]] = {
     "budgets.amazonaws.com": "budgets",
@@ -101,13 +199,6 @@ def name_of_topic_arn(value: Any) -> str | None:
     text = as_str(value)
     parts = arn_parts(text) if text else None
     return parts[4] if parts and parts[1] == "sns" and ":" not in parts[4] else None
-
-
-def name_of_bucket_arn(value: Any) -> str | None:
-    """``arn:aws:s3:::bucket`` (or ``bucket/key``) -> bucket."""
-    text = as_str(value)
-    parts = arn_parts(text) if text else None
-    return parts[4].split("/", 1)[0] if parts and parts[1] == "s3" else None
 
 
 @dataclass(frozen=True)
@@ -243,11 +334,10 @@ def _target_of_arn(arn: Any) -> tuple[TargetKind, str] | None:
     return None
 
 
-def _rule_arn(props: Mapping[str, Any], region: str, account: str) -> str:
-    rule = as_str(props.get("rule")) or "?"
-    bus = as_str(props.get("eventBusName")) or "default"
-    resource = f"rule/{rule}" if bus == "default" else f"rule/{bus}/{rule}"
-    return f"arn:aws:events:{region}:{account}:{resource}"
+def _rule_path(props: Mapping[str, Any]) -> str:
+    return event_rule_path(
+        as_str(props.get("rule")) or "?", as_str(props.get("eventBusName")) or "default"
+    )
 
 
 def deliveries(resources: Iterable[Any]) -> Iterator[Delivery]:
@@ -261,7 +351,7 @@ def deliveries(resources: Iterable[Any]) -> Iterator[Delivery]:
             for arn in as_list(get_path(notification, "subscriberSnsTopicArns") or []):
                 if name := name_of_topic_arn(arn):
                     yield Delivery(
-                        "budgets.amazonaws.com",
+                        BUDGETS,
                         "topic",
                         name,
                         None,
@@ -273,9 +363,11 @@ def deliveries(resources: Iterable[Any]) -> Iterator[Delivery]:
         for key in ("alarmActions", "okActions", "insufficientDataActions"):
             for arn in as_list(node.props.get(key)):
                 if name := name_of_topic_arn(arn):
-                    source = f"arn:aws:cloudwatch:*:*:alarm:{alarm}" if alarm else None
+                    source = (
+                        DELIVERIES[CLOUDWATCH, "topic"].source_arn(alarm=alarm) if alarm else None
+                    )
                     yield Delivery(
-                        "cloudwatch.amazonaws.com",
+                        CLOUDWATCH,
                         "topic",
                         name,
                         source,
@@ -283,17 +375,16 @@ def deliveries(resources: Iterable[Any]) -> Iterator[Delivery]:
                         node.urn,
                     )
     for node in stack.of_type(EVENT_TARGET):
-        source = _rule_arn(node.props, "*", "*")
+        path = _rule_path(node.props)
         where = f"EventTarget {node.name}"
         for arn in (node.props.get("arn"), get_path(node.props, "deadLetterConfig", "arn")):
             target = _target_of_arn(arn)
             if target is not None:
-                yield Delivery(
-                    "events.amazonaws.com", target[0], target[1], source, where, node.urn
-                )
+                source = DELIVERIES[EVENTS, "function"].source_arn(rule_path=path)
+                yield Delivery(EVENTS, target[0], target[1], source, where, node.urn)
     for node in stack.of_type(BUCKET_NOTIFICATION):
         bucket = as_str(node.props.get("bucket"))
-        source = f"arn:aws:s3:::{bucket}" if bucket else None
+        source = DELIVERIES[S3, "function"].source_arn(bucket=bucket) if bucket else None
         where = f"BucketNotification {node.name}"
         for key, arn_key in (
             ("lambdaFunctions", "lambdaFunctionArn"),
@@ -303,24 +394,22 @@ def deliveries(resources: Iterable[Any]) -> Iterator[Delivery]:
             for entry in as_list(node.props.get(key)):
                 target = _target_of_arn(get_path(entry, arn_key))
                 if target is not None:
-                    yield Delivery(
-                        "s3.amazonaws.com", target[0], target[1], source, where, node.urn
-                    )
+                    yield Delivery(S3, target[0], target[1], source, where, node.urn)
     for node in stack.of_type(RECEIPT_RULE):
         rule_set = as_str(node.props.get("ruleSetName"))
         rule = as_str(node.props.get("name"))
         source = (
-            f"arn:aws:ses:*:*:receipt-rule-set/{rule_set}:receipt-rule/{rule}"
+            DELIVERIES[SES, "bucket"].source_arn(rule_set=rule_set, rule=rule)
             if rule_set and rule
             else None
         )
         where = f"ReceiptRule {node.name}"
         for action in as_list(node.props.get("s3Actions")):
             if bucket := as_str(get_path(action, "bucketName")):
-                yield Delivery("ses.amazonaws.com", "bucket", bucket, source, where, node.urn)
+                yield Delivery(SES, "bucket", bucket, source, where, node.urn)
         for action in as_list(node.props.get("snsActions")):
             if name := name_of_topic_arn(get_path(action, "topicArn")):
-                yield Delivery("ses.amazonaws.com", "topic", name, source, where, node.urn)
+                yield Delivery(SES, "topic", name, source, where, node.urn)
         for action in as_list(node.props.get("lambdaActions")):
             if name := lambda_name(get_path(action, "functionArn")):
-                yield Delivery("ses.amazonaws.com", "function", name, source, where, node.urn)
+                yield Delivery(SES, "function", name, source, where, node.urn)

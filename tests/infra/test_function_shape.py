@@ -9,7 +9,9 @@ import pytest
 
 from components.deployment import Deployment
 from components.guarded_table import GuardedTable, GuardedTableArgs
-from components.scoped_lambda import QueueTrigger
+from components.offline.engine import ACCOUNT_ID
+from components.scheduled_job import Schedule
+from components.scoped_lambda import EventRuleTrigger, FunctionUrl, QueueTrigger
 from components.systems.function_factory import FunctionFactory, entry_point
 from components.work_queue import WorkQueue, WorkQueueArgs, consumer_visibility
 from handlers.common.tables import Index, Key, TableSpec
@@ -86,3 +88,94 @@ def test_a_table_spec_builds_the_same_table_as_hand_written_args() -> None:
         "sk": "N",
         "state": "S",
     }
+
+
+def scheduled(**extra: Any) -> Any:
+    def program(d: Deployment) -> dict[str, Any]:
+        factory = FunctionFactory(
+            d, "handlers.tst", {"tst-sweep": (128, 30)}, pulumi.ResourceOptions()
+        )
+        factory(
+            "tst-sweep",
+            "sweeps",
+            (),
+            {},
+            schedules=(
+                Schedule("tst-sweep", "rate(1 hour)", "hourly"),
+                Schedule("tst-nightly", "cron(0 3 * * ? *)", payload='{"full": true}'),
+            ),
+            **extra,
+        )
+        return {}
+
+    return program
+
+
+def test_schedules_are_declared_with_their_function_in_one_group() -> None:
+    resources = run_blocks(scheduled())
+    schedules = of_type(resources, "aws:scheduler/schedule:Schedule")
+    assert sorted(s.name for s in schedules) == ["tst-nightly", "tst-sweep-schedule"]
+    (group,) = of_type(resources, "aws:scheduler/scheduleGroup:ScheduleGroup")
+    assert {s.inputs["groupName"] for s in schedules} == {group.inputs["name"]}
+    (function,) = of_type(resources, "aws:lambda/function:Function")
+    assert {s.inputs["target"]["arn"] for s in schedules} == {
+        f"arn:aws:lambda:eu-west-2:{ACCOUNT_ID}:function:{function.inputs['name']}"
+    }
+    # Scheduler invokes asynchronously: the function got its on-failure destination.
+    (config,) = of_type(resources, "aws:lambda/functionEventInvokeConfig:FunctionEventInvokeConfig")
+    assert config.inputs["maximumRetryAttempts"] == 2
+
+
+def test_a_system_without_schedules_declares_no_group() -> None:
+    resources = run_blocks(consumer(consumer_visibility(30)))
+    assert not of_type(resources, "aws:scheduler/scheduleGroup:ScheduleGroup")
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ({"invoked_async": True}, "invoked_async is implied by its schedules"),
+        ({"async_max_retries": 3}, "async_max_retries must be 0..2"),
+    ],
+)
+def test_a_scheduled_function_refuses_arguments_that_do_nothing(
+    extra: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(Exception, match=message):
+        run_blocks(scheduled(**extra))
+
+
+def unscheduled(**extra: Any) -> Any:
+    def program(d: Deployment) -> dict[str, Any]:
+        factory = FunctionFactory(
+            d, "handlers.tst", {"tst-worker": (256, 30)}, pulumi.ResourceOptions()
+        )
+        work = WorkQueue("tst-work", WorkQueueArgs(d, "tst-work", dead_letter=True))
+        if "events" in extra:
+            extra["events"] = (EventRuleTrigger("tst-rule", {"detail-type": ["x"]}),)
+        if "on_failure" in extra:
+            extra["on_failure"] = work
+        factory("tst-worker", "works", (), {}, **extra)
+        return {}
+
+    return program
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        # Polled from a queue or called synchronously: retries of async invokes never apply.
+        ({"async_max_retries": 1}, "async_max_retries applies to asynchronous invocations"),
+        ({"on_failure": True}, "on_failure applies to asynchronous invocations"),
+        ({"events": True, "invoked_async": True}, "invoked_async is implied by its event rule"),
+    ],
+)
+def test_arguments_that_would_be_ignored_are_refused(extra: dict[str, Any], message: str) -> None:
+    with pytest.raises(Exception, match=message):
+        run_blocks(unscheduled(**extra))
+
+
+def test_cors_methods_without_origins_are_refused() -> None:
+    with pytest.raises(ValueError, match="cors_methods without cors_origins"):
+        FunctionUrl("AWS_IAM", cors_methods=("GET",))
+    assert FunctionUrl("AWS_IAM", cors_origins=("https://example.com",)).cors_methods == ()

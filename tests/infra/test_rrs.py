@@ -309,7 +309,7 @@ def test_mail_goes_only_from_the_configured_sender(graph: Graph) -> None:
             s for s in statements_of(graph, function) if s["Action"] == ["ses:SendEmail"]
         ]
         assert statement["Condition"] == {
-            "StringEquals": {"ses:FromAddress": "crm-bot@example.com"}
+            "StringEquals": {"ses:FromAddress": ["crm-bot@example.com"]}
         }
 
 

@@ -201,3 +201,20 @@ def test_only_the_identity_owner_declares_ses_identities(graph: Graph) -> None:
     assert granted == {
         f"arn:aws:ses:{region}:123456789012:identity/{domain}" for domain, region in senders
     }
+
+
+def test_every_send_email_grant_has_the_mail_identitys_one_shape(graph: Graph) -> None:
+    """SendEmail comes only from MailIdentities.grant_send: one action, one identity, one From."""
+    shapes = []
+    for policy in graph.of_type("aws:iam/rolePolicy:RolePolicy"):
+        for st in json.loads(policy.inputs["policy"])["Statement"]:
+            actions = [st["Action"]] if isinstance(st["Action"], str) else st["Action"]
+            if any(a.startswith("ses:Send") for a in actions):
+                shapes.append((policy.name, actions, st["Resource"], st.get("Condition")))
+    assert len(shapes) >= 7  # dm 1, ler 2, upsr 2, rrs 2
+    for name, actions, resources, condition in shapes:
+        assert actions == ["ses:SendEmail"], name
+        assert isinstance(resources, list) and len(resources) == 1, name
+        assert condition is not None and list(condition) == ["StringEquals"], name
+        (sender,) = condition["StringEquals"]["ses:FromAddress"]  # a list of one address
+        assert resources[0].endswith("/" + sender.rpartition("@")[2]), name

@@ -42,7 +42,7 @@ def grants_of(graph: Graph, function: str) -> set[Statement]:
     for s in statements:  # the only conditions: mail may leave from the sender address only
         if "Condition" in s:
             assert s["Action"] == ["ses:SendEmail"]
-            assert s["Condition"] == {"StringEquals": {"ses:FromAddress": "crm-bot@example.com"}}
+            assert s["Condition"] == {"StringEquals": {"ses:FromAddress": ["crm-bot@example.com"]}}
     return {(tuple(s["Action"]), tuple(s["Resource"])) for s in statements}
 
 

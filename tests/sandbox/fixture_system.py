@@ -182,11 +182,7 @@ def fixture_blocks(
             grants=keep(
                 "tst-notify",
                 [
-                    Grant(
-                        "SendMail",
-                        ("ses:SendEmail",),
-                        (d.sender_identity_arn("bot@example.com"),),
-                    ),
+                    d.grant_send_email("SendMail", "bot@example.com"),
                     Grant(
                         "SendSms",
                         ("sms-voice:SendTextMessage",),

@@ -5,25 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from handlers.common.batch import Unusable, sqs_batch, stream_batch
+from testsupport import events
 
 
 def sqs_event(*bodies: str) -> dict[str, Any]:
-    return {
-        "Records": [
-            {
-                "messageId": f"m-{i}",
-                "receiptHandle": f"r-{i}",
-                "body": body,
-                "attributes": {},
-                "messageAttributes": {},
-                "md5OfBody": "",
-                "eventSource": "aws:sqs",
-                "eventSourceARN": "arn:aws:sqs:eu-west-2:123456789012:dev-q",
-                "awsRegion": "eu-west-2",
-            }
-            for i, body in enumerate(bodies)
-        ]
-    }
+    return events.sqs_event(bodies, queue_arn="arn:aws:sqs:eu-west-2:123456789012:dev-q")
 
 
 def handle(record: Any) -> str:

@@ -42,6 +42,7 @@ from handlers.lead_enricher.functions import (
 )
 from handlers.lead_enricher.functions import filter as junk_filter
 from tests.handlers.conftest import FunctionEnv
+from testsupport import events
 from testsupport.common import FakeBedrockClient
 from testsupport.ler import FakeCrm, FakeFirmographics
 
@@ -87,36 +88,12 @@ def url_event(
     method: str = "POST",
     request_id: str = "url-req-1",
 ) -> dict[str, Any]:
-    return {
-        "version": "2.0",
-        "rawPath": "/",
-        "headers": {"content-type": "application/json", **(headers or {})},
-        "requestContext": {
-            "requestId": request_id,
-            "http": {"method": method, "sourceIp": "203.0.113.9"},
-        },
-        "body": body,
-        "isBase64Encoded": False,
-    }
+    return events.url_event(body, headers=headers, method=method, request_id=request_id)
 
 
 def sqs_event(bodies: list[str]) -> dict[str, Any]:
-    return {
-        "Records": [
-            {
-                "messageId": f"m-{i}",
-                "receiptHandle": f"rh-{i}",
-                "body": body,
-                "attributes": {"ApproximateReceiveCount": "1"},
-                "messageAttributes": {},
-                "md5OfBody": "",
-                "eventSource": "aws:sqs",
-                "eventSourceARN": f"arn:aws:sqs:{REGION}:{ACCOUNT}:dev-ler-intake-queue",
-                "awsRegion": REGION,
-            }
-            for i, body in enumerate(bodies)
-        ]
-    }
+    queue = f"arn:aws:sqs:{REGION}:{ACCOUNT}:dev-ler-intake-queue"
+    return events.sqs_event(bodies, queue_arn=queue, receive_count=1)
 
 
 @dataclass

@@ -7,7 +7,6 @@ exactly as deployed, and adds this scenario's secrets and owner. Bedrock is the 
 
 from __future__ import annotations
 
-import base64
 import datetime as dt
 import json
 import os
@@ -22,6 +21,7 @@ from handlers.common.aws_clients import client, table
 from handlers.common.entry import registry
 from handlers.common.webhook_signatures import sign_timestamped
 from tests.handlers.conftest import FunctionEnv
+from testsupport import events
 from testsupport.common import FakeBedrockClient
 
 ACCOUNT = "123456789012"
@@ -178,17 +178,7 @@ def url_event(
         signature = sign_timestamped(
             raw, secret, int(time.time()) if timestamp is None else timestamp
         )
-    return {
-        "version": "2.0",
-        "rawPath": "/",
-        "headers": {"content-type": "application/json", "x-rrs-signature": signature},
-        "requestContext": {
-            "requestId": "req-1",
-            "http": {"method": method, "sourceIp": "203.0.113.9"},
-        },
-        "body": base64.b64encode(raw).decode(),
-        "isBase64Encoded": True,
-    }
+    return events.url_event(raw, headers={"x-rrs-signature": signature}, method=method)
 
 
 def completion(
@@ -224,22 +214,12 @@ def response_body(response: dict[str, Any]) -> dict[str, Any]:
 
 def sqs_event(*bodies: dict[str, Any], receive_count: int = 1) -> dict[str, Any]:
     """An SQS event as the event source mapping delivers it."""
-    return {
-        "Records": [
-            {
-                "messageId": f"m-{index}-{receive_count}",
-                "receiptHandle": f"rh-{index}",
-                "body": json.dumps(body),
-                "attributes": {"ApproximateReceiveCount": str(receive_count)},
-                "messageAttributes": {},
-                "md5OfBody": "",
-                "eventSource": "aws:sqs",
-                "eventSourceARN": ENV["WORK_QUEUE_ARN"],
-                "awsRegion": REGION,
-            }
-            for index, body in enumerate(bodies)
-        ]
-    }
+    return events.sqs_event(
+        (json.dumps(body) for body in bodies),
+        queue_arn=ENV["WORK_QUEUE_ARN"],
+        receive_count=receive_count,
+        message_id="m-{i}-{n}",
+    )
 
 
 def grade_answer(band: str, confidence: float = 0.9) -> dict[str, Any]:
