@@ -329,7 +329,7 @@ class ReviewRequests(System):
         # The sweep reports a claimed message never confirmed sent; a person must look.
         declare_alarm(
             f"{d.system}-unconfirmed-send-alarm",
-            d.name("unconfirmed-send"),
+            d.name(f"{d.system}-unconfirmed-send"),
             unconfirmed_sends(d.monitoring.namespace, d.system, "UnconfirmedAsks"),
             "review asks claimed and never confirmed sent",
             d.monitoring,

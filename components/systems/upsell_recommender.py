@@ -253,7 +253,7 @@ class UpsellRecommender(System):
         # The sweep reports a claimed message never confirmed sent; a person must look.
         declare_alarm(
             f"{d.system}-unconfirmed-send-alarm",
-            d.name("unconfirmed-send"),
+            d.name(f"{d.system}-unconfirmed-send"),
             unconfirmed_sends(d.monitoring.namespace, d.system, "UnconfirmedNudges"),
             "nudges claimed and never confirmed sent",
             d.monitoring,
