@@ -59,7 +59,10 @@ MAX_EVALUATION_SHORT_PERIOD_S = 24 * 3600
 MAX_PERIOD_S = 24 * 3600
 """The longest period used here: one day (CloudWatch keeps 1-hour data 455 days)."""
 
-AlarmKind = Literal["dlq-depth", "queue-age", "errors", "throttles", "not-run", "degraded"]
+AlarmKind = Literal[
+    "dlq-depth", "queue-age", "errors", "throttles", "not-run", "degraded",
+    "unconfirmed-send",
+]
 
 AlarmProfile = Literal["failures", "none"]
 """``failures``: every way work is lost or stuck pages someone. ``none``: no alarm at all (a
@@ -73,6 +76,7 @@ ALARM_KINDS: Mapping[AlarmKind, str] = {
     "not-run": "a scheduled function was not invoked within two of its schedule intervals",
     "degraded": "a fallback was taken that must not be silent: Bedrock refused the model "
     "(model access not granted), and the rules decided instead",
+    "unconfirmed-send": "a message to a customer was claimed but never confirmed sent",
 }
 """What each alarm kind means; the README runbook has one line per kind."""
 
@@ -245,6 +249,21 @@ def regional_throttles() -> AlarmSpec:
     a dimension, aggregated over the region's functions (one alarm metric instead of one per
     function; a throttled function is named by its own ``Throttles`` in the console)."""
     return AlarmSpec("throttles", "AWS/Lambda", "Throttles", {}, "Sum", "GreaterThanThreshold", 0)
+
+
+def unconfirmed_sends(namespace: str, system: str, metric: str) -> AlarmSpec:
+    """Any message to a customer its sweep reported claimed and never confirmed sent (a
+    business metric of ``handlers.common.metrics``, counted once per message)."""
+    return AlarmSpec(
+        "unconfirmed-send",
+        namespace,
+        metric,
+        {"service": system},
+        "Sum",
+        "GreaterThanThreshold",
+        0,
+        period_s=3600,
+    )
 
 
 _RATE = re.compile(r"^rate\((\d+) (minute|minutes|hour|hours|day|days)\)$")

@@ -28,6 +28,7 @@ from components.deployment import Deployment
 from components.grants import Grant
 from components.guarded_table import GuardedTable, GuardedTableArgs
 from components.models import model_grant
+from components.monitoring import declare_alarm, unconfirmed_sends
 from components.scheduled_job import Schedule
 from components.scoped_lambda import FunctionUrl, QueueTrigger, ScopedLambda
 from components.secret_slot import SecretSlot, SecretSlotArgs
@@ -276,7 +277,10 @@ class UpsellRecommender(System):
                     "dynamodb:Query", indexes=(contract.OFFERS_INDEX,), sid="QueryDueOffers"
                 ),
                 self.offers.grant("dynamodb:UpdateItem", sid="FlipOfferState"),
-                self.optout.grant("dynamodb:GetItem", sid="RecheckOptOut"),
+                # ConditionCheckItem: the claim's transaction checks the opt-out's absence.
+                self.optout.grant(
+                    "dynamodb:GetItem", "dynamodb:ConditionCheckItem", sid="RecheckOptOut"
+                ),
                 self.customers.grant(
                     "dynamodb:GetItem", "dynamodb:UpdateItem", sid="CheckAndStampCap"
                 ),
@@ -311,6 +315,16 @@ class UpsellRecommender(System):
             contract.SweepSettings.environment(values),
             vendored=("tzdata",),  # zoneinfo: the report hour is read in REPORT_TIMEZONE
             schedules=(Schedule(contract.SWEEP, s.sweep_schedule, "close attribution windows"),),
+        )
+        # The sweep reports a claimed message never confirmed sent; a person must look.
+        declare_alarm(
+            f"{d.system}-unconfirmed-send-alarm",
+            d.name(f"{d.system}-unconfirmed-send"),
+            unconfirmed_sends(d.monitoring.namespace, d.system, "UnconfirmedNudges"),
+            "nudges claimed and never confirmed sent",
+            d.monitoring,
+            d.resource_tags(),
+            self,
         )
 
     def _catalog_sync(

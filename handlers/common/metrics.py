@@ -68,6 +68,10 @@ CATALOGUE: Mapping[str, tuple[BusinessMetric, ...]] = {
         BusinessMetric("Merges", "merges carried out"),
         BusinessMetric("Undos", "merges undone"),
         BusinessMetric("CappedBlocks", "oversized blocks capped in a blocking run"),
+        BusinessMetric(
+            "SecondaryEmailsNotAdded",
+            "absorbed addresses HubSpot's legacy secondary-email path refused (merge kept)",
+        ),
     ),
     "ler": (
         BusinessMetric("Leads", "leads received, by lane", "lane", ("form", "mail", "upload")),
@@ -93,6 +97,9 @@ CATALOGUE: Mapping[str, tuple[BusinessMetric, ...]] = {
             ("taken", "out-of-window", "ignored", "no-fit", "suppressed"),
         ),
         BusinessMetric("NudgesSent", "nudges sent"),
+        BusinessMetric(
+            "UnconfirmedNudges", "nudges claimed but never confirmed sent (reported, not re-sent)"
+        ),
         BusinessMetric("Taps", "add-link taps, in or out of the window", "window", ("in", "out")),
     ),
     "rrs": (
@@ -104,6 +111,9 @@ CATALOGUE: Mapping[str, tuple[BusinessMetric, ...]] = {
         ),
         BusinessMetric("Asks", "review asks sent, by channel", "channel", ("email", "sms")),
         BusinessMetric("Escalations", "escalations handed to the owner"),
+        BusinessMetric(
+            "UnconfirmedAsks", "asks claimed but never confirmed sent (reported, not re-sent)"
+        ),
     ),
 }
 """Every business metric of every system: the handlers emit these, the dashboard draws them."""

@@ -261,7 +261,7 @@ def test_each_role_holds_exactly_its_grants(graph: Graph) -> None:
         logs("rrs-sender"),
         (("bedrock:InvokeModel",), models(HAIKU)),
         (("dynamodb:GetItem", "dynamodb:UpdateItem"), (table("rrs-requests"),)),
-        (("dynamodb:GetItem",), (table("rrs-optout"),)),
+        (("dynamodb:ConditionCheckItem", "dynamodb:GetItem"), (table("rrs-optout"),)),
         (("dynamodb:PutItem",), (table("rrs-audit"),)),
         (("secretsmanager:GetSecretValue",), (secret("rrs-messaging-key"),)),
         (SEND, (ESCALATIONS,)),

@@ -95,7 +95,7 @@ EXPECTED_GRANTS: dict[str, set[Statement]] = {
         logs("upsr-sender"),
         (("dynamodb:Query",), (table("upsr-offers"), OFFERS_INDEX)),
         (("dynamodb:UpdateItem",), (table("upsr-offers"),)),
-        (("dynamodb:GetItem",), (table("upsr-optout"),)),
+        (("dynamodb:ConditionCheckItem", "dynamodb:GetItem"), (table("upsr-optout"),)),
         (("dynamodb:GetItem", "dynamodb:UpdateItem"), (table("upsr-customers"),)),
         (("secretsmanager:GetSecretValue",), (secret("upsr-addlink-key"),)),
         (("sms-voice:SendTextMessage",), (arn("sms-voice", f"pool/{POOL}"),)),

@@ -379,7 +379,12 @@ def test_scheduled_handlers_run_from_their_environment(
     sender = _fresh_module("sender", messenger=world.messenger)
     assert sender.handler({}, Context()) == {}
     sweep = _fresh_module("sweep", mail_owner=lambda m: world.owner_mail.append((m.subject, m.text)))
-    assert sweep.handler({}, Context()) == {"closed": 0, "already_closed": 0, "reported": True}
+    assert sweep.handler({}, Context()) == {
+        "closed": 0,
+        "already_closed": 0,
+        "reported": True,
+        "unconfirmed": 0,
+    }
 
 
 def test_sender_refuses_offers_it_cannot_deliver(world: World) -> None:
