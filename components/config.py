@@ -569,6 +569,10 @@ class StackConfig(_Section):
     warns outside it. Only versions listed in ``handlers/common/api_versions.py``."""
     systems: Systems = Systems()
     """One section per system."""
+    allow_replacement: tuple[str, ...] = ()
+    """Logical names of tables and buckets (``dm-merges``, ``ler-raw``) one update of a protected
+    stack may replace or delete, losing their data: ``make plan BASE=...`` refuses any other.
+    Empty but for that update."""
 
 
 def _key_of(loc: tuple[int | str, ...]) -> str:

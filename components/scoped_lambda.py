@@ -498,9 +498,8 @@ class ScopedLambda(pulumi.ComponentResource):
                 # known string, for the policy pack (event-source-mapping-permissions).
                 tags={
                     **self.args.deployment.resource_tags(**{"crm:function": self.args.name}),
-                    "crm:event-source": self.args.deployment.arns.table_streams(
-                        t.table.physical_name
-                    ),
+                    # The table, not its ``.../stream/*`` pattern: ``*`` is no tag character.
+                    "crm:event-source": self.args.deployment.arns.table(t.table.physical_name),
                 },
                 opts=pulumi.ResourceOptions(
                     parent=self, depends_on=[self.function, self.role_policy, t.table]

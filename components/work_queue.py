@@ -74,7 +74,8 @@ class WorkQueueArgs:
             up its receives, so an older one means the consumer stopped receiving.
         dead_letter_of: For a dead-letter queue that a handler names at run time (schedules
             a function creates), what sends to it; tagged ``crm:dead-letter-of`` so the policy
-            pack knows it is a dead-letter target although no declared resource names it.
+            pack knows it is a dead-letter target although no declared resource names it (tag
+            characters only: letters, digits, spaces and _ . : / = + - @; see tag-values).
     """
 
     deployment: Deployment

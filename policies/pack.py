@@ -28,6 +28,7 @@ from policies.rules import (
     service_invoke_source_condition,
     service_publisher_encryption,
     table_hygiene,
+    tag_values,
     unique_function_role,
     valid_iam,
 )
@@ -45,6 +46,7 @@ ALL_POLICIES: Final[list[Policy]] = [
     queue_hygiene.POLICY,
     table_hygiene.POLICY,
     bucket_hygiene.POLICY,
+    tag_values.POLICY,
     no_secrets_in_env.POLICY,
     scheduler_trust.POLICY,
     service_publisher_encryption.POLICY,

@@ -89,6 +89,17 @@ class Graph:
             raise KeyError(f"{len(found)} resources of {type_token} named {physical_name}")
         return found[0]
 
+    def region_of(self, resource: Resource) -> str | None:
+        """The region of the explicit provider ``resource`` names (``<urn>::<id>``)."""
+        if not resource.provider:
+            return None
+        urn = resource.provider.rsplit("::", 1)[0]
+        for r in self.resources:
+            if r.urn == urn and r.type == "pulumi:providers:aws":
+                region = r.inputs.get("region")
+                return region if isinstance(region, str) else None
+        return None
+
     def to_json(self) -> list[dict[str, Any]]:
         return [
             {
@@ -98,6 +109,7 @@ class Graph:
                 "physical_name": r.physical_name,
                 "parent": r.parent,
                 "custom": r.custom,
+                "region": self.region_of(r),
                 "inputs": r.inputs,
             }
             for r in sorted(self.resources, key=lambda r: r.urn)

@@ -6,7 +6,10 @@ with their support windows (a version outside its window is a warning, not a fai
 the policy pack's verdict and the two-stack check (every ``Pulumi.<stack>.yaml`` built
 together, as the one account holds them: ``components/offline/two_stacks.py``). Exits non-zero
 on any violation or collision. ``--json FILE`` also writes every resource (type, logical name,
-physical name, parent, inputs) for other tools.
+physical name, parent, region, inputs) for other tools; ``--base FILE`` compares this plan with
+such a file and lists what the change replaces, deletes and creates, stateful resources first,
+and exits non-zero when a protected stack would lose a table or bucket its ``allowReplacement``
+does not name (``components/offline/replacements.py``).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from components.config import ConfigError, api_version_warnings, api_version_windows
+from components.offline import replacements
 from components.offline.engine import Graph, Resource, gsi_keys, listed, run
 from components.offline.policy_view import evaluate_graph
 from components.offline.two_stacks import check_project
@@ -284,6 +288,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--stack", default="dev")
     parser.add_argument("--json", type=Path, help="write every resource as JSON to this file")
+    parser.add_argument(
+        "--base", type=Path, help="a plan saved with --json: show what this change replaces"
+    )
     options = parser.parse_args(argv)
     try:
         graph = run(options.stack)
@@ -317,7 +324,26 @@ def main(argv: list[str] | None = None) -> int:
     if options.json:
         options.json.write_text(json.dumps(graph.to_json(), indent=2, sort_keys=True))
         print(f"wrote {len(graph.resources)} resources to {options.json}")
-    return 1 if violations or not two_stacks.ok else 0
+    allowed = _replacement_check(graph, options.base) if options.base else True
+    return 1 if violations or not two_stacks.ok or not allowed else 0
+
+
+def _replacement_check(graph: Graph, base_path: Path) -> bool:
+    """Print what this plan replaces against ``base_path``; False when the stack refuses it."""
+    base = replacements.load(base_path)
+    if (base_stack := replacements.stack_of(base)) != graph.stack:
+        print(f"REFUSED: {base_path} is a plan of stack {base_stack}, not {graph.stack}")
+        return False
+    found = replacements.changes(base, graph.to_json())
+    lines, ok = replacements.report(
+        found,
+        stack=graph.stack,
+        protected=graph.config.environment == "prod",
+        allowed=graph.config.allow_replacement,
+    )
+    print()
+    print("\n".join(lines))
+    return ok
 
 
 if __name__ == "__main__":

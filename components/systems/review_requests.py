@@ -149,7 +149,7 @@ class ReviewRequests(System):
                 d,
                 contract.REQUEST_SCHEDULES_DLQ,
                 dead_letter=True,
-                dead_letter_of=f"schedules of group {group_name} (rrs-webhook)",
+                dead_letter_of=f"schedules of group {group_name} made by rrs-webhook",
             ),
             child,
         )

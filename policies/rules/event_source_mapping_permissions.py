@@ -15,8 +15,9 @@ source:
 
 and no wildcard action (``sqs:*``, ``dynamodb:Get*``) reaches the source: the role holds the
 documented actions, by name. A stream ARN is unknown at preview for a new table; the mapping
-then names its source in the ``crm:event-source`` tag (``ScopedLambda`` sets it to
-``arn:...:table/<name>/stream/*``), and without either the mapping cannot be judged.
+then names its source in the ``crm:event-source`` tag (``ScopedLambda`` sets it to the table's
+ARN ``arn:...:table/<name>``, read as that table's streams ``.../stream/*``: ``*`` is no tag
+character, see tag-values), and without either the mapping cannot be judged.
 
 Why: the mapping polls as the function's role; a missing action fails at the first poll
 (``CreateEventSourceMapping`` checks some, the poller the rest) and the function is never fed.
@@ -60,7 +61,11 @@ def _source(node: Node) -> str | None:
     arn = as_str(node.props.get("eventSourceArn"))
     if arn:
         return arn
-    return as_str(string_map(node.props.get("tags")).get(SOURCE_TAG))
+    tagged = as_str(string_map(node.props.get("tags")).get(SOURCE_TAG))
+    parts = arn_parts(tagged) if tagged else None
+    if tagged and parts and parts[1] == "dynamodb" and "/stream/" not in parts[4]:
+        return f"{tagged}/stream/*"  # a table named by the tag: any of its streams
+    return tagged
 
 
 def _grants(statements: Sequence[Statement], action: str, resource: str) -> bool:

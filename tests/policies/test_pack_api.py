@@ -98,10 +98,11 @@ def test_main_builds_the_pack_from_all_policies(monkeypatch: pytest.MonkeyPatch)
     assert [p.name for p in built["policies"]] == [p.name for p in ALL_POLICIES]
 
 
-def test_pulumi_policy_yaml_uses_the_project_venv() -> None:
+def test_pulumi_policy_yaml_uses_a_venv_inside_the_pack() -> None:
+    """Published, the folder is all there is: its venv lives inside it (test_pack_standalone)."""
     config = yaml.safe_load((PACK_DIR / "PulumiPolicy.yaml").read_text())
     assert config["runtime"]["name"] == "python"
-    assert config["runtime"]["options"]["virtualenv"] == "../.venv"
+    assert config["runtime"]["options"]["virtualenv"] == "venv"
 
 
 def test_config_schemas_are_json_schema_objects() -> None:

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from policies.testing import Spec
+from policies.testing import UNKNOWN_STRING, Spec
 from tests.policies.pack_builders import (
     ACCOUNT,
     BUCKET_POLICY,
@@ -280,6 +280,29 @@ def test_a_mapping_whose_source_is_unknown_cannot_be_judged() -> None:
     ]
     found = messages(run(specs, "event-source-mapping-permissions"))
     assert len(found) == 1 and "cannot be judged" in found[0]
+
+
+def _tag_named_source(specs: list[Spec]) -> list[Spec]:
+    """The stream mapping as ScopedLambda declares it at preview: eventSourceArn unknown, the
+    table named by the ``crm:event-source`` tag (no ``/stream/*``: ``*`` is no tag character)."""
+    out: list[Spec] = []
+    for t, n, p in specs:
+        if n == "picker-offers":
+            p = {
+                **p,
+                "eventSourceArn": UNKNOWN_STRING,
+                "tags": {"crm:event-source": arn("dynamodb", "table/dev-upsr-offers")},
+            }
+        out.append((t, n, p))
+    return out
+
+
+def test_a_mapping_named_by_its_table_tag_is_judged_on_the_tables_streams() -> None:
+    assert run(_tag_named_source(service_stack()), "event-source-mapping-permissions") == []
+    specs = _picker_policy(_tag_named_source(service_stack()), _without("dynamodb:GetRecords"))
+    found = messages(run(specs, "event-source-mapping-permissions"))
+    assert len(found) == 1 and "lacks dynamodb:GetRecords on" in found[0], found
+    assert "table/dev-upsr-offers/stream/*" in found[0]
 
 
 # service-invoke-source-condition -------------------------------------------------------------
