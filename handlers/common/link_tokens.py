@@ -25,7 +25,6 @@ import hmac
 import json
 import re
 import secrets
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -181,7 +180,7 @@ def issue_token(
     subject: str,
     action: str,
     ttl_seconds: int,
-    now: float | None = None,
+    now: float,
     token_id: str | None = None,
 ) -> str:
     """A token for ``action`` on ``subject`` valid ``ttl_seconds`` from ``now``, signed by the active key."""
@@ -189,7 +188,7 @@ def issue_token(
         raise ValueError("a token needs a subject and an action")
     if ttl_seconds <= 0:
         raise ValueError("ttl_seconds must be positive")
-    issued = int(time.time() if now is None else now)
+    issued = int(now)
     claims = {
         "a": action,
         "e": issued + int(ttl_seconds),
@@ -209,7 +208,7 @@ def verify_token(
     *,
     action: str,
     subject: str | None = None,
-    now: float | None = None,
+    now: float,
 ) -> LinkClaims:
     """The claims of an authentic, unexpired token for ``action`` (and ``subject`` if given).
 
@@ -243,7 +242,7 @@ def verify_token(
         )
     except (ValueError, KeyError, TypeError) as err:
         raise MalformedToken("payload is not a claim set") from err
-    current = time.time() if now is None else now
+    current = now
     if current >= claims.expires_at:
         raise TokenExpired(f"expired at {claims.expires_at}")
     if not hmac.compare_digest(claims.action.encode(), action.encode()):
@@ -272,7 +271,7 @@ def consume_once(
     *,
     key_attr: str = "token_id",
     ttl_attr: str = "expires_at",
-    now: float | None = None,
+    now: float,
 ) -> TokenUse:
     """Record that ``token_id`` was used; the second use reports ``ALREADY_USED``.
 
@@ -282,7 +281,7 @@ def consume_once(
     item = {
         key_attr: token_id,
         ttl_attr: int(expires_at),
-        "used_at": int(time.time() if now is None else now),
+        "used_at": int(now),
     }
     result = put_if_absent(table, item, key_attr)
     return TokenUse.FIRST_USE if result.won else TokenUse.ALREADY_USED
