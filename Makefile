@@ -3,19 +3,28 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 VENV := .venv
 PY := $(VENV)/bin/python
-UV := $(shell command -v uv 2>/dev/null || echo $(HOME)/.local/bin/uv)
+# uv from PATH, else a copy bootstrapped into .tools/uv: a venv of the system Python (allowed
+# under PEP 668, whose EXTERNALLY-MANAGED marker refuses `pip install --user`; pip inside a venv
+# ignores it), so no sudo, no ~/.local/bin to put on PATH.
+PYTHON ?= python3
+UV_SPEC ?= uv>=0.9,<0.14
+UV_HOME := .tools/uv
+UV := $(shell command -v uv 2>/dev/null || echo $(UV_HOME)/bin/uv)
 STACK ?= dev
 JSON ?=
 BASE ?=
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: help install test lint typecheck unit plan docs bench-libs bench-init bench-dm bench-dm-read bench-ls demo sandbox clean
+.PHONY: help uv install browser secrets preflight verify teardown test lint typecheck unit plan docs bench-libs bench-init bench-dm bench-dm-read bench-ls demo sandbox clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
 
-$(UV):
-	python3 -m pip install --quiet --user uv || python3 -m pip install --quiet uv
+$(UV_HOME)/bin/uv:
+	@$(PYTHON) -m venv $(UV_HOME) || { rm -rf $(UV_HOME); echo "make install: '$(PYTHON) -m venv' failed: install your Python's venv module (Debian/Ubuntu: apt install python3-venv) or uv (https://docs.astral.sh/uv/getting-started/installation/)" >&2; exit 1; }
+	$(UV_HOME)/bin/python -m pip install --quiet --disable-pip-version-check '$(UV_SPEC)'
+
+uv: $(UV) ## uv on PATH, else bootstrapped into .tools/uv (no sudo, any system Python)
 
 $(VENV)/.installed: pyproject.toml uv.lock | $(UV)
 	$(UV) sync --frozen --quiet
@@ -34,13 +43,20 @@ $(POLICY_VENV)/.installed: policies/requirements.txt | $(UV)
 
 install: $(VENV)/.installed $(POLICY_VENV)/.installed ## create .venv from uv.lock, policies/venv from policies/requirements.txt
 
+# The what-people-see tests render every page and mail in Debian's chromium (CI runs as root).
+CHROMIUM := /usr/bin/chromium
+$(CHROMIUM):
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium
+
+browser: $(CHROMIUM) ## Debian's headless chromium, installed where missing (the page and mail checks)
+
 lint: install ## ruff
 	$(VENV)/bin/ruff check .
 
 typecheck: install ## mypy (strict on components/ and policies/)
 	$(VENV)/bin/mypy components policies handlers
 
-unit: install ## pytest on two workers; an idle worker takes tests queued on the other (worksteal)
+unit: install browser ## pytest on two workers; an idle worker takes tests queued on the other (worksteal)
 	$(VENV)/bin/pytest -n 2 --dist worksteal
 
 # mypy (one core, about 40 s without a cache) runs beside pytest, whose two workers leave a
@@ -71,11 +87,24 @@ bench-libs: install ## our secrets and Function URL helpers against Powertools':
 bench-ls: install ## lead source attributor capture and report throughput
 	$(PY) benchmarks/bench_ls.py
 
-demo: install ## the whole dev stack on this machine, a scripted day per system
-	$(PY) -m sandbox demo
+demo: install browser ## a scripted day per system; every page, mail and SMS written to build/see/
+	$(PY) -m testsupport.gallery build/see
+	$(PY) -m sandbox demo --messages build/see/sandbox
 
-sandbox: install ## the same local environment, left running
-	$(PY) -m sandbox serve
+sandbox: install ## the same local environment, left running, after each system's scripted day (its data)
+	$(PY) -m sandbox serve --scenarios
 
-clean: ## remove build outputs and the venv
-	rm -rf build $(VENV) $(POLICY_VENV)
+clean: ## remove build outputs, the venvs and the bootstrapped uv
+	rm -rf build $(VENV) $(POLICY_VENV) .tools
+
+secrets: install ## set the stack's secrets, each in its region: make secrets STACK=dev [REPLACE=dm-link-key]
+	$(PY) -m components.operate.stack_secrets --stack $(STACK) $(if $(REPLACE),--replace $(REPLACE))
+
+preflight: install ## with AWS credentials, before `pulumi up`: model access, SES, quotas, SMS, layer (STACK=dev)
+	$(PY) -m components.operate.preflight --stack $(STACK)
+
+verify: install ## after `pulumi up`: each system answers a signed check request (STACK=dev; SANDBOX=http://127.0.0.1:8700)
+	$(PY) -m components.operate.verify --stack $(STACK) $(if $(SANDBOX),--sandbox $(SANDBOX))
+
+teardown: install ## print, in order, the commands that remove a stack (prod: lifting its protections)
+	$(PY) -m components.operate.teardown --stack $(STACK)

@@ -14,6 +14,9 @@ def main(argv: list[str] | None = None) -> int:
     demo = sub.add_parser("demo", help="play a scripted day per enabled system")
     demo.add_argument("--systems", help="comma-separated keys (default: every enabled system)")
     demo.add_argument("--verbose", action="store_true", help="print handler tracebacks")
+    demo.add_argument(
+        "--messages", default="build/see/sandbox", help="folder for every mail and SMS sent"
+    )
     serve = sub.add_parser("serve", help="start the environment and leave it running")
     serve.add_argument("--port", type=int, default=4566, help="the AWS emulator's port")
     serve.add_argument("--url-port", type=int, default=8701, help="first Function URL port")
@@ -51,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
         from sandbox.play import demo as run_demo
 
         keys = args.systems.split(",") if args.systems else None
-        results = run_demo(keys, graph=graph, verbose=args.verbose)
+        results = run_demo(keys, graph=graph, verbose=args.verbose, messages_to=args.messages)
         print(f"total {time.monotonic() - started:.1f} s", flush=True)
         return 0 if results and all(r.ok for r in results) else 1
     return serve_forever(
@@ -90,6 +93,7 @@ def serve_forever(
                 scenario = scenarios.load(key)
                 if scenario is not None:
                     scenario.prepare(sb)
+            print("started with secrets and stand-ins only, no data: --scenarios (as `make sandbox`) plays each system's day first")
         sb.run_pump(speed=speed)
         from sandbox.control import ControlServer
 

@@ -83,9 +83,17 @@ def demo(
     resolver: Resolver | None = None,
     out: TextIO | None = None,
     verbose: bool = False,
+    messages_to: str | None = None,
 ) -> list[SystemResult]:
-    """Start a sandbox on ``graph`` (default: the dev stack), play, stop."""
+    """Start a sandbox on ``graph`` (default: the dev stack), play, stop; with
+    ``messages_to``, write every mail and SMS the day sent into that folder."""
     graph = graph or program_graph("dev")
     wanted = list(keys) if keys is not None else enabled_systems(graph)
     with Sandbox(graph, resolver=resolver) as sb:
-        return play(sb, [k for k in scenarios.ORDER if k in wanted], out=out, verbose=verbose)
+        results = play(sb, [k for k in scenarios.ORDER if k in wanted], out=out, verbose=verbose)
+        if messages_to:
+            from sandbox.standins import write_messages
+
+            written = write_messages(sb.outbox.messages, messages_to)
+            print(f"{len(written)} mail and SMS files written to {messages_to}/", flush=True)
+        return results

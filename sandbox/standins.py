@@ -148,6 +148,8 @@ class Message:
     to: tuple[str, ...]
     subject: str
     text: str
+    html: str = ""
+    """An email's HTML part, when it has one (``make demo`` writes it out)."""
 
 
 @dataclass
@@ -174,6 +176,7 @@ class Outbox:
                 tuple((params.get("Destination") or {}).get("ToAddresses", [])),
                 str((message.get("Subject") or {}).get("Data", "")),
                 str((body.get("Text") or body.get("Html") or {}).get("Data", "")),
+                str((body.get("Html") or {}).get("Data", "")),
             )
         elif key == ("ses", "SendRawEmail"):
             raw = (params.get("RawMessage") or {}).get("Data", b"")
@@ -234,6 +237,7 @@ def _sesv2(function: str | None, params: Mapping[str, Any]) -> Message:
         to,
         str((simple.get("Subject") or {}).get("Data", "")),
         str((body.get("Text") or body.get("Html") or {}).get("Data", "")),
+        str((body.get("Html") or {}).get("Data", "")),
     )
 
 
@@ -242,6 +246,8 @@ def _mime(function: str | None, raw: Any, to: Any) -> Message:
     parsed = email.message_from_bytes(data, policy=email.policy.default)
     part = parsed.get_body(preferencelist=("plain", "html")) if parsed.is_multipart() else parsed
     text = part.get_content() if part is not None else ""
+    html_part = parsed.get_body(preferencelist=("html",)) if parsed.is_multipart() else None
+    html = html_part.get_content() if html_part is not None else ""
     recipients = tuple(to or ()) or tuple(a.strip() for a in str(parsed.get("To", "")).split(","))
     return Message(
         "email",
@@ -250,6 +256,7 @@ def _mime(function: str | None, raw: Any, to: Any) -> Message:
         recipients,
         str(parsed.get("Subject", "")),
         str(text),
+        str(html),
     )
 
 
@@ -469,3 +476,22 @@ class ShopifyStandIn:
                 ],
             },
         }
+
+
+def write_messages(messages: list[Message], folder: str) -> list[str]:
+    """Every message that left the sandbox as files a person opens: ``NN-<function>.txt``
+    (the text, or the SMS), and ``.html`` beside it when the mail has an HTML part."""
+    from pathlib import Path
+
+    out = Path(folder)
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for n, m in enumerate(messages, 1):
+        stem = f"{n:02d}-{m.function or m.channel}-{m.channel}"
+        head = f"To: {', '.join(m.to)}\nFrom: {m.sender}\nSubject: {m.subject}\n\n"
+        (out / f"{stem}.txt").write_text(head + m.text, encoding="utf-8")
+        written.append(f"{stem}.txt")
+        if m.html:
+            (out / f"{stem}.html").write_text(m.html, encoding="utf-8")
+            written.append(f"{stem}.html")
+    return written

@@ -164,6 +164,7 @@ class DuplicateMerger(System):
             "reviewer_email": s.reviewer_email,
             "link_ttl_days": s.link_ttl_days,
             "undo_days": s.undo_days,
+            "timezone": s.schedule_timezone,
             "public_url": None,  # a stack's digest asks Lambda for the function's own URL
         }
 
@@ -265,7 +266,7 @@ class DuplicateMerger(System):
                     s.schedule_timezone,
                 ),
             ),
-            vendored=MATCHER,
+            vendored=(*MATCHER, "tzdata"),  # its pages show times in the business's zone
         )
 
         self.finish(

@@ -151,6 +151,7 @@ class UpsellRecommender(System):
             "owner_email": s.owner_email,
             "report_hour": s.report_hour,
             "report_timezone": s.report_timezone,
+            "quiet_report": s.quiet_report,
             "store_key_secret_id": store_key.physical_name,
             "shopify_api_version": s.shopify_api_version,
         }
@@ -216,6 +217,7 @@ class UpsellRecommender(System):
             ),
             contract.SenderSettings.environment(values),
             schedules=(Schedule(contract.SENDER, s.sender_schedule, "release due offers"),),
+            vendored=("gsm0338",),  # the nudge is measured in GSM-7 septets (handlers.common.sms)
         )
         sweep_fn = function(
             contract.SWEEP,

@@ -117,4 +117,6 @@ class MergeSettings(Settings):
     undo_days: int
     automatic_threshold: float
     propose_threshold: float
+    timezone: str
+    """The business's IANA zone (the dm schedules' ``schedule_timezone``): pages show times in it."""
     public_url: str | None

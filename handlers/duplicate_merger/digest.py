@@ -1,5 +1,7 @@
-"""The weekly digest: the run's proposals with their signed review links, the automatic
-merges with their undo links, and the capped blocks, mailed from ``sender_email``.
+"""The weekly digest: each proposal with both names, the reason in plain words, the odds in
+words and its signed Confirm / Not a duplicate / review links; the automatic merges with their
+names and undo links; then, as detail, the bands and the capped blocks. Mailed from
+``sender_email`` with a plain-text and an HTML part.
 
 Sent by dm-merge (on the ``dm-digest-weekly`` schedule) because dm-merge already holds the
 link-signing key and serves the links: the key stays in one role, and no other function needs
@@ -10,20 +12,36 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from html import escape
 from typing import Any
+
+from handlers.common import html_kit as kit
+from handlers.duplicate_merger.evidence import LABELS
 
 MAX_LISTED = 200
 
 
 @dataclass(frozen=True)
 class DigestItem:
-    """One line of the digest: what, why, and the link."""
+    """One pair of the digest: who, why, how sure, and its links.
+
+    A proposal has ``review`` (both records), ``confirm`` and ``reject``; an automatic merge
+    has ``undo``. Each link opens a page whose one button acts (a POST): a mail scanner that
+    fetches every link changes nothing.
+    """
 
     pair_key: str
-    explanation: str
+    who: str
+    """Both names ("Wanda Williams and Wanda Wixlliams"), from ``pages.who``."""
+    company: str
+    reason: str
+    """The evidence as a sentence (``pages.reason``)."""
+    confidence: str
+    """The odds in words (``pages.confidence``)."""
     score: float
-    url: str
+    review: str = ""
+    confirm: str = ""
+    reject: str = ""
+    undo: str = ""
 
 
 @dataclass(frozen=True)
@@ -35,6 +53,24 @@ class Digest:
     automatic: int
 
 
+def _heading(item: DigestItem) -> str:
+    return f"{item.who} · {item.company}" if item.company else item.who
+
+
+def _proposal_html(item: DigestItem, first: bool) -> kit.Html:
+    return kit.Html(
+        f"<li style='margin-bottom:20px'><strong>{kit.esc(_heading(item))}</strong><br>"
+        f"{kit.esc(item.reason)}<br>{kit.esc(item.confidence)}"
+        + kit.actions(
+            kit.button(item.confirm, "Confirm: merge them", primary=first, method="get"),
+            kit.button(item.reject, "Not a duplicate", method="get"),
+        )
+        + f"{kit.link(item.review, 'See both records side by side')}"
+        + f"<span class=detail style='color:{kit.MUTED};font-size:14px'> "
+        f"(score {item.score:+.1f} bits)</span></li>"
+    )
+
+
 def compose(
     run: Mapping[str, Any] | None,
     proposals: Iterable[DigestItem],
@@ -43,49 +79,71 @@ def compose(
     bands: Sequence[str] = (),
 ) -> Digest:
     """The digest's subject, plain text and HTML; ``bands`` are the lines saying how the
-    reviewer's decisions set the run's bands (``calibration.describe``)."""
+    reviewer's decisions set the run's bands (``calibration.describe``), shown as detail."""
     props = list(proposals)[:MAX_LISTED]
     autos = list(automatic)[:MAX_LISTED]
     run_id = str((run or {}).get("run_id", "this week"))
     subject = f"Duplicate contacts {run_id}: {len(props)} to review, {len(autos)} merged automatically"
     lines = [subject, ""]
-    html = [f"<h1>{escape(subject)}</h1>"]
+    html: list[str] = []
     if props:
-        lines.append("To review (the link shows the evidence; Confirm or Not a duplicate):")
+        lines.append("To review: each link opens a page with one button.")
         html.append("<h2>To review</h2><ol>")
-        for item in props:
-            lines.append(f"- {item.explanation} ({item.score:+.1f} bits): {item.url}")
-            html.append(f"<li><a href='{escape(item.url)}'>{escape(item.explanation)}</a> ({item.score:+.1f} bits)</li>")
+        for n, item in enumerate(props, 1):
+            lines += [
+                f"{n}. {_heading(item)}",
+                f"   {item.reason}",
+                f"   {item.confidence}",
+                f"   Confirm, merge them: {item.confirm}",
+                f"   Not a duplicate: {item.reject}",
+                f"   See both records: {item.review}",
+                f"   Detail: score {item.score:+.1f} bits",
+                "",
+            ]
+            html.append(_proposal_html(item, n == 1))
         html.append("</ol>")
     if autos:
-        lines.append("")
         lines.append("Merged automatically (each can be undone):")
         html.append("<h2>Merged automatically</h2><ol>")
-        for item in autos:
-            lines.append(f"- {item.explanation}: undo {item.url}")
-            html.append(f"<li>{escape(item.explanation)}: <a href='{escape(item.url)}'>undo</a></li>")
+        for n, item in enumerate(autos, 1):
+            lines += [
+                f"{n}. {_heading(item)}",
+                f"   {item.reason}",
+                f"   Undo this merge: {item.undo}",
+                "",
+            ]
+            html.append(
+                f"<li><strong>{kit.esc(_heading(item))}</strong><br>{kit.esc(item.reason)}<br>"
+                f"{kit.link(item.undo, f'Undo the merge of {item.who}')}</li>"
+            )
         html.append("</ol>")
+    if not props and not autos:
+        lines.append("Nothing to review this week.")
+        html.append(kit.para("Nothing to review this week."))
+    details: list[str] = []
     if bands:
         lines.append("")
-        lines.extend(bands)
-        html.append(f"<h2>Bands</h2><p>{escape(bands[0])}</p>")
+        lines.extend(f"Detail: {b}" for b in bands)
+        details.append(f"<h2>Bands</h2><p>{kit.esc(bands[0])}</p>")
         if len(bands) > 1:
-            html.append("<ul>" + "".join(f"<li>{escape(b)}</li>" for b in bands[1:]) + "</ul>")
+            details.append("<ul>" + "".join(f"<li>{kit.esc(b)}</li>" for b in bands[1:]) + "</ul>")
     capped = list((run or {}).get("capped") or [])
     if capped:
         count = (run or {}).get("capped_count", len(capped))
         lines.append("")
-        lines.append(f"{count} oversized blocks were capped (compared in sorted windows):")
-        html.append(f"<h2>{escape(str(count))} capped blocks</h2><ul>")
+        groups = "1 very large group was" if count == 1 else f"{count} very large groups were"
+        lines.append(f"Detail: {groups} compared in sorted windows only:")
+        details.append(f"<h2>{kit.esc(groups)} compared in sorted windows only</h2><ul>")
         for c in capped:
-            line = f"{c['key']} {c['value']}: {c['size']} contacts"
-            lines.append(f"- {line}")
-            html.append(f"<li>{escape(line)}</li>")
-        html.append("</ul>")
-    if not props and not autos:
-        lines.append("Nothing to review this week.")
-        html.append("<p>Nothing to review this week.</p>")
-    return Digest(subject, "\n".join(lines), "".join(html), len(props), len(autos))
+            label = LABELS.get(str(c["key"]), str(c["key"]))
+            line = f"{c['size']} contacts share the {label} {c['value']}"
+            lines.append(f"Detail: - {line}")
+            details.append(f"<li>{kit.esc(line)}</li>")
+        details.append("</ul>")
+    if details:
+        html.append(f"<div class=detail style='color:{kit.MUTED};font-size:14px'>{''.join(details)}</div>")
+    m = kit.mail(subject, lines, kit.join(html))
+    return Digest(m.subject, m.text, m.html, len(props), len(autos))
 
 
 def send(ses: Any, sender: str, recipient: str, digest: Digest) -> str:

@@ -1,85 +1,215 @@
-"""The HTML a reviewer sees: the proposal (evidence, Confirm / Not a duplicate), the results.
+"""The pages a reviewer sees: the proposal (both records side by side, what differs marked,
+the reason in plain words, Confirm / Not a duplicate in the first screen) and the results,
+which name the contacts.
 
-Every value is escaped. The pages only render: acting takes a POST to a signed, single-use
-link, so a mail scanner that fetches links cannot merge anything.
+The pages only render: acting takes a POST to a signed, single-use link, so a mail scanner
+that fetches links cannot merge anything. Scores are log-odds in bits; a person reads the
+odds in words (``confidence``), and the bits stay in the folded "How this was scored" detail.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from html import escape
 from typing import Any
 
-_STYLE = (
-    "body{font:16px/1.4 system-ui,sans-serif;max-width:46rem;margin:2rem auto;padding:0 1rem}"
-    "table{border-collapse:collapse;width:100%}td,th{padding:.3rem .5rem;border-bottom:1px solid #ddd;text-align:left}"
-    ".for{color:#1a7f37}.against{color:#b42318}button{font-size:1rem;padding:.5rem 1rem;margin-right:1rem}"
-)
+from handlers.common import html_kit as kit
+from handlers.duplicate_merger.evidence import LABELS, split_pair_key
+
+FIELDS = {
+    "name": "Name",
+    "company": "Company",
+    "email": "Email",
+    "phone": "Phone",
+    "mobile": "Mobile",
+    "city": "City",
+}
+"""The card's keys (``scoring.card``) as a person calls them, in the order shown."""
+
+_LEVELS = {
+    "exact": "the same",
+    "similar": "similar",
+    "different": "different",
+    "swapped": "swapped with the other name",
+    "missing": "missing on one side",
+}
 
 
-def _page(title: str, body: str) -> dict[str, Any]:
-    html = (
-        f"<!doctype html><html lang=en><meta charset=utf-8><meta name=robots content=noindex>"
-        f"<meta name=viewport content='width=device-width'><title>{escape(title)}</title>"
-        f"<style>{_STYLE}</style><body><h1>{escape(title)}</h1>{body}</body></html>"
-    )
-    return {
-        "statusCode": 200,
-        "headers": {
-            "content-type": "text/html; charset=utf-8",
-            "cache-control": "no-store",
-            "x-content-type-options": "nosniff",
-            "referrer-policy": "no-referrer",
-            "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'",
-        },
-        "body": html,
-        "isBase64Encoded": False,
-    }
-
-
-def _card(contact: Mapping[str, Any]) -> str:
-    rows = "".join(
-        f"<tr><th>{escape(k)}</th><td>{escape(str(v))}</td></tr>" for k, v in contact.items()
-    )
-    return f"<table>{rows}</table>"
-
-
-def proposal(pair: Mapping[str, Any], confirm_url: str, reject_url: str) -> dict[str, Any]:
-    """The evidence for one pair and the two buttons."""
+def names(pair: Mapping[str, Any]) -> dict[str, str]:
+    """Contact id -> the name the reviewer knows it by ("contact 101" when the card has none)."""
+    low, high = split_pair_key(str(pair["pair_key"]))
     contacts = pair.get("contacts") or {}
-    terms = "".join(
-        f"<tr class={'for' if t['weight'] >= 0 else 'against'}><td>{escape(str(t['field']))}</td>"
-        f"<td>{escape(str(t['level']))}</td><td>{t['weight']:+.1f}</td></tr>"
-        for t in pair.get("terms", [])
-    )
-    body = (
-        f"<p><strong>{escape(str(pair.get('explanation', '')))}</strong></p>"
-        f"<p>Score {float(pair.get('score', 0)):+.1f} bits ({escape(str(pair.get('band', '')))})</p>"
-        f"<h2>Contact {escape(str(pair['pair_key']).split('#')[0])}</h2>{_card(contacts.get('low', {}))}"
-        f"<h2>Contact {escape(str(pair['pair_key']).split('#')[1])}</h2>{_card(contacts.get('high', {}))}"
-        f"<h2>Evidence</h2><table><tr><th>field</th><th>comparison</th><th>bits</th></tr>{terms}</table>"
-        f"<p><form method=post action='{escape(confirm_url)}' style=display:inline>"
-        f"<button type=submit>Confirm: merge</button></form>"
-        f"<form method=post action='{escape(reject_url)}' style=display:inline>"
-        f"<button type=submit>Not a duplicate</button></form></p>"
-    )
-    return _page("Possible duplicate", body)
+    out = {}
+    for cid, side in ((low, "low"), (high, "high")):
+        name = str((contacts.get(side) or {}).get("name") or "").strip()
+        out[cid] = name or f"contact {cid}"
+    return out
 
 
-def undo_confirmation(merge: Mapping[str, Any], undo_url: str) -> dict[str, Any]:
-    body = (
-        f"<p>Contact {escape(str(merge.get('merged_id')))} was merged into "
-        f"{escape(str(merge.get('kept_id')))}. Undo restores both from the bundle written before "
-        f"the merge, until {escape(str(merge.get('undoable_until')))}.</p>"
-        f"<form method=post action='{escape(undo_url)}'><button type=submit>Undo this merge</button></form>"
-    )
-    return _page("Undo a merge", body)
+def who(pair: Mapping[str, Any]) -> str:
+    """"Wanda Williams and Wanda Wixlliams" (with companies when they differ)."""
+    low, high = split_pair_key(str(pair["pair_key"]))
+    pair.get("contacts") or {}
+    n = names(pair)
+    a, b = n[low], n[high]
+    if a == b:  # one name twice says nothing: tell them apart by id
+        return f"{a} (ids {low} and {high})"
+    return f"{a} and {b}"
 
 
-def result(title: str, message: str, undo_url: str | None = None) -> dict[str, Any]:
-    extra = (
-        f"<form method=post action='{escape(undo_url)}'><button type=submit>Undo</button></form>"
-        if undo_url
-        else ""
+def company(pair: Mapping[str, Any]) -> str:
+    """The company the two records name ("Acme / Acme Ltd" when they differ, "" for none)."""
+    contacts = pair.get("contacts") or {}
+    found: list[str] = []
+    for side in ("low", "high"):
+        value = str((contacts.get(side) or {}).get("company") or "").strip()
+        if value and value.casefold() not in {f.casefold() for f in found}:
+            found.append(value)
+    return " / ".join(found)
+
+
+def reason(pair: Mapping[str, Any]) -> str:
+    """The one-line explanation as a sentence: "Same email, same mobile, different first name."."""
+    text = str(pair.get("explanation") or "").strip()
+    return (text[:1].upper() + text[1:] + ("" if text.endswith(".") else ".")) if text else ""
+
+
+def _odds(score: float) -> str:
+    odds = 2.0 ** abs(score)
+    if odds < 1.5:
+        return "about even"
+    # One significant figure from 100 up: "about 900 to 1" reads faster than "891 to 1".
+    rounded = round(odds, -len(str(int(odds))) + 1) if odds >= 100 else round(odds)
+    figure = f"{int(rounded):,}"
+    return f"about {figure} to 1" if score >= 0 else f"about 1 to {figure}"
+
+
+def confidence(score: float) -> str:
+    """The score in words a person reads without units."""
+    if score >= 10:
+        word = "Almost certainly one person"
+    elif score >= 5:
+        word = "Very likely one person"
+    elif score >= 2:
+        word = "Likely one person"
+    elif score >= -1:
+        word = "Could be one person or two"
+    else:
+        word = "Probably two different people"
+    return f"{word} (odds {_odds(score)})."
+
+
+def scoring_detail(pair: Mapping[str, Any]) -> kit.Html:
+    """The evidence with its weights in bits, folded away: for whoever asks how."""
+    rows = [
+        (
+            LABELS.get(str(t.get("field")), str(t.get("field"))),
+            _LEVELS.get(str(t.get("level")), str(t.get("level"))),
+            f"{float(t.get('weight', 0)):+.1f}",
+        )
+        for t in pair.get("terms") or []
+    ]
+    table = kit.rows_table(("Field", "Compared", "Bits"), rows, numeric=1)
+    band = {"automatic": "merged automatically", "propose": "proposed for review"}.get(
+        str(pair.get("band")), str(pair.get("band") or "recorded only")
     )
-    return _page(title, f"<p>{escape(message)}</p>{extra}")
+    return kit.Html(
+        "<details class=detail style='margin-top:16px'><summary>How this was scored</summary>"
+        + kit.detail(
+            f"Score {float(pair.get('score', 0)):+.1f} bits of log-odds ({band}); "
+            f"pair {pair['pair_key']}."
+        )
+        + table
+        + "</details>"
+    )
+
+
+def comparison(pair: Mapping[str, Any]) -> kit.Html:
+    low, high = split_pair_key(str(pair["pair_key"]))
+    contacts = pair.get("contacts") or {}
+    left = {**(contacts.get("low") or {}), "id": low}
+    right = {**(contacts.get("high") or {}), "id": high}
+    return kit.side_by_side(
+        {**FIELDS, "id": "HubSpot id"}, left, right, heads=("Record 1", "Record 2"),
+        unmarked=frozenset({"id"}),
+    )
+
+
+def proposal(
+    pair: Mapping[str, Any], confirm_url: str, reject_url: str, *, chosen: str = "review"
+) -> dict[str, Any]:
+    """Who, why, how sure, the two records, and the two buttons; ``chosen`` ("confirm" or
+    "reject", from the digest's one-tap links) makes that button the main one."""
+    body = kit.join(
+        (
+            kit.para(reason(pair), strong=True),
+            kit.para(confidence(float(pair.get("score", 0)))),
+            comparison(pair),
+            kit.actions(
+                kit.button(confirm_url, "Confirm: merge them", primary=chosen != "reject"),
+                kit.button(reject_url, "Not a duplicate", primary=chosen == "reject"),
+            ),
+            kit.detail("Merging keeps the older record and can be undone for 30 days."),
+            scoring_detail(pair),
+        )
+    )
+    return kit.page(f"Same person? {who(pair)}", body)
+
+
+def undo_confirmation(
+    merge: Mapping[str, Any], undo_url: str, named: Mapping[str, str]
+) -> dict[str, Any]:
+    """What undo will do, and its button. ``named`` maps contact ids to names."""
+    kept, merged = str(merge.get("kept_id")), str(merge.get("merged_id"))
+    a, b = _two(named, kept, merged)
+    body = kit.join(
+        (
+            kit.para(f"{b} was merged into {a}.", strong=True),
+            kit.para(
+                f"Undo brings back {b} and restores {a} as both were before the merge. "
+                f"It can be undone until {_day(merge.get('undoable_until'))}."
+            ),
+            kit.actions(kit.button(undo_url, "Undo this merge", primary=True)),
+            kit.detail(f"Merge {merge.get('merge_id')}: HubSpot ids {kept} (kept) and {merged}."),
+        )
+    )
+    return kit.page(f"Undo the merge of {a} and {b}?", body)
+
+
+def merged(
+    named: Mapping[str, str], kept: str, gone: str, undo_url: str | None, until: str | None
+) -> dict[str, Any]:
+    """The confirm result: who was merged into whom, and the undo button."""
+    a, b = _two(named, kept, gone)
+    parts = [kit.para(f"{b} was merged into {a}.", strong=True)]
+    if undo_url:
+        parts.append(kit.para(f"Changed your mind? You can undo this until {_day(until)}."))
+        parts.append(kit.actions(kit.button(undo_url, "Undo this merge")))
+    parts.append(kit.detail(f"HubSpot ids {kept} (kept) and {gone} (merged)."))
+    return kit.page(f"Merged: {a} and {b}", kit.join(parts))
+
+
+def _two(named: Mapping[str, str], kept: str, gone: str) -> tuple[str, str]:
+    """The kept and the merged contact's names, told apart by id when they are one name."""
+    a, b = named.get(kept, f"contact {kept}"), named.get(gone, f"contact {gone}")
+    return (f"{a} (id {kept})", f"{b} (id {gone})") if a == b else (a, b)
+
+
+def result(title: str, message: str, *, about: str | None = None) -> dict[str, Any]:
+    """Any other result: ``about`` names the contacts (``who``)."""
+    lead = [kit.para(about, strong=True)] if about else []
+    return kit.page(title, kit.join((*lead, kit.para(_sentence(message)))))
+
+
+def _sentence(text: str) -> str:
+    text = text.strip()
+    return text[:1].upper() + text[1:] + ("" if text.endswith((".", "!", "?")) else ".")
+
+
+def _day(value: object) -> str:
+    """An ISO date from the merge record as people write it; the value itself otherwise."""
+    import datetime as dt
+
+    try:
+        return kit.local_day(dt.date.fromisoformat(str(value)[:10]))
+    except ValueError:
+        return str(value)

@@ -7,7 +7,9 @@ before reading anything else; GET only renders, POST acts, so a mail scanner fet
 changes nothing):
 
 ``GET /review?t=``   the proposal: evidence, Confirm and Not a duplicate (token action ``review``)
+``GET /confirm?t=``  the proposal with Confirm as its main button (the digest's one-tap link)
 ``POST /confirm?t=`` merge the pair (``confirm``, single use)
+``GET /reject?t=``   the proposal with Not a duplicate as its main button
 ``POST /reject?t=``  record "not a duplicate" (``reject``, single use)
 ``GET /undo?t=``     what undo will do (``undo``)
 ``POST /undo?t=``    undo the merge (``undo``, single use)
@@ -16,6 +18,10 @@ Tokens are scoped to one pair (or one merge for undo), expire with the pairs' 30
 and are consumed once (a ``link#<token id>`` marker in the merges table), in the same
 transaction that changes the pair's state: a request refused or lost to a concurrent click
 consumes nothing, and a merge that failed and was put back releases its link.
+
+A browser gets a page for every outcome (done, already used, expired, tampered, busy, failed),
+naming the contacts where the link names a pair; a client asking for JSON gets the JSON error
+(``html_kit.answer`` reads the Accept header).
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from handlers.common import function_url as fu
+from handlers.common import html_kit as kit
 from handlers.common import link_tokens as lt
 from handlers.common.aws_clients import client, table
 from handlers.common.link_tokens import Keyring, issue_token
@@ -50,7 +57,9 @@ from handlers.duplicate_merger.store import (
 MERGE_ID = re.compile(r"mrg_\d{4}_\d{2}_\d{2}_[0-9a-f]{6}")
 ROUTES = {
     ("GET", "/review"): "review",
+    ("GET", "/confirm"): "confirm",
     ("POST", "/confirm"): "confirm",
+    ("GET", "/reject"): "reject",
     ("POST", "/reject"): "reject",
     ("GET", "/undo"): "undo",
     ("POST", "/undo"): "undo",
@@ -95,55 +104,108 @@ class App:
     def web(self, event: Mapping[str, Any]) -> dict[str, Any]:
         route = ROUTES.get((fu.http_method(event), str(event.get("rawPath") or "/")))
         if route is None:
-            return fu.json_error(404, "not_found", "no such page")
+            return kit.answer(event, 404, "not_found", "No such page", "There is no page at this address.")
         now = self.clock()
         try:
             claims = lt.verify_token(
                 fu.query_param(event, "t"), self.keyring(), action=route, now=now.timestamp()
             )
         except lt.TokenExpired:
-            return fu.json_error(410, "link_expired", "this link has expired")
+            return kit.answer(event, 410, "link_expired", "This link has expired",
+                              "This link has expired. Next week's digest has fresh links.")
         except lt.TokenError:
-            return fu.json_error(403, "invalid_link", "this link is not valid")
+            return kit.answer(event, 403, "invalid_link", "This link is not valid",
+                              "This link is not valid: it may have been cut or changed. "
+                              "Open it again from the digest mail.")
         if not _valid_subject(route, claims.subject):
-            return fu.json_error(400, "invalid_subject", "this link does not name a pair or a merge")
-        base = f"https://{fu.header(event, 'host') or 'localhost'}"
+            return kit.answer(event, 400, "invalid_subject", "This link is not valid",
+                              "This link does not name a pair or a merge.")
+        # Forms post to an origin-relative path: the browser keeps the page's own scheme and
+        # host (https on a Function URL, http://127.0.0.1:<port> in the sandbox).
+        base = ""
         if fu.http_method(event) == "GET":
-            return self._render(route, claims, base, now)
-        return self._act(route, claims, base, now)
+            return self._render(event, route, claims, base, now)
+        return self._act(event, route, claims, base, now)
 
     def _link(self, base: str, path: str, action: str, subject: str, expires_at: int, now: dt.datetime) -> str:
         ttl = max(1, expires_at - int(now.timestamp()))
         token = issue_token(self.keyring(), subject=subject, action=action, ttl_seconds=ttl, now=now.timestamp())
         return f"{base}{path}?t={token}"
 
-    def _render(self, route: str, claims: Any, base: str, now: dt.datetime) -> dict[str, Any]:
-        if route == "review":
+    def _render(
+        self, event: Mapping[str, Any], route: str, claims: Any, base: str, now: dt.datetime
+    ) -> dict[str, Any]:
+        """A GET: the proposal (review, or confirm / reject from the digest, whose own link is
+        the button's target), or what undo will do. Renders only."""
+
+        if route in ("review", "confirm", "reject"):
             pair = self.pairs.get(claims.subject)
             if pair is None:
-                return fu.json_error(410, "proposal_expired", "this proposal is no longer current")
-            if self.ledger.decision(claims.subject):
-                return pages.result("Already decided", "This pair has already been decided.")
-            confirm = self._link(base, "/confirm", "confirm", claims.subject, claims.expires_at, now)
-            reject = self._link(base, "/reject", "reject", claims.subject, claims.expires_at, now)
-            return pages.proposal(pair, confirm, reject)
+                return kit.answer(event, 410, "proposal_expired", "This proposal has expired",
+                                  "This proposal is no longer current: the pair was scored again "
+                                  "or has left the review.")
+            decided = self._decided(pair)
+            if decided:
+                return kit.answer(event, 409, "already_decided", f"Already decided: {pages.who(pair)}",
+                                  decided)
+            this = f"{base}/{route}?t={_token_of(claims, self)}"
+            confirm = this if route == "confirm" else self._link(
+                base, "/confirm", "confirm", claims.subject, claims.expires_at, now)
+            reject = this if route == "reject" else self._link(
+                base, "/reject", "reject", claims.subject, claims.expires_at, now)
+            return pages.proposal(pair, confirm, reject, chosen=route)
         record = self.ledger.merge(claims.subject)
         if record is None:
-            return fu.json_error(404, "unknown_merge", "no such merge")
-        return pages.undo_confirmation(record, f"{base}/undo?t={_token_of(claims, self)}")
+            return kit.answer(event, 404, "unknown_merge", "No such merge", "This link names no merge.")
+        return pages.undo_confirmation(
+            record, f"{base}/undo?t={_token_of(claims, self)}", self._names(record)
+        )
 
-    def _act(self, route: str, claims: Any, base: str, now: dt.datetime) -> dict[str, Any]:
+    def _names(self, record: Mapping[str, Any] | None) -> dict[str, str]:
+        """Contact id -> name for a merge record (from its pair's cards); {} when unknown."""
+
+        pair = self.pairs.get(str(record["pair_key"])) if record and record.get("pair_key") else None
+        return pages.names(pair) if pair else {}
+
+    def _decided(self, pair: Mapping[str, Any]) -> str:
+        """"Recorded as not a duplicate by ... on ..." when the pair is decided; "" otherwise."""
+
+        decision = self.ledger.decision(str(pair["pair_key"]))
+        if not decision:
+            return ""
+        what = {"merged": "merged", "rejected": "recorded as not a duplicate"}.get(
+            str(decision.get("decision")), "decided"
+        )
+        by = str(decision.get("decided_by") or "someone")
+        by = "automatically" if by == "automatic" else f"by {by}"
+        at = str(decision.get("decided_at") or "")
+        try:
+            when = f" on {kit.local_time(dt.datetime.fromisoformat(at), self.env.timezone)}"
+        except ValueError:
+            when = ""
+        return f"{pages.who(pair)} were already {what} {by}{when}."
+
+    def _act(
+        self, event: Mapping[str, Any], route: str, claims: Any, base: str, now: dt.datetime
+    ) -> dict[str, Any]:
         """Act on a POST. Everything that can refuse without writing (pair gone, merge unknown)
         is checked first; the link's single-use marker is consumed only inside the claim that
         changes the pair's state, so a refused or lost request leaves the link usable."""
         who = self.env.reviewer_email
         link = LinkUse(claims.token_id, int(claims.expires_at))
+        record = None
+        pair = None
         if route == "confirm":
             pair = self.pairs.get(claims.subject)
             if pair is None or pair.get("band") not in ("automatic", "propose"):
-                return fu.json_error(410, "proposal_expired", "this proposal is no longer current")
-        elif route == "undo" and self.ledger.merge(claims.subject) is None:
-            return fu.json_error(404, "unknown_merge", "no such merge")
+                return kit.answer(event, 410, "proposal_expired", "This proposal has expired",
+                                  "This proposal is no longer current: the pair was scored again "
+                                  "or has left the review.")
+        elif route == "undo":
+            record = self.ledger.merge(claims.subject)
+            if record is None:
+                return kit.answer(event, 404, "unknown_merge", "No such merge", "This link names no merge.")
+        about = self._about(route, claims.subject, pair, record)
         try:
             service = self.service()
             if route == "confirm":
@@ -153,26 +215,52 @@ class App:
             else:
                 outcome = service.undo(claims.subject, undone_by=who, now=now, link=link)
         except MergeFailed as failed:
-            return fu.json_error(503, "merge_failed_restored", failed.outcome.message)
+            return kit.answer(event, 503, "merge_failed_restored", "The merge failed; nothing changed",
+                              _sentence(failed.outcome.message) + " The link still works: try again "
+                              "in a few minutes.", more=kit.para(f"About {about}.") if about else None)
         if outcome.status in ("already_decided", "already_undone") and self.ledger.link_used(link.token_id):
             outcome = Outcome("link_used", "this link has already been used", outcome.merge_id)
         refusals = {
-            "link_used": (409, "this link has already been used"),
-            "already_decided": (409, outcome.message),
-            "busy": (409, outcome.message + "; try again in a few minutes"),
-            "needs_attention": (409, outcome.message),
-            "gone": (410, outcome.message),
-            "unknown_merge": (404, outcome.message),
-            "undo_expired": (410, outcome.message),
+            "link_used": (409, "This link was already used", "this link has already been used"),
+            "already_decided": (409, "Already decided", outcome.message),
+            "busy": (409, "Busy: try again in a few minutes",
+                     outcome.message + "; try again in a few minutes"),
+            "needs_attention": (409, "This merge needs a person", outcome.message),
+            "gone": (410, "A contact is gone", outcome.message),
+            "unknown_merge": (404, "No such merge", outcome.message),
+            "undo_expired": (410, "Too late to undo", outcome.message),
         }
         if outcome.status in refusals:
-            status, message = refusals[outcome.status]
-            return fu.json_error(status, outcome.status, message)
+            status, title, message = refusals[outcome.status]
+            if not kit.wants_html(event):
+                return kit.answer(event, status, outcome.status, title, message)
+            if outcome.status == "already_decided" and pair is not None:
+                message = self._decided(pair) or message
+            return kit.answer(event, status, outcome.status, title, _sentence(message),
+                              more=kit.para(f"About {about}.") if about else None)
         if outcome.status == "merged" and outcome.merge_id:
             undo = self._link(base, "/undo", "undo", outcome.merge_id, _undo_expiry(now, self.env), now)
-            return pages.result("Merged", outcome.message, undo)
-        titles = {"rejected": "Recorded", "undone": "Undone", "already_undone": "Already undone"}
-        return pages.result(titles.get(outcome.status, "Nothing to do"), outcome.message)
+            until = dt.datetime.fromtimestamp(_undo_expiry(now, self.env), dt.UTC).date().isoformat()
+            named = pages.names(pair) if pair else {}
+            return pages.merged(named, str(outcome.kept_id), str(outcome.merged_id), undo, until)
+        titles = {"rejected": "Recorded: not a duplicate", "undone": "Undone",
+                  "already_undone": "Already undone"}
+        title = titles.get(outcome.status, "Nothing to do")
+        return pages.result(f"{title}: {about}" if about else title, outcome.message)
+
+    def _about(
+        self, route: str, subject: str, pair: Mapping[str, Any] | None,
+        record: Mapping[str, Any] | None,
+    ) -> str:
+        """Who a POST is about, in names: the pair's, or the undone merge's pair's."""
+
+        found: Mapping[str, Any] | None
+        if route == "undo":
+            key = str((record or {}).get("pair_key") or "")
+            found = self.pairs.get(key) if key else None
+        else:
+            found = pair if pair is not None else self.pairs.get(subject)
+        return pages.who(found) if found else ""
 
     # Automatic merges --------------------------------------------------------------------
 
@@ -208,10 +296,16 @@ class App:
         expires = int(now.timestamp()) + self.env.link_ttl_days * 86_400
         proposals = []
         for pair in self.pairs.review(run_id, "propose"):
-            if self.ledger.decision(pair["pair_key"]):
+            key = str(pair["pair_key"])
+            if self.ledger.decision(key):
                 continue
-            url = self._link(base, "/review", "review", pair["pair_key"], expires, now)
-            proposals.append(dg.DigestItem(pair["pair_key"], pair["explanation"], pair["score"], url))
+            proposals.append(dg.DigestItem(
+                key, pages.who(pair), pages.company(pair), pages.reason(pair),
+                pages.confidence(float(pair["score"])), float(pair["score"]),
+                review=self._link(base, "/review", "review", key, expires, now),
+                confirm=self._link(base, "/confirm", "confirm", key, expires, now),
+                reject=self._link(base, "/reject", "reject", key, expires, now),
+            ))
         automatic = []
         for pair in self.pairs.review(run_id, "automatic"):
             decision = self.ledger.decision(pair["pair_key"]) or {}
@@ -219,7 +313,10 @@ class App:
             if decision.get("decision") != "merged" or not merge_id:
                 continue
             url = self._link(base, "/undo", "undo", str(merge_id), min(expires, _undo_expiry(now, self.env)), now)
-            automatic.append(dg.DigestItem(pair["pair_key"], pair["explanation"], pair["score"], url))
+            automatic.append(dg.DigestItem(
+                str(pair["pair_key"]), pages.who(pair), pages.company(pair), pages.reason(pair),
+                pages.confidence(float(pair["score"])), float(pair["score"]), undo=url,
+            ))
         composed = dg.compose(run, proposals, automatic, bands=self._bands_lines(run_id))
         message_id = dg.send(client("ses"), self.env.sender_email, self.env.reviewer_email, composed)
         return {"sent": True, "message_id": message_id, "run_id": run_id,
@@ -236,6 +333,11 @@ def _token_of(claims: Any, app: App) -> str:
         now=claims.issued_at,
         token_id=claims.token_id,
     )
+
+
+def _sentence(text: str) -> str:
+    text = text.strip()
+    return text[:1].upper() + text[1:] + ("" if text.endswith((".", "!", "?")) else ".")
 
 
 def _undo_expiry(now: dt.datetime, env: MergeSettings) -> int:

@@ -13,6 +13,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from handlers.common import html_kit as kit
+from handlers.common.html_kit import Mail, local_day
 from handlers.common.observability import get_logger
 from handlers.lead_enricher.junk_log import day_prefix
 from handlers.lead_enricher.mailer import Mailer
@@ -23,38 +25,109 @@ MAX_ENTRIES = 2000
 """A digest reads at most this many drops; the count says when there were more."""
 
 
+REASONS = {
+    "honeypot": "filled in the hidden anti-robot field",
+    "disposable_domain": "a throwaway email address",
+    "submitted_too_fast": "sent faster than a person can type",
+    "ses_virus_verdict": "the mail carried a virus",
+    "ses_spam_verdict": "the mail was judged spam",
+    "bounce": "a bounced mail",
+    "auto_reply": "an automatic reply",
+    "name_has_link": "a link in the name",
+    "many_links": "many links in the message",
+    "links": "links in the message",
+    "email_invalid": "an email address that cannot work",
+    "spam_phrases": "sales spam (SEO, backlinks and the like)",
+    "gibberish_name": "a name that is keyboard noise",
+    "bulk_mail": "a bulk mailing",
+    "role_address": "a shared mailbox such as noreply@",
+    "no_name": "no name",
+    "shouting": "written in capitals",
+    "phone_invalid": "a phone number that cannot work",
+    "no_contact": "no email address or phone number",
+    "placeholder_email": "a placeholder email address",
+    "low_quality": "too little to go on",
+}
+"""Why a lead was dropped, in the owner's words (the code stays in brackets, for support)."""
+LANES = {"form": "web form", "mail": "email", "upload": "upload"}
+MESSAGE_CHARS = 160
+
+
+def reason_words(code: str) -> str:
+    words = REASONS.get(code, code.replace("_", " "))
+    return f"{words[:1].upper()}{words[1:]} ({code})"
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One dropped lead as the owner reads it: who, from where, and what they wrote."""
+
+    who: str
+    lane: str
+    message: str
+
+    def line(self) -> str:
+        said = f': "{self.message}"' if self.message else ""
+        return f"{self.who}, by {self.lane}{said}"
+
+
 @dataclass
 class Digest:
     day: dt.date
     total: int = 0
     by_reason: Counter[str] = field(default_factory=Counter)
-    samples: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+    samples: dict[str, list[Sample]] = field(default_factory=lambda: defaultdict(list))
     truncated: bool = False
 
     @property
     def subject(self) -> str:
-        return f"Lead enricher: {self.total} junk lead(s) dropped on {self.day.isoformat()}"
+        leads = "lead" if self.total == 1 else "leads"
+        return f"Lead enricher: {self.total} junk {leads} dropped on {local_day(self.day)}"
 
     def text(self) -> str:
         lines = [self.subject, ""]
         if not self.total:
             lines.append("Nothing was dropped.")
         for reason, count in self.by_reason.most_common():
-            lines.append(f"{reason}: {count}")
-            lines.extend(f"  - {sample}" for sample in self.samples[reason])
+            lines.append(f"{reason_words(reason)}: {count}")
+            lines.extend(f"  - {sample.line()}" for sample in self.samples[reason])
         if self.truncated:
             lines.append(f"(only the first {MAX_ENTRIES} drops were read)")
-        lines += ["", "Every dropped lead is kept in ler-junk under " + day_prefix(self.day)]
+        lines += ["", f"Detail: every dropped lead is kept in ler-junk under {day_prefix(self.day)}"]
         return "\n".join(lines)
 
+    def mail(self) -> Mail:
+        parts: list[str] = []
+        if not self.total:
+            parts.append(kit.para("Nothing was dropped."))
+        for reason, count in self.by_reason.most_common():
+            parts.append(f"<h2>{kit.esc(reason_words(reason))}: {count}</h2><ul>")
+            for sample in self.samples[reason]:
+                said = f"<br>&ldquo;{kit.esc(sample.message)}&rdquo;" if sample.message else ""
+                parts.append(f"<li><strong>{kit.esc(sample.who)}</strong>, by {kit.esc(sample.lane)}{said}</li>")
+            parts.append("</ul>")
+        if self.truncated:
+            parts.append(kit.para(f"Only the first {MAX_ENTRIES} drops were read."))
+        parts.append(kit.detail(f"Every dropped lead is kept in ler-junk under {day_prefix(self.day)}"))
+        return Mail(self.subject, self.text(), kit.document(
+            self.subject, kit.Html(f"<h1>{kit.esc(self.subject)}</h1>{''.join(parts)}")))
 
-def _sample(entry: dict[str, Any]) -> str:
+
+def _words(text: str, limit: int) -> str:
+    """``text`` whole, or cut at a word boundary with "..." when longer than ``limit``."""
+    flat = " ".join(text.split())
+    if len(flat) <= limit:
+        return flat
+    return flat[:limit].rsplit(" ", 1)[0].rstrip(",.;:") + "..."
+
+
+def _sample(entry: dict[str, Any]) -> Sample:
     lead = entry.get("lead") or {}
     contact = lead.get("contact") or {}
     fields = lead.get("fields") or {}
     who = contact.get("email") or fields.get("email") or fields.get("phone") or "(no address)"
-    words = " ".join(str(lead.get("message") or "").split())[:80]
-    return f"[{entry.get('lane', '?')}/{entry.get('stage', '?')}] {who}: {words}"
+    lane = str(entry.get("lane") or "?")
+    return Sample(str(who), LANES.get(lane, lane), _words(str(lead.get("message") or ""), MESSAGE_CHARS))
 
 
 def summarise(day: dt.date, entries: Iterable[dict[str, Any]], truncated: bool = False) -> Digest:
@@ -80,6 +153,7 @@ def run_digest(
     keys = list(store.keys(bucket, day_prefix(day)))
     entries = (store.get_json(bucket, key) for key in keys[:MAX_ENTRIES])
     digest = summarise(day, entries, truncated=len(keys) > MAX_ENTRIES)
-    mailer.send(recipient, digest.subject, digest.text())
+    mail = digest.mail()
+    mailer.send(recipient, mail.subject, mail.text, html=mail.html)
     get_logger().info("junk digest sent", day=day.isoformat(), total=digest.total)
     return digest

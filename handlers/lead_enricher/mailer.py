@@ -18,7 +18,8 @@ class Mailer:
         self.sender = sender
         self._client = client
 
-    def send(self, recipient: str, subject: str, text: str) -> str:
+    def send(self, recipient: str, subject: str, text: str, *, html: str | None = None) -> str:
+        """One mail: the plain text always, the HTML part beside it when given."""
         if self._client is None:
             self._client = client("sesv2")
         answer = self._client.send_email(
@@ -27,7 +28,10 @@ class Mailer:
             Content={
                 "Simple": {
                     "Subject": {"Data": subject[:200], "Charset": "UTF-8"},
-                    "Body": {"Text": {"Data": text, "Charset": "UTF-8"}},
+                    "Body": {
+                        "Text": {"Data": text, "Charset": "UTF-8"},
+                        **({"Html": {"Data": html, "Charset": "UTF-8"}} if html else {}),
+                    },
                 }
             },
         )

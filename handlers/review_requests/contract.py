@@ -124,6 +124,8 @@ class EscalatorSettings(Settings):
     owner_email: str
     business_name: str
     claim_lease_seconds: int
+    opening_timezone: str
+    """The business's zone: the handover's times are shown in it."""
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,8 @@ class Escalator:
     owner_email: str
     business: str
     lease: dt.timedelta
+    zone: str = "UTC"
+    """The business's IANA zone (``opening_timezone``): the handover's times are in it."""
 
     def process(self, request_id: str, reason: str, dedupe_key: str, now: dt.datetime) -> str:
         """Handle one escalate message; returns the outcome (for logs and tests)."""
@@ -69,6 +71,7 @@ class Escalator:
             job=job,
             trail=self.audit.entries(request_id),
             business=self.business,
+            zone=self.zone,
         )
         message_id = self.messenger.send(Outgoing(Channel.EMAIL, self.owner_email, body, subject))
         self.audit.append(

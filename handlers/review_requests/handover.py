@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from handlers.common.html_kit import local_time
 from handlers.review_requests.timing import parse_iso
 
 REASONS = {
@@ -61,9 +62,32 @@ def sent_key(dedupe_key: str) -> str:
     return f"{marker_prefix(dedupe_key)}sent"
 
 
+STATES = {
+    "scheduled": "the review request is still to go out",
+    "asked": "the review request was sent",
+    "diverted": "no review request: it came to you instead",
+    "suppressed": "no review request was sent",
+}
+CHANNELS = {"email": "email", "sms": "text message"}
+HOW = {"model": "read from the job's notes and rating", "fallback": "the rating alone (no model answer)"}
+
+
 def _line(label: str, value: Any) -> str:
     shown = "-" if value in (None, "", []) else value
+    if isinstance(shown, bool):
+        shown = "yes" if shown else "no"
     return f"  {label}: {shown}"
+
+
+def _when(value: object, zone: str) -> str | None:
+    """An ISO time from a record as the business reads it; None when absent, as is when odd."""
+
+    if not value:
+        return None
+    try:
+        return local_time(parse_iso(str(value)), zone)
+    except ValueError:
+        return str(value)
 
 
 def build(
@@ -75,8 +99,10 @@ def build(
     job: Mapping[str, Any] | None,
     trail: Sequence[Mapping[str, Any]],
     business: str,
+    zone: str = "UTC",
 ) -> tuple[str, str]:
-    """(subject, body) of the handover: customer, job, original signal, grade, feedback."""
+    """(subject, body) of the handover: customer, job, original signal, grade, feedback, in
+    plain words, times in the business's zone ``zone``; ids only on the last, reference line."""
     request = request or {}
     customer = customer or {}
     job = job or {}
@@ -87,56 +113,59 @@ def build(
     grades = [e for e in trail if e.get("event") == "grade"]
     feedback = [e for e in trail if e.get("event") == "feedback"]
     earlier = [e for e in trail if e.get("event") == "escalation_sent"]
+    rating = signal.get("rating")
     lines = [
         f"{name} needs a personal reply: {what}.",
         "",
         "Customer",
-        _line("name", name),
-        _line("customer id", request.get("customer_id") or customer.get("customer_id")),
-        _line("email", customer.get("email")),
-        _line("phone", customer.get("phone")),
-        _line("asked on", request.get("channel")),
+        _line("Name", name),
+        _line("Email", customer.get("email")),
+        _line("Phone", customer.get("phone")),
+        _line("Review request by", CHANNELS.get(str(request.get("channel")), request.get("channel"))),
         "",
-        "Job",
-        _line("title", job.get("job_title") or request.get("job_title")),
-        _line("completed", job.get("completed_at")),
-        _line("completion id", request.get("completion_id")),
+        "The job",
+        _line("Job", job.get("job_title") or request.get("job_title")),
+        _line("Finished", _when(job.get("completed_at"), zone)),
         "",
-        "Original signal",
-        _line("rating (1-5)", signal.get("rating")),
-        _line("notes", signal.get("notes")),
-        _line("complaint flagged", signal.get("complaint")),
-        _line("prior sentiment", signal.get("prior_sentiment")),
-        _line("past complaints", signal.get("past_complaints")),
+        "What we knew before asking",
+        _line("Rating", f"{rating} out of 5" if rating not in (None, "") else None),
+        _line("Notes", signal.get("notes")),
+        _line("Complaint raised", signal.get("complaint")),
+        _line("Earlier mood", signal.get("prior_sentiment")),
+        _line("Past complaints", signal.get("past_complaints")),
         "",
-        "Grade",
+        "How the customer was read",
     ]
     if grades:
         facts = dict(grades[-1].get("facts") or {})
         lines += [
-            _line("band", facts.get("band")),
-            _line("how", facts.get("source")),
-            _line("model's reasons", "; ".join(facts.get("reasons") or [])),
-            _line("rule applied", facts.get("override")),
+            _line("Mood", facts.get("band")),
+            _line("Judged from", HOW.get(str(facts.get("source")), facts.get("source"))),
+            _line("Why", "; ".join(facts.get("reasons") or [])),
         ]
+        if facts.get("override"):
+            lines.append(_line("Rule that decided", facts.get("override")))
     else:
-        lines.append("  not graded yet")
+        lines.append("  not read yet")
     lines += ["", "Private feedback"]
     if feedback:
         for entry in reversed(feedback):
             facts = dict(entry.get("facts") or {})
-            lines.append(
-                f"  [{facts.get('submitted_at', entry.get('at'))}] rating {facts.get('rating') or '-'}"
-            )
+            when = _when(facts.get("submitted_at") or entry.get("at"), zone) or "-"
+            given = facts.get("rating")
+            lines.append(f"  {when}" + (f", rating {given} out of 5" if given else ""))
             lines += [f"    {text_line}" for text_line in str(facts.get("text", "")).splitlines()]
     else:
         lines.append("  none")
-    lines += [
-        "",
-        _line("request state", request.get("state")),
-        _line("request id", request_id),
-    ]
+    state = request.get("state")
+    lines += ["", _line("Where it stands", STATES.get(str(state), state))]
     if earlier:
-        times = ", ".join(str(e.get("at")) for e in earlier)
-        lines.append(f"  earlier escalations for this request: {times}")
+        times = "; ".join(_when(e.get("at"), zone) or "-" for e in earlier)
+        lines.append(f"  Earlier follow-ups asked for this customer: {times}")
+    refs = [f"request {request_id}"]
+    for label, key in (("customer", "customer_id"), ("completion", "completion_id")):
+        value = request.get(key) or (customer.get(key) if key == "customer_id" else None)
+        if value:
+            refs.append(f"{label} {value}")
+    lines += ["", f"Reference (for support): {', '.join(refs)}. Times in {zone}."]
     return subject, "\n".join(lines) + "\n"

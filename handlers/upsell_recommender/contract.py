@@ -118,6 +118,7 @@ class SweepSettings(Settings):
     owner_email: str
     report_hour: int
     report_timezone: str
+    quiet_report: str
 
 
 @dataclass(frozen=True)

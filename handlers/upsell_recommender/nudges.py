@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from handlers.common.aws_clients import client
+from handlers.common.sms import SEGMENT, fits_one_segment, gsm7_septets, to_gsm7
 from handlers.upsell_recommender.domain import Channel, Contact
 
 SMS_MESSAGE_TYPE = "PROMOTIONAL"
@@ -53,15 +54,45 @@ class Messenger(Protocol):
 def compose(contact: Contact, title: str, line: str, url: str) -> Nudge:
     """The nudge text: greeting, the pitch, the one-tap link, how to stop."""
     hello = f"Hi {contact.first_name}," if contact.first_name else "Hi,"
+    pitch = _sentence(line)
     if contact.channel is Channel.SMS:
-        text = f"{hello} thanks for your order! {line} Add {title} in one tap: {url} Reply STOP to opt out."
-        return Nudge(contact, EMAIL_SUBJECT, text)
+        return Nudge(contact, EMAIL_SUBJECT, sms_text(contact.first_name, title, pitch, url))
     text = (
-        f"{hello}\n\nThanks for your order! {line}\n\n"
+        f"{hello}\n\nThanks for your order! {pitch}\n\n"
         f"Add {title} to your cart in one tap:\n{url}\n\n"
         "Not interested in suggestions like this? Reply to this email and we will stop.\n"
     )
     return Nudge(contact, EMAIL_SUBJECT, text)
+
+
+def _sentence(text: str) -> str:
+    text = " ".join(text.split())
+    return text + "." if text and text[-1] not in ".!?" else text
+
+
+def sms_text(first_name: str | None, title: str, pitch: str, url: str) -> str:
+    """The longest wording that fits one GSM-7 segment with its link: a second segment is a
+    second charge, and one character outside GSM-7 would make it UCS-2 (70 a segment). The
+    link and the opt-out are always whole; the pitch, the greeting, then the title give way."""
+
+    hi = to_gsm7(f"Hi {first_name},") if first_name else ""
+    name, pitch = to_gsm7(title) or "it", to_gsm7(pitch)
+    stop = "Reply STOP to opt out."
+    for text in (
+        f"{hi} thanks for your order! {pitch} Add {name} in one tap: {url} {stop}",
+        f"{hi} thanks for your order! Add {name} in one tap: {url} {stop}",
+        f"{hi} add {name} to your order in one tap: {url} {stop}",
+        f"{hi} add {name}: {url} {stop}",
+        f"Add {name}: {url} {stop}",
+    ):
+        text = " ".join(text.split())
+        text = text[:1].upper() + text[1:]  # no name: "Thanks for your order!", "Add ..."
+        if fits_one_segment(text):
+            return text
+    # A long title is cut to what is left beside the link and the opt-out.
+    room = SEGMENT - (gsm7_septets(f"Add ...: {url} {stop}") or SEGMENT)
+    short = name[: max(room, 0)].rstrip()
+    return f"Add {short}...: {url} {stop}" if short else f"Add it: {url} {stop}"
 
 
 def _error_code(err: Exception) -> str | None:

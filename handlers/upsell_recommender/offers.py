@@ -28,9 +28,11 @@ from handlers.common.transitions import (
     transition,
 )
 from handlers.upsell_recommender.contract import OFFERS_TTL
-from handlers.upsell_recommender.domain import OfferState
+from handlers.upsell_recommender.domain import OfferState, to_decimal
 
 if TYPE_CHECKING:
+    from decimal import Decimal
+
     from mypy_boto3_dynamodb.service_resource import Table
 
 STATE = "state"
@@ -249,6 +251,31 @@ def count_by_state(table: Table, index: str, since: int, until: int) -> dict[Off
             request["ExclusiveStartKey"] = last
         counts[state] = total
     return counts
+
+
+def taken_value(table: Table, index: str, since: int, until: int) -> dict[str, Decimal]:
+    """The prices of the offers taken with ``send_at`` in ``[since, until]``, per currency."""
+    from decimal import Decimal
+
+    totals: dict[str, Decimal] = {}
+    request: dict[str, Any] = {
+        "IndexName": index,
+        "KeyConditionExpression": "#s = :s AND #t BETWEEN :since AND :until",
+        "ExpressionAttributeNames": {"#s": STATE, "#t": "send_at", "#p": "price", "#c": "currency"},
+        "ExpressionAttributeValues": {":s": OfferState.TAKEN.value, ":since": since, ":until": until},
+        "ProjectionExpression": "#p, #c",
+    }
+    while True:
+        page = table.query(**request)
+        for item in page.get("Items", []):
+            price = to_decimal(item.get("price"))
+            if price is not None:
+                currency = str(item.get("currency") or "").upper() or "?"
+                totals[currency] = totals.get(currency, Decimal(0)) + price
+        last = page.get("LastEvaluatedKey")
+        if not last:
+            return totals
+        request["ExclusiveStartKey"] = last
 
 
 def claim_daily_report(table: Table, day: str, now: float, retention_s: int) -> bool:

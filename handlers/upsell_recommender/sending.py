@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from handlers.common import metrics
 from handlers.common.aws_clients import table
-from handlers.common.link_tokens import Keyring, issue_token
+from handlers.common.link_tokens import Keyring, issue_short_token
 from handlers.common.observability import get_logger
 from handlers.common.secrets import get_secret
 from handlers.upsell_recommender.customers import get_customer, is_capped, is_opted_out, stamp_nudge
@@ -97,13 +97,13 @@ class SenderDeps:
 
 
 def link_url(base: str, token: str) -> str:
-    """The one-tap link: the add-link Function URL with the token as ``t``."""
-    return f"{base.rstrip('/')}/?t={token}"
+    """The one-tap link: the add-link Function URL with the short token as its path."""
+    return f"{base.rstrip('/')}/{token}"
 
 
-def link_subject(offer_id: str, variant_id: str) -> str:
-    """What the token signs: the offer and the variant the redirect will add."""
-    return f"{offer_id}:{variant_id}"
+def link_subject(offer_id: str) -> str:
+    """What the short token signs: the order number (the offer id without its prefix)."""
+    return offer_id.removeprefix("ofr-")
 
 
 def run(deps: SenderDeps, *, now: float) -> dict[str, int]:
@@ -146,9 +146,9 @@ def send_one(offer: Mapping[str, Any], deps: SenderDeps, keyring: Keyring, *, no
     if not stamp_nudge(deps.customers, customer_id, now, deps.max_nudges):
         return suppressed("capped", OfferState.SENT)
 
-    token = issue_token(
+    token = issue_short_token(
         keyring,
-        subject=link_subject(offer_id, variant_id),
+        subject=link_subject(offer_id),
         action=ADD_ACTION,
         ttl_seconds=deps.window_s + deps.grace_s,
         now=now,

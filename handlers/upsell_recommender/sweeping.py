@@ -18,22 +18,25 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from handlers.common.aws_clients import client, table
+from handlers.common.html_kit import simple_content
 from handlers.common.observability import get_logger
 from handlers.upsell_recommender.offers import (
     claim_daily_report,
     close_ignored,
     count_by_state,
     expired_sent_offers,
+    taken_value,
 )
 from handlers.upsell_recommender.report import REPORT_PERIOD_S, Rollup, render
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.service_resource import Table
 
+    from handlers.common.html_kit import Mail
     from handlers.upsell_recommender.contract import SweepSettings
 
-Mailer = Callable[[str, str], None]
-"""Sends (subject, text) to the owner."""
+Mailer = Callable[["Mail"], None]
+"""Sends one mail (subject, plain text and HTML) to the owner."""
 
 
 @dataclass(frozen=True)
@@ -47,7 +50,8 @@ class SweepDeps:
         window_s: Attribution window.
         retention_s: Marker lifetime (TTL).
         report_hour: Local hour from which the day's roll-up may go.
-        report_timezone: IANA zone of ``report_hour``.
+        report_timezone: IANA zone of ``report_hour``, and of the dates the roll-up shows.
+        quiet_report: ``line`` (one line on a quiet week) or ``none`` (no mail).
     """
 
     offers: Table
@@ -57,6 +61,7 @@ class SweepDeps:
     retention_s: int
     report_hour: int
     report_timezone: str
+    quiet_report: str = "line"
 
     @classmethod
     def from_settings(cls, config: SweepSettings, *, mail_owner: Mailer | None = None) -> SweepDeps:
@@ -69,22 +74,19 @@ class SweepDeps:
             retention_s=config.offer_retention_days * 86400,
             report_hour=config.report_hour,
             report_timezone=config.report_timezone,
+            quiet_report=config.quiet_report,
         )
 
 
 def ses_mailer(sender: str, owner: str) -> Mailer:
-    """A mailer sending plain text from ``sender`` to ``owner`` with SES v2."""
+    """A mailer sending a text and HTML mail from ``sender`` to ``owner`` with SES v2."""
 
-    def send(subject: str, text: str) -> None:
+    def send(mail: Mail) -> None:
+
         client("sesv2").send_email(
             FromEmailAddress=sender,
             Destination={"ToAddresses": [owner]},
-            Content={
-                "Simple": {
-                    "Subject": {"Data": subject, "Charset": "UTF-8"},
-                    "Body": {"Text": {"Data": text, "Charset": "UTF-8"}},
-                }
-            },
+            Content={"Simple": simple_content(mail)},
         )
 
     return send
@@ -127,9 +129,17 @@ def maybe_report(deps: SweepDeps, now: float, closed_now: int) -> bool:
     until = int(now)
     since = until - REPORT_PERIOD_S
     counts = count_by_state(deps.offers, deps.index, since, until)
-    subject, text = render(Rollup(counts, closed_now, since, until))
+    value = taken_value(deps.offers, deps.index, since, until)
+    mail = render(
+        Rollup(counts, closed_now, since, until, value),
+        zone=deps.report_timezone,
+        quiet=deps.quiet_report,
+    )
+    if mail is None:
+        get_logger().info("quiet week: no roll-up mailed (quietReport none)")
+        return False
     try:
-        deps.mail_owner(subject, text)
+        deps.mail_owner(mail)
     except Exception:
         get_logger().exception("owner roll-up not sent; today's report is skipped")
         return False

@@ -1,8 +1,11 @@
 """Taps (upsr-addlink): the one-tap link (public Function URL) -> record the tap -> 302 to the cart.
 
 The signed token is checked before anything else is read; a malformed, forged, expired or
-misdirected token gets a 4xx JSON error and nothing is written. The token signs
-``<offer id>:<variant id>``, so the redirect target is as authentic as the token.
+misdirected token gets a 4xx (a page for a browser, the JSON error for a program) and nothing
+is written. The SMS link is ``<Function URL>/<short token>``, the token signing the order
+number (``link_tokens.issue_short_token``), so the link fits one SMS segment; the redirect
+goes to the variant the offer holds, read back by the write that records the tap. Links sent
+before carry ``?t=<token>`` signing ``<offer id>:<variant id>`` and keep working.
 
 A tap moves the offer only if it is still ``sent``: to ``taken`` inside the attribution
 window, to ``out-of-window`` after it. A second tap, or a tap after the sweep closed the offer,
@@ -19,19 +22,21 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from handlers.common import function_url as http
+from handlers.common import html_kit as kit
 from handlers.common.aws_clients import table
 from handlers.common.link_tokens import (
     Keyring,
     MalformedToken,
     TokenError,
     TokenExpired,
+    verify_short_token,
     verify_token,
 )
 from handlers.common.observability import get_logger
 from handlers.common.secrets import get_secret
-from handlers.upsell_recommender.domain import ADD_ACTION, is_variant_id
+from handlers.upsell_recommender.domain import ADD_ACTION, is_variant_id, offer_id_for
 from handlers.upsell_recommender.offers import record_tap
-from handlers.upsell_recommender.store import cart_url
+from handlers.upsell_recommender.store import cart_url, shop_domain
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.service_resource import Table
@@ -92,39 +97,66 @@ def is_prefetch(event: Mapping[str, Any]) -> bool:
     return any(marker in agent for marker in PREFETCH_AGENTS)
 
 
+def _claims(event: Mapping[str, Any], deps: AddlinkDeps, now: float) -> tuple[str, str | None]:
+    """(offer id, variant id or None) from an authentic token; ``TokenError`` otherwise.
+
+    The SMS link carries a short token in its path (``/<token>``, it signs the order number;
+    the variant is the offer's own); a link sent before carries a full token in ``?t=`` that
+    signs ``<offer id>:<variant id>``."""
+    long = http.query_param(event, "t")
+    if long is not None:
+        claims = verify_token(long, deps.keyring(), action=ADD_ACTION, now=now)
+        offer_id, _, variant_id = claims.subject.rpartition(":")
+        if not offer_id or not is_variant_id(variant_id):
+            raise MalformedToken("the subject names no offer and variant")
+        return offer_id, variant_id
+    token = str(event.get("rawPath") or "/").removeprefix("/")
+    claims = verify_short_token(token, deps.keyring(), action=ADD_ACTION, now=now)
+    return offer_id_for(claims.subject), None
+
+
+def _refuse(event: Mapping[str, Any], status: int, code: str, title: str, message: str) -> dict[str, Any]:
+    """A customer's browser gets a page it can read; anything else the JSON error."""
+
+    return kit.answer(event, status, code, title, message)
+
+
 def handle(event: Mapping[str, Any], deps: AddlinkDeps, *, now: float) -> dict[str, Any]:
     """Answer one tap."""
     log = get_logger()
     try:
-        claims = verify_token(
-            http.query_param(event, "t"), deps.keyring(), action=ADD_ACTION, now=now
-        )
+        offer_id, variant_id = _claims(event, deps, now)
     except TokenExpired:
-        return http.json_error(410, "link_expired", "this link has expired")
+        return _refuse(event, 410, "link_expired", "This offer has ended",
+                       "This link has expired. The offer it was for has ended.")
     except MalformedToken:
-        return http.json_error(400, "invalid_link", "this link is not valid")
+        return _refuse(event, 400, "invalid_link", "This link is not valid",
+                       "This link is not valid: part of it may be missing. Open it from the message again.")
     except TokenError as err:
         log.warning("link token refused", extra={"reason": err.reason.value})
-        return http.json_error(403, "invalid_link", "this link is not valid")
+        return _refuse(event, 403, "invalid_link", "This link is not valid",
+                       "This link is not valid: part of it may be missing. Open it from the message again.")
 
     if http.http_method(event) not in ("GET", "HEAD"):
         return http.json_error(405, "method_not_allowed", "open the link in a browser")
-    offer_id, _, variant_id = claims.subject.rpartition(":")
-    if not offer_id or not is_variant_id(variant_id):
-        return http.json_error(400, "invalid_link", "this link is not valid")
-    target = cart_url(deps.store_domain, variant_id)
     log.append_keys(offer_id=offer_id)
     if is_prefetch(event):
         log.info("prefetch redirected, not recorded")
-        return http.redirect(target)
+        # A previewer adds nothing to anyone's cart: the short link's variant is the offer's,
+        # which only a recorded tap reads, so a previewer is sent to the cart page itself.
+        return http.redirect(cart_url(deps.store_domain, variant_id) if variant_id
+                             else f"https://{shop_domain(deps.store_domain)}/cart")
 
 
     result = record_tap(deps.offers, offer_id, now)
-    if not result.found:
-        return http.json_error(404, "offer_not_found", "this offer no longer exists")
-    state = (result.item or {}).get("state")
+    item = result.item or {}
+    variant = variant_id or str(item.get("variant_id") or "")
+    if not result.found or not is_variant_id(variant):
+        return _refuse(event, 404, "offer_not_found", "This offer has ended",
+                       "This offer no longer exists.")
     log.info(
         "tap",
-        extra={"moved_to": result.moved_to.value if result.moved_to else None, "state": state},
+        extra={"moved_to": result.moved_to.value if result.moved_to else None,
+               "state": item.get("state")},
     )
-    return http.redirect(target)
+    return http.redirect(cart_url(deps.store_domain, variant))

@@ -35,6 +35,7 @@ def wire(s: contract.EscalatorSettings, clock: Clock) -> Escalator:
         owner_email=s.owner_email,
         business=s.business_name,
         lease=dt.timedelta(seconds=s.claim_lease_seconds),
+        zone=s.opening_timezone,
     )
 
 

@@ -96,11 +96,14 @@ def service(dm_aws: DmAws, crm: InMemoryCrm) -> MergeService:
     )
 
 
-def request(method: str, path: str, token: str) -> dict[str, Any]:
+BROWSER = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
+
+
+def request(method: str, path: str, token: str, accept: str | None = None) -> dict[str, Any]:
     return {
         "rawPath": path,
         "queryStringParameters": {"t": token},
-        "headers": {"host": "dm.example.test"},
+        "headers": {"host": "dm.example.test", **({"accept": accept} if accept else {})},
         "requestContext": {"http": {"method": method, "sourceIp": "192.0.2.1"}, "requestId": "r1"},
     }
 
@@ -389,9 +392,12 @@ def test_review_confirm_and_undo_through_the_links(dm_aws: DmAws, monkeypatch: p
     page = merge.handler(request("GET", "/review", review), None)
     assert page["statusCode"] == 200 and "Confirm" in page["body"] and crm.writes == 0
     confirm_url = page["body"].split("action='")[1].split("'")[0].replace("&amp;", "&")
+    assert confirm_url.startswith("/confirm?t="), "origin-relative: works on http and https"
     answer = merge.handler(request("POST", "/confirm", link_token(confirm_url)), None)
-    assert answer["statusCode"] == 200 and "merged into 101" in answer["body"]
+    assert answer["statusCode"] == 200
+    assert "Ann Zyborski (id 102) was merged into Ann Zyborski (id 101)" in answer["body"]
     undo_url = answer["body"].split("action='")[1].split("'")[0]
+    assert undo_url.startswith("/undo?t=")
     undone = merge.handler(request("POST", "/undo", link_token(undo_url)), None)
     assert undone["statusCode"] == 200 and "Undone" in undone["body"]
     assert "102" in crm.contacts
@@ -408,6 +414,48 @@ def test_a_reused_link_does_nothing(dm_aws: DmAws, monkeypatch: pytest.MonkeyPat
     again = merge.handler(request("POST", "/confirm", token), None)
     assert again["statusCode"] == 409 and json.loads(again["body"])["error"]["code"] == "link_used"
     assert crm.writes == writes and crm.state(["101", "102"]) == state
+
+
+def test_a_browser_gets_a_page_naming_the_pair_for_every_outcome_and_a_program_gets_json(
+    dm_aws: DmAws, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from handlers.common import settings
+
+    monkeypatch.setenv("TIMEZONE", "America/New_York")  # a stack's dm schedule_timezone
+    settings.reset()
+    registry.clear(merge)
+    crm = crm_with_duplicates()
+    run_week(dm_aws, crm)
+    registry.override(merge, crm=lambda: crm)
+    registry.override(clock=lambda: NOW)
+
+    def token(action: str, subject: str = "101#102", ttl: int = 3600) -> str:
+        return issue_token(KEYS, subject=subject, action=action, ttl_seconds=ttl, now=NOW.timestamp())
+
+    def page(answer: dict[str, Any], status: int, *words: str) -> None:
+        assert answer["statusCode"] == status, answer
+        assert answer["headers"]["content-type"].startswith("text/html")
+        assert not answer["body"].lstrip().startswith("{")
+        for word in words:
+            assert word in answer["body"], (word, answer["body"])
+
+    one_tap = merge.handler(request("GET", "/confirm", token("confirm"), BROWSER), None)
+    page(one_tap, 200, "Ann Zyborski", "Confirm: merge them")
+    assert crm.writes == 0  # the digest's one-tap link only opens the page
+    confirm = token("confirm")
+    page(merge.handler(request("POST", "/confirm", confirm, BROWSER), None), 200, "was merged into")
+    page(merge.handler(request("POST", "/confirm", confirm, BROWSER), None), 409,
+         "already been used", "Ann Zyborski")
+    page(merge.handler(request("GET", "/review", token("review"), BROWSER), None), 409,
+         "Ann Zyborski (ids 101 and 102) were already merged by ", "Mon 3 Aug 2026, 05:00 EDT")
+    page(merge.handler(request("POST", "/confirm", confirm + "x", BROWSER), None), 403, "not valid")
+    registry.override(clock=lambda: NOW + dt.timedelta(hours=2))
+    page(merge.handler(request("POST", "/reject", token("reject"), BROWSER), None), 410, "expired")
+    # A program that asks for JSON (or names no type) keeps the JSON error.
+    for accept in ("application/json", None, "*/*", "application/json, text/html;q=0.5"):
+        answer = merge.handler(request("POST", "/reject", token("reject"), accept), None)
+        assert answer["statusCode"] == 410
+        assert json.loads(answer["body"])["error"]["code"] == "link_expired"
 
 
 def test_an_expired_or_forged_link_does_nothing(dm_aws: DmAws, monkeypatch: pytest.MonkeyPatch) -> None:

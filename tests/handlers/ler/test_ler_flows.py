@@ -293,8 +293,8 @@ def test_a_junk_lead_lands_in_ler_junk_with_its_reason_and_in_the_digest(ler: Le
     assert summary["by_reason"] == {"honeypot": 1, "many_links": 1}
     [mail] = ler.sent_mail()
     assert mail.destinations["ToAddresses"] == ["ops@example.com"]
-    assert "2 junk lead(s)" in mail.subject
-    assert "honeypot: 1" in mail.body and "many_links: 1" in mail.body
+    assert "2 junk leads" in mail.subject
+    assert "(honeypot): 1" in mail.body and "Many links in the message (many_links): 1" in mail.body
     assert "outreach@rank-agency.co.uk" in mail.body
 
 

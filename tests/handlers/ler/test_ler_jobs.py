@@ -85,9 +85,32 @@ def test_the_digest_counts_yesterdays_drops_by_reason(ler: Ler) -> None:
     }
     [mail] = ler.sent_mail()
     assert mail.source == "crm-bot@example.com"
-    lines = mail.body.splitlines()
-    assert lines[2:4] == ["honeypot: 2", "  - [form/filter] f-1@spam.example: Buy backlinks now"]
+    assert mail.subject == "Lead enricher: 3 junk leads dropped on Fri 27 Nov 2026"
+    assert "Filled in the hidden anti-robot field (honeypot): 2</h2>" in mail.body  # the HTML part
+    assert "<strong>f-1@spam.example</strong>, by web form" in mail.body
     assert "junk/2026-11-27/" in mail.body
+
+
+def test_the_digest_text_part_names_every_reason_in_words_and_cuts_no_line_mid_word() -> None:
+    import datetime as dt
+
+    from handlers.lead_enricher.junk_digest import summarise
+
+    long = "We offer guest posts on high authority sites " * 10
+    entries = [
+        {"reason": "honeypot", "lane": "form", "lead": {"fields": {"email": "f-1@spam.example"},
+                                                         "message": "Buy backlinks now"}},
+        {"reason": "spam_phrases", "lane": "mail", "lead": {"contact": {"email": "seo@agency.example"},
+                                                             "message": long}},
+    ]
+    text = summarise(dt.date(2026, 11, 27), entries).text()
+    lines = text.splitlines()
+    assert lines[2:4] == [
+        "Filled in the hidden anti-robot field (honeypot): 1",
+        '  - f-1@spam.example, by web form: "Buy backlinks now"',
+    ]
+    [cut] = [line for line in lines if "seo@agency.example" in line]
+    assert cut.endswith('posts on..."') and len(cut) < 220  # whole words only
 
 
 def test_a_quiet_day_still_sends_a_digest(ler: Ler) -> None:

@@ -319,3 +319,18 @@ def test_the_dynamodb_reader_with_threads_matches_memory(clock: Clock) -> None:
     for mode in ("strict", "lenient"):
         query = ReportQuery(*AUGUST, mode, False, "json")  # type: ignore[arg-type]
         assert generate(dynamo, query, workers=4) == generate(memory, query)
+
+
+def test_the_owner_report_ranks_the_unattributed_share_as_a_source_in_bold_and_in_words() -> None:
+    from handlers.source_attributor import owner_report
+    from testsupport.gallery import ls_report
+
+    report = ls_report()
+    mail = owner_report.mail(report)
+    first = mail.text.split("Where enquiries first came from\n")[1].splitlines()
+    assert first[:2] == ["  Not known (unattributed): 15 (36%)", "  google: 14 (33%)"]
+    assert mail.subject.endswith("42 enquiries, 36% not known")
+    assert "<strong>Not known (unattributed)</strong>" in mail.html and "<img" not in mail.html
+    none_unknown = type(report)(report.start, report.end, "strict", False, 3,
+                                {"first_touch": owner_report.RuleResult({"google": 3}, 0)})
+    assert "  Not known (unattributed): 0 (0%)" in owner_report.mail(none_unknown).text

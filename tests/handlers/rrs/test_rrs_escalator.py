@@ -85,13 +85,15 @@ def test_both_escalations_reach_the_owner_once_each_with_the_full_handover(unhap
         "ann@example.org",
         "Boiler service",
         "Arrived late",
-        "complaint flagged: True",
-        "band: unhappy",
-        "how: model",
+        "Complaint raised: yes",
+        "Mood: unhappy",
+        "Judged from: read from the job's notes and rating",
     ):
         assert text in grade_mail.body, text
     assert "Water all over the floor." in feedback_mail.body
-    assert "earlier escalations for this request" in feedback_mail.body
+    assert "Earlier follow-ups asked for this customer" in feedback_mail.body
+    for internal in ("band", "completion id", "request state", "prior_sentiment", "T09:"):
+        assert internal not in grade_mail.body + feedback_mail.body, internal
 
     sent = [e for e in unhappy.audit(RID) if e["event"] == "escalation_sent"]
     assert sorted(e["ts"] for e in sent) == [
@@ -181,3 +183,24 @@ def test_a_message_of_another_kind_fails_so_it_reaches_the_dlq(
     """rrs-escalations carries escalations only: a stray fails (DLQ), it is not swallowed."""
     assert escalate(stray) == {"batchItemFailures": [{"itemIdentifier": "m-0-1"}]}
     assert owner_mail(rrs) == [] and rrs.audit(RID) == []
+
+
+def test_the_handover_speaks_plain_words_in_the_business_time_zone() -> None:
+    subject, body = handover.build(
+        reason="private_feedback",
+        request_id="req-1",
+        request={"customer_id": "c-7", "completion_id": "done-3", "state": "asked", "channel": "sms",
+                 "signal": {"rating": 2, "complaint": False}},
+        customer={"name": "Ann Smith", "email": "ann@example.org"},
+        job={"job_title": "Boiler service", "completed_at": "2026-07-01T15:30:00Z"},
+        trail=[{"event": "feedback", "at": "2026-07-02T08:00:00Z",
+                "facts": {"submitted_at": "2026-07-02T08:00:00Z", "rating": 2, "text": "Late again."}}],
+        business="Acme Heating",
+        zone="Europe/London",
+    )
+    assert subject == "[Acme Heating] Please follow up: private feedback from a customer (Ann Smith)"
+    assert "  Finished: Wed 1 Jul 2026, 16:30 BST" in body
+    assert "  Thu 2 Jul 2026, 09:00 BST, rating 2 out of 5" in body
+    assert "  Review request by: text message" in body and "  Complaint raised: no" in body
+    assert "Reference (for support): request req-1, customer c-7, completion done-3." in body
+    assert "2026-07-01T" not in body and "_id" not in body and "state:" not in body

@@ -17,7 +17,6 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
@@ -172,22 +171,24 @@ def webhook_event(
 def tap_event(
     token: str | None, *, method: str = "GET", agent: str = "Mozilla/5.0 (iPhone)"
 ) -> dict[str, Any]:
-    """A Function URL event for a tap on the one-tap link."""
+    """A Function URL event for a tap on the one-tap link: a short token in the path, a full
+    (``v1.``) token of a link sent before in ``?t=``."""
+    long = token is not None and token.startswith("v1.")
     return {
         "version": "2.0",
-        "rawPath": "/",
+        "rawPath": "/" if long or token is None else f"/{token}",
         "headers": {"user-agent": agent},
-        "queryStringParameters": {} if token is None else {"t": token},
+        "queryStringParameters": {"t": token} if long else {},
         "requestContext": {"requestId": "req-2", "http": {"method": method}},
         "isBase64Encoded": False,
     }
 
 
 def token_in(text: str) -> str:
-    """The token of the one-tap link inside a nudge."""
-    match = re.search(r"(https://\S+\?t=[A-Za-z0-9._-]+)", text)
+    """The short token of the one-tap link inside a nudge (the link's path)."""
+    match = re.search(r"https://[^/\s]+/([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+)(?=\s|$)", text)
     assert match, text
-    return parse_qs(urlsplit(match.group(1)).query)["t"][0]
+    return match.group(1)
 
 
 @dataclass
@@ -260,7 +261,7 @@ class World:
         from handlers.upsell_recommender.sweeping import SweepDeps
 
         config = contract.SweepSettings.from_environ()
-        return SweepDeps.from_settings(config, mail_owner=lambda s, t: self.owner_mail.append((s, t)))
+        return SweepDeps.from_settings(config, mail_owner=lambda m: self.owner_mail.append((m.subject, m.text)))
 
     def sync_deps(self) -> Any:
         from handlers.common.clock import utc_now

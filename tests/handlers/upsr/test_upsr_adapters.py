@@ -325,7 +325,7 @@ def test_scheduled_handlers_run_from_their_environment(
     assert sync.handler({}, Context())["written"] == 6
     sender = _fresh_module("sender", messenger=world.messenger)
     assert sender.handler({}, Context()) == {}
-    sweep = _fresh_module("sweep", mail_owner=lambda s, t: world.owner_mail.append((s, t)))
+    sweep = _fresh_module("sweep", mail_owner=lambda m: world.owner_mail.append((m.subject, m.text)))
     assert sweep.handler({}, Context()) == {"closed": 0, "already_closed": 0, "reported": True}
 
 

@@ -81,8 +81,8 @@ def test_webhook_to_tap_to_rollup(world: World) -> None:
     offer = world.offer()
     assert offer is not None and offer["state"] == "taken"
     [(subject, text)] = world.owner_mail
-    assert subject == "Upsell take-up: 1 taken of 1 nudged"
-    assert "Taken inside the window .... 1" in text
+    assert subject.startswith("Upsell: 1 add-on taken (") and subject.endswith("from 1 order nudged")
+    assert "  Add-ons taken (tapped in time): 1" in text and "  Value of add-ons taken: £" in text
 
 
 def test_untapped_offer_is_ignored_after_the_window_and_reported(world: World) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from handlers.common.link_tokens import Keyring, issue_token
+from handlers.common.link_tokens import SHORT_MAC_BYTES, Keyring, issue_short_token, issue_token
 from handlers.upsell_recommender.domain import ADD_ACTION
 from tests.handlers.upsr.conftest import (
     ADDLINK_KEYRING,
@@ -138,30 +138,34 @@ def _sent(world: World) -> tuple[str, dict[str, Any]]:
     return token_in(world.messenger.sent[0].text), offer
 
 
-def _flip_first_char(part: str) -> str:
-    """Change a character that carries MAC bits (the last one of 43 carries two padding bits)."""
-    return ("A" if part[0] != "A" else "B") + part[1:]
+def _flip(text: str, at: int) -> str:
+    return text[:at] + ("A" if text[at] != "A" else "B") + text[at + 1 :]
 
 
 def _tampered(token: str) -> dict[str, str]:
-    version, kid, payload, mac = token.split(".")
-    claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
-    claims["s"] = claims["s"].rsplit(":", 1)[0] + ":9999999"  # redirect to another variant
-    forged_payload = base64.urlsafe_b64encode(json.dumps(claims).encode()).rstrip(b"=").decode()
-    other_key = Keyring.single("k1", "b" * 40)
+    """The short token of the SMS link, edited every way that matters."""
+    kid, body = token.split(".")
+    raw = base64.urlsafe_b64decode(body + "=" * (-len(body) % 4))
+    data, mac = raw[:-SHORT_MAC_BYTES], raw[-SHORT_MAC_BYTES:]
+    order = str(int.from_bytes(data[5:]))
+    other_order = data[:5] + (int(order) + 1).to_bytes(len(data) - 5)  # another customer's offer
+
+    def b64(value: bytes) -> str:
+        return base64.urlsafe_b64encode(value).rstrip(b"=").decode()
+
+    keys = Keyring.from_secret_string(ADDLINK_KEYRING)
     return {
-        "payload edited (other variant)": f"{version}.{kid}.{forged_payload}.{mac}",
-        "mac edited": f"{version}.{kid}.{payload}.{_flip_first_char(mac)}",
-        "signed with another key": issue_token(
-            other_key, subject=claims["s"], action=ADD_ACTION, ttl_seconds=3600, now=T0
+        "payload edited (other offer)": f"{kid}.{b64(other_order + mac)}",
+        "mac edited": f"{kid}.{b64(data + bytes([mac[0] ^ 1]) + mac[1:])}",
+        "signed with another key": issue_short_token(
+            Keyring.single("k1", "b" * 40), subject=order, action=ADD_ACTION, ttl_seconds=3600, now=T0
         ),
-        "unknown key id": f"{version}.k9.{payload}.{mac}",
-        "wrong action": issue_token(
-            Keyring.from_secret_string(ADDLINK_KEYRING),
-            subject=claims["s"],
-            action="dm-confirm",
-            ttl_seconds=10**7,
-            now=T0,
+        "unknown key id": f"k9.{body}",
+        "wrong action": issue_short_token(
+            keys, subject=order, action="dm-confirm", ttl_seconds=10**7, now=T0
+        ),
+        "a full token of another action": issue_token(
+            keys, subject=f"ofr-{order}:1", action="dm-confirm", ttl_seconds=10**7, now=T0
         ),
     }
 
@@ -169,11 +173,12 @@ def _tampered(token: str) -> dict[str, str]:
 @pytest.mark.parametrize(
     "case",
     [
-        "payload edited (other variant)",
+        "payload edited (other offer)",
         "mac edited",
         "signed with another key",
         "unknown key id",
         "wrong action",
+        "a full token of another action",
     ],
 )
 def test_tampered_token_is_refused_and_records_nothing(world: World, case: str) -> None:
@@ -203,6 +208,36 @@ def test_expired_link_gets_410_and_records_nothing(world: World) -> None:
     assert world.tap(tap_event(token), now=expiry - 1)["statusCode"] == 302
     late = world.offer()
     assert late is not None and late["state"] == "out-of-window"
+
+
+def test_a_customer_tapping_an_expired_link_reads_a_page_not_json(world: World) -> None:
+    token, offer = _sent(world)
+    event = tap_event(token)
+    event["headers"]["accept"] = "text/html,application/xhtml+xml,*/*;q=0.8"
+    answer = world.tap(event, now=int(offer["window_ends_at"]) + 14 * 86400)
+    assert answer["statusCode"] == 410
+    assert answer["headers"]["content-type"].startswith("text/html")
+    assert "This offer has ended" in answer["body"] and '"error"' not in answer["body"]
+    assert world.offer() == offer
+
+
+def test_the_sms_link_fits_one_segment_with_a_real_function_url() -> None:
+    from handlers.common.link_tokens import issue_short_token
+    from handlers.common.sms import fits_one_segment
+    from handlers.upsell_recommender.domain import Channel, Contact
+    from handlers.upsell_recommender.nudges import compose
+    from handlers.upsell_recommender.sending import link_subject, link_url
+    from testsupport.gallery import FUNCTION_URL
+
+    keys = Keyring.from_secret_string(ADDLINK_KEYRING)
+    token = issue_short_token(keys, subject=link_subject("ofr-5443254255890"), action=ADD_ACTION,
+                              ttl_seconds=17 * 86400, now=T0)
+    url = link_url(FUNCTION_URL, token)
+    assert len(token) <= 32 and url.count("/") == 3
+    for title in ("Mat", "Organic Cotton \u201cPremium\u201d Gift Wrap with a Handwritten Card \U0001f381"):
+        nudge = compose(Contact(Channel.SMS, "+447700900123", "Ann"), title, "It goes with it", url)
+        assert fits_one_segment(nudge.text), nudge.text
+        assert url in nudge.text and nudge.text.endswith("STOP to opt out.")
 
 
 @pytest.mark.parametrize(
@@ -400,4 +435,5 @@ def test_a_line_with_a_link_is_replaced_before_it_reaches_the_customer(world: Wo
     assert offer is not None
     world.send(now=offer["send_at"])
     [nudge] = world.messenger.sent
-    assert "evil" not in nudge.text and "Mat 1 goes well with your order." in nudge.text
+    assert "evil" not in nudge.text  # the SMS has room for no pitch beside its link
+    assert offer["line"] == "Mat 1 goes well with your order."

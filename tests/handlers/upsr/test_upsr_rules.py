@@ -265,6 +265,8 @@ def test_phone_numbers_are_e164_only() -> None:
 
 
 def test_report_counts_and_take_up() -> None:
+    from decimal import Decimal
+
     counts = {
         OfferState.TAKEN: 3,
         OfferState.IGNORED: 6,
@@ -272,10 +274,26 @@ def test_report_counts_and_take_up() -> None:
         OfferState.SENT: 2,
         OfferState.NO_FIT: 4,
     }
-    rollup = Rollup(counts, closed_now=2, since=T0 - 7 * 86400, until=T0)
-    assert rollup.nudged == 12 and rollup.take_up == pytest.approx(0.3)
-    subject, text = render(rollup)
-    assert subject == "Upsell take-up: 3 taken of 12 nudged"
-    assert "Take-up rate ............... 30%" in text
-    assert "No fitting add-on .......... 4" in text
-    assert "n/a" in render(Rollup({}, 0, T0, T0))[1]
+    rollup = Rollup(counts, closed_now=2, since=T0 - 7 * 86400, until=T0,
+                    taken_value={"GBP": Decimal("84.00"), "EUR": Decimal("12.5")})
+    assert rollup.nudged == 12 and rollup.taps == 4 and rollup.take_up == pytest.approx(0.3)
+    mail = render(rollup, zone="Europe/London")
+    assert mail is not None
+    assert mail.subject == "Upsell: 3 add-ons taken (€12.50 + £84.00) from 12 orders nudged"
+    assert "  Take-up rate: 30%" in mail.text and "  Taps on the link: 4" in mail.text
+    assert "  No add-on fitted the order: 4" in mail.text
+    assert "<html lang=en>" in mail.html and "€12.50 + £84.00" in mail.html
+    waiting = render(Rollup({OfferState.CHOSEN: 1}, 0, T0, T0))
+    assert waiting is not None and "not yet" in waiting.text
+
+
+def test_a_quiet_week_is_one_line_or_no_mail_as_configured() -> None:
+    quiet = Rollup({OfferState.NO_FIT: 2}, 0, T0 - 7 * 86400, T0)
+    line = render(quiet, zone="Europe/London")
+    assert line is not None and line.subject == "Upsell: a quiet week, no add-on offers sent"
+    assert len([x for x in line.text.splitlines() if x.strip()]) == 2  # the subject and one line
+    assert render(quiet, quiet="none") is None
+    busy = Rollup({OfferState.SENT: 1}, 0, T0 - 7 * 86400, T0)
+    assert render(busy, quiet="none") is not None
+
+

@@ -1,0 +1,87 @@
+"""The attribution report as the owner reads it: a mail, or the same as a page.
+
+Per rule (first touch; last touch that was not a direct visit), every source with its count,
+share and an inline bar, and the unattributed enquiries as a row of their own, ranked by their
+count like any source and written in bold and in words, never left to a footnote: the point
+of the report is how much of it is known. The bars are HTML and CSS (mail clients show no
+scripts and block remote images by default), each with its figure written beside it.
+
+Only rendering lives here; the numbers are ``attribution.Report``'s.
+"""
+
+from __future__ import annotations
+
+from handlers.common import html_kit as kit
+from handlers.source_attributor.attribution import Report, RuleResult
+
+UNKNOWN = "Not known (unattributed)"
+RULE_TITLES = {
+    "first_touch": "Where enquiries first came from",
+    "last_non_direct": "The last source before they enquired (direct visits skipped)",
+}
+MODES = {
+    "strict": "only sources we saw (tags, referrers); direct visits and guesses left out",
+    "lenient": "every touch counts, direct visits and what people told us included",
+}
+
+
+def _rows(report: Report, result: RuleResult) -> list[tuple[str, int]]:
+    rows = [*result.sources.items(), (UNKNOWN, result.unattributed)]
+    return sorted(rows, key=lambda row: (-row[1], row[0] != UNKNOWN, row[0]))
+
+
+def _figure(report: Report, count: int) -> str:
+    return f"{count} ({report.share(count):.0%})"
+
+
+def _headline(report: Report) -> str:
+    unknown = max((r.unattributed for r in report.rules.values()), default=0)
+    period = f"{kit.local_day(report.start)} to {kit.local_day(report.end)}"
+    if not report.enquiries:
+        return f"No enquiries from {period}."
+    return (
+        f"{report.enquiries} enquiries from {period}. For {unknown} of them "
+        f"({report.share(unknown):.0%}) we cannot tell where they came from."
+    )
+
+
+def body(report: Report, *, page_url: str | None = None) -> tuple[kit.Html, list[str]]:
+    """The HTML body and the plain-text lines of the report."""
+    head = _headline(report)
+    html = [kit.para(head, strong=True)]
+    text = [head, ""]
+    if page_url:
+        html.append(kit.actions(kit.button(page_url, "Open this report as a page", primary=True, method="get")))
+        text += [f"Open this report as a page: {page_url}", ""]
+    for name, result in report.rules.items():
+        title = RULE_TITLES.get(name, name.replace("_", " "))
+        rows = _rows(report, result)
+        top = max((n for _, n in rows), default=0) or 1
+        html.append(kit.Html(f"<h2>{kit.esc(title)}</h2>"))
+        html.append(kit.bars([(label, n / top, _figure(report, n)) for label, n in rows], highlight=UNKNOWN))
+        text.append(title)
+        text += [f"  {label}: {_figure(report, n)}" for label, n in rows]
+        text.append("")
+    how = MODES.get(report.mode, report.mode)
+    html.append(kit.detail(f"Counted in {report.mode} mode: {how}."))
+    text.append(f"Detail: counted in {report.mode} mode: {how}.")
+    return kit.join(html), text
+
+
+def mail(report: Report, *, page_url: str | None = None) -> kit.Mail:
+    """The scheduled mail: subject, plain text and HTML."""
+    unknown = max((r.unattributed for r in report.rules.values()), default=0)
+    subject = (
+        f"Lead sources {kit.local_day(report.start)} to {kit.local_day(report.end)}: "
+        f"{report.enquiries} enquiries, {report.share(unknown):.0%} not known"
+    )
+    html, text = body(report, page_url=page_url)
+    return kit.mail(subject, [subject, "", *text], html)
+
+
+def page(report: Report) -> dict[str, object]:
+    """The same report as a read-only page."""
+    html, _ = body(report)
+    return kit.page(
+        f"Lead sources {kit.local_day(report.start)} to {kit.local_day(report.end)}", html
+    )

@@ -1,0 +1,259 @@
+"""Every page and mail a person reads, rendered by the real renderers from records shaped as
+the systems store them: what the browser checks look at (tests/see) and what ``make demo``
+writes out for a person to open.
+
+Each document says whom it must name and whether it has a main action that must sit in the
+first screen. SMS are listed apart: they are measured in GSM-7, not rendered.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from handlers.common import html_kit as kit
+
+FUNCTION_URL = "https://" + "a" * 32 + ".lambda-url.eu-west-2.on.aws/"
+"""A Function URL exactly as long as a real one (``<32 characters>.lambda-url.<region>.on.aws``,
+https://docs.aws.amazon.com/lambda/latest/dg/lambda-urls.html): links are measured with it."""
+
+DM_URL = "https://" + "d" * 32 + ".lambda-url.us-east-1.on.aws"
+NOW = dt.datetime(2026, 8, 3, 9, 0, tzinfo=dt.UTC)
+
+
+@dataclass(frozen=True)
+class Document:
+    """One page or mail."""
+
+    name: str
+    kind: str  # "page" | "mail"
+    html: str
+    names: tuple[str, ...]
+    """Who the document must name, in its HTML and (for a mail) its plain text."""
+    action: bool = False
+    """Whether a main action (``data-primary``) must be in the first screen."""
+    text: str | None = None
+    """A mail's plain-text part."""
+    status: int = 200
+
+
+@dataclass(frozen=True)
+class Sms:
+    name: str
+    text: str
+
+
+def _token(n: int) -> str:
+    """A link token as long as a real one (``link_tokens.issue_token`` over a pair subject)."""
+    from handlers.common.link_tokens import Keyring, issue_token
+
+    keys = Keyring.from_secret_string('{"active_kid": "k1", "keys": {"k1": "' + "s" * 40 + '"}}')
+    return issue_token(keys, subject=f"{100 + n}#{200 + n}", action="confirm", ttl_seconds=86_400 * 30, now=NOW.timestamp())
+
+
+# dm ------------------------------------------------------------------------------------------
+
+
+def dm_pair(low: str = "101", high: str = "102") -> dict[str, Any]:
+    """A proposed pair as dm-score writes it (``store.PairStore.upsert``)."""
+    return {
+        "pair_key": f"{low}#{high}",
+        "band": "propose",
+        "score": 9.8,
+        "baseline": -21.4,
+        "evidence": "person",
+        "explanation": "same email (shared by 3 contacts), same mobile, different surname",
+        "terms": [
+            {"field": "email", "level": "exact", "weight": 14.2, "rarity": 0.0001},
+            {"field": "mobile", "level": "exact", "weight": 12.1, "rarity": 0.0001},
+            {"field": "first", "level": "exact", "weight": 3.9, "rarity": 0.02},
+            {"field": "last", "level": "similar", "weight": -0.4, "rarity": 0.001},
+        ],
+        "contacts": {
+            "low": {"name": "Wanda Williams", "email": "wanda.williams@northwind-traders.example",
+                    "phone": "+1 415 555 0101", "company": "Northwind Traders", "city": "Boston"},
+            "high": {"name": "Wanda Wixlliams", "email": "wanda.williams@northwind-traders.example",
+                     "phone": "+1 415 555 0101", "company": "Northwind Traders Ltd", "city": "Cambridge"},
+        },
+    }
+
+
+def dm_documents() -> Iterator[Document]:
+    from handlers.duplicate_merger import digest, pages
+
+    pair = dm_pair()
+    second = {**dm_pair("310", "311"), "score": 4.1,
+              "explanation": "same phone, same rare surname, different first name",
+              "contacts": {"low": {"name": "Ravi Okonkwo-Lindqvist", "phone": "+44 20 7946 0018", "company": "Fabrikam"},
+                           "high": {"name": "Priya Okonkwo-Lindqvist", "phone": "+44 20 7946 0018", "company": "Fabrikam"}}}
+    link = f"{DM_URL}/confirm?t={_token(1)}"
+    yield Document("dm-proposal", "page", pages.proposal(pair, link, link.replace("confirm", "reject"))["body"],
+                   ("Wanda Williams", "Wanda Wixlliams"), action=True)
+    yield Document("dm-proposal-reject", "page",
+                   pages.proposal(second, link, link.replace("confirm", "reject"), chosen="reject")["body"],
+                   ("Ravi Okonkwo-Lindqvist", "Priya Okonkwo-Lindqvist"), action=True)
+    merge = {"merge_id": "mrg_2026_08_03_0a1b2c", "pair_key": "101#102", "kept_id": "101",
+             "merged_id": "102", "undoable_until": "2026-09-02"}
+    named = pages.names(pair)
+    yield Document("dm-undo", "page", pages.undo_confirmation(merge, f"{DM_URL}/undo?t={_token(2)}", named)["body"],
+                   ("Wanda Williams", "Wanda Wixlliams"), action=True)
+    yield Document("dm-merged", "page", pages.merged(named, "101", "102", f"{DM_URL}/undo?t={_token(3)}", "2026-09-02")["body"],
+                   ("Wanda Williams", "Wanda Wixlliams"))
+    yield Document("dm-rejected", "page",
+                   pages.result(f"Recorded: not a duplicate: {pages.who(second)}",
+                                "Recorded: not a duplicate. This pair will not be proposed again.")["body"],
+                   ("Ravi Okonkwo-Lindqvist", "Priya Okonkwo-Lindqvist"))
+    browser = {"headers": {"accept": "text/html,application/xhtml+xml,*/*;q=0.8"}}
+    yield Document("dm-link-used", "page",
+                   kit.answer(browser, 409, "link_used", "This link was already used",
+                              "This link has already been used.", more=kit.para(f"About {pages.who(pair)}."))["body"],
+                   ("Wanda Williams",), status=409)
+    items = [
+        digest.DigestItem(p["pair_key"], pages.who(p), pages.company(p), pages.reason(p),
+                          pages.confidence(p["score"]), p["score"],
+                          review=f"{DM_URL}/review?t={_token(4)}", confirm=link,
+                          reject=link.replace("confirm", "reject"))
+        for p in (pair, second)
+    ]
+    auto = {**dm_pair("120", "121"), "band": "automatic", "score": 15.3,
+            "explanation": "same email, same mobile, same rare surname",
+            "contacts": {"low": {"name": "Li Na Zhou", "company": "Contoso"}, "high": {"name": "Lina Zhou", "company": "Contoso"}}}
+    autos = [digest.DigestItem(auto["pair_key"], pages.who(auto), pages.company(auto), pages.reason(auto),
+                               pages.confidence(auto["score"]), auto["score"], undo=f"{DM_URL}/undo?t={_token(5)}")]
+    run = {"run_id": "2026-W32", "capped_count": 1, "capped": [{"key": "phone", "value": "+1 800 555 ••••", "size": 412}]}
+    bands = ["Bands as configured (proposed from +0.00 bits, merged automatically from +12.00): "
+             "5 of your decisions read so far; each kind of pair needs 30 before they move its bands."]
+    d = digest.compose(run, items, autos, bands=bands)
+    yield Document("dm-digest", "mail", d.html, ("Wanda Williams", "Wanda Wixlliams", "Priya Okonkwo-Lindqvist", "Li Na Zhou"),
+                   action=True, text=d.text)
+
+
+# upsr -----------------------------------------------------------------------------------------
+
+
+def upsr_documents() -> Iterator[Document]:
+    from decimal import Decimal
+
+    from handlers.upsell_recommender.domain import OfferState
+    from handlers.upsell_recommender.report import Rollup, render
+
+    until = int(NOW.timestamp())
+    counts = {OfferState.TAKEN: 3, OfferState.OUT_OF_WINDOW: 1, OfferState.IGNORED: 6,
+              OfferState.SENT: 2, OfferState.CHOSEN: 1, OfferState.SUPPRESSED: 1, OfferState.NO_FIT: 4}
+    mail = render(Rollup(counts, 2, until - 7 * 86400, until, {"GBP": Decimal("84.00")}), zone="Europe/London")
+    assert mail is not None
+    yield Document("upsr-rollup", "mail", mail.html, ("add-ons taken", "£84.00"), text=mail.text)
+    quiet = render(Rollup({}, 0, until - 7 * 86400, until), zone="Europe/London")
+    assert quiet is not None
+    yield Document("upsr-rollup-quiet", "mail", quiet.html, ("quiet week",), text=quiet.text)
+    browser = {"headers": {"accept": "text/html"}}
+    yield Document("upsr-tap-expired", "page",
+                   kit.answer(browser, 410, "link_expired", "This offer has ended",
+                              "This link has expired. The offer it was for has ended.")["body"],
+                   ("offer has ended",), status=410)
+
+
+def upsr_sms() -> Iterator[Sms]:
+    from handlers.common.link_tokens import Keyring, issue_short_token
+    from handlers.upsell_recommender.domain import ADD_ACTION, Channel, Contact
+    from handlers.upsell_recommender.nudges import compose
+    from handlers.upsell_recommender.sending import link_subject, link_url
+
+    keys = Keyring.from_secret_string('{"active_kid": "k1", "keys": {"k1": "' + "s" * 40 + '"}}')
+    token = issue_short_token(keys, subject=link_subject("ofr-5443254255890"), action=ADD_ACTION,
+                              ttl_seconds=17 * 86400, now=NOW.timestamp())
+    url = link_url(FUNCTION_URL, token)
+    for name, first, title, line in (
+        ("upsr-sms-short-title", "Ann", "Mat strap", "Keeps your new mat rolled tight"),
+        ("upsr-sms-long-title", "Bartholomew",
+         "Organic Cotton \u201cPremium\u201d Gift Wrap with a Handwritten Card \U0001f381", "It makes the present"),
+        ("upsr-sms-no-name", "", "Yoga block", "Steadies the harder poses."),
+    ):
+        yield Sms(name, compose(Contact(Channel.SMS, "+447700900123", first), title, line, url).text)
+
+
+# ls -------------------------------------------------------------------------------------------
+
+
+def ls_report() -> Any:
+    from handlers.source_attributor.attribution import Report, RuleResult
+
+    return Report(
+        start=dt.date(2026, 11, 1), end=dt.date(2026, 11, 30), mode="strict", include_asked=False,
+        enquiries=42,
+        rules={
+            "first_touch": RuleResult({"google": 14, "facebook": 7, "newsletter": 4, "bing": 2}, 15),
+            "last_non_direct": RuleResult({"google": 16, "newsletter": 9, "facebook": 5}, 12),
+        },
+    )
+
+
+def ls_documents() -> Iterator[Document]:
+    from handlers.source_attributor import owner_report
+
+    report = ls_report()
+    mail = owner_report.mail(report, page_url=f"{FUNCTION_URL}r/{_token(6)}")
+    yield Document("ls-report-mail", "mail", mail.html,
+                   ("Not known (unattributed)", "google", "newsletter"), action=True, text=mail.text)
+    yield Document("ls-report-page", "page", str(owner_report.page(report)["body"]),
+                   ("Not known (unattributed)", "google", "facebook"))
+
+
+SYSTEMS: dict[str, Callable[[], Iterator[Document]]] = {
+    "dm": dm_documents,
+    "upsr": upsr_documents,
+    "ls": ls_documents,
+}
+
+
+def documents() -> list[Document]:
+    return [doc for make in SYSTEMS.values() for doc in make()]
+
+
+def sms() -> list[Sms]:
+    return [*upsr_sms()]
+
+
+def write(folder: str, *, shots: bool = True) -> list[str]:
+    """Every document as ``<name>.html`` (and ``.txt`` for a mail's plain part), each SMS as
+    ``<name>.txt``, with phone and full-page desktop screenshots, and an ``index.html``."""
+    from pathlib import Path
+
+    out = Path(folder)
+    out.mkdir(parents=True, exist_ok=True)
+    docs = documents()
+    written: list[str] = []
+    rows = []
+    for doc in docs:
+        (out / f"{doc.name}.html").write_text(doc.html, encoding="utf-8")
+        written.append(f"{doc.name}.html")
+        extra = ""
+        if doc.text is not None:
+            (out / f"{doc.name}.txt").write_text(doc.text, encoding="utf-8")
+            extra = f" · {kit.link(doc.name + '.txt', 'plain-text part')}"
+        rows.append(f"<li>{kit.link(doc.name + '.html', doc.name)} ({doc.kind}){extra}</li>")
+    for message in sms():
+        (out / f"{message.name}.txt").write_text(message.text + "\n", encoding="utf-8")
+        rows.append(f"<li>{kit.link(message.name + '.txt', message.name)} (SMS, {len(message.text)} characters)</li>")
+    if shots:
+        from testsupport.browser import DESKTOP, PHONE, browser
+
+        with browser() as b:
+            for doc in docs:
+                for label, size in (("phone", PHONE), ("desktop", DESKTOP)):
+                    seen = b.render(doc.html, size, screenshot=True, full=True)
+                    (out / f"{doc.name}-{label}.png").write_bytes(seen.png or b"")
+                    written.append(f"{doc.name}-{label}.png")
+    index = kit.page("Every page and mail", kit.Html("<ul>" + "".join(rows) + "</ul>"))["body"]
+    (out / "index.html").write_text(index, encoding="utf-8")
+    return written
+
+
+if __name__ == "__main__":
+    import sys
+
+    target = sys.argv[1] if len(sys.argv) > 1 else "build/see"
+    names = write(target)
+    print(f"{len(names)} files written to {target}/ (open {target}/index.html)")
