@@ -296,7 +296,7 @@ _SHORT_TEXT = 1
 
 
 def issue_short_token(
-    keyring: Keyring, *, subject: str, action: str, ttl_seconds: int, now: float | None = None
+    keyring: Keyring, *, subject: str, action: str, ttl_seconds: int, now: float
 ) -> str:
     """A token for a link that must fit an SMS: ``<kid>.<body>``, about 30 characters for a
     numeric subject (an order number) where ``issue_token`` takes over 150.
@@ -310,7 +310,7 @@ def issue_short_token(
         raise ValueError("a token needs a subject and an action")
     if ttl_seconds <= 0:
         raise ValueError("ttl_seconds must be positive")
-    expires = int(time.time() if now is None else now) + int(ttl_seconds)
+    expires = int(now) + int(ttl_seconds)
     if subject.isascii() and subject.isdigit() and not subject.startswith("0"):
         number = int(subject)
         encoded = bytes([_SHORT_DIGITS]) + number.to_bytes(max(1, (number.bit_length() + 7) // 8))
@@ -327,7 +327,7 @@ def _short_mac(secret: bytes, kid: str, action: str, body: bytes) -> bytes:
 
 
 def verify_short_token(
-    token: str | None, keyring: Keyring, *, action: str, now: float | None = None
+    token: str | None, keyring: Keyring, *, action: str, now: float
 ) -> LinkClaims:
     """The claims of an authentic, unexpired short token for ``action``; a ``TokenError``
     otherwise (a token for another action fails its MAC: ``InvalidSignature``)."""
@@ -354,6 +354,6 @@ def verify_short_token(
             subject = value.decode("utf-8")
         except UnicodeDecodeError as err:
             raise MalformedToken("subject is not UTF-8") from err
-    if (time.time() if now is None else now) >= expires:
+    if now >= expires:
         raise TokenExpired(f"expired at {expires}")
     return LinkClaims(token_id="", subject=subject, action=action, issued_at=0, expires_at=expires, kid=kid)
