@@ -169,6 +169,7 @@ def _crm(url: str, clock: VirtualClock, limits: RateLimit, deadline: float | Non
         clock=clock.now,
         sleep=clock.advance,
         deadline=deadline,
+        wall=clock.now,
     )
 
 

@@ -172,7 +172,7 @@ class HubSpotClient:
         deadline: float | None = None,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
-        wall: Callable[[], float] = time.time,
+        wall: Callable[[], float],
         jitter: Callable[[], float] = random.random,
         on_unauthorized: Callable[[], None] | None = None,
     ) -> None:

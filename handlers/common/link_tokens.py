@@ -28,7 +28,6 @@ import hmac
 import json
 import re
 import secrets
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -195,7 +194,7 @@ def issue_token(
     subject: str,
     action: str,
     ttl_seconds: int,
-    now: float | None = None,
+    now: float,
     token_id: str | None = None,
 ) -> str:
     """A token for ``action`` on ``subject`` valid ``ttl_seconds`` from ``now``, signed by the active key."""
@@ -203,7 +202,7 @@ def issue_token(
         raise ValueError("a token needs a subject and an action")
     if ttl_seconds <= 0:
         raise ValueError("ttl_seconds must be positive")
-    issued = int(time.time() if now is None else now)
+    issued = int(now)
     claims = {
         "a": action,
         "e": issued + int(ttl_seconds),
@@ -223,7 +222,7 @@ def verify_token(
     *,
     action: str,
     subject: str | None = None,
-    now: float | None = None,
+    now: float,
 ) -> LinkClaims:
     """The claims of an authentic, unexpired token for ``action`` (and ``subject`` if given).
 
@@ -259,7 +258,7 @@ def verify_token(
         raise MalformedToken("payload is not a claim set") from err
     if claims.expires_at <= claims.issued_at:
         raise MalformedToken("expires before it was issued")
-    current = time.time() if now is None else now
+    current = now
     if current >= claims.expires_at:
         raise TokenExpired(f"expired at {claims.expires_at}")
     if claims.issued_at > current + MAX_CLOCK_SKEW_S:
@@ -290,7 +289,7 @@ def consume_once(
     *,
     key_attr: str = "token_id",
     ttl_attr: str = "expires_at",
-    now: float | None = None,
+    now: float,
 ) -> TokenUse:
     """Record that ``token_id`` was used; the second use reports ``ALREADY_USED``.
 
@@ -300,7 +299,7 @@ def consume_once(
     item = {
         key_attr: token_id,
         ttl_attr: int(expires_at),
-        "used_at": int(time.time() if now is None else now),
+        "used_at": int(now),
     }
     result = put_if_absent(table, item, key_attr)
     return TokenUse.FIRST_USE if result.won else TokenUse.ALREADY_USED
@@ -315,7 +314,7 @@ _SHORT_TEXT = 1
 
 
 def issue_short_token(
-    keyring: Keyring, *, subject: str, action: str, ttl_seconds: int, now: float | None = None
+    keyring: Keyring, *, subject: str, action: str, ttl_seconds: int, now: float
 ) -> str:
     """A token for a link that must fit an SMS: ``<kid>.<body>``, about 30 characters for a
     numeric subject (an order number) where ``issue_token`` takes over 150.
@@ -329,7 +328,7 @@ def issue_short_token(
         raise ValueError("a token needs a subject and an action")
     if ttl_seconds <= 0:
         raise ValueError("ttl_seconds must be positive")
-    expires = int(time.time() if now is None else now) + int(ttl_seconds)
+    expires = int(now) + int(ttl_seconds)
     if subject.isascii() and subject.isdigit() and not subject.startswith("0"):
         number = int(subject)
         encoded = bytes([_SHORT_DIGITS]) + number.to_bytes(max(1, (number.bit_length() + 7) // 8))
@@ -346,7 +345,7 @@ def _short_mac(secret: bytes, kid: str, action: str, body: bytes) -> bytes:
 
 
 def verify_short_token(
-    token: str | None, keyring: Keyring, *, action: str, now: float | None = None
+    token: str | None, keyring: Keyring, *, action: str, now: float
 ) -> LinkClaims:
     """The claims of an authentic, unexpired short token for ``action``; a ``TokenError``
     otherwise (a token for another action fails its MAC: ``InvalidSignature``)."""
@@ -373,6 +372,6 @@ def verify_short_token(
             subject = value.decode("utf-8")
         except UnicodeDecodeError as err:
             raise MalformedToken("subject is not UTF-8") from err
-    if (time.time() if now is None else now) >= expires:
+    if now >= expires:
         raise TokenExpired(f"expired at {expires}")
     return LinkClaims(token_id="", subject=subject, action=action, issued_at=0, expires_at=expires, kid=kid)

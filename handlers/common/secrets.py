@@ -2,8 +2,11 @@
 
 The function's environment holds only a secret's name or ARN (``secret_id_from_env``), never
 its value: values live in Secrets Manager, and the execution role may read exactly the secret
-named. A warm container reuses a value for ``ttl_seconds`` (300 s by default) and then fetches
-it again, so a rotated secret reaches every function within that time without a redeploy.
+named. Fetching and caching are Powertools Parameters' ``SecretsProvider``: a warm container
+reuses a value for ``ttl_seconds`` (300 s) and then fetches it again, so a rotated secret
+reaches every function within that time without a redeploy. This module adds what Powertools
+does not say: which secret failed (:class:`SecretError`), and a refusal of an environment value
+that is a pasted secret rather than its name.
 """
 
 from __future__ import annotations
@@ -12,14 +15,15 @@ import json
 import os
 import re
 import threading
-import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any, Protocol
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from handlers.common.aws_clients import client
 
-DEFAULT_TTL_SECONDS = 300.0
+if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.parameters import SecretsProvider
+
+DEFAULT_TTL_SECONDS = 300
 SECRET_ID_PATTERN = re.compile(
     r"^(arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:)?[A-Za-z0-9/_+=.@-]{1,512}$"
 )
@@ -33,94 +37,75 @@ class SecretError(Exception):
         self.secret_id = secret_id
 
 
-class SecretsClient(Protocol):
-    """The one method of a ``secretsmanager`` client this module calls."""
-
-    def get_secret_value(self, *, SecretId: str) -> Mapping[str, Any]:
-        """Secrets Manager GetSecretValue."""
-        ...
-
-
-@dataclass(frozen=True)
-class _Entry:
-    fetched_at: float
-    text: str | None
-    binary: bytes | None
-
-
-def _default_client() -> SecretsClient:
-    result: SecretsClient = client("secretsmanager")
-    return result
+def _default_client() -> Any:
+    return client("secretsmanager")
 
 
 class SecretCache:
-    """A small TTL cache in front of GetSecretValue; thread-safe, one entry per secret id."""
+    """Powertools' ``SecretsProvider`` over the process's shared client, made on first fetch."""
 
     def __init__(
         self,
         *,
-        ttl_seconds: float = DEFAULT_TTL_SECONDS,
-        clock: Callable[[], float] = time.monotonic,
-        client_factory: Callable[[], SecretsClient] = _default_client,
+        ttl_seconds: int = DEFAULT_TTL_SECONDS,
+        client_factory: Callable[[], Any] = _default_client,
     ) -> None:
         if ttl_seconds < 0:
             raise ValueError("ttl_seconds must not be negative")
         self.ttl_seconds = ttl_seconds
-        self._clock = clock
         self._client_factory = client_factory
-        self._entries: dict[str, _Entry] = {}
+        self._provider: SecretsProvider | None = None
+        self._entries: dict[tuple[Any, ...], Any] = {}
+        """The provider's cache (shared, so the sandbox can keep one per function)."""
+        self._stale: set[str] = set()
         self._lock = threading.Lock()
 
-    def _entry(self, secret_id: str) -> _Entry:
-        now = self._clock()
-        with self._lock:
-            entry = self._entries.get(secret_id)
-            if entry is not None and now - entry.fetched_at < self.ttl_seconds:
-                return entry
-        entry = self._fetch(secret_id, now)
-        with self._lock:
-            self._entries[secret_id] = entry
-        return entry
-
-    def _fetch(self, secret_id: str, now: float) -> _Entry:
+    def _get(self, secret_id: str) -> str | bytes:
+        # Imported on first fetch: Powertools Parameters imports boto3, which a function that
+        # refuses a request before reading a secret should not pay for.
+        from aws_lambda_powertools.utilities.parameters import GetParameterError, SecretsProvider
         from botocore.exceptions import ClientError
 
+        with self._lock:
+            if self._provider is None:
+                self._provider = SecretsProvider(boto3_client=self._client_factory())
+                self._provider.store = self._entries
+            provider = self._provider
+            # The shared client is made anew after aws_clients.reset_clients() (tests, sandbox).
+            provider.client = self._client_factory()
+            forced = secret_id in self._stale
+            self._stale.discard(secret_id)
         try:
-            answer = self._client_factory().get_secret_value(SecretId=secret_id)
-        except ClientError as err:
-            code = err.response.get("Error", {}).get("Code", "Unknown")
+            value = provider.get(secret_id, max_age=self.ttl_seconds, force_fetch=forced)
+        except GetParameterError as err:
+            cause = err.__context__
+            code = (
+                cause.response.get("Error", {}).get("Code", "Unknown")
+                if isinstance(cause, ClientError)
+                else "no value"
+            )
             raise SecretError(secret_id, f"GetSecretValue failed: {code}") from err
-        text = answer.get("SecretString")
-        binary = answer.get("SecretBinary")
-        if text is None and binary is None:
+        if not isinstance(value, str | bytes):
             raise SecretError(secret_id, "has no value")
-        return _Entry(
-            fetched_at=now,
-            text=None if text is None else str(text),
-            binary=None if binary is None else bytes(binary),
-        )
+        return value
 
     def get_string(self, secret_id: str) -> str:
         """The secret's string value (a binary secret is decoded as UTF-8)."""
-        entry = self._entry(secret_id)
-        if entry.text is not None:
-            return entry.text
-        assert entry.binary is not None
+        value = self._get(secret_id)
+        if isinstance(value, str):
+            return value
         try:
-            return entry.binary.decode("utf-8")
+            return value.decode("utf-8")
         except UnicodeDecodeError as err:
             raise SecretError(secret_id, "binary value is not UTF-8") from err
 
     def get_bytes(self, secret_id: str) -> bytes:
         """The secret's bytes (a string secret is encoded as UTF-8)."""
-        entry = self._entry(secret_id)
-        if entry.binary is not None:
-            return entry.binary
-        assert entry.text is not None
-        return entry.text.encode("utf-8")
+        value = self._get(secret_id)
+        return value.encode("utf-8") if isinstance(value, str) else value
 
     def get_json(self, secret_id: str) -> dict[str, Any]:
-        """The secret parsed as a JSON object."""
+        """The secret parsed as a JSON object (one fetch serves the text and every field)."""
         try:
             value = json.loads(self.get_string(secret_id))
         except ValueError as err:
@@ -141,8 +126,9 @@ class SecretCache:
         with self._lock:
             if secret_id is None:
                 self._entries.clear()
+                self._stale.clear()
             else:
-                self._entries.pop(secret_id, None)
+                self._stale.add(secret_id)
 
 
 default_cache = SecretCache()

@@ -20,7 +20,6 @@ import base64
 import binascii
 import hashlib
 import hmac
-import time
 from enum import StrEnum
 
 SHOPIFY_HMAC_HEADER = "X-Shopify-Hmac-Sha256"
@@ -111,7 +110,7 @@ def verify_timestamped(
     secret: bytes | str,
     *,
     tolerance_seconds: int = DEFAULT_TOLERANCE_SECONDS,
-    now: float | None = None,
+    now: float,
 ) -> int:
     """Check a ``t=...,v1=...`` header over ``body``; return the signed unix timestamp.
 
@@ -131,7 +130,7 @@ def verify_timestamped(
         matched |= hmac.compare_digest(expected_bytes, candidate.encode("utf-8"))
     if not matched:
         raise SignatureError(SignatureFailure.MISMATCH, "body does not match the signature")
-    current = time.time() if now is None else now
+    current = now
     if abs(current - timestamp) > tolerance_seconds:
         raise SignatureError(
             SignatureFailure.STALE,

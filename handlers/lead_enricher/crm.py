@@ -94,9 +94,11 @@ class HubSpotCrm:
         version: str | None = None,
         client: HubSpotClient | None = None,
         on_unauthorized: Callable[[], None] | None = None,
+        wall: Callable[[], float],
     ) -> None:
         self.client = client or HubSpotClient(
             token,
+            wall=wall,
             base_url=base_url,
             timeout=timeout,
             version=version or HUBSPOT_DEFAULT_VERSION,

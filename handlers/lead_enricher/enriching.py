@@ -57,7 +57,7 @@ class Enricher:
         pending: PendingMarkers,
         provider: FirmographicProvider,
         sink: EventSink,
-        clock: Callable[[], dt.datetime] = lambda: dt.datetime.now(dt.UTC),
+        clock: Callable[[], dt.datetime],
     ) -> None:
         self.cache = cache
         self.pending = pending
@@ -111,7 +111,9 @@ class Enricher:
         return lead
 
 
-def make_provider(config: EnrichSettings, transport: Any = None) -> FirmographicProvider:
+def make_provider(
+    config: EnrichSettings, clock: Callable[[], dt.datetime], transport: Any = None
+) -> FirmographicProvider:
     """The configured provider, reading its key from Secrets Manager at call time (cached).
 
     ``transport`` replaces the HTTP call (the sandbox's provider stand-in).
@@ -122,6 +124,7 @@ def make_provider(config: EnrichSettings, transport: Any = None) -> Firmographic
     return factory.make_provider(
         config.enrichment_provider,
         key,
+        clock=clock,
         base_url=config.enrichment_base_url,
         api_version=config.enrichment_api_version,
         transport=transport,

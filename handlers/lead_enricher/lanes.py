@@ -19,7 +19,6 @@ import datetime as dt
 import hashlib
 import hmac
 import json
-import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 from urllib.parse import unquote_plus
@@ -100,9 +99,9 @@ class Intake:
     def __init__(
         self,
         config: IntakeSettings,
+        clock: Callable[[], float],
         store: ObjectStore | None = None,
         queue: LeadQueue | None = None,
-        clock: Any = time.time,
     ) -> None:
         self.config = config
         self.store = store or ObjectStore()
@@ -184,7 +183,7 @@ class Intake:
             raise url.RequestError(401, "unauthorized", "send the intake secret or a signature")
         body = url.raw_body(event, max_bytes=MAX_BODY_BYTES)
         try:
-            verify_timestamped(body, signature, secret)
+            verify_timestamped(body, signature, secret, now=self.clock())
         except SignatureError as err:
             raise url.RequestError(401, "unauthorized", "the signature does not match") from err
         return body
@@ -207,7 +206,7 @@ class Intake:
             s3 = record.get("s3") or {}
             bucket = str((s3.get("bucket") or {}).get("name", ""))
             key = unquote_plus(str((s3.get("object") or {}).get("key", "")))
-            received = _event_time(record)
+            received = _event_time(record, self.clock)
             if key.rsplit("/", 1)[-1] == SES_SETUP_NOTIFICATION:
                 # SES writes this test object when the receipt rule's S3 action is created: it
                 # is no mail, and read as one it would become a junk lead on every deploy.
@@ -406,10 +405,11 @@ def _lead(
     )
 
 
-def _event_time(record: Mapping[str, Any]) -> dt.datetime:
-    """The S3 event's own time: the same on a redelivery, so the lead is the same lead."""
+def _event_time(record: Mapping[str, Any], clock: Callable[[], float]) -> dt.datetime:
+    """The S3 event's own time: the same on a redelivery, so the lead is the same lead; the
+    invocation's time when the event has none."""
     text = str(record.get("eventTime") or "")
     try:
         return dt.datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(dt.UTC)
     except ValueError:
-        return dt.datetime.now(dt.UTC)
+        return dt.datetime.fromtimestamp(clock(), dt.UTC)

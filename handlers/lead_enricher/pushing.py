@@ -47,9 +47,9 @@ class Pusher:
         self,
         config: PushSettings,
         crm: Crm,
+        clock: Callable[[], dt.datetime],
         index: IdentityIndex | None = None,
         store: ObjectStore | None = None,
-        clock: Callable[[], dt.datetime] = lambda: dt.datetime.now(dt.UTC),
     ) -> None:
         self.config = config
         self.crm = crm
@@ -193,7 +193,7 @@ class Pusher:
         )
 
 
-def make_crm(config: PushSettings) -> Crm:
+def make_crm(config: PushSettings, clock: Callable[[], dt.datetime]) -> Crm:
     """HubSpot, with the Service Key read from Secrets Manager at call time."""
 
 
@@ -205,4 +205,5 @@ def make_crm(config: PushSettings) -> Crm:
         token,
         version=config.hubspot_api_version,
         on_unauthorized=lambda: default_cache.invalidate(config.crm_secret_id),
+        wall=lambda: clock().timestamp(),
     )

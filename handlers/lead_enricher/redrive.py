@@ -72,7 +72,7 @@ class RetryJob:
         invoker: Invoker | None = None,
         pending: PendingMarkers | None = None,
         mailer: Mailer | None = None,
-        clock: Callable[[], dt.datetime] = lambda: dt.datetime.now(dt.UTC),
+        clock: Callable[[], dt.datetime],
     ) -> None:
         self.config = config
         self._sqs = sqs

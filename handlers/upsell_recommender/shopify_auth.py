@@ -26,7 +26,6 @@ a fresh token with whatever the secret now holds.
 from __future__ import annotations
 
 import json
-import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -115,7 +114,7 @@ class AccessTokens:
         *,
         forget_secret: Callable[[], None] | None = None,
         opener: Opener = _urlopen,
-        clock: Callable[[], float] = time.time,
+        clock: Callable[[], float],
         refresh_margin_s: float = 300.0,
         timeout_s: float = 10.0,
     ) -> None:

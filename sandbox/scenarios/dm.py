@@ -1,9 +1,8 @@
 """Duplicate contact merger: a week of contacts, the Monday run, a confirm and an undo.
 
 The CRM is ``testsupport.dm.InMemoryCrm`` holding a synthetic week of contacts
-(``testsupport.crm_generator.generate``) plus two records of one person, given to dm-block in place of
-HubSpot (``crm.HubSpotCrm`` is what the handler builds) and to dm-merge as the ``crm`` its
-``wire`` takes (``entry.registry.override``). The weekly schedule fires dm-block; its blocks go to dm-score over the
+(``testsupport.crm_generator.generate``) plus two records of one person, given to dm-block and
+dm-merge in place of HubSpot as the ``crm`` their ``wire`` takes (``entry.registry.override``). The weekly schedule fires dm-block; its blocks go to dm-score over the
 SQS block queue; automatic-band pairs go to dm-merge over the merge queue; the weekly digest
 mails the reviewer signed links to the local Function URL (dm-merge asks Lambda for its own
 URL, which the sandbox answers with the local one). The reviewer opens a proposal, confirms
@@ -75,14 +74,13 @@ class DuplicateMergerDay:
 
     def prepare(self, sb: Sandbox) -> None:
         from handlers.common.entry import registry
-        from handlers.duplicate_merger import crm as crm_module
-        from handlers.duplicate_merger.functions import merge
+        from handlers.duplicate_merger.functions import block, merge
 
         sb.set_secret("dm-crm-read", "sandbox-crm-read-token")
         sb.set_secret("dm-crm-write", "sandbox-crm-write-token")
         sb.set_secret("dm-link-key", LINK_KEYRING)
         self.crm = _crm()
-        sb.patch(crm_module, "HubSpotCrm", lambda token, base_url="", **kw: self.crm)
+        registry.override(block, crm=lambda deadline: self.crm)
         registry.override(merge, crm=lambda: self.crm)
 
     def play(self, sb: Sandbox, report: Report) -> None:

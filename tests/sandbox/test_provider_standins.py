@@ -6,6 +6,7 @@ them), and ``ShopifyStandIn`` behind the Shopify adapter: grant, pages, expiry.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 
 import pytest
@@ -18,13 +19,18 @@ from handlers.upsell_recommender.shopify_auth import AccessTokens
 from handlers.upsell_recommender.store import StoreError
 from sandbox.standins import FirmographicsStandIn, ShopifyStandIn
 
+
+def _now() -> dt.datetime:
+    return dt.datetime(2026, 12, 1, 9, tzinfo=dt.UTC)
+
+
 ACME = {"name": "Acme Widgets", "employees": 40, "city": "Leeds", "country": "United Kingdom"}
 
 
 @pytest.mark.parametrize("provider", ["pdl", "apollo"])
 def test_both_enrichment_adapters_read_the_stand_in(provider: str) -> None:
     stand_in = FirmographicsStandIn("key-1", {"acme-widgets.co.uk": ACME})
-    adapter = make_provider(provider, lambda: "key-1", transport=stand_in)
+    adapter = make_provider(provider, lambda: "key-1", clock=_now, transport=stand_in)
     found = adapter.lookup("acme-widgets.co.uk")
     assert found is not None
     assert (found["company_name"], found["employees"], found["company_city"]) == (
@@ -33,7 +39,7 @@ def test_both_enrichment_adapters_read_the_stand_in(provider: str) -> None:
         "Leeds",
     )
     assert adapter.lookup("nobody.example") is None
-    wrong = make_provider(provider, lambda: "other", transport=stand_in)
+    wrong = make_provider(provider, lambda: "other", clock=_now, transport=stand_in)
     with pytest.raises(ProviderUnavailable, match="401"):
         wrong.lookup("acme-widgets.co.uk")
 
@@ -76,6 +82,7 @@ def test_the_shopify_stand_in_grants_pages_and_expires_tokens() -> None:
         "example-shop.myshopify.com",
         lambda: json.dumps({"client_id": "cid", "client_secret": "wrong"}),
         opener=shop,
+        clock=lambda: now[0],
     )
     with pytest.raises(StoreError, match="invalid_client"):
         bad.token()

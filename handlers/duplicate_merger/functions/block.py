@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,7 +20,7 @@ from handlers.common.hubspot import token_from_secret
 from handlers.common.observability import get_logger
 from handlers.common.secrets import default_cache
 from handlers.duplicate_merger import contract, reading
-from handlers.duplicate_merger import crm as crm_module
+from handlers.duplicate_merger.crm import HubSpotCrm
 from handlers.duplicate_merger.runs import run as block_run
 from handlers.duplicate_merger.runs import run_id_for
 from handlers.duplicate_merger.store import PairStore, QueueSender
@@ -28,28 +29,47 @@ CHECKPOINT_TTL_DAYS = 2
 """A portal's read checkpoints outlive any run (a run's reads take hours at most)."""
 
 
+def hubspot(config: contract.BlockSettings, deadline: float, clock: Clock) -> HubSpotCrm:
+    """HubSpot with the CRM read credential; no rate-limit wait runs past ``deadline``."""
+    secret = config.crm_read_secret
+    return HubSpotCrm(
+        lambda: token_from_secret(default_cache.get_string(secret)),
+        config.crm_base_url,
+        on_unauthorized=lambda: default_cache.invalidate(secret),
+        version=config.hubspot_api_version,
+        deadline=deadline,
+        wall=lambda: clock().timestamp(),
+    )
+
+
 @dataclass(frozen=True)
 class Blocking:
     """dm-block's collaborators; the CRM reader is made per invocation (its deadline is the
-    invocation's)."""
+    invocation's), the Lambda client only when the read continues in a new invocation."""
 
     config: contract.BlockSettings
     pairs: Any
     queue: QueueSender
-
-    def reader(self, deadline: float) -> crm_module.HubSpotCrm:
-        secret = self.config.crm_read_secret
-        return crm_module.HubSpotCrm(
-            lambda: token_from_secret(default_cache.get_string(secret)),
-            self.config.crm_base_url,
-            on_unauthorized=lambda: default_cache.invalidate(secret),
-            version=self.config.hubspot_api_version,
-            deadline=deadline,
-        )
+    reader: Callable[[float], Any]
+    lambda_client: Callable[[], Any]
 
 
-def wire(config: contract.BlockSettings, clock: Clock) -> Blocking:
-    return Blocking(config, aws_clients.table(config.pairs_table), QueueSender(config.blocks_queue_url))
+def wire(
+    config: contract.BlockSettings,
+    clock: Clock,
+    *,
+    crm: Callable[[float], Any] | None = None,
+    lambda_client: Callable[[], Any] | None = None,
+) -> Blocking:
+    """``crm`` (deadline -> reader) and ``lambda_client`` replace HubSpot and Lambda when tests
+    or the sandbox give them (``entry.registry.override``)."""
+    return Blocking(
+        config,
+        aws_clients.table(config.pairs_table),
+        QueueSender(config.blocks_queue_url),
+        reader=crm or (lambda deadline: hubspot(config, deadline, clock)),
+        lambda_client=lambda_client or (lambda: aws_clients.client("lambda")),
+    )
 
 
 def run(service: Blocking, event: Any, context: Any, clock: Clock) -> dict[str, Any]:
@@ -77,7 +97,7 @@ def run(service: Blocking, event: Any, context: Any, clock: Clock) -> dict[str, 
     if outcome.action == "continue":
         if outcome.state.step > reading.MAX_STEPS:
             raise RuntimeError(f"the read of run {run_id} passed {reading.MAX_STEPS} invocations")
-        aws_clients.client("lambda").invoke(
+        service.lambda_client().invoke(
             FunctionName=context.function_name,
             InvocationType="Event",
             Payload=json.dumps(

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 
-def hubspot(config: contract.MergeSettings) -> CrmWriter:
+def hubspot(config: contract.MergeSettings, clock: Clock) -> CrmWriter:
     """HubSpot with the CRM write credential, which only dm-merge's role may read."""
     secret = config.crm_write_secret
     return HubSpotCrm(
@@ -30,6 +30,7 @@ def hubspot(config: contract.MergeSettings) -> CrmWriter:
         config.crm_base_url,
         version=config.hubspot_api_version,
         on_unauthorized=lambda: default_cache.invalidate(secret),
+        wall=lambda: clock().timestamp(),
     )
 
 
@@ -41,7 +42,7 @@ def wire(
 ) -> App:
     """The App; ``crm`` makes the CRM the merges write (HubSpot unless tests or the sandbox
     give an in-memory one), called only when a merge needs it."""
-    return App(config, crm=crm or (lambda: hubspot(config)), clock=clock)
+    return App(config, crm=crm or (lambda: hubspot(config, clock)), clock=clock)
 
 
 def own_url(app: App, context: Any) -> str:

@@ -27,7 +27,7 @@ def wire(
     return Enricher(
         EnrichCache(config.cache_table, config.cache_ttl_days),
         PendingMarkers(config.cache_table),
-        provider or make_provider(config, transport=transport),
+        provider or make_provider(config, clock, transport=transport),
         EventBridgeSink(config.event_source, EVENT_BUS),
         clock=clock,
     )

@@ -18,7 +18,7 @@ from handlers.lead_enricher.pushing import Pusher, make_crm
 
 def wire(config: PushSettings, clock: Clock, *, crm: Crm | None = None) -> Pusher:
     """``crm``: HubSpot unless tests or the sandbox give another."""
-    return Pusher(config, crm or make_crm(config), clock=clock)
+    return Pusher(config, crm or make_crm(config, clock), clock=clock)
 
 
 def run(pusher: Pusher, event: dict[str, Any], context: Any, clock: Clock) -> dict[str, Any]:

@@ -32,6 +32,7 @@ is sent the wait is the window whose counter reached zero (minute 60 s, hour 360
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlencode
@@ -74,9 +75,9 @@ def organization_fields(org: Mapping[str, Any]) -> dict[str, Any]:
     )
 
 
-def apollo_wait_seconds(headers: Mapping[str, str]) -> float | None:
+def apollo_wait_seconds(headers: Mapping[str, str], now: dt.datetime) -> float | None:
     """``Retry-After`` when sent; else the longest window whose counter is exhausted."""
-    wait = retry_after_seconds(headers)
+    wait = retry_after_seconds(headers, now)
     if wait is not None:
         return wait
     exhausted = [length for name, length in WINDOWS if headers.get(name, "").strip() == "0"]
@@ -105,7 +106,7 @@ class ApolloOrganizationEnrichment(KeyedEnrichmentApi):
         return f"{self.base_url}/api/{self.api_version}/organizations/enrich?{query}"
 
     def wait_seconds(self, headers: Mapping[str, str]) -> float | None:
-        return apollo_wait_seconds(headers)
+        return apollo_wait_seconds(headers, self._clock())
 
     def message(self, answer: HttpAnswer) -> str:
         return _message(answer)

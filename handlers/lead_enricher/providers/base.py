@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 import email.utils
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
@@ -100,9 +100,7 @@ def linkedin_url(value: Any) -> str | None:
     return f"https://www.linkedin.com/{path}" if path else None
 
 
-def retry_after_seconds(
-    headers: Mapping[str, str], now: Callable[[], dt.datetime] | None = None
-) -> float | None:
+def retry_after_seconds(headers: Mapping[str, str], now: dt.datetime) -> float | None:
     """Seconds from ``Retry-After`` (delta-seconds or HTTP-date, RFC 9110 section 10.2.3)."""
     raw = headers.get("retry-after")
     if raw is None:
@@ -116,5 +114,4 @@ def retry_after_seconds(
         when = email.utils.parsedate_to_datetime(raw)
     except (TypeError, ValueError):
         return None
-    clock = now or (lambda: dt.datetime.now(dt.UTC))
-    return max((when - clock()).total_seconds(), 0.0)
+    return max((when - now).total_seconds(), 0.0)

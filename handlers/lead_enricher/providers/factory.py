@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable
 from typing import Any
 
@@ -14,13 +15,15 @@ def make_provider(
     name: str,
     key: Callable[[], str],
     *,
+    clock: Callable[[], dt.datetime],
     base_url: str | None = None,
     api_version: str | None = None,
     transport: Any = None,
 ) -> FirmographicProvider:
     """The real adapter for ``name`` (``pdl`` or ``apollo``), with its defaults filled in.
 
-    ``transport`` replaces the HTTP call (``http_json.exchange``): the sandbox's stand-in.
+    ``clock`` dates a ``Retry-After`` given as an HTTP date; ``transport`` replaces the HTTP
+    call (``http_json.exchange``): the sandbox's stand-in.
     """
     if name not in DEFAULTS:
         raise ValueError(f"unknown enrichment provider {name!r}; expected one of {sorted(DEFAULTS)}")
@@ -29,6 +32,6 @@ def make_provider(
     version = api_version or defaults.api_version
     io: dict[str, Any] = {} if transport is None else {"transport": transport}
     if name == "pdl":
-        return PdlCompanyEnrichment(url, key, api_version=version, **io)
+        return PdlCompanyEnrichment(url, key, api_version=version, clock=clock, **io)
 
-    return ApolloOrganizationEnrichment(url, key, api_version=version, **io)
+    return ApolloOrganizationEnrichment(url, key, api_version=version, clock=clock, **io)

@@ -40,7 +40,7 @@ class KeyedEnrichmentApi:
         max_wait_s: float = 3.0,
         transport: Exchange = exchange,
         sleep: Callable[[float], None] = time.sleep,
-        clock: Callable[[], dt.datetime] = lambda: dt.datetime.now(dt.UTC),
+        clock: Callable[[], dt.datetime],
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.api_version = (api_version or self.default_version).strip("/")

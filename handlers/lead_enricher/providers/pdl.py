@@ -74,7 +74,7 @@ def company_fields(profile: Mapping[str, Any]) -> dict[str, Any]:
 
 def pdl_wait_seconds(headers: Mapping[str, str], now: dt.datetime) -> float | None:
     """How long a 429 asks us to wait: ``Retry-After``, else ``x-ratelimit-reset``."""
-    wait = retry_after_seconds(headers, lambda: now)
+    wait = retry_after_seconds(headers, now)
     if wait is not None:
         return wait
     reset = headers.get("x-ratelimit-reset", "").strip()

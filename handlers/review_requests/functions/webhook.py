@@ -88,7 +88,9 @@ def run(webhook: Webhook, event: dict[str, Any], context: Any, clock: Clock) -> 
         body = raw_body(event, max_bytes=MAX_BODY_BYTES)
         secret = get_secret(s.webhook_secret_id)
         try:
-            verify_timestamped(body, header(event, SIGNATURE_HEADER), secret)
+            verify_timestamped(
+                body, header(event, SIGNATURE_HEADER), secret, now=clock().timestamp()
+            )
         except SignatureError as err:
             logger.warning("webhook refused", extra={"failure": err.failure.value})
             return json_error(401, "invalid_signature", "the request is not signed by the tool")

@@ -216,14 +216,14 @@ def test_no_wait_runs_past_the_deadline(stub: Stub) -> None:
 
 def test_only_https_or_a_local_server() -> None:
     with pytest.raises(ValueError, match="https"):
-        HubSpotClient("t", base_url="http://api.hubapi.com")
+        HubSpotClient("t", base_url="http://api.hubapi.com", wall=lambda: 0.0)
     with pytest.raises(ValueError, match="empty"):
-        HubSpotClient("")
+        HubSpotClient("", wall=lambda: 0.0)
 
 
 def test_a_token_can_be_read_at_call_time(stub: Stub) -> None:
     keys = iter(["k1", "k2"])
-    hub = HubSpotClient(lambda: next(keys), base_url=stub.url)
+    hub = HubSpotClient(lambda: next(keys), base_url=stub.url, wall=lambda: 0.0)
     stub.answer(200, {})
     stub.answer(200, {})
     hub.request("GET", "/x")
@@ -257,7 +257,7 @@ def test_a_rotated_key_is_read_again_once_after_a_401(stub: Stub) -> None:
         if len(keys) > 1:
             keys.pop(0)
 
-    hub = HubSpotClient(lambda: keys[0], base_url=stub.url, on_unauthorized=forget)
+    hub = HubSpotClient(lambda: keys[0], base_url=stub.url, on_unauthorized=forget, wall=lambda: 0.0)
     expired = {
         "status": "error",
         "message": "The OAuth token used to make this call expired.",

@@ -225,13 +225,13 @@ def test_token_used_twice_works_once(make_table: Any) -> None:
 def test_distinct_tokens_are_consumed_independently(make_table: Any) -> None:
     table = make_table("markers", "pk")
     assert (
-        consume_once(table, "t-1", NOW + DAY, key_attr="pk", ttl_attr="ttl") is TokenUse.FIRST_USE
+        consume_once(table, "t-1", NOW + DAY, key_attr="pk", ttl_attr="ttl", now=NOW) is TokenUse.FIRST_USE
     )
     assert (
-        consume_once(table, "t-2", NOW + DAY, key_attr="pk", ttl_attr="ttl") is TokenUse.FIRST_USE
+        consume_once(table, "t-2", NOW + DAY, key_attr="pk", ttl_attr="ttl", now=NOW) is TokenUse.FIRST_USE
     )
     assert (
-        consume_once(table, "t-1", NOW + DAY, key_attr="pk", ttl_attr="ttl")
+        consume_once(table, "t-1", NOW + DAY, key_attr="pk", ttl_attr="ttl", now=NOW)
         is TokenUse.ALREADY_USED
     )
     assert table.get_item(Key={"pk": "t-2"})["Item"]["ttl"] == NOW + DAY

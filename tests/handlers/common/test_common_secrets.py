@@ -1,28 +1,39 @@
-"""Secrets: fetched at call time, cached for a TTL on an injectable clock, never from env."""
+"""Secrets: fetched at call time through Powertools Parameters, cached for a TTL, never from env.
+
+Powertools reads the wall clock itself (``datetime.now()`` in its ``parameters.base`` module) and
+takes no clock, so the expiry test moves that module's ``datetime``: it still exercises the
+library's own expiry check, but depends on where the library reads the time.
+"""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from typing import Any
 
 import pytest
+from aws_lambda_powertools.utilities.parameters import base as powertools_base
 
 from handlers.common.aws_clients import client
 from handlers.common.secrets import (
     SecretCache,
     SecretError,
     get_secret,
+    get_secret_bytes,
     get_secret_field,
     secret_id_from_env,
 )
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
+class MovedClock(dt.datetime):
+    """``datetime`` whose ``now()`` is the real time plus ``offset``."""
 
-    def __call__(self) -> float:
-        return self.now
+    offset = dt.timedelta()
+
+    @classmethod
+    def now(cls, tz: dt.tzinfo | None = None) -> MovedClock:  # type: ignore[override]
+        moved = dt.datetime.now(tz) + cls.offset
+        return cls.fromtimestamp(moved.timestamp(), tz)
 
 
 class CountingClient:
@@ -47,22 +58,25 @@ def store(aws: None) -> Any:
     return sm
 
 
-def test_cache_serves_within_ttl_and_refetches_after(store: Any) -> None:
-    clock, counting = Clock(), CountingClient()
-    cache = SecretCache(ttl_seconds=300, clock=clock, client_factory=lambda: counting)
+def test_cache_serves_within_ttl_and_refetches_after(
+    store: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(powertools_base, "datetime", MovedClock)
+    counting = CountingClient()
+    cache = SecretCache(ttl_seconds=300, client_factory=lambda: counting)
     assert cache.get_string("rrs/webhook-signing") == "first-value"
     store.put_secret_value(SecretId="rrs/webhook-signing", SecretString="rotated-value")
-    clock.now += 299
+    monkeypatch.setattr(MovedClock, "offset", dt.timedelta(seconds=290))
     assert cache.get_string("rrs/webhook-signing") == "first-value"
     assert counting.calls == 1
-    clock.now += 1
+    monkeypatch.setattr(MovedClock, "offset", dt.timedelta(seconds=301))
     assert cache.get_string("rrs/webhook-signing") == "rotated-value"
     assert counting.calls == 2
 
 
 def test_zero_ttl_always_fetches(store: Any) -> None:
     counting = CountingClient()
-    cache = SecretCache(ttl_seconds=0, clock=Clock(), client_factory=lambda: counting)
+    cache = SecretCache(ttl_seconds=0, client_factory=lambda: counting)
     cache.get_string("rrs/webhook-signing")
     cache.get_string("rrs/webhook-signing")
     assert counting.calls == 2
@@ -70,15 +84,19 @@ def test_zero_ttl_always_fetches(store: Any) -> None:
 
 def test_invalidate_forces_a_fetch(store: Any) -> None:
     counting = CountingClient()
-    cache = SecretCache(clock=Clock(), client_factory=lambda: counting)
+    cache = SecretCache(client_factory=lambda: counting)
     cache.get_string("rrs/webhook-signing")
     cache.invalidate("rrs/webhook-signing")
     cache.get_string("rrs/webhook-signing")
+    cache.get_string("rrs/webhook-signing")
     assert counting.calls == 2
+    cache.invalidate()
+    cache.get_string("rrs/webhook-signing")
+    assert counting.calls == 3
 
 
 def test_json_fields(store: Any) -> None:
-    cache = SecretCache(clock=Clock())
+    cache = SecretCache()
     assert cache.get_json("upsr/store-api") == {"api_key": "k-123", "shop": "demo"}
     assert cache.get_field("upsr/store-api", "api_key") == "k-123"
     with pytest.raises(SecretError, match="missing"):
@@ -88,19 +106,20 @@ def test_json_fields(store: Any) -> None:
 
 
 def test_binary_secret(store: Any) -> None:
-    cache = SecretCache(clock=Clock())
+    cache = SecretCache()
     assert cache.get_bytes("bin") == b"\x00\x01binary"
     assert cache.get_bytes("rrs/webhook-signing") == b"first-value"
 
 
 def test_missing_secret_is_a_secret_error(store: Any) -> None:
-    with pytest.raises(SecretError, match="ResourceNotFoundException"):
+    with pytest.raises(SecretError, match=r"'nope'.*ResourceNotFoundException"):
         SecretCache().get_string("nope")
 
 
 def test_module_helpers_use_the_default_cache(store: Any) -> None:
     assert get_secret("rrs/webhook-signing") == "first-value"
     assert get_secret_field("upsr/store-api", "shop") == "demo"
+    assert get_secret_bytes("bin") == b"\x00\x01binary"
 
 
 def test_env_holds_only_the_name(store: Any, monkeypatch: pytest.MonkeyPatch) -> None:

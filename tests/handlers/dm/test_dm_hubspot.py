@@ -43,7 +43,7 @@ def links(contact_id: str, *to: tuple[str, int, str | None], after: str | None =
 
 
 def test_a_snapshot_reads_every_association_type_with_paging(stub: Stub) -> None:
-    crm = HubSpotCrm("svc", stub.url)
+    crm = HubSpotCrm("svc", stub.url, wall=lambda: 0.0)
     stub.answer(
         200,
         {"results": [
@@ -82,7 +82,7 @@ def test_a_snapshot_reads_every_association_type_with_paging(stub: Stub) -> None
 
 
 def test_moving_writes_labelled_batches_and_archives_labels_unlabeled_last(stub: Stub) -> None:
-    crm = HubSpotCrm("svc", stub.url)
+    crm = HubSpotCrm("svc", stub.url, wall=lambda: 0.0)
     moved = [
         Association("companies", "c1", 279),
         Association("companies", "c1", 1, label="Primary"),
@@ -114,13 +114,13 @@ def test_a_custom_label_without_a_type_id_is_refused_not_guessed(stub: Stub) -> 
     legacy = Association.from_item({"type": "contacts", "id": "900", "label": "referred_by"})
     assert legacy.type_id == 0
     with pytest.raises(CrmError, match="no HubSpot type id"):
-        HubSpotCrm("svc", stub.url).associate_all("101", [legacy])
+        HubSpotCrm("svc", stub.url, wall=lambda: 0.0).associate_all("101", [legacy])
     assert stub.requests == []
     assert Association.from_item({"type": "deals", "id": "d1", "label": "contact_to_deal"}).type_id == 4
 
 
 def test_secondary_emails_are_added_and_removed(stub: Stub) -> None:
-    crm = HubSpotCrm("svc", stub.url)
+    crm = HubSpotCrm("svc", stub.url, wall=lambda: 0.0)
     stub.answer(200, {"portalId": 62515, "vid": 101, "secondaryEmails": ["ann@z.net"]})
     crm.add_email("101", "ann@z.net")
     assert (stub.last["method"], stub.last["path"]) == ("PUT", "/contacts/v1/secondary-email/101/email/ann%40z.net")
@@ -131,7 +131,7 @@ def test_secondary_emails_are_added_and_removed(stub: Stub) -> None:
 
 def test_archive_and_a_throttled_write(stub: Stub) -> None:
     sleeps: list[float] = []
-    crm = HubSpotCrm("svc", stub.url, sleep=sleeps.append)
+    crm = HubSpotCrm("svc", stub.url, sleep=sleeps.append, wall=lambda: 0.0)
     stub.answer(429, {"status": "error", "errorType": "RATE_LIMIT", "policyName": "SECONDLY"}, Retry_After="2")
     stub.answer(204)
     crm.archive("102")
@@ -143,7 +143,7 @@ def test_archive_and_a_throttled_write(stub: Stub) -> None:
 
 
 def test_the_reader_pages_with_after(stub: Stub) -> None:
-    crm = HubSpotCrm("svc", stub.url, version="2026-03")
+    crm = HubSpotCrm("svc", stub.url, version="2026-03", wall=lambda: 0.0)
     stub.answer(200, {"results": [{"id": "1", "properties": {"email": "a@b.example"}}],
                       "paging": {"next": {"after": "2"}}})
     stub.answer(200, {"results": [{"id": "2", "properties": {}}]})

@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 
-from handlers.duplicate_merger import crm as crm_module
 from handlers.duplicate_merger.crm import CrmError
 from handlers.duplicate_merger.functions import block
 from handlers.duplicate_merger.reading import (
@@ -137,18 +136,16 @@ class Context:
 def test_the_handler_chains_itself_through_the_pairs_table(
     dm_aws: DmAws, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from handlers.common import aws_clients
     from handlers.common.aws_clients import client
+    from handlers.common.entry import registry
     from handlers.duplicate_merger import reading
 
     crm = portal(1200)
     # The dev stack's dm-block environment (dm_aws) names the secret and the CRM's URL.
     client("secretsmanager").put_secret_value(SecretId="dev-dm-crm-read", SecretString='{"token": "svc"}')
     monkeypatch.setenv("AWS_LAMBDA_FUNCTION_NAME", "dev-dm-block")
-    monkeypatch.setattr(crm_module, "HubSpotCrm", lambda token, base_url="", **kw: crm)
     stub = LambdaStub()
-    real_client = aws_clients.client
-    monkeypatch.setattr(aws_clients, "client", lambda name, *a, **k: stub if name == "lambda" else real_client(name, *a, **k))
+    registry.override(block, crm=lambda deadline: crm, lambda_client=lambda: stub)
     # Each invocation has time for 6 pages (600 contacts) before its save reserve.
     monkeypatch.setattr(reading, "SAVE_RESERVE_S", 300 - 5 * 0.01 - 0.001)
     monkeypatch.setattr(reading, "block_reserve", lambda contacts: 0.0)

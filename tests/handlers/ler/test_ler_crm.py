@@ -51,7 +51,7 @@ def contact(crm_id: str, **properties: str | None) -> dict[str, Any]:
 
 def test_search_get_update_and_page(stub: Stub) -> None:
     token = Key("svc-eu1-123")
-    crm = HubSpotCrm(stub.url, token)
+    crm = HubSpotCrm(stub.url, token, wall=lambda: 0.0)
     stub.answer(200, {"total": 1, "results": [contact("501", email="jane@acme-widgets.co.uk")]})
     found = crm.find_by_email("jane@acme-widgets.co.uk")
     assert found is not None and found.crm_id == "501"
@@ -107,7 +107,7 @@ def test_search_get_update_and_page(stub: Stub) -> None:
 
 
 def test_create_and_the_existing_contact_on_conflict(stub: Stub) -> None:
-    crm = HubSpotCrm(stub.url, Key("t"))
+    crm = HubSpotCrm(stub.url, Key("t"), wall=lambda: 0.0)
     stub.answer(201, contact("601", email="new@acme-widgets.co.uk"))
     made, created = crm.create({"email": "new@acme-widgets.co.uk", "lifecyclestage": "lead"})
     assert (made.crm_id, created) == ("601", True)
@@ -131,8 +131,8 @@ def test_create_and_the_existing_contact_on_conflict(stub: Stub) -> None:
 
 def test_a_throttled_search_is_retried_after_retry_after(stub: Stub) -> None:
     sleeps: list[float] = []
-    client = HubSpotClient(Key("t"), base_url=stub.url, sleep=sleeps.append)
-    crm = HubSpotCrm(stub.url, Key("t"), client=client)
+    client = HubSpotClient(Key("t"), base_url=stub.url, sleep=sleeps.append, wall=lambda: 0.0)
+    crm = HubSpotCrm(stub.url, Key("t"), client=client, wall=lambda: 0.0)
     stub.answer(429, {"status": "error", "errorType": "RATE_LIMIT", "policyName": "SECONDLY"}, Retry_After="1")
     stub.answer(200, {"total": 0, "results": []})
     assert crm.find_by_email("a@b.example") is None
@@ -140,7 +140,7 @@ def test_a_throttled_search_is_retried_after_retry_after(stub: Stub) -> None:
 
 
 def test_a_failed_create_is_not_repeated(stub: Stub) -> None:
-    crm = HubSpotCrm(stub.url, Key("t"))
+    crm = HubSpotCrm(stub.url, Key("t"), wall=lambda: 0.0)
     stub.answer(500, {"status": "error", "message": "internal error"})
     with pytest.raises(HubSpotError) as caught:
         crm.create({"email": "x@y.example"})
@@ -148,5 +148,5 @@ def test_a_failed_create_is_not_repeated(stub: Stub) -> None:
 
 
 def test_the_version_comes_from_the_stack() -> None:
-    crm = HubSpotCrm("https://api.hubapi.com", Key("t"), version="2026-03")
+    crm = HubSpotCrm("https://api.hubapi.com", Key("t"), version="2026-03", wall=lambda: 0.0)
     assert crm.client.crm_path("objects", "contacts") == "/crm/objects/2026-03/contacts"

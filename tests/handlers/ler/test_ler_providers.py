@@ -301,7 +301,7 @@ APOLLO_RATE = {
 
 
 def apollo(provider: Provider, key: Key, **kwargs: Any) -> ApolloOrganizationEnrichment:
-    return ApolloOrganizationEnrichment(provider.url, key, **kwargs)
+    return ApolloOrganizationEnrichment(provider.url, key, clock=lambda: NOW, **kwargs)
 
 
 def test_apollo_sends_the_documented_request_and_maps_the_example(provider: Provider) -> None:
@@ -367,12 +367,12 @@ def test_apollo_429_with_an_exhausted_hour_waits_for_the_hour(provider: Provider
 
 
 def test_apollo_wait_prefers_retry_after_then_the_exhausted_window() -> None:
-    assert apollo_wait_seconds({"retry-after": "12"}) == 12.0
-    assert apollo_wait_seconds({"x-minute-requests-left": "0"}) == 60.0
-    assert apollo_wait_seconds({"x-daily-requests-left": "0", "x-minute-requests-left": "0"}) == (
-        86400.0
-    )
-    assert apollo_wait_seconds({"x-minute-requests-left": "3"}) is None
+    assert apollo_wait_seconds({"retry-after": "12"}, NOW) == 12.0
+    assert apollo_wait_seconds({"retry-after": "Tue, 01 Dec 2026 10:00:30 GMT"}, NOW) == 30.0
+    assert apollo_wait_seconds({"x-minute-requests-left": "0"}, NOW) == 60.0
+    both = {"x-daily-requests-left": "0", "x-minute-requests-left": "0"}
+    assert apollo_wait_seconds(both, NOW) == 86400.0
+    assert apollo_wait_seconds({"x-minute-requests-left": "3"}, NOW) is None
 
 
 # Both -----------------------------------------------------------------------------------------
@@ -380,31 +380,31 @@ def test_apollo_wait_prefers_retry_after_then_the_exhausted_window() -> None:
 
 def test_unreachable_providers_are_unavailable() -> None:
     for adapter in (
-        PdlCompanyEnrichment("http://localhost:9", Key("k"), timeout=1),
-        ApolloOrganizationEnrichment("http://localhost:9", Key("k"), timeout=1),
+        PdlCompanyEnrichment("http://localhost:9", Key("k"), timeout=1, clock=lambda: NOW),
+        ApolloOrganizationEnrichment("http://localhost:9", Key("k"), timeout=1, clock=lambda: NOW),
     ):
         with pytest.raises(ProviderUnavailable, match="unreachable"):
             adapter.lookup("example.com")
 
 
 def test_retry_after_reads_seconds_and_http_dates() -> None:
-    assert retry_after_seconds({"retry-after": "7"}) == 7.0
+    assert retry_after_seconds({"retry-after": "7"}, NOW) == 7.0
     date = "Tue, 01 Dec 2026 10:00:30 GMT"
-    assert retry_after_seconds({"retry-after": date}, lambda: NOW) == 30.0
-    assert retry_after_seconds({"retry-after": "soon"}) is None
+    assert retry_after_seconds({"retry-after": date}, NOW) == 30.0
+    assert retry_after_seconds({"retry-after": "soon"}, NOW) is None
 
 
 def test_the_factory_builds_each_configured_provider_with_its_defaults() -> None:
-    built = make_provider("pdl", Key("k"))
+    built = make_provider("pdl", Key("k"), clock=lambda: NOW)
     assert isinstance(built, PdlCompanyEnrichment)
     assert built.url("acme.co.uk").startswith("https://api.peopledatalabs.com/v5/company/enrich?")
-    built = make_provider("apollo", Key("k"), api_version="v1")
+    built = make_provider("apollo", Key("k"), clock=lambda: NOW, api_version="v1")
     assert isinstance(built, ApolloOrganizationEnrichment)
     assert built.url("acme.co.uk") == (
         "https://api.apollo.io/api/v1/organizations/enrich?domain=acme.co.uk"
     )
     with pytest.raises(ValueError, match="clearbit"):
-        make_provider("clearbit", Key("k"))
+        make_provider("clearbit", Key("k"), clock=lambda: NOW)
 
 
 def test_handler_defaults_agree_with_the_stack_config_defaults() -> None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
-import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -176,7 +175,7 @@ def url_event(
     raw = body if isinstance(body, bytes) else json.dumps(body).encode()
     if signature is None:
         signature = sign_timestamped(
-            raw, secret, int(time.time()) if timestamp is None else timestamp
+            raw, secret, int(registry.now().timestamp()) if timestamp is None else timestamp
         )
     return events.url_event(raw, headers={"x-rrs-signature": signature}, method=method)
 

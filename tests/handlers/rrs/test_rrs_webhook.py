@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import time
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 
+from handlers.common.entry import registry
 from handlers.common.link_tokens import Keyring, issue_token
 from handlers.review_requests.domain import request_id_for
 from handlers.review_requests.functions import webhook
@@ -56,7 +56,7 @@ def feedback_ref(request_id: str = RID, *, action: str = "feedback") -> str:
         {"secret": "not-the-secret-at-all-0123456789"},
         {"signature": ""},
         {"signature": "t=123,v1=deadbeef"},
-        {"timestamp": int(time.time()) - 3600},  # right secret, replayed an hour later
+        {"timestamp": int(registry.now().timestamp()) - 3600},  # right secret, replayed an hour later
     ],
 )
 def test_a_forged_signature_writes_nothing(rrs: Rrs, forge: dict[str, Any]) -> None:
@@ -249,7 +249,11 @@ def test_private_feedback_is_audited_and_escalated_once_per_event(rrs: Rrs) -> N
         lambda: feedback_ref(action="addlink"),
         lambda: feedback_ref()[:-4] + "AAAA",
         lambda: issue_token(
-            Keyring.single("k1", "z" * 40), subject=RID, action="feedback", ttl_seconds=60
+            Keyring.single("k1", "z" * 40),
+            subject=RID,
+            action="feedback",
+            ttl_seconds=60,
+            now=registry.now().timestamp(),
         ),
     ],
 )

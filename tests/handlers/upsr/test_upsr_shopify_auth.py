@@ -146,7 +146,11 @@ def test_a_401_leads_to_one_new_grant_and_one_retry() -> None:
     shop = Shopify()
     forgotten: list[bool] = []
     tokens = AccessTokens(
-        SHOP, lambda: CLIENT, forget_secret=lambda: forgotten.append(True), opener=shop.open
+        SHOP,
+        lambda: CLIENT,
+        forget_secret=lambda: forgotten.append(True),
+        opener=shop.open,
+        clock=Clock(),
     )
     store = ShopifyStore(
         SHOP, tokens.token, refresh_token=tokens.invalidate, opener=shop.open, sleep=lambda _: None
@@ -176,7 +180,7 @@ def test_a_second_401_is_a_store_error_without_a_loop() -> None:
 def test_a_429_is_waited_out_for_its_retry_after() -> None:
     shop = Shopify()
     waits: list[float] = []
-    tokens = AccessTokens(SHOP, lambda: CLIENT, opener=shop.open)
+    tokens = AccessTokens(SHOP, lambda: CLIENT, opener=shop.open, clock=Clock())
     store = ShopifyStore(SHOP, tokens.token, opener=shop.open, sleep=waits.append)
     shop.token()
     shop.api += [
