@@ -25,10 +25,14 @@ from handlers.common.transitions import (
     condition_failed,
     old_item,
     put_if_absent,
+    transact,
     transition,
+    tx_condition_check,
+    tx_update,
 )
 from handlers.common.unconfirmed_sends import LOOKBACK, UNCONFIRMED_AFTER
 from handlers.upsell_recommender.contract import OFFERS_TTL
+from handlers.upsell_recommender.customers import next_cap_stamp
 from handlers.upsell_recommender.domain import OfferState, to_decimal
 
 if TYPE_CHECKING:
@@ -130,8 +134,6 @@ def claim_for_send(
     and no cap slot is spent without the claim (or the reverse). The cap is read, then written
     back on its version (``cap_version``); losing the version re-reads and tries again.
     """
-    from handlers.common.transitions import transact, tx_condition_check, tx_update
-    from handlers.upsell_recommender.customers import next_cap_stamp
 
     window_ends = int(now) + window_s
     for _ in range(attempts):

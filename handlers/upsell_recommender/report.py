@@ -169,7 +169,8 @@ def _unconfirmed_lines(offers: tuple[Mapping[str, Any], ...], zone: str) -> list
         claimed = dt.datetime.fromtimestamp(int(offer.get("sent_at") or 0), dt.UTC)
         when = claimed.astimezone(ZoneInfo(zone)).strftime("%d %b %Y %H:%M")
         lines.append(
-            f"Order {str(offer.get('offer_id', '-')).removeprefix('ofr-')}: "
+            f"Order {str(offer.get('offer_id', '-')).removeprefix('ofr-')} "
+            f"(offer {offer.get('offer_id', '-')}): "
             f"{contact.get('channel', '-')} to {contact.get('address', '-')}, "
             f"claimed {when} ({zone})"
         )

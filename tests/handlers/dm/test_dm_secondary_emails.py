@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import json
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -41,7 +42,7 @@ def stub() -> Iterator[Stub]:
 
 
 def test_the_documented_v1_answers_are_understood(stub: Stub) -> None:
-    crm = HubSpotCrm("svc", stub.url)
+    crm = HubSpotCrm("svc", stub.url, wall=time.time)
     stub.answer(200, DOCUMENTED_PUT)
     crm.add_email("21316", "newlyDiscoveredAddress@hubspot.com")
     assert (stub.last["method"], stub.last["path"]) == (
@@ -55,7 +56,7 @@ def test_the_documented_v1_answers_are_understood(stub: Stub) -> None:
 
 @pytest.mark.parametrize("status", sorted(REFUSALS))
 def test_a_refusal_of_the_legacy_path_is_a_crm_error_naming_it(stub: Stub, status: int) -> None:
-    crm = HubSpotCrm("svc", stub.url)
+    crm = HubSpotCrm("svc", stub.url, wall=time.time)
     stub.answer(status, REFUSALS[status])
     with pytest.raises(CrmError) as refused:
         crm.add_email("21316", "ann@z.net")
@@ -65,8 +66,10 @@ def test_a_refusal_of_the_legacy_path_is_a_crm_error_naming_it(stub: Stub, statu
 @pytest.mark.parametrize("status", [401, 403, 502])
 def test_a_refused_secondary_email_is_recorded_and_the_merge_goes_on(
     dm_aws: DmAws, capsys: pytest.CaptureFixture[str], status: int
-) -> None:
+, monkeypatch: pytest.MonkeyPatch) -> None:
     """Found on a1a1316: the refusal rolled the whole merge back (every merge moving an address)."""
+    # The dev stack runs without business metrics (businessMetrics: false); prod counts this.
+    monkeypatch.delenv("POWERTOOLS_METRICS_DISABLED", raising=False)
     crm = crm_with_history()
     before = copy.deepcopy(crm.state(["101", "102"]))
 

@@ -114,6 +114,8 @@ def test_a_sender_dying_after_its_claim_is_reported_once_and_never_resent(
     scheduled: Rrs, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], point: str
 ) -> None:
     """Found on a1a1316: the request stayed ``asked`` without ``delivered`` and nothing looked."""
+    # The dev stack runs without business metrics (businessMetrics: false); prod counts this.
+    monkeypatch.delenv("POWERTOOLS_METRICS_DISABLED", raising=False)
     scheduled.bedrock.add_tool_answer(grade_answer("happy"))
     scheduled.bedrock.add_tool_answer(draft_answer(GOOD_EMAIL_DRAFT))
     with monkeypatch.context() as patch:

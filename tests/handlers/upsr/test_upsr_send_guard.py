@@ -63,8 +63,7 @@ def test_an_opt_out_stored_after_the_check_and_before_the_claim_wins(
 
 
 def crash_at(monkeypatch: pytest.MonkeyPatch, point: str, world: World) -> None:
-    from handlers.common import link_tokens
-    from handlers.upsell_recommender import offers
+    from handlers.upsell_recommender import offers, sending
 
     if point == "after_claim":
         real = offers.claim_for_send
@@ -81,7 +80,7 @@ def crash_at(monkeypatch: pytest.MonkeyPatch, point: str, world: World) -> None:
         def die(*args: Any, **kwargs: Any) -> str:
             raise Crash(point)
 
-        monkeypatch.setattr(link_tokens, "issue_token", die)
+        monkeypatch.setattr(sending, "issue_short_token", die)
     else:
 
         def die_sending(nudge: Any) -> str:
@@ -95,6 +94,8 @@ def test_a_sender_dying_after_its_claim_is_counted_listed_and_never_resent(
     world: World, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], point: str
 ) -> None:
     """Found on a1a1316: the offer stayed ``sent`` with no nudge, and nothing noticed."""
+    # The dev stack runs without business metrics (businessMetrics: false); prod counts this.
+    monkeypatch.delenv("POWERTOOLS_METRICS_DISABLED", raising=False)
     offer = chosen_offer(world)
     send_at = int(offer["send_at"])
     with monkeypatch.context() as patch:
