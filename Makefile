@@ -3,19 +3,28 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 VENV := .venv
 PY := $(VENV)/bin/python
-UV := $(shell command -v uv 2>/dev/null || echo $(HOME)/.local/bin/uv)
+# uv from PATH, else a copy bootstrapped into .tools/uv: a venv of the system Python (allowed
+# under PEP 668, whose EXTERNALLY-MANAGED marker refuses `pip install --user`; pip inside a venv
+# ignores it), so no sudo, no ~/.local/bin to put on PATH.
+PYTHON ?= python3
+UV_SPEC ?= uv>=0.9,<0.14
+UV_HOME := .tools/uv
+UV := $(shell command -v uv 2>/dev/null || echo $(UV_HOME)/bin/uv)
 STACK ?= dev
 JSON ?=
 BASE ?=
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: help install browser test lint typecheck unit plan docs bench-libs bench-init bench-dm bench-dm-read bench-ls demo sandbox clean
+.PHONY: help uv install browser secrets preflight verify teardown test lint typecheck unit plan docs bench-libs bench-init bench-dm bench-dm-read bench-ls demo sandbox clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
 
-$(UV):
-	python3 -m pip install --quiet --user uv || python3 -m pip install --quiet uv
+$(UV_HOME)/bin/uv:
+	@$(PYTHON) -m venv $(UV_HOME) || { rm -rf $(UV_HOME); echo "make install: '$(PYTHON) -m venv' failed: install your Python's venv module (Debian/Ubuntu: apt install python3-venv) or uv (https://docs.astral.sh/uv/getting-started/installation/)" >&2; exit 1; }
+	$(UV_HOME)/bin/python -m pip install --quiet --disable-pip-version-check '$(UV_SPEC)'
+
+uv: $(UV) ## uv on PATH, else bootstrapped into .tools/uv (no sudo, any system Python)
 
 $(VENV)/.installed: pyproject.toml uv.lock | $(UV)
 	$(UV) sync --frozen --quiet
@@ -82,8 +91,20 @@ demo: install browser ## a scripted day per system; every page, mail and SMS wri
 	$(PY) -m testsupport.gallery build/see
 	$(PY) -m sandbox demo --messages build/see/sandbox
 
-sandbox: install ## the same local environment, left running
-	$(PY) -m sandbox serve
+sandbox: install ## the same local environment, left running, after each system's scripted day (its data)
+	$(PY) -m sandbox serve --scenarios
 
-clean: ## remove build outputs and the venv
-	rm -rf build $(VENV) $(POLICY_VENV)
+clean: ## remove build outputs, the venvs and the bootstrapped uv
+	rm -rf build $(VENV) $(POLICY_VENV) .tools
+
+secrets: install ## set the stack's secrets, each in its region: make secrets STACK=dev [REPLACE=dm-link-key]
+	$(PY) -m components.operate.stack_secrets --stack $(STACK) $(if $(REPLACE),--replace $(REPLACE))
+
+preflight: install ## with AWS credentials, before `pulumi up`: model access, SES, quotas, SMS, layer (STACK=dev)
+	$(PY) -m components.operate.preflight --stack $(STACK)
+
+verify: install ## after `pulumi up`: each system answers a signed check request (STACK=dev; SANDBOX=http://127.0.0.1:8700)
+	$(PY) -m components.operate.verify --stack $(STACK) $(if $(SANDBOX),--sandbox $(SANDBOX))
+
+teardown: install ## print, in order, the commands that remove a stack (prod: lifting its protections)
+	$(PY) -m components.operate.teardown --stack $(STACK)

@@ -2,6 +2,7 @@
 
 import datetime
 import sys
+from pathlib import Path
 
 import pulumi
 from pulumi.runtime.config import CONFIG
@@ -10,10 +11,14 @@ from components.config import ConfigError, api_version_warnings, from_pulumi_con
 from components.stack import build
 
 try:
-    stack_config = from_pulumi_config(CONFIG.get())
+    # The engine's values came from Pulumi.<stack>.yaml beside this file: problems are located
+    # there (file:line:column), and no value is ever echoed.
+    source = Path(__file__).resolve().parent / f"Pulumi.{pulumi.get_stack()}.yaml"
+    stack_config = from_pulumi_config(CONFIG.get(), source)
 except ConfigError as err:
-    # One clear message and no resources declared.
-    pulumi.log.error(str(err))
+    # One line per problem and no resources declared.
+    for line in err.lines:
+        pulumi.log.error(line)
     sys.exit(1)
 
 # External API versions outside their providers' support windows: a warning, not an error.

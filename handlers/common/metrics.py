@@ -104,6 +104,13 @@ CATALOGUE: Mapping[str, tuple[BusinessMetric, ...]] = {
 }
 """Every business metric of every system: the handlers emit these, the dashboard draws them."""
 
+MODEL_REFUSED = "ModelRefused"
+DEGRADATIONS: Mapping[str, str] = {
+    MODEL_REFUSED: "model calls Bedrock refused for access; the rules decided instead",
+}
+"""Fallbacks that must not be silent: counted per system (``service``) by the shared code that
+takes them (handlers/common/model_call.py for a refused model), in every system that can."""
+
 _BY_NAME: dict[str, tuple[str, BusinessMetric]] = {
     m.name: (system, m) for system, metrics in CATALOGUE.items() for m in metrics
 }
@@ -137,6 +144,14 @@ def count(name: str, value: int = 1, dimension_value: str | None = None) -> None
         label = dimension_value if dimension_value in metric.values else OTHER
         dimensions[metric.dimension] = label
     _single(name, value, dimensions)
+
+
+def degraded(name: str) -> None:
+    """Count one degradation of :data:`DEGRADATIONS` for this function's system."""
+    if name not in DEGRADATIONS:
+        raise KeyError(name)
+    function = os.environ.get("POWERTOOLS_SERVICE_NAME") or "crm"
+    _single(name, 1, {"service": system_of(function), "function": function})
 
 
 def _single(name: str, value: int, dimensions: Mapping[str, str]) -> None:

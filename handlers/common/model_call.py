@@ -26,6 +26,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
+from handlers.common import metrics
+from handlers.common.aws_clients import bedrock_runtime
+
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
@@ -80,6 +83,10 @@ class NoAnswerReason(StrEnum):
     INVALID_JSON = "invalid_json"
     SCHEMA_VIOLATION = "schema_violation"
     UNAVAILABLE = "unavailable"
+    REFUSED = "refused"
+    """Bedrock refused the call for access (AccessDeniedException): model access is not granted
+    in this account and Region (a fresh account until its Marketplace subscription and, for
+    Anthropic, the use-case form). Counted as ``ModelRefused`` so the fallback is never silent."""
 
 
 @dataclass(frozen=True)
@@ -236,8 +243,6 @@ def call_structured(
         temperature=temperature,
     )
     if client is None:
-        from handlers.common.aws_clients import bedrock_runtime
-
         client = bedrock_runtime()
     attempts = 0
     while True:
@@ -247,6 +252,15 @@ def call_structured(
             break
         except Exception as err:
             code = _error_code(err)
+            if code == "AccessDeniedException":
+
+                metrics.degraded(metrics.MODEL_REFUSED)
+                return NoValidAnswer(
+                    NoAnswerReason.REFUSED,
+                    "AccessDeniedException: model access not granted (make preflight names the fix)",
+                    model_id,
+                    attempts,
+                )
             if code not in RETRYABLE_ERROR_CODES:
                 raise
             if attempts >= retry.max_attempts:

@@ -16,6 +16,8 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from handlers.common import metrics
+
 if TYPE_CHECKING:
     from aws_lambda_powertools.logging import Logger
 
@@ -128,8 +130,6 @@ def logged(handler: HandlerT) -> HandlerT:
     An exception escaping the handler is logged with its stack trace, then re-raised so Lambda
     reports the failure (and SQS/EventBridge retry as configured).
     """
-    from handlers.common import metrics
-
     inner = _traced(handler)
 
     @functools.wraps(handler)

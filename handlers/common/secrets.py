@@ -17,6 +17,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from handlers.common.aws_clients import client
+
 DEFAULT_TTL_SECONDS = 300.0
 SECRET_ID_PATTERN = re.compile(
     r"^(arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:)?[A-Za-z0-9/_+=.@-]{1,512}$"
@@ -47,8 +49,6 @@ class _Entry:
 
 
 def _default_client() -> SecretsClient:
-    from handlers.common.aws_clients import client
-
     result: SecretsClient = client("secretsmanager")
     return result
 
@@ -173,11 +173,6 @@ def get_secret(secret_id: str) -> str:
 def get_secret_bytes(secret_id: str) -> bytes:
     """The bytes of ``secret_id`` through the process-wide cache."""
     return default_cache.get_bytes(secret_id)
-
-
-def get_secret_json(secret_id: str) -> dict[str, Any]:
-    """The JSON object in ``secret_id`` through the process-wide cache."""
-    return default_cache.get_json(secret_id)
 
 
 def get_secret_field(secret_id: str, field: str) -> str:

@@ -27,6 +27,8 @@ import typing
 from collections.abc import Mapping
 from typing import Any, Self, TypeVar
 
+from handlers.common.secrets import SECRET_ID_PATTERN
+
 _TRUE = {"true", "1", "yes"}
 _FALSE = {"false", "0", "no"}
 
@@ -124,8 +126,6 @@ def _convert(name: str, raw: str, kind: Any) -> Any:
 
 
 def _check_secret_id(name: str, raw: str) -> None:
-    from handlers.common.secrets import SECRET_ID_PATTERN
-
     if not SECRET_ID_PATTERN.match(raw):
         raise MissingSetting(
             f"environment variable {name} must hold a secret name or ARN, not a value"

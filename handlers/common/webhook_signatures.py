@@ -24,7 +24,6 @@ import time
 from enum import StrEnum
 
 SHOPIFY_HMAC_HEADER = "X-Shopify-Hmac-Sha256"
-STRIPE_SIGNATURE_HEADER = "Stripe-Signature"
 DEFAULT_TOLERANCE_SECONDS = 300
 
 

@@ -568,7 +568,8 @@ def implied_floors(
         explained(_STATE, share=places["postcode", "state"])
     if levels[_CITY] == "exact":
         explained(_STATE, share=places["city", "state"])
-    if levels[_COMPANY] in _AGREE or levels[_DOMAIN] == "exact":
+    employer = levels[_COMPANY] in _AGREE or levels[_DOMAIN] == "exact"
+    if employer:
         explained(_DOMAIN, _PHONE, _HOUSE, _STREET, _POSTCODE, _CITY, _STATE)
     if levels[_EMAIL] == "similar" and (levels[_FIRST] in _NAMED or levels[_LAST] in _NAMED):
         # Mailboxes are made from names (john.smith@ at two providers, jsmith1@ and jsmith2@,
@@ -593,7 +594,10 @@ def implied_floors(
         explained(_HOUSE)
     if levels[_GENERATION] == "exact":
         explained(_GENERATION, share=PRIORS["generation"].exact)  # both juniors: no new fact
-    family = (shared_home(levels) and not personal_mailbox) or suffixed
+    # An employer explains its main line and office: coworkers, not a family, so the shared
+    # phone or address says nothing of the surname. Two coworkers share a full name about as
+    # often as any two people do: the name keeps its own rarity (and ``HOUSEMATES``).
+    family = (shared_home(levels) and not personal_mailbox and not employer) or suffixed
     if family:  # one mailbox is one person, not a family
         explained(_LAST, share=measured.household_surname)
         if levels[_LAST] in _NAMED:
@@ -680,6 +684,25 @@ def pair_context(levels: Sequence[Level | None], av: Sequence[str], bv: Sequence
     if any(av[i] or bv[i] for i in _IDENTIFIERS):
         return "unknown"
     return "one"  # a person register: no record holds a contact identifier
+
+
+def _one_context_change(weights: list[float]) -> float:
+    """Records of two contexts (``pair_context`` "other") differ on every identifier both hold
+    for one reason: a job change or a work record beside a personal one moves the mailbox, the
+    phone and the employer together. Counted each on its own, the one fact weighed two or
+    three times: a work and a personal record of one full name scored 4 to 5 bits against,
+    while two people differ on them anyway. The strongest difference stands for the move; the
+    others weigh nothing. Sets their weights to 0 and returns the weight taken off (negative)."""
+    against = [i for i in _IDENTIFIERS if weights[i] < 0.0]
+    if len(against) < 2:
+        return 0.0
+    strongest = min(against, key=weights.__getitem__)
+    taken = 0.0
+    for i in against:
+        if i != strongest:
+            taken += weights[i]
+            weights[i] = 0.0
+    return taken
 
 
 def _swap_names(av: Sequence[str], bv: Sequence[str], levels: list[Level | None]) -> None:
@@ -838,7 +861,8 @@ class Scorer:
         counts = [0] * len(FIELDS)
         total = self.total
         score = self.baseline
-        log_exact, log_similar, differ = self._tables[pair_context(levels, av, bv)]
+        context = pair_context(levels, av, bv)
+        log_exact, log_similar, differ = self._tables[context]
         for i, level in enumerate(levels):
             if level is None:
                 continue
@@ -873,6 +897,8 @@ class Scorer:
                         weight = 0.0
             weights[i] = weight
             score += weight
+        if context == "other":
+            score -= _one_context_change(weights)
         if levels[_FIRST] in _NAMED and levels[_LAST] in _NAMED:
             # Namesakes by chance and housemates of one name add up (``HOUSEMATES``).
             both = weights[_FIRST] + weights[_LAST]

@@ -275,13 +275,17 @@ def place(text: str | None) -> str:
 
 
 def birth_date(text: str | None) -> str:
-    """``YYYYMMDD`` from ``YYYYMMDD``, ``YYYY-MM-DD`` or ``YYYY/MM/DD``; "" if not a date."""
+    """``YYYYMMDD`` from ``YYYYMMDD``, ``YYYY-MM-DD`` or ``YYYY/MM/DD``; "" if not a date.
+
+    Any year from 1000 is kept: a register of historical or genealogical records holds people
+    born before 1850, and a date dropped here is evidence lost without a word (it was, before
+    1850). A year of three digits or fewer ("0000", "0001") is a placeholder, not a date."""
     if not text:
         return ""
     digits = _DIGITS.sub("", str(text))
     if len(digits) != 8:
         return ""
     year, month, day = int(digits[:4]), int(digits[4:6]), int(digits[6:])
-    if not (1850 <= year <= 2100 and 1 <= month <= 12 and 1 <= day <= 31):
+    if not (1000 <= year <= 2100 and 1 <= month <= 12 and 1 <= day <= 31):
         return ""
     return digits

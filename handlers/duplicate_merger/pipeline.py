@@ -52,7 +52,8 @@ from handlers.duplicate_merger.dependence import (
     count_dependence,
     explained_by,
 )
-from handlers.duplicate_merger.evidence import Bands, ScoredPair, Scorer, Thresholds, baseline
+from handlers.duplicate_merger.evidence import Bands, ScoredPair, Scorer, Thresholds
+from handlers.duplicate_merger.prior import baseline_bits, sample_evidence
 from handlers.duplicate_merger.profile import FIELDS, Profile, ProfileBuilder
 
 DEFAULT_RECORD_FLOOR = -10.0
@@ -131,7 +132,9 @@ def run_blocking(run_id: str, profiles: list[Profile], *, cap: int) -> BlockingR
         shared = map(max, rarity.column("mobile"), rarity.column("email"))
         contexts = count_contexts(list(compress(profiles, map((1).__lt__, shared))), cap=cap)
         dependence = count_dependence(profiles)
-    bits = baseline(rarity.total, sure)
+        evidence, every = sample_evidence(profiles, keys, rarity, blocks, report, contexts,
+                                          dependence)
+    bits = baseline_bits(rarity.total, sure, evidence, every)
     return BlockingRun(
         run_id, profiles, keys, rarity, blocks, report, sure, bits, contexts, dependence
     )

@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
+from handlers.common.transitions import condition_failed
 from handlers.duplicate_merger.crm import Contact, CrmError, CrmReader
 
 MAX_STEPS = 60
@@ -203,7 +204,6 @@ class DynamoCheckpoints:
     def save(self, state: ReadState, chunks: list[bytes], *, expected_step: int | None) -> bool:
         from botocore.exceptions import ClientError
 
-        from handlers.common.transitions import condition_failed
 
         first = state.chunks - len(chunks)
         for offset, chunk in enumerate(chunks):

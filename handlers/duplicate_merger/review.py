@@ -32,9 +32,27 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from handlers.common import function_url as fu
+from handlers.common import html_kit as kit
+from handlers.common import link_tokens as lt
+from handlers.common.aws_clients import client, table
+from handlers.common.link_tokens import Keyring, issue_token
+from handlers.common.secrets import get_secret
+from handlers.duplicate_merger import digest as dg
+from handlers.duplicate_merger import pages
+from handlers.duplicate_merger.calibration import describe
 from handlers.duplicate_merger.contract import MergeSettings
 from handlers.duplicate_merger.crm import CrmWriter
-from handlers.duplicate_merger.merging import MergeFailed, MergeService, Outcome
+from handlers.duplicate_merger.evidence import Thresholds, split_pair_key
+from handlers.duplicate_merger.merging import LinkUse, MergeFailed, MergeService, Outcome
+from handlers.duplicate_merger.store import (
+    RUN_LATEST,
+    DecisionTally,
+    DynamoLedger,
+    PairReader,
+    S3Bundles,
+    calibration_key,
+)
 
 MERGE_ID = re.compile(r"mrg_\d{4}_\d{2}_\d{2}_[0-9a-f]{6}")
 ROUTES = {
@@ -59,9 +77,6 @@ class App:
     ) -> None:
         """``crm`` builds the CRM writer when a merge needs it (never to render a page);
         ``clock`` is the time (tests and the sandbox move it)."""
-        from handlers.common.aws_clients import table
-        from handlers.duplicate_merger.store import DynamoLedger, PairReader, S3Bundles
-
         self.env = env
         self.crm = crm
         self.clock = clock
@@ -73,16 +88,11 @@ class App:
     # Collaborators, created when first needed --------------------------------------------
 
     def keyring(self) -> Any:
-        from handlers.common.link_tokens import Keyring
-        from handlers.common.secrets import get_secret
-
         return Keyring.from_secret_string(get_secret(self.env.link_key_secret))
 
     def service(self) -> MergeService:
         """The merge service; the CRM write credential is read only here (confirm, undo,
         automatic merge), never to render a page."""
-        from handlers.duplicate_merger.store import DecisionTally
-
         crm = self.crm()
         return MergeService(
             crm, self.ledger, self.bundles, undo_days=self.env.undo_days,
@@ -92,10 +102,6 @@ class App:
     # Web ---------------------------------------------------------------------------------
 
     def web(self, event: Mapping[str, Any]) -> dict[str, Any]:
-        from handlers.common import function_url as fu
-        from handlers.common import html_kit as kit
-        from handlers.common import link_tokens as lt
-
         route = ROUTES.get((fu.http_method(event), str(event.get("rawPath") or "/")))
         if route is None:
             return kit.answer(event, 404, "not_found", "No such page", "There is no page at this address.")
@@ -114,14 +120,14 @@ class App:
         if not _valid_subject(route, claims.subject):
             return kit.answer(event, 400, "invalid_subject", "This link is not valid",
                               "This link does not name a pair or a merge.")
-        base = f"https://{fu.header(event, 'host') or 'localhost'}"
+        # Forms post to an origin-relative path: the browser keeps the page's own scheme and
+        # host (https on a Function URL, http://127.0.0.1:<port> in the sandbox).
+        base = ""
         if fu.http_method(event) == "GET":
             return self._render(event, route, claims, base, now)
         return self._act(event, route, claims, base, now)
 
     def _link(self, base: str, path: str, action: str, subject: str, expires_at: int, now: dt.datetime) -> str:
-        from handlers.common.link_tokens import issue_token
-
         ttl = max(1, expires_at - int(now.timestamp()))
         token = issue_token(self.keyring(), subject=subject, action=action, ttl_seconds=ttl, now=now.timestamp())
         return f"{base}{path}?t={token}"
@@ -131,8 +137,6 @@ class App:
     ) -> dict[str, Any]:
         """A GET: the proposal (review, or confirm / reject from the digest, whose own link is
         the button's target), or what undo will do. Renders only."""
-        from handlers.common import html_kit as kit
-        from handlers.duplicate_merger import pages
 
         if route in ("review", "confirm", "reject"):
             pair = self.pairs.get(claims.subject)
@@ -159,15 +163,12 @@ class App:
 
     def _names(self, record: Mapping[str, Any] | None) -> dict[str, str]:
         """Contact id -> name for a merge record (from its pair's cards); {} when unknown."""
-        from handlers.duplicate_merger import pages
 
         pair = self.pairs.get(str(record["pair_key"])) if record and record.get("pair_key") else None
         return pages.names(pair) if pair else {}
 
     def _decided(self, pair: Mapping[str, Any]) -> str:
         """"Recorded as not a duplicate by ... on ..." when the pair is decided; "" otherwise."""
-        from handlers.common import html_kit as kit
-        from handlers.duplicate_merger import pages
 
         decision = self.ledger.decision(str(pair["pair_key"]))
         if not decision:
@@ -190,10 +191,6 @@ class App:
         """Act on a POST. Everything that can refuse without writing (pair gone, merge unknown)
         is checked first; the link's single-use marker is consumed only inside the claim that
         changes the pair's state, so a refused or lost request leaves the link usable."""
-        from handlers.common import html_kit as kit
-        from handlers.duplicate_merger import pages
-        from handlers.duplicate_merger.merging import LinkUse
-
         who = self.env.reviewer_email
         link = LinkUse(claims.token_id, int(claims.expires_at))
         record = None
@@ -256,7 +253,6 @@ class App:
         record: Mapping[str, Any] | None,
     ) -> str:
         """Who a POST is about, in names: the pair's, or the undone merge's pair's."""
-        from handlers.duplicate_merger import pages
 
         found: Mapping[str, Any] | None
         if route == "undo":
@@ -284,10 +280,6 @@ class App:
 
     def _bands_lines(self, run_id: str) -> list[str]:
         """What dm-score noted of the run's calibrated bands, in the digest's words."""
-        from handlers.duplicate_merger.calibration import describe
-        from handlers.duplicate_merger.evidence import Thresholds
-        from handlers.duplicate_merger.store import calibration_key
-
         note = self.pairs.get(calibration_key(run_id))
         if not note or not isinstance(note.get("summary"), dict):
             return []  # no message of the run scored yet, or an older dm-score
@@ -296,11 +288,6 @@ class App:
         return describe(note["summary"], configured)
 
     def digest(self, base: str) -> dict[str, Any]:
-        from handlers.common.aws_clients import client
-        from handlers.duplicate_merger import digest as dg
-        from handlers.duplicate_merger import pages
-        from handlers.duplicate_merger.store import RUN_LATEST
-
         now = self.clock()
         run = self.pairs.get(RUN_LATEST)
         if run is None:
@@ -338,8 +325,6 @@ class App:
 
 def _token_of(claims: Any, app: App) -> str:
     """Re-issue the undo token the page was opened with (same id, same expiry), for its form."""
-    from handlers.common.link_tokens import issue_token
-
     return issue_token(
         app.keyring(),
         subject=claims.subject,
@@ -363,8 +348,6 @@ def _undo_expiry(now: dt.datetime, env: MergeSettings) -> int:
 def _valid_subject(route: str, subject: str) -> bool:
     """A signed token can still carry a subject no pair or merge has (an old format, a bug):
     refused with a 400 before anything is read or written."""
-    from handlers.duplicate_merger.evidence import split_pair_key
-
     if route == "undo":
         return bool(MERGE_ID.fullmatch(subject))
     try:

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from handlers.common.aws_clients import client
 from handlers.common.observability import get_logger
 from handlers.lead_enricher.contract import NORMALIZED, RESYNC_ACTION
 from handlers.lead_enricher.enrich_cache import PendingMarkers
@@ -39,8 +40,6 @@ class PushPageSyncer:
 
     def sync_page(self, after: str | None) -> dict[str, Any]:
         if self._client is None:
-            from handlers.common.aws_clients import client
-
             self._client = client("lambda")
         answer = self._client.invoke(
             FunctionName=self.function_name,

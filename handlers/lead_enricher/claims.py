@@ -15,6 +15,7 @@ import secrets
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from handlers.common.transitions import condition_failed, old_item
 from handlers.lead_enricher.lead import Lead
 
 if TYPE_CHECKING:
@@ -49,7 +50,6 @@ class PushClaims:
         """The claim for this pass, or None when the pass (or a later one) is already done."""
         from botocore.exceptions import ClientError
 
-        from handlers.common.transitions import condition_failed, old_item
 
         claim = Claim(lead.lead_id, lead.pass_no, secrets.token_hex(8))
         epoch = int(now.timestamp())

@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from handlers.common.model_call import ModelAnswer, call_structured
 from handlers.lead_enricher.matching import Profile
 
 TOOL_NAME = "judge_same_person"
@@ -52,8 +53,6 @@ def judge(
     lead: Profile, candidates: list[tuple[Profile, float]], *, model_id: str, client: Any = None
 ) -> tuple[str | None, str]:
     """(crm_id or None, outcome for the record: used / discarded / no_answer:<why>)."""
-    from handlers.common.model_call import ModelAnswer, call_structured
-
     answer = call_structured(
         model_id=model_id,
         prompt=prompt(lead, candidates),

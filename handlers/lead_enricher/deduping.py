@@ -13,6 +13,7 @@ from typing import Any
 
 from handlers.common.observability import get_logger
 from handlers.lead_enricher.contract import DEDUPED, ENRICHED, EVENT_BUS, DedupeSettings
+from handlers.lead_enricher.dedupe_model import judge
 from handlers.lead_enricher.events import EventBridgeSink, EventSink, lead_from_event
 from handlers.lead_enricher.identity import IdentityIndex
 from handlers.lead_enricher.lead import Dedupe, Lead
@@ -56,7 +57,6 @@ class Deduper:
         band = [(p, s) for p, s in scored if s >= self.config.ambiguous_score]
         if not band:
             return Dedupe(verdict="new", score=best_score)
-        from handlers.lead_enricher.dedupe_model import judge
 
         chosen, outcome = judge(mine, band, model_id=self.config.dedupe_model_id, client=self.model_client)
         if outcome.startswith("discarded"):

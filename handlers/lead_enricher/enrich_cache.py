@@ -15,6 +15,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from handlers.common.aws_clients import table
 from handlers.common.transitions import condition_failed
 from handlers.lead_enricher.lead import Lead
 
@@ -36,8 +37,6 @@ class _OnTable:
 
     @property
     def table(self) -> Table:
-        from handlers.common.aws_clients import table
-
         return table(self.table_name)
 
 

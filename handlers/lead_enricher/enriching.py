@@ -15,16 +15,18 @@ from typing import Any
 
 from handlers.common import metrics
 from handlers.common.observability import get_logger
+from handlers.common.secrets import get_secret
 from handlers.lead_enricher.contract import ENRICHED, NORMALIZED, EnrichSettings
 from handlers.lead_enricher.domains import is_disposable, is_free_mail, is_placeholder
 from handlers.lead_enricher.enrich_cache import EnrichCache, PendingMarkers
 from handlers.lead_enricher.events import EventSink, lead_from_event
-from handlers.lead_enricher.firmographics import (
+from handlers.lead_enricher.lead import Contact, Enrichment, Lead
+from handlers.lead_enricher.providers import factory
+from handlers.lead_enricher.providers.base import (
     FirmographicProvider,
     ProviderUnavailable,
     RateLimited,
 )
-from handlers.lead_enricher.lead import Contact, Enrichment, Lead
 
 
 def company_domain(contact: Contact | None) -> tuple[str | None, str]:
@@ -114,14 +116,10 @@ def make_provider(config: EnrichSettings, transport: Any = None) -> Firmographic
 
     ``transport`` replaces the HTTP call (the sandbox's provider stand-in).
     """
-    from handlers.lead_enricher import firmographics
-
     def key() -> str:
-        from handlers.common.secrets import get_secret
-
         return get_secret(config.enrichment_secret_id).strip()
 
-    return firmographics.make_provider(
+    return factory.make_provider(
         config.enrichment_provider,
         key,
         base_url=config.enrichment_base_url,

@@ -11,6 +11,7 @@ import json
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+from handlers.common.aws_clients import client
 from handlers.lead_enricher.contract import EVENT_BUS
 from handlers.lead_enricher.lead import Lead
 
@@ -41,8 +42,6 @@ class EventBridgeSink:
     def publish_raw(self, detail_type: str, detail: Mapping[str, Any]) -> None:
         """Emit any detail (the retry job re-drives events it cannot parse as leads)."""
         if self._client is None:
-            from handlers.common.aws_clients import client
-
             self._client = client("events")
         answer = self._client.put_events(
             Entries=[

@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from handlers.common.model_call import ModelAnswer, call_structured
 from handlers.lead_enricher.junk_signals import Weighed
 from handlers.lead_enricher.lead import Lead
 
@@ -51,8 +52,6 @@ def judge(
     lead: Lead, weighed: Weighed, *, model_id: str, client: Any = None
 ) -> tuple[str | None, str]:
     """(drop reason or None for keep, outcome for the record)."""
-    from handlers.common.model_call import ModelAnswer, call_structured
-
     answer = call_structured(
         model_id=model_id,
         prompt=prompt(lead, weighed),

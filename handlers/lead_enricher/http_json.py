@@ -1,7 +1,7 @@
-"""JSON over HTTPS with urllib: the one transport of the CRM and firmographic adapters.
+"""JSON over HTTPS with urllib: the one transport of the firmographic adapters.
 
-No third-party HTTP client is vendored for two small APIs. Every call has a timeout; a status
-outside 2xx raises ``HttpError`` with the status, and a network failure raises
+No third-party HTTP client is vendored for two small APIs. Every call has a timeout and
+returns whatever status the service gave, with its headers; a network failure raises
 ``HttpUnavailable``, so the adapters can tell "the service said no" from "it did not answer".
 """
 
@@ -13,55 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 
-class HttpError(Exception):
-    """The service answered with a non-2xx status."""
-
-    def __init__(self, status: int, body: str) -> None:
-        super().__init__(f"HTTP {status}: {body[:200]}")
-        self.status = status
-        self.body = body
-
-
 class HttpUnavailable(Exception):
     """No answer: DNS, connection, TLS or timeout."""
-
-
-def request_json(
-    method: str,
-    url: str,
-    *,
-    headers: Mapping[str, str] | None = None,
-    body: Any = None,
-    timeout: float = 10.0,
-) -> tuple[int, Any]:
-    """(status, decoded JSON or None) for a 2xx answer; raises otherwise."""
-    if not url.startswith("https://") and not url.startswith("http://localhost"):
-        raise ValueError("only https URLs (or a local test server) are called")
-    import urllib.error
-    import urllib.request  # on a call only: a cache hit never pays for the HTTP stack
-
-    data = None if body is None else json.dumps(body).encode("utf-8")
-    request = urllib.request.Request(url, data=data, method=method)  # noqa: S310 - scheme checked above
-    request.add_header("accept", "application/json")
-    if data is not None:
-        request.add_header("content-type", "application/json")
-    for name, value in (headers or {}).items():
-        request.add_header(name, value)
-    try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310
-            raw = response.read()
-            status = int(response.status)
-    except urllib.error.HTTPError as err:
-        text = err.read().decode("utf-8", "replace") if err.fp else ""
-        raise HttpError(err.code, text) from err
-    except (urllib.error.URLError, TimeoutError, OSError) as err:
-        raise HttpUnavailable(str(err)) from err
-    if not raw:
-        return status, None
-    try:
-        return status, json.loads(raw)
-    except ValueError as err:
-        raise HttpError(status, "answer is not JSON") from err
 
 
 @dataclass(frozen=True)
@@ -83,8 +36,7 @@ def exchange(
     """One call that returns every status with its headers; raises only ``HttpUnavailable``.
 
     The provider adapters read rate-limit headers (``Retry-After``, the per-window counters)
-    on 2xx and 4xx answers alike, which ``request_json`` does not expose. A body that is not
-    JSON is kept as text.
+    on 2xx and 4xx answers alike. A body that is not JSON is kept as text.
     """
     if not url.startswith("https://") and not url.startswith("http://localhost"):
         raise ValueError("only https URLs (or a local test server) are called")

@@ -15,6 +15,7 @@ import datetime as dt
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from handlers.common.aws_clients import table
 from handlers.common.transitions import condition_failed
 from handlers.lead_enricher.matching import Profile
 
@@ -31,8 +32,6 @@ class IdentityIndex:
 
     @property
     def table(self) -> Table:
-        from handlers.common.aws_clients import table
-
         return table(self.table_name)
 
     # Reads (ler-dedupe) -------------------------------------------------------------------

@@ -9,10 +9,11 @@ filter weigh (honeypot, render time, SES verdicts, auto-replies). No AWS here.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from handlers.common.emails import is_email
 from handlers.lead_enricher.lead import MAX_MESSAGE_CHARS
 
 if TYPE_CHECKING:
@@ -172,7 +173,6 @@ def _from_mime(data: bytes) -> RawLead:
     from email.message import EmailMessage
     from email.utils import getaddresses
 
-    from handlers.common.emails import is_email
 
     message = email.message_from_bytes(data, policy=email.policy.default)
     assert isinstance(message, EmailMessage)
@@ -230,16 +230,3 @@ def _body_text(message: EmailMessage) -> str:
         text = re.sub(r"<br\s*/?>|</p>|</div>", "\n", text, flags=re.I)
         text = re.sub(r"<[^>]+>", " ", text)
     return re.sub(r"[ \t]+", " ", text).strip()
-
-
-# Uploads ------------------------------------------------------------------------------------
-
-
-def from_csv(data: bytes) -> Iterator[tuple[int, RawLead]]:
-    """(row number, lead) for each row of a CSV that reads as a lead (see ``uploads``, which
-    also reports the rows that do not)."""
-    from handlers.lead_enricher.uploads import csv_rows
-
-    for row in csv_rows(data):
-        if row.raw is not None:
-            yield row.row, row.raw

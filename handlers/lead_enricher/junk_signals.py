@@ -86,28 +86,46 @@ def _gibberish(word: str) -> bool:
 
 def weigh(lead: Lead) -> Weighed:
     """Every signal in the lead, and their weighted score clamped to [0, 1]."""
-    found: list[str] = []
     contact = lead.contact
-    flags = set(lead.normalize.get("flags", []))
     email = contact.email if contact else None
     phone = contact.phone if contact else None
     domain = contact.email_domain if contact else None
-    result = Weighed()
+    found = [
+        *_address_signals(set(lead.normalize.get("flags", [])), email, domain),
+        *_name_signals(lead),
+        *_message_signals(lead),
+        *_trust_signals(lead, domain, phone),
+    ]
+    decisive = _decisive(email, phone, domain)
+    total = 1.0 if decisive else sum(WEIGHTS[s] for s in found)
+    return Weighed(
+        signals=found, score=round(min(1.0, max(0.0, total)), 4), decisive=decisive
+    )
 
+
+def _decisive(email: str | None, phone: str | None, domain: str | None) -> str | None:
+    """A reason that junks the lead whatever else it shows: nothing to contact it by."""
     if not email and not phone:
-        result.decisive = "no_contact"
-    elif email and is_placeholder(domain) and not phone:
-        result.decisive = "placeholder_email"
+        return "no_contact"
+    if email and is_placeholder(domain) and not phone:
+        return "placeholder_email"
+    return None
 
-    if "email_invalid" in flags:
-        found.append("email_invalid")
-    if "phone_invalid" in flags:
-        found.append("phone_invalid")
+
+def _address_signals(flags: set[str], email: str | None, domain: str | None) -> list[str]:
+    """What the normaliser refused, and what the email address says of its sender."""
+    found: list[str] = [f for f in ("email_invalid", "phone_invalid") if f in flags]
     if domain and is_disposable(domain):
         found.append("disposable_domain")
     if email and email.partition("@")[0] in ROLE_LOCAL_PARTS:
         found.append("role_address")
-    name = contact.full_name if contact else ""
+    return found
+
+
+def _name_signals(lead: Lead) -> list[str]:
+    """A link in the name fields, no name, or a name no person has."""
+    found: list[str] = []
+    name = lead.contact.full_name if lead.contact else ""
     raw_name = " ".join(lead.fields.get(k, "") for k in ("name", "first_name", "last_name"))
     if re.search(r"https?://|www\.", raw_name, re.IGNORECASE):
         found.append("name_has_link")
@@ -115,13 +133,18 @@ def weigh(lead: Lead) -> Weighed:
         found.append("no_name")
     elif any(_gibberish(w) for w in name.split()):
         found.append("gibberish_name")
+    return found
 
-    message = lead.message.lower()
+
+def _message_signals(lead: Lead) -> list[str]:
+    """Links, spam phrases and shouting in the message; bulk mail headers."""
+    found: list[str] = []
     urls = int(lead.signals.get("url_count") or 0)
     if urls >= 4:
         found.append("many_links")
     elif urls >= 2:
         found.append("links")
+    message = lead.message.lower()
     if any(re.search(rf"\b{re.escape(phrase)}\b", message) for phrase in SPAM_PHRASES):
         found.append("spam_phrases")
     letters = [ch for ch in lead.message if ch.isalpha()]
@@ -129,7 +152,12 @@ def weigh(lead: Lead) -> Weighed:
         found.append("shouting")
     if lead.signals.get("bulk"):
         found.append("bulk_mail")
+    return found
 
+
+def _trust_signals(lead: Lead, domain: str | None, phone: str | None) -> list[str]:
+    """What speaks for the lead: a known contact or company, a business address, a phone."""
+    found: list[str] = []
     if lead.dedupe and lead.dedupe.crm_id:
         found.append("known_contact")
     if lead.enrichment and lead.enrichment.status == "enriched":
@@ -138,8 +166,4 @@ def weigh(lead: Lead) -> Weighed:
         found.append("business_email")
     if phone:
         found.append("valid_phone")
-
-    result.signals = found
-    total = 1.0 if result.decisive else sum(WEIGHTS[s] for s in found)
-    result.score = round(min(1.0, max(0.0, total)), 4)
-    return result
+    return found

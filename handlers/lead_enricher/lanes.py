@@ -26,7 +26,10 @@ from urllib.parse import unquote_plus
 
 from handlers.common import function_url as url
 from handlers.common import metrics
+from handlers.common.aws_clients import client
 from handlers.common.observability import get_logger
+from handlers.common.secrets import get_secret
+from handlers.common.webhook_signatures import SignatureError, verify_timestamped
 from handlers.lead_enricher.contract import (
     FORM_PREFIX,
     MAIL_PREFIX,
@@ -65,8 +68,6 @@ class LeadQueue:
 
     def send(self, leads: Iterable[Lead]) -> int:
         if self._client is None:
-            from handlers.common.aws_clients import client
-
             self._client = client("sqs")
         batch: list[Lead] = []
         sent = 0
@@ -171,8 +172,6 @@ class Intake:
             return url.raw_body(event, max_bytes=MAX_BODY_BYTES)
         if not self.config.intake_secret_id:
             raise RuntimeError("INTAKE_SECRET_ID is not set in shared_secret mode")
-        from handlers.common.secrets import get_secret
-        from handlers.common.webhook_signatures import SignatureError, verify_timestamped
 
         secret = get_secret(self.config.intake_secret_id)
         given = url.header(event, SECRET_HEADER)
@@ -374,8 +373,6 @@ def invoke_async(function_name: str, event: Mapping[str, Any]) -> None:
     Developer Guide, "AWS Lambda context object in Python":
     https://docs.aws.amazon.com/lambda/latest/dg/python-context-object.html
     """
-    from handlers.common.aws_clients import client
-
     client("lambda").invoke(
         FunctionName=function_name,
         InvocationType="Event",

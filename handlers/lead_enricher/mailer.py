@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from handlers.common.aws_clients import client
+
 
 class Mailer:
     """SES v2 SendEmail from one verified identity."""
@@ -19,8 +21,6 @@ class Mailer:
     def send(self, recipient: str, subject: str, text: str, *, html: str | None = None) -> str:
         """One mail: the plain text always, the HTML part beside it when given."""
         if self._client is None:
-            from handlers.common.aws_clients import client
-
             self._client = client("sesv2")
         answer = self._client.send_email(
             FromEmailAddress=self.sender,

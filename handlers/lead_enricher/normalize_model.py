@@ -19,6 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from handlers.common.model_call import ModelAnswer, call_structured
 from handlers.lead_enricher.cleanup import Cleanup, case_name, name_tokens, phone_e164, phone_region
 from handlers.lead_enricher.countries import is_iso_code
 
@@ -127,8 +128,6 @@ def apply(cleanup: Cleanup, answer: FieldResolution) -> Resolution:
 
 def resolve(cleanup: Cleanup, *, model_id: str, client: Any = None) -> tuple[Resolution, str]:
     """Ask the model about the ambiguous fields; (resolution, outcome for the record)."""
-    from handlers.common.model_call import ModelAnswer, call_structured
-
     answer = call_structured(
         model_id=model_id,
         prompt=prompt(cleanup),

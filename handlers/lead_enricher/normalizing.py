@@ -21,6 +21,7 @@ from handlers.lead_enricher.contract import (
 )
 from handlers.lead_enricher.events import EventBridgeSink, EventSink
 from handlers.lead_enricher.lead import Lead
+from handlers.lead_enricher.normalize_model import resolve
 from handlers.lead_enricher.storage import ObjectStore
 
 
@@ -33,8 +34,6 @@ def normalize_lead(lead: Lead, *, default_region: str, model_id: str, client: An
         "model": None,
     }
     if cleanup.ambiguous:
-        from handlers.lead_enricher.normalize_model import resolve
-
         resolution, outcome = resolve(cleanup, model_id=model_id, client=client)
         note["model"] = outcome
         note["accepted"] = resolution.accepted

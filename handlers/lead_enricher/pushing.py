@@ -20,7 +20,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from handlers.common import metrics
+from handlers.common.hubspot import token_from_secret
 from handlers.common.observability import get_logger
+from handlers.common.secrets import default_cache
 from handlers.lead_enricher.claims import PushClaims
 from handlers.lead_enricher.cleanup import clean_email, phone_e164
 from handlers.lead_enricher.contract import RECORDS_PREFIX, PushSettings
@@ -194,11 +196,8 @@ class Pusher:
 def make_crm(config: PushSettings) -> Crm:
     """HubSpot, with the Service Key read from Secrets Manager at call time."""
 
-    from handlers.common.secrets import default_cache
 
     def token() -> str:
-        from handlers.common.hubspot import token_from_secret
-
         return token_from_secret(default_cache.get_string(config.crm_secret_id))
 
     return HubSpotCrm(

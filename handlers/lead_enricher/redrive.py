@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from handlers.common.aws_clients import client
 from handlers.common.observability import get_logger
 from handlers.lead_enricher.contract import EVENT_BUS, NORMALIZED, RetrySettings
 from handlers.lead_enricher.dead_letters import DeadLetter, classify
@@ -43,8 +44,6 @@ class LambdaInvoker:
 
     def invoke_async(self, function_name: str, payload: dict[str, Any]) -> None:
         if self._client is None:
-            from handlers.common.aws_clients import client
-
             self._client = client("lambda")
         self._client.invoke(
             FunctionName=function_name,
@@ -86,8 +85,6 @@ class RetryJob:
     @property
     def sqs(self) -> Any:
         if self._sqs is None:
-            from handlers.common.aws_clients import client
-
             self._sqs = client("sqs")
         return self._sqs
 

@@ -13,6 +13,7 @@ from handlers.common import metrics
 from handlers.common.observability import get_logger
 from handlers.lead_enricher.contract import CLEAN, DEDUPED, EVENT_BUS, JUNK, FilterSettings
 from handlers.lead_enricher.events import EventBridgeSink, EventSink, lead_from_event
+from handlers.lead_enricher.filter_model import judge
 from handlers.lead_enricher.junk_signals import weigh
 from handlers.lead_enricher.lead import Lead, Screening
 
@@ -41,7 +42,6 @@ class JunkFilter:
             return decided("junk", weighed.reason)
         if weighed.score < self.config.borderline_score:
             return decided("clean", "below_borderline")
-        from handlers.lead_enricher.filter_model import judge
 
         drop, outcome = judge(
             lead, weighed, model_id=self.config.filter_model_id, client=self.model_client

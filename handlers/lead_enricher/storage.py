@@ -12,6 +12,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from handlers.common.aws_clients import client
+
 
 @dataclass(frozen=True)
 class StoredObject:
@@ -31,8 +33,6 @@ class ObjectStore:
     @property
     def client(self) -> Any:
         if self._client is None:
-            from handlers.common.aws_clients import client
-
             self._client = client("s3")
         return self._client
 

@@ -137,3 +137,11 @@ def _record(lines: list[str], index: int, dialect: Any, width: int) -> tuple[lis
         if index + extra + 1 >= len(lines):
             break
     return None, 1, "malformed_row: unclosed quote"
+
+
+def from_csv(data: bytes) -> Iterator[tuple[int, RawLead]]:
+    """(row number, lead) for each row of a CSV that reads as a lead (``csv_rows`` also
+    reports the rows that do not)."""
+    for row in csv_rows(data):
+        if row.raw is not None:
+            yield row.row, row.raw

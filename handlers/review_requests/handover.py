@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from handlers.common.html_kit import local_time
 from handlers.review_requests.timing import parse_iso
 
 REASONS = {
@@ -80,7 +81,6 @@ def _line(label: str, value: Any) -> str:
 
 def _when(value: object, zone: str) -> str | None:
     """An ISO time from a record as the business reads it; None when absent, as is when odd."""
-    from handlers.common.html_kit import local_time
 
     if not value:
         return None

@@ -17,6 +17,7 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from handlers.common.aws_clients import client
 from handlers.common.observability import get_logger
 from handlers.review_requests.contacts import try_email, try_phone
 from handlers.review_requests.domain import SENTIMENTS, Channel
@@ -67,8 +68,6 @@ class S3ObjectSource:
         self.key = key
 
     def fetch(self) -> str:
-        from handlers.common.aws_clients import client
-
         answer = client("s3").get_object(Bucket=self.bucket, Key=self.key)
         data = answer["Body"].read(MAX_SHEET_BYTES + 1)
         if len(data) > MAX_SHEET_BYTES:

@@ -33,6 +33,7 @@ from handlers.common.function_url import (
     raw_body,
 )
 from handlers.common.observability import get_logger
+from handlers.common.secrets import get_secret_bytes
 from handlers.source_attributor import beacon, visitor
 from handlers.source_attributor.contract import CaptureSettings
 from handlers.source_attributor.email_hash import email_hash
@@ -176,8 +177,6 @@ class CaptureApp:
 
 def app(settings: CaptureSettings, clock: Clock) -> CaptureApp:
     """The app of the function's settings (the secret's name only, its value on first use)."""
-    from handlers.common.secrets import get_secret_bytes
-
     return CaptureApp(
         store=DynamoStore(
             touches_table=settings.touches_table, enquiries_table=settings.enquiries_table

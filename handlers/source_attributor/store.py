@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from handlers.common.aws_clients import client, table
 from handlers.common.transitions import condition_failed, transaction_condition_failed
 from handlers.source_attributor.records import Enquiry, IdentityRow, Touch
 
@@ -86,7 +87,6 @@ def _pages(table_name: str, **query: Any) -> Iterator[dict[str, Any]]:
     """
     from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 
-    from handlers.common.aws_clients import client
 
     serializer, deserializer = TypeSerializer(), TypeDeserializer()
     dynamodb = client("dynamodb")
@@ -114,8 +114,6 @@ class DynamoStore:
     enquiries_table: str = ""
 
     def _table(self, name: str) -> Table:
-        from handlers.common.aws_clients import table
-
         return table(self._name(name))
 
     @staticmethod
@@ -142,7 +140,6 @@ class DynamoStore:
         from boto3.dynamodb.types import TypeSerializer
         from botocore.exceptions import ClientError
 
-        from handlers.common.aws_clients import client
 
         serializer = TypeSerializer()
 

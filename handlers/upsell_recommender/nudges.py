@@ -18,6 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from handlers.common.aws_clients import client
+from handlers.common.sms import SEGMENT, fits_one_segment, gsm7_septets, to_gsm7
 from handlers.upsell_recommender.domain import Channel, Contact
 
 SMS_MESSAGE_TYPE = "PROMOTIONAL"
@@ -72,7 +74,6 @@ def sms_text(first_name: str | None, title: str, pitch: str, url: str) -> str:
     """The longest wording that fits one GSM-7 segment with its link: a second segment is a
     second charge, and one character outside GSM-7 would make it UCS-2 (70 a segment). The
     link and the opt-out are always whole; the pitch, the greeting, then the title give way."""
-    from handlers.common.sms import SEGMENT, fits_one_segment, gsm7_septets, to_gsm7
 
     hi = to_gsm7(f"Hi {first_name},") if first_name else ""
     name, pitch = to_gsm7(title) or "it", to_gsm7(pitch)
@@ -148,8 +149,6 @@ class AwsMessenger:
 
 def _client(service: str) -> Callable[[], Any]:
     def make() -> Any:
-        from handlers.common.aws_clients import client
-
         return client(service)
 
     return make

@@ -30,13 +30,26 @@ from typing import TYPE_CHECKING, Any
 
 from handlers.common import function_url as http
 from handlers.common import metrics
+from handlers.common.aws_clients import client, table
+from handlers.common.dynamo_limits import Unstorable, check_item
 from handlers.common.observability import get_logger
-from handlers.common.transitions import condition_failed
+from handlers.common.secrets import get_secret
+from handlers.common.transitions import condition_failed, put_if_absent, transition
 from handlers.common.webhook_signatures import (
     SHOPIFY_HMAC_HEADER,
     SignatureError,
     verify_base64_hmac,
 )
+from handlers.upsell_recommender.customers import (
+    get_customer,
+    is_opted_out,
+    owned_skus,
+    record_purchase,
+)
+from handlers.upsell_recommender.gate import Gate, gate_order
+from handlers.upsell_recommender.jobs import JobContact, JobLine, SuggestJob
+from handlers.upsell_recommender.shopify_auth import webhook_key
+from handlers.upsell_recommender.webhook import PayloadError, parse_order
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.service_resource import Table
@@ -79,10 +92,6 @@ class OrderDeps:
 
     @classmethod
     def from_settings(cls, config: OrderSettings) -> OrderDeps:
-        from handlers.common.aws_clients import client, table
-        from handlers.common.secrets import get_secret
-        from handlers.upsell_recommender.shopify_auth import webhook_key
-
         queue_url = config.jobs_queue_url
         secret_id = config.webhook_secret_id
 
@@ -123,7 +132,6 @@ def handle(event: Mapping[str, Any], deps: OrderDeps, *, now: float) -> dict[str
     if http.header(event, TOPIC_HEADER) != ORDERS_CREATE:
         return http.json_error(400, "unsupported_topic", f"only {ORDERS_CREATE} is handled")
 
-    from handlers.upsell_recommender.webhook import PayloadError, parse_order
 
     try:
         order = parse_order(http.parse_json_object(body))
@@ -142,10 +150,6 @@ def accept(order: OrderEvent, deps: OrderDeps, now: float) -> dict[str, Any]:
     """Gate, mark and enqueue an authentic order (the exactly-once part)."""
     from pydantic import ValidationError
 
-    from handlers.common.dynamo_limits import Unstorable, check_item
-    from handlers.common.transitions import put_if_absent
-    from handlers.upsell_recommender.customers import get_customer, is_opted_out
-    from handlers.upsell_recommender.gate import Gate, gate_order
 
     customer = get_customer(deps.customers, order.customer_id) if order.customer_id else None
     opted_out = is_opted_out(deps.optout, order.customer_id) if order.customer_id else False
@@ -190,8 +194,6 @@ def accept(order: OrderEvent, deps: OrderDeps, now: float) -> dict[str, Any]:
 def _record_history(order: OrderEvent, deps: OrderDeps, now: float) -> None:
     """Add the order's SKUs to the customer's history (idempotent), then mark the order so a
     duplicate knows it is done; a crash between the two repeats only the idempotent ADD."""
-    from handlers.upsell_recommender.customers import record_purchase
-
     assert order.customer_id is not None
     record_purchase(deps.customers, order.customer_id, (line.sku for line in order.lines), now)
     deps.orders.update_item(
@@ -202,8 +204,6 @@ def _record_history(order: OrderEvent, deps: OrderDeps, now: float) -> None:
 
 
 def _order_item(order: OrderEvent, outcome: Gate, now: float) -> dict[str, Any]:
-    from handlers.upsell_recommender.gate import Gate
-
     pending = outcome is Gate.ELIGIBLE
     item: dict[str, Any] = {
         "order_id": order.order_id,
@@ -226,9 +226,6 @@ def _order_item(order: OrderEvent, outcome: Gate, now: float) -> dict[str, Any]:
 
 
 def _job_body(order: OrderEvent, customer: Mapping[str, Any] | None) -> str:
-    from handlers.upsell_recommender.customers import owned_skus
-    from handlers.upsell_recommender.jobs import JobContact, JobLine, SuggestJob
-
     assert order.contact is not None and order.customer_id is not None
     job = SuggestJob(
         order_id=order.order_id,
@@ -252,8 +249,6 @@ def _job_body(order: OrderEvent, customer: Mapping[str, Any] | None) -> str:
 
 def _enqueue(order: OrderEvent, job: str, deps: OrderDeps, now: float) -> None:
     """Send the job, then record that it was sent (pending -> enqueued)."""
-    from handlers.common.transitions import transition
-
     deps.send_job(job)
     transition(
         deps.orders,
@@ -274,7 +269,6 @@ def _duplicate(
 ) -> dict[str, Any]:
     """A delivery of an order already seen: nothing, unless its job was abandoned."""
     log = get_logger()
-    from handlers.upsell_recommender.gate import Gate
 
     if order.customer_id and "history_at" not in existing and existing.get("outcome") != Gate.OPTED_OUT.value:
         # The first delivery died before the history was recorded (its last write): finish it.

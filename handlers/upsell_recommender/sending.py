@@ -24,7 +24,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from handlers.common import metrics
+from handlers.common.aws_clients import table
+from handlers.common.link_tokens import Keyring, issue_short_token
 from handlers.common.observability import get_logger
+from handlers.common.secrets import get_secret
+from handlers.upsell_recommender.customers import get_customer, is_capped, is_opted_out, stamp_nudge
+from handlers.upsell_recommender.domain import ADD_ACTION, Contact, OfferState, is_variant_id
+from handlers.upsell_recommender.nudges import AwsMessenger, NudgeRejected, compose
+from handlers.upsell_recommender.offers import claim_for_send, due_offers, suppress
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.service_resource import Table
@@ -69,11 +76,6 @@ class SenderDeps:
 
     @classmethod
     def from_settings(cls, config: SenderSettings, *, messenger: Messenger | None = None) -> SenderDeps:
-        from handlers.common.aws_clients import table
-        from handlers.common.link_tokens import Keyring
-        from handlers.common.secrets import get_secret
-        from handlers.upsell_recommender.nudges import AwsMessenger
-
         key_id = config.addlink_key_secret_id
         return cls(
             offers=table(config.offers_table),
@@ -106,8 +108,6 @@ def link_subject(offer_id: str) -> str:
 
 def run(deps: SenderDeps, *, now: float) -> dict[str, int]:
     """Release every due offer (up to ``RUN_LIMIT``)."""
-    from handlers.upsell_recommender.offers import due_offers
-
     # Load the key first: a missing key must fail the run before any offer is claimed.
     keyring = deps.keyring()
     outcomes: Counter[str] = Counter()
@@ -119,17 +119,6 @@ def run(deps: SenderDeps, *, now: float) -> dict[str, int]:
 
 def send_one(offer: Mapping[str, Any], deps: SenderDeps, keyring: Keyring, *, now: float) -> str:
     """Nudge for one due offer at most once; returns the outcome name."""
-    from handlers.common.link_tokens import issue_short_token
-    from handlers.upsell_recommender.customers import (
-        get_customer,
-        is_capped,
-        is_opted_out,
-        stamp_nudge,
-    )
-    from handlers.upsell_recommender.domain import ADD_ACTION, Contact, OfferState, is_variant_id
-    from handlers.upsell_recommender.nudges import NudgeRejected, compose
-    from handlers.upsell_recommender.offers import claim_for_send, suppress
-
     log = get_logger()
     offer_id = str(offer["offer_id"])
     customer_id = str(offer.get("customer_id", ""))

@@ -20,8 +20,23 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from handlers.common import metrics
+from handlers.common.aws_clients import table
+from handlers.common.model_call import NoValidAnswer, call_structured
 from handlers.common.observability import get_logger
+from handlers.upsell_recommender.catalogue import fetch, snapshot
 from handlers.upsell_recommender.contract import OFFERS_TTL
+from handlers.upsell_recommender.domain import OfferState, offer_id_for
+from handlers.upsell_recommender.jobs import SuggestJob
+from handlers.upsell_recommender.offers import put_offer
+from handlers.upsell_recommender.picking import (
+    SYSTEM_PROMPT,
+    TOOL_NAME,
+    FilterContext,
+    Shortlist,
+    build_prompt,
+    candidates,
+    choose,
+)
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.service_resource import Table
@@ -74,8 +89,6 @@ class PickerDeps:
 
     @classmethod
     def from_settings(cls, config: PickerSettings, *, model_client: ConverseClient | None = None) -> PickerDeps:
-        from handlers.common.aws_clients import table
-
         return cls(
             offers=table(config.offers_table),
             catalogue=table(config.catalogue_table),
@@ -92,8 +105,6 @@ class PickerDeps:
 
 def process_record(record: Mapping[str, Any], deps: PickerDeps, *, now: float) -> PickOutcome:
     """One SQS record (the raw Lambda shape): parse the job and pick for it."""
-    from handlers.upsell_recommender.jobs import SuggestJob
-
     attributes = record.get("attributes") or {}
     receives = int(attributes.get("ApproximateReceiveCount", "1"))
     job = SuggestJob.model_validate_json(str(record.get("body", "")))
@@ -103,18 +114,6 @@ def process_record(record: Mapping[str, Any], deps: PickerDeps, *, now: float) -
 
 def pick(job: SuggestJob, deps: PickerDeps, *, now: float, receive_count: int = 1) -> PickOutcome:
     """Choose one add-on for ``job`` and write the offer, or write no-fit."""
-    from handlers.common.model_call import NoValidAnswer, call_structured
-    from handlers.upsell_recommender.catalogue import fetch, snapshot
-    from handlers.upsell_recommender.picking import (
-        SYSTEM_PROMPT,
-        TOOL_NAME,
-        FilterContext,
-        Shortlist,
-        build_prompt,
-        candidates,
-        choose,
-    )
-
     log = get_logger()
     rows = snapshot(deps.catalogue, now)
     by_sku = {row.sku: row for row in rows}
@@ -162,7 +161,6 @@ def pick(job: SuggestJob, deps: PickerDeps, *, now: float, receive_count: int = 
     )
     if decision.chosen is None:
         return _no_fit(job, deps, now, "filters-rejected", decision)
-    from handlers.upsell_recommender.offers import put_offer
 
     item = _chosen_item(job, decision, deps, now)
     if not put_offer(deps.offers, item):
@@ -173,8 +171,6 @@ def pick(job: SuggestJob, deps: PickerDeps, *, now: float, receive_count: int = 
 
 
 def _base_item(job: SuggestJob, now: float) -> dict[str, Any]:
-    from handlers.upsell_recommender.domain import offer_id_for
-
     return {
         "offer_id": offer_id_for(job.order_id),
         "order_id": job.order_id,
@@ -186,8 +182,6 @@ def _base_item(job: SuggestJob, now: float) -> dict[str, Any]:
 def _chosen_item(
     job: SuggestJob, decision: Decision, deps: PickerDeps, now: float
 ) -> dict[str, Any]:
-    from handlers.upsell_recommender.domain import OfferState
-
     row = decision.chosen
     assert row is not None
     send_at = int(now) + deps.delay_s
@@ -216,9 +210,6 @@ def _no_fit(
     job: SuggestJob, deps: PickerDeps, now: float, reason: str, decision: Decision | None = None
 ) -> PickOutcome:
     """Record that no add-on fits (no contact details kept); stop."""
-    from handlers.upsell_recommender.domain import OfferState
-    from handlers.upsell_recommender.offers import put_offer
-
     item = _base_item(job, now)
     item.update(
         {

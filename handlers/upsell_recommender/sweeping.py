@@ -17,7 +17,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from handlers.common.aws_clients import client, table
+from handlers.common.html_kit import simple_content
 from handlers.common.observability import get_logger
+from handlers.upsell_recommender.offers import (
+    claim_daily_report,
+    close_ignored,
+    count_by_state,
+    expired_sent_offers,
+    taken_value,
+)
+from handlers.upsell_recommender.report import REPORT_PERIOD_S, Rollup, render
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.service_resource import Table
@@ -55,8 +65,6 @@ class SweepDeps:
 
     @classmethod
     def from_settings(cls, config: SweepSettings, *, mail_owner: Mailer | None = None) -> SweepDeps:
-        from handlers.common.aws_clients import table
-
         return cls(
             offers=table(config.offers_table),
             index=config.offers_index,
@@ -74,8 +82,6 @@ def ses_mailer(sender: str, owner: str) -> Mailer:
     """A mailer sending a text and HTML mail from ``sender`` to ``owner`` with SES v2."""
 
     def send(mail: Mail) -> None:
-        from handlers.common.aws_clients import client
-        from handlers.common.html_kit import simple_content
 
         client("sesv2").send_email(
             FromEmailAddress=sender,
@@ -100,8 +106,6 @@ def local_time(now: float, zone: str) -> dt.datetime:
 
 def run(deps: SweepDeps, *, now: float) -> dict[str, Any]:
     """Close expired windows; send the day's roll-up if it is due and not yet sent."""
-    from handlers.upsell_recommender.offers import close_ignored, expired_sent_offers
-
     closed = 0
     skipped = 0
     for offer in expired_sent_offers(deps.offers, deps.index, now, deps.window_s):
@@ -117,9 +121,6 @@ def run(deps: SweepDeps, *, now: float) -> dict[str, Any]:
 
 def maybe_report(deps: SweepDeps, now: float, closed_now: int) -> bool:
     """Send today's roll-up if the hour has come and no run sent it yet."""
-    from handlers.upsell_recommender.offers import claim_daily_report, count_by_state, taken_value
-    from handlers.upsell_recommender.report import REPORT_PERIOD_S, Rollup, render
-
     local = local_time(now, deps.report_timezone)
     if local.hour < deps.report_hour:
         return False

@@ -14,8 +14,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from handlers.common.aws_clients import table
 from handlers.common.clock import Clock
 from handlers.common.observability import get_logger
+from handlers.common.secrets import default_cache, get_secret
+from handlers.upsell_recommender.catalogue import upsert
+from handlers.upsell_recommender.shopify import ShopifyStore
+from handlers.upsell_recommender.shopify_auth import AccessTokens
+from handlers.upsell_recommender.store import StoreAuthError, StoreError
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.service_resource import Table
@@ -47,11 +53,6 @@ class SyncDeps:
     ) -> SyncDeps:
         """The real store, its token minted against ``clock``; ``opener`` replaces urllib's (the
         sandbox's Shopify stand-in)."""
-        from handlers.common.aws_clients import table
-        from handlers.common.secrets import default_cache, get_secret
-        from handlers.upsell_recommender.shopify import ShopifyStore
-        from handlers.upsell_recommender.shopify_auth import AccessTokens
-
         key_id = config.store_key_secret_id
         domain = config.store_domain
         io = {} if opener is None else {"opener": opener}
@@ -79,9 +80,6 @@ class SyncDeps:
 
 def run(deps: SyncDeps, *, now: float) -> dict[str, int]:
     """Upsert every product row; returns counts (written, newer-kept, duplicate SKUs)."""
-    from handlers.upsell_recommender.catalogue import upsert
-    from handlers.upsell_recommender.store import StoreAuthError, StoreError
-
     log = get_logger()
     seen: set[str] = set()
     written = newer = duplicates = 0

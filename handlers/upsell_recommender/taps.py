@@ -22,7 +22,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from handlers.common import function_url as http
+from handlers.common import html_kit as kit
+from handlers.common.aws_clients import table
 from handlers.common.link_tokens import (
+    Keyring,
     MalformedToken,
     TokenError,
     TokenExpired,
@@ -30,7 +33,9 @@ from handlers.common.link_tokens import (
     verify_token,
 )
 from handlers.common.observability import get_logger
+from handlers.common.secrets import get_secret
 from handlers.upsell_recommender.domain import ADD_ACTION, is_variant_id, offer_id_for
+from handlers.upsell_recommender.offers import record_tap
 from handlers.upsell_recommender.store import cart_url, shop_domain
 
 if TYPE_CHECKING:
@@ -76,10 +81,6 @@ class AddlinkDeps:
 
     @classmethod
     def from_settings(cls, config: AddlinkSettings) -> AddlinkDeps:
-        from handlers.common.aws_clients import table
-        from handlers.common.link_tokens import Keyring
-        from handlers.common.secrets import get_secret
-
         key_id = config.addlink_key_secret_id
         return cls(
             offers=table(config.offers_table),
@@ -116,7 +117,6 @@ def _claims(event: Mapping[str, Any], deps: AddlinkDeps, now: float) -> tuple[st
 
 def _refuse(event: Mapping[str, Any], status: int, code: str, title: str, message: str) -> dict[str, Any]:
     """A customer's browser gets a page it can read; anything else the JSON error."""
-    from handlers.common import html_kit as kit
 
     return kit.answer(event, status, code, title, message)
 
@@ -147,7 +147,6 @@ def handle(event: Mapping[str, Any], deps: AddlinkDeps, *, now: float) -> dict[s
         return http.redirect(cart_url(deps.store_domain, variant_id) if variant_id
                              else f"https://{shop_domain(deps.store_domain)}/cart")
 
-    from handlers.upsell_recommender.offers import record_tap
 
     result = record_tap(deps.offers, offer_id, now)
     item = result.item or {}

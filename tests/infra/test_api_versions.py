@@ -139,7 +139,8 @@ def test_the_functions_receive_the_provider_and_versions_they_call() -> None:
 
 def test_one_place_holds_every_external_api_version() -> None:
     """Handlers and infra read their defaults from handlers/common/api_versions.py."""
-    from handlers.lead_enricher import apollo, firmographics, pdl
+    from handlers.lead_enricher.providers import apollo, pdl
+    from handlers.lead_enricher.providers import base as firmographics
     from handlers.upsell_recommender import shopify
 
     assert shopify.DEFAULT_API_VERSION == api_versions.SHOPIFY_DEFAULT_VERSION == "2026-10"

@@ -52,7 +52,10 @@ def _alarms(graph: Graph) -> dict[tuple[str, str], list[Resource]]:
     """(dimension value, metric) -> alarms."""
     found: dict[tuple[str, str], list[Resource]] = defaultdict(list)
     for alarm in graph.of_type(ALARM):
-        (value,) = alarm.inputs["dimensions"].values()
+        dims = alarm.inputs["dimensions"]
+        if "FunctionName" not in dims and "QueueName" not in dims:
+            continue  # a business-metric alarm (degraded): tested in test_degraded_alarms
+        (value,) = dims.values()
         found[(value, alarm.inputs["metricName"])].append(alarm)
     return found
 
@@ -214,7 +217,7 @@ def test_each_alarm_notifies_the_alert_topic_of_its_own_region(graph: Graph) -> 
         (t.inputs["name"], _region(graph, t)): t for t in graph.of_type("aws:sns/topic:Topic")
     }
     alarms = graph.of_type(ALARM)
-    assert len(alarms) == 121  # the count README "Operations" prices
+    assert len(alarms) == 126  # the count README "Operations" prices
     for alarm in alarms:
         region = _region(graph, alarm)
         (action,) = alarm.inputs["alarmActions"]
@@ -315,7 +318,7 @@ def test_the_plan_lists_each_function_with_its_alarms(graph: Graph) -> None:
     assert f"failure  async invocations, after retries -> sqs:{prefix}-dm-block-failures" in block
     sweep = text.split(f"  function rrs-sweep  ({prefix}-rrs-sweep")[1].split("  function ")[0]
     assert "    alarm    not-run: Invocations Sum < 1 over 1 x 1800 s (missing = breaching)" in sweep
-    assert "alarms   121: " in text and "NOBODY" not in text and "NO DLQ" not in text
+    assert "alarms   126: " in text and "NOBODY" not in text and "NO DLQ" not in text
 
 
 def test_more_subscribers_from_config_are_emailed_by_every_alarm_topic() -> None:
@@ -326,3 +329,27 @@ def test_more_subscribers_from_config_are_emailed_by_every_alarm_topic() -> None
     for region in ("us-east-1", "eu-west-2"):
         topic = f"arn:aws:sns:{region}:123456789012:dev-alarms-{region}"
         assert by_topic[topic] == {"ops@example.com", "owner@example.org"}  # no duplicate
+
+
+def test_every_model_caller_has_a_degraded_alarm(graph: Graph) -> None:
+    """A refused model is a counted fallback (ModelRefused, EMF) watched per function."""
+    callers = sorted(
+        fn.inputs["name"]
+        for fn in graph.of_type(FUNCTION)
+        if any(
+            "bedrock:InvokeModel" in (st.get("Action") if isinstance(st.get("Action"), list) else [st.get("Action")])
+            for policy in graph.children(graph.by_urn(fn.parent))
+            if policy.type == "aws:iam/rolePolicy:RolePolicy"
+            for st in policy.policy_statements()
+        )
+    )
+    degraded = sorted(
+        f"{graph.config.prefix}-{a.inputs['dimensions']['function']}"
+        for a in graph.of_type(ALARM)
+        if (a.inputs.get("tags") or {}).get("crm:alarm-kind") == "degraded"
+    )
+    assert callers and degraded == callers
+    for alarm in graph.of_type(ALARM):
+        if alarm.inputs["metricName"] == "ModelRefused":
+            assert alarm.inputs["namespace"] == f"crm/{graph.config.prefix}"
+            assert alarm.inputs["alarmActions"] and alarm.inputs["threshold"] == 0

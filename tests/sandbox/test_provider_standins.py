@@ -10,7 +10,8 @@ import json
 
 import pytest
 
-from handlers.lead_enricher.firmographics import ProviderUnavailable, make_provider
+from handlers.lead_enricher.providers.base import ProviderUnavailable
+from handlers.lead_enricher.providers.factory import make_provider
 from handlers.upsell_recommender.domain import CatalogueItem
 from handlers.upsell_recommender.shopify import ShopifyStore
 from handlers.upsell_recommender.shopify_auth import AccessTokens

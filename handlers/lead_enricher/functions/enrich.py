@@ -12,7 +12,7 @@ from handlers.lead_enricher.enriching import Enricher, make_provider
 from handlers.lead_enricher.events import EventBridgeSink
 
 if TYPE_CHECKING:
-    from handlers.lead_enricher.firmographics import FirmographicProvider
+    from handlers.lead_enricher.providers.base import FirmographicProvider
 
 
 def wire(

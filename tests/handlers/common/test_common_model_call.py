@@ -163,7 +163,25 @@ def test_throttling_is_bounded() -> None:
 
 def test_other_errors_raise() -> None:
     with pytest.raises(ClientError):
-        ask(FakeBedrockClient().add_error("AccessDeniedException"))
+        ask(FakeBedrockClient().add_error("ValidationException"))
+
+
+def test_a_refused_model_is_a_counted_fallback_not_silent(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fresh account's first Anthropic call: AccessDeniedException. The caller's rules decide
+    (no answer, not retryable), and ModelRefused is counted for the system (EMF)."""
+    from handlers.common.metrics import MODEL_REFUSED, emf_metrics
+
+    monkeypatch.setenv("POWERTOOLS_SERVICE_NAME", "rrs-sender")
+    monkeypatch.setenv("POWERTOOLS_METRICS_NAMESPACE", "crm/dev")
+    fake = FakeBedrockClient().add_error("AccessDeniedException")
+    result = ask(fake)
+    assert isinstance(result, NoValidAnswer)
+    assert result.reason is NoAnswerReason.REFUSED and not result.retryable
+    assert len(fake.calls) == 1  # asking again cannot help
+    counted = [m for line in capsys.readouterr().out.splitlines() for m in emf_metrics(line)]
+    assert counted == [("crm/dev", MODEL_REFUSED, 1.0, {"service": "rrs", "function": "rrs-sender"})]
 
 
 def test_fake_with_empty_script_fails_loudly() -> None:

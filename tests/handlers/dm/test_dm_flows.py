@@ -392,10 +392,12 @@ def test_review_confirm_and_undo_through_the_links(dm_aws: DmAws, monkeypatch: p
     page = merge.handler(request("GET", "/review", review), None)
     assert page["statusCode"] == 200 and "Confirm" in page["body"] and crm.writes == 0
     confirm_url = page["body"].split("action='")[1].split("'")[0].replace("&amp;", "&")
+    assert confirm_url.startswith("/confirm?t="), "origin-relative: works on http and https"
     answer = merge.handler(request("POST", "/confirm", link_token(confirm_url)), None)
     assert answer["statusCode"] == 200
     assert "Ann Zyborski (id 102) was merged into Ann Zyborski (id 101)" in answer["body"]
     undo_url = answer["body"].split("action='")[1].split("'")[0]
+    assert undo_url.startswith("/undo?t=")
     undone = merge.handler(request("POST", "/undo", link_token(undo_url)), None)
     assert undone["statusCode"] == 200 and "Undone" in undone["body"]
     assert "102" in crm.contacts

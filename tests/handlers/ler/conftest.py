@@ -271,7 +271,7 @@ def ler(function_env: FunctionEnv, monkeypatch: pytest.MonkeyPatch) -> Iterator[
         urls=urls,
     )
     monkeypatch.setattr(
-        "handlers.common.aws_clients.bedrock_runtime", lambda region=None: world.bedrock
+        "handlers.common.model_call.bedrock_runtime", lambda region=None: world.bedrock
     )
     registry.override(enrich, provider=world.provider)
     registry.override(push, crm=world.crm)

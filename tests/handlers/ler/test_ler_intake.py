@@ -14,8 +14,9 @@ import pytest
 from handlers.common.entry import registry
 from handlers.common.webhook_signatures import sign_timestamped
 from handlers.lead_enricher.functions import intake
-from handlers.lead_enricher.inputs import from_csv, from_mapping, from_mime
+from handlers.lead_enricher.inputs import from_mapping, from_mime
 from handlers.lead_enricher.prescreen import prescreen
+from handlers.lead_enricher.uploads import from_csv
 from tests.handlers.ler.conftest import INTAKE_SECRET, JUNK_BUCKET, RAW, Ler, context, url_event
 
 LEAD = {"email": "ada@analytical-engines.co.uk", "name": "Ada Lovelace"}
@@ -119,7 +120,7 @@ def test_iam_mode_trusts_the_signed_url_and_reads_no_secret(
     monkeypatch.setenv("INTAKE_AUTH", "iam")
     monkeypatch.delenv("INTAKE_SECRET_ID")
     monkeypatch.setattr(
-        "handlers.common.secrets.get_secret", lambda _: pytest.fail("no secret in iam mode")
+        "handlers.lead_enricher.lanes.get_secret", lambda _: pytest.fail("no secret in iam mode")
     )
     assert ler.post(LEAD, secret=None)["statusCode"] == 202
     assert len(ler.queued()) == 1

@@ -20,16 +20,19 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from handlers.lead_enricher.apollo import ApolloOrganizationEnrichment, apollo_wait_seconds
-from handlers.lead_enricher.firmographics import (
+from handlers.lead_enricher.providers.apollo import (
+    ApolloOrganizationEnrichment,
+    apollo_wait_seconds,
+)
+from handlers.lead_enricher.providers.base import (
     DEFAULTS,
     LEAD_FIELDS,
     ProviderUnavailable,
     RateLimited,
-    make_provider,
     retry_after_seconds,
 )
-from handlers.lead_enricher.pdl import PdlCompanyEnrichment, pdl_wait_seconds
+from handlers.lead_enricher.providers.factory import make_provider
+from handlers.lead_enricher.providers.pdl import PdlCompanyEnrichment, pdl_wait_seconds
 
 Answer = tuple[int, Any, dict[str, str]]
 
@@ -413,8 +416,8 @@ def test_handler_defaults_agree_with_the_stack_config_defaults() -> None:
 
 
 def test_adapters_return_only_lead_fields() -> None:
-    from handlers.lead_enricher.apollo import organization_fields
-    from handlers.lead_enricher.pdl import company_fields
+    from handlers.lead_enricher.providers.apollo import organization_fields
+    from handlers.lead_enricher.providers.pdl import company_fields
 
     assert set(company_fields(PDL_GOOGLE)) <= set(LEAD_FIELDS)
     assert set(organization_fields(APOLLO_ORG["organization"])) <= set(LEAD_FIELDS)

@@ -139,7 +139,7 @@ def rrs(function_env: FunctionEnv, monkeypatch: pytest.MonkeyPatch) -> Iterator[
     state = Rrs()
     registry.override(clock=lambda: state.now)
     monkeypatch.setattr(
-        "handlers.common.aws_clients.bedrock_runtime", lambda region=None: state.bedrock
+        "handlers.common.model_call.bedrock_runtime", lambda region=None: state.bedrock
     )
 
     from botocore.stub import Stubber

@@ -64,9 +64,11 @@ class Crash(BaseException):
 
 
 def test_a_crash_between_any_two_order_writes_ends_in_one_offer(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Writes of the order path: the marker, the job message, pending -> enqueued, the history."""
-    from handlers.common import transitions
-    from handlers.upsell_recommender import customers, suggesting
+    """Writes of the order path: the marker, the job message, pending -> enqueued, the history.
+
+    Each write is replaced where ``orders`` names it (its own module attributes), so the crash
+    is the order path's and no other caller's."""
+    from handlers.upsell_recommender import suggesting
 
     world.sync()
     writes = ("put_if_absent", "send_job", "transition", "record_purchase")
@@ -84,9 +86,9 @@ def test_a_crash_between_any_two_order_writes_ends_in_one_offer(world: World, mo
             return call
 
         with monkeypatch.context() as patch:
-            patch.setattr(transitions, "put_if_absent", crashing(transitions.put_if_absent, "put_if_absent"))
-            patch.setattr(transitions, "transition", crashing(transitions.transition, "transition"))
-            patch.setattr(customers, "record_purchase", crashing(customers.record_purchase, "record_purchase"))
+            patch.setattr(orders, "put_if_absent", crashing(orders.put_if_absent, "put_if_absent"))
+            patch.setattr(orders, "transition", crashing(orders.transition, "transition"))
+            patch.setattr(orders, "record_purchase", crashing(orders.record_purchase, "record_purchase"))
             deps = world.order_deps()
             deps = replace(deps, send_job=crashing(deps.send_job, "send_job"))
             with pytest.raises(Crash):

@@ -112,12 +112,12 @@ def test_authentic_but_malformed_orders_get_400_with_nothing_written(
 def test_signature_is_checked_before_the_body_is_parsed(
     world: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from handlers.upsell_recommender import webhook
+    from handlers.upsell_recommender import orders
 
     def explode(*_: Any) -> Any:
         raise AssertionError("parsed an unauthenticated body")
 
-    monkeypatch.setattr(webhook, "parse_order", explode)
+    monkeypatch.setattr(orders, "parse_order", explode)  # the name the order path calls
     answer = world.deliver(webhook_event(b"{}", secret="forged"))
     assert answer["statusCode"] == 401
 

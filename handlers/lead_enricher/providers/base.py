@@ -1,4 +1,5 @@
-"""The firmographic provider behind a port: the lead's fields, the errors, the choice of adapter.
+"""The firmographic provider port: the lead's fields, the errors, the defaults, the helpers the
+adapters share.
 
 ``lookup(domain)`` returns the company's fields in the lead's vocabulary (``LEAD_FIELDS``),
 None when the provider knows no such company, or raises ``ProviderUnavailable`` when it could
@@ -6,15 +7,6 @@ not answer now (outage, throttling, a refused or exhausted key): the lead is the
 ``enrichment_pending`` and retried later. ``RateLimited`` carries the seconds the provider
 asked us to wait. The key is read from Secrets Manager at call time (cached briefly) through
 the caller's ``key`` function, so a rotated key needs no redeploy.
-
-Two real adapters, chosen by stack config ``systems.ler.enrichmentProvider``:
-
-- ``pdl``: People Data Labs Company Enrichment API (``handlers.lead_enricher.pdl``);
-- ``apollo``: Apollo Organization Enrichment API (``handlers.lead_enricher.apollo``).
-
-Clearbit's adapter is gone: Clearbit's free platform was sunset on 30 April 2025 and no new
-keys are issued since the product moved into HubSpot's Breeze Intelligence, and nothing
-documented shows the old ``company.clearbit.com/v2/companies/find`` still serving keys.
 """
 
 from __future__ import annotations
@@ -126,30 +118,3 @@ def retry_after_seconds(
         return None
     clock = now or (lambda: dt.datetime.now(dt.UTC))
     return max((when - clock()).total_seconds(), 0.0)
-
-
-def make_provider(
-    name: str,
-    key: Callable[[], str],
-    *,
-    base_url: str | None = None,
-    api_version: str | None = None,
-    transport: Any = None,
-) -> FirmographicProvider:
-    """The real adapter for ``name`` (``pdl`` or ``apollo``), with its defaults filled in.
-
-    ``transport`` replaces the HTTP call (``http_json.exchange``): the sandbox's stand-in.
-    """
-    if name not in DEFAULTS:
-        raise ValueError(f"unknown enrichment provider {name!r}; expected one of {sorted(DEFAULTS)}")
-    defaults = DEFAULTS[name]
-    url = base_url or defaults.base_url
-    version = api_version or defaults.api_version
-    io: dict[str, Any] = {} if transport is None else {"transport": transport}
-    if name == "pdl":
-        from handlers.lead_enricher.pdl import PdlCompanyEnrichment
-
-        return PdlCompanyEnrichment(url, key, api_version=version, **io)
-    from handlers.lead_enricher.apollo import ApolloOrganizationEnrichment
-
-    return ApolloOrganizationEnrichment(url, key, api_version=version, **io)

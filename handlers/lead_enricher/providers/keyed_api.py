@@ -14,8 +14,8 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from handlers.lead_enricher.firmographics import ProviderUnavailable, RateLimited
 from handlers.lead_enricher.http_json import HttpAnswer, HttpUnavailable, exchange
+from handlers.lead_enricher.providers.base import ProviderUnavailable, RateLimited
 
 Exchange = Callable[..., HttpAnswer]
 

@@ -37,15 +37,15 @@ from typing import Any
 from urllib.parse import urlencode
 
 from handlers.common.api_versions import ENRICHMENT_APIS
-from handlers.lead_enricher.firmographics import (
+from handlers.lead_enricher.http_json import HttpAnswer
+from handlers.lead_enricher.providers.base import (
     ProviderUnavailable,
     as_int,
     kept,
     linkedin_url,
     retry_after_seconds,
 )
-from handlers.lead_enricher.http_json import HttpAnswer
-from handlers.lead_enricher.keyed_api import KeyedEnrichmentApi
+from handlers.lead_enricher.providers.keyed_api import KeyedEnrichmentApi
 
 WINDOWS = (
     ("x-minute-requests-left", 60.0),

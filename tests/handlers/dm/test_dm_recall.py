@@ -1,0 +1,107 @@
+"""Issue 30: the evidence that keeps true pairs in the band on any contact data.
+
+The baseline counted from the CRM's own evidence, an employer's main line that is not a home,
+two contexts' identifier differences as one fact, and birth dates before 1850 kept.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import string
+
+from handlers.duplicate_merger import normalize
+from handlers.duplicate_merger.evidence import (
+    HOUSEHOLD_SURNAME_SHARE,
+    Level,
+    Scorer,
+    Thresholds,
+    baseline,
+    field_levels,
+    implied_floors,
+)
+from handlers.duplicate_merger.pipeline import run_blocking
+from handlers.duplicate_merger.prior import baseline_bits, expected_duplicates
+from handlers.duplicate_merger.profile import FIELDS, Profile
+
+THRESHOLDS = Thresholds(automatic=12.0, propose=0.0)
+LAST = FIELDS.index("last")
+
+
+def test_the_fixed_point_counts_the_duplicates_the_evidence_says() -> None:
+    all_pairs = 10_000 * 9_999 / 2
+    evidence = [40.0] * 100 + [-40.0] * 5_000  # 100 sure duplicates, 5,000 sure strangers
+    assert math.isclose(expected_duplicates(evidence, all_pairs, 1.0, 2.0), 100.0, rel_tol=1e-3)
+    # each sampled pair stands for ``scale`` pairs
+    assert math.isclose(expected_duplicates(evidence, all_pairs, 3.0, 2.0), 300.0, rel_tol=1e-3)
+
+
+def test_the_evidence_raises_a_baseline_the_sure_pairs_put_too_low() -> None:
+    total, all_pairs = 10_000, 10_000 * 9_999 / 2
+    # RLdata's shape: every duplicate changed a field, so 8 of 1,000 meet a sure rule
+    evidence = [35.0] * 1_000 + [-30.0] * 20_000
+    bits = baseline_bits(total, 8, evidence, 1)
+    assert math.isclose(bits, math.log2(1_000 / all_pairs), abs_tol=0.01)
+    assert bits > baseline(total, 8) + 5
+    # where the sure pairs say more (a CRM whose work and personal records share little but
+    # a name), they stand
+    assert baseline_bits(total, 3_000, evidence, 1) == baseline(total, 3_000)
+    assert baseline_bits(total, 8, [], 1) == baseline(total, 8)
+
+
+def _word(rng: random.Random, n: int) -> str:
+    return "".join(rng.choice(string.ascii_lowercase) for _ in range(n))
+
+
+def test_dm_block_counts_the_baseline_of_a_register_whose_duplicates_all_changed() -> None:
+    rng = random.Random(30)
+    profiles: list[Profile] = []
+    for n in range(400):
+        first, last = _word(rng, 6), _word(rng, 7)
+        dob = f"19{rng.randint(10, 99)}{rng.randint(1, 12):02d}{rng.randint(1, 28):02d}"
+        profiles.append(Profile(f"{n:04}a", first=first, last=last, dob=dob))
+        if n < 100:  # re-entered with a surname typo: no sure rule meets it
+            typo = last[:3] + ("x" if last[3] != "x" else "y") + last[4:]
+            profiles.append(Profile(f"{n:04}b", first=first, last=typo, dob=dob))
+    profiles.sort(key=lambda p: p.id)
+    run = run_blocking("r", profiles, cap=50)
+    assert run.sure_pairs == 0
+    all_pairs = len(profiles) * (len(profiles) - 1) / 2
+    assert run.baseline > baseline(len(profiles), 0) + 4
+    assert abs(run.baseline - math.log2(100 / all_pairs)) < 1.0
+
+
+def _levels(a: Profile, b: Profile) -> list[Level | None]:
+    return field_levels(a.values(), b.values())
+
+
+def test_an_employers_main_line_is_not_a_home() -> None:
+    a = Profile("1", first="ann", last="kowal", phone="+15550100", company="acme")
+    b = Profile("2", first="ann", last="kowal", phone="+15550100", company="acme",
+                email="ann@acme.com")
+    floors = implied_floors(_levels(a, b), a.email)
+    assert LAST not in floors  # the surname keeps its rarity: coworkers are not a family
+    # the same landline with no employer is a home, and explains the surname
+    home = implied_floors(_levels(Profile("1", first="ann", last="kowal", phone="+15550100"),
+                                  Profile("2", first="ann", last="kowal", phone="+15550100")))
+    assert home[LAST] == HOUSEHOLD_SURNAME_SHARE
+
+
+def test_two_contexts_differ_on_their_identifiers_once() -> None:
+    work = Profile("1", first="ann", last="kowal", email="ann.kowal@acme.com",
+                   phone="+15550100", company="acme", city="boston")
+    home = Profile("2", first="ann", last="kowal", email="annk@mail.com", phone="+15559999",
+                   company="globex", city="austin")
+    counts = [3] * len(FIELDS)
+    scorer = Scorer(20_000, THRESHOLDS, -16.0)
+    ev = scorer.evaluate("1", work.values(), counts, "2", home.values(), counts)
+    against = {f: w for f, w in zip(FIELDS, ev.weights, strict=True)
+               if f in ("email", "phone", "company") and w < 0}
+    assert len(against) == 1, against  # one move, weighed once: the strongest difference
+    assert math.isclose(ev.score, sum(ev.weights) + scorer.baseline, abs_tol=1e-9)
+
+
+def test_birth_dates_before_1850_are_kept() -> None:
+    assert normalize.birth_date("1789-07-14") == "17890714"
+    assert normalize.birth_date("1849/12/31") == "18491231"
+    assert normalize.birth_date("0000-00-00") == ""

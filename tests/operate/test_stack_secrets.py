@@ -1,0 +1,161 @@
+"""`make secrets`: every secret of the plan, in its own region (moto in us-east-1 and eu-west-2),
+generated or read without echo, checked, idempotent, and never printed."""
+
+from __future__ import annotations
+
+import io
+import json
+from typing import Any
+
+import boto3
+import pytest
+
+from components.operate import stack_secrets as cmd
+from handlers.common.link_tokens import Keyring
+from testsupport.graphs import GraphCache
+
+CLIENT_ID = "0123456789abcdef0123456789abcdef"
+CLIENT_SECRET = "shpss_" + "A1b2C3d4" * 4
+GIVEN = {
+    "dm-crm-read": "pat-na1-11111111-2222-3333-4444-555555555555",
+    "dm-crm-write": "pat-na1-66666666-2222-3333-4444-555555555555",
+    "ler-crm-key": "pat-eu1-77777777-2222-3333-4444-555555555555",
+    "ler-enrichment-key": "pdl_" + "x" * 40,
+    "upsr-store-key": json.dumps({"client_id": CLIENT_ID, "client_secret": CLIENT_SECRET}),
+    "rrs-webhook-secret": "jobtool-signing-" + "z" * 24,
+}
+
+
+@pytest.fixture
+def planned(graphs: GraphCache, monkeypatch: pytest.MonkeyPatch, aws: None) -> list[cmd.StackSecret]:
+    found = cmd.secrets_in(graphs.run("dev"))
+    monkeypatch.setattr(cmd, "stack_secrets", lambda stack: found)
+    for s in found:  # what `pulumi up` leaves: each secret, empty, in its region
+        boto3.client("secretsmanager", region_name=s.region).create_secret(Name=s.physical)
+    return found
+
+
+def _value(secret: cmd.StackSecret) -> str | None:
+    client = boto3.client("secretsmanager", region_name=secret.region)
+    try:
+        return str(client.get_secret_value(SecretId=secret.physical)["SecretString"])
+    except client.exceptions.ResourceNotFoundException:
+        return None
+
+
+def _run(capsys: pytest.CaptureFixture[str], lines: dict[str, str], *argv: str) -> tuple[int, str]:
+    text = "".join(f"{k}={v}\n" for k, v in lines.items())
+    code = cmd.main(["--stack", "dev", *argv], stdin=io.StringIO(text))
+    return code, capsys.readouterr().out
+
+
+def _statuses(out: str) -> dict[str, str]:
+    rows = [line.split(None, 3) for line in out.splitlines()[1:] if line.startswith(("dm ", "ler", "ls ", "upsr", "rrs"))]
+    return {row[1]: row[3] for row in rows}
+
+
+def test_the_plan_has_twelve_secrets_in_two_regions(planned: list[cmd.StackSecret]) -> None:
+    assert len(planned) == 12
+    assert {s.region for s in planned} == {"us-east-1", "eu-west-2"}
+    assert sum(s.region == "eu-west-2" for s in planned) == 8
+    assert {s.name for s in planned} == set(cmd.KINDS)
+
+
+def test_every_secret_is_set_in_its_own_region_and_never_printed(
+    planned: list[cmd.StackSecret], capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out = _run(capsys, GIVEN)
+    assert code == 0, out
+    status = _statuses(out)
+    values = {s.name: _value(s) for s in planned}
+    assert all(values.values()), [n for n, v in values.items() if not v]
+    for name in ("dm-link-key", "upsr-addlink-key", "rrs-messaging-key"):
+        assert status[f"dev-{name}"] == "generated"
+        ring = Keyring.from_secret_string(values[name] or "")
+        assert len(ring.keys[ring.active_kid]) >= 32
+    for name in ("ls-email-hash-key", "ler-intake-secret"):
+        assert status[f"dev-{name}"] == "generated" and len(values[name] or "") >= 32
+    assert values["upsr-webhook-secret"] == values["upsr-store-key"]  # one paste fills both
+    assert status["dev-upsr-webhook-secret"] == "copied from upsr-store-key"
+    for name, value in GIVEN.items():
+        assert values[name] == value and status[f"dev-{name}"] == "set"
+    for value in values.values():
+        assert value and value not in out and CLIENT_SECRET not in out
+    assert "get-secret-value --secret-id dev-ler-intake-secret --region eu-west-2" in out
+
+
+def test_a_second_run_leaves_set_secrets_unless_asked(
+    planned: list[cmd.StackSecret], capsys: pytest.CaptureFixture[str]
+) -> None:
+    _run(capsys, GIVEN)
+    before = {s.name: _value(s) for s in planned}
+    code, out = _run(capsys, {})
+    assert code == 0
+    assert set(_statuses(out).values()) == {"already set"}
+    assert {s.name: _value(s) for s in planned} == before
+    code, out = _run(capsys, {}, "--replace", "dm-link-key")
+    after = {s.name: _value(s) for s in planned}
+    assert _statuses(out)["dev-dm-link-key"] == "generated"
+    assert after["dm-link-key"] != before["dm-link-key"]
+    assert {k: v for k, v in after.items() if k != "dm-link-key"} == {
+        k: v for k, v in before.items() if k != "dm-link-key"
+    }
+
+
+def test_a_value_of_the_wrong_shape_is_refused_by_name(
+    planned: list[cmd.StackSecret], capsys: pytest.CaptureFixture[str]
+) -> None:
+    wrong = dict(GIVEN)
+    wrong["upsr-store-key"] = json.dumps({"client_id": CLIENT_ID, "client_secret": "not-a-secret"})
+    wrong["dm-crm-read"] = CLIENT_SECRET  # a Shopify secret pasted as the HubSpot key
+    code, out = _run(capsys, wrong)
+    assert code == 1
+    status = _statuses(out)
+    assert status["dev-upsr-store-key"].startswith("refused: Shopify client secret")
+    assert status["dev-dm-crm-read"].startswith("refused: HubSpot key")
+    assert "not-a-secret" not in out and CLIENT_SECRET not in out
+    assert _value(next(s for s in planned if s.name == "dm-crm-read")) is None
+
+
+def test_unset_credentials_are_reported_empty(
+    planned: list[cmd.StackSecret], capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out = _run(capsys, {})
+    assert code == 1
+    status = _statuses(out)
+    assert status["dev-dm-crm-read"] == "empty" and status["dev-upsr-webhook-secret"] == "empty"
+    assert status["dev-dm-link-key"] == "generated"
+
+
+def test_a_terminal_is_prompted_without_echo(planned: list[cmd.StackSecret]) -> None:
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    asked: list[str] = []
+    answers = iter([GIVEN["dm-crm-read"], "", "", "", CLIENT_ID, CLIENT_SECRET, ""])
+
+    def prompt(label: str) -> str:
+        asked.append(label)
+        return next(answers)
+
+    values = cmd.Values(Tty(), prompt)
+    clients: dict[str, Any] = {}
+    results = dict(
+        (s.name, status)
+        for s, status in cmd.run(
+            planned, values, lambda r: clients.setdefault(r, boto3.client("secretsmanager", region_name=r))
+        )
+    )
+    assert results["dm-crm-read"] == "set" and results["upsr-store-key"] == "set"
+    assert results["upsr-webhook-secret"] == "copied from upsr-store-key"
+    assert any("client secret" in label for label in asked)
+    assert json.loads(_value(next(s for s in planned if s.name == "upsr-webhook-secret")) or "")[
+        "client_secret"
+    ] == CLIENT_SECRET
+
+
+def test_stdin_lines_name_known_secrets_and_a_bad_line_is_not_echoed() -> None:
+    with pytest.raises(cmd.ConfigError) as err:
+        cmd.Values(io.StringIO(f"storeKey={CLIENT_SECRET}\n"))
+    assert CLIENT_SECRET not in str(err.value) and "stdin line 1" in str(err.value)

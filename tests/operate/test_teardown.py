@@ -1,0 +1,38 @@
+"""Teardown: dev goes with `pulumi destroy` alone and frees its secret names at once; prod's
+path lifts every protection the graph declares, in order."""
+
+from __future__ import annotations
+
+from components.operate import teardown
+from testsupport.graphs import GraphCache
+
+SECRET = "aws:secretsmanager/secret:Secret"
+
+
+def test_recovery_window_per_environment(graphs: GraphCache) -> None:
+    dev = graphs.run("dev").of_type(SECRET)
+    prod = graphs.run("prod").of_type(SECRET)
+    assert dev and {int(s.inputs.get("recoveryWindowInDays") or 0) for s in dev} == {0}
+    assert prod and {int(s.inputs["recoveryWindowInDays"]) for s in prod} == {30}
+
+
+def test_dev_is_one_destroy(graphs: GraphCache) -> None:
+    assert list(teardown.steps(graphs.run("dev"))) == [
+        "1. pulumi destroy --stack dev   # nothing is protected in dev"
+    ]
+
+
+def test_prod_lifts_each_protection_before_destroy(graphs: GraphCache) -> None:
+    graph = graphs.run("prod")
+    lines = list(teardown.steps(graph))
+    text = "\n".join(lines)
+    assert lines[0] == "1. pulumi state unprotect --all --stack prod --yes   # lift Pulumi's protect"
+    destroy = next(i for i, line in enumerate(lines) if "pulumi destroy --stack prod" in line)
+    for table in graph.of_type("aws:dynamodb/table:Table"):
+        at = next(i for i, line in enumerate(lines) if f"--table-name {table.inputs['name']} " in line)
+        assert 0 < at < destroy
+    for bucket in graph.of_type("aws:s3/bucket:Bucket"):
+        assert f"empty s3://{bucket.inputs['bucket']} " in text
+    deletes = [line for line in lines[destroy:] if "--force-delete-without-recovery" in line]
+    assert len(deletes) == len(graph.of_type(SECRET)) == 12
+    assert sum("--region eu-west-2 " in line for line in deletes) == 8
