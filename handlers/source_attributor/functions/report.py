@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from handlers.common import entry, settings
+from handlers.common.aws_clients import client
 from handlers.common.clock import Clock
 from handlers.source_attributor import contract, report_mail, reporting
 
@@ -21,8 +22,6 @@ def run(app: reporting.ReportApp, event: dict[str, Any], context: Any, clock: Cl
     config = settings.current(contract.ReportSettings)
     if not (config.sender_email and config.report_recipient):
         raise RuntimeError("ls-report was scheduled without SENDER_EMAIL and REPORT_RECIPIENT")
-    from handlers.common.aws_clients import client
-
     sent = report_mail.send_weekly(
         app.store,
         client("sesv2"),
