@@ -15,7 +15,7 @@ JSON ?=
 BASE ?=
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: help uv install browser secrets preflight verify teardown test lint typecheck unit plan docs bench-libs bench-init bench-dm bench-dm-read bench-ls demo sandbox clean
+.PHONY: help uv install browser secrets preflight verify teardown test lint typecheck unit plan cost docs bench-libs bench-init bench-dm bench-dm-read bench-ls demo sandbox clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -67,9 +67,13 @@ test: lint ## everything CI runs: ruff, then mypy beside pytest
 plan: install ## offline plan of a stack on the mock engine: make plan STACK=dev [JSON=plan.json] [BASE=saved.json]
 	$(PY) -m components.offline.plan --stack $(STACK) $(if $(JSON),--json $(JSON)) $(if $(BASE),--base $(BASE))
 
+cost: install ## monthly bill from the plan, idle and at volumes: make cost STACK=prod [VOLUMES=usage.yml]
+	$(PY) -m components.offline.cost $(if $(filter command line,$(origin STACK)),--stack $(STACK)) $(if $(VOLUMES),--volumes $(VOLUMES))
+
 docs: install ## regenerate README.md's generated blocks: the config reference and the per-system tables
 	$(PY) -m components.config_reference --write
 	$(PY) -m components.offline.system_reference --write
+	$(PY) -m components.offline.cost --write
 
 bench-init: install ## per function: archive size, import time, cold first invocation (plays make demo)
 	$(PY) benchmarks/bench_init.py

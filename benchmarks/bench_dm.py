@@ -16,7 +16,7 @@ Accuracy, on the same data in the same run:
   given name, surname and birth date only, 1,000 of them duplicated with an error in each. A
   person register that is neither CRM- nor FEBRL-shaped; the peers run the FEBRL docs models
   on its names and birth date (``peers.without_address``).
-* The project's generator of B2B CRM contacts (``benchmarks/crm_generator.py``) at 20k, 100k
+* The project's generator of B2B CRM contacts (``testsupport/crm_generator.py``) at 20k, 100k
   and 1M: coworkers sharing an office, main line and domain; households; Census name
   frequencies; role mailboxes; job changes; nicknames from a source dm does not use. Here the
   peers read dm's normalised fields.
@@ -64,7 +64,6 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks import crm_generator as synthetic  # noqa: E402
 from benchmarks import missed, peers, score_bins  # noqa: E402
 from benchmarks.peers import Pair, Row  # noqa: E402
 from components.config import DmSettings, DmThresholds  # noqa: E402
@@ -78,6 +77,7 @@ from handlers.duplicate_merger.pipeline import (  # noqa: E402
     score_message,
 )
 from handlers.duplicate_merger.profile import Profile  # noqa: E402
+from testsupport import crm_generator as synthetic  # noqa: E402
 
 DEFAULTS = DmThresholds()
 THRESHOLDS = Thresholds(automatic=DEFAULTS.automatic, propose=DEFAULTS.propose)

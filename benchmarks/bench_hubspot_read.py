@@ -5,7 +5,7 @@ Run with ``make bench-dm-read`` or ``.venv/bin/python benchmarks/bench_hubspot_r
 comes from this run.
 
 The stand-in (127.0.0.1 only) serves ``GET /crm/objects/<version>/contacts`` with 100 contacts a
-page and ``paging.next.after``, as HubSpot does, from contacts made by the seeded CRM generator (benchmarks/crm_generator.py). It
+page and ``paging.next.after``, as HubSpot does, from contacts made by the seeded CRM generator (testsupport/crm_generator.py). It
 enforces HubSpot's documented limits for the chosen tier (a rolling 10-second burst window and a
 daily count; "API usage guidelines and limits",
 https://developers.hubspot.com/docs/developer-tooling/platform/usage-guidelines) by answering
@@ -47,11 +47,11 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.crm_generator import generate  # noqa: E402
 from handlers.common.api_versions import HUBSPOT_DEFAULT_VERSION  # noqa: E402
 from handlers.common.hubspot import TIERS, RateLimit  # noqa: E402
 from handlers.duplicate_merger import reading  # noqa: E402
 from handlers.duplicate_merger.crm import HubSpotCrm  # noqa: E402
+from testsupport.crm_generator import generate  # noqa: E402
 from testsupport.dm import MemoryCheckpoints  # noqa: E402
 
 INVOCATION_S = 300.0

@@ -11,7 +11,8 @@ for timing only they are swapped for this environment's build of the same locked
 Then the **first invocation** of each function, which is what a Shopify webhook or a
 reviewer's click waits for on a cold container: the sandbox (sandbox/, moto and local stand-ins)
 plays ``make demo``; the first time a function is invoked there, the same event is first given
-to a fresh interpreter (``-I -S -B``, path = the unpacked archive + the runtime directory, the
+to a fresh interpreter (``-I -S``, the runtime directory's bytecode precompiled as Lambda's
+runtime ships it, under a PYTHONPYCACHEPREFIX; path = the unpacked archive + the runtime directory, the
 function's declared environment, AWS calls to the sandbox's moto server) that imports the
 handler (``import ms``) and calls it once (``first call ms``: sessions, clients, botocore model
 loading, secrets, the first AWS and outside calls). Bedrock ``Converse``, End User Messaging
@@ -21,7 +22,11 @@ get a canned answer in the child (an empty portal, an unknown company, a token a
 products, an empty sheet). The sandbox then runs its own invocation as usual, which for an
 exactly-once handler is a redelivery. The child uses real time, not the sandbox clock, so a
 signed event the scenario dated in the future or past may be refused: the ``outcome`` column
-says what the first call answered. One run per function (a first delivery happens once).
+says what the first call answered. One run per function (a first delivery happens once). Wall
+and CPU time are both printed, and a predicted first invocation at the function's configured
+memory: Lambda gives CPU in proportion to memory (one vCPU at 1,769 MB), so the CPU time is
+scaled by 1,769 / memory and the waiting time is added unscaled; a Function URL's prediction
+is set against the 1.5 s target and Shopify's 5 s.
 
 Two columns: ``src ms`` imports the archive as built here (sources only when no Python 3.14 is
 available; ``-B`` so nothing is cached, as on Lambda's read-only /var/task), and ``pyc ms``
@@ -96,6 +101,16 @@ class Row:
     pyc_ms: float
 
 
+FULL_VCPU_MB = 1769
+"""Lambda gives a function CPU in proportion to its memory; at 1,769 MB it has one full vCPU
+(AWS Lambda Developer Guide, "Configure Lambda function memory":
+https://docs.aws.amazon.com/lambda/latest/dg/configuration-memory.html)."""
+WEBHOOK_BUDGET_MS = 5000
+"""Shopify drops a webhook delivery not answered within 5 s."""
+PUBLIC_TARGET_MS = 1500
+"""Issue 28's target for a public surface's predicted first invocation."""
+
+
 @dataclass(frozen=True)
 class FirstCall:
     """One function's cold first invocation, measured in a fresh interpreter."""
@@ -106,10 +121,20 @@ class FirstCall:
     outcome: str
     source: str
     """What delivered the event in the sandbox (url, sqs, schedule, rule, s3...)."""
+    cpu_ms: float = 0.0
+    """CPU time of import and call together (this process only; waits excluded)."""
+    memory_mb: int = 0
 
     @property
     def total_ms(self) -> float:
         return self.import_ms + self.call_ms
+
+    @property
+    def predicted_ms(self) -> float:
+        """At its configured memory: CPU time scaled by 1,769 MB / memory (a fraction of a
+        vCPU takes longer for the same work), plus the time spent waiting, unscaled."""
+        share = min(1.0, self.memory_mb / FULL_VCPU_MB) if self.memory_mb else 1.0
+        return self.cpu_ms / share + max(0.0, self.total_ms - self.cpu_ms)
 
 
 def time_code(code: str, paths: list[Path], runs: int) -> float:
@@ -341,17 +366,26 @@ def _outcome(result):
 
 import importlib
 
-started = time.perf_counter()
+started, started_cpu = time.perf_counter(), time.process_time()
 module_name, _, attribute = spec["handler"].rpartition(".")
 handler = getattr(importlib.import_module(module_name), attribute)
-imported = time.perf_counter()
+imported, imported_cpu = time.perf_counter(), time.process_time()
 try:
     outcome = _outcome(handler(spec["event"], Context(spec)))
 except Exception as err:
     outcome = "raised %s: %s" % (type(err).__name__, " ".join(str(err).split())[:90])
-called = time.perf_counter()
+called, called_cpu = time.perf_counter(), time.process_time()
 with open(spec["out"], "w") as out:
-    json.dump({"import_s": imported - started, "call_s": called - imported, "outcome": outcome}, out)
+    json.dump(
+        {
+            "import_s": imported - started,
+            "call_s": called - imported,
+            "import_cpu_s": imported_cpu - started_cpu,
+            "call_cpu_s": called_cpu - imported_cpu,
+            "outcome": outcome,
+        },
+        out,
+    )
 """
 
 
@@ -471,9 +505,21 @@ class LocalServices:
         self.server.shutdown()
 
 
+def precompile(paths: list[Path], prefix: Path) -> None:
+    """Bytecode for what Lambda's runtime and layer ship compiled (boto3, Powertools...), kept
+    under ``prefix`` (PYTHONPYCACHEPREFIX) so the installed packages are left as they are."""
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", "-j", "0", *map(str, paths)],
+        env={"PATH": "/usr/bin:/bin", "PYTHONPYCACHEPREFIX": str(prefix)},
+        capture_output=True,
+        check=False,
+        timeout=900,
+    )
+
+
 def first_call(
     spec: Any, event: Any, env: Mapping[str, str], paths: list[Path], scratch: Path
-) -> tuple[float, float, str]:
+) -> tuple[float, float, float, str]:
     """Import and call ``spec``'s handler once on ``event`` in a fresh interpreter."""
     job = scratch / f"{spec.name}-first-call.json"
     out = scratch / f"{spec.name}-first-call.out.json"
@@ -492,19 +538,23 @@ def first_call(
             default=str,
         )
     )
+    # No -B: the runtime's bytecode (precompiled under the prefix) is read as Lambda reads
+    # its own; the archive's sources are compiled on this first import, as on Lambda.
+    pyc = {"PYTHONPYCACHEPREFIX": str(scratch / "pycache")}
     done = subprocess.run(
-        [sys.executable, "-I", "-S", "-B", "-c", CHILD, str(job)],
+        [sys.executable, "-I", "-S", "-c", CHILD, str(job)],
         capture_output=True,
         text=True,
-        env=dict(env),
+        env={k: v for k, v in {**env, **pyc}.items() if k != "PYTHONDONTWRITEBYTECODE"},
         timeout=spec.timeout_s + 120,
         check=False,
     )
     if done.returncode != 0 or not out.is_file():
         last = (done.stderr.strip().splitlines() or ["no output"])[-1]
-        return 0.0, 0.0, f"child failed: {last[:100]}"
+        return 0.0, 0.0, 0.0, f"child failed: {last[:100]}"
     found = json.loads(out.read_text())
-    return found["import_s"] * 1000, found["call_s"] * 1000, str(found["outcome"])
+    cpu_ms = (found["import_cpu_s"] + found["call_cpu_s"]) * 1000
+    return found["import_s"] * 1000, found["call_s"] * 1000, cpu_ms, str(found["outcome"])
 
 
 def first_invocations(
@@ -515,9 +565,9 @@ def first_invocations(
     ``archives`` maps physical function names to their built archives. Returns the figures
     and the functions the demo never invoked.
     """
+    from components.offline.program import program_graph
     from sandbox import scenarios
     from sandbox.core import Sandbox
-    from sandbox.graph import program_graph
     from sandbox.play import play
 
     graph = program_graph("dev")
@@ -527,6 +577,7 @@ def first_invocations(
     }
     found: dict[str, FirstCall] = {}
     trees: dict[str, Path] = {}
+    precompile([runtime], scratch / "pycache")
     with Sandbox(graph) as sb:
         assert sb.runtime is not None
         rt = sb.runtime
@@ -543,11 +594,17 @@ def first_invocations(
                     trees[spec.name] = unpack(spec.name, archives[spec.name], scratch)[0]
                 env = {**rt.environment(spec), **services.environment()}
                 services.function, services.region = spec.name, spec.region
-                import_ms, call_ms, outcome = first_call(
+                import_ms, call_ms, cpu_ms, outcome = first_call(
                     spec, event, env, [trees[spec.name], runtime], scratch
                 )
                 found[spec.name] = FirstCall(
-                    names.get(spec.name, spec.name), import_ms, call_ms, outcome, source
+                    names.get(spec.name, spec.name),
+                    import_ms,
+                    call_ms,
+                    outcome,
+                    source,
+                    cpu_ms=cpu_ms,
+                    memory_mb=int(spec.memory_mb),
                 )
                 # The child's AWS calls bypass the sandbox's interceptor, which tells the pump
                 # what to poll: have it look at every kind of source once.
@@ -679,25 +736,43 @@ def main() -> int:
             "\nfirst invocation (fresh interpreter, archive + runtime dir, the event the"
             " function first got in make demo, AWS on moto, model/SMS/outside APIs stand-ins):\n"
         )
+        def verdict(f: FirstCall) -> str:
+            if f.source != "url":
+                return "-"
+            over = f.predicted_ms > WEBHOOK_BUDGET_MS
+            return "OVER 5 s" if over else ("ok" if f.predicted_ms <= PUBLIC_TARGET_MS else "> 1.5 s")
+
         print(
             table(
-                ["function", "KiB", "import ms", "first call ms", "cold total ms", "event", "outcome"],
+                [
+                    "function", "KiB", "MB", "import ms", "first call ms", "wall ms", "cpu ms",
+                    "predicted ms", "public", "event", "outcome",
+                ],
                 [
                     [
                         f.function,
                         f"{sizes.get(f.function, 0):.0f}",
+                        str(f.memory_mb),
                         f"{f.import_ms:.0f}",
                         f"{f.call_ms:.0f}",
                         f"{f.total_ms:.0f}",
+                        f"{f.cpu_ms:.0f}",
+                        f"{f.predicted_ms:.0f}",
+                        verdict(f),
                         f.source,
                         f.outcome,
                     ]
                     for f in firsts
                 ],
-                right={1, 2, 3, 4},
+                right={1, 2, 3, 4, 5, 6, 7},
             )
         )
-        print("\none run per function: a first delivery happens once")
+        print(
+            "\none run per function: a first delivery happens once. predicted = cpu x 1769 MB /"
+            " memory (at most one vCPU) + the wait (wall - cpu). public: a Function URL's"
+            f" predicted time against the {PUBLIC_TARGET_MS / 1000:g} s target and Shopify's"
+            f" {WEBHOOK_BUDGET_MS / 1000:g} s"
+        )
     for function in never:
         print(f"first invocation: {function} was not invoked by make demo (no figure)")
     for failure in failures:
@@ -709,7 +784,10 @@ def main() -> int:
                     "runs": args.runs,
                     "functions": [r.__dict__ for r in rows],
                     "reference_ms": reference,
-                    "first_invocations": [{**f.__dict__, "total_ms": f.total_ms} for f in firsts],
+                    "first_invocations": [
+                        {**f.__dict__, "total_ms": f.total_ms, "predicted_ms": f.predicted_ms}
+                        for f in firsts
+                    ],
                     "not_invoked_by_demo": never,
                 },
                 indent=2,

@@ -1,6 +1,6 @@
 """ler-dedupe's fuzzy decisions on generated leads: how many fall on the other side of a cut.
 
-Leads come from dm's seeded CRM generator (``benchmarks.crm_generator``: typos,
+Leads come from dm's seeded CRM generator (``testsupport.crm_generator``: typos,
 nicknames, swapped names, other mailboxes, namesakes). Every pair of leads that share one of
 ler's near keys (surname at company, or the canonical mailbox) is a pair ler-dedupe scores;
 phones are left out, since a shared phone scores 1 whatever the names. Each pair's score
@@ -32,9 +32,9 @@ def decide(score: float) -> str:
 
 
 def decisions(size: int, seed: int) -> dict[str, dict[str, float | str]]:
-    from benchmarks import crm_generator as synthetic
     from handlers.lead_enricher.lead import Contact
     from handlers.lead_enricher.matching import lead_profile, near_keys, score
+    from testsupport import crm_generator as synthetic
 
     generated = synthetic.generate(size, seed=seed)
     profiles = {}

@@ -109,6 +109,9 @@ class AlertTopicArgs:
         publishers: AWS services that publish to the topic (at least one).
         emails: Addresses subscribed by email (each confirms its subscription once).
         tags: Tags for the key and the topic.
+        encrypted: Under a customer-managed key of its own ($1 a month); False leaves the topic
+            unencrypted at rest (alarm and budget notices: names and thresholds, no customer
+            data), which every AWS-service publisher can publish to.
     """
 
     arns: Arns
@@ -116,13 +119,14 @@ class AlertTopicArgs:
     publishers: Sequence[ServicePublisher]
     emails: Sequence[str] = field(default_factory=tuple)
     tags: Mapping[str, str] = field(default_factory=dict)
+    encrypted: bool = True
 
 
 class AlertTopic(pulumi.ComponentResource):
     """An SNS topic under its own customer-managed key, published to by named AWS services."""
 
-    key: aws.kms.Key
-    alias: aws.kms.Alias
+    key: aws.kms.Key | None
+    alias: aws.kms.Alias | None
     topic: aws.sns.Topic
     topic_arn: str
     """Known at preview (built from account, region and name), for budgets and grants."""
@@ -138,29 +142,33 @@ class AlertTopic(pulumi.ComponentResource):
         self.alias_name = f"alias/{args.name}"
         child = pulumi.ResourceOptions(parent=self)
 
-        self.key = aws.kms.Key(
-            f"{resource_name}-key",
-            description=f"Encrypts SNS topic {args.name}; usable by its AWS-service publishers",
-            key_usage="ENCRYPT_DECRYPT",
-            customer_master_key_spec="SYMMETRIC_DEFAULT",
-            enable_key_rotation=True,
-            deletion_window_in_days=30,
-            policy=json.dumps(self.key_policy(), sort_keys=True),
-            tags={**args.tags, KEY_ALIAS_TAG: self.alias_name},
-            opts=child,
-        )
-        self.alias = aws.kms.Alias(
-            f"{resource_name}-alias",
-            name=self.alias_name,
-            target_key_id=self.key.key_id,
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.key]),
-        )
+        self.key = self.alias = None
+        if args.encrypted:
+            self.key = aws.kms.Key(
+                f"{resource_name}-key",
+                description=f"Encrypts SNS topic {args.name}; usable by its AWS-service publishers",
+                key_usage="ENCRYPT_DECRYPT",
+                customer_master_key_spec="SYMMETRIC_DEFAULT",
+                enable_key_rotation=True,
+                deletion_window_in_days=30,
+                policy=json.dumps(self.key_policy(), sort_keys=True),
+                tags={**args.tags, KEY_ALIAS_TAG: self.alias_name},
+                opts=child,
+            )
+            self.alias = aws.kms.Alias(
+                f"{resource_name}-alias",
+                name=self.alias_name,
+                target_key_id=self.key.key_id,
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[self.key]),
+            )
         self.topic = aws.sns.Topic(
             resource_name,
             name=args.name,
-            kms_master_key_id=self.alias_name,
+            kms_master_key_id=self.alias_name if args.encrypted else None,
             tags=dict(args.tags),
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.alias]),
+            opts=pulumi.ResourceOptions(
+                parent=self, depends_on=[self.alias] if self.alias is not None else []
+            ),
         )
         aws.sns.TopicPolicy(
             f"{resource_name}-policy",
@@ -176,7 +184,10 @@ class AlertTopic(pulumi.ComponentResource):
                 endpoint=address,
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[self.topic]),
             )
-        self.register_outputs({"topic_arn": self.topic.arn, "key_arn": self.key.arn})
+        outputs: dict[str, Any] = {"topic_arn": self.topic.arn}
+        if self.key is not None:
+            outputs["key_arn"] = self.key.arn
+        self.register_outputs(outputs)
 
     def key_policy(self) -> dict[str, Any]:
         """The key policy: the account administers; each publisher may use the key."""

@@ -37,6 +37,16 @@ class Arns:
     def role(self, name: str) -> str:
         return self._arn("iam", f"role/{name}", region=False)
 
+    def user(self, name: str) -> str:
+        return self._arn("iam", f"user/{name}", region=False)
+
+    def account_root(self) -> str:
+        """The account as a principal (``"AWS": <root>`` stands for every identity in it)."""
+        return self._arn("iam", "root", region=False)
+
+    def assumed_role(self, role: str, session: str) -> str:
+        return self._arn("sts", f"assumed-role/{role}/{session}", region=False)
+
     def log_streams(self, name: str) -> str:
         """Every log stream of one log group (the ``:*`` spans streams, not groups)."""
         return self._arn("logs", f"log-group:{name}:*")
@@ -63,13 +73,25 @@ class Arns:
     def bucket(self, name: str) -> str:
         return self._arn("s3", name, region=False, account=False)
 
+    def object(self, bucket: str, key: str) -> str:
+        return self._arn("s3", f"{bucket}/{key}", region=False, account=False)
+
     def objects(self, bucket: str, prefix: str = "") -> str:
         """Object keys under one prefix of one bucket (``prefix`` ends with ``/`` or is empty)."""
         return self._arn("s3", f"{bucket}/{prefix}*", region=False, account=False)
 
-    def secret(self, name: str) -> str:
-        """One secret: Secrets Manager appends ``-`` and six random characters to its name."""
-        return self._arn("secretsmanager", f"secret:{name}-??????")
+    def secret(self, name: str, suffix: str = "??????") -> str:
+        """One secret: Secrets Manager appends ``-`` and six random characters to its name
+        (``suffix``: the pattern by default, or the characters of one created secret)."""
+        return self._arn("secretsmanager", f"secret:{name}-{suffix}")
+
+    def kms(self, resource: str) -> str:
+        """A KMS key or alias: ``key/<id>`` or ``alias/<name>``."""
+        return self._arn("kms", resource)
+
+    def ssm_parameter(self, name: str) -> str:
+        """A Systems Manager parameter (its name without the leading ``/``)."""
+        return self._arn("ssm", f"parameter/{name.lstrip('/')}")
 
     def event_bus(self, name: str = "default") -> str:
         return self._arn("events", f"event-bus/{name}")
@@ -91,6 +113,9 @@ class Arns:
     def ses_identity(self, identity: str) -> str:
         return self._arn("ses", f"identity/{identity}")
 
+    def ses_configuration_set(self, name: str) -> str:
+        return self._arn("ses", f"configuration-set/{name}")
+
     def ses_receipt_rule(self, rule_set: str, rule: str) -> str:
         return self._arn("ses", f"receipt-rule-set/{rule_set}:receipt-rule/{rule}")
 
@@ -108,3 +133,6 @@ class Arns:
         keeps its own slashes)."""
         kind, _, identifier = identity.partition("/")
         return self._arn("sms-voice", f"{kind}/{identifier}")
+
+    def sms_configuration_set(self, name: str) -> str:
+        return self._arn("sms-voice", f"configuration-set/{name}")

@@ -609,6 +609,20 @@ class StackConfig(_Section):
     """More addresses the alarm topics email, besides ``alertEmail``."""
     tracing: bool = False
     """X-Ray active tracing and the Powertools Tracer on every function (off in dev, on in prod)."""
+    alarms: Literal["failures", "none"] = "failures"
+    """``failures``: every dead-letter and failure queue, stuck work queue, missed schedule,
+    throttle (one per region) and every error nothing downstream keeps is alarmed, emailing
+    ``alertEmail``. ``none``: no CloudWatch alarm and no alarm topic (a developer's stack:
+    failures still land in DLQs and on-failure destinations, errors in the logs; the budget
+    alarm stays). ``none`` is refused in ``environment: prod``."""
+    dashboard: bool = True
+    """The stack's CloudWatch dashboard, ``<prefix>-crm-automations`` ($3 a month)."""
+    business_metrics: bool = True
+    """The handlers emit the business metrics (custom metrics, billed per series and hour
+    emitted); false turns Powertools Metrics off (``POWERTOOLS_METRICS_DISABLED``)."""
+    alert_topic_key: Literal["customer-managed", "none"] = "customer-managed"
+    """Alert topics (alarms, budget) under a customer-managed KMS key each ($1 a month per
+    region), or unencrypted at rest (their messages name alarms and thresholds, no data)."""
     monthly_budget_usd: float = Field(gt=0, le=100000)
     """Monthly cost budget of the account; alarms at 80 % and 100 % actual, 100 % forecast."""
     mail_identity_owner: bool = True
@@ -628,6 +642,13 @@ class StackConfig(_Section):
     """Logical names of tables and buckets (``dm-merges``, ``ler-raw``) one update of a protected
     stack may replace or delete, losing their data: ``make plan BASE=...`` refuses any other.
     Empty but for that update."""
+
+    @field_validator("alarms")
+    @classmethod
+    def _prod_is_watched(cls, value: str, info: ValidationInfo) -> str:
+        if value == "none" and info.data.get("environment") == "prod":
+            raise ValueError("none is for a developer's stack: environment prod keeps its failures alarmed")
+        return value
 
 
 def _key_of(loc: tuple[int | str, ...]) -> str:

@@ -19,7 +19,7 @@ import pulumi
 import pulumi_aws as aws
 
 from components.monitoring import DashboardRegistry
-from handlers.common.metrics import CATALOGUE, COLD_START, OTHER, BusinessMetric
+from handlers.common.metrics import CATALOGUE, OTHER, BusinessMetric
 
 WIDTH = 8
 HEIGHT = 6
@@ -54,8 +54,15 @@ def _business_lines(namespace: str, system: str, metric: BusinessMetric) -> list
     ]
 
 
-def body(registry: DashboardRegistry, namespace: str, regions: dict[str, str]) -> dict[str, Any]:
-    """The dashboard body: one row of widgets per system, systems in declaration order."""
+def body(
+    registry: DashboardRegistry,
+    namespace: str,
+    regions: dict[str, str],
+    *,
+    business_metrics: bool = True,
+) -> dict[str, Any]:
+    """The dashboard body: one row of widgets per system, systems in declaration order (its
+    business metrics only where the handlers emit them)."""
     widgets: list[dict[str, Any]] = []
     y = 0
     for system in registry.functions:
@@ -107,7 +114,7 @@ def body(registry: DashboardRegistry, namespace: str, regions: dict[str, str]) -
                     stat="Maximum",
                 )
             )
-        for metric in CATALOGUE.get(system, ()):
+        for metric in CATALOGUE.get(system, ()) if business_metrics else ():
             row.append(
                 _widget(
                     f"{system}: {metric.what}",
@@ -124,16 +131,6 @@ def body(registry: DashboardRegistry, namespace: str, regions: dict[str, str]) -
                     [{"expression": "100 * part / whole", "label": f"{metric.name} share %"}],
                 ]
                 row.append(_widget(f"{system}: {metric.what}, share %", region, share, 0, y))
-        row.append(
-            _widget(
-                f"{system}: cold starts",
-                region,
-                [[namespace, COLD_START, "service", system, "function_name", f.split("-", 1)[1]]
-                 for f in functions],
-                0,
-                y,
-            )
-        )
         for i, widget in enumerate(row):
             widget["x"] = (i % 3) * WIDTH
             widget["y"] = y + (i // 3) * HEIGHT
@@ -148,11 +145,14 @@ def declare(
     namespace: str,
     regions: dict[str, str],
     provider: aws.Provider,
+    *,
+    business_metrics: bool = True,
 ) -> aws.cloudwatch.Dashboard:
     """The stack's dashboard, ``<prefix>-crm-automations``."""
+    board = body(registry, namespace, regions, business_metrics=business_metrics)
     return aws.cloudwatch.Dashboard(
         "dashboard",
         dashboard_name=name,
-        dashboard_body=json.dumps(body(registry, namespace, regions), sort_keys=True),
+        dashboard_body=json.dumps(board, sort_keys=True),
         opts=pulumi.ResourceOptions(provider=provider),
     )

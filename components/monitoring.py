@@ -1,9 +1,22 @@
 """Alarms the building blocks declare for themselves, and the stack's observability settings.
 
 No system declares an alarm by hand: a WorkQueue watches its dead-letter queue (and the age of
-its oldest message), a ScopedLambda its errors, throttles and duration, a ScheduledJob its
-target's "did not run". Each alarm notifies the alert topic of its own region, because an
-alarm action must name a topic in the alarm's region.
+its oldest message), a ScopedLambda its errors where no alarmed queue keeps its failures, a
+ScheduledJob its target's "did not run"; the stack watches throttles once per region. Each
+alarm notifies the alert topic of its own region, because an alarm action must name a topic in
+the alarm's region. The stack's alarm profile (``alarms`` in stack config) may turn them all
+off for a developer's stack.
+
+What is not alarmed, and why (each a CloudWatch alarm metric, $0.10 a month):
+
+- Duration near the timeout: a timeout is an error (``Errors`` counts it), and an error pages
+  where nothing else keeps the failure; a slow function that finishes lost no work.
+- Errors of a function whose every failure lands in an alarmed queue (an SQS consumer whose
+  queue has a watched DLQ, an asynchronously invoked function with a watched on-failure
+  destination, a stream consumer with a watched on-failure queue): the failure pages once it
+  is final, after the retries, instead of at each transient error that a retry recovers.
+  A function with a Function URL answers its caller and keeps nothing, so it keeps ``Errors``.
+- Throttles per function: one alarm on the region's dimensionless ``Throttles``.
 
 Governing pages:
 
@@ -45,23 +58,25 @@ MAX_EVALUATION_SHORT_PERIOD_S = 24 * 3600
 """PutMetricAlarm: with a Period under one hour, at most one day in total."""
 MAX_PERIOD_S = 24 * 3600
 """The longest period used here: one day (CloudWatch keeps 1-hour data 455 days)."""
-DURATION_SHARE = 0.8
-"""A function whose p95 duration passes 80 % of its timeout is about to time out."""
-DURATION_STATISTIC = "p95"
 
 AlarmKind = Literal[
-    "dlq-depth", "queue-age", "errors", "throttles", "duration", "not-run", "degraded"
+    "dlq-depth", "queue-age", "errors", "throttles", "not-run", "degraded",
+    "unconfirmed-send",
 ]
+
+AlarmProfile = Literal["failures", "none"]
+"""``failures``: every way work is lost or stuck pages someone. ``none``: no alarm at all (a
+developer's stack: failures still land in DLQs and on-failure destinations, errors in logs)."""
 
 ALARM_KINDS: Mapping[AlarmKind, str] = {
     "dlq-depth": "a dead-letter or failure queue holds a message: something failed after all retries",
     "queue-age": "the oldest message of a work queue waits too long: its consumer is stuck or failing",
-    "errors": "the function raised (an invocation failed)",
-    "throttles": "invocations were refused for concurrency",
-    "duration": f"the {DURATION_STATISTIC} duration passed {DURATION_SHARE:.0%} of the timeout",
+    "errors": "the function raised (an invocation failed) and nothing downstream keeps the failure",
+    "throttles": "Lambda refused invocations for concurrency somewhere in the region",
     "not-run": "a scheduled function was not invoked within two of its schedule intervals",
     "degraded": "a fallback was taken that must not be silent: Bedrock refused the model "
     "(model access not granted), and the rules decided instead",
+    "unconfirmed-send": "a message to a customer was claimed but never confirmed sent",
 }
 """What each alarm kind means; the README runbook has one line per kind."""
 
@@ -75,12 +90,16 @@ class Monitoring:
             block tests that have no topic (the alarms are still declared).
         namespace: CloudWatch namespace of the business metrics, ``crm/<prefix>``.
         tracing: X-Ray active tracing and the Powertools Tracer on every function.
+        alarms: Which alarms the blocks declare (:data:`AlarmProfile`).
+        business_metrics: Whether the handlers emit the business metrics (EMF lines).
         registry: What the blocks declared, for the stack's dashboard.
     """
 
     alarm_topic_arn: str = ""
     namespace: str = "crm/test"
     tracing: bool = False
+    alarms: AlarmProfile = "failures"
+    business_metrics: bool = True
     registry: DashboardRegistry = field(default_factory=lambda: DashboardRegistry(), compare=False)
 
 
@@ -147,8 +166,11 @@ def declare_alarm(
     monitoring: Monitoring,
     tags: Mapping[str, str],
     parent: pulumi.Resource,
-) -> aws.cloudwatch.MetricAlarm:
-    """The alarm, notifying the region's alert topic on ALARM and on recovery (OK)."""
+) -> aws.cloudwatch.MetricAlarm | None:
+    """The alarm, notifying the region's alert topic on ALARM and on recovery (OK); None in
+    a stack whose alarm profile is ``none``."""
+    if monitoring.alarms == "none":
+        return None
     actions = [monitoring.alarm_topic_arn] if monitoring.alarm_topic_arn else []
     percentile = spec.statistic.startswith("p")
     return aws.cloudwatch.MetricAlarm(
@@ -203,21 +225,11 @@ def queue_age(queue_name: str, max_age_s: int) -> AlarmSpec:
     )
 
 
-def function_alarms(function_name: str, timeout_s: int) -> tuple[AlarmSpec, ...]:
-    """Errors, throttles and duration near the timeout, for every function."""
-    dims = {"FunctionName": function_name}
-    return (
-        AlarmSpec("errors", "AWS/Lambda", "Errors", dims, "Sum", "GreaterThanThreshold", 0),
-        AlarmSpec("throttles", "AWS/Lambda", "Throttles", dims, "Sum", "GreaterThanThreshold", 0),
-        AlarmSpec(
-            "duration",
-            "AWS/Lambda",
-            "Duration",
-            dims,
-            DURATION_STATISTIC,
-            "GreaterThanThreshold",
-            round(timeout_s * 1000 * DURATION_SHARE),
-        ),
+def function_errors(function_name: str) -> AlarmSpec:
+    """Any error of one function (a timeout counts as an error in ``Errors``)."""
+    return AlarmSpec(
+        "errors", "AWS/Lambda", "Errors", {"FunctionName": function_name}, "Sum",
+        "GreaterThanThreshold", 0,
     )
 
 
@@ -229,6 +241,28 @@ def model_refused(namespace: str, system: str, function: str) -> AlarmSpec:
     return AlarmSpec(
         "degraded", namespace, "ModelRefused", {"service": system, "function": function},
         "Sum", "GreaterThanThreshold", 0, period_s=3600,
+    )
+
+
+def regional_throttles() -> AlarmSpec:
+    """Any throttle of any function in the region: Lambda also publishes ``Throttles`` without
+    a dimension, aggregated over the region's functions (one alarm metric instead of one per
+    function; a throttled function is named by its own ``Throttles`` in the console)."""
+    return AlarmSpec("throttles", "AWS/Lambda", "Throttles", {}, "Sum", "GreaterThanThreshold", 0)
+
+
+def unconfirmed_sends(namespace: str, system: str, metric: str) -> AlarmSpec:
+    """Any message to a customer its sweep reported claimed and never confirmed sent (a
+    business metric of ``handlers.common.metrics``, counted once per message)."""
+    return AlarmSpec(
+        "unconfirmed-send",
+        namespace,
+        metric,
+        {"service": system},
+        "Sum",
+        "GreaterThanThreshold",
+        0,
+        period_s=3600,
     )
 
 

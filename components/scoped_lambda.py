@@ -23,7 +23,7 @@ from components.deployment import Deployment
 from components.grants import Grant, policy_document
 from components.guarded_table import GuardedTable
 from components.models import INVOKE_ACTIONS
-from components.monitoring import AlarmSpec, declare_alarm, function_alarms, model_refused
+from components.monitoring import AlarmSpec, declare_alarm, function_errors, model_refused
 from components.private_bucket import PrivateBucket
 from components.work_queue import WorkQueue, WorkQueueArgs, consumer_visibility
 
@@ -401,6 +401,7 @@ class ScopedLambda(pulumi.ComponentResource):
             # traces (they can hold customer data); errors are recorded.
             "POWERTOOLS_TRACE_DISABLED": "false" if d.monitoring.tracing else "true",
             "POWERTOOLS_TRACER_CAPTURE_RESPONSE": "false",
+            **({} if d.monitoring.business_metrics else {"POWERTOOLS_METRICS_DISABLED": "true"}),
             **dict(self.args.environment),
         }
 
@@ -577,11 +578,23 @@ class ScopedLambda(pulumi.ComponentResource):
         """Whether something invokes this function asynchronously."""
         return self.args.is_async
 
+    @property
+    def failures_kept(self) -> bool:
+        """Whether every way this function is invoked ends a final failure in a queue whose
+        depth is alarmed: no Function URL (its caller gets the error, nothing keeps it), and
+        each trigger is an SQS queue (its DLQ), a stream (its on-failure queue) or an async
+        invoke (its on-failure destination)."""
+        a = self.args
+        # An async function always has an on-failure queue (see __init__), a queue trigger its
+        # WorkQueue's DLQ, a stream trigger its on_failure queue: each one alarmed.
+        return a.url is None and (bool(a.queue_triggers or a.stream_triggers) or self.is_async)
+
     def _alarms(self) -> list[aws.cloudwatch.MetricAlarm]:
-        """Errors, throttles, duration near the timeout: every function has all three."""
+        """Errors, unless every failure lands in an alarmed queue (components/monitoring.py),
+        and a model caller's refused-model count."""
         d = self.args.deployment
         tags = d.resource_tags(**{"crm:function": self.args.name})
-        return [
+        alarms = [
             declare_alarm(
                 f"{self._base}-{spec.kind}-alarm",
                 f"{self.physical_name}-{spec.kind}",
@@ -593,9 +606,12 @@ class ScopedLambda(pulumi.ComponentResource):
             )
             for spec in self._alarm_specs()
         ]
+        return [alarm for alarm in alarms if alarm is not None]
 
     def _alarm_specs(self) -> tuple[AlarmSpec, ...]:
-        specs = function_alarms(self.physical_name, self.args.timeout_s)
+        specs: tuple[AlarmSpec, ...] = (
+            () if self.failures_kept else (function_errors(self.physical_name),)
+        )
         if any(a in INVOKE_ACTIONS for g in self.grants for a in g.actions):
             # A model caller falls back to its rules when Bedrock refuses: counted and watched.
             system = self.args.name.split("-", 1)[0]

@@ -12,12 +12,18 @@ import pulumi
 import pulumi_aws as aws
 
 from components import dashboard
-from components.alert_topic import AlertTopic, AlertTopicArgs, alarms_publisher, budgets_publisher
+from components.alert_topic import (
+    AlertTopic,
+    AlertTopicArgs,
+    ServicePublisher,
+    alarms_publisher,
+    budgets_publisher,
+)
 from components.arns import Arns
 from components.config import StackConfig
 from components.deployment import Deployment
 from components.mail_identity import MailIdentities
-from components.monitoring import DashboardRegistry, Monitoring
+from components.monitoring import DashboardRegistry, Monitoring, declare_alarm, regional_throttles
 from components.systems import entry
 from components.systems.base import System, SystemArgs
 
@@ -45,10 +51,16 @@ def build(config: StackConfig) -> dict[str, Any]:
 
     mail: dict[str, MailIdentities] = {}
     registry = DashboardRegistry()
-    alarm_topics = {
-        region: _alarm_topic(config, region, providers[region], identity.account_id, partition)
-        for region in sorted({settings.region for settings in enabled.values()})
-    }
+    alarm_topics = (
+        {
+            region: _alarm_topic(config, region, providers[region], identity.account_id, partition)
+            for region in sorted({settings.region for settings in enabled.values()})
+        }
+        if config.alarms != "none"
+        else {}
+    )
+    for region, topic in alarm_topics.items():
+        _throttles_alarm(config, region, topic, providers[region])
     outputs: dict[str, Any] = {"prefix": config.prefix, "systems": sorted(enabled)}
     for key, settings in enabled.items():
         region = settings.region
@@ -72,9 +84,11 @@ def build(config: StackConfig) -> dict[str, Any]:
                 ),
             ),
             monitoring=Monitoring(
-                alarm_topic_arn=alarm_topics[region].topic_arn,
+                alarm_topic_arn=alarm_topics[region].topic_arn if region in alarm_topics else "",
                 namespace=metrics_namespace(config.prefix),
                 tracing=config.tracing,
+                alarms=config.alarms,
+                business_metrics=config.business_metrics,
                 registry=registry,
             ),
         )
@@ -96,15 +110,17 @@ def build(config: StackConfig) -> dict[str, Any]:
     # Identities another stack of the account owns (mailIdentityOwner): sent from, not declared.
     referenced = {region: registry.referenced() for region, registry in mail.items()}
     outputs["sesIdentitiesReferenced"] = {r: d for r, d in referenced.items() if d}
-    _budget(config, home, identity.account_id, partition)
-    board = dashboard.declare(
-        f"{config.prefix}-crm-automations",
-        registry,
-        metrics_namespace(config.prefix),
-        {key: settings.region for key, settings in enabled.items()},
-        home,
-    )
-    outputs["dashboard"] = board.dashboard_name
+    _budget(config, home, identity.account_id, partition, alarm_topics.get(BUDGET_REGION))
+    if config.dashboard:
+        board = dashboard.declare(
+            f"{config.prefix}-crm-automations",
+            registry,
+            metrics_namespace(config.prefix),
+            {key: settings.region for key, settings in enabled.items()},
+            home,
+            business_metrics=config.business_metrics,
+        )
+        outputs["dashboard"] = board.dashboard_name
     outputs["alarmTopics"] = {region: topic.topic_arn for region, topic in alarm_topics.items()}
     return outputs
 
@@ -126,16 +142,37 @@ def _alarm_topic(
     must admit ``cloudwatch.amazonaws.com`` (components/alert_topic.py).
     """
     arns = Arns(partition, region, account_id)
+    # The budget's region topic also carries the budget's notices: one key fewer ($1 a month).
+    publishers: tuple[ServicePublisher, ...] = (alarms_publisher(arns),)
+    if region == BUDGET_REGION:
+        publishers += (budgets_publisher(arns),)
     return AlertTopic(
         f"alarms-{region}",
         AlertTopicArgs(
             arns=arns,
             name=f"{config.prefix}-alarms-{region}",
-            publishers=(alarms_publisher(arns),),
+            publishers=publishers,
             emails=tuple(dict.fromkeys((config.alert_email, *config.alert_subscribers))),
             tags={"crm:stack": config.prefix},
+            encrypted=config.alert_topic_key == "customer-managed",
         ),
         pulumi.ResourceOptions(providers={"aws": provider}),
+    )
+
+
+def _throttles_alarm(
+    config: StackConfig, region: str, topic: AlertTopic, provider: aws.Provider
+) -> None:
+    """One alarm on the region's dimensionless ``Throttles`` (every function of the region)."""
+    monitoring = Monitoring(alarm_topic_arn=topic.topic_arn, alarms=config.alarms)
+    declare_alarm(
+        f"throttles-{region}",
+        f"{config.prefix}-lambda-throttles-{region}",
+        regional_throttles(),
+        f"Throttles of any Lambda function in {region}",
+        monitoring,
+        {"crm:stack": config.prefix},
+        topic,
     )
 
 
@@ -150,15 +187,22 @@ def _powertools_layer(config: StackConfig, region: str, provider: aws.Provider) 
     return parameter.value
 
 
-def _budget(config: StackConfig, provider: aws.Provider, account_id: str, partition: str) -> None:
+def _budget(
+    config: StackConfig,
+    provider: aws.Provider,
+    account_id: str,
+    partition: str,
+    shared: AlertTopic | None,
+) -> None:
     """One monthly cost budget per stack, alerting an SNS topic that emails the alert address.
 
     The budget watches the whole account, as the documents ask: dev and prod share the account,
-    and a runaway loop in either is what the alarm is for. The topic is an AlertTopic: under
-    ``alias/aws/sns`` Budgets could never publish (see components/alert_topic.py).
+    and a runaway loop in either is what the alarm is for. The topic is the alarm topic of the
+    budget's region when there is one (``shared``), else a topic of its own; either is an
+    AlertTopic: under ``alias/aws/sns`` Budgets could never publish (components/alert_topic.py).
     """
     arns = Arns(partition, BUDGET_REGION, account_id)
-    alerts = AlertTopic(
+    alerts = shared or AlertTopic(
         "budget-alerts",
         AlertTopicArgs(
             arns=arns,
@@ -166,6 +210,7 @@ def _budget(config: StackConfig, provider: aws.Provider, account_id: str, partit
             publishers=(budgets_publisher(arns),),
             emails=(config.alert_email,),
             tags={"crm:stack": config.prefix},
+            encrypted=config.alert_topic_key == "customer-managed",
         ),
         pulumi.ResourceOptions(providers={"aws": provider}),
     )

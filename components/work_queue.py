@@ -197,7 +197,7 @@ class WorkQueue(pulumi.ComponentResource):
                     self,
                 )
             )
-        return alarms
+        return [a for a in alarms if a is not None]
 
     def _tls_only(
         self,

@@ -42,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     started = time.monotonic()
-    from sandbox.graph import program_graph
+    from components.offline.program import program_graph
 
     print("running the Pulumi program on the mock engine (dev stack)...", flush=True)
     graph = program_graph("dev", _enabling(args.enable.split(",")) if args.enable else None)

@@ -15,12 +15,14 @@ passes).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from email.utils import parseaddr
 from typing import Any
 from urllib.parse import urlsplit
 
-from components.offline.engine import ACCOUNT_ID
+from components.arns import Arns
+from sandbox.account import arns
 from sandbox.iam import Requirement
 
 _GEOGRAPHIES = ("global.", "us.", "eu.", "apac.", "jp.", "au.")
@@ -33,13 +35,13 @@ def _bedrock_resources(model_id: str, region: str) -> list[str]:
         if model_id.startswith(geography):
             base = model_id.removeprefix(geography)
             found = [
-                f"arn:aws:bedrock:{region}:{ACCOUNT_ID}:inference-profile/{model_id}",
-                f"arn:aws:bedrock:{region}::foundation-model/{base}",
+                arns(region).inference_profile(model_id),
+                arns(region).foundation_model(base),
             ]
             if geography == "global.":
-                found.append(f"arn:aws:bedrock:::foundation-model/{base}")
+                found.append(arns(region).foundation_model(base, region=""))
             return found
-    return [f"arn:aws:bedrock:{region}::foundation-model/{model_id}"]
+    return [arns(region).foundation_model(model_id)]
 
 
 def _queue_arn(url_or_name: str, region: str) -> str:
@@ -50,32 +52,29 @@ def _queue_arn(url_or_name: str, region: str) -> str:
     host = parts.hostname or ""
     match = re.match(r"^sqs\.([a-z0-9-]+)\.amazonaws\.com", host)
     queue_region = match.group(1) if match else region
-    return f"arn:aws:sqs:{queue_region}:{ACCOUNT_ID}:{name}"
+    return arns(queue_region).queue(name)
 
 
 def _table_arn(name: str, region: str, index: str | None = None) -> str:
-    base = (
-        name if name.startswith("arn:") else f"arn:aws:dynamodb:{region}:{ACCOUNT_ID}:table/{name}"
-    )
-    return f"{base}/index/{index}" if index else base
+    if name.startswith("arn:"):
+        return f"{name}/index/{index}" if index else name
+    return arns(region).table_index(name, index) if index else arns(region).table(name)
 
 
 def _secret_arn(secret_id: str, region: str) -> str:
     if secret_id.startswith("arn:"):
         return secret_id
-    # Secrets Manager appends "-" and six random characters to the name.
-    return f"arn:aws:secretsmanager:{region}:{ACCOUNT_ID}:secret:{secret_id}-Sbx0Ab"
+    return arns(region).secret(secret_id, suffix="Sbx0Ab")  # one created secret's suffix
 
 
 def _sms_identity_arn(identity: str, region: str) -> str | None:
     if identity.startswith("arn:"):
         return identity
-    prefix = f"arn:aws:sms-voice:{region}:{ACCOUNT_ID}:"
     if "/" in identity:  # "pool/pool-..." as the stack config spells it
-        return prefix + identity
+        return arns(region).sms_resource(identity)
     for start, kind in (("pool-", "pool"), ("phone-", "phone-number"), ("sender-", "sender-id")):
         if identity.startswith(start):
-            return f"{prefix}{kind}/{identity}"
+            return arns(region).sms_resource(f"{kind}/{identity}")
     return None
 
 
@@ -85,7 +84,7 @@ def ses_identity_arn(address: str, region: str, identities: Iterable[str]) -> st
     email = parseaddr(address)[1] or address
     known = {i.lower() for i in identities}
     identity = email if email.lower() in known else email.rpartition("@")[2]
-    return f"arn:aws:ses:{region}:{ACCOUNT_ID}:identity/{identity}"
+    return arns(region).ses_identity(identity)
 
 
 _S3_OBJECT_ACTIONS = {
@@ -115,6 +114,222 @@ _BATCH_ALIASES = {
 }
 
 
+@dataclass(frozen=True)
+class _Call:
+    """One request: the operation, its parameters and where it is made."""
+
+    service: str
+    operation: str
+    params: Mapping[str, Any]
+    region: str
+    ses_identities: tuple[str, ...] = ()
+
+    @property
+    def arns(self) -> Arns:
+        return arns(self.region)
+
+    def req(self, action: str, resource: str | None, **extra: Any) -> Requirement:
+        """The request context every call carries, plus the action's own condition keys."""
+        base = {"aws:RequestedRegion": self.region, "aws:SecureTransport": "true"}
+        return Requirement(action, resource, {**base, **extra})
+
+    def unknown_resource(self, action: str | None = None) -> list[Requirement]:
+        return [self.req(action or f"{self.service}:{self.operation}", None)]
+
+
+_TRANSACT_KINDS = {
+    "Put": "PutItem",
+    "Update": "UpdateItem",
+    "Delete": "DeleteItem",
+    "ConditionCheck": "ConditionCheckItem",
+    "Get": "GetItem",
+}
+
+
+def _dynamodb(c: _Call) -> list[Requirement]:
+    p, op = c.params, c.operation
+    if op in ("BatchGetItem", "BatchWriteItem"):
+        return [c.req(f"dynamodb:{op}", _table_arn(t, c.region)) for t in p.get("RequestItems", {})]
+    if op in ("TransactWriteItems", "TransactGetItems"):
+        return [
+            c.req(f"dynamodb:{_TRANSACT_KINDS[kind]}", _table_arn(body["TableName"], c.region))
+            for item in p.get("TransactItems", [])
+            for kind, body in item.items()
+        ]
+    if "StreamArn" in p:
+        return [c.req(f"dynamodb:{op}", str(p["StreamArn"]))]
+    if "TableName" in p:
+        return [c.req(f"dynamodb:{op}", _table_arn(p["TableName"], c.region, p.get("IndexName")))]
+    return c.unknown_resource()
+
+
+def _s3_copy_source(c: _Call) -> str:
+    source = c.params.get("CopySource")
+    if isinstance(source, Mapping):
+        return c.arns.object(str(source.get("Bucket")), str(source.get("Key")))
+    bucket, _, key = str(source).lstrip("/").split("?", 1)[0].partition("/")
+    return c.arns.object(bucket, key)
+
+
+def _s3(c: _Call) -> list[Requirement]:
+    p, op = c.params, c.operation
+    bucket = str(p.get("Bucket"))
+    if op == "CopyObject":
+        return [
+            c.req("s3:GetObject", _s3_copy_source(c)),
+            c.req("s3:PutObject", c.arns.object(bucket, str(p.get("Key")))),
+        ]
+    if op == "DeleteObjects":
+        return [
+            c.req("s3:DeleteObject", c.arns.object(bucket, str(o["Key"])))
+            for o in p.get("Delete", {}).get("Objects", [])
+        ]
+    if "Key" in p:
+        action = _S3_OBJECT_ACTIONS.get(op, op)
+        if p.get("VersionId") and action in ("GetObject", "DeleteObject", "GetObjectTagging"):
+            action = action.replace("Object", "ObjectVersion", 1)
+        return [c.req(f"s3:{action}", c.arns.object(bucket, str(p["Key"])))]
+    if p.get("Bucket"):
+        extra = {"s3:prefix": p["Prefix"]} if "Prefix" in p else {}
+        return [c.req(f"s3:{_S3_BUCKET_ACTIONS.get(op, op)}", c.arns.bucket(bucket), **extra)]
+    return c.unknown_resource()
+
+
+def _sqs(c: _Call) -> list[Requirement]:
+    action = "sqs:" + _BATCH_ALIASES["sqs"].get(c.operation, c.operation)
+    for key in ("QueueUrl", "QueueName"):
+        if key in c.params:
+            return [c.req(action, _queue_arn(str(c.params[key]), c.region))]
+    return c.unknown_resource(action)
+
+
+def _sns(c: _Call) -> list[Requirement]:
+    if c.operation == "Publish" and c.params.get("PhoneNumber"):
+        return [c.req("sns:Publish", "*")]
+    target = c.params.get("TopicArn") or c.params.get("TargetArn")
+    action = "sns:" + _BATCH_ALIASES["sns"].get(c.operation, c.operation)
+    return [c.req(action, str(target) if target else None)]
+
+
+def _secretsmanager(c: _Call) -> list[Requirement]:
+    if "SecretId" in c.params:
+        secret = _secret_arn(str(c.params["SecretId"]), c.region)
+        return [c.req(f"secretsmanager:{c.operation}", secret)]
+    return c.unknown_resource()
+
+
+def _events(c: _Call) -> list[Requirement]:
+    if c.operation != "PutEvents":
+        return c.unknown_resource()
+    found = []
+    for entry in c.params.get("Entries", []):
+        bus = str(entry.get("EventBusName") or "default")
+        conditions = {
+            "events:source": entry.get("Source", ""),
+            "events:detail-type": entry.get("DetailType", ""),
+        }
+        arn = bus if bus.startswith("arn:") else c.arns.event_bus(bus)
+        found.append(c.req("events:PutEvents", arn, **conditions))
+    return found
+
+
+def _scheduler(c: _Call) -> list[Requirement]:
+    p, op = c.params, c.operation
+    if "Name" in p and op.endswith("Schedule"):
+        group = str(p.get("GroupName") or "default")
+        found = [c.req(f"scheduler:{op}", c.arns.schedule(group, str(p["Name"])))]
+    elif "Name" in p and op.endswith("ScheduleGroup"):
+        found = [c.req(f"scheduler:{op}", c.arns.schedule_group(str(p["Name"])))]
+    else:
+        found = c.unknown_resource()
+    role = (p.get("Target") or {}).get("RoleArn")
+    if op in ("CreateSchedule", "UpdateSchedule") and role:
+        passed = {"iam:PassedToService": "scheduler.amazonaws.com"}
+        found.append(c.req("iam:PassRole", str(role), **passed))
+    return found
+
+
+_SES_SENDS = ("SendEmail", "SendRawEmail", "SendTemplatedEmail", "SendBulkEmail")
+
+
+def _ses(c: _Call) -> list[Requirement]:
+    if c.operation not in _SES_SENDS:
+        return c.unknown_resource()
+    p = c.params
+    sender = p.get("FromEmailAddressIdentityArn") or p.get("SourceArn") or p.get("FromArn") or None
+    address = str(p.get("FromEmailAddress") or p.get("Source") or "")
+    identity = str(sender) if sender else ses_identity_arn(address, c.region, c.ses_identities)
+    action = "ses:SendRawEmail" if c.operation == "SendRawEmail" else "ses:SendEmail"
+    found = [c.req(action, identity, **{"ses:FromAddress": parseaddr(address)[1] or address})]
+    config_set = p.get("ConfigurationSetName")
+    if config_set:
+        found.append(c.req(action, c.arns.ses_configuration_set(str(config_set))))
+    return found
+
+
+def _sms_voice(c: _Call) -> list[Requirement]:
+    if c.operation != "SendTextMessage":
+        return c.unknown_resource()
+    p = c.params
+    origin = _sms_identity_arn(str(p.get("OriginationIdentity") or ""), c.region)
+    found = [c.req("sms-voice:SendTextMessage", origin)]
+    if p.get("ConfigurationSetName"):
+        config_set = c.arns.sms_configuration_set(str(p["ConfigurationSetName"]))
+        found.append(c.req("sms-voice:SendTextMessage", config_set))
+    return found
+
+
+_BEDROCK_ACTIONS = {"Converse": "InvokeModel", "ConverseStream": "InvokeModelWithResponseStream"}
+
+
+def _bedrock(c: _Call) -> list[Requirement]:
+    action = "bedrock:" + _BEDROCK_ACTIONS.get(c.operation, c.operation)
+    model = c.params.get("modelId")
+    if model:
+        return [c.req(action, arn) for arn in _bedrock_resources(str(model), c.region)]
+    return c.unknown_resource(action)
+
+
+def _ssm(c: _Call) -> list[Requirement]:
+    if "Name" not in c.params:
+        return c.unknown_resource()
+    return [c.req(f"ssm:{c.operation}", c.arns.ssm_parameter(str(c.params["Name"])))]
+
+
+def _lambda(c: _Call) -> list[Requirement]:
+    if "FunctionName" not in c.params:
+        return c.unknown_resource()
+    name = str(c.params["FunctionName"])
+    arn = name if name.startswith("arn:") else c.arns.lambda_function(name)
+    action = "InvokeFunction" if c.operation == "Invoke" else c.operation
+    return [c.req(f"lambda:{action}", arn)]
+
+
+def _sts(c: _Call) -> list[Requirement]:
+    # No permission is needed to call GetCallerIdentity:
+    # https://docs.aws.amazon.com/STS/latest/APIReference/API_GetCallerIdentity.html
+    return [] if c.operation == "GetCallerIdentity" else c.unknown_resource()
+
+
+_BY_SERVICE: dict[str, Callable[[_Call], list[Requirement]]] = {
+    "dynamodb": _dynamodb,
+    "s3": _s3,
+    "sqs": _sqs,
+    "sns": _sns,
+    "secretsmanager": _secretsmanager,
+    "events": _events,
+    "scheduler": _scheduler,
+    "ses": _ses,
+    "sms-voice": _sms_voice,
+    "bedrock": _bedrock,
+    "ssm": _ssm,
+    "lambda": _lambda,
+    "sts": _sts,
+}
+"""Each service family's reading of a request; any other service is its action on an unknown
+resource."""
+
+
 def requirements(
     service: str,
     operation: str,
@@ -124,200 +339,9 @@ def requirements(
     ses_identities: Iterable[str] = (),
 ) -> list[Requirement]:
     """What IAM checks for ``operation`` of ``service`` (the IAM prefix) with ``params``."""
-    p = params
-    base = {"aws:RequestedRegion": region, "aws:SecureTransport": "true"}
-
-    def req(action: str, resource: str | None, **extra: Any) -> Requirement:
-        return Requirement(action, resource, {**base, **extra})
-
-    if service == "sts" and operation == "GetCallerIdentity":
-        return []
-    if service == "dynamodb":
-        if operation in ("BatchGetItem", "BatchWriteItem"):
-            return [
-                req(f"dynamodb:{operation}", _table_arn(t, region))
-                for t in p.get("RequestItems", {})
-            ]
-        if operation in ("TransactWriteItems", "TransactGetItems"):
-            kinds = {
-                "Put": "PutItem",
-                "Update": "UpdateItem",
-                "Delete": "DeleteItem",
-                "ConditionCheck": "ConditionCheckItem",
-                "Get": "GetItem",
-            }
-            found = []
-            for item in p.get("TransactItems", []):
-                for kind, body in item.items():
-                    found.append(
-                        req(f"dynamodb:{kinds[kind]}", _table_arn(body["TableName"], region))
-                    )
-            return found
-        if "StreamArn" in p:
-            return [req(f"dynamodb:{operation}", str(p["StreamArn"]))]
-        if "TableName" in p:
-            return [
-                req(f"dynamodb:{operation}", _table_arn(p["TableName"], region, p.get("IndexName")))
-            ]
-        return [req(f"dynamodb:{operation}", None)]
-    if service == "s3":
-        bucket = p.get("Bucket")
-        if operation == "CopyObject":
-            source = p.get("CopySource")
-            if isinstance(source, Mapping):
-                source_arn = f"arn:aws:s3:::{source.get('Bucket')}/{source.get('Key')}"
-            else:
-                source_arn = "arn:aws:s3:::" + str(source).lstrip("/").split("?", 1)[0]
-            return [
-                req("s3:GetObject", source_arn),
-                req("s3:PutObject", f"arn:aws:s3:::{bucket}/{p.get('Key')}"),
-            ]
-        if operation == "DeleteObjects":
-            return [
-                req("s3:DeleteObject", f"arn:aws:s3:::{bucket}/{o['Key']}")
-                for o in p.get("Delete", {}).get("Objects", [])
-            ]
-        if "Key" in p:
-            action = _S3_OBJECT_ACTIONS.get(operation, operation)
-            if p.get("VersionId") and action in ("GetObject", "DeleteObject", "GetObjectTagging"):
-                action = action.replace("Object", "ObjectVersion", 1)
-            return [req(f"s3:{action}", f"arn:aws:s3:::{bucket}/{p['Key']}")]
-        if bucket:
-            action = _S3_BUCKET_ACTIONS.get(operation, operation)
-            extra = {"s3:prefix": p["Prefix"]} if "Prefix" in p else {}
-            return [req(f"s3:{action}", f"arn:aws:s3:::{bucket}", **extra)]
-        return [req(f"s3:{operation}", None)]
-    if service == "sqs":
-        action = _BATCH_ALIASES["sqs"].get(operation, operation)
-        if "QueueUrl" in p:
-            return [req(f"sqs:{action}", _queue_arn(str(p["QueueUrl"]), region))]
-        if "QueueName" in p:
-            return [req(f"sqs:{action}", _queue_arn(str(p["QueueName"]), region))]
-        return [req(f"sqs:{action}", None)]
-    if service == "sns":
-        action = _BATCH_ALIASES["sns"].get(operation, operation)
-        target = p.get("TopicArn") or p.get("TargetArn")
-        if operation == "Publish" and p.get("PhoneNumber"):
-            return [req("sns:Publish", "*")]
-        return [req(f"sns:{action}", str(target) if target else None)]
-    if service == "secretsmanager":
-        if "SecretId" in p:
-            return [req(f"secretsmanager:{operation}", _secret_arn(str(p["SecretId"]), region))]
-        return [req(f"secretsmanager:{operation}", None)]
-    if service == "events":
-        if operation == "PutEvents":
-            found = []
-            for entry in p.get("Entries", []):
-                bus = str(entry.get("EventBusName") or "default")
-                arn = (
-                    bus
-                    if bus.startswith("arn:")
-                    else f"arn:aws:events:{region}:{ACCOUNT_ID}:event-bus/{bus}"
-                )
-                found.append(
-                    req(
-                        "events:PutEvents",
-                        arn,
-                        **{
-                            "events:source": entry.get("Source", ""),
-                            "events:detail-type": entry.get("DetailType", ""),
-                        },
-                    )
-                )
-            return found
-        return [req(f"events:{operation}", None)]
-    if service == "scheduler":
-        found = []
-        if "Name" in p and operation.endswith("Schedule"):
-            group = str(p.get("GroupName") or "default")
-            found.append(
-                req(
-                    f"scheduler:{operation}",
-                    f"arn:aws:scheduler:{region}:{ACCOUNT_ID}:schedule/{group}/{p['Name']}",
-                )
-            )
-        elif "Name" in p and operation.endswith("ScheduleGroup"):
-            found.append(
-                req(
-                    f"scheduler:{operation}",
-                    f"arn:aws:scheduler:{region}:{ACCOUNT_ID}:schedule-group/{p['Name']}",
-                )
-            )
-        else:
-            found.append(req(f"scheduler:{operation}", None))
-        role = (p.get("Target") or {}).get("RoleArn")
-        if operation in ("CreateSchedule", "UpdateSchedule") and role:
-            found.append(
-                req("iam:PassRole", str(role), **{"iam:PassedToService": "scheduler.amazonaws.com"})
-            )
-        return found
-    if service == "ses":
-        if operation in ("SendEmail", "SendRawEmail", "SendTemplatedEmail", "SendBulkEmail"):
-            sender = (
-                p.get("FromEmailAddressIdentityArn")
-                or p.get("SourceArn")
-                or p.get("FromArn")
-                or None
-            )
-            address = str(p.get("FromEmailAddress") or p.get("Source") or "")
-            identity = str(sender) if sender else ses_identity_arn(address, region, ses_identities)
-            raw = operation == "SendRawEmail"
-            found = [
-                req(
-                    "ses:SendRawEmail" if raw else "ses:SendEmail",
-                    identity,
-                    **{"ses:FromAddress": parseaddr(address)[1] or address},
-                )
-            ]
-            config_set = p.get("ConfigurationSetName")
-            if config_set:
-                found.append(
-                    req(
-                        "ses:SendRawEmail" if raw else "ses:SendEmail",
-                        f"arn:aws:ses:{region}:{ACCOUNT_ID}:configuration-set/{config_set}",
-                    )
-                )
-            return found
-        return [req(f"ses:{operation}", None)]
-    if service == "sms-voice":
-        if operation == "SendTextMessage":
-            found = [
-                req(
-                    "sms-voice:SendTextMessage",
-                    _sms_identity_arn(str(p.get("OriginationIdentity") or ""), region),
-                )
-            ]
-            if p.get("ConfigurationSetName"):
-                found.append(
-                    req(
-                        "sms-voice:SendTextMessage",
-                        f"arn:aws:sms-voice:{region}:{ACCOUNT_ID}:configuration-set/{p['ConfigurationSetName']}",
-                    )
-                )
-            return found
-        return [req(f"sms-voice:{operation}", None)]
-    if service == "bedrock":
-        action = {
-            "Converse": "InvokeModel",
-            "ConverseStream": "InvokeModelWithResponseStream",
-        }.get(operation, operation)
-        model = p.get("modelId")
-        if model:
-            return [req(f"bedrock:{action}", arn) for arn in _bedrock_resources(str(model), region)]
-        return [req(f"bedrock:{action}", None)]
-    if service == "ssm" and "Name" in p:
-        name = str(p["Name"]).lstrip("/")
-        return [req(f"ssm:{operation}", f"arn:aws:ssm:{region}:{ACCOUNT_ID}:parameter/{name}")]
-    if service == "lambda" and "FunctionName" in p:
-        name = str(p["FunctionName"])
-        arn = (
-            name
-            if name.startswith("arn:")
-            else f"arn:aws:lambda:{region}:{ACCOUNT_ID}:function:{name}"
-        )
-        action = "InvokeFunction" if operation == "Invoke" else operation
-        return [req(f"lambda:{action}", arn)]
-    return [req(f"{service}:{operation}", None)]
+    call = _Call(service, operation, params, region, tuple(ses_identities))
+    rule = _BY_SERVICE.get(service)
+    return rule(call) if rule else call.unknown_resource()
 
 
 def known_action(action: str) -> bool | None:

@@ -21,6 +21,7 @@ from typing import Any
 from components.offline.engine import Graph
 from handlers.common.entry import registry
 from sandbox import emulator
+from sandbox.account import arns
 from sandbox.clients import Clients
 from sandbox.clock import Clock
 from sandbox.deploy import DeployReport, deploy
@@ -365,7 +366,9 @@ class Sandbox:
             for bucket, prefix in rule.s3_actions:
                 key = f"{prefix}{message_id}"
                 put = ses_puts_object(rule.region, rule.rule_set, rule.name, bucket, key)
-                decision, where = self._triggers.access.resource(f"arn:aws:s3:::{bucket}", put)
+                decision, where = self._triggers.access.resource(
+                    arns(rule.region).bucket(bucket), put
+                )
                 if not decision.allowed:
                     self._triggers.refuse(
                         Refusal(
@@ -485,11 +488,6 @@ class Sandbox:
         ):
             keys += [o["Key"] for o in page.get("Contents", [])]
         return keys
-
-    def read_object(self, bucket_seed: str, key: str) -> bytes:
-        s3 = self.internal("s3", self.region_of(bucket_seed))
-        body: bytes = s3.get_object(Bucket=self.bucket(bucket_seed), Key=key)["Body"].read()
-        return body
 
     def queue_depth(self, queue_seed: str) -> int:
         name = self.name(queue_seed)

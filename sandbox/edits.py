@@ -8,7 +8,8 @@ import copy
 import json
 from typing import Any, Literal
 
-from components.offline.engine import ACCOUNT_ID, Graph, Resource
+from components.offline.engine import ACCOUNT_ID, Graph
+from sandbox.account import arns
 from sandbox.service_requests import SCHEDULER, schedule_group_arn
 
 
@@ -24,13 +25,6 @@ def with_inputs(graph: Graph, type_token: str, physical_name: str, **inputs: Any
             resource.inputs[key] = (
                 json.dumps(value, sort_keys=True) if isinstance(value, dict | list) else value
             )
-    return edited
-
-
-def with_resource(graph: Graph, resource: Resource) -> Graph:
-    """A copy of ``graph`` with one more resource (a customer-managed key to try, say)."""
-    edited = copy.deepcopy(graph)
-    edited.resources.append(resource)
     return edited
 
 
@@ -86,10 +80,10 @@ def with_schedule_trust(graph: Graph, scope: Scope) -> Graph:
         if scope == "group":
             condition = {"ArnEquals": {"aws:SourceArn": schedule_group_arn(region, group)}}
         elif scope == "schedule" and schedule is not None:
-            arn = f"arn:aws:scheduler:{region}:{ACCOUNT_ID}:schedule/{group}/{schedule}"
+            arn = arns(region).schedule(group, schedule)
             condition = {"ArnEquals": {"aws:SourceArn": arn}}
         else:
-            arn = f"arn:aws:scheduler:{region}:{ACCOUNT_ID}:schedule/{group}/*"
+            arn = arns(region).schedules_in_group(group)
             condition = {"ArnLike": {"aws:SourceArn": arn}}
         condition["StringEquals"] = {"aws:SourceAccount": ACCOUNT_ID}
         r.inputs["assumeRolePolicy"] = json.dumps(

@@ -9,51 +9,15 @@ resource the program does not declare does not exist in the sandbox.
 
 from __future__ import annotations
 
-import contextlib
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from components.offline.engine import ACCOUNT_ID, Graph, Resource
+from components.offline.engine import Graph, Resource
+from sandbox.account import arns
 
 DEFAULT_REGION = "us-east-1"
-
-
-@contextlib.contextmanager
-def without_archives() -> Iterator[None]:
-    """Run the program without building function archives (the sandbox imports handlers)."""
-    import tempfile
-
-    import components.scoped_lambda as scoped_lambda
-
-    module: Any = scoped_lambda
-    original = module.build_function_archive
-    with tempfile.TemporaryDirectory() as tmp:
-        stub = Path(tmp) / "sandbox.zip"
-        stub.write_bytes(b"PK\x05\x06" + b"\0" * 18)
-        module.build_function_archive = lambda *a, **k: stub
-        try:
-            yield
-        finally:
-            module.build_function_archive = original
-
-
-def program_graph(stack: str = "dev", overrides: Mapping[str, Any] | None = None) -> Graph:
-    """The stack's graph from the mock engine (archives not built)."""
-    import logging
-
-    from components.offline.engine import run
-
-    root = logging.getLogger()
-    level = root.level
-    root.setLevel(logging.ERROR)  # the mocks log provider deprecation warnings as warnings
-    try:
-        with without_archives():
-            return run(stack, overrides)
-    finally:
-        root.setLevel(level)
 
 
 def _json(value: Any) -> Any:
@@ -63,10 +27,6 @@ def _json(value: Any) -> Any:
         except ValueError:
             return value
     return value
-
-
-def _name_from_arn(arn: str) -> str:
-    return arn.rsplit(":", 1)[-1]
 
 
 @dataclass(frozen=True)
@@ -96,7 +56,7 @@ class QueueSpec:
 
     @property
     def arn(self) -> str:
-        return f"arn:aws:sqs:{self.region}:{ACCOUNT_ID}:{self.name}"
+        return arns(self.region).queue(self.name)
 
 
 @dataclass(frozen=True)
@@ -124,7 +84,7 @@ class FunctionSpec:
 
     @property
     def arn(self) -> str:
-        return f"arn:aws:lambda:{self.region}:{ACCOUNT_ID}:function:{self.name}"
+        return arns(self.region).lambda_function(self.name)
 
 
 @dataclass(frozen=True)
@@ -214,7 +174,7 @@ class KeySpec:
     @property
     def arn(self) -> str:
         key_id = min(r for r in self.refs if not r.startswith(("arn:", "alias/", "parent:")))
-        return f"arn:aws:kms:{self.region}:{ACCOUNT_ID}:key/{key_id}"
+        return arns(self.region).kms(f"key/{key_id}")
 
 
 @dataclass(frozen=True)
@@ -384,7 +344,7 @@ def _topic(t: Topology, r: Resource, region: str, *_: Any) -> None:
     t.topics.append((name, region))
     key = r.inputs.get("kmsMasterKeyId")
     if key:
-        t.topic_keys[f"arn:aws:sns:{region}:{ACCOUNT_ID}:{name}"] = str(key)
+        t.topic_keys[arns(region).topic(name)] = str(key)
 
 
 def _statements(document: Any) -> list[dict[str, Any]]:
@@ -405,7 +365,7 @@ def _permission(t: Topology, r: Resource, region: str, *_: Any) -> None:
     as ``StringEquals AWS:SourceAccount``)."""
     i = r.inputs
     function = str(i["function"]).rsplit(":function:", 1)[-1].split(":", 1)[0]
-    arn = f"arn:aws:lambda:{region}:{ACCOUNT_ID}:function:{function}"
+    arn = arns(region).lambda_function(function)
     principal = str(i["principal"])
     who: Any = (
         "*"
@@ -438,7 +398,7 @@ def _permission(t: Topology, r: Resource, region: str, *_: Any) -> None:
 
 
 def _bucket_policy(t: Topology, r: Resource, *_: Any) -> None:
-    arn = f"arn:aws:s3:::{r.inputs['bucket']}"
+    arn = arns("").bucket(str(r.inputs["bucket"]))
     t.resource_policies.setdefault(arn, []).extend(_statements(r.inputs.get("policy")))
 
 
@@ -448,7 +408,7 @@ def _queue_policy(t: Topology, r: Resource, *_: Any) -> None:
     if not url.startswith("https://sqs."):
         return  # not known at preview: the policy cannot be placed on a queue
     host, account, name = url.removeprefix("https://").split("/")[:3]
-    arn = f"arn:aws:sqs:{host.split('.')[1]}:{account}:{name}"
+    arn = arns(host.split(".")[1], account).queue(name)
     t.resource_policies.setdefault(arn, []).extend(_statements(r.inputs.get("policy")))
 
 

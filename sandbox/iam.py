@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from components.offline.engine import ACCOUNT_ID
+from sandbox.account import arns
 
 
 @dataclass(frozen=True)
@@ -282,6 +282,6 @@ def denial_message(role: str, session: str, decision: Decision) -> str:
         else f"because no identity-based policy allows the {req.action} action"
     )
     return (
-        f"User: arn:aws:sts::{ACCOUNT_ID}:assumed-role/{role}/{session} is not authorized to "
+        f"User: {arns('').assumed_role(role, session)} is not authorized to "
         f"perform: {req.action} on resource: {req.resource or '*'} {why}"
     )

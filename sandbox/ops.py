@@ -16,12 +16,13 @@ sandbox keeps each invocation's output, so the day's metrics are parsed back fro
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from handlers.common.metrics import COLD_START, emf_metrics
+from handlers.common.metrics import CATALOGUE, emf_metrics
 
 ALARM = "aws:cloudwatch/metricAlarm:MetricAlarm"
 DEPTH = "ApproximateNumberOfMessagesVisible"
@@ -83,6 +84,18 @@ def evaluate_alarms(sb: Any) -> list[AlarmState]:
     return sorted(found, key=lambda a: a.name)
 
 
+_BUSINESS = {m.name for metrics in CATALOGUE.values() for m in metrics}
+
+
+def _cold(line: str) -> bool:
+    """A structured log line of an invocation that started its container."""
+    try:
+        doc = json.loads(line)
+    except ValueError:
+        return False
+    return isinstance(doc, dict) and doc.get("cold_start") is True
+
+
 def day_metrics(invocations: Iterable[Any], prefix: str, system: str) -> Counter[str]:
     """Sum of each business metric the system's invocations emitted, keyed ``Name{dim=v}``."""
     totals: Counter[str] = Counter()
@@ -93,7 +106,7 @@ def day_metrics(invocations: Iterable[Any], prefix: str, system: str) -> Counter
         for line in (invocation.logs or "").splitlines():
             for _namespace, name, value, dims in emf_metrics(line):
                 extra = {k: v for k, v in dims.items() if k not in {"service", "function_name"}}
-                if name == COLD_START:
+                if name not in _BUSINESS:
                     continue
                 label = name + ("{" + ",".join(f"{k}={v}" for k, v in extra.items()) + "}" if extra else "")
                 totals[label] += int(value)
@@ -109,9 +122,7 @@ def report_day(sb: Any, report: Any, system: str, since: int) -> None:
         1
         for inv in invocations
         if inv.function.startswith(f"{sb.prefix}-{system}-")
-        for line in (inv.logs or "").splitlines()
-        for _ns, name, _v, _d in emf_metrics(line)
-        if name == COLD_START
+        and any(_cold(line) for line in (inv.logs or "").splitlines())
     )
     shown = ", ".join(f"{k} {v}" for k, v in sorted(totals.items())) or "(none)"
     report.line(f"  metrics  {shown}; cold starts {cold}")

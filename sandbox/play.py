@@ -8,9 +8,9 @@ from collections.abc import Iterable
 from typing import TextIO
 
 from components.offline.engine import Graph
+from components.offline.program import program_graph
 from sandbox import scenarios
 from sandbox.core import Sandbox
-from sandbox.graph import program_graph
 from sandbox.ops import report_day
 from sandbox.report import Report, SystemResult
 from sandbox.runtime import Resolver

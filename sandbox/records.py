@@ -13,6 +13,7 @@ import uuid
 from typing import Any
 from urllib.parse import quote_plus
 
+from sandbox.account import arns
 from sandbox.runtime import Invocation
 
 
@@ -101,7 +102,7 @@ def s3_record(
             "bucket": {
                 "name": bucket,
                 "ownerIdentity": {"principalId": "SANDBOX"},
-                "arn": f"arn:aws:s3:::{bucket}",
+                "arn": arns("").bucket(bucket),
             },
             "object": {
                 "key": quote_plus(key, safe="/"),

@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from sandbox.account import arns
 from sandbox.iam import Decision, Requirement
 from sandbox.service_requests import (
     SES,
@@ -101,7 +102,7 @@ def audit(topology: Topology) -> list[Finding]:
                 rule.region, rule.rule_set, rule.name, bucket, prefix + SES_SETUP_OBJECT
             )
             target = f"s3://{bucket}/{prefix}"
-            check("create", source, target, put, access.resource(f"arn:aws:s3:::{bucket}", put))
+            check("create", source, target, put, access.resource(arns(rule.region).bucket(bucket), put))
         for function_arn, _ in rule.lambda_actions:
             invoke = ses_invokes(rule.region, rule.rule_set, rule.name, function_arn)
             check("create", source, function_arn, invoke, access.resource(function_arn, invoke))

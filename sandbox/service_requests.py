@@ -34,6 +34,7 @@ from policies.common.service_access import (
     TargetKind,
     event_rule_path,
 )
+from sandbox.account import arns
 from sandbox.iam import Decision, Requirement, evaluate
 
 if TYPE_CHECKING:
@@ -56,7 +57,7 @@ def delivery(
 
 
 def schedule_group_arn(region: str, group: str) -> str:
-    return f"arn:aws:scheduler:{region}:{ACCOUNT_ID}:schedule-group/{group}"
+    return arns(region).schedule_group(group)
 
 
 def scheduler_assume_role(region: str, group: str, role_arn: str) -> Requirement:
@@ -99,7 +100,7 @@ def ses_puts_object(region: str, rule_set: str, rule: str, bucket: str, key: str
     """SES's S3 action writing a mail, as the receipt rule. Principal, action, source ARN and governing page:
     :data:`policies.common.service_access.DELIVERIES`."""
     return delivery(
-        SES, "bucket", f"arn:aws:s3:::{bucket}/{key}", region, rule_set=rule_set, rule=rule
+        SES, "bucket", arns(region).object(bucket, key), region, rule_set=rule_set, rule=rule
     )
 
 
@@ -135,18 +136,10 @@ def events_sends(rule: str, queue_arn: str) -> Requirement:
     return Requirement(row.action, queue_arn, _source(rule), principal=row.principal)
 
 
-def budget_arn(budget: str) -> str:
-    return DELIVERIES[BUDGETS, "topic"].source_arn(account=ACCOUNT_ID, budget=budget)
-
-
 def budgets_publishes(budget: str, topic_arn: str) -> Requirement:
     """A budget notification published to a topic, as the budget. Principal, action, source ARN and governing page:
     :data:`policies.common.service_access.DELIVERIES`."""
     return delivery(BUDGETS, "topic", topic_arn, budget=budget)
-
-
-def alarm_arn(region: str, alarm: str) -> str:
-    return DELIVERIES[CLOUDWATCH, "topic"].source_arn(region, ACCOUNT_ID, alarm=alarm)
 
 
 def cloudwatch_publishes(region: str, alarm: str, topic_arn: str) -> Requirement:
@@ -204,7 +197,7 @@ def aws_managed_key_policy(service: str, region: str) -> list[dict[str, Any]]:
         {
             "Sid": "Allow direct access to key metadata to the account",
             "Effect": "Allow",
-            "Principal": {"AWS": f"arn:aws:iam::{ACCOUNT_ID}:root"},
+            "Principal": {"AWS": arns("").account_root()},
             "Action": ["kms:Describe*", "kms:Get*", "kms:List*"],
             "Resource": "*",
         },
@@ -274,7 +267,7 @@ class ServiceAccess:
             return decision, where, publish
         region = topic.split(":")[3]
         key = self.t.key(key_ref)
-        key_arn = key.arn if key else f"arn:aws:kms:{region}:{ACCOUNT_ID}:{key_ref}"
+        key_arn = key.arn if key else arns(region).kms(key_ref)
         for use in topic_key_uses(publish, key_arn):
             decision, where = self.key(key_ref, region, use)
             if not decision.allowed:

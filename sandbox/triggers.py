@@ -38,6 +38,7 @@ from typing import Any
 
 from components.offline.engine import ACCOUNT_ID
 from sandbox import records as shapes
+from sandbox.account import arns
 from sandbox.clock import Clock
 from sandbox.graph import QueueMapping, StreamMapping, Topology
 from sandbox.iam import Requirement, evaluate
@@ -209,7 +210,7 @@ class Triggers(ScheduleSource):
     def _tap(self, region: str) -> None:
         sqs = self.client("sqs", region)
         url = sqs.create_queue(QueueName=TAP_NAME)["QueueUrl"]
-        arn = f"arn:aws:sqs:{region}:{ACCOUNT_ID}:{TAP_NAME}"
+        arn = arns(region).queue(TAP_NAME)
         events = self.client("events", region)
         for bus in sorted({r.bus for r in self.t.rules if r.region == region}):
             events.put_rule(

@@ -25,6 +25,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from components.offline.engine import ACCOUNT_ID
+from sandbox.account import arns
 from sandbox.graph import FunctionSpec
 from sandbox.runtime import Invocation
 
@@ -103,7 +104,7 @@ def url_event(
                 "callerId": "SANDBOX",
                 "cognitoIdentity": None,
                 "principalOrgId": None,
-                "userArn": f"arn:aws:iam::{ACCOUNT_ID}:user/sandbox",
+                "userArn": arns("").user("sandbox"),
                 "userId": "SANDBOX",
             }
         }

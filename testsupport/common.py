@@ -9,7 +9,6 @@ archive builder refuses ``testsupport``).
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Mapping
 from typing import Any
 
 
@@ -17,7 +16,7 @@ class FakeBedrockClient:
     """A ``bedrock-runtime`` stand-in with scripted answers.
 
     Script answers in call order with ``add_tool_answer`` / ``add_text_answer`` /
-    ``add_raw_response`` / ``add_error``; ``throttle(n)`` makes the next ``n`` calls fail with
+    ``add_error``; ``throttle(n)`` makes the next ``n`` calls fail with
     ``ThrottlingException`` before the script resumes. ``calls`` holds each request's kwargs.
     """
 
@@ -37,11 +36,6 @@ class FakeBedrockClient:
     def add_text_answer(self, text: str) -> FakeBedrockClient:
         """Answer with plain text and no tool use."""
         self._script.append(("raw", _response([{"text": text}], "end_turn")))
-        return self
-
-    def add_raw_response(self, response: Mapping[str, Any]) -> FakeBedrockClient:
-        """Answer with an exact Converse response."""
-        self._script.append(("raw", dict(response)))
         return self
 
     def add_error(self, code: str, message: str = "scripted failure") -> FakeBedrockClient:

@@ -13,6 +13,11 @@ import base64
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from components.arns import Arns
+from components.offline.engine import ACCOUNT_ID
+
+_TEST_QUEUE = Arns("aws", "eu-west-2", ACCOUNT_ID).queue("tst-queue")
+
 
 def url_event(
     body: str | bytes,
@@ -40,7 +45,7 @@ def url_event(
 def sqs_event(
     bodies: Iterable[str],
     *,
-    queue_arn: str = "arn:aws:sqs:eu-west-2:123456789012:tst-queue",
+    queue_arn: str = _TEST_QUEUE,
     receive_count: int | None = None,
     message_id: str = "m-{i}",
 ) -> dict[str, Any]:

@@ -40,9 +40,9 @@ class GraphCache:
         return self._get("run", stack, overrides, lambda: run(stack, overrides))
 
     def program(self, stack: str = "dev", overrides: Mapping[str, Any] | None = None) -> Graph:
-        """``sandbox.graph.program_graph(stack, overrides)``: no archives (what the sandbox and
-        the handler tests' world deploy)."""
-        from sandbox.graph import program_graph
+        """``components.offline.program.program_graph(stack, overrides)``: no archives (what
+        the sandbox and the handler tests' world deploy)."""
+        from components.offline.program import program_graph
 
         return self._get("program", stack, overrides, lambda: program_graph(stack, overrides))
 

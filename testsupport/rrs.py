@@ -7,18 +7,7 @@ Protocols they satisfy stay in ``handlers.review_requests`` (``work.WorkQueue``,
 
 from __future__ import annotations
 
-from handlers.review_requests.domain import WorkMessage
 from handlers.review_requests.messaging import Outgoing
-
-
-class ListWorkQueue:
-    """In-memory work queue: keeps what was put, in order."""
-
-    def __init__(self) -> None:
-        self.messages: list[WorkMessage] = []
-
-    def put(self, message: WorkMessage) -> None:
-        self.messages.append(message)
 
 
 class RecordingMessenger:

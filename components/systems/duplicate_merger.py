@@ -27,6 +27,7 @@ import json
 import pulumi
 
 from components.config import DmSettings
+from components.deployment import Deployment
 from components.grants import Grant
 from components.guarded_table import GuardedTable, GuardedTableArgs
 from components.private_bucket import PrivateBucket, PrivateBucketArgs
@@ -50,13 +51,18 @@ MATCHER = ("jellyfish", "nicknames")
 """What the matcher imports (handlers.common.strings, normalize's nicknames); compiled wheels."""
 
 
-
 class DuplicateMerger(System):
     """Three functions, three tables, two queues, one undo bucket, three secrets."""
 
     pairs: GuardedTable
     decisions: GuardedTable
     merges: GuardedTable
+    undo: PrivateBucket
+    blocks: WorkQueue
+    merge_queue: WorkQueue
+    crm_read: SecretSlot
+    crm_write: SecretSlot
+    link_key: SecretSlot
     block: ScopedLambda
     score: ScopedLambda
     merge: ScopedLambda
@@ -71,8 +77,17 @@ class DuplicateMerger(System):
         d, s = args.deployment, args.settings
         child = pulumi.ResourceOptions(parent=self)
         function = FunctionFactory(d, PACKAGE, SIZES, child)
+        self._data(d, child)
+        self._queues(d, function, child)
+        self._secrets(d, child)
+        values = self._environment(args)
+        self._block(d, s, function, values)
+        self._score(function, values)
+        self._merge(d, s, function, values)
+        self._outputs()
 
-        # Storage ------------------------------------------------------------------------
+    def _data(self, d: Deployment, child: pulumi.ResourceOptions) -> None:
+        """The pairs, decisions and merges tables and the versioned undo bucket."""
         self.pairs = GuardedTable(
             contract.PAIRS.name, GuardedTableArgs.of(d, contract.PAIRS), child
         )
@@ -82,12 +97,17 @@ class DuplicateMerger(System):
         self.merges = GuardedTable(
             contract.MERGES.name, GuardedTableArgs.of(d, contract.MERGES), child
         )
-        undo = PrivateBucket(
+        self.undo = PrivateBucket(
             contract.UNDO_BUCKET,
             PrivateBucketArgs(d, contract.UNDO_BUCKET, versioned=True),
             child,
         )
-        blocks = WorkQueue(
+
+    def _queues(
+        self, d: Deployment, function: FunctionFactory, child: pulumi.ResourceOptions
+    ) -> None:
+        """dm-blocks (dm-block to dm-score) and dm-merges (dm-score to dm-merge)."""
+        self.blocks = WorkQueue(
             contract.BLOCKS_QUEUE,
             WorkQueueArgs(
                 d,
@@ -97,7 +117,7 @@ class DuplicateMerger(System):
             ),
             child,
         )
-        merge_queue = WorkQueue(
+        self.merge_queue = WorkQueue(
             "dm-merges-queue",
             WorkQueueArgs(
                 d,
@@ -107,7 +127,10 @@ class DuplicateMerger(System):
             ),
             child,
         )
-        crm_read = SecretSlot(
+
+    def _secrets(self, d: Deployment, child: pulumi.ResourceOptions) -> None:
+        """The CRM read and write credentials and the link-signing keyring."""
+        self.crm_read = SecretSlot(
             contract.CRM_READ_SECRET,
             SecretSlotArgs(
                 d,
@@ -117,7 +140,7 @@ class DuplicateMerger(System):
             ),
             child,
         )
-        crm_write = SecretSlot(
+        self.crm_write = SecretSlot(
             contract.CRM_WRITE_SECRET,
             SecretSlotArgs(
                 d,
@@ -131,7 +154,7 @@ class DuplicateMerger(System):
             ),
             child,
         )
-        link_key = SecretSlot(
+        self.link_key = SecretSlot(
             contract.LINK_KEY_SECRET,
             SecretSlotArgs(
                 d,
@@ -141,19 +164,23 @@ class DuplicateMerger(System):
             ),
             child,
         )
-        values: dict[str, object] = {
-            "crm_read_secret": crm_read.physical_name,
-            "crm_write_secret": crm_write.physical_name,
-            "link_key_secret": link_key.physical_name,
+
+    def _environment(self, args: SystemArgs[DmSettings]) -> dict[str, object]:
+        """Every value the three functions' settings read (each takes its own subset)."""
+        s = args.settings
+        return {
+            "crm_read_secret": self.crm_read.physical_name,
+            "crm_write_secret": self.crm_write.physical_name,
+            "link_key_secret": self.link_key.physical_name,
             "crm_base_url": s.crm_base_url,
             "hubspot_api_version": args.hubspot_api_version,
             "pairs_table": self.pairs.physical_name,
             "decisions_table": self.decisions.physical_name,
             "merges_table": self.merges.physical_name,
             "review_index": contract.REVIEW_INDEX,
-            "undo_bucket": undo.physical_name,
-            "blocks_queue_url": blocks.url,
-            "merges_queue_url": merge_queue.url,
+            "undo_bucket": self.undo.physical_name,
+            "blocks_queue_url": self.blocks.url,
+            "merges_queue_url": self.merge_queue.url,
             "block_cap": s.block_cap,
             "phone_region": s.phone_region,
             "pair_ttl_days": contract.PAIR_TTL_DAYS,
@@ -168,15 +195,18 @@ class DuplicateMerger(System):
             "public_url": None,  # a stack's digest asks Lambda for the function's own URL
         }
 
-        # Functions ----------------------------------------------------------------------
+    def _block(
+        self, d: Deployment, s: DmSettings, function: FunctionFactory, values: dict[str, object]
+    ) -> None:
+        """dm-block: the weekly read of the CRM into capped blocks."""
         self.block = function(
             contract.BLOCK,
             "Weekly: reads the CRM, computes four keys per contact, forms capped blocks",
             (
-                crm_read.grant_read(sid="ReadCrmReadCredential"),
+                self.crm_read.grant_read(sid="ReadCrmReadCredential"),
                 # Run summary, and the checkpointed read of a large portal (reading.py).
                 self.pairs.grant("dynamodb:PutItem", "dynamodb:GetItem", sid="RunSummaryAndReadState"),
-                blocks.grant_send(sid="SendBlocks"),
+                self.blocks.grant_send(sid="SendBlocks"),
                 Grant(
                     "ContinueOwnRead",
                     ("lambda:InvokeFunction",),
@@ -196,27 +226,35 @@ class DuplicateMerger(System):
             ),
             vendored=("phonenumberslite", *MATCHER),
         )
+
+    def _score(self, function: FunctionFactory, values: dict[str, object]) -> None:
+        """dm-score: scores each block's pairs; automatic-band pairs go to dm-merges."""
         self.score = function(
             contract.SCORE,
             "Scores each block's pairs with rarity-weighted evidence; upserts pairs",
             (
                 self.pairs.grant("dynamodb:Query", "dynamodb:UpdateItem", sid="ScorePairs"),
                 self.decisions.grant("dynamodb:Query", "dynamodb:UpdateItem", sid="ScoreDecisions"),
-                merge_queue.grant_send(sid="SendAutomaticMerges"),
+                self.merge_queue.grant_send(sid="SendAutomaticMerges"),
             ),
             contract.ScoreSettings.environment(values),
-            queues=(QueueTrigger(blocks, batch_size=1, maximum_concurrency=10),),
+            queues=(QueueTrigger(self.blocks, batch_size=1, maximum_concurrency=10),),
             vendored=MATCHER,
         )
+
+    def _merge(
+        self, d: Deployment, s: DmSettings, function: FunctionFactory, values: dict[str, object]
+    ) -> None:
+        """dm-merge: the signed link pages, automatic merges and the weekly digest."""
         self.merge = function(
             contract.MERGE,
             "Proposal pages, signed confirm / reject / undo links, merges with an undo bundle",
             (
-                undo.grant(
+                self.undo.grant(
                     "s3:PutObject", "s3:GetObject", prefixes=(contract.UNDO_PREFIX,), sid="UndoBundles"
                 ),
-                crm_write.grant_read(sid="ReadCrmWriteCredential"),
-                link_key.grant_read(sid="ReadLinkKey"),
+                self.crm_write.grant_read(sid="ReadCrmWriteCredential"),
+                self.link_key.grant_read(sid="ReadLinkKey"),
                 self.merges.grant(
                     "dynamodb:PutItem",
                     "dynamodb:GetItem",
@@ -256,7 +294,7 @@ class DuplicateMerger(System):
                     "anything else is read; GET only renders, POST acts"
                 ),
             ),
-            queues=(QueueTrigger(merge_queue, batch_size=1, maximum_concurrency=2),),
+            queues=(QueueTrigger(self.merge_queue, batch_size=1, maximum_concurrency=2),),
             schedules=(
                 Schedule(
                     contract.DIGEST_SCHEDULE,
@@ -269,19 +307,21 @@ class DuplicateMerger(System):
             vendored=(*MATCHER, "tzdata"),  # its pages show times in the business's zone
         )
 
+    def _outputs(self) -> None:
+        """The operator-facing outputs."""
         self.finish(
             {
                 "review_url": self.merge.function_url,
                 "pairs_table": self.pairs.physical_name,
                 "decisions_table": self.decisions.physical_name,
                 "merges_table": self.merges.physical_name,
-                "undo_bucket": undo.physical_name,
-                "blocks_queue": blocks.physical_name,
-                "merges_queue": merge_queue.physical_name,
+                "undo_bucket": self.undo.physical_name,
+                "blocks_queue": self.blocks.physical_name,
+                "merges_queue": self.merge_queue.physical_name,
                 "secrets": {
-                    "crm_read": crm_read.physical_name,
-                    "crm_write": crm_write.physical_name,
-                    "link_key": link_key.physical_name,
+                    "crm_read": self.crm_read.physical_name,
+                    "crm_write": self.crm_write.physical_name,
+                    "link_key": self.link_key.physical_name,
                 },
             }
         )

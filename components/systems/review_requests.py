@@ -36,6 +36,7 @@ from components.deployment import Deployment
 from components.grants import Grant, policy_document
 from components.guarded_table import GuardedTable, GuardedTableArgs
 from components.models import model_grant
+from components.monitoring import declare_alarm, unconfirmed_sends
 from components.scheduled_job import Schedule, schedule_group, scheduler_trust_policy
 from components.scoped_lambda import FunctionUrl, QueueTrigger
 from components.secret_slot import SecretSlot, SecretSlotArgs
@@ -262,7 +263,10 @@ class ReviewRequests(System):
                 model_grant(d, s.grade_model, sid="InvokeGradeModel"),
                 model_grant(d, s.compose_model, sid="InvokeComposeModel"),
                 requests.grant("dynamodb:GetItem", "dynamodb:UpdateItem", sid="GuardRequestState"),
-                optout.grant("dynamodb:GetItem", sid="RecheckOptOut"),
+                # ConditionCheckItem: the claim's transaction checks each contact's opt-out.
+                optout.grant(
+                    "dynamodb:GetItem", "dynamodb:ConditionCheckItem", sid="RecheckOptOut"
+                ),
                 audit.grant("dynamodb:PutItem", sid="AppendAudit"),
                 messaging_key.grant_read(),
                 escalations.grant_send(sid="EnqueueEscalation"),
@@ -291,6 +295,8 @@ class ReviewRequests(System):
         sheet_arn = sheet_object_arn(d, s.sheet_source)
         sync_grants: tuple[Grant, ...] = (
             customers.grant("dynamodb:UpdateItem", sid="UpsertCustomers"),
+            # The stored row hashes, read before writing: only changed rows are written.
+            customers.grant("dynamodb:Scan", sid="ReadCustomerHashes"),
         )
         if sheet_arn is not None:
             sync_grants += (Grant("ReadCustomerSheet", ("s3:GetObject",), (sheet_arn,)),)
@@ -320,6 +326,17 @@ class ReviewRequests(System):
             schedules=(
                 Schedule(contract.SWEEP, s.sweep_schedule, "re-drive or escalate stragglers"),
             ),
+        )
+
+        # The sweep reports a claimed message never confirmed sent; a person must look.
+        declare_alarm(
+            f"{d.system}-unconfirmed-send-alarm",
+            d.name(f"{d.system}-unconfirmed-send"),
+            unconfirmed_sends(d.monitoring.namespace, d.system, "UnconfirmedAsks"),
+            "review asks claimed and never confirmed sent",
+            d.monitoring,
+            d.resource_tags(),
+            self,
         )
 
         self.finish(

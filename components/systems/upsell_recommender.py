@@ -24,11 +24,13 @@ from typing import cast
 import pulumi
 
 from components.config import UpsrSettings
+from components.deployment import Deployment
 from components.grants import Grant
 from components.guarded_table import GuardedTable, GuardedTableArgs
 from components.models import model_grant
+from components.monitoring import declare_alarm, unconfirmed_sends
 from components.scheduled_job import Schedule
-from components.scoped_lambda import FunctionUrl, QueueTrigger
+from components.scoped_lambda import FunctionUrl, QueueTrigger, ScopedLambda
 from components.secret_slot import SecretSlot, SecretSlotArgs
 from components.systems.base import System, SystemArgs
 from components.systems.function_factory import FunctionFactory
@@ -52,9 +54,25 @@ PICKER_CONCURRENCY = 5
 """At most five picker invocations at once, so a burst of orders cannot flood Bedrock."""
 
 
-
 class UpsellRecommender(System):
     """The upsell recommender: six functions, five tables, one queue, three schedules."""
+
+    orders: GuardedTable
+    offers: GuardedTable
+    catalogue: GuardedTable
+    customers: GuardedTable
+    optout: GuardedTable
+    jobs: WorkQueue
+    webhook_secret: SecretSlot
+    store_key: SecretSlot
+    addlink_key: SecretSlot
+    sms_arn: str
+    order_fn: ScopedLambda
+    picker_fn: ScopedLambda
+    addlink_fn: ScopedLambda
+    sender_fn: ScopedLambda
+    sweep_fn: ScopedLambda
+    sync_fn: ScopedLambda
 
     def __init__(
         self,
@@ -65,9 +83,31 @@ class UpsellRecommender(System):
         super().__init__("UpsellRecommender", resource_name, opts)
         d, s = args.deployment, args.settings
         child = pulumi.ResourceOptions(parent=self)
+        self._data(d, child)
+        # domain.py checks every contact with handlers.common.emails / phones.
+        checks = ("email-validator", "idna", "phonenumberslite")
+        function = FunctionFactory(d, PACKAGE, SIZES, child, vendored=checks)
+        self._queues(d, function, child)
+        self._secrets(d, child)
+        self.sms_arn = d.arns.sms_resource(s.sms_origination_identity)
+        values = self._environment(s, function)
+        self._webhook(function, values)
+        self._picker(d, s, function, values)
+        self._addlink(function, values)
+        self._sender(d, s, function, values)
+        self._sweep(d, s, function, values)
+        self._catalog_sync(s, function, values)
+        self._outputs()
 
-        # Data ------------------------------------------------------------------------------
-        orders, offers, catalogue, customers, optout = (
+    def _data(self, d: Deployment, child: pulumi.ResourceOptions) -> None:
+        """The five tables as the contract declares them."""
+        (
+            self.orders,
+            self.offers,
+            self.catalogue,
+            self.customers,
+            self.optout,
+        ) = (
             GuardedTable(spec.name, GuardedTableArgs.of(d, spec), child)
             for spec in (
                 contract.ORDERS,
@@ -77,10 +117,12 @@ class UpsellRecommender(System):
                 contract.OPTOUT,
             )
         )
-        # domain.py checks every contact with handlers.common.emails / phones.
-        checks = ("email-validator", "idna", "phonenumberslite")
-        function = FunctionFactory(d, PACKAGE, SIZES, child, vendored=checks)
-        jobs = WorkQueue(
+
+    def _queues(
+        self, d: Deployment, function: FunctionFactory, child: pulumi.ResourceOptions
+    ) -> None:
+        """The suggest-job queue from the webhook to the picker."""
+        self.jobs = WorkQueue(
             contract.JOBS,
             WorkQueueArgs(
                 d,
@@ -91,8 +133,9 @@ class UpsellRecommender(System):
             child,
         )
 
-        # Secrets: one per purpose, so each GetSecretValue grant names one secret -----------
-        webhook_secret = SecretSlot(
+    def _secrets(self, d: Deployment, child: pulumi.ResourceOptions) -> None:
+        """One secret per purpose, so each GetSecretValue grant names one secret."""
+        self.webhook_secret = SecretSlot(
             contract.WEBHOOK_SECRET,
             SecretSlotArgs(
                 d,
@@ -102,7 +145,7 @@ class UpsellRecommender(System):
             ),
             child,
         )
-        store_key = SecretSlot(
+        self.store_key = SecretSlot(
             contract.STORE_KEY,
             SecretSlotArgs(
                 d,
@@ -113,7 +156,7 @@ class UpsellRecommender(System):
             ),
             child,
         )
-        addlink_key = SecretSlot(
+        self.addlink_key = SecretSlot(
             contract.ADDLINK_KEY,
             SecretSlotArgs(
                 d,
@@ -123,50 +166,55 @@ class UpsellRecommender(System):
             child,
         )
 
-        sms_arn = d.arns.sms_resource(s.sms_origination_identity)
-        values: dict[str, pulumi.Input[str] | int | float] = {
-            "orders_table": orders.physical_name,
-            "offers_table": offers.physical_name,
+    def _environment(
+        self, s: UpsrSettings, function: FunctionFactory
+    ) -> dict[str, pulumi.Input[str] | int | float]:
+        """Every value the six functions' settings read (each takes its own subset)."""
+        return {
+            "orders_table": self.orders.physical_name,
+            "offers_table": self.offers.physical_name,
             "offers_index": contract.OFFERS_INDEX,
-            "catalogue_table": catalogue.physical_name,
-            "customers_table": customers.physical_name,
-            "optout_table": optout.physical_name,
+            "catalogue_table": self.catalogue.physical_name,
+            "customers_table": self.customers.physical_name,
+            "optout_table": self.optout.physical_name,
             "store_domain": s.store_domain,
             "attribution_window_hours": s.attribution_window_hours,
             "offer_retention_days": s.offer_retention_days,
             "max_nudges_per_30_days": s.max_nudges_per_30_days,
-            "webhook_secret_id": webhook_secret.physical_name,
-            "jobs_queue_url": jobs.url,
+            "webhook_secret_id": self.webhook_secret.physical_name,
+            "jobs_queue_url": self.jobs.url,
             "webhook_max_age_hours": s.webhook_max_age_hours,
             "order_timeout_s": function.timeout(contract.ORDER),
             "picker_model_id": s.picker_model.active,
             "nudge_delay_minutes": s.nudge_delay_minutes,
             "max_price_ratio": s.max_price_ratio,
             "catalogue_max_age_hours": s.catalogue_max_age_hours,
-            "jobs_max_receives": jobs.args.max_receive_count,
-            "addlink_key_secret_id": addlink_key.physical_name,
-            "sms_origination_identity": sms_arn,
+            "jobs_max_receives": self.jobs.args.max_receive_count,
+            "addlink_key_secret_id": self.addlink_key.physical_name,
+            "sms_origination_identity": self.sms_arn,
             "sender_email": s.sender_email,
             "link_grace_days": s.link_grace_days,
             "owner_email": s.owner_email,
             "report_hour": s.report_hour,
             "report_timezone": s.report_timezone,
             "quiet_report": s.quiet_report,
-            "store_key_secret_id": store_key.physical_name,
+            "store_key_secret_id": self.store_key.physical_name,
             "shopify_api_version": s.shopify_api_version,
         }
 
-        # Functions -------------------------------------------------------------------------
-        order_fn = function(
+    def _webhook(
+        self, function: FunctionFactory, values: dict[str, pulumi.Input[str] | int | float]
+    ) -> None:
+        self.order_fn = function(
             contract.ORDER,
             "Shopify orders/create webhook: verify, dedup, gate, enqueue one suggest job",
             (
-                webhook_secret.grant_read(),
-                orders.grant_conditional_write(sid="OneOrderMarker"),
-                optout.grant("dynamodb:GetItem", sid="CheckOptOut"),
-                customers.grant("dynamodb:GetItem", sid="CheckCapAndHistory"),
-                customers.grant("dynamodb:UpdateItem", sid="RecordPurchaseHistory"),
-                jobs.grant_send(sid="EnqueueSuggestJob"),
+                self.webhook_secret.grant_read(),
+                self.orders.grant_conditional_write(sid="OneOrderMarker"),
+                self.optout.grant("dynamodb:GetItem", sid="CheckOptOut"),
+                self.customers.grant("dynamodb:GetItem", sid="CheckCapAndHistory"),
+                self.customers.grant("dynamodb:UpdateItem", sid="RecordPurchaseHistory"),
+                self.jobs.grant_send(sid="EnqueueSuggestJob"),
             ),
             contract.OrderSettings.environment(values),
             url=FunctionUrl(
@@ -174,71 +222,127 @@ class UpsellRecommender(System):
                 public_reason="Shopify X-Shopify-Hmac-Sha256 over the raw body, checked first",
             ),
         )
-        picker_fn = function(
+
+    def _picker(
+        self,
+        d: Deployment,
+        s: UpsrSettings,
+        function: FunctionFactory,
+        values: dict[str, pulumi.Input[str] | int | float],
+    ) -> None:
+        self.picker_fn = function(
             contract.PICKER,
             "Suggest jobs: one model shortlist, deterministic catalogue filters, one offer",
             (
                 model_grant(d, s.picker_model, sid="InvokePickerModel"),
-                catalogue.grant("dynamodb:Scan", "dynamodb:BatchGetItem", sid="ReadCatalogue"),
-                offers.grant("dynamodb:PutItem", sid="WriteOneOfferPerOrder"),
+                self.catalogue.grant("dynamodb:Scan", "dynamodb:BatchGetItem", sid="ReadCatalogue"),
+                self.offers.grant("dynamodb:PutItem", sid="WriteOneOfferPerOrder"),
             ),
             contract.PickerSettings.environment(values),
-            queues=(QueueTrigger(jobs, batch_size=5, maximum_concurrency=PICKER_CONCURRENCY),),
+            queues=(QueueTrigger(self.jobs, batch_size=5, maximum_concurrency=PICKER_CONCURRENCY),),
         )
-        addlink_fn = function(
+
+    def _addlink(
+        self, function: FunctionFactory, values: dict[str, pulumi.Input[str] | int | float]
+    ) -> None:
+        self.addlink_fn = function(
             contract.ADDLINK,
             "One-tap add link: verify the signed token, record the tap, 302 to the cart",
             (
-                addlink_key.grant_read(),
-                offers.grant("dynamodb:UpdateItem", sid="RecordTap"),
+                self.addlink_key.grant_read(),
+                self.offers.grant("dynamodb:UpdateItem", sid="RecordTap"),
             ),
             contract.AddlinkSettings.environment(values),
             url=FunctionUrl(
                 "NONE", public_reason="HMAC-signed, expiring link token checked before any read"
             ),
         )
-        assert addlink_fn.function_url is not None
+        assert self.addlink_fn.function_url is not None
         # A URL, not a secret: the Output resolves at deploy time. The block types
         # environment values as str; Pulumi accepts an Output in their place.
-        values["addlink_url"] = cast(str, addlink_fn.function_url)
-        sender_fn = function(
+        values["addlink_url"] = cast(str, self.addlink_fn.function_url)
+
+    def _sender(
+        self,
+        d: Deployment,
+        s: UpsrSettings,
+        function: FunctionFactory,
+        values: dict[str, pulumi.Input[str] | int | float],
+    ) -> None:
+        self.sender_fn = function(
             contract.SENDER,
             "Due offers: re-check opt-out and cap, flip chosen->sent once, send one nudge",
             (
-                offers.grant(
+                self.offers.grant(
                     "dynamodb:Query", indexes=(contract.OFFERS_INDEX,), sid="QueryDueOffers"
                 ),
-                offers.grant("dynamodb:UpdateItem", sid="FlipOfferState"),
-                optout.grant("dynamodb:GetItem", sid="RecheckOptOut"),
-                customers.grant("dynamodb:GetItem", "dynamodb:UpdateItem", sid="CheckAndStampCap"),
-                addlink_key.grant_read(),
-                Grant("SendNudgeSms", ("sms-voice:SendTextMessage",), (sms_arn,)),
+                self.offers.grant("dynamodb:UpdateItem", sid="FlipOfferState"),
+                # ConditionCheckItem: the claim's transaction checks the opt-out's absence.
+                self.optout.grant(
+                    "dynamodb:GetItem", "dynamodb:ConditionCheckItem", sid="RecheckOptOut"
+                ),
+                self.customers.grant(
+                    "dynamodb:GetItem", "dynamodb:UpdateItem", sid="CheckAndStampCap"
+                ),
+                self.addlink_key.grant_read(),
+                Grant("SendNudgeSms", ("sms-voice:SendTextMessage",), (self.sms_arn,)),
                 d.grant_send_email("SendNudgeEmail", s.sender_email),
             ),
             contract.SenderSettings.environment(values),
             schedules=(Schedule(contract.SENDER, s.sender_schedule, "release due offers"),),
             vendored=("gsm0338",),  # the nudge is measured in GSM-7 septets (handlers.common.sms)
         )
-        sweep_fn = function(
+
+    def _sweep(
+        self,
+        d: Deployment,
+        s: UpsrSettings,
+        function: FunctionFactory,
+        values: dict[str, pulumi.Input[str] | int | float],
+    ) -> None:
+        self.sweep_fn = function(
             contract.SWEEP,
             "Close sent offers past the window as ignored; daily take-up roll-up to the owner",
             (
-                offers.grant(
+                self.offers.grant(
                     "dynamodb:Query", indexes=(contract.OFFERS_INDEX,), sid="QueryOffersByState"
                 ),
-                offers.grant("dynamodb:UpdateItem", "dynamodb:PutItem", sid="CloseOffersAndMark"),
+                self.offers.grant(
+                    "dynamodb:UpdateItem", "dynamodb:PutItem", sid="CloseOffersAndMark"
+                ),
                 d.grant_send_email("SendOwnerReport", s.sender_email),
             ),
             contract.SweepSettings.environment(values),
             vendored=("tzdata",),  # zoneinfo: the report hour is read in REPORT_TIMEZONE
             schedules=(Schedule(contract.SWEEP, s.sweep_schedule, "close attribution windows"),),
         )
-        sync_fn = function(
+        # The sweep reports a claimed message never confirmed sent; a person must look.
+        declare_alarm(
+            f"{d.system}-unconfirmed-send-alarm",
+            d.name(f"{d.system}-unconfirmed-send"),
+            unconfirmed_sends(d.monitoring.namespace, d.system, "UnconfirmedNudges"),
+            "nudges claimed and never confirmed sent",
+            d.monitoring,
+            d.resource_tags(),
+            self,
+        )
+
+    def _catalog_sync(
+        self,
+        s: UpsrSettings,
+        function: FunctionFactory,
+        values: dict[str, pulumi.Input[str] | int | float],
+    ) -> None:
+        self.sync_fn = function(
             contract.CATALOG_SYNC,
             "Shopify Admin API product list (stock, price, category, tags) into upsr-catalogue",
             (
-                store_key.grant_read(),
-                catalogue.grant("dynamodb:PutItem", sid="UpsertCatalogue"),
+                self.store_key.grant_read(),
+                self.catalogue.grant(
+                    "dynamodb:PutItem", "dynamodb:UpdateItem", sid="UpsertCatalogue"
+                ),
+                # The stored content hashes, read first: only changed rows are written.
+                self.catalogue.grant("dynamodb:Scan", sid="ReadCatalogueHashes"),
             ),
             contract.CatalogSyncSettings.environment(values),
             schedules=(
@@ -248,28 +352,30 @@ class UpsellRecommender(System):
             ),
         )
 
+    def _outputs(self) -> None:
+        """The operator-facing outputs."""
         self.finish(
             {
-                "order_webhook_url": order_fn.function_url,
-                "addlink_url": addlink_fn.function_url,
-                "jobs_queue_url": jobs.url,
+                "order_webhook_url": self.order_fn.function_url,
+                "addlink_url": self.addlink_fn.function_url,
+                "jobs_queue_url": self.jobs.url,
                 "tables": {
-                    "orders": orders.physical_name,
-                    "offers": offers.physical_name,
-                    "catalogue": catalogue.physical_name,
-                    "customers": customers.physical_name,
-                    "optout": optout.physical_name,
+                    "orders": self.orders.physical_name,
+                    "offers": self.offers.physical_name,
+                    "catalogue": self.catalogue.physical_name,
+                    "customers": self.customers.physical_name,
+                    "optout": self.optout.physical_name,
                 },
                 "secrets": {
-                    "webhook_signing_secret": webhook_secret.physical_name,
-                    "store_api_key": store_key.physical_name,
-                    "addlink_token_key": addlink_key.physical_name,
+                    "webhook_signing_secret": self.webhook_secret.physical_name,
+                    "store_api_key": self.store_key.physical_name,
+                    "addlink_token_key": self.addlink_key.physical_name,
                 },
                 "functions": {
-                    "picker": picker_fn.physical_name,
-                    "sender": sender_fn.physical_name,
-                    "sweep": sweep_fn.physical_name,
-                    "catalog_sync": sync_fn.physical_name,
+                    "picker": self.picker_fn.physical_name,
+                    "sender": self.sender_fn.physical_name,
+                    "sweep": self.sweep_fn.physical_name,
+                    "catalog_sync": self.sync_fn.physical_name,
                 },
             }
         )

@@ -11,7 +11,10 @@ kid keep verifying until it is removed. The keyring lives in one Secrets Manager
 used as UTF-8 bytes and must be at least 32 characters.
 
 Verification checks the MAC before it parses the payload, so nothing an attacker controls is
-interpreted until it is known to be ours. Single use is separate (``consume_once``): a
+interpreted until it is known to be ours. An authentic token is then checked against the clock
+both ways: past its expiry it is refused, and so is one issued more than ``MAX_CLOCK_SKEW_S``
+in the future (only a wrong clock at the issuer or a leaked key makes one), or one whose expiry
+is not after its issue. Single use is separate (``consume_once``): a
 conditional put of the token id with a TTL at the token's expiry. DynamoDB's lazy TTL deletion
 is harmless because the token has expired by then anyway.
 """
@@ -41,6 +44,10 @@ _KID = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
 _B64 = re.compile(r"^[A-Za-z0-9_-]+$")
 MIN_KEY_BYTES = 32
 MAX_TOKEN_CHARS = 2048
+MAX_CLOCK_SKEW_S = 300
+"""How far in the future a token's issued-at may lie: issuer and verifier are this program's
+functions on Lambda, whose clocks are NTP-synchronised (Amazon Time Sync Service) to well under a
+second, so five minutes covers any honest drift and nothing more."""
 
 
 class TokenFailure(StrEnum):
@@ -50,6 +57,7 @@ class TokenFailure(StrEnum):
     UNKNOWN_KEY = "unknown_key"
     BAD_SIGNATURE = "bad_signature"
     EXPIRED = "expired"
+    NOT_YET_VALID = "not_yet_valid"
     WRONG_ACTION = "wrong_action"
     WRONG_SUBJECT = "wrong_subject"
 
@@ -86,6 +94,12 @@ class TokenExpired(TokenError):
     """Authentic but past its expiry."""
 
     reason = TokenFailure.EXPIRED
+
+
+class TokenNotYetValid(TokenError):
+    """Authentic but issued in the future, beyond the clock skew allowed."""
+
+    reason = TokenFailure.NOT_YET_VALID
 
 
 class WrongAction(TokenError):
@@ -243,9 +257,13 @@ def verify_token(
         )
     except (ValueError, KeyError, TypeError) as err:
         raise MalformedToken("payload is not a claim set") from err
+    if claims.expires_at <= claims.issued_at:
+        raise MalformedToken("expires before it was issued")
     current = time.time() if now is None else now
     if current >= claims.expires_at:
         raise TokenExpired(f"expired at {claims.expires_at}")
+    if claims.issued_at > current + MAX_CLOCK_SKEW_S:
+        raise TokenNotYetValid(f"issued at {claims.issued_at}, beyond the allowed clock skew")
     if not hmac.compare_digest(claims.action.encode(), action.encode()):
         raise WrongAction(f"issued for {claims.action!r}, used for {action!r}")
     if subject is not None and not hmac.compare_digest(claims.subject.encode(), subject.encode()):

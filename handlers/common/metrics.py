@@ -11,8 +11,10 @@ closed: every business metric has at most one dimension with a fixed set of valu
 outside the set is counted as ``other``. The namespace is the stack's (``crm/<prefix>``, from
 ``POWERTOOLS_METRICS_NAMESPACE``); every metric carries ``service`` = the system key.
 
-The handler code calls :func:`count` beside the business outcome; ``@logged``
-(handlers/common/observability.py) adds the cold start.
+The handler code calls :func:`count` beside the business outcome. Cold starts are not a
+metric: ``@logged`` (handlers/common/observability.py) logs ``cold_start`` on every line, and
+Lambda's REPORT line carries the init duration, so no series is billed for them. A stack may
+turn the metrics off (``businessMetrics: false``, which sets ``POWERTOOLS_METRICS_DISABLED``).
 """
 
 from __future__ import annotations
@@ -23,8 +25,10 @@ from dataclasses import dataclass
 from typing import Any
 
 DEFAULT_NAMESPACE = "crm/local"
-COLD_START = "ColdStart"
 OTHER = "other"
+PER_FUNCTION_SERIES: tuple[str, ...] = ()
+"""Series every function emits on its own, whatever the business (an idle stack bills them):
+none. A ``ColdStart`` series per function cost $0.30 a month each for a log field."""
 
 
 @dataclass(frozen=True)
@@ -64,6 +68,10 @@ CATALOGUE: Mapping[str, tuple[BusinessMetric, ...]] = {
         BusinessMetric("Merges", "merges carried out"),
         BusinessMetric("Undos", "merges undone"),
         BusinessMetric("CappedBlocks", "oversized blocks capped in a blocking run"),
+        BusinessMetric(
+            "SecondaryEmailsNotAdded",
+            "absorbed addresses HubSpot's legacy secondary-email path refused (merge kept)",
+        ),
     ),
     "ler": (
         BusinessMetric("Leads", "leads received, by lane", "lane", ("form", "mail", "upload")),
@@ -89,6 +97,9 @@ CATALOGUE: Mapping[str, tuple[BusinessMetric, ...]] = {
             ("taken", "out-of-window", "ignored", "no-fit", "suppressed"),
         ),
         BusinessMetric("NudgesSent", "nudges sent"),
+        BusinessMetric(
+            "UnconfirmedNudges", "nudges claimed but never confirmed sent (reported, not re-sent)"
+        ),
         BusinessMetric("Taps", "add-link taps, in or out of the window", "window", ("in", "out")),
     ),
     "rrs": (
@@ -100,6 +111,9 @@ CATALOGUE: Mapping[str, tuple[BusinessMetric, ...]] = {
         ),
         BusinessMetric("Asks", "review asks sent, by channel", "channel", ("email", "sms")),
         BusinessMetric("Escalations", "escalations handed to the owner"),
+        BusinessMetric(
+            "UnconfirmedAsks", "asks claimed but never confirmed sent (reported, not re-sent)"
+        ),
     ),
 }
 """Every business metric of every system: the handlers emit these, the dashboard draws them."""
@@ -136,9 +150,9 @@ def count(name: str, value: int = 1, dimension_value: str | None = None) -> None
     Raises KeyError for a name outside :data:`CATALOGUE`: a typo must fail in the tests, not
     create a new billed metric.
     """
-    if value <= 0:
-        return
     system, metric = _BY_NAME[name]
+    if value <= 0 or os.environ.get("POWERTOOLS_METRICS_DISABLED", "").lower() == "true":
+        return
     dimensions = {"service": system}
     if metric.dimension is not None:
         label = dimension_value if dimension_value in metric.values else OTHER
@@ -165,11 +179,6 @@ def _single(name: str, value: int, dimensions: Mapping[str, str]) -> None:
         default_dimensions=dict(dimensions),
     ):
         pass
-
-
-def cold_start(function_name: str) -> None:
-    """One ``ColdStart`` for this function (dimensions ``service`` and ``function_name``)."""
-    _single(COLD_START, 1, {"service": system_of(function_name), "function_name": function_name})
 
 
 def emf_metrics(line: str) -> list[tuple[str, str, float, dict[str, Any]]]:

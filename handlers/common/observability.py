@@ -16,8 +16,6 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from handlers.common import metrics
-
 if TYPE_CHECKING:
     from aws_lambda_powertools.logging import Logger
 
@@ -125,7 +123,7 @@ def _traced(handler: HandlerT) -> HandlerT:
 
 def logged(handler: HandlerT) -> HandlerT:
     """Decorate a Lambda handler: fresh log keys per invocation, correlation id, cold start
-    (logged, and counted as an EMF metric), and tracing when the stack turned it on.
+    (logged on every line; not a metric), and tracing when the stack turned it on.
 
     An exception escaping the handler is logged with its stack trace, then re-raised so Lambda
     reports the failure (and SQS/EventBridge retry as configured).
@@ -143,8 +141,6 @@ def logged(handler: HandlerT) -> HandlerT:
             function_request_id=request,
             correlation_id=correlation_id(event) or request,
         )
-        if cold:
-            metrics.cold_start(_service_name(None))
         _container["started"] = True
         try:
             return inner(event, context, *args, **kwargs)

@@ -248,6 +248,20 @@ def tx_delete(
     return {"Delete": _conditioned(op, condition, values, names)}
 
 
+def tx_condition_check(
+    table_name: str,
+    key: Mapping[str, Any],
+    condition: str,
+    values: Mapping[str, Any] | None = None,
+    names: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """One ConditionCheck for ``transact``: the transaction holds only if ``condition`` does on
+    the item at ``key`` (which it neither reads back nor writes). Needs
+    ``dynamodb:ConditionCheckItem`` on that table."""
+    op: dict[str, Any] = {"TableName": table_name, "Key": dict(key)}
+    return {"ConditionCheck": _conditioned(op, condition, values, names)}
+
+
 def _conditioned(
     op: dict[str, Any],
     condition: str | None,
@@ -264,7 +278,8 @@ def _conditioned(
 
 
 def transact(table: Table, writes: list[dict[str, Any]]) -> TxResult:
-    """Apply ``writes`` (``tx_put`` / ``tx_update`` / ``tx_delete``) all together, or none.
+    """Apply ``writes`` (``tx_put`` / ``tx_update`` / ``tx_delete`` / ``tx_condition_check``) all
+    together, or none.
 
     The writes may name any table of the account and region; they go through ``table``'s
     resource client, which converts plain Python values (str, int, Decimal, list, dict, set)

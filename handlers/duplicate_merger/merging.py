@@ -580,6 +580,11 @@ class MergeService:
                 "engagements": sum(1 for e in moved if Association.from_item(e).engagement),
                 "filled": sorted(bundle.get("fills") or {}),
                 "emails": list(bundle.get("emails") or []),
+                "emails_not_added": [
+                    str(e)
+                    for i, e in enumerate(bundle.get("emails") or [])
+                    if f"apply:email:{i}:failed" in done
+                ],
                 "undoable_until": record["undoable_until"],
             },
         )
@@ -614,9 +619,48 @@ class MergeService:
             done.add("apply:archive")  # archived by the crashed run just before it died
         self._step(merge_id, holder, done, "apply:archive", lambda: self.crm.archive(merged_id))
         # After the archive: HubSpot lets an address belong to one live contact only.
-        for index, email in enumerate(bundle.get("emails") or []):
-            self._step(merge_id, holder, done, f"apply:email:{index}",
-                       partial(self.crm.add_email, kept_id, str(email)))
+        self._add_emails(bundle, merge_id, holder, done)
+
+    def _add_emails(
+        self, bundle: Mapping[str, Any], merge_id: str, holder: str, done: set[str]
+    ) -> None:
+        """Keep the absorbed addresses on the kept contact, best effort.
+
+        The legacy ``/contacts/v1/secondary-email`` path is the one call without a date-based
+        version (and HubSpot says nothing of Service Keys on legacy paths): its refusal must
+        not undo a merge whose records are already moved. A refused address is recorded (the
+        step ``apply:email:<n>:failed``, ``email_failures`` in the merge record and the undo
+        bundle), counted, reported in the outcome, and the merge goes on; an undo skips it.
+        """
+        kept_id = str(bundle["kept"]["id"])
+        emails = [str(e) for e in bundle.get("emails") or []]
+        failures = list(bundle.get("email_failures") or [])
+        refused = 0
+        for index, email in enumerate(emails):
+            name = f"apply:email:{index}"
+            if name in done or f"{name}:failed" in done:
+                continue
+            try:
+                self.crm.add_email(kept_id, email)
+            except (ClaimLost, NeedsAttention):
+                raise
+            except Exception as err:
+                failures.append({"email": email, "error": str(err)[:200]})
+                get_logger().warning(
+                    "secondary email not added; the merge goes on",
+                    extra={"merge_id": merge_id, "error": str(err)[:200]},
+                )
+                self.ledger.progress(merge_id, holder, f"{name}:failed", {"email_failures": failures})
+                done.add(f"{name}:failed")
+                self.bundles.put(
+                    bundle_key(merge_id),
+                    json.dumps({**bundle, "email_failures": failures}, sort_keys=True).encode(),
+                )
+                refused += 1
+                continue
+            self.ledger.progress(merge_id, holder, name, {})
+            done.add(name)
+        metrics.count("SecondaryEmailsNotAdded", refused)
 
     # Restore and undo ----------------------------------------------------------------------
 
@@ -660,6 +704,8 @@ class MergeService:
         # First the absorbed contact's addresses leave the kept one: it cannot be re-created
         # while another live contact holds them (removing an absent one is a no-op).
         for index, email in enumerate(bundle.get("emails") or []):
+            if f"apply:email:{index}:failed" in done:
+                continue  # never added: nothing to remove (and the path may refuse us)
             self._step(merge_id, holder, done, f"{prefix}:kept:email:{index}",
                        partial(self.crm.remove_email, kept.id, str(email)))
         merged_id = self._bring_back(merged, merge_id, holder, f"{prefix}:absorbed", done, ids)

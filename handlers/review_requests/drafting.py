@@ -3,8 +3,9 @@
 The model gets the customer's first name, the business, the job, the channel and the purpose,
 and writes only the words. It never sees a link and may not write one: code appends the review
 or feedback link after validation. A draft is rejected when it is too long or too short,
-contains a link, an address, a phone number, a price or a promise (discounts, refunds,
-rewards: review incentives are also against the review platforms' rules), has placeholders,
+fails the one bound on customer text (``handlers.common.customer_text``: a link, an address, a
+phone number, a price, a discount code, a promise such as a discount, refund or reward, which
+the review platforms also forbid as incentives, or an instruction), has placeholders,
 greets anyone but the customer, or (for a feedback ask) steers toward a public review. A
 rejected draft, or no draft, falls back to the fixed template for the purpose and channel, so
 the ask still goes out, worded safely; the audit records which was used and why.
@@ -17,6 +18,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from handlers.common.customer_text import refusals
 from handlers.common.model_call import ConverseClient, ModelAnswer, call_structured
 from handlers.review_requests.domain import Channel, Purpose
 
@@ -29,24 +31,6 @@ MAX_WORDS_CHARS = {Channel.SMS: 200, Channel.EMAIL: 700}
 MIN_WORDS_CHARS = 20
 MAX_SUBJECT_CHARS = 80
 
-_LINK = re.compile(
-    r"(https?:|//|www\.|\b[a-z0-9-]+\.(com|co|uk|net|org|io|page|ly|me|biz|info|app|link|site|"
-    r"gl|to|us|eu)\b)",
-    re.IGNORECASE,
-)
-_EMAIL_ADDRESS = re.compile(r"\S+@\S+")
-_PHONE = re.compile(r"\+?\d[\d\s().-]{6,}\d")
-_PRICE = re.compile(
-    r"([£$€¥]\s?\d|\d+(?:[.,]\d+)?\s?(?:gbp|usd|eur|pounds?|quid|dollars?|euros?|pence)\b|"
-    r"\d+\s?%|\bper\s?cent\b|\bpercent\b)",
-    re.IGNORECASE,
-)
-_PROMISE = re.compile(
-    r"\b(discounts?|vouchers?|coupons?|refunds?|rewards?|prizes?|gift\s?cards?|giveaways?|"
-    r"free\s+(?:of\s+charge|service|visit|check|gift)|complimentary|cashback|guarantee[sd]?|"
-    r"promise[sd]?|compensat\w*|money\s?back|in\s+return|incentives?|raffle|draw|win)\b",
-    re.IGNORECASE,
-)
 _PLACEHOLDER = re.compile(
     r"[\[\]{}<>]|\b(first_?name|customer_?name|link here|url)\b", re.IGNORECASE
 )
@@ -112,19 +96,12 @@ def safe_job_label(title: str) -> str:
     return label[0].lower() + label[1:] if not label[:2].isupper() else label
 
 
-def problems_in_text(text: str) -> list[str]:
-    """Content that no ask may carry, whatever its purpose."""
-    found = []
-    if _LINK.search(text):
-        found.append("link")
-    if _EMAIL_ADDRESS.search(text):
-        found.append("email_address")
-    if _PHONE.search(text):
-        found.append("phone_number")
-    if _PRICE.search(text):
-        found.append("price")
-    if _PROMISE.search(text):
-        found.append("promise")
+def problems_in_text(text: str, request: DraftRequest | None = None) -> list[str]:
+    """Content that no ask may carry, whatever its purpose: the one bound on customer text
+    (``handlers.common.customer_text``; the name, business and job are the facts it may
+    repeat), and placeholders."""
+    facts = () if request is None else (request.first_name, request.business, request.job)
+    found = refusals(text, facts)
     if _PLACEHOLDER.search(text):
         found.append("placeholder")
     return found
@@ -138,11 +115,11 @@ def validate(body: str, subject: str, request: DraftRequest) -> list[str]:
         problems.append("too_short")
     if len(stripped) > MAX_WORDS_CHARS[request.channel]:
         problems.append("too_long")
-    problems += problems_in_text(stripped)
+    problems += problems_in_text(stripped, request)
     if request.channel is Channel.EMAIL:
         if not 3 <= len(subject.strip()) <= MAX_SUBJECT_CHARS:
             problems.append("subject_length")
-        problems += [f"subject_{p}" for p in problems_in_text(subject)]
+        problems += [f"subject_{p}" for p in problems_in_text(subject, request)]
     if request.purpose is Purpose.FEEDBACK and _PUBLIC_REVIEW.search(f"{subject} {stripped}"):
         problems.append("public_review_in_feedback_ask")
     greeting = _GREETING.match(stripped)

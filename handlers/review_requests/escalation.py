@@ -41,6 +41,8 @@ class Escalator:
             )
         ):
             return "resolved"  # the ask went out after all while the sweep gave up on it
+        if reason == "unconfirmed_send" and request is not None and request.get("delivered_at"):
+            return "resolved"  # the send was confirmed after all
         markers = self.audit.entries(request_id, prefix=handover.marker_prefix(dedupe_key))
         decision = handover.claim_decision(markers, dedupe_key, now, self.lease)
         if decision.action == "sent":

@@ -16,12 +16,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from handlers.common.html_kit import local_time
+from handlers.common.unconfirmed_sends import OWNER_ADVICE
 from handlers.review_requests.timing import parse_iso
 
 REASONS = {
     "unhappy_grade": "an unhappy customer",
     "private_feedback": "private feedback from a customer",
     "straggler": "a review request that could not be sent",
+    "unconfirmed_send": "a review request that was never confirmed sent",
 }
 
 
@@ -157,6 +159,20 @@ def build(
             lines += [f"    {text_line}" for text_line in str(facts.get("text", "")).splitlines()]
     else:
         lines.append("  none")
+    if reason == "unconfirmed_send":
+        lines += ["", "What to do", f"  {OWNER_ADVICE}", "", "The message as it was claimed"]
+        messages = [e for e in trail if e.get("event") == "message"]
+        if messages:
+            facts = dict(messages[-1].get("facts") or {})
+            lines += [
+                _line("To", facts.get("to")),
+                _line("By", facts.get("channel")),
+                _line("Claimed", _when(request.get("sent_at"), zone)),
+                _line("Subject", facts.get("subject")),
+            ]
+            lines += [f"    {text_line}" for text_line in str(facts.get("text", "")).splitlines()]
+        else:
+            lines.append("  not on record")
     state = request.get("state")
     lines += ["", _line("Where it stands", STATES.get(str(state), state))]
     if earlier:

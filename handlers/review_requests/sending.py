@@ -2,10 +2,13 @@
 
 Once-only rests on one conditional write: the request moves ``scheduled`` -> ``asked`` /
 ``diverted`` / ``suppressed`` in a transaction that also appends the grade and the message to
-the audit, and only the call that wins it sends. A duplicate SQS delivery, or the copy the sweep
+the audit and checks that none of the customer's contacts is on rrs-optout, and only the call
+that wins it sends. An opt-out stored while the models run therefore still stops the ask. A duplicate SQS delivery, or the copy the sweep
 enqueued for the same request, loses that write and sends nothing. If the send itself fails the
 claim is released (only by its holder) so the SQS retry can send; an SMS refused because the
-customer replied STOP to the carrier is recorded as suppressed.
+customer replied STOP to the carrier is recorded as suppressed. A send the provider accepted
+stamps the claim ``delivered_at``; one that never does is reported by rrs-sweep, never re-sent
+(``handlers.common.unconfirmed_sends``).
 """
 
 from __future__ import annotations
@@ -166,6 +169,7 @@ class Sender:
             self.work.put(escalate_message(request_id, "unhappy_grade", "unhappy-grade"))
         new_state = State.ASKED if purpose is Purpose.REVIEW else State.DIVERTED
         to = str(item["contact"])
+        contacts = [str(c) for c in (*(item.get("contacts") or ()), to) if c]
         won = finish_with_audit(
             self.requests,
             self.audit,
@@ -212,7 +216,11 @@ class Sender:
                     step=2,
                 ),
             ),
+            not_opted_out=(self.optouts, contacts),
         )
+        if won.opted_out is not None:
+            # The customer opted out after the first check: the opt-out wins over the claim.
+            return self._suppress(request_id, "opted_out", {"contact": won.opted_out}, now)
         if not won:
             return "lost_race"
         try:
@@ -240,6 +248,7 @@ class Sender:
                 )
             )
             raise
+        self.requests.confirm_delivery(request_id, new_state.value, claim, message_id, iso(now))
         self.audit.append(
             AuditEntry.now(
                 request_id,

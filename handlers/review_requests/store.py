@@ -230,6 +230,60 @@ class Requests:
             },
         )
 
+    def confirm_delivery(
+        self, request_id: str, claimed_state: str, claim: str, message_id: str, now: str
+    ) -> bool:
+        """Stamp our claim ``delivered_at``: the provider accepted the message."""
+        return self._update(
+            Key={"request_id": request_id},
+            UpdateExpression="SET delivered_at = :now, provider_message_id = :id",
+            ConditionExpression="#state = :claimed AND claim = :claim",
+            ExpressionAttributeNames={"#state": "state"},
+            ExpressionAttributeValues={
+                ":claimed": claimed_state,
+                ":claim": claim,
+                ":id": message_id,
+                ":now": now,
+            },
+        )
+
+    def unconfirmed(
+        self, *, claimed_before: str, due_since: str, due_until: str
+    ) -> Iterator[dict[str, Any]]:
+        """Asked or diverted requests claimed before ``claimed_before``, never confirmed sent
+        and not yet reported, whose due time lies in ``[due_since, due_until]`` (via the GSI)."""
+        from boto3.dynamodb.conditions import Attr, Key
+
+        for state in (State.ASKED, State.DIVERTED):
+            kwargs: dict[str, Any] = {
+                "IndexName": self.index_name,
+                "KeyConditionExpression": Key("state").eq(state.value)
+                & Key("due").between(due_since, due_until),
+                "FilterExpression": Attr("delivered_at").not_exists()
+                & Attr("unconfirmed_at").not_exists()
+                & Attr("sent_at").lte(claimed_before),
+            }
+            while True:
+                page = self.table.query(**kwargs)
+                for item in page.get("Items", []):
+                    yield dict(item)
+                if "LastEvaluatedKey" not in page:
+                    break
+                kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+    def mark_unconfirmed(self, request_id: str, claimed_state: str, now: str) -> bool:
+        """Record that the sweep reported this claim (once: the first sweep wins)."""
+        return self._update(
+            Key={"request_id": request_id},
+            UpdateExpression="SET unconfirmed_at = :now",
+            ConditionExpression=(
+                "#state = :claimed AND attribute_not_exists(delivered_at) "
+                "AND attribute_not_exists(unconfirmed_at)"
+            ),
+            ExpressionAttributeNames={"#state": "state"},
+            ExpressionAttributeValues={":claimed": claimed_state, ":now": now},
+        )
+
     def stragglers(self, due_before: str, limit: int) -> Iterator[dict[str, Any]]:
         """Scheduled requests due at or before ``due_before``, oldest first, via the GSI."""
         from boto3.dynamodb.conditions import Key
@@ -252,6 +306,22 @@ class Requests:
             kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
 
+@dataclass(frozen=True)
+class Finish:
+    """What ``finish_with_audit`` did; truthy when this call moved the request.
+
+    Attributes:
+        won: The request moved (and the audit entries were written).
+        opted_out: When an opt-out checked inside the write was found: that contact.
+    """
+
+    won: bool
+    opted_out: str | None = None
+
+    def __bool__(self) -> bool:
+        return self.won
+
+
 def finish_with_audit(
     requests: Requests,
     audit: Audit,
@@ -260,13 +330,17 @@ def finish_with_audit(
     new_state: State,
     updates: Mapping[str, Any],
     entries: Sequence[AuditEntry],
-) -> bool:
+    not_opted_out: tuple[OptOuts, Sequence[str]] | None = None,
+) -> Finish:
     """scheduled -> ``new_state`` and the audit entries, in one transaction.
 
     The state condition is the once-only guard: a duplicate delivery or a sweep-driven copy
     loses here and sends nothing. Because the audit entries ride in the same transaction,
     every grade and message the request was decided with is on record whenever the state
-    moved, and never when it did not. Returns False when the request was not scheduled.
+    moved, and never when it did not. ``not_opted_out`` (the list and the contacts) adds a
+    ConditionCheck per contact that its opt-out item is absent, so an opt-out stored at any
+    moment before this write wins over the claim (the earlier read is only a shortcut).
+    Returns a falsy Finish when the request was not scheduled or a contact opted out.
     """
     from boto3.dynamodb.types import TypeSerializer
     from botocore.exceptions import ClientError
@@ -306,14 +380,33 @@ def finish_with_audit(
                 }
             }
         )
+    checked: list[str] = []
+    if not_opted_out is not None:
+        optouts, contacts = not_opted_out
+        checked = list(dict.fromkeys(contacts))
+        for contact in checked:
+            items.append(
+                {
+                    "ConditionCheck": {
+                        "TableName": optouts.name,
+                        "Key": wire({"contact": contact}),
+                        "ConditionExpression": "attribute_not_exists(#c)",
+                        "ExpressionAttributeNames": {"#c": "contact"},
+                    }
+                }
+            )
     try:
         client("dynamodb").transact_write_items(TransactItems=items)
     except ClientError as err:
-        # Lost only when the state move's own condition (the first action) failed.
+        first_check = len(items) - len(checked)
+        for offset, contact in enumerate(checked):
+            if transaction_condition_failed(err, first_check + offset):
+                return Finish(False, opted_out=contact)
+        # Otherwise lost only when the state move's own condition (the first action) failed.
         if transaction_condition_failed(err, 0):
-            return False
+            return Finish(False)
         raise
-    return True
+    return Finish(True)
 
 
 # Opt-outs, customers, jobs --------------------------------------------------------------
@@ -323,6 +416,7 @@ class OptOuts:
     """rrs-optout: the suppression list, keyed by the normalised contact."""
 
     def __init__(self, table_name: str) -> None:
+        self.name = table_name
         self.table = table(table_name)
 
     def first_opted_out(self, contacts: Sequence[str]) -> str | None:
@@ -356,6 +450,24 @@ class Customers:
     def get(self, customer_id: str) -> Customer | None:
         found = self.item(customer_id)
         return None if found is None else Customer.from_item(found)
+
+    def hashes(self) -> dict[str, str]:
+        """Every mirrored row's sheet hash (one Scan, paged): what the sync compares against
+        before it writes, because a conditional write that fails is billed as a write."""
+        found: dict[str, str] = {}
+        request: dict[str, Any] = {
+            "ProjectionExpression": "customer_id, #h",
+            "ExpressionAttributeNames": {"#h": "sheet_hash"},
+        }
+        while True:
+            page = self.table.scan(**request)
+            for item in page.get("Items", []):
+                if isinstance(item.get("sheet_hash"), str):
+                    found[str(item["customer_id"])] = str(item["sheet_hash"])
+            last = page.get("LastEvaluatedKey")
+            if not last:
+                return found
+            request["ExclusiveStartKey"] = last
 
     def upsert(self, customer_id: str, fields: Mapping[str, Any], row_hash: str, now: str) -> bool:
         """Write the sheet's fields (removing the ones now blank) unless the row is unchanged.

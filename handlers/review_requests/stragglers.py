@@ -6,6 +6,11 @@ message that went to the dead-letter queue, or an ask deferred by quiet hours. E
 with a ``send`` message (the sender's once-only write makes a race with the live path
 harmless) up to ``max_attempts`` times, then given up (``suppressed``) and escalated to the
 owner. Requests already asked or diverted are never in its query, so never re-sent.
+
+It is also the reconciler of at-most-once asks: a request asked or diverted (claimed) more than
+``UNCONFIRMED_AFTER`` ago whose send was never confirmed (no ``delivered_at``: the sender died
+between its claim and the provider's answer, or the answer was lost) is reported once: counted
+(``UnconfirmedAsks``, alarmed) and escalated to the owner with what to do. It is never re-sent.
 """
 
 from __future__ import annotations
@@ -13,12 +18,16 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
+from handlers.common import metrics
+from handlers.common.unconfirmed_sends import LOOKBACK, UNCONFIRMED_AFTER
 from handlers.review_requests.domain import escalate_message, send_message
 from handlers.review_requests.store import Requests
 from handlers.review_requests.timing import Window, iso, zone
 from handlers.review_requests.work import WorkQueue
 
 GIVE_UP_REASON = "undelivered_after_sweeps"
+UNCONFIRMED_REASON = "unconfirmed_send"
+"""The escalation reason (and dedupe key, with ``-``) of a claimed ask never confirmed sent."""
 BATCH_LIMIT = 500
 """Requests handled per run; the next run (15 minutes later) continues."""
 
@@ -60,4 +69,28 @@ class Sweep:
                 escalated += 1
             else:
                 lost += 1
-        return {"requeued": requeued, "escalated": escalated, "lost_races": lost}
+        unconfirmed = self.report_unconfirmed(now)
+        return {
+            "requeued": requeued,
+            "escalated": escalated,
+            "lost_races": lost,
+            "unconfirmed": unconfirmed,
+        }
+
+    def report_unconfirmed(self, now: dt.datetime) -> int:
+        """Report each claim never confirmed sent, once; returns how many this run reported."""
+        reported = 0
+        found = self.requests.unconfirmed(
+            claimed_before=iso(now - UNCONFIRMED_AFTER),
+            due_since=iso(now - LOOKBACK),
+            due_until=iso(now),
+        )
+        for item in found:
+            request_id = str(item["request_id"])
+            # Mark first: a concurrent sweep loses here, so the owner hears of it once.
+            if self.requests.mark_unconfirmed(request_id, str(item["state"]), iso(now)):
+                dedupe = UNCONFIRMED_REASON.replace("_", "-")
+                self.work.put(escalate_message(request_id, UNCONFIRMED_REASON, dedupe))
+                reported += 1
+        metrics.count("UnconfirmedAsks", reported)
+        return reported

@@ -18,6 +18,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 from handlers.common.function_url import RequestError
 from handlers.source_attributor.email_hash import normalise_email
@@ -74,20 +75,45 @@ def _string(data: Mapping[str, Any], name: str, limit: int, *, required: bool = 
     return value
 
 
-def _url(data: Mapping[str, Any]) -> str:
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def origin_of(url: str) -> str | None:
+    """``scheme://host[:port]`` of an absolute http(s) URL without credentials, lower case and
+    without its scheme's default port; None when ``url`` is not one (or does not parse)."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port  # raises ValueError for a port that is not a number in range
+    except ValueError:
+        return None
+    scheme = parts.scheme.lower()
+    host = (parts.hostname or "").lower()
+    if scheme not in _DEFAULT_PORTS or not host or parts.username is not None:
+        return None
+    if port is None or port == _DEFAULT_PORTS[scheme]:
+        return f"{scheme}://{host}"
+    return f"{scheme}://{host}:{port}"
+
+
+def _url(data: Mapping[str, Any], site_origins: frozenset[str]) -> str:
     url = _string(data, "url", MAX_URL, required=True)
-    if not url.startswith(("https://", "http://")):
-        raise RequestError(400, "invalid_field", "url must be the page's absolute URL")
+    origin = origin_of(url)
+    if origin is None or origin not in {origin_of(o) for o in site_origins}:
+        raise RequestError(400, "invalid_field", "url must be an absolute URL of the site's pages")
     return url
 
 
-def parse(data: Mapping[str, Any]) -> Arrival | EnquirySubmission:
-    """The beacon in ``data``; RequestError (400) naming the first bad field."""
+def parse(data: Mapping[str, Any], site_origins: frozenset[str]) -> Arrival | EnquirySubmission:
+    """The beacon in ``data``; RequestError (400) naming the first bad field.
+
+    ``site_origins``: the origins whose pages may send beacons; the beacon's own ``url`` must
+    be a page of one of them, as its Origin header already had to be.
+    """
     kind = data.get("kind", "arrival")
     visitor_id = _string(data, "visitor_id", 128) or None
     if kind == "arrival":
         referrer = _string(data, "referrer", MAX_URL)
-        return Arrival(url=_url(data), referrer=referrer, visitor_id=visitor_id)
+        return Arrival(url=_url(data, site_origins), referrer=referrer, visitor_id=visitor_id)
     if kind == "enquiry":
         email = _string(data, "email", 320, required=True)
         try:
@@ -98,7 +124,7 @@ def parse(data: Mapping[str, Any]) -> Arrival | EnquirySubmission:
         if submission_id is not None and not SUBMISSION_ID.match(submission_id):
             raise RequestError(400, "invalid_field", "submission_id must be 8-64 URL-safe chars")
         return EnquirySubmission(
-            url=_url(data),
+            url=_url(data, site_origins),
             email=email,
             heard_about=_string(data, "heard_about", MAX_ANSWER),
             submission_id=submission_id,

@@ -87,7 +87,8 @@ class CaptureApp:
             return {"statusCode": 204, "headers": cors, "body": "", "isBase64Encoded": False}
         try:
             raw = raw_body(event, max_bytes=beacon.MAX_BODY_BYTES)
-            message = beacon.parse(parse_json_object(raw, max_bytes=beacon.MAX_BODY_BYTES))
+            data = parse_json_object(raw, max_bytes=beacon.MAX_BODY_BYTES)
+            message = beacon.parse(data, self.site_origins)
         except RequestError as err:
             return err.response(cors)
         ids = visitor.resolve(visitor.request_cookie(event), message.visitor_id)

@@ -9,6 +9,7 @@ reading the table. Stamping a nudge is read-compute-write with an optimistic ver
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from handlers.common.transitions import condition_failed
@@ -74,6 +75,42 @@ def record_purchase(table: Table, customer_id: str, skus: Iterable[str], now: fl
     )
 
 
+@dataclass(frozen=True)
+class CapStamp:
+    """The write that counts one more nudge, guarded by the cap version it was computed from."""
+
+    update: str
+    condition: str
+    values: Mapping[str, Any]
+
+
+def next_cap_stamp(
+    item: Mapping[str, Any] | None, now: float, max_nudges: int
+) -> CapStamp | None:
+    """The stamp for one more nudge given the customer's item; None when the cap is full."""
+    recent = recent_nudges(item, now)
+    if len(recent) >= max_nudges:
+        return None
+    version = int((item or {}).get("cap_version", 0))
+    values: dict[str, Any] = {
+        ":recent": [*recent, int(now)],
+        ":count": len(recent) + 1,
+        ":now": int(now),
+        ":next": version + 1,
+    }
+    if version:
+        condition = "cap_version = :version"
+        values[":version"] = version
+    else:
+        condition = "attribute_not_exists(cap_version)"
+    return CapStamp(
+        "SET recent_nudges = :recent, nudge_count = :count, last_nudged_at = :now, "
+        "cap_version = :next",
+        condition,
+        values,
+    )
+
+
 def stamp_nudge(
     table: Table, customer_id: str, now: float, max_nudges: int, *, attempts: int = 4
 ) -> bool:
@@ -81,7 +118,8 @@ def stamp_nudge(
 
     Each attempt reads the item and writes it back on the condition that nobody else wrote the
     cap since (``cap_version``). Losing ``attempts`` times in a row is treated as capped: under
-    doubt the customer gets fewer nudges, never more.
+    doubt the customer gets fewer nudges, never more. (upsr-sender stamps inside its claim,
+    ``offers.claim_for_send``, with the same ``next_cap_stamp``.)
     """
     from botocore.exceptions import ClientError
 
@@ -89,31 +127,15 @@ def stamp_nudge(
         item: Mapping[str, Any] | None = table.get_item(
             Key={"customer_id": customer_id}, ConsistentRead=True
         ).get("Item")
-        recent = recent_nudges(item, now)
-        if len(recent) >= max_nudges:
+        stamp = next_cap_stamp(item, now, max_nudges)
+        if stamp is None:
             return False
-        version = int((item or {}).get("cap_version", 0))
-        recent.append(int(now))
-        values: dict[str, Any] = {
-            ":recent": recent,
-            ":count": len(recent),
-            ":now": int(now),
-            ":next": version + 1,
-        }
-        if version:
-            condition = "cap_version = :version"
-            values[":version"] = version
-        else:
-            condition = "attribute_not_exists(cap_version)"
         try:
             table.update_item(
                 Key={"customer_id": customer_id},
-                UpdateExpression=(
-                    "SET recent_nudges = :recent, nudge_count = :count, "
-                    "last_nudged_at = :now, cap_version = :next"
-                ),
-                ConditionExpression=condition,
-                ExpressionAttributeValues=values,
+                UpdateExpression=stamp.update,
+                ConditionExpression=stamp.condition,
+                ExpressionAttributeValues=dict(stamp.values),
             )
         except ClientError as err:
             if not condition_failed(err):

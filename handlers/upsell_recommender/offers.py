@@ -27,6 +27,7 @@ from handlers.common.transitions import (
     put_if_absent,
     transition,
 )
+from handlers.common.unconfirmed_sends import LOOKBACK, UNCONFIRMED_AFTER
 from handlers.upsell_recommender.contract import OFFERS_TTL
 from handlers.upsell_recommender.domain import OfferState, to_decimal
 
@@ -96,23 +97,168 @@ def due_offers(table: Table, index: str, now: float, limit: int) -> Iterator[dic
     return _query_index(table, index, OfferState.CHOSEN, until=int(now), limit=limit)
 
 
+@dataclass(frozen=True)
+class SendClaim:
+    """What the claim of one nudge did.
+
+    Attributes:
+        won: The offer moved chosen -> sent and the cap was stamped, together.
+        refused: Why not: ``lost-race`` (the offer had moved), ``opted-out``, ``capped``, or
+            ``conflict`` (the cap kept moving under us; the offer stays chosen for the next run).
+    """
+
+    won: bool
+    refused: str | None = None
+
+
 def claim_for_send(
-    table: Table, offer_id: str, now: float, window_s: int, retention_s: int
-) -> TransitionResult:
-    """chosen -> sent, opening the attribution window; only one caller can win it."""
+    table: Table,
+    offer_id: str,
+    now: float,
+    window_s: int,
+    retention_s: int,
+    *,
+    customers: Table,
+    optout: Table,
+    customer_id: str,
+    max_nudges: int,
+    attempts: int = 4,
+) -> SendClaim:
+    """chosen -> sent, the cap stamp and the opt-out check as one transaction; one winner.
+
+    The three are one guarded write so that an opt-out stored at any moment before it wins,
+    and no cap slot is spent without the claim (or the reverse). The cap is read, then written
+    back on its version (``cap_version``); losing the version re-reads and tries again.
+    """
+    from handlers.common.transitions import transact, tx_condition_check, tx_update
+    from handlers.upsell_recommender.customers import next_cap_stamp
+
     window_ends = int(now) + window_s
-    return transition(
-        table,
-        {"offer_id": offer_id},
-        STATE,
-        OfferState.CHOSEN.value,
-        OfferState.SENT.value,
-        {
-            "sent_at": int(now),
-            "window_ends_at": window_ends,
-            OFFERS_TTL: window_ends + retention_s,
-        },
+    for _ in range(attempts):
+        answer = customers.get_item(Key={"customer_id": customer_id}, ConsistentRead=True)
+        stamp = next_cap_stamp(answer.get("Item"), now, max_nudges)
+        if stamp is None:
+            return SendClaim(False, "capped")
+        result = transact(
+            table,
+            [
+                tx_update(
+                    table.name,
+                    {"offer_id": offer_id},
+                    "SET #s = :sent, sent_at = :now, window_ends_at = :ends, #ttl = :ttl",
+                    "#s = :chosen",
+                    {
+                        ":sent": OfferState.SENT.value,
+                        ":chosen": OfferState.CHOSEN.value,
+                        ":now": int(now),
+                        ":ends": window_ends,
+                        ":ttl": window_ends + retention_s,
+                    },
+                    {"#s": STATE, "#ttl": OFFERS_TTL},
+                ),
+                tx_update(
+                    customers.name,
+                    {"customer_id": customer_id},
+                    stamp.update,
+                    stamp.condition,
+                    stamp.values,
+                ),
+                tx_condition_check(
+                    optout.name,
+                    {"customer_id": customer_id},
+                    "attribute_not_exists(#c)",
+                    names={"#c": "customer_id"},
+                ),
+            ],
+        )
+        if result.won:
+            return SendClaim(True)
+        if result.reasons[2:3] == ("ConditionalCheckFailed",):
+            return SendClaim(False, "opted-out")
+        if result.reasons[:1] == ("ConditionalCheckFailed",):
+            return SendClaim(False, "lost-race")
+        # The cap's version moved (another nudge to this customer), or a conflict: re-read.
+    return SendClaim(False, "conflict")
+
+
+def confirm_delivered(table: Table, offer_id: str, now: float, message_id: str) -> None:
+    """Stamp the offer ``delivered_at``: the channel accepted the nudge."""
+    table.update_item(
+        Key={"offer_id": offer_id},
+        UpdateExpression="SET delivered_at = :now, message_id = :id",
+        ConditionExpression="attribute_exists(offer_id)",
+        ExpressionAttributeValues={":now": int(now), ":id": message_id},
     )
+
+
+def report_unconfirmed(table: Table, index: str, now: float) -> list[dict[str, Any]]:
+    """Mark each sent offer claimed over ``UNCONFIRMED_AFTER`` ago and never confirmed sent
+    (once: the first sweep wins the mark); returns the offers this call marked."""
+    cutoff = int(now - UNCONFIRMED_AFTER.total_seconds())
+    found = _query_index(
+        table,
+        index,
+        OfferState.SENT,
+        since=int(now - LOOKBACK.total_seconds()),
+        until=cutoff,
+        filter_expression=(
+            "attribute_not_exists(delivered_at) AND attribute_not_exists(unconfirmed_at) "
+            "AND sent_at <= :cutoff"
+        ),
+        filter_values={":cutoff": cutoff},
+    )
+    marked: list[dict[str, Any]] = []
+    for offer in found:
+        result = _update_if(
+            table,
+            str(offer["offer_id"]),
+            "SET unconfirmed_at = :now",
+            "#s = :sent AND attribute_not_exists(delivered_at) "
+            "AND attribute_not_exists(unconfirmed_at)",
+            {":now": int(now), ":sent": OfferState.SENT.value},
+        )
+        if result:
+            marked.append(offer)
+    return marked
+
+
+def _update_if(
+    table: Table, offer_id: str, update: str, condition: str, values: Mapping[str, Any]
+) -> bool:
+    """One conditional update of the offer; False when the condition did not hold."""
+    from botocore.exceptions import ClientError
+
+    try:
+        table.update_item(
+            Key={"offer_id": offer_id},
+            UpdateExpression=update,
+            ConditionExpression=condition,
+            ExpressionAttributeNames={"#s": STATE},
+            ExpressionAttributeValues=dict(values),
+        )
+    except ClientError as err:
+        if condition_failed(err):
+            return False
+        raise
+    return True
+
+
+def unconfirmed_offers(table: Table, index: str, since: int, until: int) -> list[dict[str, Any]]:
+    """Offers of any state reported unconfirmed between ``since`` and ``until``."""
+    found: list[dict[str, Any]] = []
+    for state in (OfferState.SENT, OfferState.IGNORED, OfferState.TAKEN, OfferState.OUT_OF_WINDOW):
+        found.extend(
+            _query_index(
+                table,
+                index,
+                state,
+                since=since - int(LOOKBACK.total_seconds()),
+                until=until,
+                filter_expression="unconfirmed_at BETWEEN :from AND :to",
+                filter_values={":from": since, ":to": until},
+            )
+        )
+    return sorted(found, key=lambda o: (int(o.get("send_at", 0)), str(o["offer_id"])))
 
 
 def suppress(

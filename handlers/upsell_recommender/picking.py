@@ -15,14 +15,15 @@ Filters (a candidate must pass all):
 * not already owned: not in the basket and not in the customer's purchase history.
 
 The model's one-line pitch is shown to the customer only after it is cleaned: plain text, one
-line, no links, addresses or phone numbers, at most 120 characters; otherwise a fixed line is
-used. Nothing here talks to AWS.
+line, at most 120 characters, and inside the one bound on customer text
+(``handlers.common.customer_text``: no link, address, phone number, price, discount code,
+promise or instruction beyond the product's own title); otherwise a fixed line is used. The
+sender applies the same cleaning again just before the nudge goes. Nothing here talks to AWS.
 """
 
 from __future__ import annotations
 
 import json
-import re
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -30,6 +31,7 @@ from decimal import Decimal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from handlers.common.customer_text import refusals
 from handlers.upsell_recommender.domain import CatalogueItem
 
 TOOL_NAME = "propose_addons"
@@ -137,19 +139,13 @@ def build_prompt(basket: Sequence[Mapping[str, object]], offered: Sequence[Catal
     )
 
 
-_LINK = re.compile(
-    r"(https?:|www\.|://|@|\b[\w-]+\.(com|co|uk|net|org|io|shop|store|ly|me)\b|\+?\d[\d\s-]{6,})",
-    re.IGNORECASE,
-)
-
-
 def clean_line(line: str, title: str) -> str:
     """The model's pitch made safe to send, or a fixed line when it cannot be."""
     fallback = f"{title} goes well with your order."
     # Control and format characters (newlines, bidi overrides) become spaces, then collapse.
     text = "".join(" " if unicodedata.category(ch)[0] == "C" else ch for ch in line)
     text = " ".join(text.split())
-    if not text or len(text) > MAX_LINE_CHARS or _LINK.search(text):
+    if not text or len(text) > MAX_LINE_CHARS or refusals(text, (title,)):
         return fallback[: MAX_LINE_CHARS + 80]
     return text
 

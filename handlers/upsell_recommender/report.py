@@ -16,9 +16,11 @@ import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from handlers.common import html_kit as kit
+from handlers.common.unconfirmed_sends import OWNER_ADVICE
 from handlers.upsell_recommender.domain import OfferState
 
 REPORT_PERIOD_S = 7 * 24 * 3600
@@ -36,6 +38,8 @@ class Rollup:
     since: int
     until: int
     taken_value: Mapping[str, Decimal] = field(default_factory=dict)
+    unconfirmed: tuple[Mapping[str, Any], ...] = ()
+    """Offers claimed but never confirmed sent, reported in the period."""
 
     def count(self, state: OfferState) -> int:
         return int(self.counts.get(state, 0))
@@ -63,8 +67,13 @@ class Rollup:
 
     @property
     def quiet(self) -> bool:
-        """Nothing nudged, tapped or waiting to be sent in the period."""
-        return self.nudged == 0 and self.taps == 0 and self.count(OfferState.CHOSEN) == 0
+        """Nothing nudged, tapped, waiting to be sent or lost in the period."""
+        return (
+            self.nudged == 0
+            and self.taps == 0
+            and self.count(OfferState.CHOSEN) == 0
+            and not self.unconfirmed
+        )
 
 
 def money(amounts: Mapping[str, Decimal]) -> str:
@@ -119,6 +128,10 @@ def render(rollup: Rollup, *, zone: str = "UTC", quiet: str = QUIET_LINE) -> kit
     more = [(label, n) for label, n in more if n]  # a zero says nothing in four seconds
     text = [subject, "", f"Offers due to go out {period} (dates in {zone}):", ""]
     text += [f"  {label}: {figure}" for label, figure in main]
+    lost = _unconfirmed_lines(rollup.unconfirmed, zone)
+    if lost:
+        text += ["", f"Nudges claimed but never confirmed sent: {len(lost)}"]
+        text += [f"  {line}" for line in lost] + ["", OWNER_ADVICE]
     if more:
         text += ["", "The rest:"] + [f"  {label}: {figure}" for label, figure in more]
     rest = (
@@ -131,6 +144,13 @@ def render(rollup: Rollup, *, zone: str = "UTC", quiet: str = QUIET_LINE) -> kit
         (
             kit.para(f"Offers due to go out {period}."),
             kit.rows_table(("This week", "Figure"), main, numeric=1),
+            (
+                kit.Html(f"<h2>Nudges claimed but never confirmed sent: {len(lost)}</h2>")
+                + kit.join(kit.para(line) for line in lost)
+                + kit.para(OWNER_ADVICE, strong=True)
+                if lost
+                else ""
+            ),
             rest,
             kit.detail(
                 "The value is each taken add-on's price when it was offered; Shopify's orders "
@@ -139,3 +159,18 @@ def render(rollup: Rollup, *, zone: str = "UTC", quiet: str = QUIET_LINE) -> kit
         )
     )
     return kit.mail(subject, text, body)
+
+
+def _unconfirmed_lines(offers: tuple[Mapping[str, Any], ...], zone: str) -> list[str]:
+    """One line per nudge claimed and never confirmed sent: who, how, when it was claimed."""
+    lines = []
+    for offer in offers:
+        contact = offer.get("contact") or {}
+        claimed = dt.datetime.fromtimestamp(int(offer.get("sent_at") or 0), dt.UTC)
+        when = claimed.astimezone(ZoneInfo(zone)).strftime("%d %b %Y %H:%M")
+        lines.append(
+            f"Order {str(offer.get('offer_id', '-')).removeprefix('ofr-')}: "
+            f"{contact.get('channel', '-')} to {contact.get('address', '-')}, "
+            f"claimed {when} ({zone})"
+        )
+    return lines

@@ -2,18 +2,21 @@
 
 For each chosen offer whose ``send_at`` has come (state/send_at index):
 
-1. re-check upsr-optout and the frequency cap; a customer who opted out or is capped since the
-   order gets nothing (the offer becomes ``suppressed`` with the reason);
-2. move the offer chosen -> sent with a condition on its state. Only the winner goes on, so two
-   overlapping runs (a slow run and the next, or a Scheduler retry) send once;
-3. stamp the cap on upsr-customers (conditional; losing the cap in a race suppresses the offer);
-4. sign the one-tap link (subject: offer and variant; valid through the window plus a grace)
-   and send one nudge by SMS, or by email when the customer consented to email only.
+1. read upsr-optout and the frequency cap: a customer who opted out or is capped since the
+   order gets nothing (the offer becomes ``suppressed`` with the reason), without a claim;
+2. claim the nudge with one transaction: the offer chosen -> sent (conditioned on its state),
+   the cap stamped on upsr-customers (conditioned on the cap's version) and a ConditionCheck
+   that upsr-optout holds no item for the customer. Only the winner goes on, so two overlapping
+   runs send once, and an opt-out stored after step 1 still wins (the offer is suppressed);
+3. sign the one-tap link (subject: offer and variant; valid through the window plus a grace)
+   and send one nudge by SMS, or by email when the customer consented to email only; an
+   accepted nudge stamps the offer ``delivered_at``.
 
-The move happens before the send on purpose: if the function dies in between, the offer stays
-``sent`` without a message (and the sweep later counts it ignored) rather than risking a second
-message on the next run. A channel that definitely refused (``NudgeRejected``) turns the offer
-``suppressed``; an unknown outcome (a timeout) leaves it ``sent`` and is logged.
+The claim happens before the send on purpose: if the function dies in between, the offer stays
+``sent`` without a message rather than risking a second message on the next run, and upsr-sweep
+reports it (``UnconfirmedNudges``, the owner's roll-up) without re-sending. A channel that
+definitely refused (``NudgeRejected``) turns the offer ``suppressed``; an unknown outcome (a
+timeout) leaves it ``sent`` and unconfirmed, so it is reported the same way.
 """
 
 from __future__ import annotations
@@ -28,15 +31,15 @@ from handlers.common.aws_clients import table
 from handlers.common.link_tokens import Keyring, issue_short_token
 from handlers.common.observability import get_logger
 from handlers.common.secrets import get_secret
-from handlers.upsell_recommender.customers import get_customer, is_capped, is_opted_out, stamp_nudge
+from handlers.upsell_recommender import customers, offers
 from handlers.upsell_recommender.domain import ADD_ACTION, Contact, OfferState, is_variant_id
 from handlers.upsell_recommender.nudges import AwsMessenger, NudgeRejected, compose
-from handlers.upsell_recommender.offers import claim_for_send, due_offers, suppress
+from handlers.upsell_recommender.offers import due_offers
+from handlers.upsell_recommender.picking import clean_line
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.service_resource import Table
 
-    from handlers.common.link_tokens import Keyring
     from handlers.upsell_recommender.contract import SenderSettings
     from handlers.upsell_recommender.nudges import Messenger
 
@@ -125,7 +128,7 @@ def send_one(offer: Mapping[str, Any], deps: SenderDeps, keyring: Keyring, *, no
     log.append_keys(offer_id=offer_id)
 
     def suppressed(reason: str, expected: OfferState = OfferState.CHOSEN) -> str:
-        result = suppress(deps.offers, offer_id, expected, reason, now)
+        result = offers.suppress(deps.offers, offer_id, expected, reason, now)
         return f"suppressed:{reason}" if result.won else "already-moved"
 
     contact = Contact.from_item(offer.get("contact") or {})
@@ -134,17 +137,28 @@ def send_one(offer: Mapping[str, Any], deps: SenderDeps, keyring: Keyring, *, no
         return suppressed("no-contact")
     if not is_variant_id(variant_id):
         return suppressed("bad-offer")
-    if is_opted_out(deps.optout, customer_id):
+    # A shortcut only: the claim below checks the opt-out again inside its own write.
+    if customers.is_opted_out(deps.optout, customer_id):
         return suppressed("opted-out")
-    if is_capped(get_customer(deps.customers, customer_id), now, deps.max_nudges):
+    if customers.is_capped(customers.get_customer(deps.customers, customer_id), now, deps.max_nudges):
         return suppressed("capped")
 
-    claim = claim_for_send(deps.offers, offer_id, now, deps.window_s, deps.retention_s)
+    claim = offers.claim_for_send(
+        deps.offers,
+        offer_id,
+        now,
+        deps.window_s,
+        deps.retention_s,
+        customers=deps.customers,
+        optout=deps.optout,
+        customer_id=customer_id,
+        max_nudges=deps.max_nudges,
+    )
     if not claim.won:
-        log.info("offer already moved by another run", extra={"state": claim.current})
-        return "lost-race"
-    if not stamp_nudge(deps.customers, customer_id, now, deps.max_nudges):
-        return suppressed("capped", OfferState.SENT)
+        if claim.refused in ("opted-out", "capped"):
+            return suppressed(str(claim.refused))
+        log.info("offer not claimed", extra={"refused": claim.refused})
+        return str(claim.refused)
 
     token = issue_short_token(
         keyring,
@@ -154,14 +168,18 @@ def send_one(offer: Mapping[str, Any], deps: SenderDeps, keyring: Keyring, *, no
         now=now,
     )
     title = str(offer.get("title", "it"))
-    nudge = compose(contact, title, str(offer.get("line") or ""), link_url(deps.addlink_url, token))
+    # The pitch passed the bound when it was picked; checked again here, the last point before
+    # the customer (an offer stored by an older picker, or a bound tightened since).
+    line = clean_line(str(offer.get("line") or ""), title)
+    nudge = compose(contact, title, line, link_url(deps.addlink_url, token))
     try:
-        deps.messenger.send(nudge)
+        message_id = deps.messenger.send(nudge)
     except NudgeRejected as err:
         log.warning("nudge refused by the channel", extra={"reason": err.reason})
         return suppressed(f"rejected:{err.reason}", OfferState.SENT)
     except Exception:
-        log.exception("nudge outcome unknown; the offer stays sent and is not retried")
+        log.exception("nudge outcome unknown; the offer stays sent, unconfirmed, not retried")
         return "unknown"
+    offers.confirm_delivered(deps.offers, offer_id, now, str(message_id))
     metrics.count("NudgesSent")
     return "sent"

@@ -4,6 +4,11 @@ Sent offers whose attribution window ended without a tap become ``ignored``. The
 conditional on ``sent``, so a tap racing the sweep leaves exactly one terminal state, and a
 re-run skips everything already closed.
 
+Before closing, it reconciles at-most-once nudges: a sent offer claimed more than
+``UNCONFIRMED_AFTER`` ago that the channel never confirmed (the sender died between its claim
+and the send, or the outcome was unknown) is marked ``unconfirmed_at`` once, counted
+(``UnconfirmedNudges``, alarmed) and listed in the roll-up with what to do. It is never re-sent.
+
 The roll-up goes once per day, by the first run at or after ``report_hour`` (local time in
 ``report_timezone``), guarded by a first-writer-wins marker item in upsr-offers: hourly runs,
 Scheduler retries and overlapping runs cannot send it twice. It is sent at most once: if SES
@@ -17,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from handlers.common import metrics
 from handlers.common.aws_clients import client, table
 from handlers.common.html_kit import simple_content
 from handlers.common.observability import get_logger
@@ -25,7 +31,9 @@ from handlers.upsell_recommender.offers import (
     close_ignored,
     count_by_state,
     expired_sent_offers,
+    report_unconfirmed,
     taken_value,
+    unconfirmed_offers,
 )
 from handlers.upsell_recommender.report import REPORT_PERIOD_S, Rollup, render
 
@@ -106,6 +114,8 @@ def local_time(now: float, zone: str) -> dt.datetime:
 
 def run(deps: SweepDeps, *, now: float) -> dict[str, Any]:
     """Close expired windows; send the day's roll-up if it is due and not yet sent."""
+    unconfirmed = report_unconfirmed(deps.offers, deps.index, now)
+    metrics.count("UnconfirmedNudges", len(unconfirmed))
     closed = 0
     skipped = 0
     for offer in expired_sent_offers(deps.offers, deps.index, now, deps.window_s):
@@ -114,7 +124,12 @@ def run(deps: SweepDeps, *, now: float) -> dict[str, Any]:
         else:
             skipped += 1  # a tap (or another sweep) got there first
     reported = maybe_report(deps, now, closed)
-    summary = {"closed": closed, "already_closed": skipped, "reported": reported}
+    summary = {
+        "closed": closed,
+        "already_closed": skipped,
+        "reported": reported,
+        "unconfirmed": len(unconfirmed),
+    }
     get_logger().info("sweep run", extra=summary)
     return summary
 
@@ -130,8 +145,9 @@ def maybe_report(deps: SweepDeps, now: float, closed_now: int) -> bool:
     since = until - REPORT_PERIOD_S
     counts = count_by_state(deps.offers, deps.index, since, until)
     value = taken_value(deps.offers, deps.index, since, until)
+    lost = unconfirmed_offers(deps.offers, deps.index, since, until)
     mail = render(
-        Rollup(counts, closed_now, since, until, value),
+        Rollup(counts, closed_now, since, until, value, unconfirmed=tuple(lost)),
         zone=deps.report_timezone,
         quiet=deps.quiet_report,
     )

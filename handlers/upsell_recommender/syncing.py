@@ -1,10 +1,12 @@
 """Syncing (upsr-catalog-sync, every 15 minutes): the store's products into upsr-catalogue.
 
 Every variant with a SKU becomes one row: stock, price, category (product type) and
-complementary categories (``complements:<category>`` tags), stamped with this run's time. Rows
-are upserted with a condition that no newer sync wrote them, so overlapping runs cannot put
-old stock back. Products that leave the store are not deleted: their rows stop being refreshed
-and the picker treats a row older than ``catalogue_max_age_hours`` as out of stock.
+complementary categories (``complements:<category>`` tags). Only rows whose content changed
+are written (the stored content hashes are read first with one Scan: a conditional write that
+fails is billed as a write), with a condition that no newer sync wrote them, so overlapping
+runs cannot put old stock back. A product that leaves the store is written once, unavailable.
+A complete run ends by stamping the catalogue's marker (catalogue.py): the picker treats the
+catalogue as stale when no complete run stamped it within ``catalogue_max_age_hours``.
 """
 
 from __future__ import annotations
@@ -18,7 +20,14 @@ from handlers.common.aws_clients import table
 from handlers.common.clock import Clock
 from handlers.common.observability import get_logger
 from handlers.common.secrets import default_cache, get_secret
-from handlers.upsell_recommender.catalogue import upsert
+from handlers.upsell_recommender.catalogue import (
+    DELISTED,
+    content_hash,
+    delist,
+    mark_complete,
+    stored_hashes,
+    upsert,
+)
 from handlers.upsell_recommender.shopify import ShopifyStore
 from handlers.upsell_recommender.shopify_auth import AccessTokens
 from handlers.upsell_recommender.store import StoreAuthError, StoreError
@@ -32,7 +41,8 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class SyncDeps:
-    """What upsr-catalog-sync touches: the store (Admin API token) and upsr-catalogue (PutItem).
+    """What upsr-catalog-sync touches: the store (Admin API token) and upsr-catalogue (Scan of
+    the content hashes, PutItem of changed rows, UpdateItem of delisted rows).
 
     ``forget_key`` drops the cached token and store secret after the store refused them (an
     outage or a throttle keeps the token: it is still good).
@@ -79,17 +89,23 @@ class SyncDeps:
 
 
 def run(deps: SyncDeps, *, now: float) -> dict[str, int]:
-    """Upsert every product row; returns counts (written, newer-kept, duplicate SKUs)."""
+    """Write the changed product rows; returns counts (written, unchanged, delisted,
+    newer-kept, duplicate SKUs)."""
     log = get_logger()
     seen: set[str] = set()
-    written = newer = duplicates = 0
+    written = newer = duplicates = unchanged = delisted = 0
+    stored = stored_hashes(deps.catalogue)
     try:
         for row in deps.store.catalogue():
             if row.sku in seen:
                 duplicates += 1  # two variants share a SKU: the first one listed is kept
                 continue
             seen.add(row.sku)
-            if upsert(deps.catalogue, dataclasses.replace(row, synced_at=int(now))):
+            stamped = dataclasses.replace(row, synced_at=int(now))
+            if stored.get(row.sku) == content_hash(stamped):
+                unchanged += 1
+                continue
+            if upsert(deps.catalogue, stamped):
                 written += 1
             else:
                 newer += 1
@@ -98,6 +114,16 @@ def run(deps: SyncDeps, *, now: float) -> dict[str, int]:
             deps.forget_key()  # refused: a rotated secret and a new token on the next run
         log.exception("store read failed", extra={"written_before_failure": written})
         raise
-    summary = {"written": written, "newer_kept": newer, "duplicate_skus": duplicates}
+    for sku in sorted(set(stored) - seen):
+        if stored[sku] != DELISTED and delist(deps.catalogue, sku, int(now)):
+            delisted += 1
+    mark_complete(deps.catalogue, int(now))
+    summary = {
+        "written": written,
+        "unchanged": unchanged,
+        "delisted": delisted,
+        "newer_kept": newer,
+        "duplicate_skus": duplicates,
+    }
     log.info("catalogue synced", extra=summary)
     return summary

@@ -1,7 +1,7 @@
 """Duplicate contact merger: a week of contacts, the Monday run, a confirm and an undo.
 
 The CRM is ``testsupport.dm.InMemoryCrm`` holding a synthetic week of contacts
-(``benchmarks.crm_generator.generate``) plus two records of one person, given to dm-block in place of
+(``testsupport.crm_generator.generate``) plus two records of one person, given to dm-block in place of
 HubSpot (``crm.HubSpotCrm`` is what the handler builds) and to dm-merge as the ``crm`` its
 ``wire`` takes (``entry.registry.override``). The weekly schedule fires dm-block; its blocks go to dm-score over the
 SQS block queue; automatic-band pairs go to dm-merge over the merge queue; the weekly digest
@@ -25,8 +25,8 @@ BROWSER = {"user-agent": "Mozilla/5.0 (Windows NT 10.0) Firefox/140.0"}
 
 
 def _crm() -> Any:
-    from benchmarks.crm_generator import generate
     from handlers.duplicate_merger.crm import Association
+    from testsupport.crm_generator import generate
     from testsupport.dm import InMemoryCrm
 
     crm = InMemoryCrm()

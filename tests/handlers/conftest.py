@@ -4,7 +4,7 @@ functions' environments from the program's graph.
 No handler test may reach AWS. ``aws_env`` (autouse) points boto3 at fake credentials in
 eu-west-2 and forgets cached clients, secrets and settings around each test. moto runs
 in-process and is started once per process (``aws_world``): the dev stack's data plane is
-deployed from the graph as the sandbox deploys it (``testsupport.world``), then each test gets
+deployed from the graph as the sandbox deploys it (``tests.handlers.world``), then each test gets
 it back in its just-deployed state (``dev_stack``) or an empty account (``aws``), in
 milliseconds instead of a moto start and a table builder per test. ``function_env`` sets a
 function's environment exactly as the graph gives it to Lambda, so a test reads the same names
@@ -23,8 +23,8 @@ from handlers.common import settings
 from handlers.common.aws_clients import reset_clients
 from handlers.common.entry import registry
 from handlers.common.secrets import default_cache
+from tests.handlers.world import World
 from testsupport.graphs import GraphCache
-from testsupport.world import World
 
 FAKE_CREDENTIALS = {
     "AWS_DEFAULT_REGION": "eu-west-2",

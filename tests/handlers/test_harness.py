@@ -8,7 +8,7 @@ import pytest
 
 from handlers.common.aws_clients import client, table
 from tests.handlers.conftest import FunctionEnv
-from testsupport.world import World
+from tests.handlers.world import World
 
 
 def test_every_table_is_deployed_as_the_graph_declares_it(dev_stack: World) -> None:

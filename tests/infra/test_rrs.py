@@ -261,7 +261,7 @@ def test_each_role_holds_exactly_its_grants(graph: Graph) -> None:
         logs("rrs-sender"),
         (("bedrock:InvokeModel",), models(HAIKU)),
         (("dynamodb:GetItem", "dynamodb:UpdateItem"), (table("rrs-requests"),)),
-        (("dynamodb:GetItem",), (table("rrs-optout"),)),
+        (("dynamodb:ConditionCheckItem", "dynamodb:GetItem"), (table("rrs-optout"),)),
         (("dynamodb:PutItem",), (table("rrs-audit"),)),
         (("secretsmanager:GetSecretValue",), (secret("rrs-messaging-key"),)),
         (SEND, (ESCALATIONS,)),
@@ -282,6 +282,7 @@ def test_each_role_holds_exactly_its_grants(graph: Graph) -> None:
     assert grants_of(graph, "rrs-sync") == {
         logs("rrs-sync"),
         (("dynamodb:UpdateItem",), (table("rrs-customers"),)),
+        (("dynamodb:Scan",), (table("rrs-customers"),)),  # the row hashes, read first
         (SEND, (arn("sqs", "dev-rrs-sync-failures"),)),
     }
     assert grants_of(graph, "rrs-sweep") == {
@@ -391,6 +392,7 @@ def test_an_s3_sheet_is_readable_as_that_one_object_only(s3_sheet_graph: Graph) 
     assert grants_of(s3_sheet_graph, "rrs-sync") == {
         logs("rrs-sync"),
         (("dynamodb:UpdateItem",), (table("rrs-customers"),)),
+        (("dynamodb:Scan",), (table("rrs-customers"),)),  # the row hashes, read first
         (("s3:GetObject",), ("arn:aws:s3:::crm-sheets/customers/latest.csv",)),
         (("sqs:SendMessage",), (arn("sqs", "dev-rrs-sync-failures"),)),
     }

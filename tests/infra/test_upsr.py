@@ -95,7 +95,7 @@ EXPECTED_GRANTS: dict[str, set[Statement]] = {
         logs("upsr-sender"),
         (("dynamodb:Query",), (table("upsr-offers"), OFFERS_INDEX)),
         (("dynamodb:UpdateItem",), (table("upsr-offers"),)),
-        (("dynamodb:GetItem",), (table("upsr-optout"),)),
+        (("dynamodb:ConditionCheckItem", "dynamodb:GetItem"), (table("upsr-optout"),)),
         (("dynamodb:GetItem", "dynamodb:UpdateItem"), (table("upsr-customers"),)),
         (("secretsmanager:GetSecretValue",), (secret("upsr-addlink-key"),)),
         (("sms-voice:SendTextMessage",), (arn("sms-voice", f"pool/{POOL}"),)),
@@ -115,7 +115,8 @@ EXPECTED_GRANTS: dict[str, set[Statement]] = {
     "upsr-catalog-sync": {
         logs("upsr-catalog-sync"),
         (("secretsmanager:GetSecretValue",), (secret("upsr-store-key"),)),
-        (("dynamodb:PutItem",), (table("upsr-catalogue"),)),
+        (("dynamodb:PutItem", "dynamodb:UpdateItem"), (table("upsr-catalogue"),)),
+        (("dynamodb:Scan",), (table("upsr-catalogue"),)),  # the content hashes, read first
     },
 }
 

@@ -1,9 +1,12 @@
-"""Issue 14 on both stacks: every failure path ends at an alarm that emails somebody.
+"""Issues 14 and 28: every failure path ends in a DLQ or destination on both stacks, and at an
+alarm that emails somebody in prod.
 
-Every function has its errors / throttles / duration alarms, every dead-letter and failure queue
-its depth alarm, every work queue its age alarm, every schedule a DLQ, every asynchronously
-invoked function an on-failure destination; each alarm notifies the alert topic of its own
-region, which admits CloudWatch and emails the alert address. Tracing follows the stack setting.
+Prod (alarm profile ``failures``): every dead-letter and failure queue has its depth alarm,
+every work queue its age alarm, every function whose failures nothing keeps (a Function URL)
+its Errors alarm, each region one Throttles alarm; each alarm notifies the alert topic of its
+own region, which admits CloudWatch and emails the alert address. Dev (profile ``none``): no
+alarm, no dashboard, no key, and still every schedule a DLQ and every asynchronously invoked
+function an on-failure destination. Tracing follows the stack setting.
 """
 
 from __future__ import annotations
@@ -26,13 +29,18 @@ SCHEDULE = "aws:scheduler/schedule:Schedule"
 INVOKE_CONFIG = "aws:lambda/functionEventInvokeConfig:FunctionEventInvokeConfig"
 
 
-ALARMS = {"dev": 128, "prod": 126}
-"""Alarms per stack: dev also mails the ls report (its schedule and failure queue)."""
-
-
 @pytest.fixture(scope="module", params=["dev", "prod"])
 def graph(request: pytest.FixtureRequest) -> Graph:
     return run(request.param)
+
+
+@pytest.fixture(scope="module")
+def prod() -> Graph:
+    return run("prod")
+
+
+PUBLIC = {"dm-merge", "ler-intake", "ls-capture", "ls-report", "upsr-order", "upsr-addlink", "rrs-webhook"}
+"""The functions with a Function URL: their caller gets the error and no queue keeps it."""
 
 
 def _region(graph: Graph, resource: Resource) -> str:
@@ -56,10 +64,11 @@ def _alarms(graph: Graph) -> dict[tuple[str, str], list[Resource]]:
     """(dimension value, metric) -> alarms."""
     found: dict[tuple[str, str], list[Resource]] = defaultdict(list)
     for alarm in graph.of_type(ALARM):
-        dims = alarm.inputs["dimensions"]
-        if "FunctionName" not in dims and "QueueName" not in dims:
-            continue  # a business-metric alarm (degraded): tested in test_degraded_alarms
-        (value,) = dims.values()
+        dims = alarm.inputs.get("dimensions") or {}
+        if dims and "FunctionName" not in dims and "QueueName" not in dims:
+            continue  # a business-metric alarm (degraded): tested in test_every_model_caller_has_a_degraded_alarm
+        values = list(dims.values()) or [""]
+        (value,) = values
         found[(value, alarm.inputs["metricName"])].append(alarm)
     return found
 
@@ -68,17 +77,46 @@ def _arn_name(arn: str) -> str:
     return arn.rsplit(":", 1)[-1]
 
 
-def test_every_function_has_errors_throttles_and_duration_alarms(graph: Graph) -> None:
-    alarms = _alarms(graph)
-    functions = graph.of_type(FUNCTION)
+def test_errors_are_alarmed_where_no_watched_queue_keeps_the_failure(prod: Graph) -> None:
+    alarms = _alarms(prod)
+    functions = prod.of_type(FUNCTION)
     assert len(functions) == 27
-    for fn in functions:
-        name = fn.inputs["name"]
-        for metric in ("Errors", "Throttles", "Duration"):
-            assert len(alarms[(name, metric)]) == 1, (name, metric)
-        (duration,) = alarms[(name, "Duration")]
-        assert duration.inputs["extendedStatistic"] == "p95"
-        assert duration.inputs["threshold"] == fn.inputs["timeout"] * 1000 * 0.8
+    with_errors = {name for (name, metric) in alarms if metric == "Errors"}
+    assert with_errors == {f"prod-{f}" for f in PUBLIC}
+    assert not any(metric == "Duration" for _, metric in alarms)  # a timeout is an Error
+    throttles = [a for a in prod.of_type(ALARM) if a.inputs["metricName"] == "Throttles"]
+    assert sorted(_region(prod, a) for a in throttles) == ["eu-west-2", "us-east-1"]
+    assert all(not a.inputs.get("dimensions") for a in throttles)  # the region's functions
+
+
+def test_dev_declares_no_alarm_dashboard_or_key_and_keeps_every_failure_path() -> None:
+    dev = run("dev")
+    assert dev.config.alarms == "none"
+    assert dev.of_type(ALARM) == []
+    assert dev.of_type("aws:cloudwatch/dashboard:Dashboard") == []
+    assert dev.of_type("aws:kms/key:Key") == []
+    (budget_topic,) = dev.of_type("aws:sns/topic:Topic")  # the budget alarm stays
+    assert budget_topic.inputs["name"] == "dev-budget-alerts"
+    assert "kmsMasterKeyId" not in budget_topic.inputs
+    for fn in dev.of_type(FUNCTION):
+        assert fn.inputs["environment"]["variables"]["POWERTOOLS_METRICS_DISABLED"] == "true"
+    targets = _failure_targets(dev)
+    assert {f"dev-{q}" for q in ("dm-blocks-dlq", "ls-stitch-failures", "rrs-work-dlq")} <= targets
+    assert evaluate_graph(dev) == []
+
+
+def test_prod_shares_its_us_east_1_alarm_topic_with_the_budget(prod: Graph) -> None:
+    assert len(prod.of_type("aws:kms/key:Key")) == 2  # one per region with systems
+    (budget,) = prod.of_type("aws:budgets/budget:Budget")
+    (notification, *_) = budget.inputs["notifications"]
+    topic = "arn:aws:sns:us-east-1:123456789012:prod-alarms-us-east-1"
+    assert notification["subscriberSnsTopicArns"] == [topic]
+    policy = next(
+        p for p in prod.of_type("aws:sns/topicPolicy:TopicPolicy") if p.inputs["arn"] == topic
+    )
+    principals = [s["Principal"] for s in json.loads(policy.inputs["policy"])["Statement"]]
+    assert {"Service": "budgets.amazonaws.com"} in principals
+    assert {"Service": "cloudwatch.amazonaws.com"} in principals
 
 
 def _failure_targets(graph: Graph) -> set[str]:
@@ -102,7 +140,8 @@ def _failure_targets(graph: Graph) -> set[str]:
     return names
 
 
-def test_every_dead_letter_and_failure_queue_alarms_on_one_message(graph: Graph) -> None:
+def test_every_dead_letter_and_failure_queue_alarms_on_one_message(prod: Graph) -> None:
+    graph = prod
     alarms = _alarms(graph)
     targets = _failure_targets(graph)
     prefix = graph.config.prefix
@@ -185,10 +224,12 @@ def test_the_request_schedules_created_at_run_time_have_their_dlq(graph: Graph) 
     webhook = graph.named(FUNCTION, f"{prefix}-rrs-webhook")
     dlq = webhook.inputs["environment"]["variables"]["SCHEDULE_DLQ_ARN"]
     assert dlq.endswith(f":{prefix}-rrs-request-schedules-dlq")
-    assert (_arn_name(dlq), "ApproximateNumberOfMessagesVisible") in _alarms(graph)
+    watched = (_arn_name(dlq), "ApproximateNumberOfMessagesVisible") in _alarms(graph)
+    assert watched is (graph.config.alarms == "failures")
 
 
-def test_not_run_alarms_where_the_window_fits_cloudwatch(graph: Graph) -> None:
+def test_not_run_alarms_where_the_window_fits_cloudwatch(prod: Graph) -> None:
+    graph = prod
     prefix = graph.config.prefix
     not_run = {
         a.inputs["dimensions"]["FunctionName"]: a.inputs
@@ -216,12 +257,14 @@ def test_not_run_alarms_where_the_window_fits_cloudwatch(graph: Graph) -> None:
     assert (daily["period"], daily["evaluationPeriods"]) == (86400, 2)
 
 
-def test_each_alarm_notifies_the_alert_topic_of_its_own_region(graph: Graph) -> None:
+def test_each_alarm_notifies_the_alert_topic_of_its_own_region(prod: Graph) -> None:
+    graph = prod
     topics = {
         (t.inputs["name"], _region(graph, t)): t for t in graph.of_type("aws:sns/topic:Topic")
     }
     alarms = graph.of_type(ALARM)
-    assert len(alarms) == ALARMS[graph.config.prefix]  # the count README "Operations" prices
+    assert len(alarms) == 56  # 26 dlq-depth, 8 not-run, 7 errors, 6 queue-age, 5 degraded,
+    # 2 unconfirmed-send, 2 throttles
     for alarm in alarms:
         region = _region(graph, alarm)
         (action,) = alarm.inputs["alarmActions"]
@@ -266,7 +309,8 @@ def test_tracing_follows_the_stack_setting(graph: Graph) -> None:
     )
 
 
-def test_one_dashboard_drawn_from_every_function_and_queue(graph: Graph) -> None:
+def test_one_dashboard_drawn_from_every_function_and_queue(prod: Graph) -> None:
+    graph = prod
     (board,) = graph.of_type("aws:cloudwatch/dashboard:Dashboard")
     assert board.inputs["dashboardName"] == f"{graph.config.prefix}-crm-automations"
     body = json.loads(board.inputs["dashboardBody"])
@@ -282,16 +326,17 @@ def test_one_dashboard_drawn_from_every_function_and_queue(graph: Graph) -> None
     for q in graph.of_type(QUEUE):
         assert q.inputs["name"] in drawn
     assert namespaces == {"AWS/Lambda", "AWS/SQS", f"crm/{graph.config.prefix}"}
-    for metric in ("PairsScored", "LeadsJunked", "Enquiries", "Taps", "Asks", "ColdStart"):
+    for metric in ("PairsScored", "LeadsJunked", "Enquiries", "Taps", "Asks"):
         assert metric in drawn
+    assert "ColdStart" not in drawn  # a log field, not a billed series per function
 
 
 def _unwatched_function() -> dict[str, Any]:
     """A function declared by hand, outside ScopedLambda: no alarms."""
     aws.lambda_.Function(
         "by-hand",
-        name="dev-ls-by-hand",
-        role="arn:aws:iam::123456789012:role/dev-ls-by-hand-role",
+        name="prod-ls-by-hand",
+        role="arn:aws:iam::123456789012:role/prod-ls-by-hand-role",
         runtime="python3.14",
         handler="handlers.source_attributor.functions.report.handler",
     )
@@ -299,15 +344,16 @@ def _unwatched_function() -> dict[str, Any]:
 
 
 def test_the_policy_pack_catches_a_function_declared_without_alarms() -> None:
-    values = stack_config_values("dev")
-    resources, _ = run_program(_unwatched_function, stack="dev", values=values)
-    clean = run("dev")
+    values = stack_config_values("prod")
+    resources, _ = run_program(_unwatched_function, stack="prod", values=values)
+    clean = run("prod")
     graph = Graph(
-        stack="dev", config=clean.config, resources=clean.resources + resources, outputs={}
+        stack="prod", config=clean.config, resources=clean.resources + resources, outputs={}
     )
     found = [v for v in evaluate_graph(graph) if v.policy_name == "failures-are-watched"]
     assert [v.message for v in found] == [
-        "function dev-ls-by-hand has no alarm on Errors, Throttles, Duration"
+        "function prod-ls-by-hand has no Errors alarm, and not every way it is invoked keeps a "
+        "final failure in a queue whose depth is alarmed"
     ]
 
 
@@ -317,21 +363,25 @@ def test_the_plan_lists_each_function_with_its_alarms(graph: Graph) -> None:
     text = render(graph)
     prefix = graph.config.prefix
     block = text.split(f"  function dm-block  ({prefix}-dm-block")[1].split("  function ")[0]
-    for kind in ("errors", "throttles", "duration"):
-        assert f"    alarm    {kind}: " in block
     assert f"failure  async invocations, after retries -> sqs:{prefix}-dm-block-failures" in block
+    assert "NO DLQ" not in text
+    if graph.config.alarms == "none":
+        assert "    alarm    " not in text
+        return
+    order = text.split(f"  function upsr-order  ({prefix}-upsr-order")[1].split("  function ")[0]
+    assert "    alarm    errors: Errors Sum > 0 over 1 x 300 s" in order
     sweep = text.split(f"  function rrs-sweep  ({prefix}-rrs-sweep")[1].split("  function ")[0]
     assert "    alarm    not-run: Invocations Sum < 1 over 1 x 1800 s (missing = breaching)" in sweep
-    assert f"alarms   {ALARMS[prefix]}: " in text and "NOBODY" not in text and "NO DLQ" not in text
+    assert "alarms   56: " in text and "NOBODY" not in text
 
 
 def test_more_subscribers_from_config_are_emailed_by_every_alarm_topic() -> None:
-    graph = run("dev", {"alertSubscribers": ["owner@example.org", "ops@example.com"]})
+    graph = run("prod", {"alertSubscribers": ["owner@example.org", "ops@example.com"]})
     by_topic: dict[str, set[str]] = defaultdict(set)
     for s in graph.of_type("aws:sns/topicSubscription:TopicSubscription"):
         by_topic[s.inputs["topic"]].add(s.inputs["endpoint"])
     for region in ("us-east-1", "eu-west-2"):
-        topic = f"arn:aws:sns:{region}:123456789012:dev-alarms-{region}"
+        topic = f"arn:aws:sns:{region}:123456789012:prod-alarms-{region}"
         assert by_topic[topic] == {"ops@example.com", "owner@example.org"}  # no duplicate
 
 
@@ -352,7 +402,9 @@ def test_every_model_caller_has_a_degraded_alarm(graph: Graph) -> None:
         for a in graph.of_type(ALARM)
         if (a.inputs.get("tags") or {}).get("crm:alarm-kind") == "degraded"
     )
-    assert callers and degraded == callers
+    assert callers
+    # A developer's stack without alarms still counts the refusals (the metric), alarms none.
+    assert degraded == ([] if graph.config.alarms == "none" else callers)
     for alarm in graph.of_type(ALARM):
         if alarm.inputs["metricName"] == "ModelRefused":
             assert alarm.inputs["namespace"] == f"crm/{graph.config.prefix}"

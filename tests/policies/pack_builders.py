@@ -98,7 +98,7 @@ def function(
     alarms: bool = True,
 ) -> list[Spec]:
     """A ScopedLambda-like function: role, inline policy, log group, function, optional URL,
-    and (unless ``alarms=False``) its errors, throttles and duration alarms."""
+    and (unless ``alarms=False``) an Errors and a Throttles alarm of its own."""
     system = seed.split("-", 1)[0]
     name = f"{prefix}-{seed}"
     role = role_name or f"{name}-role"
@@ -197,11 +197,17 @@ def alarm(name: str, namespace: str, metric: str, dimensions: Mapping[str, str],
 
 
 def function_alarms(name: str) -> list[Spec]:
-    """The three alarms ScopedLambda declares for function ``name``."""
+    """An Errors and a Throttles alarm of function ``name`` (the stack itself watches throttles
+    once per region: :func:`regional_throttles`)."""
     return [
         alarm(f"{name}-{metric.lower()}", "AWS/Lambda", metric, {"FunctionName": name})
-        for metric in ("Errors", "Throttles", "Duration")
+        for metric in ("Errors", "Throttles")
     ]
+
+
+def regional_throttles() -> Spec:
+    """The stack's Throttles alarm over every function of the region (no dimension)."""
+    return alarm(f"{PREFIX}-lambda-throttles-{REGION}", "AWS/Lambda", "Throttles", {})
 
 
 def alarms_topic() -> list[Spec]:

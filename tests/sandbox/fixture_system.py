@@ -25,6 +25,7 @@ from components.inbound_mail_lane import InboundMailLane, InboundMailLaneArgs, m
 from components.mail_identity import MailIdentities
 from components.models import model_grant
 from components.offline.engine import ACCOUNT_ID, Graph, run_program, stack_config_values
+from components.offline.program import without_archives
 from components.private_bucket import PrivateBucket, PrivateBucketArgs
 from components.scheduled_job import ScheduledJob, ScheduledJobArgs, schedule_group
 from components.scoped_lambda import (
@@ -39,7 +40,6 @@ from components.scoped_lambda import (
 )
 from components.secret_slot import SecretSlot, SecretSlotArgs
 from components.work_queue import ServiceSender, WorkQueue, WorkQueueArgs
-from sandbox.graph import without_archives
 
 REGION = "eu-west-2"
 MODEL = ModelChoice()

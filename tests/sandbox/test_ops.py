@@ -13,7 +13,8 @@ from testsupport.graphs import shared
 
 
 def test_a_handler_failing_until_the_dlq_sets_off_the_dlq_alarm() -> None:
-    with Sandbox(shared().program("dev")) as sb:
+    # dev declares no alarm (alarms: none); with prod's profile it has prod's.
+    with Sandbox(shared().program("dev", {"alarms": "failures"})) as sb:
         alarms = {a.name: a for a in evaluate_alarms(sb)}
         assert "dev-dm-blocks-dlq-depth" in alarms  # read from the graph, as WorkQueue declared it
         assert not any(a.in_alarm for a in alarms.values())

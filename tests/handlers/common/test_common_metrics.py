@@ -25,7 +25,7 @@ def _stack(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(observability, "_container", {})
 
 
-def test_a_logged_handler_emits_its_counts_and_one_cold_start(
+def test_a_logged_handler_emits_its_counts_and_no_cold_start_series(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     @observability.logged
@@ -38,13 +38,23 @@ def test_a_logged_handler_emits_its_counts_and_one_cold_start(
     handler({}, SimpleNamespace(aws_request_id="r1"))
     handler({}, SimpleNamespace(aws_request_id="r2"))
     found = _emitted(capsys)
-    assert ("crm/dev", "ColdStart", 1, {"function_name": "dm-score", "service": "dm"}) in found
-    assert [f for f in found if f[1] == "ColdStart"] == [found[0]]  # one, on the first call
+    # A cold start is a log field, not a billed series per function (issue 28).
+    assert [f for f in found if f[1] == "ColdStart"] == []
     assert ("crm/dev", "PairsScored", 3, {"band": "automatic", "service": "dm"}) in found
     # a value outside the closed set is counted as "other": no new billed metric
     assert ("crm/dev", "PairsScored", 2, {"band": "other", "service": "dm"}) in found
     merges = [f for f in found if f[1] == "Merges"]
     assert sum(f[2] for f in merges) == 4 and {f[3]["service"] for f in merges} == {"dm"}
+
+
+def test_a_stack_without_business_metrics_emits_nothing(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "true")
+    metrics.count("Merges", 2)
+    assert _emitted(capsys) == []
+    with pytest.raises(KeyError):  # a typo still fails where metrics are off
+        metrics.count("Mergers")
 
 
 def test_a_name_outside_the_catalogue_is_refused() -> None:

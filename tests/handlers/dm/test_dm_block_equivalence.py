@@ -18,7 +18,6 @@ from typing import Any
 
 import pytest
 
-from benchmarks.crm_generator import generate
 from handlers.duplicate_merger import normalize
 from handlers.duplicate_merger.blocking import (
     KEY_FUNCTIONS,
@@ -42,6 +41,7 @@ from handlers.duplicate_merger.pipeline import (
     run_blocking,
 )
 from handlers.duplicate_merger.profile import FIELDS, Profile, ProfileBuilder
+from testsupport.crm_generator import generate
 
 EDGE_CONTACTS: list[tuple[str, dict[str, Any]]] = [
     ("e1", {}),

@@ -10,17 +10,17 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from benchmarks.crm_generator import generate
 from handlers.common.entry import registry
 from handlers.common.link_tokens import Keyring, issue_token
 from handlers.duplicate_merger import runs, scoring
-from handlers.duplicate_merger.crm import Association, CrmError
+from handlers.duplicate_merger.crm import Association
 from handlers.duplicate_merger.evidence import Thresholds
 from handlers.duplicate_merger.functions import merge
 from handlers.duplicate_merger.merging import MergeFailed, MergeService
 from handlers.duplicate_merger.pipeline import MessageError
 from handlers.duplicate_merger.store import DynamoLedger, PairStore, QueueSender, S3Bundles
 from tests.handlers.dm.conftest import KEYRING, DmAws
+from testsupport.crm_generator import generate
 from testsupport.dm import InMemoryCrm
 
 NOW = dt.datetime(2026, 8, 3, 9, 0, tzinfo=dt.UTC)
@@ -363,21 +363,6 @@ def test_undo_gives_back_the_engagements_and_the_addresses(dm_aws: DmAws) -> Non
     assert undone.status == "undone"
     assert crm.state(["101", "102"]) == before
     assert "hs_additional_emails" not in crm.contacts["101"]
-
-
-def test_a_merge_failing_after_the_archive_gives_the_addresses_back(dm_aws: DmAws) -> None:
-    crm = crm_with_history()
-    before = copy.deepcopy(crm.state(["101", "102"]))
-    original = crm.add_email
-
-    def refuse(contact_id: str, email: str) -> None:
-        raise CrmError("HTTP 502", status=502, retryable=True)
-
-    crm.add_email = refuse  # type: ignore[method-assign]
-    with pytest.raises(MergeFailed):
-        service(dm_aws, crm).merge("101#102", decided_by="automatic", now=NOW)
-    crm.add_email = original  # type: ignore[method-assign]
-    assert crm.state(["101", "102"]) == before
 
 
 # Links ------------------------------------------------------------------------------------

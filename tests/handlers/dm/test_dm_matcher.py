@@ -7,7 +7,6 @@ import random
 
 import pytest
 
-from benchmarks.crm_generator import generate
 from handlers.common.strings import jaro_winkler, nysiis
 from handlers.duplicate_merger import normalize
 from handlers.duplicate_merger.blocking import KEY_NAMES, form_blocks, keys_of
@@ -23,6 +22,7 @@ from handlers.duplicate_merger.pipeline import (
 )
 from handlers.duplicate_merger.profile import Profile
 from handlers.duplicate_merger.similarity import within_one_edit
+from testsupport.crm_generator import generate
 
 THRESHOLDS = Thresholds(automatic=12.0, propose=0.0)
 

@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 
-from benchmarks.crm_generator import generate
 from handlers.duplicate_merger import crm as crm_module
 from handlers.duplicate_merger.crm import CrmError
 from handlers.duplicate_merger.functions import block
@@ -22,6 +21,7 @@ from handlers.duplicate_merger.reading import (
     split_chunks,
 )
 from tests.handlers.dm.conftest import DmAws
+from testsupport.crm_generator import generate
 from testsupport.dm import InMemoryCrm, MemoryCheckpoints
 
 

@@ -54,19 +54,19 @@ def test_a_request_inside_the_grace_period_is_left_to_its_schedule(straggler: Rr
 
 def test_a_straggler_is_requeued_then_given_up_and_escalated(straggler: Rrs) -> None:
     for attempt in range(1, 4):
-        assert sweep() == {"requeued": 1, "escalated": 0, "lost_races": 0}
+        assert sweep() == {"requeued": 1, "escalated": 0, "lost_races": 0, "unconfirmed": 0}
         assert straggler.escalations() == []
         assert straggler.sends() == [{"kind": "send", "request_id": RID}]
         assert straggler.request(RID)["sweeps"] == attempt
         straggler.now += dt.timedelta(minutes=15)
-    assert sweep() == {"requeued": 0, "escalated": 1, "lost_races": 0}
+    assert sweep() == {"requeued": 0, "escalated": 1, "lost_races": 0, "unconfirmed": 0}
     assert straggler.sends() == []
     assert straggler.escalations() == [
         {"kind": "escalate", "request_id": RID, "reason": "straggler", "dedupe_key": "straggler"}
     ]
     item = straggler.request(RID)
     assert (item["state"], item["suppressed_reason"]) == ("suppressed", "undelivered_after_sweeps")
-    assert sweep() == {"requeued": 0, "escalated": 0, "lost_races": 0}
+    assert sweep() == {"requeued": 0, "escalated": 0, "lost_races": 0, "unconfirmed": 0}
 
 
 def test_the_sweep_never_touches_an_asked_or_diverted_request(straggler: Rrs) -> None:
@@ -77,7 +77,7 @@ def test_the_sweep_never_touches_an_asked_or_diverted_request(straggler: Rrs) ->
             ExpressionAttributeNames={"#s": "state"},
             ExpressionAttributeValues={":s": state},
         )
-        assert sweep() == {"requeued": 0, "escalated": 0, "lost_races": 0}
+        assert sweep() == {"requeued": 0, "escalated": 0, "lost_races": 0, "unconfirmed": 0}
         assert straggler.drain() == []
 
 
@@ -90,7 +90,7 @@ def test_a_concurrent_sweep_loses_the_mark_and_does_not_requeue(
     sweep()
     straggler.drain()
     monkeypatch.setattr(Requests, "stragglers", lambda self, before, limit: iter([dict(stale)]))
-    assert sweep() == {"requeued": 0, "escalated": 0, "lost_races": 1}
+    assert sweep() == {"requeued": 0, "escalated": 0, "lost_races": 1, "unconfirmed": 0}
     assert straggler.drain() == []
 
 
@@ -132,6 +132,28 @@ def test_sync_upserts_skips_unchanged_rows_and_keeps_other_attributes(rrs: Rrs) 
     assert mirror(StaticSheet(edited), customers, "GB", rrs.now)["changed"] == 1
     ann = rrs.table("CUSTOMERS_TABLE").get_item(Key={"customer_id": "c-1"})["Item"]
     assert "email" not in ann  # a blanked cell removes the attribute
+
+
+def test_an_unchanged_sheet_costs_no_write(rrs: Rrs) -> None:
+    """Issue 28: every run used to call UpdateItem once per row (a failed conditional write is
+    billed too); now a run over an unchanged sheet makes no write call at all."""
+    customers = Customers(ENV["CUSTOMERS_TABLE"])
+    calls: list[str] = []
+    events = customers.table.meta.client.meta.events
+    events.register("before-call.dynamodb.UpdateItem", lambda **_: calls.append("UpdateItem"))
+    events.register("before-call.dynamodb.PutItem", lambda **_: calls.append("PutItem"))
+    big = SHEET.split("\n")[0] + "\n" + "".join(
+        f"c-{n},Customer {n},c{n}@example.org,,,,,,,\n" for n in range(100)
+    )
+    assert mirror(StaticSheet(big), customers, "GB", rrs.now)["changed"] == 100
+    assert len(calls) == 100
+    calls.clear()
+    for _ in range(3):  # three more 15-minute runs, nothing changed
+        assert mirror(StaticSheet(big), customers, "GB", rrs.now)["changed"] == 0
+    assert calls == []
+    edited = big.replace("Customer 7,", "Customer Seven,")
+    assert mirror(StaticSheet(edited), customers, "GB", rrs.now)["changed"] == 1
+    assert calls == ["UpdateItem"]
 
 
 def test_sync_reads_one_s3_object(rrs: Rrs, monkeypatch: pytest.MonkeyPatch) -> None:

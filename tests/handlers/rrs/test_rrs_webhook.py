@@ -41,7 +41,10 @@ def nothing_written(rrs: Rrs) -> None:
 
 def feedback_ref(request_id: str = RID, *, action: str = "feedback") -> str:
     keyring = Keyring.from_secret_string(json.dumps(KEYRING))
-    return issue_token(keyring, subject=request_id, action=action, ttl_seconds=3600)
+    # Issued on the handlers' pinned clock: a token from the future is refused (clock skew).
+    return issue_token(
+        keyring, subject=request_id, action=action, ttl_seconds=30 * 86_400, now=NOW.timestamp()
+    )
 
 
 # Authenticity ------------------------------------------------------------------------------

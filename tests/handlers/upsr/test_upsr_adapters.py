@@ -228,6 +228,59 @@ def test_an_older_sync_never_overwrites_a_newer_row(world: World) -> None:
     assert table.get_item(Key={"sku": row.sku})["Item"]["stock"] == 1
 
 
+def _row_writes(world: World) -> list[tuple[str, str]]:
+    """Every write call on the catalogue that names a product row, as (operation, sku)."""
+    calls: list[tuple[str, str]] = []
+
+    def record(params: dict[str, Any], model: Any, **_: Any) -> None:
+        body = json.loads(params["body"])  # the request as sent
+        sku = (body.get("Item") or body.get("Key") or {}).get("sku", {}).get("S", "")
+        if sku != "#last-complete-sync":
+            calls.append((model.name, sku))
+
+    events = world.tables["catalogue"].meta.client.meta.events
+    for operation in ("PutItem", "UpdateItem"):
+        events.register(f"before-call.dynamodb.{operation}", record)
+    return calls
+
+
+def test_a_sync_writes_only_the_rows_that_changed(world: World) -> None:
+    """Issue 28: every run used to put every row (2,920 runs a month x the catalogue)."""
+    calls = _row_writes(world)
+    assert world.sync(now=T0)["written"] == 6
+    assert len(calls) == 6
+    calls.clear()
+    for n in range(1, 4):  # three more 15-minute runs over an unchanged store
+        summary = world.sync(now=T0 + n * 900)
+        assert (summary["written"], summary["unchanged"]) == (0, 6)
+    assert calls == []
+    world.store.products[1] = replace(world.store.products[1], stock=0)
+    assert world.sync(now=T0 + 4 * 900)["written"] == 1
+    assert calls == [("PutItem", world.store.products[1].sku)]
+    calls.clear()
+    gone = world.store.products.pop()
+    assert world.sync(now=T0 + 5 * 900)["delisted"] == 1
+    assert calls == [("UpdateItem", gone.sku)]
+    calls.clear()
+    assert world.sync(now=T0 + 6 * 900)["delisted"] == 0  # delisted once
+    assert calls == []
+
+
+def test_an_unchanged_row_is_as_fresh_as_the_last_complete_sync(world: World) -> None:
+    from handlers.upsell_recommender.catalogue import fetch, scan_all
+
+    table = world.tables["catalogue"]
+    world.sync(now=T0)
+    gone = world.store.products.pop()
+    later = T0 + 7 * 3600  # past the six-hour age limit: no row was rewritten since T0
+    world.sync(now=later)
+    rows = fetch(table, [p.sku for p in world.store.products] + [gone.sku])
+    assert {r.synced_at for sku, r in rows.items() if sku != gone.sku} == {later}
+    assert rows[gone.sku].available is False and rows[gone.sku].synced_at == later
+    assert all(r.synced_at == later for r in scan_all(table) if r.available)
+    assert "#last-complete-sync" not in {r.sku for r in scan_all(table)}
+
+
 def test_sync_keeps_the_first_of_duplicate_skus_and_forgets_a_refused_key(world: World) -> None:
     from handlers.upsell_recommender import syncing
 
@@ -326,7 +379,12 @@ def test_scheduled_handlers_run_from_their_environment(
     sender = _fresh_module("sender", messenger=world.messenger)
     assert sender.handler({}, Context()) == {}
     sweep = _fresh_module("sweep", mail_owner=lambda m: world.owner_mail.append((m.subject, m.text)))
-    assert sweep.handler({}, Context()) == {"closed": 0, "already_closed": 0, "reported": True}
+    assert sweep.handler({}, Context()) == {
+        "closed": 0,
+        "already_closed": 0,
+        "reported": True,
+        "unconfirmed": 0,
+    }
 
 
 def test_sender_refuses_offers_it_cannot_deliver(world: World) -> None:

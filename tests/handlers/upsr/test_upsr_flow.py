@@ -38,7 +38,9 @@ def _order_to_chosen_offer(world: World, suggestion: str = "MAT-1") -> dict[str,
 
 
 def test_webhook_to_tap_to_rollup(world: World) -> None:
-    assert world.sync() == {"written": 6, "newer_kept": 0, "duplicate_skus": 0}
+    assert world.sync() == {
+        "written": 6, "unchanged": 0, "delisted": 0, "newer_kept": 0, "duplicate_skus": 0
+    }
 
     answer = world.deliver(webhook_event(shopify_order()))
     assert answer["statusCode"] == 200

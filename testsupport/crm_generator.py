@@ -139,16 +139,6 @@ class Generated:
                     pairs.add((a, b))
         return pairs
 
-    def relation(self, a: str, b: str) -> str:
-        """What links two contacts: ``same person``, ``coworkers``, ``household``, ``other``."""
-        if self.entity_of[a] == self.entity_of[b]:
-            return "same person"
-        if self.household_of[a] == self.household_of[b]:
-            return "household"
-        if self.employer_of[a] >= 0 and self.employer_of[a] == self.employer_of[b]:
-            return "coworkers"
-        return "other"
-
 
 @dataclass
 class _Company:
@@ -194,7 +184,7 @@ class _Maker:
     """The random choices of one generation run."""
 
     def __init__(self, seed: int, size: int) -> None:
-        self.rng = random.Random(seed)
+        self.rng = random.Random(seed)  # noqa: S311 (seeded test data, no secret)
         self.last_names, self.last_cum = _census("dist.all.last")
         self.male, self.male_cum = _census("dist.male.first")
         self.female, self.female_cum = _census("dist.female.first")

@@ -1,0 +1,233 @@
+"""The cost calculator on small hand-made plans, against figures computed by hand; the price
+table's shape; and the README's cost block against both stacks' plans."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from components.config_reference import README
+from components.offline import cost
+from components.offline.engine import Resource
+from testsupport.graphs import GraphCache
+
+STACK = "urn:pulumi:t::crm-automations::pulumi:pulumi:Stack::crm-automations-t"
+PROVIDER = "urn:pulumi:t::crm-automations::pulumi:providers:aws::aws-eu-west-2"
+ROUND = {
+    # Round prices so every expected figure below can be checked by hand.
+    "lambda_requests": ("1M requests", 1.0),
+    "lambda_arm_gb_seconds": ("GB-second", 0.001),
+    "cloudwatch_alarm_metric": ("alarm metric-month", 0.10),
+    "cloudwatch_custom_metric": ("series-month", 0.30),
+    "cloudwatch_dashboard": ("dashboard-month", 3.0),
+    "logs_ingestion": ("GB", 0.5),
+    "logs_storage": ("GB-month", 0.0),
+    "kms_key": ("key-month", 1.0),
+    "secret": ("secret-month", 0.40),
+    "secret_api_calls": ("10k API calls", 0.05),
+    "scheduler_invocations": ("1M invocations", 1.0),
+    "sqs_requests": ("1M requests", 0.40),
+    "dynamodb_read_units": ("1M read units", 0.25),
+    "dynamodb_write_units": ("1M write units", 1.0),
+    "xray_traces": ("1M traces", 5.0),
+}
+
+
+def prices() -> dict[str, cost.Price]:
+    return {
+        key: cost.Price(key, unit, {"eu-west-2": usd}, "https://example.com/price", "2026-12-01")
+        for key, (unit, usd) in ROUND.items()
+    }
+
+
+def resource(type_: str, logical: str, parent: str | None = None, **inputs: Any) -> Resource:
+    return Resource(
+        type=type_,
+        name=logical,
+        urn=f"urn:pulumi:t::crm-automations::{type_}::{logical}",
+        parent=parent or STACK,
+        custom=not type_.startswith("crm:"),
+        provider=None if type_.startswith("crm:") else f"{PROVIDER}::id",
+        inputs=inputs,
+    )
+
+
+def small_plan(*, tracing: bool = False, metrics_disabled: bool = False) -> list[Resource]:
+    """One system ``rrs`` in eu-west-2: a 512 MB function every 15 minutes reading one secret,
+    three alarms, a key, a secret, a dashboard and an SQS event source mapping."""
+    provider = Resource("pulumi:providers:aws", "aws-eu-west-2", PROVIDER, STACK, True, None,
+                        {"region": "eu-west-2"})
+    system = resource("crm:index:ReviewRequests", "rrs")
+    env = {"POWERTOOLS_METRICS_DISABLED": "true"} if metrics_disabled else {}
+    function = resource(
+        cost.FUNCTION, "rrs-sync", system.urn,
+        name="t-rrs-sync", memorySize=512, tags={"crm:function": "rrs-sync"},
+        environment={"variables": env},
+        tracingConfig={"mode": "Active" if tracing else "PassThrough"},
+    )
+    policy = resource(
+        "aws:iam/rolePolicy:RolePolicy", "rrs-sync-grants", system.urn,
+        policy=json.dumps({"Statement": [{
+            "Effect": "Allow", "Action": ["secretsmanager:GetSecretValue"],
+            "Resource": ["arn:aws:secretsmanager:eu-west-2:1:secret:t-rrs-key-AbCdEf"],
+        }]}),
+    )
+    schedule = resource(
+        cost.SCHEDULE, "rrs-sync-schedule", system.urn, name="t-rrs-sync",
+        scheduleExpression="rate(15 minutes)",
+        target={"arn": "arn:aws:lambda:eu-west-2:1:function:t-rrs-sync"},
+    )
+    alarms = [
+        resource(cost.ALARM, f"a{i}", system.urn, metricName="Errors", tags={"crm:alarm-kind": "errors"})
+        for i in range(3)
+    ]
+    mapping = resource(cost.MAPPING, "work", system.urn,
+                       eventSourceArn="arn:aws:sqs:eu-west-2:1:t-rrs-work")
+    key = resource(cost.KEY, "key")
+    secret = resource(cost.SECRET, "secret", system.urn, name="t-rrs-key")
+    board = resource(cost.DASHBOARD, "board")
+    return [provider, system, function, policy, schedule, *alarms, mapping, key, secret, board]
+
+
+IDLE = cost.Usage(
+    defaults={
+        "function": {"idle_duration_ms": 300, "log_bytes_per_request": 1000,
+                     "idle_dynamodb_reads_per_request": 1, "cold_start_share": 1.0},
+        "sqs_event_source": {"idle_receive_requests": 657000},
+    }
+)
+
+
+def kinds(items: list[cost.Item]) -> dict[str, float]:
+    return {k: round(v, 6) for k, v in cost.by(items, "kind").items()}
+
+
+def test_idle_bill_of_a_small_plan_matches_the_hand_computed_figures(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cost.metrics, "PER_FUNCTION_SERIES", ("ColdStart",))
+    items = cost.estimate(small_plan(), IDLE, prices(), idle=True)
+    runs = 2_628_000 / 900  # 730 h of rate(15 minutes): 2,920 runs
+    assert runs == 2920
+    series_months = 1 - math.exp(-2920 / 730)  # ColdStart emitted in 98.2 % of the hours
+    expected = {
+        "alarms": 0.30,  # 3 alarm metrics x $0.10
+        "kms": 1.00,
+        "dashboard": 3.00,
+        # $0.40 the secret; 2,920 fetches (every run outlives the 300 s cache) x $0.05 / 10k
+        "secrets": round(0.40 + 2920 * 0.05 / 10_000, 6),
+        # 2,920 requests x $1/M + 2,920 x 0.3 s x 0.5 GB = 438 GB-s x $0.001
+        "lambda": round(2920 / 1e6 + 438 * 0.001, 6),
+        "scheduler": round(2920 / 1e6, 6),
+        "logs": round(2920 * 1000 / 1e9 * 0.5, 6),  # 2.92 MB ingested
+        "dynamodb": round(2920 / 1e6 * 0.25, 6),  # one read unit a run
+        "sqs": round(657_000 / 1e6 * 0.40, 6),  # five idle long polls, all month
+        "custom metrics": round(series_months * 0.30, 6),
+    }
+    assert kinds(items) == pytest.approx(expected)
+    assert {i.system for i in items if i.kind == "lambda"} == {"rrs"}
+    assert {i.system for i in items if i.kind == "kms"} == {cost.STACK_WIDE}
+    assert {i.region for i in items} == {"eu-west-2"}
+
+
+def test_tracing_adds_a_trace_per_request_and_disabled_metrics_drop_the_series() -> None:
+    items = cost.estimate(small_plan(tracing=True, metrics_disabled=True), IDLE, prices(), idle=True)
+    found = kinds(items)
+    assert found["x-ray"] == pytest.approx(2920 / 1e6 * 5.0)
+    assert "custom metrics" not in found
+
+
+def test_volumes_add_requests_reads_writes_and_business_series(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cost.metrics, "PER_FUNCTION_SERIES", ())
+    busy = cost.Usage(
+        defaults=IDLE.defaults,
+        resources={
+            "function:rrs-sync": {"monthly_requests": 80, "avg_duration_ms": 1000,
+                                  "dynamodb_writes_per_request": 300},
+            "metric:Escalations": {"monthly_events": 730},
+        },
+    )
+    items = cost.estimate(small_plan(), busy, prices(), idle=False)
+    requests = 2920 + 80
+    found = kinds(items)
+    # 3,000 requests x 1 s x 0.5 GB = 1,500 GB-s
+    assert found["lambda"] == pytest.approx(requests / 1e6 + 1500 * 0.001)
+    # 3,000 x 300 writes = 900,000 write units x $1/M; no reads given at volume
+    assert found["dynamodb"] == pytest.approx(0.9)
+    # Escalations: one series, 730 events spread over 730 hours: emitted in 1 - 1/e of them
+    assert found["custom metrics"] == pytest.approx((1 - math.exp(-1)) * 0.30)
+
+
+def test_a_metric_math_alarm_pays_for_every_metric_it_reads() -> None:
+    alarm = resource(cost.ALARM, "sum", metricQueries=[
+        {"id": "a", "metric": {"metricName": "Errors"}},
+        {"id": "b", "metric": {"metricName": "Errors"}},
+        {"id": "c", "metric": {"metricName": "Errors"}},
+        {"id": "e", "expression": "a+b+c", "returnData": True},
+    ])
+    provider = Resource("pulumi:providers:aws", "aws-eu-west-2", PROVIDER, STACK, True, None,
+                        {"region": "eu-west-2"})
+    items = cost.estimate([provider, alarm], cost.Usage(), prices(), idle=True)
+    assert cost.total(items) == pytest.approx(0.30)
+
+
+def test_monthly_runs_of_rates_and_crons() -> None:
+    assert cost.monthly_runs("rate(5 minutes)") == 8760
+    assert cost.monthly_runs("cron(0 3 * * ? *)") == pytest.approx(730 / 24)
+    assert cost.monthly_runs("cron(0 6 ? * MON *)") == pytest.approx(730 / 24 / 7)
+    assert cost.monthly_runs("at(2026-12-24T10:00:00)") == 0
+
+
+def test_a_usage_file_with_an_unknown_key_is_refused_by_name() -> None:
+    with pytest.raises(cost.CostError, match=r"resource_usage\.function:dm-score\.requests"):
+        cost.parse_usage({"resource_usage": {"function:dm-score": {"requests": 5}}}, "u.yml")
+    with pytest.raises(cost.CostError, match=r"resource_usage\.lambda:dm-score"):
+        cost.parse_usage({"resource_usage": {"lambda:dm-score": {"monthly_requests": 5}}}, "u.yml")
+    with pytest.raises(cost.CostError, match=r"monthly_requests must be a number"):
+        cost.parse_usage({"resource_usage": {"function:x": {"monthly_requests": -1}}}, "u.yml")
+
+
+def test_every_price_has_both_regions_a_page_and_a_date() -> None:
+    table = cost.load_prices()
+    used = set(ROUND) | {"ses_outbound", "ses_inbound", "eventbridge_custom_events",
+                         "bedrock_haiku_input", "bedrock_haiku_output", "dynamodb_storage",
+                         "dynamodb_pitr", "s3_storage", "s3_put_requests", "s3_get_requests"}
+    assert used <= set(table)
+    for price in table.values():
+        assert set(price.usd) >= {"us-east-1", "eu-west-2"}, price.key
+        assert price.source.startswith("https://aws.amazon.com/"), price.key
+        assert len(price.date) == 10, price.key
+
+
+def test_the_default_usage_file_names_only_resources_the_plan_has(graphs: GraphCache) -> None:
+    graph = graphs.run("dev")
+    usage = cost.load_usage()
+    seeds = {cost.seed(r) for r in graph.resources if r.custom}
+    metric_names = {m.name for ms in cost.metrics.CATALOGUE.values() for m in ms}
+    for kind in ("function", "queue", "table", "bucket"):
+        assert usage.busy(kind) <= seeds, kind
+    assert usage.busy("metric") <= metric_names
+
+
+def test_readme_cost_block_is_current(graphs: GraphCache) -> None:
+    prices_ = cost.load_prices()
+    usage = cost.load_usage()
+    costs = [
+        cost.StackCost(
+            stack,
+            cost.estimate(graphs.run(stack).resources, usage, prices_, idle=True),
+            cost.estimate(graphs.run(stack).resources, usage, prices_, idle=False),
+        )
+        for stack in ("dev", "prod")
+    ]
+    block = cost.readme_block(costs, prices_)
+    assert block in README.read_text(), "README.md's cost figures differ from the plan: run `make docs`"
+
+
+def test_write_replaces_only_the_block(tmp_path: Path) -> None:
+    text = f"intro\n{cost.README_BEGIN}\nold\n{cost.README_END}\nafter\n"
+    assert cost.write_readme(text, "NEW") == "intro\nNEW\nafter\n"
+    with pytest.raises(SystemExit, match="cost:begin"):
+        cost.write_readme("nothing", "NEW")
