@@ -387,6 +387,8 @@ class LerSettings(SystemSettings):
 class LsSettings(SystemSettings):
     """Lead source attributor (document 002)."""
 
+    services = (*SystemSettings.services, "EventBridge Scheduler", "SES sending")
+
     region: Region = "us-east-1"
     site_origins: tuple[Origin, ...] = Field(min_length=1)
     """Origins of the site's pages: the only ones ls-capture accepts beacons from (CORS too)."""
@@ -394,6 +396,26 @@ class LsSettings(SystemSettings):
     """How long a computed report is reused in ls-report and by HTTP caches (0: never)."""
     touch_ttl_days: int = Field(default=548, ge=30, le=1100)
     """Days a touch is kept before DynamoDB TTL may delete it (548 = 18 months)."""
+    sender_email: Email | None = None
+    """From address of the weekly owner report mail (a verified SES identity); with
+    `reportRecipient`, or neither (then no mail is sent)."""
+    report_recipient: Email | None = None
+    """Who receives the weekly attribution report by email (last week, strict mode)."""
+    report_schedule: ScheduleExpression = "cron(0 7 ? * MON *)"
+    """When ls-report mails the previous seven days' report to `reportRecipient`."""
+    report_timezone: TimeZone = "UTC"
+    """IANA time zone `reportSchedule` is read in."""
+
+    @property
+    def mails_report(self) -> bool:
+        """Whether the weekly owner mail is configured."""
+        return self.report_recipient is not None
+
+    @model_validator(mode="after")
+    def _report_mail_pair(self) -> LsSettings:
+        if (self.sender_email is None) != (self.report_recipient is None):
+            raise ValueError("senderEmail and reportRecipient are set together, or neither")
+        return self
 
 
 class UpsrSettings(SystemSettings):

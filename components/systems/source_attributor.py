@@ -7,7 +7,8 @@ Three functions, each with its own role; only ls-capture is public:
   checked in the function.
 - ``ls-stitch`` (DynamoDB stream on enquiries, INSERT only, partial batch failures, bounded
   retries, on-failure queue ``ls-stitch-failures``): links identities to visitors' touches.
-- ``ls-report`` (Function URL, auth AWS_IAM): the attribution report, by Query only.
+- ``ls-report`` (Function URL, auth AWS_IAM): the attribution report, by Query only; when
+  ``reportRecipient`` is set, a weekly schedule also has it mail last week's report (SES).
 
 Each function's grants are the code below; the README's generated table for ls lists them.
 
@@ -19,10 +20,13 @@ per month, and a retried submission hits the same key so its conditional put is 
 
 from __future__ import annotations
 
+import json
+
 import pulumi
 
 from components.config import LsSettings
 from components.guarded_table import GuardedTable, GuardedTableArgs
+from components.scheduled_job import Schedule
 from components.scoped_lambda import FunctionUrl, ScopedLambda, StreamTrigger
 from components.secret_slot import SecretSlot, SecretSlotArgs
 from components.systems.base import System, SystemArgs
@@ -90,6 +94,8 @@ class SourceAttributor(System):
             "site_origins": ",".join(settings.site_origins),
             "touch_ttl_days": settings.touch_ttl_days,
             "report_cache_seconds": settings.report_cache_seconds,
+            "sender_email": settings.sender_email,
+            "report_recipient": settings.report_recipient,
         }
         function = FunctionFactory(d, PACKAGE, SIZES, child)
 
@@ -141,9 +147,25 @@ class SourceAttributor(System):
                 self.touches.grant("dynamodb:Query", sid="QueryTouches"),
                 self.identities.grant("dynamodb:Query", sid="QueryIdentities"),
                 self.enquiries.grant("dynamodb:Query", sid="QueryEnquiries"),
+                *(
+                    (d.grant_send_email("SendOwnerReport", settings.sender_email),)
+                    if settings.sender_email
+                    else ()
+                ),
             ),
             contract.ReportSettings.environment(values),
             url=FunctionUrl("AWS_IAM"),
+            schedules=(
+                Schedule(
+                    contract.REPORT,
+                    settings.report_schedule,
+                    "Weekly attribution report mailed to the owner",
+                    json.dumps({"job": contract.REPORT}),
+                    settings.report_timezone,
+                ),
+            )
+            if settings.mails_report
+            else (),
         )
         self.finish(
             {

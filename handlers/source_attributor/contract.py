@@ -69,3 +69,7 @@ class ReportSettings(Settings):
     identities_table: str
     enquiries_table: str
     report_cache_seconds: int
+    sender_email: str | None
+    """From address of the weekly owner mail; absent when the stack sends none."""
+    report_recipient: str | None
+    """Who receives the weekly owner mail; absent when the stack sends none."""

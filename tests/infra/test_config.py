@@ -98,3 +98,16 @@ def test_an_unpublished_hubspot_version_names_the_key() -> None:
     assert "crm-automations:hubspotApiVersion" in str(err.value)
     assert "2026-09" in str(err.value)  # the published versions are listed
     assert parse(_raw(hubspotApiVersion="2026-03")).hubspot_api_version == "2026-03"
+
+
+def test_ls_report_mail_needs_both_sender_and_recipient() -> None:
+    raw = _raw()
+    del raw["systems"]["ls"]["reportRecipient"]  # type: ignore[attr-defined,index]
+    with pytest.raises(ConfigError, match=r"systems\.ls") as err:
+        parse(raw)
+    assert "senderEmail and reportRecipient" in str(err.value)
+    assert "crm-bot@example.com" not in str(err.value)
+    raw["systems"]["ls"]["reportSchedule"] = "weekly"  # type: ignore[index]
+    del raw["systems"]["ls"]["senderEmail"]  # type: ignore[attr-defined,index]
+    with pytest.raises(ConfigError, match=r"systems\.ls\.reportSchedule"):
+        parse(raw)

@@ -90,13 +90,37 @@ def test_tables_and_their_keys(graph: Graph) -> None:
         assert {a["type"] for a in t["attributes"]} == {"S"}
 
 
-def test_one_failure_queue_and_one_secret(graph: Graph) -> None:
-    queues = [q.inputs["name"] for q in graph.of_type("aws:sqs/queue:Queue")]
-    assert queues == ["dev-ls-stitch-failures"]
+def test_failure_queues_and_one_secret(graph: Graph) -> None:
+    queues = {q.inputs["name"] for q in graph.of_type("aws:sqs/queue:Queue")}
+    # The stitch stream's on-failure queue; ls-report's, because Scheduler invokes it
+    # asynchronously, and the schedule's own dead-letter queue.
+    assert queues == {
+        "dev-ls-stitch-failures",
+        "dev-ls-report-failures",
+        "dev-ls-report-schedule-dlq",
+    }
     secrets = [s.inputs["name"] for s in graph.of_type("aws:secretsmanager/secret:Secret")]
     assert secrets == ["dev-ls-email-hash-key"]
-    assert not graph.of_type("aws:scheduler/schedule:Schedule")
     assert not graph.of_type("aws:s3/bucket:Bucket")
+
+
+def test_one_weekly_schedule_mails_the_report(graph: Graph) -> None:
+    [schedule] = [s.inputs for s in graph.of_type("aws:scheduler/schedule:Schedule")]
+    assert schedule["name"] == "dev-ls-report"
+    assert schedule["scheduleExpression"] == "cron(0 7 ? * MON *)"
+    assert schedule["scheduleExpressionTimezone"] == "Europe/London"
+    assert schedule["target"]["arn"] == arn("lambda", "function:dev-ls-report")
+    assert json.loads(schedule["target"]["input"]) == {"job": "ls-report"}
+
+
+def test_without_a_recipient_there_is_no_schedule_and_no_send() -> None:
+    systems = only_ls("dev")
+    systems["ls"] = {
+        k: v for k, v in systems["ls"].items() if k not in ("senderEmail", "reportRecipient")
+    }
+    quiet = run("dev", {"systems": systems})
+    assert not quiet.of_type("aws:scheduler/schedule:Schedule")
+    assert grants_of(quiet, "ls-report") == READ_ONLY
 
 
 def test_stitch_is_fed_by_the_enquiries_stream_with_bounded_retries(graph: Graph) -> None:
@@ -157,13 +181,24 @@ def test_stitch_queries_and_updates_identities_and_only_queries_touches(graph: G
     }
 
 
-def test_report_is_read_only(graph: Graph) -> None:
+READ_ONLY = {
+    logs("ls-report"),
+    (("dynamodb:Query",), (TOUCHES,)),
+    (("dynamodb:Query",), (IDENTITIES,)),
+    (("dynamodb:Query",), (ENQUIRIES,)),
+}
+
+
+def test_report_reads_by_query_and_sends_only_as_the_sender(graph: Graph) -> None:
     assert grants_of(graph, "ls-report") == {
-        logs("ls-report"),
-        (("dynamodb:Query",), (TOUCHES,)),
-        (("dynamodb:Query",), (IDENTITIES,)),
-        (("dynamodb:Query",), (ENQUIRIES,)),
+        *READ_ONLY,
+        (("ses:SendEmail",), (arn("ses", "identity/example.com"),)),
+        (("sqs:SendMessage",), (arn("sqs", "dev-ls-report-failures"),)),
     }
+    policy = graph.named("aws:iam/rolePolicy:RolePolicy", "dev-ls-report-grants")
+    [send] = [s for s in json.loads(policy.inputs["policy"])["Statement"]
+              if s["Action"] == ["ses:SendEmail"]]
+    assert send["Condition"] == {"StringEquals": {"ses:FromAddress": ["crm-bot@example.com"]}}
 
 
 def test_no_model_and_no_secret_value_anywhere(graph: Graph) -> None:
@@ -205,6 +240,8 @@ def test_children_are_parented_to_the_system(graph: Graph) -> None:
         ("crm:index:ScopedLambda", "ls-capture"),
         ("crm:index:ScopedLambda", "ls-stitch"),
         ("crm:index:ScopedLambda", "ls-report"),
+        ("aws:scheduler/scheduleGroup:ScheduleGroup", "ls-schedules"),
+        ("crm:index:ScheduledJob", "ls-report-schedule"),
     }
 
 

@@ -1,12 +1,14 @@
-"""ls-report: the attribution report behind an AWS_IAM Function URL (logic in ``reporting``)."""
+"""ls-report: the attribution report behind an AWS_IAM Function URL (logic in ``reporting``),
+and, when the stack schedules it, the owner's weekly mail (``report_mail``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from handlers.common import entry
+from handlers.common import entry, settings
+from handlers.common.aws_clients import client
 from handlers.common.clock import Clock
-from handlers.source_attributor import contract, reporting
+from handlers.source_attributor import contract, report_mail, reporting
 
 
 def wire(config: contract.ReportSettings, clock: Clock) -> reporting.ReportApp:
@@ -14,8 +16,22 @@ def wire(config: contract.ReportSettings, clock: Clock) -> reporting.ReportApp:
 
 
 def run(app: reporting.ReportApp, event: dict[str, Any], context: Any, clock: Clock) -> Any:
-    """Function URL (AWS_IAM) entry point."""
-    return app(event)
+    """Function URL (AWS_IAM) requests; the schedule's ``{"job": "ls-report"}`` sends the mail."""
+    if event.get("job") != contract.REPORT:
+        return app(event)
+    config = settings.current(contract.ReportSettings)
+    if not (config.sender_email and config.report_recipient):
+        raise RuntimeError("ls-report was scheduled without SENDER_EMAIL and REPORT_RECIPIENT")
+    sent = report_mail.send_weekly(
+        app.store,
+        client("sesv2"),
+        sender=config.sender_email,
+        recipient=config.report_recipient,
+        today=clock().date(),
+        workers=app.workers,
+    )
+    return {"from": sent.start.isoformat(), "to": sent.end.isoformat(),
+            "enquiries": sent.enquiries, "message_id": sent.message_id}
 
 
 handler = entry.handler(__name__, contract.ReportSettings, wire, run)

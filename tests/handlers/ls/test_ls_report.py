@@ -297,12 +297,10 @@ def test_threaded_reads_give_the_same_report() -> None:
     assert generate(store, query, workers=4) == generate(store, query, workers=1)
 
 
-@pytest.mark.usefixtures("apps")
-def test_the_dynamodb_reader_with_threads_matches_memory(clock: Clock) -> None:
+def load_into_dynamo(memory: InMemoryStore) -> None:
+    """The in-memory rows, written to the dev stack's moto tables."""
     from handlers.common.aws_clients import table
-    from handlers.source_attributor.store import DynamoStore
 
-    memory = hand_fixture()
     with table("dev-ls-touches").batch_writer() as batch:
         for rows in memory.touch_rows.values():
             for t in rows.values():
@@ -315,6 +313,14 @@ def test_the_dynamodb_reader_with_threads_matches_memory(clock: Clock) -> None:
         for rows in memory.identity_table.values():
             for row in rows.values():
                 batch.put_item(Item=row.item())
+
+
+@pytest.mark.usefixtures("apps")
+def test_the_dynamodb_reader_with_threads_matches_memory(clock: Clock) -> None:
+    from handlers.source_attributor.store import DynamoStore
+
+    memory = hand_fixture()
+    load_into_dynamo(memory)
     dynamo = DynamoStore("dev-ls-touches", "dev-ls-identities", "dev-ls-enquiries")
     for mode in ("strict", "lenient"):
         query = ReportQuery(*AUGUST, mode, False, "json")  # type: ignore[arg-type]
@@ -334,3 +340,32 @@ def test_the_owner_report_ranks_the_unattributed_share_as_a_source_in_bold_and_i
     none_unknown = type(report)(report.start, report.end, "strict", False, 3,
                                 {"first_touch": owner_report.RuleResult({"google": 3}, 0)})
     assert "  Not known (unattributed): 0 (0%)" in owner_report.mail(none_unknown).text
+
+
+def test_the_schedule_mails_last_weeks_report_to_the_owner(apps: Clock) -> None:
+    """The schedule's ``{"job": "ls-report"}``: the seven whole days before the run (Monday
+    2026-08-11 09:00 UTC: 4 to 10 August), strict mode, through SES to reportRecipient."""
+    from moto.core import DEFAULT_ACCOUNT_ID  # type: ignore[attr-defined]
+    from moto.ses.models import ses_backends
+
+    load_into_dynamo(hand_fixture())
+    answer = report.handler({"job": "ls-report"}, None)
+    assert answer["from"] == "2026-08-04" and answer["to"] == "2026-08-10"
+    assert answer["enquiries"] == 4  # e1, e2, e3, e4; e5 (12 August) is next week's
+    [sent] = ses_backends[DEFAULT_ACCOUNT_ID]["us-east-1"].sent_messages
+    assert sent.source == "crm-bot@example.com" and sent.destinations["ToAddresses"] == [
+        "ops@example.com"
+    ]
+    assert "4 enquiries" in sent.subject and "not known" in sent.subject
+    # moto keeps one body part (the HTML when there is one): the renderer's own test covers
+    # the plain-text part.
+    assert "<strong>Not known (unattributed)</strong>" in sent.body
+
+
+@pytest.mark.usefixtures("apps")
+def test_a_report_request_sends_no_mail() -> None:
+    from moto.core import DEFAULT_ACCOUNT_ID  # type: ignore[attr-defined]
+    from moto.ses.models import ses_backends
+
+    assert report.handler(get({}), None)["statusCode"] == 200
+    assert not ses_backends[DEFAULT_ACCOUNT_ID]["us-east-1"].sent_messages

@@ -1,0 +1,50 @@
+"""The scheduled owner mail of ls-report: last week's attribution report, sent through SES.
+
+The schedule invokes ls-report with ``{"job": "ls-report"}``; the week is the seven whole UTC
+days before the run (the report's dates are UTC days), counted in strict mode, the document's
+default. The mail is ``owner_report.mail``: both rules, the unattributed share ranked like any
+source, the inline bars, a plain-text part. It carries no link to a page yet: ls-report's URL
+is AWS_IAM (for programs), and no public read-only surface serves the report.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import Any
+
+from handlers.common import html_kit as kit
+from handlers.source_attributor import owner_report
+from handlers.source_attributor.reporting import ReportQuery, generate
+from handlers.source_attributor.store import ReportStore
+
+WEEK_DAYS = 7
+
+
+def last_week(today: dt.date) -> tuple[dt.date, dt.date]:
+    """The seven whole days before ``today`` (first and last, inclusive)."""
+    end = today - dt.timedelta(days=1)
+    return end - dt.timedelta(days=WEEK_DAYS - 1), end
+
+
+@dataclass(frozen=True)
+class Sent:
+    start: dt.date
+    end: dt.date
+    enquiries: int
+    message_id: str
+
+
+def send_weekly(
+    store: ReportStore, ses: Any, *, sender: str, recipient: str, today: dt.date, workers: int = 1
+) -> Sent:
+    """Compute last week's report and mail it to the owner (SES v2 SendEmail)."""
+    start, end = last_week(today)
+    report = generate(store, ReportQuery(start, end, "strict", False, "json"), workers=workers)
+    composed = owner_report.mail(report)
+    answer = ses.send_email(
+        FromEmailAddress=sender,
+        Destination={"ToAddresses": [recipient]},
+        Content={"Simple": kit.simple_content(composed)},
+    )
+    return Sent(start, end, report.enquiries, str(answer.get("MessageId", "")))
