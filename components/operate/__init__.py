@@ -1,3 +1,33 @@
 """Commands a deployer runs against the AWS account: ``make secrets``, ``make preflight`` and
 ``make verify``. Each reads the stack's resources from the offline plan's graph (so it knows
 every name and region without the Pulumi CLI) and talks to AWS through boto3."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TYPE_CHECKING
+
+from components.config import ConfigError
+
+if TYPE_CHECKING:
+    from components.offline.engine import Graph
+
+
+def stack_command(doc: str) -> argparse.ArgumentParser:
+    """A deployer command's parser: the first line of its module docstring, and ``--stack``."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--stack", default="dev")
+    return parser
+
+
+def plan_graph(stack: str) -> Graph | None:
+    """The stack's offline graph; None after printing its config error (one line, no value)."""
+    # The mock engine loads Pulumi and the program: only once a command has parsed its options.
+    from components.offline.engine import run
+
+    try:
+        return run(stack)
+    except ConfigError as err:
+        print(err, file=sys.stderr)
+        return None

@@ -21,7 +21,6 @@ not ok names the AWS page and the fix:
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -31,8 +30,9 @@ from typing import Any, Literal
 import boto3
 from botocore.exceptions import BotoCoreError, ClientError
 
-from components.config import ConfigError, ModelChoice, StackConfig
+from components.config import ModelChoice, StackConfig
 from components.offline.engine import Graph
+from components.operate import plan_graph, stack_command
 from components.stack import POWERTOOLS_PARAMETER
 
 Status = Literal["ok", "warn", "FAIL"]
@@ -327,15 +327,10 @@ def report(findings: Iterable[Finding]) -> Iterator[str]:
 
 
 def main(argv: list[str] | None = None, clients: Clients | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--stack", default="dev")
+    parser = stack_command(__doc__ or "")
     options = parser.parse_args(argv)
-    from components.offline.engine import run
-
-    try:
-        graph = run(options.stack)
-    except ConfigError as err:
-        print(err, file=sys.stderr)
+    graph = plan_graph(options.stack)
+    if graph is None:
         return 2
     made: dict[tuple[str, str], Any] = {}
 

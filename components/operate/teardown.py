@@ -14,12 +14,11 @@ re-created within it fails on those names
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections.abc import Iterator
 
-from components.config import ConfigError
 from components.offline.engine import Graph
+from components.operate import plan_graph, stack_command
 from components.operate.stack_secrets import secrets_in
 
 EMPTY_BUCKET_PAGE = "https://docs.aws.amazon.com/AmazonS3/latest/userguide/empty-bucket.html"
@@ -73,15 +72,10 @@ def steps(graph: Graph) -> Iterator[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--stack", default="dev")
+    parser = stack_command(__doc__ or "")
     options = parser.parse_args(argv)
-    from components.offline.engine import run
-
-    try:
-        graph = run(options.stack)
-    except ConfigError as err:
-        print(err, file=sys.stderr)
+    graph = plan_graph(options.stack)
+    if graph is None:
         return 2
     print(f"Removing stack {options.stack} (nothing here is run; read each line first):")
     print("\n".join(steps(graph)))

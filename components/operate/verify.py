@@ -23,7 +23,6 @@ Prints ``ok`` or ``failed: <reason>`` per system; exits 1 if any failed.
 
 from __future__ import annotations
 
-import argparse
 import base64
 import hashlib
 import hmac
@@ -41,8 +40,8 @@ import boto3
 from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 
-from components.config import ConfigError
 from components.offline.engine import Graph
+from components.operate import plan_graph, stack_command
 from components.operate.stack_secrets import StackSecret, secrets_in
 
 CHECK_HEADER = "x-crm-check"
@@ -283,16 +282,11 @@ def verify(target: Target, graph: Graph) -> Iterator[tuple[str, bool, str]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--stack", default="dev")
+    parser = stack_command(__doc__ or "")
     parser.add_argument("--sandbox", help="a running sandbox's control API, http://127.0.0.1:8700")
     options = parser.parse_args(argv)
-    from components.offline.engine import run
-
-    try:
-        graph = run(options.stack)
-    except ConfigError as err:
-        print(err, file=sys.stderr)
+    graph = plan_graph(options.stack)
+    if graph is None:
         return 2
     results = list(verify(Target(graph, options.sandbox), graph))
     for system, ok, detail in results:
