@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import pulumi
 import pulumi_aws as aws
 
 from components.arns import Arns
 from components.grants import Grant
 from components.mail_identity import MailIdentities
-from components.monitoring import Monitoring
+from components.monitoring import Monitoring, declare_alarm, unconfirmed_sends
 
 
 @dataclass(frozen=True)
@@ -73,3 +74,18 @@ class Deployment:
         if self.mail is None:
             raise ValueError("this deployment has no mail identities registry")
         return self.mail.grant_send(sid, sender)
+
+    def watch_unconfirmed_sends(
+        self, metric: str, description: str, parent: pulumi.Resource
+    ) -> aws.cloudwatch.MetricAlarm | None:
+        """The system's ``unconfirmed-send`` alarm: its sweep counted a message to a customer
+        claimed and never confirmed sent (``metric``), which a person must look at."""
+        return declare_alarm(
+            f"{self.system}-unconfirmed-send-alarm",
+            self.name(f"{self.system}-unconfirmed-send"),
+            unconfirmed_sends(self.monitoring.namespace, self.system, metric),
+            description,
+            self.monitoring,
+            self.resource_tags(),
+            parent,
+        )

@@ -36,7 +36,6 @@ from components.deployment import Deployment
 from components.grants import Grant, policy_document
 from components.guarded_table import GuardedTable, GuardedTableArgs
 from components.models import model_grant
-from components.monitoring import declare_alarm, unconfirmed_sends
 from components.scheduled_job import Schedule, schedule_group, scheduler_trust_policy
 from components.scoped_lambda import FunctionUrl, QueueTrigger
 from components.secret_slot import SecretSlot, SecretSlotArgs
@@ -329,15 +328,7 @@ class ReviewRequests(System):
         )
 
         # The sweep reports a claimed message never confirmed sent; a person must look.
-        declare_alarm(
-            f"{d.system}-unconfirmed-send-alarm",
-            d.name(f"{d.system}-unconfirmed-send"),
-            unconfirmed_sends(d.monitoring.namespace, d.system, "UnconfirmedAsks"),
-            "review asks claimed and never confirmed sent",
-            d.monitoring,
-            d.resource_tags(),
-            self,
-        )
+        d.watch_unconfirmed_sends("UnconfirmedAsks", "review asks claimed and never confirmed sent", self)
 
         self.finish(
             {

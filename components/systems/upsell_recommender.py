@@ -28,7 +28,6 @@ from components.deployment import Deployment
 from components.grants import Grant
 from components.guarded_table import GuardedTable, GuardedTableArgs
 from components.models import model_grant
-from components.monitoring import declare_alarm, unconfirmed_sends
 from components.scheduled_job import Schedule
 from components.scoped_lambda import FunctionUrl, QueueTrigger, ScopedLambda
 from components.secret_slot import SecretSlot, SecretSlotArgs
@@ -317,15 +316,7 @@ class UpsellRecommender(System):
             schedules=(Schedule(contract.SWEEP, s.sweep_schedule, "close attribution windows"),),
         )
         # The sweep reports a claimed message never confirmed sent; a person must look.
-        declare_alarm(
-            f"{d.system}-unconfirmed-send-alarm",
-            d.name(f"{d.system}-unconfirmed-send"),
-            unconfirmed_sends(d.monitoring.namespace, d.system, "UnconfirmedNudges"),
-            "nudges claimed and never confirmed sent",
-            d.monitoring,
-            d.resource_tags(),
-            self,
-        )
+        d.watch_unconfirmed_sends("UnconfirmedNudges", "nudges claimed and never confirmed sent", self)
 
     def _catalog_sync(
         self,
