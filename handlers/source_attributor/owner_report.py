@@ -11,6 +11,8 @@ Only rendering lives here; the numbers are ``attribution.Report``'s.
 
 from __future__ import annotations
 
+import datetime as dt
+
 from handlers.common import html_kit as kit
 from handlers.source_attributor.attribution import Report, RuleResult
 
@@ -79,9 +81,13 @@ def mail(report: Report, *, page_url: str | None = None) -> kit.Mail:
     return kit.mail(subject, [subject, "", *text], html)
 
 
-def page(report: Report) -> dict[str, object]:
-    """The same report as a read-only page."""
+def page(report: Report, *, link_until: dt.date | None = None) -> dict[str, object]:
+    """The same report as a read-only page; ``link_until``: the last day its link works."""
     html, _ = body(report)
+    if link_until is not None:
+        html = kit.join((html, kit.detail(
+            f"This page is read-only. The link from the mail works until {kit.local_day(link_until)}; "
+            "each week's mail brings a new one.")))
     return kit.page(
         f"Lead sources {kit.local_day(report.start)} to {kit.local_day(report.end)}", html
     )
