@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from handlers.common.link_tokens import Keyring, issue_token
 
@@ -45,13 +46,27 @@ def url(base: str, token: str) -> str:
     return f"{base.rstrip('/')}{PATH}?t={token}"
 
 
-def signer(base: str, keyring: Keyring, *, days: int, now: float) -> Callable[[dt.date, dt.date], str]:
+@dataclass(frozen=True)
+class PageLink:
+    """A signed link and the last day (UTC) it works, which the mail and the page both say."""
+
+    url: str
+    last_day: dt.date
+
+
+def last_day(expires_at: int) -> dt.date:
+    """The last UTC day a token expiring at ``expires_at`` (unix seconds) still works."""
+    return dt.datetime.fromtimestamp(expires_at - 1, dt.UTC).date()
+
+
+def signer(base: str, keyring: Keyring, *, days: int, now: float) -> Callable[[dt.date, dt.date], PageLink]:
     """A function giving the link to a period's page, valid ``days`` from ``now``."""
 
-    def link(start: dt.date, end: dt.date) -> str:
+    def link(start: dt.date, end: dt.date) -> PageLink:
+        ttl = days * 86_400
         token = issue_token(
-            keyring, subject=subject(start, end), action=ACTION, ttl_seconds=days * 86_400, now=now
+            keyring, subject=subject(start, end), action=ACTION, ttl_seconds=ttl, now=now
         )
-        return url(base, token)
+        return PageLink(url(base, token), last_day(int(now) + ttl))
 
     return link

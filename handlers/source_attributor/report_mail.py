@@ -17,6 +17,7 @@ from typing import Any
 
 from handlers.common import html_kit as kit
 from handlers.source_attributor import owner_report
+from handlers.source_attributor.report_link import PageLink
 from handlers.source_attributor.reporting import generate, owner_query
 from handlers.source_attributor.store import ReportStore
 
@@ -45,13 +46,13 @@ def send_weekly(
     recipient: str,
     today: dt.date,
     workers: int = 1,
-    link: Callable[[dt.date, dt.date], str] | None = None,
+    link: Callable[[dt.date, dt.date], PageLink] | None = None,
 ) -> Sent:
     """Compute last week's report and mail it to the owner (SES v2 SendEmail); ``link`` gives
     the signed link to the same week's page (``report_link.signer``)."""
     start, end = last_week(today)
     report = generate(store, owner_query(start, end), workers=workers)
-    composed = owner_report.mail(report, page_url=link(start, end) if link else None)
+    composed = owner_report.mail(report, page=link(start, end) if link else None)
     answer = ses.send_email(
         FromEmailAddress=sender,
         Destination={"ToAddresses": [recipient]},

@@ -12,7 +12,6 @@ the rows are now.
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -59,12 +58,11 @@ class WeekPage:
                               "has a link that works.")
         except (lt.TokenError, ValueError):
             return kit.answer(event, 403, "invalid_link", "This link is not valid",
-                              "This link is not valid: it may have been cut or changed. "
-                              "Open it again from the weekly mail.")
+                              "This link to the lead sources report is not valid: it may have "
+                              "been cut or changed. Open it again from the weekly mail.")
         report = generate(self.store, owner_query(start, end), workers=self.workers)
         get_logger().info("report page", extra={"enquiries": report.enquiries, "kid": claims.kid})
-        until = dt.datetime.fromtimestamp(claims.expires_at - 1, dt.UTC).date()
-        return owner_report.page(report, link_until=until)
+        return owner_report.page(report, link_until=report_link.last_day(claims.expires_at))
 
 
 def app(settings: ReportPageSettings, clock: Clock) -> WeekPage:

@@ -70,6 +70,7 @@ def test_the_mails_link_opens_the_same_weeks_report_as_a_page(apps: Clock) -> No
     for figure in re.findall(r">(\d+ \(\d+%\))<", mail_html):
         assert figure in html
     assert "works until Tue 8 Sep 2026" in html  # 28 days after the mail of 11 August
+    assert "The link works until Tue 8 Sep 2026." in mail_html  # the mail says so too
 
 
 @pytest.mark.parametrize("accept", [BROWSER, "application/json"])
