@@ -152,11 +152,27 @@ def upsr_documents() -> Iterator[Document]:
     quiet = render(Rollup({}, 0, until - 7 * 86400, until), zone="Europe/London")
     assert quiet is not None
     yield Document("upsr-rollup-quiet", "mail", quiet.html, ("quiet week",), text=quiet.text)
+    nudge = _upsr_email_nudge()
+    yield Document("upsr-nudge-email", "mail", nudge.html, ("Ann", "Mat strap"), action=True, text=nudge.text)
     browser = {"headers": {"accept": "text/html"}}
     yield Document("upsr-tap-expired", "page",
                    kit.answer(browser, 410, "link_expired", "This offer has ended",
                               "This link has expired. The offer it was for has ended.")["body"],
                    ("offer has ended",), status=410)
+
+
+def _upsr_email_nudge() -> Any:
+    """The nudge to a customer who consented to email only, with its real one-tap link."""
+    from handlers.common.link_tokens import Keyring, issue_short_token
+    from handlers.upsell_recommender.domain import ADD_ACTION, Channel, Contact
+    from handlers.upsell_recommender.nudges import compose
+    from handlers.upsell_recommender.sending import link_subject, link_url
+
+    keys = Keyring.from_secret_string('{"active_kid": "k1", "keys": {"k1": "' + "s" * 40 + '"}}')
+    token = issue_short_token(keys, subject=link_subject("ofr-5443254255890"), action=ADD_ACTION,
+                              ttl_seconds=17 * 86400, now=NOW.timestamp())
+    return compose(Contact(Channel.EMAIL, "ann.smith@example.org", "Ann"), "Mat strap",
+                   "Keeps your new mat rolled tight", link_url(FUNCTION_URL, token))
 
 
 def upsr_sms() -> Iterator[Sms]:
@@ -271,10 +287,42 @@ def ls_documents() -> Iterator[Document]:
     yield Document("ls-report-link-expired", "page", late["body"], ("latest weekly mail",), status=late["statusCode"])
 
 
+# rrs ------------------------------------------------------------------------------------------
+
+
+def rrs_documents() -> Iterator[Document]:
+    """The owner's handover of an unhappy customer who also wrote private feedback."""
+    from handlers.review_requests import handover
+
+    mail = handover.build(
+        reason="private_feedback",
+        request_id="req-5f1c0a9e2b7d4c3a8e6f1b0d9c2a7e4f",
+        request={"customer_id": "c-7", "completion_id": "done-3", "state": "asked", "channel": "sms",
+                 "signal": {"rating": 2, "notes": "Arrived two hours late; radiator in the hall still cold",
+                            "complaint": True, "prior_sentiment": "neutral", "past_complaints": 1}},
+        customer={"name": "Ann Smith", "email": "ann.smith@longer-domain-name-example.org",
+                  "phone": "+44 7700 900123"},
+        job={"job_title": "Boiler service and radiator bleed", "completed_at": "2026-07-01T15:30:00Z"},
+        trail=[
+            {"event": "grade", "at": "2026-07-01T16:00:00Z",
+             "facts": {"band": "unhappy", "source": "model", "reasons": ["late arrival", "heating still faulty"]}},
+            {"event": "escalation_sent", "at": "2026-07-01T16:01:00Z"},
+            {"event": "feedback", "at": "2026-07-02T08:00:00Z",
+             "facts": {"submitted_at": "2026-07-02T08:00:00Z", "rating": 2,
+                       "text": "Late again.\nThe hall radiator is still cold and nobody called back."}},
+        ],
+        business="Acme Heating",
+        zone="Europe/London",
+    )
+    yield Document("rrs-handover", "mail", mail.html, ("Ann Smith", "Boiler service", "still cold"),
+                   action=True, text=mail.text)
+
+
 SYSTEMS: dict[str, Callable[[], Iterator[Document]]] = {
     "dm": dm_documents,
     "upsr": upsr_documents,
     "ls": ls_documents,
+    "rrs": rrs_documents,
 }
 
 
