@@ -67,7 +67,7 @@ if str(ROOT) not in sys.path:
 from benchmarks import missed, peers, score_bins  # noqa: E402
 from benchmarks.peers import Pair, Row  # noqa: E402
 from components.config import DmSettings, DmThresholds  # noqa: E402
-from handlers.duplicate_merger.evidence import Thresholds  # noqa: E402
+from handlers.duplicate_merger.bands import Thresholds  # noqa: E402
 from handlers.duplicate_merger.pipeline import (  # noqa: E402
     MAX_MESSAGE_BYTES,
     decode_message,
@@ -257,13 +257,13 @@ def replay_decisions(ds: Dataset) -> str:
     the other half against the configured bands and one calibration of all classes."""
     import hashlib
 
+    from handlers.duplicate_merger.bands import Bands
     from handlers.duplicate_merger.calibration import (
         calibrate,
         calibrate_by_evidence,
         counter_name,
         decisions_from_counts,
     )
-    from handlers.duplicate_merger.evidence import Bands
 
     def decided_half(pair: Pair) -> bool:
         return hashlib.sha256("#".join(pair).encode()).digest()[0] % 2 == 0

@@ -2,11 +2,11 @@
 two people at one home share a surname without being one person.
 
 One real fact shows in several fields, so an agreement another one explains counts with a floor
-on its share (``evidence.implied_floors``). Two of those explanations are facts about the
+on its share (``explained.implied_floors``). Two of those explanations are facts about the
 data, not about people, and a fixed floor is right for one data set and wrong for the next:
 
 * **Places nest** where the fields describe one geography: a street address lies in one
-  postcode, a postcode in one city, a city in one state (``evidence.PLACE_IMPLICATIONS``). In a
+  postcode, a postcode in one city, a city in one state (``explained.PLACE_IMPLICATIONS``). In a
   CRM they do, and two contacts at one address agreeing on its postcode say nothing new. In a
   data set whose place fields were drawn apart they do not: Febrl's generator takes
   "addresses (based on frequency tables for suburbs, postcodes, street number and addresses,
@@ -15,7 +15,7 @@ data, not about people, and a fixed floor is right for one data set and wrong fo
   one table per field, so there a shared postcode is as much news beside a shared address as
   without it. Floored as if nested, FEBRL's true pairs lost their postcode, city and state as
   evidence and hundreds fell below the review band.
-* **Households share a surname** (``evidence.HOUSEHOLD_SURNAME_SHARE``): a home explains a
+* **Households share a surname** (``explained.HOUSEHOLD_SURNAME_SHARE``): a home explains a
   shared surname as often as families live together in the data. A person register without
   households (FEBRL) has none, and there a shared surname at one address is the person's.
 
@@ -23,7 +23,7 @@ dm-block counts both, without a training step, over pairs it can tell apart with
 them:
 
 * for each implication, consecutive contacts (in id order) holding one finer place whose names
-  and birth dates say they are two people (``evidence.different_people``): how many also hold
+  and birth dates say they are two people (``comparators.different_people``): how many also hold
   the coarser place. That is the floor itself, P(agree | the finer place agrees, two people).
   Few different people share a street address, so the address's counts are shrunk towards
   what the postcode's city says (the count with the most pairs: whether this CRM's places nest
@@ -51,17 +51,17 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
+from handlers.duplicate_merger.comparators import different_people
 from handlers.duplicate_merger.contexts import PRIOR_PAIRS
-from handlers.duplicate_merger.evidence import (
+from handlers.duplicate_merger.explained import (
     HOUSEHOLD_SURNAME_SHARE,
     IMPLIED_SHARE,
     PLACE_IMPLICATIONS,
-    PRIORS,
     SHARED_HOLDERS,
     Explained,
     Implication,
-    different_people,
 )
+from handlers.duplicate_merger.field_priors import PRIORS
 from handlers.duplicate_merger.normalize import is_role_mailbox
 from handlers.duplicate_merger.profile import FIELDS, Profile
 
@@ -80,7 +80,7 @@ PLACES: Mapping[str, Callable[[Profile], str]] = {
 """The finer place of each implication, as a value contacts are grouped on."""
 
 HOMES: tuple[Callable[[Profile], str], ...] = (_address, lambda p: p.phone)
-"""What makes a shared home (``evidence.shared_home``): a street address or a landline."""
+"""What makes a shared home (``comparators.shared_home``): a street address or a landline."""
 
 NESTING: Implication = ("postcode", "city")
 """The count the address's counts are shrunk towards: whether this CRM's places nest at all."""
@@ -227,7 +227,7 @@ def household_share(homes: HomeCount) -> float:
 
 
 def explained_by(counts: DependenceCounts) -> Explained:
-    """The floors dm-score uses (``evidence.Explained``): each implication's counted share and
+    """The floors dm-score uses (``explained.Explained``): each implication's counted share and
     the households', shrunk as the module says."""
 
     def shrunk(count: PlaceCount, towards: float) -> float:

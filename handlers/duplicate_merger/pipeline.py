@@ -30,6 +30,7 @@ from itertools import chain, compress, pairwise
 from operator import add, attrgetter, itemgetter
 from typing import Any
 
+from handlers.duplicate_merger.bands import Bands, Thresholds
 from handlers.duplicate_merger.blocking import (
     KEY_NAMES,
     Block,
@@ -52,9 +53,10 @@ from handlers.duplicate_merger.dependence import (
     count_dependence,
     explained_by,
 )
-from handlers.duplicate_merger.evidence import Bands, ScoredPair, Scorer, Thresholds
+from handlers.duplicate_merger.evidence import Scorer
 from handlers.duplicate_merger.prior import baseline_bits, sample_evidence
 from handlers.duplicate_merger.profile import FIELDS, Profile, ProfileBuilder
+from handlers.duplicate_merger.terms import ScoredPair
 
 DEFAULT_RECORD_FLOOR = -10.0
 """Pairs scoring below this (about a thousand to one against) are not recorded."""

@@ -7,6 +7,8 @@ import math
 
 import pytest
 
+from handlers.duplicate_merger.bands import Thresholds
+from handlers.duplicate_merger.comparators import different_people
 from handlers.duplicate_merger.contexts import PRIOR_PAIRS
 from handlers.duplicate_merger.dependence import (
     DependenceCounts,
@@ -16,17 +18,15 @@ from handlers.duplicate_merger.dependence import (
     explained_by,
     household_share,
 )
-from handlers.duplicate_merger.evidence import (
+from handlers.duplicate_merger.evidence import Scorer
+from handlers.duplicate_merger.explained import (
     DOCUMENTED,
     HOUSEHOLD_SURNAME_SHARE,
     IMPLIED_SHARE,
     PLACE_IMPLICATIONS,
-    PRIORS,
     Explained,
-    Scorer,
-    Thresholds,
-    different_people,
 )
+from handlers.duplicate_merger.field_priors import PRIORS
 from handlers.duplicate_merger.pipeline import (
     MessageError,
     decode_message,

@@ -11,17 +11,12 @@ import random
 import string
 
 from handlers.duplicate_merger import normalize
-from handlers.duplicate_merger.evidence import (
-    HOUSEHOLD_SURNAME_SHARE,
-    Level,
-    Scorer,
-    Thresholds,
-    baseline,
-    field_levels,
-    implied_floors,
-)
+from handlers.duplicate_merger.bands import Thresholds
+from handlers.duplicate_merger.comparators import Level, field_levels
+from handlers.duplicate_merger.evidence import Scorer
+from handlers.duplicate_merger.explained import HOUSEHOLD_SURNAME_SHARE, implied_floors
 from handlers.duplicate_merger.pipeline import run_blocking
-from handlers.duplicate_merger.prior import baseline_bits, expected_duplicates
+from handlers.duplicate_merger.prior import baseline, baseline_bits, expected_duplicates
 from handlers.duplicate_merger.profile import FIELDS, Profile
 
 THRESHOLDS = Thresholds(automatic=12.0, propose=0.0)
