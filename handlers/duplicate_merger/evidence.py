@@ -126,7 +126,9 @@ class Scorer:
             self._tables[context] = _log_tables(
                 [priors.get(name, prior) for name, prior in zip(FIELDS, _PRIORS, strict=True)]
             )
-        self._housemates_weight = housemates_weight(PRIORS["first"].exact, PRIORS["last"].exact, total)
+        self._housemates_weight = housemates_weight(
+            PRIORS["first"].exact, PRIORS["last"].exact, total, explained.namesakes_at_home
+        )
 
     def evaluate(
         self,

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from handlers.duplicate_merger.comparators import AGREE, NAMED, Level, shared_home
 from handlers.duplicate_merger.field_priors import PRIORS
-from handlers.duplicate_merger.name_evidence import GENERATION_SHARE
+from handlers.duplicate_merger.name_evidence import GENERATION_SHARE, NAMESAKES_AT_HOME
 from handlers.duplicate_merger.normalize import is_role_mailbox
 from handlers.duplicate_merger.profile import (
     CITY,
@@ -79,12 +79,16 @@ class Explained:
             with. ``IMPLIED_SHARE`` until counted.
         household_surname: P(two different people share a surname | they share a home);
             ``HOUSEHOLD_SURNAME_SHARE`` until counted.
+        namesakes_at_home: Other contacts of one's own full name at one's home (a junior, a
+            senior), per contact: how often a shared full name is explained by a household
+            rather than by one person. ``name_evidence.NAMESAKES_AT_HOME`` until counted.
     """
 
     places: Mapping[Implication, float] = field(
         default_factory=lambda: dict.fromkeys(PLACE_IMPLICATIONS, IMPLIED_SHARE)
     )
     household_surname: float = HOUSEHOLD_SURNAME_SHARE
+    namesakes_at_home: float = NAMESAKES_AT_HOME
 
 
 DOCUMENTED = Explained()

@@ -33,12 +33,18 @@ INITIAL_SHARE = 0.05
 twenty starts with a given letter."""
 
 
-def housemates_weight(first_exact: float, last_exact: float, total: int) -> float:
+NAMESAKES_AT_HOME = GENERATION_SHARE * HOUSEMATES
+"""Documented other contacts of one's own full name at one's home, per contact (0.075): what
+``dependence`` shrinks its count towards, and what a CRM it cannot count keeps."""
+
+
+def housemates_weight(
+    first_exact: float, last_exact: float, total: int, per_contact: float = NAMESAKES_AT_HOME
+) -> float:
     """What a full name would weigh if housemates of one name were its only way to recur
-    among ``total`` contacts (``first_exact`` and ``last_exact`` are the names' ``m``)."""
-    return math.log2(first_exact) + math.log2(last_exact) - math.log2(
-        GENERATION_SHARE * HOUSEMATES / total
-    )
+    among ``total`` contacts (``first_exact`` and ``last_exact`` are the names' ``m``), each
+    contact having ``per_contact`` such housemates in the CRM (``dependence`` counts it)."""
+    return math.log2(first_exact) + math.log2(last_exact) - math.log2(per_contact / total)
 
 
 def namesake_excess(first: float, last: float, housemates: float) -> float:
