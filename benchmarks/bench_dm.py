@@ -582,7 +582,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="run Splink and ECM only on sets of at most this many contacts "
                         "(the plain rules run at every size)")
     parser.add_argument("--sizes", type=str, default="", help="scale sizes, e.g. 10000,100000")
-    parser.add_argument("--crm", type=str, default="", help="generated accuracy sets, e.g. 20000")
+    parser.add_argument("--crm", type=str, default="",
+                        help="generated accuracy sets, e.g. 20000 ('none': no generated set)")
     args = parser.parse_args(argv)
 
     started = time.perf_counter()
@@ -590,7 +591,7 @@ def main(argv: list[str] | None = None) -> int:
         f"dm benchmark on {os.cpu_count()} cores, Python {sys.version.split()[0]}; thresholds "
         f"automatic {THRESHOLDS.automatic:g}, propose {THRESHOLDS.propose:g} (bits), block cap {CAP}"
     )
-    crm_sizes = [int(x) for x in args.crm.split(",")] if args.crm else (
+    crm_sizes = [] if args.crm == "none" else [int(x) for x in args.crm.split(",")] if args.crm else (
         [10_000] if args.quick else [20_000, 100_000, 1_000_000]
     )
     if not args.no_accuracy:

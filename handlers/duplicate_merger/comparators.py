@@ -131,15 +131,24 @@ def _company_level(a: str, b: str) -> Level:
     return "different"
 
 
+def retyped_date_part(a: str, b: str) -> bool:
+    """Two birth dates (``YYYYMMDD``) more than one digit apart that agree on two of year,
+    month and day: the third was retyped ("1935" for "1995", day "28" for "12"). Read whole,
+    such a date differs, the strongest evidence against a pair; a register's duplicates carry
+    their one error there as often as in a name (RLdata10000: 307 of its 1,000 true pairs)."""
+    agree = (a[:4] == b[:4]) + (a[4:6] == b[4:6]) + (a[6:8] == b[6:8])
+    return agree == 2 and not within_one_edit(a, b)
+
+
 def _dob_level(a: str, b: str) -> Level:
-    """Birth dates: one digit off or swapped, or day and month swapped."""
+    """Birth dates: one digit off or swapped, day and month swapped, or one part retyped."""
     if a == b:
         return "exact"
     if within_one_edit(a, b):
         return "similar"
     if a[:4] == b[:4] and a[4:6] == b[6:8] and a[6:8] == b[4:6]:
         return "similar"
-    return "different"
+    return "similar" if retyped_date_part(a, b) else "different"
 
 
 def _state_level(a: str, b: str) -> Level:

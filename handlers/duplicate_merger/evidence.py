@@ -35,12 +35,14 @@ from handlers.duplicate_merger.comparators import (
     Level,
     crossed_count,
     field_levels,
+    retyped_date_part,
     same_org_domain,
 )
 from handlers.duplicate_merger.explained import DOCUMENTED, Explained, implied_floors
 from handlers.duplicate_merger.explanation import LABELS, explain
 from handlers.duplicate_merger.field_priors import (
     CONTEXT_PRIORS,
+    DATE_PART_SPREAD,
     PRIORS,
     SAME_DOMAIN_DIFFER,
     Context,
@@ -56,6 +58,7 @@ from handlers.duplicate_merger.name_evidence import (
 from handlers.duplicate_merger.normalize import nickname_related
 from handlers.duplicate_merger.pair_keys import pair_key
 from handlers.duplicate_merger.profile import (
+    DOB,
     EMAIL,
     FIELDS,
     FIRST,
@@ -187,7 +190,10 @@ class Scorer:
                     if weight < 0.0:
                         weight = 0.0
                 elif level == "similar":
-                    wide = _SPREAD[i] * share
+                    spread = _SPREAD[i]
+                    if i == DOB and retyped_date_part(av[i], bv[i]):
+                        spread = DATE_PART_SPREAD
+                    wide = spread * share
                     weight = log_similar[i] - _LOG2(wide if wide < 0.5 else 0.5)
                     if weight < 0.0:
                         weight = 0.0

@@ -22,6 +22,13 @@ domain): an organisation gives a person one mailbox; two mailboxes there are two
 (less often) a typo, an alias or a re-created account."""
 
 
+DATE_PART_SPREAD = 140.0
+"""How many dates one retyped part of a date reaches (``comparators.retyped_date_part``): about
+100 years, 12 months and 28 to 31 days. It widens the date's count as ``FieldPrior.spread``
+does for a typo, so a date that agrees with another on two of its parts weighs as the share of
+contacts whose date does, not as rare as the date itself."""
+
+
 @dataclass(frozen=True)
 class FieldPrior:
     """How one person's two records tend to compare on a field (fixed priors, in [0, 1]).
