@@ -83,6 +83,9 @@ class Evaluation:
     counts: tuple[int, ...]
     score: float
     evidence: str = "name"
+    given_form: str = ""
+    """How a similar given name differs (``explanation.GivenForm``): "nickname", "initial",
+    or "" for a typo or another spelling."""
 
 
 _Tables = tuple[tuple[float, ...], tuple[float, ...], tuple[float, ...]]
@@ -165,6 +168,7 @@ class Scorer:
         total = self.total
         score = self.baseline
         context = pair_context(levels, av, bv)
+        given_form = ""
         log_exact, log_similar, differ = self._tables[context]
         for i, level in enumerate(levels):
             if level is None:
@@ -184,7 +188,9 @@ class Scorer:
                 if share < floor:
                     share = floor
                 if level == "similar" and i == FIRST and nickname_related(av[i], bv[i]):
+                    given_form = "nickname"
                     if len(av[i]) == 1 or len(bv[i]) == 1:
+                        given_form = "initial"
                         share = share if share > INITIAL_SHARE else INITIAL_SHARE
                     weight = log_similar[i] - _LOG2(share)  # a name's own form: no spread
                     if weight < 0.0:
@@ -214,7 +220,7 @@ class Scorer:
                 score -= excess
         return Evaluation(
             a_id, b_id, tuple(levels), tuple(weights), tuple(counts), score,
-            evidence_class(levels, av[EMAIL]),
+            evidence_class(levels, av[EMAIL]), given_form,
         )
 
     def finish(self, ev: Evaluation) -> ScoredPair:
@@ -235,7 +241,7 @@ class Scorer:
             Against(f"different {LABELS[t.field]}", -t.weight) for t in terms if t.weight < 0
         )
         band = self.bands.for_evidence(ev.evidence).band(ev.score)
-        explanation = explain(terms, self.total)
+        explanation = explain(terms, self.total, given_form=ev.given_form)
         vetoes = automatic_vetoes(ev.levels)
         if band == "automatic" and vetoes:
             band = "propose"
