@@ -623,6 +623,12 @@ class StackConfig(_Section):
     alert_topic_key: Literal["customer-managed", "none"] = "customer-managed"
     """Alert topics (alarms, budget) under a customer-managed KMS key each ($1 a month per
     region), or unencrypted at rest (their messages name alarms and thresholds, no data)."""
+    secret_store: Literal["secretsmanager", "ssm"] = "secretsmanager"
+    """Where the secrets live. ``secretsmanager``: the documents' store, one secret per
+    credential ($0.40 a month each), deleted with a recovery window in prod. ``ssm``: one
+    Parameter Store SecureString per credential under the AWS managed key ``aws/ssm``
+    (standard parameters and that key cost nothing a month; no recovery window). Either way
+    each function may read exactly the credentials it uses, fetched at call time."""
     monthly_budget_usd: float = Field(gt=0, le=100000)
     """Monthly cost budget of the account; alarms at 80 % and 100 % actual, 100 % forecast."""
     mail_identity_owner: bool = True

@@ -74,6 +74,7 @@ def build(config: StackConfig) -> dict[str, Any]:
             partition=partition,
             provider=provider,
             powertools_layer_arn=_powertools_layer(config, region, provider),
+            secret_store=config.secret_store,
             mail=mail.setdefault(
                 region,
                 MailIdentities(
