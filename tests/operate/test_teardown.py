@@ -10,9 +10,11 @@ SECRET = "aws:secretsmanager/secret:Secret"
 
 
 def test_recovery_window_per_environment(graphs: GraphCache) -> None:
-    dev = graphs.run("dev").of_type(SECRET)
+    # dev keeps its secrets in Parameter Store (secretStore: ssm): deleted at once, no window.
+    assert graphs.run("dev").of_type(SECRET) == []
+    dev = graphs.run("dev").of_type("aws:ssm/parameter:Parameter")
+    assert len(dev) == 12 and {s.inputs["type"] for s in dev} == {"SecureString"}
     prod = graphs.run("prod").of_type(SECRET)
-    assert dev and {int(s.inputs.get("recoveryWindowInDays") or 0) for s in dev} == {0}
     assert prod and {int(s.inputs["recoveryWindowInDays"]) for s in prod} == {30}
 
 
