@@ -37,6 +37,8 @@ class Deployment:
             the dashboard is drawn from.
         secret_store: ``secretsmanager`` or ``ssm`` (Parameter Store SecureString), from the
             stack's ``secretStore``.
+        queue_triggers: ``on``, or ``paused``: SQS event source mappings declared disabled
+            (``queueTriggers``, a developer's stack).
     """
 
     prefix: str
@@ -51,6 +53,7 @@ class Deployment:
     tags: dict[str, str] = field(default_factory=dict)
     monitoring: Monitoring = field(default_factory=Monitoring, compare=False)
     secret_store: str = "secretsmanager"
+    queue_triggers: str = "on"
 
     @property
     def arns(self) -> Arns:

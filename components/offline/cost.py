@@ -14,9 +14,10 @@ Two figures per stack:
   (alarm metrics, dashboards, customer-managed keys, secrets, custom metric series that idle
   code still emits), and the work the plan does on its own: every schedule's runs (Scheduler,
   Lambda requests and GB-seconds, logs, X-Ray, secret reads) and the long polls Lambda keeps
-  open on every SQS queue it reads (empty receives are billed: AWS Knowledge Center, "Why are
-  my Amazon SQS charges higher than expected?",
-  https://repost.aws/knowledge-center/sqs-high-charges). Only the kinds' default usage applies.
+  open on every SQS queue an enabled mapping reads (empty receives are billed: AWS Knowledge
+  Center, "Why are my Amazon SQS charges higher than expected?",
+  https://repost.aws/knowledge-center/sqs-high-charges; the poller count is usage.yaml's
+  assumption, with its sources). Only the kinds' default usage applies.
 - **at volumes**: idle plus ``resource_usage``, by default the documents' volumes
   (components/offline/usage.yaml; ``VOLUMES=file`` replaces it).
 
