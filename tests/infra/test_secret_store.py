@@ -1,5 +1,6 @@
-"""secretStore: the same twelve secrets in Secrets Manager (prod) or as Parameter Store
-SecureStrings (dev), each readable by exactly the functions that use it, none in Pulumi state."""
+"""secretStore: the same twelve secrets in Secrets Manager (the documents' store, the key's
+default) or as Parameter Store SecureStrings (both stack files), each readable by exactly the
+functions that use it, none in Pulumi state."""
 
 from __future__ import annotations
 
@@ -42,7 +43,7 @@ def test_each_parameter_is_read_by_the_same_functions_as_its_secret_in_prod(grap
     # The grant follows the store: GetParameter on the one parameter where prod has
     # GetSecretValue on the one secret, for the same roles; no kms:Decrypt (aws/ssm lets the
     # account decrypt through Parameter Store, so the GetParameter grant is the control).
-    dev, prod = graphs.run("dev"), graphs.run("prod")
+    dev, prod = graphs.run("dev"), graphs.run("prod", {"secretStore": "secretsmanager"})
     by_name_dev = {arn.rsplit("/", 1)[1]: {r.removeprefix("dev-") for r in roles}
                    for arn, roles in _reads(dev, "ssm:GetParameter").items()}
     by_name_prod = {arn.split(":secret:prod-", 1)[1].removesuffix("-??????"):

@@ -28,12 +28,16 @@ GIVEN = {
 }
 
 
-@pytest.fixture(params=["dev", "prod"])
+SECRETS_MANAGER = {"secretStore": "secretsmanager"}
+"""The documents' store, the default of secretStore (both stack files choose ssm)."""
+
+
+@pytest.fixture(params=["ssm", "secretsmanager"])
 def planned(
     request: pytest.FixtureRequest, graphs: GraphCache, monkeypatch: pytest.MonkeyPatch, aws: None
 ) -> list[cmd.StackSecret]:
-    # dev keeps its secrets in Parameter Store (secretStore: ssm), prod in Secrets Manager.
-    found = cmd.secrets_in(graphs.run(request.param))
+    # The same command fills Parameter Store SecureStrings or Secrets Manager secrets.
+    found = cmd.secrets_in(graphs.run("dev", None if request.param == "ssm" else SECRETS_MANAGER))
     monkeypatch.setattr(cmd, "stack_secrets", lambda stack: found)
     for s in found:  # what `pulumi up` leaves: each secret, empty, in its region
         client = boto3.client(s.store, region_name=s.region)  # type: ignore[call-overload]
@@ -65,7 +69,8 @@ def _statuses(out: str) -> dict[str, str]:
 
 def test_the_stores_follow_secret_store(graphs: GraphCache) -> None:
     assert {s.store for s in cmd.secrets_in(graphs.run("dev"))} == {"ssm"}
-    assert {s.store for s in cmd.secrets_in(graphs.run("prod"))} == {"secretsmanager"}
+    assert {s.store for s in cmd.secrets_in(graphs.run("prod"))} == {"ssm"}
+    assert {s.store for s in cmd.secrets_in(graphs.run("dev", SECRETS_MANAGER))} == {"secretsmanager"}
     assert {s.physical for s in cmd.secrets_in(graphs.run("dev"))} >= {"/dev/dm-crm-write"}
 
 
