@@ -30,8 +30,6 @@ from components.offline.policy_view import evaluate_graph
 from components.offline.two_stacks import check_project
 from handlers.common import api_versions
 
-
-
 SECRET_TYPES = ("aws:secretsmanager/secret:Secret", "aws:ssm/parameter:Parameter")
 """Where a SecretSlot keeps a secret (the stack's ``secretStore``)."""
 

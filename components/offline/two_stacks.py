@@ -201,13 +201,6 @@ NAMES: dict[str, Uniqueness] = {
         f"{_API}/secretsmanager/latest/apireference/API_CreateSecret.html "
         "(ResourceExistsException)",
     ),
-    "aws:ssm/parameter:Parameter": Uniqueness(
-        "SSM parameter",
-        "region",
-        _field("name"),
-        f"{_API}/systems-manager/latest/APIReference/API_PutParameter.html "
-        "(ParameterAlreadyExists)",
-    ),
     "aws:sns/topic:Topic": Uniqueness(
         "SNS topic",
         "region",
