@@ -1,8 +1,9 @@
 """``make verify STACK=<stack>``: after `pulumi up`, does each system answer as it should?
 
-Per system, first every secret it reads must hold a value (DescribeSecret, no value read), then
-one synthetic request per public surface, signed with the stack's own secret and marked as a
-check, goes through the real Function URL, the real authenticity check and the real parsing:
+Per system, first every secret it reads must hold a value (DescribeSecret or
+DescribeParameters: metadata, no value read), then one synthetic request per public surface,
+signed with the stack's own secret and marked as a check, goes through the real Function
+URL, the real authenticity check and the real parsing:
 
 - dm: a review link for the pair ``check-a#check-b-<id>``, signed with dm-link-key: dm-merge verifies the
   token, reads dm-pairs, and answers 410 (no such proposal); a forged link answers 403.
@@ -45,7 +46,7 @@ from botocore.awsrequest import AWSRequest
 
 from components.offline.engine import Graph
 from components.operate import plan_graph, stack_command
-from components.operate.stack_secrets import StackSecret, secrets_in
+from components.operate.stack_secrets import StackSecret, has_value, read_value, secrets_in
 
 CHECK_HEADER = "x-crm-check"
 """Marks every request of this command (visible in the functions' logs)."""
@@ -125,8 +126,7 @@ class Target:
             return Answer(err.code, err.read().decode(), dict(err.headers.items()))
 
     def secret(self, secret: StackSecret) -> str:
-        got = self.client("secretsmanager", secret.region).get_secret_value(SecretId=secret.physical)
-        return str(got["SecretString"])
+        return read_value(self.client(secret.store, secret.region), secret)
 
 
 class Failed(Exception):
@@ -278,8 +278,7 @@ def _unset(c: Context, system: str) -> list[str]:
     for s in c.secrets.values():
         if s.system != system:
             continue
-        versions = c.target.client("secretsmanager", s.region).describe_secret(SecretId=s.physical)
-        if not any("AWSCURRENT" in v for v in (versions.get("VersionIdsToStages") or {}).values()):
+        if not has_value(c.target.client(s.store, s.region), s):
             empty.append(s.physical)
     return empty
 

@@ -10,7 +10,7 @@ import yaml
 
 from components.offline.engine import ROOT, Graph, Resource
 from components.offline.policy_view import evaluate_graph
-from tests.infra.graph_helpers import arns_in, run
+from tests.infra.graph_helpers import DOCUMENTS_STORE, arns_in, run
 
 REGION = "us-east-1"
 
@@ -27,7 +27,7 @@ def only_ls(stack: str) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def graph() -> Graph:
-    return run("dev", {"systems": only_ls("dev")})
+    return run("dev", {**DOCUMENTS_STORE, "systems": only_ls("dev")})
 
 
 def functions(graph: Graph) -> dict[str, Resource]:
@@ -120,7 +120,7 @@ def test_without_a_recipient_there_is_no_schedule_no_send_and_no_page() -> None:
     systems["ls"] = {
         k: v for k, v in systems["ls"].items() if k not in ("senderEmail", "reportRecipient")
     }
-    quiet = run("dev", {"systems": systems})
+    quiet = run("dev", {**DOCUMENTS_STORE, "systems": systems})
     assert not quiet.of_type("aws:scheduler/schedule:Schedule")
     assert grants_of(quiet, "ls-report") == READ_ONLY
     # No mail, no link: the page's public URL and its key exist only for the mail.
@@ -288,7 +288,7 @@ def test_policy_pack_passes(graph: Graph) -> None:
 
 
 def test_prod_protects_the_tables_and_passes_the_pack() -> None:
-    prod = run("prod", {"systems": only_ls("prod")})
+    prod = run("prod", {**DOCUMENTS_STORE, "systems": only_ls("prod")})
     tables = prod.of_type("aws:dynamodb/table:Table")
     assert {t.inputs["name"] for t in tables} == {
         "prod-ls-touches",
