@@ -43,9 +43,9 @@ from botocore.awsrequest import AWSRequest
 from components.offline.engine import Graph
 from components.operate import plan_graph, stack_command
 from components.operate.stack_secrets import StackSecret, secrets_in
-
-CHECK_HEADER = "x-crm-check"
-"""Marks every request of this command (visible in the functions' logs)."""
+from handlers.common.function_url import CHECK_HEADER
+from handlers.common.link_tokens import Keyring, issue_token
+from handlers.common.webhook_signatures import sign_timestamped
 
 
 @dataclass(frozen=True)
@@ -150,18 +150,37 @@ class Context:
 
 
 def verify_dm(c: Context) -> str:
-    from handlers.common.link_tokens import Keyring, issue_token
-
     keyring = Keyring.from_secret_string(c.target.secret(c.secrets["dm-link-key"]))
-    subject = f"check-a#check-b-{uuid.uuid4().hex[:12]}"  # low < high, as pair keys are
-    token = issue_token(keyring, subject=subject, action="review", ttl_seconds=600, now=c.target.now())
+    pair = f"check-a#check-b-{uuid.uuid4().hex[:12]}"  # low < high, as pair keys are
+    now = c.target.now()
+
+    def link(action: str) -> str:
+        return issue_token(keyring, subject=pair, action=action, ttl_seconds=600, now=now)
+
     fn, region = c.name("dm-merge"), c.region("dm")
     expect(c.target.http(fn, region, "GET", "/review?t=forged"), 403, "invalid_link", "a forged link")
-    expect(
-        c.target.http(fn, region, "GET", f"/review?t={token}"), 410, "proposal_expired",
-        "a link signed with dm-link-key (the pair does not exist)",
-    )
-    return "signed link verified, dm-pairs read, forged link refused"
+    pairs = c.target.client("dynamodb", region)
+    # The synthetic proposal: marked check (dm-merge refuses to merge it) and expiring in an
+    # hour by dm-pairs' TTL should this command die before it removes it.
+    pairs.put_item(TableName=c.name("dm-pairs"), Item={
+        "pair_key": {"S": pair}, "band": {"S": "propose"}, "run_id": {"S": "check"},
+        "check": {"BOOL": True}, "ttl": {"N": str(int(now) + 3600)},
+        "explanation": {"S": "A check by make verify: nothing will be merged."},
+    })
+    try:
+        page = c.target.http(fn, region, "GET", f"/review?t={link('review')}", headers={"accept": "text/html"})
+        expect(page, 200, "", "the review page of a check proposal")
+        confirm = f"/confirm?t={link('confirm')}"
+        json_ = {"accept": "application/json"}
+        expect(c.target.http(fn, region, "POST", confirm, headers=json_), 409, "check", "confirming a check proposal")
+        # The claim was written and released with its link: the same link is refused the same way.
+        expect(c.target.http(fn, region, "POST", confirm, headers=json_), 409, "check", "the same confirm link again")
+        decision = pairs.get_item(TableName=c.name("dm-decisions"), Key={"pair_key": {"S": pair}})
+        if "Item" in decision:
+            raise Failed(f"confirming a check proposal left a decision in {c.name('dm-decisions')}")
+    finally:
+        pairs.delete_item(TableName=c.name("dm-pairs"), Key={"pair_key": {"S": pair}})
+    return "review page served, confirm claimed and released a check proposal (nothing merged), forged link refused"
 
 
 def verify_ler(c: Context) -> str:
@@ -234,8 +253,6 @@ def verify_upsr(c: Context) -> str:
 
 
 def verify_rrs(c: Context) -> str:
-    from handlers.common.webhook_signatures import sign_timestamped
-
     fn, region = c.name("rrs-webhook"), c.region("rrs")
     secret = c.target.secret(c.secrets["rrs-webhook-secret"])
     body = json.dumps({"type": "verify.check", "id": f"check-{uuid.uuid4().hex[:12]}"}).encode()
