@@ -24,6 +24,7 @@ Prints ``ok`` or ``failed: <reason>`` per system; exits 1 if any failed.
 from __future__ import annotations
 
 import base64
+import datetime as dt
 import hashlib
 import hmac
 import json
@@ -80,8 +81,6 @@ class Target:
             self.endpoint = overview["emulator"]
             self.urls = dict(overview["function_urls"])
             # The sandbox runs its own clock (its scenarios move it): links are issued on it.
-            import datetime as dt
-
             self.offset = dt.datetime.fromisoformat(overview["clock"]).timestamp() - time.time()
 
     def now(self) -> float:
@@ -234,22 +233,35 @@ def verify_upsr(c: Context) -> str:
     fn, region = c.name("upsr-order"), c.region("upsr")
     value = c.target.secret(c.secrets["upsr-webhook-secret"])
     secret = str(json.loads(value)["client_secret"]) if value.startswith("{") else value
-    body = json.dumps({"id": 0, "check": True}).encode()
+    # A synthetic order: a negative id no Shopify order has, no customer, one line.
+    order_id = -int(uuid.uuid4().int % 10**12) - 1
+    created = dt.datetime.fromtimestamp(c.target.now(), dt.UTC).isoformat()
+    body = json.dumps({
+        "id": order_id, "name": "#check", "created_at": created, "currency": "USD", "customer": None,
+        "line_items": [{"sku": "check", "title": "make verify", "quantity": 1, "price": "1.00"}],
+    }).encode()
 
     def sent(key: str) -> dict[str, str]:
         mac = base64.b64encode(hmac.new(key.encode(), body, hashlib.sha256).digest()).decode()
         return {
-            "content-type": "application/json", "x-shopify-topic": "app/uninstalled",
+            "content-type": "application/json", "x-shopify-topic": "orders/create",
             "x-shopify-shop-domain": upsr.store_domain, "x-shopify-hmac-sha256": mac,
             "x-shopify-webhook-id": f"check-{uuid.uuid4().hex[:12]}",
         }
 
     expect(c.target.http(fn, region, "POST", "/", body, sent("check-wrong")), 401, "invalid_signature", "a wrong signature")
-    expect(
-        c.target.http(fn, region, "POST", "/", body, sent(secret)), 400, "unsupported_topic",
-        "a webhook signed with upsr-webhook-secret for the store (not an order)",
-    )
-    return "webhook signature and shop verified, wrong signature refused, nothing stored"
+    orders, key = c.target.client("dynamodb", region), {"order_id": {"S": str(order_id)}}
+    try:
+        answer = c.target.http(fn, region, "POST", "/", body, sent(secret))
+        expect(answer, 200, "", "a check order signed with upsr-webhook-secret for the store")
+        found = orders.get_item(TableName=c.name("upsr-orders"), Key=key).get("Item")
+        if not found or not found.get("check", {}).get("BOOL"):
+            raise Failed(f"the check order answered 200 but no check marker is in {c.name('upsr-orders')}")
+        if found.get("job_state", {}).get("S") != "none":
+            raise Failed(f"the check order was given a job ({found.get('job_state')}): it could reach a customer")
+    finally:
+        orders.delete_item(TableName=c.name("upsr-orders"), Key=key)
+    return "signature and shop verified, check order parsed and marked in upsr-orders (no job, no nudge) and removed"
 
 
 def verify_rrs(c: Context) -> str:
