@@ -186,16 +186,30 @@ def verify_ler(c: Context) -> str:
     fn, region = c.name("ler-intake"), c.region("ler")
     ler = c.graph.config.systems.ler
     assert ler is not None
-    body = b"check"
+    # A synthetic lead with a reserved example.com address (RFC 2606).
+    body = json.dumps({"name": "Verify Check", "email": "verify-check@example.com", "message": "make verify"}).encode()
+    headers = {"content-type": "application/json"}
     if ler.intake_auth == "iam":
-        answer = c.target.http(fn, region, "POST", "/", body, {"content-type": "text/csv"}, sign=True)
+        answer = c.target.http(fn, region, "POST", "/", body, headers, sign=True)
     else:
         secret = c.target.secret(c.secrets["ler-intake-secret"])
-        wrong = c.target.http(fn, region, "POST", "/", body, {"content-type": "text/csv", "x-ler-intake-secret": "check-wrong"})
+        wrong = c.target.http(fn, region, "POST", "/", body, {**headers, "x-ler-intake-secret": "check-wrong"})
         expect(wrong, 401, "unauthorized", "a wrong intake secret")
-        answer = c.target.http(fn, region, "POST", "/", body, {"content-type": "text/csv", "x-ler-intake-secret": secret})
-    expect(answer, 415, "unsupported_media_type", "the intake secret with a body it does not take")
-    return "intake secret accepted, wrong secret refused, nothing stored"
+        answer = c.target.http(fn, region, "POST", "/", body, {**headers, "x-ler-intake-secret": secret})
+    expect(answer, 202, "", "a check lead with the intake secret")
+    written = json.loads(answer.body).get("check") or {}
+    raw, key = str(written.get("bucket") or ""), str(written.get("raw_key") or "")
+    if not raw.startswith(c.name("ler-raw")) or not key:
+        raise Failed("the check lead answered 202 without naming what it wrote (an older ler-intake?)")
+    s3 = c.target.client("s3", region)
+    version = {"VersionId": str(written["version_id"])} if written.get("version_id") else {}
+    try:
+        s3.head_object(Bucket=raw, Key=key, **version)  # the raw original is really there
+    finally:
+        s3.delete_object(Bucket=raw, Key=key, **version)
+    if written.get("queued") != 1:
+        raise Failed(f"the check lead was not queued on {c.name('ler-intake-queue')} (answer {written})")
+    return "intake secret verified, check lead stored in ler-raw (then removed) and queued; ler-normalize drops it"
 
 
 def verify_ls(c: Context) -> str:
