@@ -33,7 +33,7 @@ import time
 import urllib.error
 import urllib.request
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,8 +45,11 @@ from components.offline.engine import Graph
 from components.operate import plan_graph, stack_command
 from components.operate.stack_secrets import StackSecret, secrets_in
 from handlers.common.function_url import CHECK_HEADER
-from handlers.common.link_tokens import Keyring, issue_token
+from handlers.common.link_tokens import Keyring, issue_token, verify_token
 from handlers.common.webhook_signatures import sign_timestamped
+from handlers.lead_enricher.contract import FORM_PREFIX
+from handlers.lead_enricher.lead import lead_id_for
+from handlers.review_requests.domain import request_id_for
 
 
 @dataclass(frozen=True)
@@ -150,7 +153,9 @@ class Context:
 
 def verify_dm(c: Context) -> str:
     keyring = Keyring.from_secret_string(c.target.secret(c.secrets["dm-link-key"]))
-    pair = f"check-a#check-b-{uuid.uuid4().hex[:12]}"  # low < high, as pair keys are
+    check = uuid.uuid4().hex[:12]
+    low, high = f"check-a-{check}", f"check-b-{check}"  # low < high, as pair keys are
+    pair = f"{low}#{high}"
     now = c.target.now()
 
     def link(action: str) -> str:
@@ -158,7 +163,7 @@ def verify_dm(c: Context) -> str:
 
     fn, region = c.name("dm-merge"), c.region("dm")
     expect(c.target.http(fn, region, "GET", "/review?t=forged"), 403, "invalid_link", "a forged link")
-    pairs = c.target.client("dynamodb", region)
+    pairs, token = c.target.client("dynamodb", region), ""
     # The synthetic proposal: marked check (dm-merge refuses to merge it) and expiring in an
     # hour by dm-pairs' TTL should this command die before it removes it.
     pairs.put_item(TableName=c.name("dm-pairs"), Item={
@@ -169,7 +174,8 @@ def verify_dm(c: Context) -> str:
     try:
         page = c.target.http(fn, region, "GET", f"/review?t={link('review')}", headers={"accept": "text/html"})
         expect(page, 200, "", "the review page of a check proposal")
-        confirm = f"/confirm?t={link('confirm')}"
+        token = link("confirm")
+        confirm = f"/confirm?t={token}"
         json_ = {"accept": "application/json"}
         expect(c.target.http(fn, region, "POST", confirm, headers=json_), 409, "check", "confirming a check proposal")
         # The claim was written and released with its link: the same link is refused the same way.
@@ -178,7 +184,12 @@ def verify_dm(c: Context) -> str:
         if "Item" in decision:
             raise Failed(f"confirming a check proposal left a decision in {c.name('dm-decisions')}")
     finally:
+        # The proposal, and whatever a claim that was never released left (a failed check).
         pairs.delete_item(TableName=c.name("dm-pairs"), Key={"pair_key": {"S": pair}})
+        pairs.delete_item(TableName=c.name("dm-decisions"), Key={"pair_key": {"S": pair}})
+        token_id = verify_token(token, keyring, action="confirm", now=now).token_id if token else ""
+        for held in (f"lock#{low}", f"lock#{high}", f"link#{token_id}"):
+            pairs.delete_item(TableName=c.name("dm-merges"), Key={"merge_id": {"S": held}})
     return "review page served, confirm claimed and released a check proposal (nothing merged), forged link refused"
 
 
@@ -186,30 +197,45 @@ def verify_ler(c: Context) -> str:
     fn, region = c.name("ler-intake"), c.region("ler")
     ler = c.graph.config.systems.ler
     assert ler is not None
-    # A synthetic lead with a reserved example.com address (RFC 2606).
-    body = json.dumps({"name": "Verify Check", "email": "verify-check@example.com", "message": "make verify"}).encode()
+    # A synthetic lead (unique, so a new lead id) with a reserved example.com address (RFC 2606).
+    body = json.dumps({
+        "name": "Verify Check", "email": "verify-check@example.com",
+        "message": f"make verify {uuid.uuid4().hex[:12]}",
+    }).encode()
     headers = {"content-type": "application/json"}
-    if ler.intake_auth == "iam":
-        answer = c.target.http(fn, region, "POST", "/", body, headers, sign=True)
-    else:
-        secret = c.target.secret(c.secrets["ler-intake-secret"])
-        wrong = c.target.http(fn, region, "POST", "/", body, {**headers, "x-ler-intake-secret": "check-wrong"})
-        expect(wrong, 401, "unauthorized", "a wrong intake secret")
-        answer = c.target.http(fn, region, "POST", "/", body, {**headers, "x-ler-intake-secret": secret})
-    expect(answer, 202, "", "a check lead with the intake secret")
-    written = json.loads(answer.body).get("check") or {}
-    raw, key = str(written.get("bucket") or ""), str(written.get("raw_key") or "")
-    if not raw.startswith(c.name("ler-raw")) or not key:
-        raise Failed("the check lead answered 202 without naming what it wrote (an older ler-intake?)")
+    # Where ler-intake keeps the raw original (form/<day>/<lead id>.json in ler-raw, whose
+    # name ends with the account id): removed below even when the check fails after writing it.
+    account = c.target.client("sts", region).get_caller_identity()["Account"]
+    raw = f"{c.name('ler-raw')}-{account}"
+    day = dt.datetime.fromtimestamp(c.target.now(), dt.UTC).date().isoformat()
+    key = f"{FORM_PREFIX}{day}/{lead_id_for('form', hashlib.sha256(body).hexdigest())}.json"
     s3 = c.target.client("s3", region)
-    version = {"VersionId": str(written["version_id"])} if written.get("version_id") else {}
     try:
-        s3.head_object(Bucket=raw, Key=key, **version)  # the raw original is really there
+        if ler.intake_auth == "iam":
+            answer = c.target.http(fn, region, "POST", "/", body, headers, sign=True)
+        else:
+            secret = c.target.secret(c.secrets["ler-intake-secret"])
+            wrong = c.target.http(fn, region, "POST", "/", body, {**headers, "x-ler-intake-secret": "check-wrong"})
+            expect(wrong, 401, "unauthorized", "a wrong intake secret")
+            answer = c.target.http(fn, region, "POST", "/", body, {**headers, "x-ler-intake-secret": secret})
+        expect(answer, 202, "", "a check lead with the intake secret")
+        written = json.loads(answer.body).get("check") or {}
+        if (written.get("bucket"), written.get("raw_key")) != (raw, key):
+            raise Failed(f"the check lead answered 202 but was not stored as {raw}/{key} (answer {written})")
+        s3.head_object(Bucket=raw, Key=key)  # the raw original is really there
+        if written.get("queued") != 1:
+            raise Failed(f"the check lead was not queued on {c.name('ler-intake-queue')} (answer {written})")
     finally:
-        s3.delete_object(Bucket=raw, Key=key, **version)
-    if written.get("queued") != 1:
-        raise Failed(f"the check lead was not queued on {c.name('ler-intake-queue')} (answer {written})")
+        _remove_object(s3, raw, key)
     return "intake secret verified, check lead stored in ler-raw (then removed) and queued; ler-normalize drops it"
+
+
+def _remove_object(s3: Any, bucket: str, key: str) -> None:
+    """Every version of ``key`` (ler-raw is versioned: a plain delete would only hide it)."""
+    versions = s3.list_object_versions(Bucket=bucket, Prefix=key)
+    for found in (*versions.get("Versions", []), *versions.get("DeleteMarkers", [])):
+        if found["Key"] == key:
+            s3.delete_object(Bucket=bucket, Key=key, VersionId=found["VersionId"])
 
 
 def verify_ls(c: Context) -> str:
@@ -293,12 +319,14 @@ def verify_rrs(c: Context) -> str:
     headers = {"content-type": "application/json"}
     wrong = c.target.http(fn, region, "POST", "/", body, {**headers, "x-rrs-signature": sign_timestamped(body, "check-wrong", int(now))})
     expect(wrong, 401, "invalid_signature", "a wrong signature")
-    answer = c.target.http(fn, region, "POST", "/", body, {**headers, "x-rrs-signature": sign_timestamped(body, secret, int(now))})
-    expect(answer, 200, "", "a check job event signed with rrs-webhook-secret")
-    result = json.loads(answer.body)
-    request_id = str(result.get("request_id") or "")
+    request_id = request_id_for(check)  # what rrs-webhook names the request and its schedule
     db, tables = c.target.client("dynamodb", region), {t: c.name(f"rrs-{t}") for t in ("requests", "jobs", "audit")}
     try:
+        answer = c.target.http(fn, region, "POST", "/", body, {**headers, "x-rrs-signature": sign_timestamped(body, secret, int(now))})
+        expect(answer, 200, "", "a check job event signed with rrs-webhook-secret")
+        result = json.loads(answer.body)
+        if result.get("request_id") != request_id:
+            raise Failed(f"the check job became request {result.get('request_id')}, not {request_id}")
         row = db.get_item(TableName=tables["requests"], Key={"request_id": {"S": request_id}}).get("Item") or {}
         if not row.get("check", {}).get("BOOL"):
             raise Failed(f"the check job answered 200 but no check request is in {tables['requests']}")
@@ -311,23 +339,19 @@ def verify_rrs(c: Context) -> str:
 
 def _remove_rrs_check(c: Context, region: str, request_id: str, customer_id: str, tables: dict[str, str]) -> None:
     """The schedule (the only thing that would ever send), the request, its job and audit."""
-    if request_id:
-        scheduler = c.target.client("scheduler", region)
-        try:
-            scheduler.delete_schedule(Name=request_id, GroupName=c.name("rrs-requests"))
-        except scheduler.exceptions.ResourceNotFoundException:
-            pass  # not scheduled: the check already failed for it
+    scheduler = c.target.client("scheduler", region)
+    try:
+        scheduler.delete_schedule(Name=request_id, GroupName=c.name("rrs-requests"))
+    except scheduler.exceptions.ResourceNotFoundException:
+        pass  # not scheduled: the check already failed for it
     db = c.target.client("dynamodb", region)
     for table, key, value in (("audit", "request_id", request_id), ("jobs", "customer_id", customer_id)):
-        if not value:
-            continue
         found = db.query(TableName=tables[table], KeyConditionExpression=f"{key} = :v",
                          ExpressionAttributeValues={":v": {"S": value}})["Items"]
         schema = {"audit": ("request_id", "ts"), "jobs": ("customer_id", "job_ts")}[table]
         for item in found:
             db.delete_item(TableName=tables[table], Key={k: item[k] for k in schema})
-    if request_id:
-        db.delete_item(TableName=tables["requests"], Key={"request_id": {"S": request_id}})
+    db.delete_item(TableName=tables["requests"], Key={"request_id": {"S": request_id}})
 
 
 PROBES: dict[str, Callable[[Context], str]] = {
@@ -346,10 +370,12 @@ def _unset(c: Context, system: str) -> list[str]:
     return empty
 
 
-def verify(target: Target, graph: Graph) -> Iterator[tuple[str, bool, str]]:
-    """(system, ok, what was seen or why it failed) per enabled system."""
+def verify(target: Target, graph: Graph, only: Collection[str] = ()) -> Iterator[tuple[str, bool, str]]:
+    """(system, ok, what was seen or why it failed) per enabled system (those in ``only``)."""
     context = Context(target, graph, {s.name: s for s in secrets_in(graph)})
     for system in graph.config.systems.enabled():
+        if only and system not in only:
+            continue
         try:
             empty = _unset(context, system)
             if empty:
@@ -365,11 +391,13 @@ def verify(target: Target, graph: Graph) -> Iterator[tuple[str, bool, str]]:
 def main(argv: list[str] | None = None) -> int:
     parser = stack_command(__doc__ or "")
     parser.add_argument("--sandbox", help="a running sandbox's control API, http://127.0.0.1:8700")
+    parser.add_argument("--system", action="append", choices=sorted(PROBES), default=[],
+                        help="check only this system (repeatable); all enabled ones by default")
     options = parser.parse_args(argv)
     graph = plan_graph(options.stack)
     if graph is None:
         return 2
-    results = list(verify(Target(graph, options.sandbox), graph))
+    results = list(verify(Target(graph, options.sandbox), graph, options.system))
     for system, ok, detail in results:
         print(f"{system:<5} {'ok' if ok else 'failed'}: {detail}")
     return 0 if all(ok for _, ok, _ in results) else 1
