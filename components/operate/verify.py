@@ -24,6 +24,7 @@ Prints ``ok`` or ``failed: <reason>`` per system; exits 1 if any failed.
 from __future__ import annotations
 
 import base64
+import contextlib
 import datetime as dt
 import hashlib
 import hmac
@@ -340,10 +341,8 @@ def verify_rrs(c: Context) -> str:
 def _remove_rrs_check(c: Context, region: str, request_id: str, customer_id: str, tables: dict[str, str]) -> None:
     """The schedule (the only thing that would ever send), the request, its job and audit."""
     scheduler = c.target.client("scheduler", region)
-    try:
+    with contextlib.suppress(scheduler.exceptions.ResourceNotFoundException):  # never scheduled
         scheduler.delete_schedule(Name=request_id, GroupName=c.name("rrs-requests"))
-    except scheduler.exceptions.ResourceNotFoundException:
-        pass  # not scheduled: the check already failed for it
     db = c.target.client("dynamodb", region)
     for table, key, value in (("audit", "request_id", request_id), ("jobs", "customer_id", customer_id)):
         found = db.query(TableName=tables[table], KeyConditionExpression=f"{key} = :v",
