@@ -1,19 +1,35 @@
-"""``make verify STACK=<stack>``: after `pulumi up`, does each system answer as it should?
+"""``make verify STACK=<stack>``: after `pulumi up`, does each system work, past authentication?
 
 Per system, first every secret it reads must hold a value (DescribeSecret, no value read), then
-one synthetic request per public surface, signed with the stack's own secret and marked as a
-check, goes through the real Function URL, the real authenticity check and the real parsing:
+one synthetic request, signed with the stack's own secret exactly as the real sender signs and
+marked ``x-crm-check`` (``handlers.common.function_url.CHECK_HEADER``), goes through the real
+Function URL, the real authenticity check and parsing, and the real writes. The mark is read
+only after the request proved authentic: it skips no check (every probe first sends a forged
+one, with the mark, and expects it refused), it only holds the outside world back. What each
+check touches, and removes (in ``finally``, also when the check failed part way):
 
-- dm: a review link for the pair ``check-a#check-b-<id>``, signed with dm-link-key: dm-merge verifies the
-  token, reads dm-pairs, and answers 410 (no such proposal); a forged link answers 403.
-- ler: the intake secret with a body of an unsupported type: 415 once the secret matched (a
-  wrong secret answers 401); nothing is stored.
-- ls: an arrival from a search engine with the stack's first site origin: 200, its touch is in
+- dm: puts a proposal ``check-a-<id>#check-b-<id>`` marked ``check`` (TTL one hour) in
+  dm-pairs; GET /review renders it; POST /confirm, twice: dm-merge claims the pair (its
+  TransactWriteItems on dm-decisions and dm-merges), sees the mark, releases claim and link
+  before the CRM is read, and answers 409 ``check`` both times. Removed: the proposal and any
+  claim, lock or link marker left by a failed release. A forged link answers 403.
+- ler: a JSON lead (``verify-check@example.com``) with the intake secret (or SigV4 in ``iam``
+  mode): ler-intake stores the raw body in ler-raw under ``form/``, pre-screens it and queues it
+  on ler-intake-queue marked ``check``, answering where it stored it; ler-normalize drops a
+  check lead on arrival (no model, no firmographic provider, no HubSpot). Removed: every
+  version of the raw object. A wrong secret answers 401.
+- ls: an arrival from a search engine with the stack's first site origin: its touch is in
   ls-touches and is then deleted; a foreign origin answers 403; the report, SigV4-signed, 200.
-- upsr: a webhook signed with the app's client secret for the store, topic ``app/uninstalled``
-  (not an order): 400 once signature and shop matched (a wrong signature answers 401).
-- rrs: an event signed with the job tool's secret, of type ``verify.check``: 400 once the
-  signature matched (a wrong one answers 401).
+- upsr: an ``orders/create`` webhook for a synthetic order (negative id, no customer, one line)
+  signed with the app's client secret for the store: signature, shop, topic, parse and replay
+  horizon, then the marker in upsr-orders marked ``check`` with no job (no nudge, no history:
+  upsr-order drops the customer of any check order). Removed: the marker. A wrong signature
+  answers 401.
+- rrs: a ``job.completed`` event for a synthetic customer (``verify-check@example.com``)
+  signed with the job tool's secret: rrs-webhook writes the request (marked ``check``, TTL one
+  day), the job and the intake audit, and creates the request's one-off schedule; rrs-sender
+  suppresses a check request should the schedule ever fire. Removed: the schedule, the
+  request, its job and audit rows. A wrong signature answers 401.
 
 Names come from the offline plan's graph; Function URLs from Lambda GetFunctionUrlConfig.
 ``--sandbox http://127.0.0.1:8700`` points the same command at a running ``make sandbox`` (its
