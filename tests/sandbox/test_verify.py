@@ -89,6 +89,13 @@ def test_verify_writes_through_each_system_and_leaves_nothing_behind(
         ("dev-rrs-webhook", "CreateSchedule"),
     ):
         assert any(w[0] == function and w[2] == operation for w in writes), (function, operation, writes)
+    # The queued check lead reaches ler-normalize, which drops it: nothing stored, nothing sent on.
+    runs = len(sb.runtime.invocations) if sb.runtime else 0
+    sb.drain()
+    normalized = [i for i in (sb.runtime.invocations[runs:] if sb.runtime else []) if i.function == "dev-ler-normalize"]
+    assert normalized and all(i.error is None for i in normalized), normalized
+    assert "check lead received and dropped" in capsys.readouterr().out
+    assert sb.objects("ler-records", "normalized/") == [] and sb.queue_depth("ler-intake-queue") == 0
 
 
 def _without(sb: Sandbox, function: str, action: str, monkeypatch: pytest.MonkeyPatch) -> None:
