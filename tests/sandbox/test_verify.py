@@ -6,6 +6,7 @@ every call against the role policies of the plan, as IAM would)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 
 import pytest
@@ -152,3 +153,30 @@ def test_a_secret_that_differs_fails_its_system_by_name(
     assert code == 1
     assert seen["rrs"].startswith("failed: ") and "got HTTP 401 invalid_signature" in seen["rrs"], seen
     assert all(seen[k].startswith("ok: ") for k in ("dm", "ler", "ls", "upsr"))
+
+
+def test_verify_needs_no_aws_credentials_to_check_a_sandbox(
+    running: tuple[Sandbox, str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`make verify SANDBOX=...` from a machine with no AWS account (the emulator takes any)."""
+    _, url = running
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", os.devnull)
+    monkeypatch.setenv("AWS_CONFIG_FILE", os.devnull)
+    code, seen = _verify(url, monkeypatch, capsys, "ls", "dm")
+    assert code == 0 and all(line.startswith("ok: ") for line in seen.values()), seen
+
+
+def test_verify_against_aws_without_credentials_says_so_once(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", os.devnull)
+    monkeypatch.setenv("AWS_CONFIG_FILE", os.devnull)
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    monkeypatch.setattr(engine, "run", lambda stack, overrides=None: pytest.fail("planned without credentials"))
+    assert verify.main(["--stack", "dev"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no AWS credentials" in err
