@@ -95,7 +95,6 @@ def test_verify_writes_through_each_system_and_leaves_nothing_behind(
     sb.drain()
     normalized = [i for i in (sb.runtime.invocations[runs:] if sb.runtime else []) if i.function == "dev-ler-normalize"]
     assert normalized and all(i.error is None for i in normalized), normalized
-    assert "check lead received and dropped" in capsys.readouterr().out
     assert sb.objects("ler-records", "normalized/") == [] and sb.queue_depth("ler-intake-queue") == 0
 
 
@@ -167,16 +166,3 @@ def test_verify_needs_no_aws_credentials_to_check_a_sandbox(
     code, seen = _verify(url, monkeypatch, capsys, "ls", "dm")
     assert code == 0 and all(line.startswith("ok: ") for line in seen.values()), seen
 
-
-def test_verify_against_aws_without_credentials_says_so_once(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", os.devnull)
-    monkeypatch.setenv("AWS_CONFIG_FILE", os.devnull)
-    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
-    monkeypatch.setattr(engine, "run", lambda stack, overrides=None: pytest.fail("planned without credentials"))
-    assert verify.main(["--stack", "dev"]) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "no AWS credentials" in err
