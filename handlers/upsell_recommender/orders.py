@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from handlers.common import function_url as http
@@ -143,10 +143,14 @@ def handle(event: Mapping[str, Any], deps: OrderDeps, *, now: float) -> dict[str
         log.warning("stale order refused as a replay", extra={"order_id": order.order_id})
         return http.json_error(401, "stale_webhook", "the order is older than the replay horizon")
     log.append_keys(order_id=order.order_id)
+    if http.is_check(event):
+        # make verify's synthetic order, signed like Shopify's: the real path to the marker,
+        # with no customer (so no job, no nudge, no history), the marker marked as a check.
+        return accept(replace(order, customer_id=None, contact=None), deps, now, check=True)
     return accept(order, deps, now)
 
 
-def accept(order: OrderEvent, deps: OrderDeps, now: float) -> dict[str, Any]:
+def accept(order: OrderEvent, deps: OrderDeps, now: float, *, check: bool = False) -> dict[str, Any]:
     """Gate, mark and enqueue an authentic order (the exactly-once part)."""
     from pydantic import ValidationError
 
@@ -169,6 +173,8 @@ def accept(order: OrderEvent, deps: OrderDeps, now: float) -> dict[str, Any]:
     try:
         job = _job_body(order, customer) if eligible else None
         item = _order_item(order, outcome, now)
+        if check:
+            item["check"] = True
         check_item(item)
     except (ValidationError, Unstorable) as err:
         get_logger().warning("order refused before the marker", extra={"error": str(err)[:300]})
@@ -188,7 +194,7 @@ def accept(order: OrderEvent, deps: OrderDeps, now: float) -> dict[str, Any]:
             _record_history(order, deps, now)
         except Exception:
             log.exception("purchase history not recorded; the next delivery repeats it")
-    return http.json_response(200, {"status": "accepted", "outcome": outcome.value})
+    return http.json_response(200, {"status": "accepted", "outcome": outcome.value, **({"check": True} if check else {})})
 
 
 def _record_history(order: OrderEvent, deps: OrderDeps, now: float) -> None:
