@@ -475,6 +475,10 @@ class LeadEnricher(System):
             async_max_retries=ASYNC_RETRIES,
         )
 
+        # Refused models (normalize, dedupe, filter) and HubSpot's required-property refusals
+        # in ler-push: one alarm for the system, named in the next junk digest.
+        d.watch_degradations(self)
+
         self.finish(
             {
                 "intake_url": intake.function_url,
