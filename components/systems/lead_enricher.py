@@ -52,6 +52,7 @@ from components.work_queue import (
     WorkQueueArgs,
     consumer_visibility,
 )
+from handlers.common.degradations import key as degradation_key
 from handlers.lead_enricher import contract
 
 PACKAGE = "handlers.lead_enricher"
@@ -386,6 +387,11 @@ class LeadEnricher(System):
                 records.grant(
                     "s3:PutObject", prefixes=(contract.RECORDS_PREFIX,), sid="WriteCleanRecord"
                 ),
+                cache.grant_degradation_items(
+                    "dynamodb:UpdateItem",
+                    [degradation_key("CrmRejected", contract.PUSH_FUNCTION)],
+                    sid="NoteCrmRefusal",
+                ),
             ],
             contract.PushSettings.environment(values),
             events=(chain_stage(contract.PUSH_FUNCTION, source, dlq),),
@@ -460,6 +466,11 @@ class LeadEnricher(System):
                 ),
                 junk.grant("s3:GetObject", prefixes=(contract.JUNK_PREFIX,), sid="ReadJunkLog"),
                 d.grant_send_email("SendJunkDigest", s.sender_email),
+                cache.grant_degradation_items(
+                    "dynamodb:GetItem",
+                    [degradation_key(kind, fn) for kind, fn in contract.DEGRADABLE],
+                    sid="ReadDegradationNotes",
+                ),
             ],
             contract.DigestSettings.environment(values),
             schedules=(
