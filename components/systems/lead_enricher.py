@@ -171,6 +171,15 @@ class LeadEnricher(System):
             contract.ENRICH_CACHE.name, GuardedTableArgs.of(d, contract.ENRICH_CACHE), child
         )
 
+
+        def note_refusal(function_name: str) -> Grant:
+            """A model caller may note its own refusal in ler-enrich-cache, nothing else."""
+            return cache.grant_degradation_items(
+                "dynamodb:UpdateItem",
+                [degradation_key("ModelRefused", function_name)],
+                sid="NoteRefusedModel",
+            )
+
         # Queues -------------------------------------------------------------------------------
         dlq = WorkQueue(
             contract.DLQ,
@@ -325,6 +334,7 @@ class LeadEnricher(System):
                     sid="WriteNormalizedRecord",
                 ),
                 model_grant(d, s.normalize_model, sid="InvokeNormalizeModel"),
+                note_refusal(contract.NORMALIZE_FUNCTION),
                 put_events(d, "EmitNormalized", (contract.NORMALIZED,)),
             ],
             contract.NormalizeSettings.environment(values),
@@ -357,6 +367,7 @@ class LeadEnricher(System):
                 identity.grant("dynamodb:GetItem", sid="ReadIdentityKeys"),
                 identity_index,
                 model_grant(d, s.dedupe_model, sid="InvokeDedupeModel"),
+                note_refusal(contract.DEDUPE_FUNCTION),
                 put_events(d, "EmitDeduped", (contract.DEDUPED,)),
             ],
             contract.DedupeSettings.environment(values),
@@ -370,6 +381,7 @@ class LeadEnricher(System):
             "Deterministic junk signals; the model only for borderline leads",
             [
                 model_grant(d, s.filter_model, sid="InvokeFilterModel"),
+                note_refusal(contract.FILTER_FUNCTION),
                 put_events(d, "EmitCleanOrJunk", (contract.CLEAN, contract.JUNK)),
             ],
             contract.FilterSettings.environment(values),

@@ -23,11 +23,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from handlers.common import html_kit as kit
+from handlers.common import model_call
 from handlers.common.metrics import CRM_REJECTED, CUSTOMER_REDACTED, MODEL_REFUSED
 from handlers.common.observability import get_logger
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.service_resource import Table
+
+    from handlers.common.clock import Clock
 
 PREFIX = "degraded#"
 DEFAULT_RETENTION_S = 14 * 86400
@@ -194,3 +197,37 @@ def html(found: Iterable[Degradation], zone: str = "UTC") -> kit.Html:
         parts += [kit.para(d.line(zone)) for d in found if d.kind == kind]
         parts.append(kit.para(ADVICE[kind], strong=True))
     return kit.join(parts)
+
+
+class NotingRefusals:
+    """A Converse client that notes a refused model before ``model_call`` takes its fallback.
+
+    The model callers of a function (often a few modules deep) are handed this client by the
+    function's composition root instead of the bare one, so a refusal reaches the system's
+    ledger without any caller knowing about ledgers: ``model_call`` still counts
+    ``ModelRefused`` and returns ``REFUSED``; this only adds the note (which model, since when).
+
+    Attributes:
+        inner: The real client; None for the function's cached ``bedrock-runtime`` client.
+        ledger: The system's degradation notes.
+        function: The function's name (the note's key).
+        clock: The function's one clock.
+    """
+
+    def __init__(
+        self, inner: model_call.ConverseClient | None, ledger: Ledger, function: str, clock: Clock
+    ) -> None:
+        self.inner = inner
+        self.ledger = ledger
+        self.function = function
+        self.clock = clock
+
+    def converse(self, **kwargs: Any) -> Mapping[str, Any]:
+        client = self.inner if self.inner is not None else model_call.bedrock_runtime()
+        try:
+            return client.converse(**kwargs)
+        except Exception as err:
+            if model_call.error_code(err) == model_call.REFUSED_CODE:
+                model = str(kwargs.get("modelId") or "")
+                self.ledger.note(MODEL_REFUSED, self.function, self.clock().timestamp(), model)
+            raise

@@ -138,6 +138,8 @@ class NormalizeSettings(Settings):
     """ler-normalize."""
 
     event_source: str
+    cache_table: str
+    """Only for the degradation note of a refused model (handlers/common/degradations.py)."""
     records_bucket: str
     normalize_model_id: str
     default_phone_region: str
@@ -161,6 +163,8 @@ class DedupeSettings(Settings):
     """ler-dedupe."""
 
     event_source: str
+    cache_table: str
+    """Only for the degradation note of a refused model (handlers/common/degradations.py)."""
     identity_table: str
     identity_index: str
     dedupe_model_id: str
@@ -173,6 +177,8 @@ class FilterSettings(Settings):
     """ler-filter."""
 
     event_source: str
+    cache_table: str
+    """Only for the degradation note of a refused model (handlers/common/degradations.py)."""
     filter_model_id: str
     junk_score: float
     borderline_score: float

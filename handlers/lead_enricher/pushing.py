@@ -20,22 +20,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from handlers.common import metrics
-from handlers.common.aws_clients import table
 from handlers.common.degradations import Ledger
 from handlers.common.hubspot import token_from_secret
 from handlers.common.observability import get_logger
 from handlers.common.secrets import default_cache
 from handlers.lead_enricher.claims import PushClaims
 from handlers.lead_enricher.cleanup import clean_email, phone_e164
-from handlers.lead_enricher.contract import (
-    CACHE_KEY,
-    CACHE_TTL,
-    PUSH_FUNCTION,
-    RECORDS_PREFIX,
-    PushSettings,
-)
+from handlers.lead_enricher.contract import PUSH_FUNCTION, RECORDS_PREFIX, PushSettings
 from handlers.lead_enricher.crm import Crm, CrmContact, CrmRejected, HubSpotCrm
 from handlers.lead_enricher.crm_fields import CREATE_ONLY, crm_properties, fill_empty
+from handlers.lead_enricher.enrich_cache import degradation_ledger
 from handlers.lead_enricher.identity import IdentityIndex
 from handlers.lead_enricher.lead import Contact, Lead
 from handlers.lead_enricher.matching import company_of, exact_keys, near_keys
@@ -65,7 +59,7 @@ class Pusher:
         self.index = index or IdentityIndex(config.identity_table, config.identity_index)
         self.store = store or ObjectStore()
         self.clock = clock
-        self.ledger = ledger or Ledger(table(config.cache_table), CACHE_KEY, CACHE_TTL)
+        self.ledger = ledger or degradation_ledger(config.cache_table)
 
     # le.clean -----------------------------------------------------------------------------
 

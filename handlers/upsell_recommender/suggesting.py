@@ -22,10 +22,10 @@ from typing import TYPE_CHECKING, Any
 from handlers.common import metrics
 from handlers.common.aws_clients import table
 from handlers.common.degradations import Ledger
-from handlers.common.model_call import NoAnswerReason, NoValidAnswer, call_structured
+from handlers.common.model_call import NoValidAnswer, call_structured
 from handlers.common.observability import get_logger
 from handlers.upsell_recommender.catalogue import fetch, snapshot
-from handlers.upsell_recommender.contract import OFFERS_KEY, OFFERS_TTL, PICKER
+from handlers.upsell_recommender.contract import OFFERS_KEY, OFFERS_TTL
 from handlers.upsell_recommender.domain import OfferState, offer_id_for
 from handlers.upsell_recommender.jobs import SuggestJob
 from handlers.upsell_recommender.offers import put_offer
@@ -75,7 +75,8 @@ class PickerDeps:
         max_price_ratio: Largest add-on price as a share of the subtotal.
         max_age_s: Oldest acceptable catalogue row.
         max_receives: Receives before SQS moves a job to the DLQ.
-        ledger: Where a refused model is noted for the owner's roll-up (upsr-offers).
+        ledger: The system's degradation notes (upsr-offers): the composition root wraps
+            ``model_client`` to note a refused model there (``degradations.NotingRefusals``).
     """
 
     offers: Table
@@ -88,7 +89,7 @@ class PickerDeps:
     max_price_ratio: float
     max_age_s: int
     max_receives: int
-    ledger: Ledger | None = None
+    ledger: Ledger
 
     @classmethod
     def from_settings(cls, config: PickerSettings, *, model_client: ConverseClient | None = None) -> PickerDeps:
@@ -152,8 +153,6 @@ def pick(job: SuggestJob, deps: PickerDeps, *, now: float, receive_count: int = 
     )
     if isinstance(answer, NoValidAnswer):
         log.warning("no usable model answer", extra={"reason": answer.reason.value})
-        if answer.reason is NoAnswerReason.REFUSED and deps.ledger is not None:
-            deps.ledger.note(metrics.MODEL_REFUSED, PICKER, now, answer.model_id)
         if answer.retryable and receive_count < deps.max_receives:
             raise ModelUnavailable(answer.detail)
         return _no_fit(job, deps, now, f"model-{answer.reason.value}")

@@ -330,6 +330,7 @@ def test_each_role_holds_exactly_its_grants(graph: Graph) -> None:
         "ler-normalize": {
             (("s3:PutObject",), (f"{RECORDS}/normalized/*",)),
             (("bedrock:InvokeModel",), models(HAIKU)),
+            (("dynamodb:UpdateItem",), (CACHE,)),  # its refused-model note only (below)
             (("events:PutEvents",), (BUS,)),
             (EVENT_SOURCE, (INTAKE_QUEUE,)),
         },
@@ -343,11 +344,13 @@ def test_each_role_holds_exactly_its_grants(graph: Graph) -> None:
             (("dynamodb:GetItem",), (IDENTITY,)),
             (("dynamodb:Query",), (BY_CRM_ID,)),
             (("bedrock:InvokeModel",), models(HAIKU)),
+            (("dynamodb:UpdateItem",), (CACHE,)),  # its refused-model note only (below)
             (("events:PutEvents",), (BUS,)),
             (SEND, (DLQ,)),
         },
         "ler-filter": {
             (("bedrock:InvokeModel",), models(HAIKU)),
+            (("dynamodb:UpdateItem",), (CACHE,)),  # its refused-model note only (below)
             (("events:PutEvents",), (BUS,)),
             (SEND, (DLQ,)),
         },
@@ -389,7 +392,8 @@ def test_each_role_holds_exactly_its_grants(graph: Graph) -> None:
 
 
 def test_degradation_notes_are_the_only_cache_items_their_grants_reach(graph: Graph) -> None:
-    """ler-push may update, and ler-digest read, exactly the degradation items of
+    """ler-push and the three model callers may update, and ler-digest read, exactly the
+    degradation items of
     ler-enrich-cache (dynamodb:LeadingKeys; DynamoDB Developer Guide, "Using IAM policy
     conditions for fine-grained access control":
     https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/specifying-conditions.html)."""
@@ -403,6 +407,14 @@ def test_degradation_notes_are_the_only_cache_items_their_grants_reach(graph: Gr
             if s["Action"][0].startswith("dynamodb:") and "Condition" in s
         }
 
+    for function in ("ler-normalize", "ler-dedupe", "ler-filter"):
+        assert conditioned(function) == {
+            "dynamodb:UpdateItem": {
+                "ForAllValues:StringEquals": {
+                    "dynamodb:LeadingKeys": [f"degraded#ModelRefused#{function}"]
+                }
+            }
+        }
     assert conditioned("ler-push") == {
         "dynamodb:UpdateItem": {
             "ForAllValues:StringEquals": {"dynamodb:LeadingKeys": ["degraded#CrmRejected#ler-push"]}

@@ -7,10 +7,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from handlers.common import entry
-from handlers.common.aws_clients import table
 from handlers.common.clock import Clock
 from handlers.common.degradations import Ledger
-from handlers.lead_enricher.contract import CACHE_KEY, CACHE_TTL, DigestSettings
+from handlers.lead_enricher.contract import DigestSettings
+from handlers.lead_enricher.enrich_cache import degradation_ledger
 from handlers.lead_enricher.junk_digest import run_digest
 from handlers.lead_enricher.mailer import Mailer
 from handlers.lead_enricher.storage import ObjectStore
@@ -25,7 +25,7 @@ class Digest:
 
 
 def wire(config: DigestSettings, clock: Clock) -> Digest:
-    ledger = Ledger(table(config.cache_table), CACHE_KEY, CACHE_TTL)
+    ledger = degradation_ledger(config.cache_table)
     return Digest(config, ObjectStore(), Mailer(config.sender_email), ledger)
 
 

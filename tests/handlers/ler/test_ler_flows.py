@@ -443,3 +443,34 @@ def test_a_lead_hubspot_refuses_for_a_required_property_is_kept_counted_and_name
     ler.deliver(clean)
     [(_, _, properties)] = creates(ler)
     assert properties["email"] == "jane.doe@acme-widgets.co.uk"
+
+
+# A refused model (a fresh account) -----------------------------------------------------------
+
+
+def test_a_refused_model_is_named_in_the_next_junk_digest(ler: Ler) -> None:
+    """Bedrock refuses ler-normalize's model (model access not granted: Bedrock User Guide,
+    "Access Amazon Bedrock foundation models",
+    https://docs.aws.amazon.com/bedrock/latest/userguide/model-access.html). The rules decide,
+    the lead still reaches the CRM, and the next junk digest says which model, in which
+    function, since when, how many calls fell back, and what to do."""
+    from handlers.common.degradations import BEDROCK_ACCESS_PAGE
+    from handlers.lead_enricher.contract import NormalizeSettings
+
+    ler.bedrock.add_error("AccessDeniedException")
+    ler.post({"email": "jane.doe@acme-widgets.co.uk", "name": "Jane Doe - Acme Widgets", "country": "Blighty"})
+    ler.pump()
+    assert len(ler.bedrock.calls) == 1 and len(creates(ler)) == 1  # the rules decided
+
+    model = NormalizeSettings.from_environ().normalize_model_id
+    note = ler.clients["dynamodb"].Table(CACHE).get_item(
+        Key={"domain": "degraded#ModelRefused#ler-normalize"}
+    )["Item"]
+    assert (note["calls"], note["detail"]) == (1, model)
+
+    tomorrow = (dt.datetime.now(dt.UTC) + dt.timedelta(days=1)).date()
+    digest.handler({"day": tomorrow.isoformat()}, context())
+    [mail] = ler.sent_mail()
+    assert f"Model refused ({model}) in ler-normalize: 1 time since" in mail.body
+    assert "Enable access to this model in the Bedrock console" in mail.body
+    assert BEDROCK_ACCESS_PAGE in mail.body
