@@ -27,7 +27,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from handlers.common import metrics
-from handlers.common.aws_clients import bedrock_runtime
+from handlers.common.aws_clients import bedrock_runtime as bedrock_runtime  # patched by tests
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
