@@ -92,7 +92,10 @@ class Deployment:
 
     def watch_degradations(self, parent: pulumi.Resource) -> aws.cloudwatch.MetricAlarm | None:
         """The system's one ``degraded`` alarm: any fallback of handlers/common/metrics.py's
-        ``DEGRADATIONS`` taken by one of its functions (counted as ``Degraded``)."""
+        ``DEGRADATIONS`` taken by one of its functions (counted as ``Degraded``); the
+        dashboard draws the system's degradations."""
+        if self.system not in self.monitoring.registry.degradable:
+            self.monitoring.registry.degradable.append(self.system)
         return declare_alarm(
             f"{self.system}-degraded-alarm",
             self.name(f"{self.system}-degraded"),

@@ -112,6 +112,8 @@ class DashboardRegistry:
     """system -> [(function physical name, region)]"""
     queues: dict[str, list[tuple[str, str, bool]]] = field(default_factory=dict)
     """system -> [(queue physical name, region, is a dead-letter/failure queue)]"""
+    degradable: list[str] = field(default_factory=list)
+    """Systems that count degradations (``Deployment.watch_degradations``)."""
 
     def function(self, system: str, name: str, region: str) -> None:
         self.functions.setdefault(system, []).append((name, region))

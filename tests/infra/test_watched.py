@@ -329,6 +329,18 @@ def test_one_dashboard_drawn_from_every_function_and_queue(prod: Graph) -> None:
     for metric in ("PairsScored", "LeadsJunked", "Enquiries", "Taps", "Asks"):
         assert metric in drawn
     assert "ColdStart" not in drawn  # a log field, not a billed series per function
+    # The fallbacks that must not be silent, per system that can take them (item 4 of #25).
+    searches = {
+        line[0]["expression"]
+        for widget in body["widgets"]
+        for line in widget.get("properties", {}).get("metrics", [])
+        if line and isinstance(line[0], dict) and "SEARCH(" in line[0].get("expression", "")
+    }
+    assert "Degraded" in drawn
+    for system in ("ler", "upsr", "rrs"):
+        for kind in ("ModelRefused", "CustomerRedacted", "CrmRejected"):
+            assert any(f'MetricName="{kind}"' in q and f'service="{system}"' in q for q in searches)
+    assert not any('service="dm"' in q or 'service="ls"' in q for q in searches)
 
 
 def _unwatched_function() -> dict[str, Any]:
