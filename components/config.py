@@ -405,6 +405,9 @@ class LsSettings(SystemSettings):
     """When ls-report mails the previous seven days' report to `reportRecipient`."""
     report_timezone: TimeZone = "UTC"
     """IANA time zone `reportSchedule` is read in."""
+    report_link_days: int = Field(default=28, ge=1, le=90)
+    """Days the weekly mail's signed link to the report page works (ls-report-page); the
+    latest four mails' links work at the default."""
 
     @property
     def mails_report(self) -> bool:
