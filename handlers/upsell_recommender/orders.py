@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from handlers.common import function_url as http
 from handlers.common import metrics
 from handlers.common.aws_clients import client, table
+from handlers.common.degradations import Ledger
 from handlers.common.dynamo_limits import Unstorable, check_item
 from handlers.common.observability import get_logger
 from handlers.common.secrets import get_secret
@@ -40,6 +41,7 @@ from handlers.common.webhook_signatures import (
     SignatureError,
     verify_base64_hmac,
 )
+from handlers.upsell_recommender.contract import OFFERS_KEY, OFFERS_TTL, ORDER
 from handlers.upsell_recommender.customers import (
     get_customer,
     is_opted_out,
@@ -78,6 +80,7 @@ class OrderDeps:
         max_age_s: Replay horizon on the order's ``created_at``.
         max_nudges: Nudges allowed per 30 days.
         stale_pending_s: A ``pending`` order older than this was abandoned by its invocation.
+        ledger: Where a redacted customer is noted for the owner's roll-up (upsr-offers).
     """
 
     orders: Table
@@ -89,6 +92,7 @@ class OrderDeps:
     max_age_s: int
     max_nudges: int
     stale_pending_s: int
+    ledger: Ledger
 
     @classmethod
     def from_settings(cls, config: OrderSettings) -> OrderDeps:
@@ -108,6 +112,7 @@ class OrderDeps:
             max_age_s=config.webhook_max_age_hours * 3600,
             max_nudges=config.max_nudges_per_30_days,
             stale_pending_s=config.order_timeout_s + 5,
+            ledger=Ledger(table(config.offers_table), OFFERS_KEY, OFFERS_TTL),
         )
 
 
@@ -165,6 +170,7 @@ def accept(order: OrderEvent, deps: OrderDeps, now: float, *, check: bool = Fals
         customer=customer,
         now=now,
         max_nudges=deps.max_nudges,
+        redacted=order.redacted,
     )
     eligible = outcome is Gate.ELIGIBLE
     # Everything the marker promises is built and checked before the marker is written: the
@@ -186,6 +192,8 @@ def accept(order: OrderEvent, deps: OrderDeps, now: float, *, check: bool = Fals
 
     log = get_logger()
     log.info("order gated", extra={"outcome": outcome.value})
+    if outcome is Gate.REDACTED:
+        _note_redacted(deps, now)
     if job is not None:
         _enqueue(order, job, deps, now)
     if order.customer_id and outcome is not Gate.OPTED_OUT:
@@ -195,6 +203,12 @@ def accept(order: OrderEvent, deps: OrderDeps, now: float, *, check: bool = Fals
         except Exception:
             log.exception("purchase history not recorded; the next delivery repeats it")
     return http.json_response(200, {"status": "accepted", "outcome": outcome.value, **({"check": True} if check else {})})
+
+
+def _note_redacted(deps: OrderDeps, now: float) -> None:
+    """Count and note a redacted customer (first delivery only: the marker was won)."""
+    metrics.degraded(metrics.CUSTOMER_REDACTED)
+    deps.ledger.note(metrics.CUSTOMER_REDACTED, ORDER, now)
 
 
 def _record_history(order: OrderEvent, deps: OrderDeps, now: float) -> None:

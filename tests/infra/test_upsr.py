@@ -46,11 +46,24 @@ def grants_of(graph: Graph, function: str) -> set[Statement]:
     policy = graph.named("aws:iam/rolePolicy:RolePolicy", f"dev-{function}-grants")
     statements: list[dict[str, Any]] = json.loads(policy.inputs["policy"])["Statement"]
     assert all(s["Effect"] == "Allow" for s in statements)
-    for s in statements:  # the only conditions: mail may leave from the sender address only
-        if "Condition" in s:
-            assert s["Action"] == ["ses:SendEmail"]
+    for s in statements:  # the only conditions: mail may leave from the sender address only,
+        # and a degradation note touches its own items only (tested below)
+        if "Condition" in s and s["Action"] == ["ses:SendEmail"]:
             assert s["Condition"] == {"StringEquals": {"ses:FromAddress": ["crm-bot@example.com"]}}
+        elif "Condition" in s:
+            assert set(s["Condition"]) == {"ForAllValues:StringEquals"}
+            assert s["Action"] in (["dynamodb:UpdateItem"], ["dynamodb:GetItem"])
     return {(tuple(s["Action"]), tuple(s["Resource"])) for s in statements}
+
+
+def leading_keys(graph: Graph, function: str) -> dict[str, list[str]]:
+    """Action -> the partition keys a conditioned DynamoDB statement limits it to."""
+    policy = graph.named("aws:iam/rolePolicy:RolePolicy", f"dev-{function}-grants")
+    return {
+        s["Action"][0]: s["Condition"]["ForAllValues:StringEquals"]["dynamodb:LeadingKeys"]
+        for s in json.loads(policy.inputs["policy"])["Statement"]
+        if "ForAllValues:StringEquals" in (s.get("Condition") or {})
+    }
 
 
 def table(name: str) -> str:
@@ -80,6 +93,7 @@ EXPECTED_GRANTS: dict[str, set[Statement]] = {
         (("dynamodb:GetItem",), (table("upsr-customers"),)),
         (("dynamodb:UpdateItem",), (table("upsr-customers"),)),
         (("sqs:SendMessage",), (arn("sqs", "dev-upsr-jobs"),)),
+        (("dynamodb:UpdateItem",), (table("upsr-offers"),)),  # its degradation note only
     },
     "upsr-picker": {
         logs("upsr-picker"),
@@ -93,6 +107,7 @@ EXPECTED_GRANTS: dict[str, set[Statement]] = {
         ),
         (("dynamodb:BatchGetItem", "dynamodb:Scan"), (table("upsr-catalogue"),)),
         (("dynamodb:PutItem",), (table("upsr-offers"),)),
+        (("dynamodb:UpdateItem",), (table("upsr-offers"),)),  # its degradation note only
         (
             ("sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ReceiveMessage"),
             (arn("sqs", "dev-upsr-jobs"),),
@@ -118,6 +133,7 @@ EXPECTED_GRANTS: dict[str, set[Statement]] = {
         (("dynamodb:Query",), (table("upsr-offers"), OFFERS_INDEX)),
         (("dynamodb:PutItem", "dynamodb:UpdateItem"), (table("upsr-offers"),)),
         (("ses:SendEmail",), (SES_IDENTITY,)),
+        (("dynamodb:GetItem",), (table("upsr-offers"),)),  # the degradation notes only
     },
     "upsr-catalog-sync": {
         logs("upsr-catalog-sync"),
@@ -159,10 +175,31 @@ def test_every_role_holds_exactly_its_grants(graph: Graph) -> None:
         assert grants_of(graph, function) == expected, function
 
 
+def test_degradation_notes_are_the_only_items_their_grants_reach(graph: Graph) -> None:
+    """upsr-order and upsr-picker may update, and upsr-sweep read, exactly the degradation
+    items of upsr-offers (dynamodb:LeadingKeys; DynamoDB Developer Guide, "Using IAM policy
+    conditions for fine-grained access control":
+    https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/specifying-conditions.html)."""
+    assert leading_keys(graph, "upsr-order") == {
+        "dynamodb:UpdateItem": ["degraded#CustomerRedacted#upsr-order"]
+    }
+    assert leading_keys(graph, "upsr-picker") == {
+        "dynamodb:UpdateItem": ["degraded#ModelRefused#upsr-picker"]
+    }
+    assert leading_keys(graph, "upsr-sweep") == {
+        "dynamodb:GetItem": [
+            "degraded#CustomerRedacted#upsr-order",
+            "degraded#ModelRefused#upsr-picker",
+        ]
+    }
+
+
 def test_mail_may_leave_from_the_sender_address_only(graph: Graph) -> None:
     for function in ("upsr-sender", "upsr-sweep"):
         policy = graph.named("aws:iam/rolePolicy:RolePolicy", f"dev-{function}-grants")
-        [mail] = [s for s in json.loads(policy.inputs["policy"])["Statement"] if "Condition" in s]
+        statements = json.loads(policy.inputs["policy"])["Statement"]
+        [mail] = [s for s in statements if "ses:SendEmail" in s["Action"]]
+        assert "Condition" in mail
         assert mail["Resource"] == [SES_IDENTITY]
 
 
