@@ -24,8 +24,8 @@ from handlers.lead_enricher.functions import rescue as rescue_fn
 from handlers.lead_enricher.junk_digest import RescueLinks, summarise
 from handlers.lead_enricher.rescue import Dropped, RescueDesk
 from handlers.lead_enricher.storage import ObjectStore
-from testsupport import events
 from tests.handlers.ler.conftest import JUNK_BUCKET, RECIPIENT, RESCUE_KEYRING, Ler, context
+from testsupport import events
 
 BROWSER = {"accept": "text/html,application/xhtml+xml,*/*;q=0.8"}
 PROGRAM = {"accept": "application/json"}
