@@ -54,10 +54,10 @@ def _statuses(out: str) -> dict[str, str]:
     return {row[1]: row[3] for row in rows}
 
 
-def test_the_plan_has_twelve_secrets_in_two_regions(planned: list[cmd.StackSecret]) -> None:
-    assert len(planned) == 12
+def test_the_plan_has_thirteen_secrets_in_two_regions(planned: list[cmd.StackSecret]) -> None:
+    assert len(planned) == 13
     assert {s.region for s in planned} == {"us-east-1", "eu-west-2"}
-    assert sum(s.region == "eu-west-2" for s in planned) == 8
+    assert sum(s.region == "eu-west-2" for s in planned) == 9
     assert {s.name for s in planned} == set(cmd.KINDS)
 
 
@@ -69,7 +69,7 @@ def test_every_secret_is_set_in_its_own_region_and_never_printed(
     status = _statuses(out)
     values = {s.name: _value(s) for s in planned}
     assert all(values.values()), [n for n, v in values.items() if not v]
-    for name in ("dm-link-key", "upsr-addlink-key", "rrs-messaging-key"):
+    for name in ("dm-link-key", "ler-rescue-link-key", "upsr-addlink-key", "rrs-messaging-key"):
         assert status[f"dev-{name}"] == "generated"
         ring = Keyring.from_secret_string(values[name] or "")
         assert len(ring.keys[ring.active_kid]) >= 32
