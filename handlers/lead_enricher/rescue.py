@@ -24,7 +24,6 @@ import datetime as dt
 import json
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -34,24 +33,16 @@ from handlers.common import html_kit as kit
 from handlers.common import link_tokens as lt
 from handlers.common.link_tokens import Keyring, LinkClaims
 from handlers.common.observability import get_logger
+from handlers.lead_enricher import rescue_pages as pages
 from handlers.lead_enricher.contract import RESCUE_ACTION, RESCUE_PATH, RescueSettings
 from handlers.lead_enricher.intake_queue import LeadQueue
-from handlers.lead_enricher.junk_words import (
-    LANES,
-    address_of,
-    company_of,
-    cut,
-    name_of,
-    reason_words,
-    who,
-)
 from handlers.lead_enricher.lead import Lead, Rescue
+from handlers.lead_enricher.rescue_pages import Dropped
 from handlers.lead_enricher.storage import ObjectStore
 
 JUNK_KEY = re.compile(r"junk/\d{4}-\d{2}-\d{2}/[A-Za-z0-9_-]{1,64}\.json")
 """What a rescue token's subject must be (``junk_log.junk_key``): a signed token naming anything
 else (an old format, a bug) is refused before any read."""
-MESSAGE_CHARS = 600
 
 
 def rescue_link(keyring: Keyring, base: str, key: str, *, ttl_seconds: int, now: float) -> str:
@@ -60,35 +51,6 @@ def rescue_link(keyring: Keyring, base: str, key: str, *, ttl_seconds: int, now:
         keyring, subject=key, action=RESCUE_ACTION, ttl_seconds=ttl_seconds, now=now
     )
     return f"{base.rstrip('/')}{RESCUE_PATH}?t={token}"
-
-
-@dataclass(frozen=True)
-class Dropped:
-    """One junk object as the pages name it."""
-
-    key: str
-    etag: str
-    entry: dict[str, Any]
-
-    @property
-    def lead(self) -> dict[str, Any]:
-        lead = self.entry.get("lead")
-        return lead if isinstance(lead, dict) else {}
-
-    @property
-    def who(self) -> str:
-        """The person in words: "Jane Doe (jane@acme.example)", or whichever is known."""
-        return who(self.lead)
-
-    @property
-    def name(self) -> str:
-        """The name for a title or a button: the person's name, else their address."""
-        return name_of(self.lead) or address_of(self.lead) or "this lead"
-
-    @property
-    def rescue(self) -> Mapping[str, Any] | None:
-        found = self.entry.get("rescue")
-        return found if isinstance(found, Mapping) else None
 
 
 class RescueDesk:
@@ -117,13 +79,9 @@ class RescueDesk:
         try:
             claims = lt.verify_token(token, self.keyring(), action=RESCUE_ACTION, now=now.timestamp())
         except lt.TokenExpired:
-            return kit.answer(event, 410, "link_expired", "This rescue link has expired",
-                              "This rescue link has expired. The lead is still kept in the junk "
-                              "log; ask whoever runs the lead enricher to send it back.")
+            return pages.expired(event)
         except lt.TokenError:
-            return kit.answer(event, 403, "invalid_link", "This link is not valid",
-                              "This link is not valid: it may have been cut or changed. "
-                              "Open it again from the junk digest mail.")
+            return pages.invalid(event)
         if not JUNK_KEY.fullmatch(claims.subject):
             return kit.answer(event, 400, "invalid_subject", "This link is not valid",
                               "This link does not name a dropped lead.")
@@ -132,10 +90,10 @@ class RescueDesk:
             return kit.answer(event, 404, "unknown_lead", "No such lead",
                               "This lead is no longer in the junk log.")
         if dropped.rescue is not None:
-            return self._already(event, dropped)
+            return pages.already(event, dropped, self.config.timezone)
         assert token is not None
         if method == "GET":
-            return self._confirm(dropped, f"{RESCUE_PATH}?t={token}")
+            return pages.confirm(dropped, f"{RESCUE_PATH}?t={token}", self.config.timezone)
         return self._rescue(event, dropped, claims, now)
 
     # Reading ------------------------------------------------------------------------------
@@ -149,53 +107,6 @@ class RescueDesk:
             raise
         entry = json.loads(found.body)
         return Dropped(key, found.etag, entry if isinstance(entry, dict) else {})
-
-    # Pages --------------------------------------------------------------------------------
-
-    def _when(self, moment: str) -> str:
-        try:
-            return kit.local_time(dt.datetime.fromisoformat(moment), self.config.timezone)
-        except ValueError:
-            return moment
-
-    def _about(self, dropped: Dropped) -> kit.Html:
-        """Who, from where, when, why dropped and what they wrote: the facts a person judges."""
-        lead = dropped.lead
-        lane = str(dropped.entry.get("lane") or lead.get("lane") or "")
-        reason = str(dropped.entry.get("reason") or "unknown")
-        rows: list[tuple[str, str | kit.Html]] = [
-            ("Who", dropped.who),
-            ("Came in by", LANES.get(lane, lane or "unknown")),
-            ("Dropped", self._when(str(dropped.entry.get("dropped_at") or ""))),
-            ("Why", reason_words(reason)),
-        ]
-        company = company_of(lead)
-        if company:
-            rows.insert(1, ("Company", company))
-        message = cut(str(lead.get("message") or ""), MESSAGE_CHARS)
-        if message:
-            rows.append(("They wrote", kit.Html(f"&ldquo;{kit.esc(message)}&rdquo;")))
-        body = "".join(
-            f"<tr><th scope=row style='width:30%'>{kit.esc(label)}</th>"
-            f"<td>{value if isinstance(value, kit.Html) else kit.esc(value)}</td></tr>"
-            for label, value in rows
-        )
-        return kit.Html(f"<table>{body}</table>")
-
-    def _confirm(self, dropped: Dropped, action: str) -> dict[str, Any]:
-        intro = kit.para(f"The junk filter dropped {dropped.who}. If this is a real lead, send it "
-                         "back: it goes through the lead enricher again and into your CRM, and "
-                         "will not be dropped again.")
-        button = kit.actions(kit.button(action, f"Send {dropped.name} to the CRM", primary=True))
-        return kit.page(f"Rescue {dropped.name}?", kit.join((intro, button, self._about(dropped))))
-
-    def _already(self, event: Mapping[str, Any], dropped: Dropped) -> dict[str, Any]:
-        rescue = dropped.rescue or {}
-        by = str(rescue.get("by") or "someone")
-        when = self._when(str(rescue.get("at") or ""))
-        return kit.answer(event, 409, "already_rescued", f"Already rescued: {dropped.name}",
-                          f"{dropped.who} was already rescued by {by} on {when}. "
-                          "Nothing more to do.")
 
     # Acting -------------------------------------------------------------------------------
 
@@ -212,10 +123,8 @@ class RescueDesk:
             # Another click changed the object between our read and our write.
             again = self._read(dropped.key)
             if again is not None and again.rescue is not None:
-                return self._already(event, again)
-            return kit.answer(event, 409, "busy", "Busy: try again in a minute",
-                              f"{dropped.who} is being changed by someone else. Try again in a "
-                              "minute.")
+                return pages.already(event, again, self.config.timezone)
+            return pages.busy(event, dropped)
         logger = get_logger()
         try:
             lead = Lead.from_json(dropped.lead)
@@ -225,19 +134,9 @@ class RescueDesk:
         except Exception:
             logger.exception("rescue not queued; restoring the junk record", key=dropped.key)
             self.store.put_json_if(bucket, dropped.key, dropped.entry, etag=etag)
-            return kit.answer(event, 503, "rescue_failed", "Not sent: nothing changed",
-                              f"{dropped.who} could not be sent back just now. Nothing changed "
-                              "and the link still works: try again in a few minutes.")
+            return pages.failed(event, dropped)
         logger.info("lead rescued", lead_id=lead.lead_id, key=dropped.key, rescued_by=by,
                     token_id=claims.token_id, reason=dropped.entry.get("reason"))
         if not kit.wants_html(event):
             return fu.json_response(200, {"rescued": lead.lead_id, "by": by, "at": at})
-        return kit.page(
-            f"Sent back: {dropped.name}",
-            kit.join((
-                kit.para(f"{dropped.who} is going through the lead enricher again and will "
-                         "reach your CRM in a few minutes.", strong=True),
-                kit.para(f"Recorded as rescued by {by} on {self._when(at)}."),
-                self._about(dropped),
-            )),
-        )
+        return pages.done(dropped, by, at, self.config.timezone)
