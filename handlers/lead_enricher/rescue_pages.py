@@ -91,7 +91,8 @@ def about(dropped: Dropped, zone: str) -> kit.Html:
 
 def confirm(dropped: Dropped, action: str, zone: str) -> dict[str, Any]:
     """The GET page: the lead and one button that POSTs to ``action``."""
-    intro = kit.para(f"The junk filter dropped {dropped.who}. If this is a real lead, send it "
+    # The name only: the address is in the table below, and on a phone it wraps over lines.
+    intro = kit.para(f"The junk filter dropped {dropped.name}. If this is a real lead, send it "
                      "back: it goes through the lead enricher again and into your CRM, and "
                      "will not be dropped again.")
     button = kit.actions(kit.button(action, f"Send {dropped.name} to the CRM", primary=True))
@@ -102,7 +103,7 @@ def done(dropped: Dropped, by: str, at: str, zone: str) -> dict[str, Any]:
     return kit.page(
         f"Sent back: {dropped.name}",
         kit.join((
-            kit.para(f"{dropped.who} is going through the lead enricher again and will "
+            kit.para(f"{dropped.name} is going through the lead enricher again and will "
                      "reach your CRM in a few minutes.", strong=True),
             kit.para(f"Recorded as rescued by {by} on {when(at, zone)}."),
             about(dropped, zone),
