@@ -7,7 +7,8 @@ check, goes through the real Function URL, the real authenticity check and the r
 - dm: a review link for the pair ``check-a#check-b-<id>``, signed with dm-link-key: dm-merge verifies the
   token, reads dm-pairs, and answers 410 (no such proposal); a forged link answers 403.
 - ler: the intake secret with a body of an unsupported type: 415 once the secret matched (a
-  wrong secret answers 401); nothing is stored.
+  wrong secret answers 401); nothing is stored. A rescue link signed with ler-rescue-link-key
+  naming no junk record: 400 before any read; a forged one 403.
 - ls: an arrival from a search engine with the stack's first site origin: 200, its touch is in
   ls-touches and is then deleted; a foreign origin answers 403; the report, SigV4-signed, 200.
 - upsr: a webhook signed with the app's client secret for the store, topic ``app/uninstalled``
@@ -177,7 +178,19 @@ def verify_ler(c: Context) -> str:
         expect(wrong, 401, "unauthorized", "a wrong intake secret")
         answer = c.target.http(fn, region, "POST", "/", body, {"content-type": "text/csv", "x-ler-intake-secret": secret})
     expect(answer, 415, "unsupported_media_type", "the intake secret with a body it does not take")
-    return "intake secret accepted, wrong secret refused, nothing stored"
+    # The digest's rescue links: a link signed with the stack's key for a subject that names
+    # no junk record passes the signature and is refused before any read; a forged one is not.
+    from handlers.common.link_tokens import Keyring, issue_token
+
+    keyring = Keyring.from_secret_string(c.target.secret(c.secrets["ler-rescue-link-key"]))
+    token = issue_token(keyring, subject=f"check-{uuid.uuid4().hex[:12]}", action="rescue",
+                        ttl_seconds=600, now=c.target.now())
+    rescue = c.name("ler-rescue")
+    expect(c.target.http(rescue, region, "GET", "/rescue?t=forged"), 403, "invalid_link", "a forged rescue link")
+    expect(c.target.http(rescue, region, "GET", f"/rescue?t={token}"), 400, "invalid_subject",
+           "a rescue link signed with ler-rescue-link-key")
+    return ("intake secret accepted, wrong secret refused, nothing stored; rescue link key "
+            "verified, forged link refused")
 
 
 def verify_ls(c: Context) -> str:

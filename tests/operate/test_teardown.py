@@ -34,5 +34,5 @@ def test_prod_lifts_each_protection_before_destroy(graphs: GraphCache) -> None:
     for bucket in graph.of_type("aws:s3/bucket:Bucket"):
         assert f"empty s3://{bucket.inputs['bucket']} " in text
     deletes = [line for line in lines[destroy:] if "--force-delete-without-recovery" in line]
-    assert len(deletes) == len(graph.of_type(SECRET)) == 12
+    assert len(deletes) == len(graph.of_type(SECRET)) == 13
     assert sum("--region eu-west-2 " in line for line in deletes) == 8
