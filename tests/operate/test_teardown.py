@@ -35,4 +35,4 @@ def test_prod_lifts_each_protection_before_destroy(graphs: GraphCache) -> None:
         assert f"empty s3://{bucket.inputs['bucket']} " in text
     deletes = [line for line in lines[destroy:] if "--force-delete-without-recovery" in line]
     assert len(deletes) == len(graph.of_type(SECRET)) == 13
-    assert sum("--region eu-west-2 " in line for line in deletes) == 8
+    assert sum("--region eu-west-2 " in line for line in deletes) == 9
