@@ -18,7 +18,15 @@ from handlers.common import html_kit as kit
 from handlers.common.html_kit import Mail, local_day
 from handlers.common.observability import get_logger
 from handlers.lead_enricher.junk_log import day_prefix
-from handlers.lead_enricher.junk_words import LANES, address_of, cut, name_of, reason_words, who
+from handlers.lead_enricher.junk_words import (
+    LANES,
+    address_of,
+    cut,
+    name_of,
+    reason_words,
+    who,
+    without_links,
+)
 from handlers.lead_enricher.mailer import Mailer
 from handlers.lead_enricher.storage import ObjectStore
 
@@ -117,8 +125,9 @@ class Digest:
                     act = f"<br><em>{kit.esc(sample.rescued)}</em>"
                 elif sample.rescue_url:
                     act = f"<br>{kit.link(sample.rescue_url, sample.action)}"
-                parts.append(f"<li><strong>{kit.esc(sample.who)}</strong>, by {kit.esc(sample.lane)}"
-                             f"{said}{act}</li>")
+                # Room between leads: a thumb taps one lead's link, not the next one's.
+                parts.append(f"<li style='margin:0 0 16px'><strong>{kit.esc(sample.who)}</strong>, "
+                             f"by {kit.esc(sample.lane)}{said}{act}</li>")
             parts.append("</ul>")
         if self._unlisted():
             parts.append(kit.para(self._unlisted()))
@@ -150,7 +159,8 @@ def _sample(key: str, entry: dict[str, Any], links: RescueLinks | None) -> Sampl
             when = kit.local_time(dt.datetime.fromisoformat(when), links.zone)
         rescued = f"Rescued by {done.get('by') or 'someone'} on {when}"
     return Sample(
-        who(lead), LANES.get(lane, lane), cut(str(lead.get("message") or ""), MESSAGE_CHARS),
+        who(lead), LANES.get(lane, lane),
+        cut(without_links(str(lead.get("message") or "")), MESSAGE_CHARS),
         name=name_of(lead) or address_of(lead),
         rescue_url=links.link(key) if links is not None and not rescued else None,
         rescued=rescued,

@@ -6,8 +6,10 @@ same way, from the junk log's entries (``junk_log.junk_entry``).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
 REASONS = {
     "honeypot": "filled in the hidden anti-robot field",
@@ -47,6 +49,24 @@ def cut(text: str, limit: int) -> str:
     if len(flat) <= limit:
         return flat
     return flat[:limit].rsplit(" ", 1)[0].rstrip(",.;:") + "..."
+
+
+_URL = re.compile(r"(?:https?://|www\.)[^\s\"'<>]*[^\s\"'<>.,;:!?)]", re.IGNORECASE)
+"""A web address as mail clients find one, without the sentence's closing punctuation."""
+
+
+def without_links(text: str) -> str:
+    """``text`` with each web address written as "[link to <host>]": a mail client turns an
+    address in a quoted message into a link a thumb can hit next to the rescue link, and what
+    a spammer linked to is the host, not the path."""
+
+    def host(match: re.Match[str]) -> str:
+        found = match.group(0)
+        parsed = urlsplit(found if "://" in found else f"http://{found}")
+        name = (parsed.hostname or "").removeprefix("www.")
+        return f"[link to {name}]" if name else "[link]"
+
+    return _URL.sub(host, text)
 
 
 def _section(lead: Mapping[str, Any], name: str) -> Mapping[str, Any]:

@@ -59,7 +59,7 @@ def dropped_and_digested(ler: Ler) -> dict[str, str]:
     digest.handler({"day": tomorrow.isoformat()}, context())
     [mail] = ler.sent_mail()
     links = {}
-    for item in re.findall(r"<li>.*?</li>", mail.body, flags=re.S):
+    for item in re.findall(r"<li[^>]*>.*?</li>", mail.body, flags=re.S):
         found = LINK.search(item)
         who = re.search(r"<strong>(.*?)</strong>", item)
         if found and who:
@@ -218,3 +218,16 @@ def test_a_lead_the_queue_refuses_is_not_marked_rescued_and_the_link_still_works
     assert "rescue" not in junk_entries(ler)["outreach@rank-agency.co.uk"]
     assert http(link, "POST")["statusCode"] == 200  # the real queue takes it on the next click
     assert len(ler.queued()) == 1
+
+
+def test_the_digest_quotes_a_message_without_tappable_web_addresses() -> None:
+    """A mail client turns an address in the quote into a link beside the rescue link."""
+    entries = [("junk/2026-11-27/f-1.json", {
+        "reason": "many_links", "lane": "form",
+        "lead": {"fields": {"email": "a@b.example"},
+                 "message": "Rank first! http://a.example/x?y=1, https://b.example and www.c.example."},
+    })]
+    digest = summarise(dt.date(2026, 11, 27), entries)
+    for part in (digest.text(), digest.mail().html):
+        assert "[link to a.example], [link to b.example] and [link to c.example]." in part
+        assert "http://a.example" not in part and "www.c.example" not in part
