@@ -48,7 +48,10 @@ def cut(text: str, limit: int) -> str:
     flat = " ".join(text.split())
     if len(flat) <= limit:
         return flat
-    return flat[:limit].rsplit(" ", 1)[0].rstrip(",.;:") + "..."
+    kept = flat[:limit].rsplit(" ", 1)[0]
+    if kept.rfind("[") > kept.rfind("]"):  # never half a "[link to host]"
+        kept = kept[: kept.rfind("[")].rstrip()
+    return kept.rstrip(",.;:") + "..."
 
 
 _URL = re.compile(r"(?:https?://|www\.)[^\s\"'<>]*[^\s\"'<>.,;:!?)]", re.IGNORECASE)
