@@ -102,7 +102,15 @@ class RescueDesk:
         try:
             found = self.store.get(self.config.junk_bucket, key)
         except ClientError as err:
-            if str(err.response.get("Error", {}).get("Code")) in ("NoSuchKey", "404"):
+            code = str(err.response.get("Error", {}).get("Code"))
+            if code in ("NoSuchKey", "404"):
+                return None
+            if code in ("AccessDenied", "403"):
+                # Without s3:ListBucket (this role lists nothing) S3 answers a missing key with
+                # 403, not 404 (GetObject, "Permissions",
+                # https://docs.aws.amazon.com/AmazonS3/latest/API/API_GetObject.html).
+                get_logger().error("junk record unreadable: missing, or GetObject not granted",
+                                   key=key)
                 return None
             raise
         entry = json.loads(found.body)

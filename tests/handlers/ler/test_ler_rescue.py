@@ -231,3 +231,29 @@ def test_the_digest_quotes_a_message_without_tappable_web_addresses() -> None:
     for part in (digest.text(), digest.mail().html):
         assert "[link to a.example], [link to b.example] and [link to c.example]." in part
         assert "http://a.example" not in part and "www.c.example" not in part
+
+
+class DeniedStore:
+    """S3 as it answers a role without s3:ListBucket for a key that is not there: 403."""
+
+    def get(self, bucket: str, key: str) -> Any:
+        from botocore.exceptions import ClientError
+
+        raise ClientError({"Error": {"Code": "AccessDenied", "Message": "Access Denied"}}, "GetObject")
+
+
+def test_a_link_to_a_record_that_is_gone_answers_404_not_a_crash(ler: Ler) -> None:
+    keyring = Keyring.from_secret_string(RESCUE_KEYRING)
+    now = dt.datetime.now(dt.UTC).timestamp()
+    token = issue_token(keyring, subject="junk/2026-11-27/f-gone.json", action="rescue",
+                        ttl_seconds=600, now=now)
+    url = f"https://x.lambda-url.eu-west-2.on.aws/rescue?t={token}"
+    for method in ("GET", "POST"):
+        assert http(url, method)["statusCode"] == 404  # moto: NoSuchKey
+    service = desk()
+    denied = RescueDesk(service.config, DeniedStore(), service.queue, service.keyring, service.clock)  # type: ignore[arg-type]
+    event = events.url_event("", headers=PROGRAM, method="POST")
+    event.update(rawPath="/rescue", queryStringParameters={"t": token})
+    answer = denied.web(event)
+    assert answer["statusCode"] == 404 and json.loads(answer["body"])["error"]["code"] == "unknown_lead"
+    assert not ler.queued()
