@@ -321,6 +321,8 @@ class LerSettings(SystemSettings):
     """When ler-backfill re-enriches pending leads and re-syncs ler-identity from the CRM."""
     digest_schedule: ScheduleExpression = "cron(0 8 * * ? *)"
     """When ler-digest emails the previous day's junk."""
+    rescue_link_days: int = Field(default=14, ge=1, le=60)
+    """How long the junk digest's rescue links work (a person sends a dropped lead back)."""
     schedule_timezone: TimeZone = "Europe/London"
     """IANA time zone the three schedules are read in."""
     enrich_cache_days: int = Field(default=90, ge=1, le=365)

@@ -21,6 +21,10 @@ PUBLIC_FUNCTIONS: Final[dict[str, str]] = {
         "001 lead enricher: form / webhook Function URL in shared-secret mode "
         "(with intakeAuth=iam the URL is AWS_IAM and this entry can be removed by config)"
     ),
+    "ler-rescue": (
+        "001 lead enricher: the junk digest's rescue links (ler-junk is the replay source); "
+        "signed single-use token checked before any read"
+    ),
     "upsr-order": "003 upsell recommender: order webhook Function URL, AuthType NONE",
     "upsr-addlink": "003 upsell recommender: one-tap add-link Function URL, AuthType NONE",
     "rrs-webhook": "004 review request sender: the only public surface, AuthType NONE",

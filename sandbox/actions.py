@@ -188,7 +188,14 @@ def _s3(c: _Call) -> list[Requirement]:
         action = _S3_OBJECT_ACTIONS.get(op, op)
         if p.get("VersionId") and action in ("GetObject", "DeleteObject", "GetObjectTagging"):
             action = action.replace("Object", "ObjectVersion", 1)
-        return [c.req(f"s3:{action}", c.arns.object(bucket, str(p["Key"])))]
+        # Conditional writes carry their header as a condition key ("Enforce conditional
+        # writes on Amazon S3 buckets": s3:if-match, s3:if-none-match).
+        conditional = {
+            f"s3:{key}": p[param]
+            for key, param in (("if-match", "IfMatch"), ("if-none-match", "IfNoneMatch"))
+            if param in p
+        }
+        return [c.req(f"s3:{action}", c.arns.object(bucket, str(p["Key"])), **conditional)]
     if p.get("Bucket"):
         extra = {"s3:prefix": p["Prefix"]} if "Prefix" in p else {}
         return [c.req(f"s3:{_S3_BUCKET_ACTIONS.get(op, op)}", c.arns.bucket(bucket), **extra)]

@@ -194,6 +194,67 @@ def upsr_sms() -> Iterator[Sms]:
         yield Sms(name, compose(Contact(Channel.SMS, "+447700900123", first), title, line, url).text)
 
 
+# ler ------------------------------------------------------------------------------------------
+
+
+def ler_entry(lead_id: str, reason: str, lane: str, fields: dict[str, str], message: str,
+              **extra: Any) -> tuple[str, dict[str, Any]]:
+    """A junk log entry as ``junk_log.junk_entry`` writes it, with its key."""
+    key = f"junk/2026-08-02/{lead_id}.json"
+    return key, {
+        "lead_id": lead_id, "lane": lane, "reason": reason, "stage": "filter",
+        "dropped_at": "2026-08-02T14:05:00+00:00",
+        "lead": {"lead_id": lead_id, "lane": lane, "received_at": "2026-08-02T14:04:58+00:00",
+                 "fields": fields, "message": message},
+        **extra,
+    }
+
+
+def ler_documents() -> Iterator[Document]:
+    from handlers.lead_enricher import rescue_pages as pages
+    from handlers.lead_enricher.junk_digest import RescueLinks, summarise
+
+    zone = "Europe/London"
+    priya = ler_entry(
+        "f-3a1c", "many_links", "form",
+        {"name": "Priya Raman-Whitfield", "email": "priya.raman-whitfield@fabrikam-engineering.example",
+         "company": "Fabrikam Engineering Ltd", "phone": "+44 20 7946 0018"},
+        "Hello, we would like a quote for the annual service of our three sites; details at "
+        "https://fabrikam.example/sites, https://fabrikam.example/plan and www.fabrikam.example "
+        "(the floor plans are on the second page).",
+    )
+    entries = [
+        priya,
+        ler_entry("f-77bd", "many_links", "form", {"name": "Mike Rank", "email": "outreach@rank-agency.example"},
+                  "Get your site on the first page of Google! http://a.example https://b.example"),
+        ler_entry("f-9e02", "honeypot", "form", {"email": "sales@growth-hackers.example"}, ""),
+        ler_entry("m-41aa", "spam_phrases", "mail", {"name": "Tom Lee", "email": "tom@seo-wins.example"},
+                  "We offer guest posts on high authority sites " * 6,
+                  rescue={"by": "owner@example.com", "at": "2026-08-03T08:12:00+00:00"}),
+    ]
+    links = RescueLinks(lambda key: f"{FUNCTION_URL}rescue?t={_token(7)}", 14, zone)
+    digest = summarise(dt.date(2026, 8, 2), entries, links=links).mail()
+    yield Document("ler-digest", "mail", digest.html,
+                   ("Priya Raman-Whitfield", "Mike Rank", "Rescued by owner@example.com"), text=digest.text)
+    key, entry = priya
+    dropped = pages.Dropped(key, "etag", entry)
+    action = f"/rescue?t={_token(8)}"
+    yield Document("ler-rescue-confirm", "page", pages.confirm(dropped, action, zone)["body"],
+                   ("Priya Raman-Whitfield", "Fabrikam Engineering Ltd"), action=True)
+    yield Document("ler-rescue-done", "page",
+                   pages.done(dropped, "owner@example.com", "2026-08-03T08:12:00+00:00", zone)["body"],
+                   ("Priya Raman-Whitfield", "owner@example.com"))
+    browser = {"headers": {"accept": "text/html,application/xhtml+xml,*/*;q=0.8"}}
+    rescued = pages.Dropped(key, "etag", {**entry, "rescue": {"by": "owner@example.com",
+                                                              "at": "2026-08-03T08:12:00+00:00"}})
+    yield Document("ler-rescue-already", "page", pages.already(browser, rescued, zone)["body"],
+                   ("Priya Raman-Whitfield", "owner@example.com"), status=409)
+    yield Document("ler-rescue-expired", "page", pages.expired(browser)["body"], ("expired",), status=410)
+    yield Document("ler-rescue-invalid", "page", pages.invalid(browser)["body"], ("not valid",), status=403)
+    yield Document("ler-rescue-failed", "page", pages.failed(browser, dropped)["body"],
+                   ("Priya Raman-Whitfield",), status=503)
+
+
 # ls -------------------------------------------------------------------------------------------
 
 
@@ -321,6 +382,7 @@ def rrs_documents() -> Iterator[Document]:
 SYSTEMS: dict[str, Callable[[], Iterator[Document]]] = {
     "dm": dm_documents,
     "upsr": upsr_documents,
+    "ler": ler_documents,
     "ls": ls_documents,
     "rrs": rrs_documents,
 }

@@ -137,6 +137,7 @@ KINDS: dict[str, Kind] = {
     "ler-crm-key": Kind("ask", "HubSpot service key for ler-push (contacts read/write)", _hubspot),
     "ler-enrichment-key": Kind("ask", "People Data Labs or Apollo API key", _opaque("API key")),
     "ler-intake-secret": Kind("generate", "shared secret the intake's senders present", _SECRET, random_key),
+    "ler-rescue-link-key": Kind("generate", "keyring of ler's junk digest rescue links", _keyring, keyring),
     "ls-email-hash-key": Kind("generate", "key of the enquiries' email hash", _SECRET, random_key),
     "ls-report-link-key": Kind("generate", "keyring of ls's report page links", _keyring, keyring),
     "upsr-store-key": Kind("store-key", "Shopify app client ID and client secret", _store_key),

@@ -17,7 +17,8 @@ check touches, and removes (in ``finally``, also when the check failed part way)
   mode): ler-intake stores the raw body in ler-raw under ``form/``, pre-screens it and queues it
   on ler-intake-queue marked ``check``, answering where it stored it; ler-normalize drops a
   check lead on arrival (no model, no firmographic provider, no HubSpot). Removed: every
-  version of the raw object. A wrong secret answers 401.
+  version of the raw object. A wrong secret answers 401. A rescue link signed with
+  ler-rescue-link-key naming no junk record: 400 before any read; a forged one 403.
 - ls: an arrival from a search engine with the stack's first site origin: its touch is in
   ls-touches and is then deleted; a foreign origin answers 403; the report, SigV4-signed, 200;
   where the report is mailed, last week's page link signed with ls-report-link-key opens (200)
@@ -248,7 +249,19 @@ def verify_ler(c: Context) -> str:
             raise Failed(f"the check lead was not queued on {c.name('ler-intake-queue')} (answer {written})")
     finally:
         _remove_object(s3, raw, key)
-    return "intake secret verified, check lead stored in ler-raw (then removed) and queued; ler-normalize drops it"
+    # The digest's rescue links: a link signed with the stack's key for a subject that names
+    # no junk record passes the signature and is refused before any read; a forged one is not.
+    keyring = Keyring.from_secret_string(c.target.secret(c.secrets["ler-rescue-link-key"]))
+    token = issue_token(
+        keyring, subject=f"check-{uuid.uuid4().hex[:12]}", action="rescue",
+        ttl_seconds=600, now=c.target.now(),
+    )
+    rescue = c.name("ler-rescue")
+    expect(c.target.http(rescue, region, "GET", "/rescue?t=forged"), 403, "invalid_link", "a forged rescue link")
+    expect(c.target.http(rescue, region, "GET", f"/rescue?t={token}"), 400, "invalid_subject",
+           "a rescue link signed with ler-rescue-link-key")
+    return ("intake secret verified, check lead stored in ler-raw (then removed) and queued; "
+            "ler-normalize drops it; rescue link key verified, forged link refused")
 
 
 def _remove_object(s3: Any, bucket: str, key: str) -> None:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Sequence
+from typing import cast
 
 import pulumi
 
@@ -76,6 +77,7 @@ SIZES: dict[str, tuple[int, int]] = {
     contract.RETRY_FUNCTION: (256, 120),
     contract.BACKFILL_FUNCTION: (256, 900),
     contract.DIGEST_FUNCTION: (256, 60),
+    contract.RESCUE_FUNCTION: (256, 10),
 }
 """Memory (MB) and timeout (s) per function."""
 
@@ -244,6 +246,17 @@ class LeadEnricher(System):
             else None
         )
 
+        rescue_key = SecretSlot(
+            contract.RESCUE_KEY,
+            SecretSlotArgs(
+                d,
+                contract.RESCUE_KEY,
+                'Keyring signing the junk digest\'s rescue links: JSON {"active_kid": "k1", '
+                '"keys": {"k1": "<at least 32 random characters>"}} (make secrets generates it)',
+            ),
+            child,
+        )
+
         # Every function's environment, by settings field (each record picks its own).
         values: dict[str, pulumi.Input[str] | int | float | None] = {
             "event_source": source,
@@ -282,6 +295,9 @@ class LeadEnricher(System):
             "digest_recipient": s.digest_recipient,
             "max_retry_passes": s.max_retry_passes,
             "dlq_alert_threshold": s.dlq_alert_threshold,
+            "rescue_key_secret_id": rescue_key.physical_name,
+            "rescue_link_days": s.rescue_link_days,
+            "timezone": s.schedule_timezone,
         }
 
         # Ingress ------------------------------------------------------------------------------
@@ -421,6 +437,33 @@ class LeadEnricher(System):
             async_max_retries=ASYNC_RETRIES,
         )
 
+        # Rescue links -------------------------------------------------------------------------
+        # Public, unlike ler-intake in iam mode: a person taps the link in the digest mail.
+        rescue = function(
+            contract.RESCUE_FUNCTION,
+            "Junk digest rescue links: confirm page, then the lead back on the intake queue",
+            [
+                rescue_key.grant_read(sid="ReadRescueLinkKey"),
+                junk.grant("s3:GetObject", prefixes=(contract.JUNK_PREFIX,), sid="ReadDroppedLead"),
+                # Only overwrites conditional on the version read (If-Match), so a rescue is
+                # recorded once and never clobbers a write it did not see ("Enforce conditional
+                # writes on Amazon S3 buckets", condition key s3:if-match,
+                # https://docs.aws.amazon.com/AmazonS3/latest/userguide/conditional-writes-enforce.html).
+                dataclasses.replace(
+                    junk.grant("s3:PutObject", prefixes=(contract.JUNK_PREFIX,), sid="RecordRescueOnce"),
+                    conditions={"Null": {"s3:if-match": "false"}},
+                ),
+                intake_queue.grant_send(sid="SendRescuedLeadBack"),
+            ],
+            contract.RescueSettings.environment(values),
+            url=FunctionUrl(
+                "NONE", public_reason="HMAC-signed, expiring, single-use rescue token checked before any read"
+            ),
+        )
+        assert rescue.function_url is not None
+        # A URL, not a secret: the Output resolves at deploy time (as upsr's add link).
+        values["rescue_url"] = cast(str, rescue.function_url)
+
         # Scheduled jobs ------------------------------------------------------------------------
         function(
             contract.RETRY_FUNCTION,
@@ -477,6 +520,7 @@ class LeadEnricher(System):
                     conditions={"StringLike": {"s3:prefix": [f"{contract.JUNK_PREFIX}*"]}},
                 ),
                 junk.grant("s3:GetObject", prefixes=(contract.JUNK_PREFIX,), sid="ReadJunkLog"),
+                rescue_key.grant_read(sid="SignRescueLinks"),
                 d.grant_send_email("SendJunkDigest", s.sender_email),
                 cache.grant_degradation_items(
                     "dynamodb:GetItem",
@@ -505,6 +549,7 @@ class LeadEnricher(System):
         self.finish(
             {
                 "intake_url": intake.function_url,
+                "rescue_url": rescue.function_url,
                 "intake_auth": s.intake_auth,
                 "intake_secret": intake_secret.physical_name if intake_secret else None,
                 "raw_bucket": raw.bucket_name,
@@ -518,7 +563,7 @@ class LeadEnricher(System):
                 "inbound_rule_set": d.name("ler-inbound"),
                 "secrets": [
                     slot.physical_name
-                    for slot in (enrichment_key, crm_key, intake_secret)
+                    for slot in (enrichment_key, crm_key, intake_secret, rescue_key)
                     if slot is not None
                 ],
             }

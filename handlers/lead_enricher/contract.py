@@ -35,6 +35,8 @@ DEGRADABLE: Final = (
     ("ModelRefused", FILTER_FUNCTION),
 )
 """(kind, function) of every fallback ler notes in ler-enrich-cache for the junk digest."""
+RESCUE_FUNCTION: Final = "ler-rescue"
+"""The digest's rescue links: a public Function URL that sends a dropped lead back through."""
 
 RAW_BUCKET: Final = "ler-raw"
 """Raw originals: SES mail, CSV uploads, form payloads, upload reports."""
@@ -48,6 +50,11 @@ DLQ: Final = "ler-dlq"
 ENRICHMENT_KEY: Final = "ler-enrichment-key"
 CRM_KEY: Final = "ler-crm-key"
 INTAKE_SECRET: Final = "ler-intake-secret"
+RESCUE_KEY: Final = "ler-rescue-link-key"
+"""Keyring signing the junk digest's rescue links (read by ler-digest and ler-rescue only)."""
+RESCUE_ACTION: Final = "rescue"
+"""The rescue link token's action; its subject is the junk object's key."""
+RESCUE_PATH: Final = "/rescue"
 INBOUND_LANE: Final = "ler-inbound"
 
 EVENT_BUS: Final = "default"
@@ -240,3 +247,22 @@ class DigestSettings(Settings):
     """The degradation notes the digest names (handlers/common/degradations.py)."""
     sender_email: str
     digest_recipient: str
+    rescue_url: str
+    """ler-rescue's Function URL: the base of each dropped lead's rescue link."""
+    rescue_key_secret_id: str
+    rescue_link_days: int
+    timezone: str
+    """The business's IANA zone (ler's ``scheduleTimezone``): times are shown in it."""
+
+
+@dataclass(frozen=True)
+class RescueSettings(Settings):
+    """ler-rescue."""
+
+    junk_bucket: str
+    intake_queue_url: str
+    rescue_key_secret_id: str
+    digest_recipient: str
+    """Who a rescue is recorded as made by: the links go to this address only."""
+    timezone: str
+    """The business's IANA zone (ler's ``scheduleTimezone``): times are shown in it."""

@@ -38,6 +38,7 @@ from handlers.lead_enricher.contract import (
     IntakeSettings,
 )
 from handlers.lead_enricher.inputs import RawLead, UnreadableMail, from_mapping, from_mime
+from handlers.lead_enricher.intake_queue import LeadQueue
 from handlers.lead_enricher.junk_log import junk_entry, junk_key
 from handlers.lead_enricher.lead import Lane, Lead, lead_id_for
 from handlers.lead_enricher.prescreen import prescreen
@@ -56,41 +57,6 @@ MAX_REPORTED_ROWS = 10_000
 SES_SETUP_NOTIFICATION = "AMAZON_SES_SETUP_NOTIFICATION"
 """The object SES puts under the S3 action's prefix when the receipt rule is created (Amazon
 SES Developer Guide, "Deliver to S3 bucket action")."""
-
-
-class LeadQueue:
-    """SendMessageBatch to ler-intake-queue, ten at a time; a refused entry raises."""
-
-    def __init__(self, queue_url: str, client: Any = None) -> None:
-        self.queue_url = queue_url
-        self._client = client
-
-    def send(self, leads: Iterable[Lead]) -> int:
-        if self._client is None:
-            self._client = client("sqs")
-        batch: list[Lead] = []
-        sent = 0
-        for lead in leads:
-            batch.append(lead)
-            if len(batch) == 10:
-                sent += self._send_batch(batch)
-                batch = []
-        if batch:
-            sent += self._send_batch(batch)
-        return sent
-
-    def _send_batch(self, leads: list[Lead]) -> int:
-        answer = self._client.send_message_batch(
-            QueueUrl=self.queue_url,
-            Entries=[
-                {"Id": str(i), "MessageBody": json.dumps(lead.to_json(), separators=(",", ":"))}
-                for i, lead in enumerate(leads)
-            ],
-        )
-        failed = answer.get("Failed") or []
-        if failed:
-            raise RuntimeError(f"{len(failed)} lead(s) refused by the intake queue: {failed[0]}")
-        return len(leads)
 
 
 class Intake:

@@ -85,6 +85,15 @@ class Screening:
 
 
 @dataclass
+class Rescue:
+    """A person sent this dropped lead back from the junk digest: ler-filter keeps it."""
+
+    by: str
+    at: str
+    """ISO 8601, UTC."""
+
+
+@dataclass
 class Lead:
     """One lead, from any lane."""
 
@@ -102,6 +111,7 @@ class Lead:
     screening: Screening | None = None
     pass_no: int = 0
     redrives: int = 0
+    rescue: Rescue | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The wire form (plain JSON types)."""
@@ -117,6 +127,7 @@ class Lead:
             ("enrichment", Enrichment),
             ("dedupe", Dedupe),
             ("screening", Screening),
+            ("rescue", Rescue),
         ):
             if isinstance(values.get(name), dict):
                 values[name] = _build(kind, values[name])

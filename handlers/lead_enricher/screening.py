@@ -38,6 +38,10 @@ class JunkFilter:
                 model=model,
             )
 
+        if lead.rescue is not None:
+            # A person read this lead in the junk digest and sent it back: it is not junk,
+            # whatever the signals say (they stay on the record).
+            return decided("clean", "rescued")
         if weighed.decisive or weighed.score >= self.config.junk_score:
             return decided("junk", weighed.reason)
         if weighed.score < self.config.borderline_score:

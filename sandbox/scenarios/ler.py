@@ -12,19 +12,27 @@ lanes as in AWS: the Function URL (shared secret header), a mail dropped into th
 uploaded under ``upload/``. The chain runs over
 the default bus by the graph's rules. The digest is run for today by hand, as an operator
 would, without moving the clock to tomorrow (which would fire every other system's schedules).
+The owner then rescues the link spammer from the digest, as a browser would: the link's page
+(GET, which changes nothing), its button (POST to ler-rescue's Function URL), and the lead
+walks the chain again to the CRM; a second click is refused.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 from typing import Any
+from urllib.parse import urlsplit
 
-from sandbox.core import Sandbox, mime_message
+from sandbox.core import HttpAnswer, Sandbox, mime_message
 from sandbox.report import Report
 
 INTAKE_SECRET = "sandbox-intake-shared-secret-0123456789"
 ENRICHMENT_KEY = "sandbox-enrichment-key"
+RESCUE_KEYRING = json.dumps({"active_kid": "k1", "keys": {"k1": "sandbox-rescue-link-key-" + "l" * 24}})
+BROWSER = {"accept": "text/html,application/xhtml+xml,*/*;q=0.8", "user-agent": "Mozilla/5.0 Firefox/140.0"}
+SPAMMER = "outreach@rank-agency.co.uk"
 ACME = {
     "name": "Acme Widgets",
     "employees": 40,
@@ -71,6 +79,7 @@ class LeadEnricherDay:
         sb.set_secret("ler-intake-secret", INTAKE_SECRET)
         sb.set_secret("ler-enrichment-key", ENRICHMENT_KEY)
         sb.set_secret("ler-crm-key", "sandbox-crm-token")
+        sb.set_secret("ler-rescue-link-key", RESCUE_KEYRING)
         self.crm = FakeCrm()
         self.provider = FirmographicsStandIn(ENRICHMENT_KEY, {"acme-widgets.co.uk": ACME})
         registry.override(enrich, transport=self.provider)
@@ -85,6 +94,17 @@ class LeadEnricherDay:
             headers={"content-type": "application/json", "x-ler-intake-secret": secret},
         )
         return answer.status
+
+    def _follow(self, sb: Sandbox, url: str, method: str) -> HttpAnswer:
+        parts = urlsplit(url.replace("&amp;", "&"))
+        return sb.http("ler-rescue", method, f"{parts.path}?{parts.query}", headers=BROWSER)
+
+    def _junk(self, sb: Sandbox) -> list[dict[str, Any]]:
+        s3 = sb.internal("s3", sb.region_of("ler-junk"))
+        return [
+            json.loads(s3.get_object(Bucket=sb.bucket("ler-junk"), Key=key)["Body"].read())
+            for key in sb.objects("ler-junk", "junk/")
+        ]
 
     def _created(self) -> list[str]:
         return [p.get("email", "") for method, _, p in self.crm.calls if method == "create"]
@@ -173,6 +193,44 @@ class LeadEnricherDay:
             "the digest mailed the two junk leads",
             len(digest) == 1 and "2 junk" in digest[0].subject,
             digest[0].subject if digest else "none",
+        )
+        links = {
+            who: url
+            for who, url in re.findall(
+                r"  - (.+?), by .*\n    Not junk: send .+? to the CRM: (\S+)",
+                digest[0].text if digest else "",
+            )
+        }
+        report.check(
+            "each dropped lead in the digest has its own rescue link",
+            len(links) == 2 and SPAMMER in str(links),
+            ", ".join(sorted(links)),
+        )
+        link = next((url for who, url in links.items() if SPAMMER in who), "")
+        with report.step("The owner thinks Mike Rank is real: opens his link, then sends him back") as step:
+            page = self._follow(sb, link, "GET") if link else None
+            step.note(f"confirm page: HTTP {page.status if page else '-'}")
+            untouched = not [r for r in self._junk(sb) if "rescue" in r]
+            action = re.search(r"action='([^']*/rescue\?t=[^']+)'", page.text) if page else None
+            done = self._follow(sb, action.group(1), "POST") if action else None
+            step.note(f"rescue: HTTP {done.status if done else '-'}")
+            sb.drain()
+            again = self._follow(sb, action.group(1), "POST") if action else None
+            step.note(f"the same link again: HTTP {again.status if again else '-'}")
+        rescued = [r for r in self._junk(sb) if SPAMMER in json.dumps(r)]
+        report.check(
+            "the page named him and changed nothing; the rescue recorded who and when",
+            page is not None and page.status == 200 and "Mike Rank" in page.text and untouched
+            and done is not None and done.status == 200
+            and bool(rescued) and '"rescue"' in json.dumps(rescued[0]),
+            f"GET {page.status if page else '-'}, POST {done.status if done else '-'}",
+        )
+        report.check(
+            "the rescued lead went through the chain again and reached the CRM; a second click "
+            "was refused",
+            SPAMMER in self._created() and self._created().count(SPAMMER) == 1
+            and again is not None and again.status == 409,
+            str(self._created()),
         )
         report.check(
             "every clean lead has its record in ler-records",

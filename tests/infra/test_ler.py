@@ -111,6 +111,7 @@ def test_exactly_the_documents_functions_with_their_sizes(graph: Graph) -> None:
         "dev-ler-retry": (256, 120, f"{package}.retry.handler"),
         "dev-ler-backfill": (256, 900, f"{package}.backfill.handler"),
         "dev-ler-digest": (256, 60, f"{package}.digest.handler"),
+        "dev-ler-rescue": (256, 10, f"{package}.rescue.handler"),
     }
     for f in functions(graph).values():
         assert f.inputs["runtime"] == "python3.14"
@@ -228,7 +229,8 @@ def test_every_async_function_fails_into_ler_dlq(graph: Graph) -> None:
         c.inputs["functionName"]: c.inputs
         for c in graph.of_type("aws:lambda/functionEventInvokeConfig:FunctionEventInvokeConfig")
     }
-    asynchronous = set(functions(graph)) - {"dev-ler-normalize"}
+    # normalize is polled from SQS; rescue answers Function URL requests (synchronous).
+    asynchronous = set(functions(graph)) - {"dev-ler-normalize", "dev-ler-rescue"}
     assert set(configs) == asynchronous
     for config in configs.values():
         assert config["destinationConfig"]["onFailure"]["destination"] == DLQ
@@ -273,15 +275,17 @@ def test_intake_url_is_public_with_the_shared_secret(graph: Graph) -> None:
         u.inputs["functionName"]: u.inputs["authorizationType"]
         for u in graph.of_type("aws:lambda/functionUrl:FunctionUrl")
     }
-    assert urls == {"dev-ler-intake": "NONE"}
+    assert urls == {"dev-ler-intake": "NONE", "dev-ler-rescue": "NONE"}
     public = {
         p.inputs["function"]
         for p in graph.of_type("aws:lambda/permission:Permission")
         if p.inputs.get("principal") == "*"
     }
-    assert public == {"dev-ler-intake"}
+    assert public == {"dev-ler-intake", "dev-ler-rescue"}
     secrets = {s.inputs["name"] for s in graph.of_type("aws:secretsmanager/secret:Secret")}
-    assert secrets == {"dev-ler-enrichment-key", "dev-ler-crm-key", "dev-ler-intake-secret"}
+    assert secrets == {
+        "dev-ler-enrichment-key", "dev-ler-crm-key", "dev-ler-intake-secret", "dev-ler-rescue-link-key"
+    }
     assert graph.outputs["ler"]["intake_url"].startswith("https://dev-ler-intake.")
 
 
@@ -290,14 +294,15 @@ def test_iam_mode_signs_instead_and_holds_no_secret(iam_graph: Graph) -> None:
         u.inputs["functionName"]: u.inputs["authorizationType"]
         for u in iam_graph.of_type("aws:lambda/functionUrl:FunctionUrl")
     }
-    assert urls == {"dev-ler-intake": "AWS_IAM"}
-    assert not [
-        p
+    # The rescue links stay public: a person taps them in a mail, signed tokens guard them.
+    assert urls == {"dev-ler-intake": "AWS_IAM", "dev-ler-rescue": "NONE"}
+    assert {
+        p.inputs["function"]
         for p in iam_graph.of_type("aws:lambda/permission:Permission")
         if p.inputs.get("principal") == "*"
-    ]
+    } == {"dev-ler-rescue"}
     secrets = {s.inputs["name"] for s in iam_graph.of_type("aws:secretsmanager/secret:Secret")}
-    assert secrets == {"dev-ler-enrichment-key", "dev-ler-crm-key"}
+    assert secrets == {"dev-ler-enrichment-key", "dev-ler-crm-key", "dev-ler-rescue-link-key"}
     assert not any(
         "secretsmanager:GetSecretValue" in actions
         for actions, _ in grants_of(iam_graph, "ler-intake")
@@ -383,9 +388,16 @@ def test_each_role_holds_exactly_its_grants(graph: Graph) -> None:
         "ler-digest": {
             (("s3:ListBucket",), (JUNK,)),
             (("s3:GetObject",), (f"{JUNK}/junk/*",)),
+            (("secretsmanager:GetSecretValue",), (secret("ler-rescue-link-key"),)),
             (("ses:SendEmail",), (IDENTITY_SES,)),
             (SEND, (DLQ,)),
             (("dynamodb:GetItem",), (CACHE,)),  # the degradation notes only (below)
+        },
+        "ler-rescue": {
+            (("secretsmanager:GetSecretValue",), (secret("ler-rescue-link-key"),)),
+            (("s3:GetObject",), (f"{JUNK}/junk/*",)),
+            (("s3:PutObject",), (f"{JUNK}/junk/*",)),
+            (SEND, (INTAKE_QUEUE,)),
         },
     }
     for function, grants in expected.items():
@@ -453,6 +465,11 @@ def test_events_and_mail_grants_are_conditioned(graph: Graph) -> None:
         }
     listing = [s for s in statements_of(graph, "ler-digest") if s["Action"] == ["s3:ListBucket"]]
     assert listing[0]["Condition"] == {"StringLike": {"s3:prefix": ["junk/*"]}}
+    # ler-rescue overwrites a junk record only with If-Match (the version it read): the
+    # s3:if-match condition key, "Enforce conditional writes on Amazon S3 buckets",
+    # https://docs.aws.amazon.com/AmazonS3/latest/userguide/conditional-writes-enforce.html
+    [put] = [s for s in statements_of(graph, "ler-rescue") if s["Action"] == ["s3:PutObject"]]
+    assert put["Condition"] == {"Null": {"s3:if-match": "false"}}
 
 
 def test_only_push_talks_to_the_crm_or_writes_the_identity_index(graph: Graph) -> None:
@@ -522,6 +539,7 @@ def test_each_function_gets_exactly_its_settings_record(
         contract.RETRY_FUNCTION: contract.RetrySettings,
         contract.BACKFILL_FUNCTION: contract.BackfillSettings,
         contract.DIGEST_FUNCTION: contract.DigestSettings,
+        contract.RESCUE_FUNCTION: contract.RescueSettings,
     }
     found = functions(graph if auth == "shared_secret" else iam_graph)
     assert set(found) == {f"dev-{name}" for name in records}

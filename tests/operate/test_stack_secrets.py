@@ -74,10 +74,10 @@ def test_the_stores_follow_secret_store(graphs: GraphCache) -> None:
     assert {s.physical for s in cmd.secrets_in(graphs.run("dev"))} >= {"/dev/dm-crm-write"}
 
 
-def test_the_plan_has_thirteen_secrets_in_two_regions(planned: list[cmd.StackSecret]) -> None:
-    assert len(planned) == 13  # dev mails the ls report, so it has ls-report-link-key
+def test_the_plan_has_fourteen_secrets_in_two_regions(planned: list[cmd.StackSecret]) -> None:
+    assert len(planned) == 14  # dev mails the ls report (ls-report-link-key); ler-rescue-link-key
     assert {s.region for s in planned} == {"us-east-1", "eu-west-2"}
-    assert sum(s.region == "eu-west-2" for s in planned) == 8
+    assert sum(s.region == "eu-west-2" for s in planned) == 9
     assert {s.name for s in planned} == set(cmd.KINDS)
 
 
@@ -89,7 +89,7 @@ def test_every_secret_is_set_in_its_own_region_and_never_printed(
     status = _statuses(out)
     values = {s.name: _value(s) for s in planned}
     assert all(values.values()), [n for n, v in values.items() if not v]
-    for name in ("dm-link-key", "ls-report-link-key", "upsr-addlink-key", "rrs-messaging-key"):
+    for name in ("dm-link-key", "ls-report-link-key", "ler-rescue-link-key", "upsr-addlink-key", "rrs-messaging-key"):
         assert status[f"dev-{name}"] == "generated"
         ring = Keyring.from_secret_string(values[name] or "")
         assert len(ring.keys[ring.active_kid]) >= 32

@@ -45,7 +45,7 @@ def test_prod_lifts_each_protection_before_destroy(
     for bucket in graph.of_type("aws:s3/bucket:Bucket"):
         assert f"empty s3://{bucket.inputs['bucket']} " in text
     deletes = [line for line in lines[destroy:] if "--force-delete-without-recovery" in line]
-    assert len(deletes) == len(graph.of_type(SECRET)) == (12 if overrides else 0)
-    assert sum("--region eu-west-2 " in line for line in deletes) == (8 if overrides else 0)
+    assert len(deletes) == len(graph.of_type(SECRET)) == (13 if overrides else 0)
+    assert sum("--region eu-west-2 " in line for line in deletes) == (9 if overrides else 0)
     if not overrides:  # parameters are protected in prod, then go with the destroy
         assert {p.inputs["name"] for p in graph.of_type("aws:ssm/parameter:Parameter")}

@@ -57,6 +57,7 @@ CACHE = "dev-ler-enrich-cache"
 INTAKE_SECRET = "s3cr3t-intake-token-for-tests"
 SENDER = "crm-bot@example.com"
 RECIPIENT = "ops@example.com"
+RESCUE_KEYRING = json.dumps({"active_kid": "k1", "keys": {"k1": "rescue-link-key-for-tests-" + "r" * 16}})
 
 STAGES: dict[str, Callable[[dict[str, Any], Any], Any]] = {
     NORMALIZED: enrich.handler,
@@ -230,7 +231,7 @@ def ler(function_env: FunctionEnv, monkeypatch: pytest.MonkeyPatch) -> Iterator[
 
     env = function_env(
         "ler-intake", "ler-normalize", "ler-enrich", "ler-dedupe", "ler-filter", "ler-push",
-        "ler-junk-writer", "ler-retry", "ler-backfill", "ler-digest",
+        "ler-junk-writer", "ler-retry", "ler-backfill", "ler-digest", "ler-rescue",
     )
     # The handlers' own client cache: one boto3 session, its service models parsed once.
     s3, sqs, events = client("s3", REGION), client("sqs", REGION), client("events", REGION)
@@ -263,6 +264,7 @@ def ler(function_env: FunctionEnv, monkeypatch: pytest.MonkeyPatch) -> Iterator[
         ("INTAKE_SECRET_ID", INTAKE_SECRET),
         ("ENRICHMENT_SECRET_ID", "enrichment-key"),
         ("CRM_SECRET_ID", "crm-token"),
+        ("RESCUE_KEY_SECRET_ID", RESCUE_KEYRING),
     ):
         secrets.put_secret_value(SecretId=env[variable], SecretString=value)
 

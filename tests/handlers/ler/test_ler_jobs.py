@@ -98,10 +98,12 @@ def test_the_digest_text_part_names_every_reason_in_words_and_cuts_no_line_mid_w
 
     long = "We offer guest posts on high authority sites " * 10
     entries = [
-        {"reason": "honeypot", "lane": "form", "lead": {"fields": {"email": "f-1@spam.example"},
-                                                         "message": "Buy backlinks now"}},
-        {"reason": "spam_phrases", "lane": "mail", "lead": {"contact": {"email": "seo@agency.example"},
-                                                             "message": long}},
+        ("junk/2026-11-27/f-1.json",
+         {"reason": "honeypot", "lane": "form", "lead": {"fields": {"email": "f-1@spam.example"},
+                                                          "message": "Buy backlinks now"}}),
+        ("junk/2026-11-27/m-2.json",
+         {"reason": "spam_phrases", "lane": "mail", "lead": {"contact": {"email": "seo@agency.example"},
+                                                              "message": long}}),
     ]
     text = summarise(dt.date(2026, 11, 27), entries).text()
     lines = text.splitlines()
