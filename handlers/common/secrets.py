@@ -18,6 +18,9 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from botocore.exceptions import ClientError
+
+from handlers.common import cold_path
 from handlers.common.aws_clients import client
 
 if TYPE_CHECKING:
@@ -61,14 +64,12 @@ class SecretCache:
         self._lock = threading.Lock()
 
     def _get(self, secret_id: str) -> str | bytes:
-        # Imported on first fetch: Powertools Parameters imports boto3, which a function that
+        # Loaded on first fetch: Powertools Parameters imports boto3, which a function that
         # refuses a request before reading a secret should not pay for.
-        from aws_lambda_powertools.utilities.parameters import GetParameterError, SecretsProvider
-        from botocore.exceptions import ClientError
-
+        parameters = cold_path.load("aws_lambda_powertools.utilities.parameters")
         with self._lock:
             if self._provider is None:
-                self._provider = SecretsProvider(boto3_client=self._client_factory())
+                self._provider = parameters.SecretsProvider(boto3_client=self._client_factory())
                 self._provider.store = self._entries
             provider = self._provider
             # The shared client is made anew after aws_clients.reset_clients() (tests, sandbox).
@@ -77,7 +78,7 @@ class SecretCache:
             self._stale.discard(secret_id)
         try:
             value = provider.get(secret_id, max_age=self.ttl_seconds, force_fetch=forced)
-        except GetParameterError as err:
+        except parameters.GetParameterError as err:
             cause = err.__context__
             code = (
                 cause.response.get("Error", {}).get("Code", "Unknown")
