@@ -21,10 +21,12 @@ per month, and a retried submission hits the same key so its conditional put is 
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pulumi
 
 from components.config import LsSettings
+from components.deployment import Deployment
 from components.guarded_table import GuardedTable, GuardedTableArgs
 from components.scheduled_job import Schedule
 from components.scoped_lambda import FunctionUrl, ScopedLambda, StreamTrigger
@@ -52,6 +54,8 @@ class SourceAttributor(System):
     touches: GuardedTable
     identities: GuardedTable
     enquiries: GuardedTable
+    failures: WorkQueue
+    email_key: SecretSlot
     capture: ScopedLambda
     stitch: ScopedLambda
     report: ScopedLambda
@@ -63,19 +67,32 @@ class SourceAttributor(System):
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         super().__init__("SourceAttributor", resource_name, opts)
-        d, settings = args.deployment, args.settings
+        d, s = args.deployment, args.settings
         child = pulumi.ResourceOptions(parent=self)
+        self._data(d, child)
+        self._secrets(d, child)
+        values = self._environment(s)
+        function = FunctionFactory(d, PACKAGE, SIZES, child)
+        self._capture(s, function, values)
+        self._stitch(function, values)
+        self._report(d, s, function, values)
+        self._outputs()
 
+    def _data(self, d: Deployment, child: pulumi.ResourceOptions) -> None:
+        """The three tables as the contract declares them, and stitch's failure queue."""
         self.touches, self.identities, self.enquiries = (
             GuardedTable(spec.name, GuardedTableArgs.of(d, spec), child)
             for spec in (contract.TOUCHES, contract.IDENTITIES, contract.ENQUIRIES)
         )
-        failures = WorkQueue(
+        self.failures = WorkQueue(
             contract.STITCH_FAILURES,
             WorkQueueArgs(d, contract.STITCH_FAILURES, dead_letter=True),
             child,
         )
-        email_key = SecretSlot(
+
+    def _secrets(self, d: Deployment, child: pulumi.ResourceOptions) -> None:
+        """The key of the keyed email hash."""
+        self.email_key = SecretSlot(
             contract.EMAIL_HASH_KEY,
             SecretSlotArgs(
                 d,
@@ -86,26 +103,29 @@ class SourceAttributor(System):
             ),
             child,
         )
-        values = {
+
+    def _environment(self, s: LsSettings) -> dict[str, Any]:
+        """Every value the three functions' settings read (each takes its own subset)."""
+        return {
             "touches_table": self.touches.physical_name,
             "identities_table": self.identities.physical_name,
             "enquiries_table": self.enquiries.physical_name,
-            "email_hash_secret": email_key.physical_name,
-            "site_origins": ",".join(settings.site_origins),
-            "touch_ttl_days": settings.touch_ttl_days,
-            "report_cache_seconds": settings.report_cache_seconds,
-            "sender_email": settings.sender_email,
-            "report_recipient": settings.report_recipient,
+            "email_hash_secret": self.email_key.physical_name,
+            "site_origins": ",".join(s.site_origins),
+            "touch_ttl_days": s.touch_ttl_days,
+            "report_cache_seconds": s.report_cache_seconds,
+            "sender_email": s.sender_email,
+            "report_recipient": s.report_recipient,
         }
-        function = FunctionFactory(d, PACKAGE, SIZES, child)
 
+    def _capture(self, s: LsSettings, function: FunctionFactory, values: dict[str, Any]) -> None:
         self.capture = function(
             contract.CAPTURE,
             "Beacon: normalises the source, writes one touch, sets the first-party id",
             (
                 self.touches.grant("dynamodb:PutItem", sid="PutTouches"),
                 self.enquiries.grant("dynamodb:PutItem", sid="PutEnquiries"),
-                email_key.grant_read(sid="ReadEmailHashKey"),
+                self.email_key.grant_read(sid="ReadEmailHashKey"),
             ),
             contract.CaptureSettings.environment(values),
             url=FunctionUrl(
@@ -115,11 +135,13 @@ class SourceAttributor(System):
                     "known bots are dropped, both checked before the body is read; it can "
                     "only create touches and enquiries"
                 ),
-                cors_origins=tuple(settings.site_origins),
+                cors_origins=tuple(s.site_origins),
                 cors_methods=("POST",),
             ),
             vendored=("email-validator", "idna"),
         )
+
+    def _stitch(self, function: FunctionFactory, values: dict[str, Any]) -> None:
         self.stitch = function(
             contract.STITCH,
             "Links visitor ids that share an email hash into one identity, additively",
@@ -133,13 +155,17 @@ class SourceAttributor(System):
             streams=(
                 StreamTrigger(
                     self.enquiries,
-                    on_failure=failures,
+                    on_failure=self.failures,
                     batch_size=STITCH_BATCH_SIZE,
                     max_retries=STITCH_MAX_RETRIES,
                     filter_patterns=({"eventName": ["INSERT"]},),
                 ),
             ),
         )
+
+    def _report(
+        self, d: Deployment, s: LsSettings, function: FunctionFactory, values: dict[str, Any]
+    ) -> None:
         self.report = function(
             contract.REPORT,
             "Walks paths, applies both rules, computes the unattributed share",
@@ -148,8 +174,8 @@ class SourceAttributor(System):
                 self.identities.grant("dynamodb:Query", sid="QueryIdentities"),
                 self.enquiries.grant("dynamodb:Query", sid="QueryEnquiries"),
                 *(
-                    (d.grant_send_email("SendOwnerReport", settings.sender_email),)
-                    if settings.sender_email
+                    (d.grant_send_email("SendOwnerReport", s.sender_email),)
+                    if s.sender_email
                     else ()
                 ),
             ),
@@ -158,15 +184,18 @@ class SourceAttributor(System):
             schedules=(
                 Schedule(
                     contract.REPORT,
-                    settings.report_schedule,
+                    s.report_schedule,
                     "Weekly attribution report mailed to the owner",
                     json.dumps({"job": contract.REPORT}),
-                    settings.report_timezone,
+                    s.report_timezone,
                 ),
             )
-            if settings.mails_report
+            if s.mails_report
             else (),
         )
+
+    def _outputs(self) -> None:
+        """The operator-facing outputs."""
         self.finish(
             {
                 "capture_url": self.capture.function_url,
@@ -174,7 +203,7 @@ class SourceAttributor(System):
                 "touches_table": self.touches.physical_name,
                 "identities_table": self.identities.physical_name,
                 "enquiries_table": self.enquiries.physical_name,
-                "email_hash_secret": email_key.physical_name,
-                "stitch_failures_queue": failures.physical_name,
+                "email_hash_secret": self.email_key.physical_name,
+                "stitch_failures_queue": self.failures.physical_name,
             }
         )
