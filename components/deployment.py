@@ -35,6 +35,10 @@ class Deployment:
         tags: Extra tags for every resource.
         monitoring: The region's alert topic, the metrics namespace, tracing, and the registry
             the dashboard is drawn from.
+        secret_store: ``secretsmanager`` or ``ssm`` (Parameter Store SecureString), from the
+            stack's ``secretStore``.
+        queue_triggers: ``on``, or ``paused``: SQS event source mappings declared disabled
+            (``queueTriggers``, a developer's stack).
     """
 
     prefix: str
@@ -48,6 +52,8 @@ class Deployment:
     mail: MailIdentities | None = field(default=None, compare=False)
     tags: dict[str, str] = field(default_factory=dict)
     monitoring: Monitoring = field(default_factory=Monitoring, compare=False)
+    secret_store: str = "secretsmanager"
+    queue_triggers: str = "on"
 
     @property
     def arns(self) -> Arns:

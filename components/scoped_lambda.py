@@ -465,6 +465,8 @@ class ScopedLambda(pulumi.ComponentResource):
                 f"{self._base}-{t.queue.args.name}-source",
                 event_source_arn=t.queue.arn,
                 function_name=self.physical_name,
+                # queueTriggers: paused (dev): no poller, so no billed empty receive, while idle.
+                enabled=self.args.deployment.queue_triggers == "on",
                 batch_size=t.batch_size,
                 maximum_batching_window_in_seconds=t.max_batching_window_s or None,
                 function_response_types=["ReportBatchItemFailures"],

@@ -1,15 +1,18 @@
 """``make verify STACK=<stack>``: after `pulumi up`, does each system answer as it should?
 
-Per system, first every secret it reads must hold a value (DescribeSecret, no value read), then
-one synthetic request per public surface, signed with the stack's own secret and marked as a
-check, goes through the real Function URL, the real authenticity check and the real parsing:
+Per system, first every secret it reads must hold a value (DescribeSecret or
+DescribeParameters: metadata, no value read), then one synthetic request per public surface,
+signed with the stack's own secret and marked as a check, goes through the real Function
+URL, the real authenticity check and the real parsing:
 
 - dm: a review link for the pair ``check-a#check-b-<id>``, signed with dm-link-key: dm-merge verifies the
   token, reads dm-pairs, and answers 410 (no such proposal); a forged link answers 403.
 - ler: the intake secret with a body of an unsupported type: 415 once the secret matched (a
   wrong secret answers 401); nothing is stored.
 - ls: an arrival from a search engine with the stack's first site origin: 200, its touch is in
-  ls-touches and is then deleted; a foreign origin answers 403; the report, SigV4-signed, 200.
+  ls-touches and is then deleted; a foreign origin answers 403; the report, SigV4-signed, 200;
+  where the report is mailed, last week's page link signed with ls-report-link-key opens (200)
+  on ls-report-page and a forged one answers 403.
 - upsr: a webhook signed with the app's client secret for the store, topic ``app/uninstalled``
   (not an order): 400 once signature and shop matched (a wrong signature answers 401).
 - rrs: an event signed with the job tool's secret, of type ``verify.check``: 400 once the
@@ -24,6 +27,7 @@ Prints ``ok`` or ``failed: <reason>`` per system; exits 1 if any failed.
 from __future__ import annotations
 
 import base64
+import datetime as dt
 import hashlib
 import hmac
 import json
@@ -42,7 +46,7 @@ from botocore.awsrequest import AWSRequest
 
 from components.offline.engine import Graph
 from components.operate import plan_graph, stack_command
-from components.operate.stack_secrets import StackSecret, secrets_in
+from components.operate.stack_secrets import StackSecret, has_value, read_value, secrets_in
 
 CHECK_HEADER = "x-crm-check"
 """Marks every request of this command (visible in the functions' logs)."""
@@ -122,8 +126,7 @@ class Target:
             return Answer(err.code, err.read().decode(), dict(err.headers.items()))
 
     def secret(self, secret: StackSecret) -> str:
-        got = self.client("secretsmanager", secret.region).get_secret_value(SecretId=secret.physical)
-        return str(got["SecretString"])
+        return read_value(self.client(secret.store, secret.region), secret)
 
 
 class Failed(Exception):
@@ -206,7 +209,23 @@ def verify_ls(c: Context) -> str:
         raise Failed(f"the arrival answered 200 but {len(found)} touches were recorded in {touches}")
     report = c.target.http(c.name("ls-report"), region, "GET", "/?mode=lenient", sign=True)
     expect(report, 200, "", "the report, SigV4-signed")
-    return "touch recorded in ls-touches and removed, foreign origin refused, report read"
+    if "ls-report-link-key" not in c.secrets:  # the report is not mailed: no page
+        return "touch recorded in ls-touches and removed, foreign origin refused, report read"
+    from handlers.common.link_tokens import Keyring
+    from handlers.source_attributor import report_link, report_mail
+
+    keyring = Keyring.from_secret_string(c.target.secret(c.secrets["ls-report-link-key"]))
+    page = c.name("ls-report-page")
+    forged = c.target.http(page, region, "GET", f"{report_link.PATH}?t=forged", headers={"accept": "application/json"})
+    expect(forged, 403, "invalid_link", "a forged report page link")
+    today = dt.datetime.fromtimestamp(c.target.now(), dt.UTC).date()
+    link = report_link.signer("", keyring, days=1, now=c.target.now())(*report_mail.last_week(today))
+    opened = c.target.http(page, region, "GET", link.url, headers={"accept": "text/html"})
+    expect(opened, 200, "", "last week's report page link, signed with ls-report-link-key")
+    return (
+        "touch recorded in ls-touches and removed, foreign origin refused, report read, "
+        "report page link opened, forged link refused"
+    )
 
 
 def verify_upsr(c: Context) -> str:
@@ -259,8 +278,7 @@ def _unset(c: Context, system: str) -> list[str]:
     for s in c.secrets.values():
         if s.system != system:
             continue
-        versions = c.target.client("secretsmanager", s.region).describe_secret(SecretId=s.physical)
-        if not any("AWSCURRENT" in v for v in (versions.get("VersionIdsToStages") or {}).values()):
+        if not has_value(c.target.client(s.store, s.region), s):
             empty.append(s.physical)
     return empty
 

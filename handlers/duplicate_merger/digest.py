@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from handlers.common import html_kit as kit
-from handlers.duplicate_merger.evidence import LABELS
+from handlers.duplicate_merger.explanation import LABELS
 
 MAX_LISTED = 200
 

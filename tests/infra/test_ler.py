@@ -10,6 +10,7 @@ import pytest
 from components.offline.engine import ACCOUNT_ID, Graph, gsi_keys
 from components.offline.policy_view import evaluate_graph
 from tests.infra.graph_helpers import (
+    DOCUMENTS_STORE,
     Statement,
     arns_in,
     functions,
@@ -34,13 +35,13 @@ def only_ler(stack: str = "dev", **changes: Any) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def graph() -> Graph:
-    return run("dev", {"systems": only_ler()})
+    return run("dev", {**DOCUMENTS_STORE, "systems": only_ler()})
 
 
 @pytest.fixture(scope="module")
 def iam_graph() -> Graph:
     heavy = {"modelId": HAIKU, "heavyModelId": SONNET, "useHeavy": True}
-    return run("dev", {"systems": only_ler(intakeAuth="iam", dedupeModel=heavy)})
+    return run("dev", {**DOCUMENTS_STORE, "systems": only_ler(intakeAuth="iam", dedupeModel=heavy)})
 
 
 def logs(function: str) -> Statement:

@@ -9,7 +9,14 @@ import pytest
 
 from components.offline.engine import ACCOUNT_ID, Graph, Resource, gsi_keys
 from components.offline.policy_view import evaluate_graph
-from tests.infra.graph_helpers import Statement, arns_in, functions, only_system, run
+from tests.infra.graph_helpers import (
+    DOCUMENTS_STORE,
+    Statement,
+    arns_in,
+    functions,
+    only_system,
+    run,
+)
 
 REGION = "eu-west-2"
 HAIKU = "global.anthropic.claude-haiku-4-5-20251001-v1:0"
@@ -27,12 +34,12 @@ def only_upsr(stack: str = "dev", **changes: Any) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def graph() -> Graph:
-    return run("dev", {"systems": only_upsr()})
+    return run("dev", {**DOCUMENTS_STORE, "systems": only_upsr()})
 
 
 @pytest.fixture(scope="module")
 def prod() -> Graph:
-    return run("prod", {"systems": only_upsr("prod")})
+    return run("prod", {**DOCUMENTS_STORE, "systems": only_upsr("prod")})
 
 
 def grants_of(graph: Graph, function: str) -> set[Statement]:
@@ -334,7 +341,11 @@ def test_everything_is_parented_to_the_system_in_eu_west_2(graph: Graph) -> None
 def test_settings_drive_models_and_schedules() -> None:
     heavy = {"modelId": HAIKU, "heavyModelId": SONNET, "useHeavy": True}
     changed = run(
-        "dev", {"systems": only_upsr(pickerModel=heavy, senderSchedule="rate(10 minutes)")}
+        "dev",
+        {
+            **DOCUMENTS_STORE,
+            "systems": only_upsr(pickerModel=heavy, senderSchedule="rate(10 minutes)"),
+        },
     )
     [(_, resources)] = [
         g for g in grants_of(changed, "upsr-picker") if g[0] == ("bedrock:InvokeModel",)

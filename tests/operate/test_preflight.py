@@ -192,7 +192,7 @@ def test_the_dev_plan_checks_every_model_region_domain_and_identity(graphs: Grap
     assert names.count("lambda_concurrency") == 2 and names.count("powertools_layer") == 2
     assert names.count("sms_identity") == 1 and names.count("receipt_rule_set") == 1
     need = pf.concurrency_need(graph)
-    assert need["us-east-1"] == 10 + 2 + 4  # dm-score and dm-merge caps, four other functions
+    assert need["us-east-1"] == 10 + 2 + 5  # dm-score and dm-merge caps, five other functions
 
 
 def test_main_prints_each_failure_with_its_fix_and_page(
