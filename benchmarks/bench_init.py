@@ -20,9 +20,9 @@ loading, secrets, the first AWS and outside calls). Bedrock ``Converse``, End Us
 local HTTP stand-in (the sandbox's model answers; sent messages join the sandbox's outbox); outside HTTPS APIs (HubSpot, PDL/Apollo, Shopify, a sheet URL)
 get a canned answer in the child (an empty portal, an unknown company, a token and no
 products, an empty sheet). The sandbox then runs its own invocation as usual, which for an
-exactly-once handler is a redelivery. The child uses real time, not the sandbox clock, so a
-signed event the scenario dated in the future or past may be refused: the ``outcome`` column
-says what the first call answered. One run per function (a first delivery happens once). Wall
+exactly-once handler is a redelivery. The child reads the sandbox's clock (real time plus
+the offset the scenario moved it by), so a signed event the scenario dated is checked at the
+time it was signed for; the ``outcome`` column says what the first call answered. One run per function (a first delivery happens once). Wall
 and CPU time are both printed, and a predicted first invocation at the function's configured
 memory: Lambda gives CPU in proportion to memory (one vCPU at 1,769 MB), so the CPU time is
 scaled by 1,769 / memory and the waiting time is added unscaled; a Function URL's prediction
@@ -44,6 +44,7 @@ the script runs on any layout the archive builder supports (``components/archive
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import io
 import json
 import shutil
@@ -370,6 +371,15 @@ started, started_cpu = time.perf_counter(), time.process_time()
 module_name, _, attribute = spec["handler"].rpartition(".")
 handler = getattr(importlib.import_module(module_name), attribute)
 imported, imported_cpu = time.perf_counter(), time.process_time()
+# The demo's time, not the real one: a signed event (rrs's webhook) was dated by the sandbox,
+# whose clock a scenario moves; the handler reads the one clock of handlers.common.entry.
+if spec.get("clock_offset_s"):
+    import datetime as _dt
+    _offset = _dt.timedelta(seconds=spec["clock_offset_s"])
+    sys.modules["handlers.common.entry"].registry.override(
+        clock=lambda: _dt.datetime.now(_dt.UTC) + _offset
+    )
+    imported, imported_cpu = time.perf_counter(), time.process_time()
 try:
     outcome = _outcome(handler(spec["event"], Context(spec)))
 except Exception as err:
@@ -518,9 +528,15 @@ def precompile(paths: list[Path], prefix: Path) -> None:
 
 
 def first_call(
-    spec: Any, event: Any, env: Mapping[str, str], paths: list[Path], scratch: Path
+    spec: Any,
+    event: Any,
+    env: Mapping[str, str],
+    paths: list[Path],
+    scratch: Path,
+    clock_offset_s: float = 0.0,
 ) -> tuple[float, float, float, str]:
-    """Import and call ``spec``'s handler once on ``event`` in a fresh interpreter."""
+    """Import and call ``spec``'s handler once on ``event`` in a fresh interpreter whose
+    clock runs ``clock_offset_s`` ahead of real time (the sandbox's clock)."""
     job = scratch / f"{spec.name}-first-call.json"
     out = scratch / f"{spec.name}-first-call.out.json"
     job.write_text(
@@ -533,6 +549,7 @@ def first_call(
                 "arn": spec.arn,
                 "memory_mb": spec.memory_mb,
                 "timeout_s": spec.timeout_s,
+                "clock_offset_s": clock_offset_s,
                 "out": str(out),
             },
             default=str,
@@ -594,8 +611,9 @@ def first_invocations(
                     trees[spec.name] = unpack(spec.name, archives[spec.name], scratch)[0]
                 env = {**rt.environment(spec), **services.environment()}
                 services.function, services.region = spec.name, spec.region
+                offset = (sb.clock.now() - dt.datetime.now(dt.UTC)).total_seconds()
                 import_ms, call_ms, cpu_ms, outcome = first_call(
-                    spec, event, env, [trees[spec.name], runtime], scratch
+                    spec, event, env, [trees[spec.name], runtime], scratch, offset
                 )
                 found[spec.name] = FirstCall(
                     names.get(spec.name, spec.name),

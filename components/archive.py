@@ -272,6 +272,23 @@ def _catches_import_error(handler: ast.ExceptHandler) -> bool:
     return False
 
 
+def _cold_path_load(node: ast.AST) -> str | None:
+    """The module a ``cold_path.load("name")`` call imports (handlers/common/cold_path.py):
+    a late import is still an import the archive must provide."""
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "load"
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id == "cold_path"
+        and len(node.args) == 1
+        and isinstance(node.args[0], ast.Constant)
+        and isinstance(node.args[0].value, str)
+    ):
+        return node.args[0].value
+    return None
+
+
 def _imports(tree: ast.AST, package: str) -> Iterator[str]:
     """Absolute module names a module imports at run time (typing-only and optional ones skipped)."""
     for node in ast.iter_child_nodes(tree):
@@ -280,6 +297,9 @@ def _imports(tree: ast.AST, package: str) -> Iterator[str]:
             continue
         if isinstance(node, ast.Try) and any(_catches_import_error(h) for h in node.handlers):
             continue
+        late = _cold_path_load(node)
+        if late is not None:
+            yield late
         if isinstance(node, ast.Import):
             yield from (alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -299,7 +319,7 @@ def handler_imports(handler: str, *, source_root: Path | None = None) -> frozens
     """Top-level modules the handler needs beyond the stdlib, the runtime and the layer.
 
     Follows the handler's imports through ``handlers.*`` (so a helper module's imports count),
-    including imports inside functions; imports under ``if TYPE_CHECKING:`` and inside
+    including imports inside functions and ``cold_path.load("module")`` calls; imports under ``if TYPE_CHECKING:`` and inside
     ``try: ... except ImportError:`` are not run-time needs and are skipped. The result is what
     must be vendored.
     """

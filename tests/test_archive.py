@@ -374,6 +374,16 @@ def test_typing_only_and_optional_imports_do_not_count(source_root: Path) -> Non
     }
 
 
+def test_a_late_load_through_the_cold_path_helper_counts(source_root: Path) -> None:
+    """``cold_path.load("x")`` (handlers/common/cold_path.py) is an import the archive vendors."""
+    (source_root / "handlers" / "archive_system" / "late.py").write_text(
+        "from handlers.common import cold_path\n"
+        "def handler(event, context):\n    return cold_path.load('email_validator')\n"
+    )
+    found = handler_imports("handlers.archive_system.late.handler", source_root=source_root)
+    assert "email_validator" in found
+
+
 def test_modules_removed_from_314_are_refused(source_root: Path) -> None:
     (source_root / "handlers" / "archive_system" / "old.py").write_text(
         "import cgi\ndef handler(e, c):\n    pass\n"

@@ -16,6 +16,7 @@ the outputs the blocks declare (as strings, in their own modules) are declared a
 """
 
 import json
+from collections.abc import Mapping, Sequence
 from enum import Enum
 from typing import NotRequired, TypedDict
 
@@ -136,6 +137,18 @@ def _policy(*grants: Grant) -> str:
     return json.dumps({"Version": "2012-10-17", "Statement": [g.statement() for g in grants]})
 
 
+def _publish(
+    block: pulumi.ComponentResource,
+    outputs: Mapping[str, pulumi.Input[str]],
+    policies: Mapping[str, Sequence[Grant]],
+) -> None:
+    """Set each ``<name>_policy_json`` the block hands out (an IAM policy document of its
+    grants; "" for none) and register them with the block's other outputs."""
+    for name, grants in policies.items():
+        setattr(block, name, pulumi.Output.from_input(_policy(*grants) if grants else ""))
+    block.register_outputs({**outputs, **{name: getattr(block, name) for name in policies}})
+
+
 def _deployment(
     prefix: str,
     *,
@@ -222,19 +235,14 @@ class GuardedTable(_GuardedTable):
         )
         super().__init__(resource_name, block_args, opts)
         indexes = [i.name for i in block_args.indexes]
-        self.read_policy_json = pulumi.Output.from_input(_policy(self.grant_read(indexes=indexes)))
-        self.write_policy_json = pulumi.Output.from_input(_policy(self.grant_conditional_write()))
-        self.stream_policy_json = pulumi.Output.from_input(
-            _policy(*self.grant_stream_source(sid="Stream")) if stream else ""
-        )
-        self.register_outputs(
+        _publish(
+            self,
+            {"table_name": self.table_name, "table_arn": self.table_arn},
             {
-                "table_name": self.table_name,
-                "table_arn": self.table_arn,
-                "read_policy_json": self.read_policy_json,
-                "write_policy_json": self.write_policy_json,
-                "stream_policy_json": self.stream_policy_json,
-            }
+                "read_policy_json": (self.grant_read(indexes=indexes),),
+                "write_policy_json": (self.grant_conditional_write(),),
+                "stream_policy_json": self.grant_stream_source(sid="Stream") if stream else (),
+            },
         )
 
 
@@ -278,15 +286,13 @@ class WorkQueue(_WorkQueue):
         )
         super().__init__(resource_name, block_args, opts)
         self.queue_arn = self.queue.arn
-        self.send_policy_json = pulumi.Output.from_input(_policy(self.grant_send()))
-        self.consume_policy_json = pulumi.Output.from_input(_policy(self.grant_event_source()))
-        self.register_outputs(
+        _publish(
+            self,
+            {"queue_url": self.queue_url, "queue_arn": self.queue_arn},
             {
-                "queue_url": self.queue_url,
-                "queue_arn": self.queue_arn,
-                "send_policy_json": self.send_policy_json,
-                "consume_policy_json": self.consume_policy_json,
-            }
+                "send_policy_json": (self.grant_send(),),
+                "consume_policy_json": (self.grant_event_source(),),
+            },
         )
 
 

@@ -67,7 +67,10 @@ FAILS_BEFORE_DLQ = 2
 ASYNC_RETRIES = FAILS_BEFORE_DLQ - 1
 
 SIZES: dict[str, tuple[int, int]] = {
-    contract.INTAKE_FUNCTION: (256, 60),
+    # A public surface answers a caller who waits (Shopify drops a webhook after 5 s): 512 MB,
+    # chosen by `make bench-init`, whose first invocation costs 210-350 ms of CPU, which at
+    # 256 MB (a seventh of a vCPU) predicts 1.4-2.5 s against the 1.5 s target; 0.7-1.2 s here.
+    contract.INTAKE_FUNCTION: (512, 60),
     contract.NORMALIZE_FUNCTION: (512, 60),
     contract.ENRICH_FUNCTION: (256, 30),
     contract.DEDUPE_FUNCTION: (256, 30),
@@ -124,8 +127,29 @@ def invoke(sid: str, function: ScopedLambda) -> Grant:
     return Grant(sid, ("lambda:InvokeFunction",), (function.arn,))
 
 
+Environment = dict[str, pulumi.Input[str] | int | float | None]
+"""Every value the functions' settings read, by settings field."""
+
+
 class LeadEnricher(System):
     """The lead enricher's resources, with the document's names."""
+
+    source: str
+    raw: PrivateBucket
+    records: PrivateBucket
+    junk: PrivateBucket
+    identity: GuardedTable
+    cache: GuardedTable
+    dlq: WorkQueue
+    intake_queue: WorkQueue
+    enrichment_key: SecretSlot
+    crm_key: SecretSlot
+    intake_secret: SecretSlot | None
+    rescue_key: SecretSlot
+    intake: ScopedLambda
+    push: ScopedLambda
+    rescue_url: pulumi.Output[str]
+    identity_index: Grant
 
     def __init__(
         self,
@@ -136,10 +160,30 @@ class LeadEnricher(System):
         super().__init__("LeadEnricher", resource_name, opts)
         d, s = args.deployment, args.settings
         child = pulumi.ResourceOptions(parent=self)
-        source = contract.event_source(d.prefix)
+        self.source = contract.event_source(d.prefix)
         function = FunctionFactory(d, PACKAGE, SIZES, child)
+        self._storage(d, s, child)
+        self._queues(d, function, child)
+        self._secrets(d, s, child)
+        values = self._environment(d, s, args.hubspot_api_version)
+        self._intake(d, function, values)
+        self._normalize(d, s, function, values)
+        self._enrich(d, function, values)
+        self._dedupe(d, s, function, values)
+        self._filter(d, s, function, values)
+        self._push(function, values)
+        self._junk_writer(function, values)
+        self._retry(d, s, function, values)
+        self._backfill(d, s, function, values)
+        self._rescue(function, values)
+        self._digest(d, s, function, values)
+        # Refused models (normalize, dedupe, filter) and HubSpot's required-property refusals
+        # in ler-push: one alarm for the system, named in the next junk digest.
+        d.watch_degradations(self)
+        self._outputs(d, s)
 
-        # Storage ------------------------------------------------------------------------------
+    def _storage(self, d: Deployment, s: LerSettings, child: pulumi.ResourceOptions) -> None:
+        """The three buckets (ler-raw written by the inbound mail lane too) and the two tables."""
         lane_args = InboundMailLaneArgs(
             d,
             contract.INBOUND_LANE,
@@ -148,42 +192,34 @@ class LeadEnricher(System):
             contract.MAIL_PREFIX,
             activate=s.activate_inbound_rule_set,
         )
-        raw = PrivateBucket(
+        self.raw = PrivateBucket(
             contract.RAW_BUCKET,
             PrivateBucketArgs(
                 d, contract.RAW_BUCKET, versioned=True, service_writers=(mail_writer(lane_args),)
             ),
             child,
         )
-        if raw.physical_name != lane_args.bucket_name:
+        if self.raw.physical_name != lane_args.bucket_name:
             raise ValueError("the mail lane must write into ler-raw")
-        records = PrivateBucket(
+        self.records = PrivateBucket(
             contract.RECORDS_BUCKET, PrivateBucketArgs(d, contract.RECORDS_BUCKET), child
         )
-        junk = PrivateBucket(contract.JUNK_BUCKET, PrivateBucketArgs(d, contract.JUNK_BUCKET), child)
+        self.junk = PrivateBucket(contract.JUNK_BUCKET, PrivateBucketArgs(d, contract.JUNK_BUCKET), child)
         InboundMailLane(
             contract.INBOUND_LANE,
-            dataclasses.replace(lane_args, bucket_ready=(raw.bucket, raw.policy)),
+            dataclasses.replace(lane_args, bucket_ready=(self.raw.bucket, self.raw.policy)),
             child,
         )
-        identity = GuardedTable(
+        self.identity = GuardedTable(
             contract.IDENTITY.name, GuardedTableArgs.of(d, contract.IDENTITY), child
         )
-        cache = GuardedTable(
+        self.cache = GuardedTable(
             contract.ENRICH_CACHE.name, GuardedTableArgs.of(d, contract.ENRICH_CACHE), child
         )
 
-
-        def note_refusal(function_name: str) -> Grant:
-            """A model caller may note its own refusal in ler-enrich-cache, nothing else."""
-            return cache.grant_degradation_items(
-                "dynamodb:UpdateItem",
-                [degradation_key("ModelRefused", function_name)],
-                sid="NoteRefusedModel",
-            )
-
-        # Queues -------------------------------------------------------------------------------
-        dlq = WorkQueue(
+    def _queues(self, d: Deployment, function: FunctionFactory, child: pulumi.ResourceOptions) -> None:
+        """ler-dlq (the chain's rules and async failures) and the intake queue with its own DLQ."""
+        self.dlq = WorkQueue(
             contract.DLQ,
             WorkQueueArgs(
                 d,
@@ -196,7 +232,7 @@ class LeadEnricher(System):
             ),
             child,
         )
-        intake_queue = WorkQueue(
+        self.intake_queue = WorkQueue(
             contract.INTAKE_QUEUE,
             WorkQueueArgs(
                 d,
@@ -209,10 +245,10 @@ class LeadEnricher(System):
             ),
             child,
         )
-        assert intake_queue.dlq_arn is not None
 
-        # Secrets ------------------------------------------------------------------------------
-        enrichment_key = SecretSlot(
+    def _secrets(self, d: Deployment, s: LerSettings, child: pulumi.ResourceOptions) -> None:
+        """One secret per purpose; the intake secret only when intake checks a shared secret."""
+        self.enrichment_key = SecretSlot(
             contract.ENRICHMENT_KEY,
             SecretSlotArgs(
                 d,
@@ -222,7 +258,7 @@ class LeadEnricher(System):
             ),
             child,
         )
-        crm_key = SecretSlot(
+        self.crm_key = SecretSlot(
             contract.CRM_KEY,
             SecretSlotArgs(
                 d,
@@ -232,7 +268,7 @@ class LeadEnricher(System):
             ),
             child,
         )
-        intake_secret = (
+        self.intake_secret = (
             SecretSlot(
                 contract.INTAKE_SECRET,
                 SecretSlotArgs(
@@ -245,8 +281,7 @@ class LeadEnricher(System):
             if s.intake_auth == "shared_secret"
             else None
         )
-
-        rescue_key = SecretSlot(
+        self.rescue_key = SecretSlot(
             contract.RESCUE_KEY,
             SecretSlotArgs(
                 d,
@@ -257,28 +292,37 @@ class LeadEnricher(System):
             child,
         )
 
-        # Every function's environment, by settings field (each record picks its own).
-        values: dict[str, pulumi.Input[str] | int | float | None] = {
-            "event_source": source,
-            "raw_bucket": raw.physical_name,
-            "records_bucket": records.physical_name,
-            "junk_bucket": junk.physical_name,
-            "identity_table": identity.physical_name,
+    def _note_refusal(self, function_name: str) -> Grant:
+        """A model caller may note its own refusal in ler-enrich-cache, nothing else."""
+        return self.cache.grant_degradation_items(
+            "dynamodb:UpdateItem",
+            [degradation_key("ModelRefused", function_name)],
+            sid="NoteRefusedModel",
+        )
+
+    def _environment(self, d: Deployment, s: LerSettings, hubspot_api_version: str) -> Environment:
+        """Every function's environment, by settings field (each record picks its own)."""
+        return {
+            "event_source": self.source,
+            "raw_bucket": self.raw.physical_name,
+            "records_bucket": self.records.physical_name,
+            "junk_bucket": self.junk.physical_name,
+            "identity_table": self.identity.physical_name,
             "identity_index": contract.IDENTITY_BY_CRM_ID,
-            "cache_table": cache.physical_name,
-            "intake_queue_url": intake_queue.url,
-            "dlq_url": dlq.url,
+            "cache_table": self.cache.physical_name,
+            "intake_queue_url": self.intake_queue.url,
+            "dlq_url": self.dlq.url,
             "intake_dlq_url": d.arns.queue_url(d.name(contract.INTAKE_DLQ)),
             "intake_function_name": d.name(contract.INTAKE_FUNCTION),
             "push_function_name": d.name(contract.PUSH_FUNCTION),
             "intake_auth": s.intake_auth,
-            "intake_secret_id": intake_secret.physical_name if intake_secret else None,
+            "intake_secret_id": self.intake_secret.physical_name if self.intake_secret else None,
             "min_submit_seconds": s.min_submit_seconds,
             "normalize_model_id": s.normalize_model.active,
             "dedupe_model_id": s.dedupe_model.active,
             "filter_model_id": s.filter_model.active,
             "default_phone_region": s.default_phone_region,
-            "enrichment_secret_id": enrichment_key.physical_name,
+            "enrichment_secret_id": self.enrichment_key.physical_name,
             "enrichment_provider": s.enrichment_provider,
             "enrichment_base_url": s.enrichment_url,
             "enrichment_api_version": s.enrichment_version,
@@ -287,25 +331,26 @@ class LeadEnricher(System):
             "ambiguous_score": s.dedupe_ambiguous_score,
             "junk_score": s.junk_score,
             "borderline_score": s.borderline_score,
-            "crm_secret_id": crm_key.physical_name,
+            "crm_secret_id": self.crm_key.physical_name,
             "crm_base_url": s.crm_base_url,
-            "hubspot_api_version": args.hubspot_api_version,
+            "hubspot_api_version": hubspot_api_version,
             "sender_email": s.sender_email,
             "alert_recipient": s.digest_recipient,
             "digest_recipient": s.digest_recipient,
             "max_retry_passes": s.max_retry_passes,
             "dlq_alert_threshold": s.dlq_alert_threshold,
-            "rescue_key_secret_id": rescue_key.physical_name,
+            "rescue_key_secret_id": self.rescue_key.physical_name,
             "rescue_link_days": s.rescue_link_days,
             "timezone": s.schedule_timezone,
         }
 
-        # Ingress ------------------------------------------------------------------------------
+    def _intake(self, d: Deployment, function: FunctionFactory, values: Environment) -> None:
+        """The front door: form/webhook URL, SES mail and CSV uploads."""
         intake_grants = [
-            raw.grant("s3:PutObject", prefixes=(contract.FORM_PREFIX,), sid="KeepRawFormPayloads"),
-            raw.grant("s3:GetObject", prefixes=contract.TRIGGER_PREFIXES, sid="ReadMailAndUploads"),
+            self.raw.grant("s3:PutObject", prefixes=(contract.FORM_PREFIX,), sid="KeepRawFormPayloads"),
+            self.raw.grant("s3:GetObject", prefixes=contract.TRIGGER_PREFIXES, sid="ReadMailAndUploads"),
             # An upload's progress and report, under a prefix that triggers nothing.
-            raw.grant(
+            self.raw.grant(
                 "s3:GetObject", "s3:PutObject", prefixes=(contract.REPORT_PREFIX,), sid="UploadReports"
             ),
             # A long upload goes on in a new asynchronous invocation of intake itself (its
@@ -315,12 +360,12 @@ class LeadEnricher(System):
                 ("lambda:InvokeFunction",),
                 (d.arns.lambda_function(d.name(contract.INTAKE_FUNCTION)),),
             ),
-            junk.grant("s3:PutObject", prefixes=(contract.JUNK_PREFIX,), sid="DropObviousJunk"),
-            intake_queue.grant_send(),
+            self.junk.grant("s3:PutObject", prefixes=(contract.JUNK_PREFIX,), sid="DropObviousJunk"),
+            self.intake_queue.grant_send(),
         ]
-        if intake_secret is not None:
-            intake_grants.append(intake_secret.grant_read())
-        intake = function(
+        if self.intake_secret is not None:
+            intake_grants.append(self.intake_secret.grant_read())
+        self.intake = function(
             contract.INTAKE_FUNCTION,
             "Front door: form/webhook URL, SES mail and CSV uploads; spam pre-screen",
             intake_grants,
@@ -329,131 +374,147 @@ class LeadEnricher(System):
                 "NONE",
                 public_reason="ler-intake-secret checked in-function (header or HMAC signature)",
             )
-            if intake_secret is not None
+            if self.intake_secret is not None
             else FunctionUrl("AWS_IAM"),
             # Also invoked asynchronously by itself (long uploads) and by ler-retry.
-            bucket=BucketTrigger(raw, contract.TRIGGER_PREFIXES),
-            on_failure=dlq,
+            bucket=BucketTrigger(self.raw, contract.TRIGGER_PREFIXES),
+            on_failure=self.dlq,
             async_max_retries=ASYNC_RETRIES,
             # The mail lane picks the sender with the shared email check (Reply-To, else From).
             vendored=EMAIL_CHECK,
         )
 
-        # The chain ----------------------------------------------------------------------------
+    def _normalize(self, d: Deployment, s: LerSettings, function: FunctionFactory, values: Environment) -> None:
+        """The chain's first stage, polled from the intake queue."""
         function(
             contract.NORMALIZE_FUNCTION,
             "Deterministic field cleanup; the model only for ambiguous fields",
             [
-                records.grant(
+                self.records.grant(
                     "s3:PutObject",
                     prefixes=(contract.NORMALIZED_PREFIX,),
                     sid="WriteNormalizedRecord",
                 ),
                 model_grant(d, s.normalize_model, sid="InvokeNormalizeModel"),
-                note_refusal(contract.NORMALIZE_FUNCTION),
+                self._note_refusal(contract.NORMALIZE_FUNCTION),
                 put_events(d, "EmitNormalized", (contract.NORMALIZED,)),
             ],
             contract.NormalizeSettings.environment(values),
             # Polled from SQS, never invoked asynchronously: no on-failure destination.
-            queues=(QueueTrigger(intake_queue, batch_size=1),),
+            queues=(QueueTrigger(self.intake_queue, batch_size=1),),
             vendored=PHONENUMBERS + EMAIL_CHECK,
         )
+
+    def _enrich(self, d: Deployment, function: FunctionFactory, values: Environment) -> None:
+        """Firmographics per company domain."""
         function(
             contract.ENRICH_FUNCTION,
             "Firmographics per company domain, cached with a TTL",
             [
-                cache.grant("dynamodb:GetItem", "dynamodb:PutItem"),
-                enrichment_key.grant_read(),
+                self.cache.grant("dynamodb:GetItem", "dynamodb:PutItem"),
+                self.enrichment_key.grant_read(),
                 put_events(d, "EmitEnriched", (contract.ENRICHED,)),
             ],
             contract.EnrichSettings.environment(values),
-            events=(chain_stage(contract.ENRICH_FUNCTION, source, dlq),),
-            on_failure=dlq,
+            events=(chain_stage(contract.ENRICH_FUNCTION, self.source, self.dlq),),
+            on_failure=self.dlq,
             async_max_retries=ASYNC_RETRIES,
         )
-        identity_index = Grant(
+
+    def _dedupe(self, d: Deployment, s: LerSettings, function: FunctionFactory, values: Environment) -> None:
+        """Duplicate verdicts against ler-identity."""
+        self.identity_index = Grant(
             "ReadIdentityByCrmId",
             ("dynamodb:Query",),
-            (identity.index_arn(contract.IDENTITY_BY_CRM_ID),),
+            (self.identity.index_arn(contract.IDENTITY_BY_CRM_ID),),
         )
         function(
             contract.DEDUPE_FUNCTION,
             "Exact keys, fuzzy scoring and the model for the ambiguous band",
             [
-                identity.grant("dynamodb:GetItem", sid="ReadIdentityKeys"),
-                identity_index,
+                self.identity.grant("dynamodb:GetItem", sid="ReadIdentityKeys"),
+                self.identity_index,
                 model_grant(d, s.dedupe_model, sid="InvokeDedupeModel"),
-                note_refusal(contract.DEDUPE_FUNCTION),
+                self._note_refusal(contract.DEDUPE_FUNCTION),
                 put_events(d, "EmitDeduped", (contract.DEDUPED,)),
             ],
             contract.DedupeSettings.environment(values),
-            events=(chain_stage(contract.DEDUPE_FUNCTION, source, dlq),),
-            on_failure=dlq,
+            events=(chain_stage(contract.DEDUPE_FUNCTION, self.source, self.dlq),),
+            on_failure=self.dlq,
             async_max_retries=ASYNC_RETRIES,
             vendored=JELLYFISH,
         )
+
+    def _filter(self, d: Deployment, s: LerSettings, function: FunctionFactory, values: Environment) -> None:
+        """Clean or junk."""
         function(
             contract.FILTER_FUNCTION,
             "Deterministic junk signals; the model only for borderline leads",
             [
                 model_grant(d, s.filter_model, sid="InvokeFilterModel"),
-                note_refusal(contract.FILTER_FUNCTION),
+                self._note_refusal(contract.FILTER_FUNCTION),
                 put_events(d, "EmitCleanOrJunk", (contract.CLEAN, contract.JUNK)),
             ],
             contract.FilterSettings.environment(values),
-            events=(chain_stage(contract.FILTER_FUNCTION, source, dlq),),
-            on_failure=dlq,
+            events=(chain_stage(contract.FILTER_FUNCTION, self.source, self.dlq),),
+            on_failure=self.dlq,
             async_max_retries=ASYNC_RETRIES,
         )
-        push = function(
+
+    def _push(self, function: FunctionFactory, values: Environment) -> None:
+        """The CRM write and the identity index."""
+        self.push = function(
             contract.PUSH_FUNCTION,
             "Final CRM check, create or link (fill empty fields only), records, identity",
             [
-                crm_key.grant_read(),
-                identity.grant_conditional_write(),
-                dataclasses.replace(identity_index, sid="ReadIdentityByCrmIdForMerges"),
-                records.grant(
+                self.crm_key.grant_read(),
+                self.identity.grant_conditional_write(),
+                dataclasses.replace(self.identity_index, sid="ReadIdentityByCrmIdForMerges"),
+                self.records.grant(
                     "s3:PutObject", prefixes=(contract.RECORDS_PREFIX,), sid="WriteCleanRecord"
                 ),
-                cache.grant_degradation_items(
+                self.cache.grant_degradation_items(
                     "dynamodb:UpdateItem",
                     [degradation_key("CrmRejected", contract.PUSH_FUNCTION)],
                     sid="NoteCrmRefusal",
                 ),
             ],
             contract.PushSettings.environment(values),
-            events=(chain_stage(contract.PUSH_FUNCTION, source, dlq),),
-            on_failure=dlq,
+            events=(chain_stage(contract.PUSH_FUNCTION, self.source, self.dlq),),
+            on_failure=self.dlq,
             async_max_retries=ASYNC_RETRIES,
             vendored=PHONENUMBERS + EMAIL_CHECK + JELLYFISH,
         )
+
+    def _junk_writer(self, function: FunctionFactory, values: Environment) -> None:
+        """The junk log."""
         function(
             contract.JUNK_WRITER_FUNCTION,
             "Appends each dropped lead and its reason to ler-junk",
-            [junk.grant("s3:PutObject", prefixes=(contract.JUNK_PREFIX,), sid="WriteJunkLog")],
+            [self.junk.grant("s3:PutObject", prefixes=(contract.JUNK_PREFIX,), sid="WriteJunkLog")],
             contract.JunkWriterSettings.environment(values),
-            events=(chain_stage(contract.JUNK_WRITER_FUNCTION, source, dlq),),
-            on_failure=dlq,
+            events=(chain_stage(contract.JUNK_WRITER_FUNCTION, self.source, self.dlq),),
+            on_failure=self.dlq,
             async_max_retries=ASYNC_RETRIES,
         )
 
-        # Rescue links -------------------------------------------------------------------------
-        # Public, unlike ler-intake in iam mode: a person taps the link in the digest mail.
+    def _rescue(self, function: FunctionFactory, values: Environment) -> None:
+        """The digest's rescue links: public, unlike ler-intake in iam mode (a person taps them)."""
         rescue = function(
             contract.RESCUE_FUNCTION,
             "Junk digest rescue links: confirm page, then the lead back on the intake queue",
             [
-                rescue_key.grant_read(sid="ReadRescueLinkKey"),
-                junk.grant("s3:GetObject", prefixes=(contract.JUNK_PREFIX,), sid="ReadDroppedLead"),
+                self.rescue_key.grant_read(sid="ReadRescueLinkKey"),
+                self.junk.grant("s3:GetObject", prefixes=(contract.JUNK_PREFIX,), sid="ReadDroppedLead"),
                 # Only overwrites conditional on the version read (If-Match), so a rescue is
                 # recorded once and never clobbers a write it did not see ("Enforce conditional
                 # writes on Amazon S3 buckets", condition key s3:if-match,
                 # https://docs.aws.amazon.com/AmazonS3/latest/userguide/conditional-writes-enforce.html).
                 dataclasses.replace(
-                    junk.grant("s3:PutObject", prefixes=(contract.JUNK_PREFIX,), sid="RecordRescueOnce"),
+                    self.junk.grant("s3:PutObject", prefixes=(contract.JUNK_PREFIX,), sid="RecordRescueOnce"),
                     conditions={"Null": {"s3:if-match": "false"}},
                 ),
-                intake_queue.grant_send(sid="SendRescuedLeadBack"),
+                self.intake_queue.grant_send(sid="SendRescuedLeadBack"),
             ],
             contract.RescueSettings.environment(values),
             url=FunctionUrl(
@@ -461,20 +522,24 @@ class LeadEnricher(System):
             ),
         )
         assert rescue.function_url is not None
+        self.rescue_url = rescue.function_url
         # A URL, not a secret: the Output resolves at deploy time (as upsr's add link).
         values["rescue_url"] = cast(str, rescue.function_url)
 
-        # Scheduled jobs ------------------------------------------------------------------------
+    def _retry(self, d: Deployment, s: LerSettings, function: FunctionFactory, values: Environment) -> None:
+        """Scheduled: re-drive dead letters and pending enrichments."""
+        intake_dlq = self.intake_queue.dlq_arn
+        assert intake_dlq is not None  # the intake queue is declared with its own DLQ
         function(
             contract.RETRY_FUNCTION,
             "Re-drives ler-dlq and the intake dead letters, retries pending enrichments",
             [
-                dlq.grant_consume(sid="DrainLerDlq"),
-                Grant("DrainIntakeDeadLetters", CONSUME_ACTIONS, (intake_queue.dlq_arn,)),
-                intake_queue.grant_send(sid="RedriveToIntakeQueue"),
+                self.dlq.grant_consume(sid="DrainLerDlq"),
+                Grant("DrainIntakeDeadLetters", CONSUME_ACTIONS, (intake_dlq,)),
+                self.intake_queue.grant_send(sid="RedriveToIntakeQueue"),
                 put_events(d, "RedrivePipelineEvents", contract.PIPELINE_EVENTS),
-                invoke("RedriveMailAndUploadsToIntake", intake),
-                cache.grant("dynamodb:Scan", sid="FindPendingEnrichments"),
+                invoke("RedriveMailAndUploadsToIntake", self.intake),
+                self.cache.grant("dynamodb:Scan", sid="FindPendingEnrichments"),
                 d.grant_send_email("AlertDeadLetters", s.sender_email),
             ],
             contract.RetrySettings.environment(values),
@@ -487,16 +552,19 @@ class LeadEnricher(System):
                     s.schedule_timezone,
                 ),
             ),
-            on_failure=dlq,
+            on_failure=self.dlq,
             async_max_retries=ASYNC_RETRIES,
         )
+
+    def _backfill(self, d: Deployment, s: LerSettings, function: FunctionFactory, values: Environment) -> None:
+        """Scheduled: re-enrichment and identity re-sync."""
         function(
             contract.BACKFILL_FUNCTION,
             "Re-enriches pending leads; re-syncs ler-identity from the CRM export via ler-push",
             [
-                cache.grant("dynamodb:Scan", sid="FindPendingEnrichments"),
+                self.cache.grant("dynamodb:Scan", sid="FindPendingEnrichments"),
                 put_events(d, "ReEnrichPending", (contract.NORMALIZED,)),
-                invoke("ResyncIdentityThroughPush", push),
+                invoke("ResyncIdentityThroughPush", self.push),
             ],
             contract.BackfillSettings.environment(values),
             schedules=(
@@ -508,21 +576,24 @@ class LeadEnricher(System):
                     s.schedule_timezone,
                 ),
             ),
-            on_failure=dlq,
+            on_failure=self.dlq,
             async_max_retries=ASYNC_RETRIES,
         )
+
+    def _digest(self, d: Deployment, s: LerSettings, function: FunctionFactory, values: Environment) -> None:
+        """Scheduled: the daily junk digest."""
         function(
             contract.DIGEST_FUNCTION,
             "Emails the previous day's junk drops by reason",
             [
                 dataclasses.replace(
-                    junk.grant_list(sid="ListJunkLog"),
+                    self.junk.grant_list(sid="ListJunkLog"),
                     conditions={"StringLike": {"s3:prefix": [f"{contract.JUNK_PREFIX}*"]}},
                 ),
-                junk.grant("s3:GetObject", prefixes=(contract.JUNK_PREFIX,), sid="ReadJunkLog"),
-                rescue_key.grant_read(sid="SignRescueLinks"),
+                self.junk.grant("s3:GetObject", prefixes=(contract.JUNK_PREFIX,), sid="ReadJunkLog"),
+                self.rescue_key.grant_read(sid="SignRescueLinks"),
                 d.grant_send_email("SendJunkDigest", s.sender_email),
-                cache.grant_degradation_items(
+                self.cache.grant_degradation_items(
                     "dynamodb:GetItem",
                     [degradation_key(kind, fn) for kind, fn in contract.DEGRADABLE],
                     sid="ReadDegradationNotes",
@@ -538,32 +609,30 @@ class LeadEnricher(System):
                     s.schedule_timezone,
                 ),
             ),
-            on_failure=dlq,
+            on_failure=self.dlq,
             async_max_retries=ASYNC_RETRIES,
         )
 
-        # Refused models (normalize, dedupe, filter) and HubSpot's required-property refusals
-        # in ler-push: one alarm for the system, named in the next junk digest.
-        d.watch_degradations(self)
-
+    def _outputs(self, d: Deployment, s: LerSettings) -> None:
+        """The operator-facing outputs."""
         self.finish(
             {
-                "intake_url": intake.function_url,
-                "rescue_url": rescue.function_url,
+                "intake_url": self.intake.function_url,
+                "rescue_url": self.rescue_url,
                 "intake_auth": s.intake_auth,
-                "intake_secret": intake_secret.physical_name if intake_secret else None,
-                "raw_bucket": raw.bucket_name,
+                "intake_secret": self.intake_secret.physical_name if self.intake_secret else None,
+                "raw_bucket": self.raw.bucket_name,
                 "upload_prefix": contract.UPLOAD_PREFIX,
-                "records_bucket": records.bucket_name,
-                "junk_bucket": junk.bucket_name,
-                "identity_table": identity.table_name,
-                "enrich_cache_table": cache.table_name,
-                "intake_queue_url": intake_queue.queue_url,
-                "dlq_url": dlq.queue_url,
+                "records_bucket": self.records.bucket_name,
+                "junk_bucket": self.junk.bucket_name,
+                "identity_table": self.identity.table_name,
+                "enrich_cache_table": self.cache.table_name,
+                "intake_queue_url": self.intake_queue.queue_url,
+                "dlq_url": self.dlq.queue_url,
                 "inbound_rule_set": d.name("ler-inbound"),
                 "secrets": [
                     slot.physical_name
-                    for slot in (enrichment_key, crm_key, intake_secret, rescue_key)
+                    for slot in (self.enrichment_key, self.crm_key, self.intake_secret, self.rescue_key)
                     if slot is not None
                 ],
             }

@@ -36,8 +36,13 @@ from components.deployment import Deployment
 from components.grants import Grant, policy_document
 from components.guarded_table import GuardedTable, GuardedTableArgs
 from components.models import model_grant
-from components.scheduled_job import Schedule, schedule_group, scheduler_trust_policy
-from components.scoped_lambda import FunctionUrl, QueueTrigger
+from components.scheduled_job import (
+    Schedule,
+    ScheduleGroupRef,
+    schedule_group,
+    scheduler_trust_policy,
+)
+from components.scoped_lambda import FunctionUrl, QueueTrigger, ScopedLambda
 from components.secret_slot import SecretSlot, SecretSlotArgs
 from components.systems.base import System, SystemArgs
 from components.systems.function_factory import FunctionFactory
@@ -50,7 +55,10 @@ PACKAGE = "handlers.review_requests"
 # slow happens here"); the sender holds two model calls with bounded retries and one send;
 # the sync pages a sheet of a few thousand rows.
 SIZES: dict[str, tuple[int, int]] = {
-    contract.WEBHOOK: (256, 10),
+    # A public surface answers a caller who waits (Shopify drops a webhook after 5 s): 512 MB,
+    # chosen by `make bench-init`, whose first invocation costs 210-350 ms of CPU, which at
+    # 256 MB (a seventh of a vCPU) predicts 1.4-2.5 s against the 1.5 s target; 0.7-1.2 s here.
+    contract.WEBHOOK: (512, 10),
     contract.SENDER: (512, 90),
     contract.ESCALATOR: (256, 30),
     contract.SYNC: (512, 120),
@@ -72,6 +80,25 @@ def sheet_object_arn(deployment: Deployment, source: str) -> str | None:
 class ReviewRequests(System):
     """The review request sender: five functions, five tables, two queues, per-request schedules."""
 
+    jobs: GuardedTable
+    requests: GuardedTable
+    customers: GuardedTable
+    optout: GuardedTable
+    audit: GuardedTable
+    work: WorkQueue
+    escalations: WorkQueue
+    webhook_secret: SecretSlot
+    messaging_key: SecretSlot
+    requests_group: ScheduleGroupRef
+    schedules_dlq: WorkQueue
+    schedule_role_arn: str
+    sms_arn: str
+    webhook_fn: ScopedLambda
+    sender_fn: ScopedLambda
+    escalator_fn: ScopedLambda
+    sync_fn: ScopedLambda
+    sweep_fn: ScopedLambda
+
     def __init__(
         self,
         resource_name: str,
@@ -81,9 +108,27 @@ class ReviewRequests(System):
         super().__init__("ReviewRequests", resource_name, opts)
         d, s = args.deployment, args.settings
         child = pulumi.ResourceOptions(parent=self)
+        self._data(d, child)
+        function = FunctionFactory(d, PACKAGE, SIZES, child)
+        self._queues(d, function, child)
+        self._secrets(d, child)
+        self._request_schedules(d, child)
+        self.sms_arn = d.arns.sms_resource(s.sms_origination_identity)
+        values = self._environment(s, function)
+        self._webhook(d, function, values)
+        self._sender(d, s, function, values)
+        self._escalator(d, s, function, values)
+        self._sync(d, s, function, values)
+        self._sweep(s, function, values)
+        # The sweep reports a claimed message never confirmed sent; a person must look.
+        d.watch_unconfirmed_sends("UnconfirmedAsks", "review asks claimed and never confirmed sent", self)
+        # Its sender and escalator fall back to templates when Bedrock refuses the model.
+        d.watch_degradations(self)
+        self._outputs()
 
-        # Data: the tables as the contract declares them ------------------------------------
-        jobs, requests, customers, optout, audit = (
+    def _data(self, d: Deployment, child: pulumi.ResourceOptions) -> None:
+        """The five tables as the contract declares them."""
+        self.jobs, self.requests, self.customers, self.optout, self.audit = (
             GuardedTable(spec.name, GuardedTableArgs.of(d, spec), child)
             for spec in (
                 contract.JOBS,
@@ -93,8 +138,12 @@ class ReviewRequests(System):
                 contract.AUDIT,
             )
         )
-        function = FunctionFactory(d, PACKAGE, SIZES, child)
-        work = WorkQueue(
+
+    def _queues(
+        self, d: Deployment, function: FunctionFactory, child: pulumi.ResourceOptions
+    ) -> None:
+        """rrs-work (asks, from the schedules) and rrs-escalations, one consumer each."""
+        self.work = WorkQueue(
             contract.WORK_QUEUE,
             WorkQueueArgs(
                 d,
@@ -104,7 +153,7 @@ class ReviewRequests(System):
             ),
             child,
         )
-        escalations = WorkQueue(
+        self.escalations = WorkQueue(
             contract.ESCALATIONS_QUEUE,
             WorkQueueArgs(
                 d,
@@ -115,8 +164,9 @@ class ReviewRequests(System):
             child,
         )
 
-        # Secrets: one per purpose, so each GetSecretValue grant names one secret -----------
-        webhook_secret = SecretSlot(
+    def _secrets(self, d: Deployment, child: pulumi.ResourceOptions) -> None:
+        """One secret per purpose, so each GetSecretValue grant names one secret."""
+        self.webhook_secret = SecretSlot(
             contract.WEBHOOK_SECRET,
             SecretSlotArgs(
                 d,
@@ -125,7 +175,7 @@ class ReviewRequests(System):
             ),
             child,
         )
-        messaging_key = SecretSlot(
+        self.messaging_key = SecretSlot(
             contract.MESSAGING_KEY,
             SecretSlotArgs(
                 d,
@@ -136,14 +186,15 @@ class ReviewRequests(System):
             child,
         )
 
-        # Per-request schedules: their own group, and a role that may only send to rrs-work -
-        # (and to their dead-letter queue: Scheduler sends undeliverable asks there with the
-        # same execution role; components/scheduled_job.py names the page).
-        requests_group = schedule_group(
+    def _request_schedules(self, d: Deployment, child: pulumi.ResourceOptions) -> None:
+        """Per-request schedules: their own group, and a role that may only send to rrs-work
+        (and to their dead-letter queue: Scheduler sends undeliverable asks there with the
+        same execution role; components/scheduled_job.py names the page)."""
+        self.requests_group = schedule_group(
             "rrs-requests-schedules", d, contract.REQUEST_SCHEDULE_GROUP, child
         )
-        group_name = requests_group.name
-        schedules_dlq = WorkQueue(
+        group_name = self.requests_group.name
+        self.schedules_dlq = WorkQueue(
             contract.REQUEST_SCHEDULES_DLQ,
             WorkQueueArgs(
                 d,
@@ -154,12 +205,12 @@ class ReviewRequests(System):
             child,
         )
         schedule_role_name = d.name(contract.REQUEST_SCHEDULES_ROLE)
-        schedule_role_arn = d.arns.role(schedule_role_name)
+        self.schedule_role_arn = d.arns.role(schedule_role_name)
         schedule_role = aws.iam.Role(
             contract.REQUEST_SCHEDULES_ROLE,
             name=schedule_role_name,
-            description=f"Lets the schedules of group {group_name} send to {work.physical_name} only",
-            assume_role_policy=scheduler_trust_policy(d, requests_group),
+            description=f"Lets the schedules of group {group_name} send to {self.work.physical_name} only",
+            assume_role_policy=scheduler_trust_policy(d, self.requests_group),
             tags=d.resource_tags(**{"crm:schedule-group": contract.REQUEST_SCHEDULE_GROUP}),
             opts=child,
         )
@@ -169,45 +220,45 @@ class ReviewRequests(System):
             role=schedule_role_name,
             policy=policy_document(
                 (
-                    work.grant_send(sid="SendToRrsWorkOnly"),
-                    schedules_dlq.grant_send(sid="SendUndeliveredToDlq"),
+                    self.work.grant_send(sid="SendToRrsWorkOnly"),
+                    self.schedules_dlq.grant_send(sid="SendUndeliveredToDlq"),
                 ),
                 owner=schedule_role_name,
             ),
             opts=pulumi.ResourceOptions(parent=self, depends_on=[schedule_role]),
         )
 
-        sms_arn = d.arns.sms_resource(s.sms_origination_identity)
+    def _environment(self, s: RrsSettings, function: FunctionFactory) -> dict[str, Any]:
+        """Every settings field of every function, once; each record picks its own
+        (handlers/review_requests/contract.py), so infra and handlers cannot drift."""
         hours = s.opening_hours
-        # Every settings field of every function, once; each record picks its own
-        # (handlers/review_requests/contract.py), so infra and handlers cannot drift.
-        values: dict[str, Any] = {
-            "requests_table": requests.physical_name,
+        return {
+            "requests_table": self.requests.physical_name,
             "requests_index": contract.REQUESTS_INDEX,
-            "jobs_table": jobs.physical_name,
-            "customers_table": customers.physical_name,
-            "optout_table": optout.physical_name,
-            "audit_table": audit.physical_name,
-            "work_queue_url": work.url,
-            "work_queue_arn": work.arn,
-            "escalations_queue_url": escalations.url,
+            "jobs_table": self.jobs.physical_name,
+            "customers_table": self.customers.physical_name,
+            "optout_table": self.optout.physical_name,
+            "audit_table": self.audit.physical_name,
+            "work_queue_url": self.work.url,
+            "work_queue_arn": self.work.arn,
+            "escalations_queue_url": self.escalations.url,
             "opening_start": hours.start,
             "opening_end": hours.end,
             "opening_timezone": hours.timezone,
             "phone_region": s.phone_region,
-            "messaging_key_secret_id": messaging_key.physical_name,
-            "webhook_secret_id": webhook_secret.physical_name,
+            "messaging_key_secret_id": self.messaging_key.physical_name,
+            "webhook_secret_id": self.webhook_secret.physical_name,
             "sender_email": s.sender_email,
             "owner_email": s.owner_email,
             "business_name": s.business_name,
-            "schedule_group": group_name,
-            "schedule_role_arn": schedule_role_arn,
-            "schedule_dlq_arn": schedules_dlq.arn,
+            "schedule_group": self.requests_group.name,
+            "schedule_role_arn": self.schedule_role_arn,
+            "schedule_dlq_arn": self.schedules_dlq.arn,
             "request_delay_hours": s.request_delay_hours,
             "retention_days": s.retention_days,
             "grade_model_id": s.grade_model.active,
             "compose_model_id": s.compose_model.active,
-            "sms_origination_identity": sms_arn,
+            "sms_origination_identity": self.sms_arn,
             "review_url": s.review_url,
             "feedback_url": s.feedback_url,
             "link_ttl_days": s.link_ttl_days,
@@ -218,31 +269,31 @@ class ReviewRequests(System):
             "sweep_max_attempts": s.sweep_max_attempts,
         }
 
-        # Functions -------------------------------------------------------------------------
-        webhook_fn = function(
+    def _webhook(self, d: Deployment, function: FunctionFactory, values: dict[str, Any]) -> None:
+        self.webhook_fn = function(
             contract.WEBHOOK,
             "Job tool webhook: verify, one request per completion, schedule the ask; "
             "record private feedback and opt-outs",
             (
-                webhook_secret.grant_read(),
-                messaging_key.grant_read(),
-                customers.grant("dynamodb:GetItem", sid="ReadCustomer"),
-                optout.grant("dynamodb:GetItem", sid="CheckOptOut"),
-                optout.grant("dynamodb:PutItem", sid="RecordOptOut"),
-                requests.grant("dynamodb:PutItem", sid="OneRequestPerCompletion"),
-                requests.grant("dynamodb:GetItem", sid="ReadRequestForFeedback"),
-                jobs.grant("dynamodb:PutItem", sid="RecordJob"),
-                audit.grant("dynamodb:PutItem", sid="AppendAudit"),
-                escalations.grant_send(sid="EnqueueEscalation"),
+                self.webhook_secret.grant_read(),
+                self.messaging_key.grant_read(),
+                self.customers.grant("dynamodb:GetItem", sid="ReadCustomer"),
+                self.optout.grant("dynamodb:GetItem", sid="CheckOptOut"),
+                self.optout.grant("dynamodb:PutItem", sid="RecordOptOut"),
+                self.requests.grant("dynamodb:PutItem", sid="OneRequestPerCompletion"),
+                self.requests.grant("dynamodb:GetItem", sid="ReadRequestForFeedback"),
+                self.jobs.grant("dynamodb:PutItem", sid="RecordJob"),
+                self.audit.grant("dynamodb:PutItem", sid="AppendAudit"),
+                self.escalations.grant_send(sid="EnqueueEscalation"),
                 Grant(
                     "CreateRequestSchedules",
                     ("scheduler:CreateSchedule",),
-                    (d.arns.schedules_in_group(group_name),),
+                    (d.arns.schedules_in_group(self.requests_group.name),),
                 ),
                 Grant(
                     "PassRequestScheduleRole",
                     ("iam:PassRole",),
-                    (schedule_role_arn,),
+                    (self.schedule_role_arn,),
                     {"StringEquals": {"iam:PassedToService": "scheduler.amazonaws.com"}},
                 ),
             ),
@@ -254,52 +305,58 @@ class ReviewRequests(System):
             ),
             vendored=("email-validator", "idna", "phonenumberslite", "tzdata"),
         )
-        sender_fn = function(
+
+    def _sender(self, d: Deployment, s: RrsSettings, function: FunctionFactory, values: dict[str, Any]) -> None:
+        self.sender_fn = function(
             contract.SENDER,
             "Due asks: re-check opt-out, state and quiet hours; grade, compose, validate; "
             "one conditional terminal write, one ask",
             (
                 model_grant(d, s.grade_model, sid="InvokeGradeModel"),
                 model_grant(d, s.compose_model, sid="InvokeComposeModel"),
-                requests.grant("dynamodb:GetItem", "dynamodb:UpdateItem", sid="GuardRequestState"),
+                self.requests.grant("dynamodb:GetItem", "dynamodb:UpdateItem", sid="GuardRequestState"),
                 # ConditionCheckItem: the claim's transaction checks each contact's opt-out.
-                optout.grant(
+                self.optout.grant(
                     "dynamodb:GetItem", "dynamodb:ConditionCheckItem", sid="RecheckOptOut"
                 ),
-                audit.grant("dynamodb:PutItem", sid="AppendAudit"),
-                messaging_key.grant_read(),
-                escalations.grant_send(sid="EnqueueEscalation"),
+                self.audit.grant("dynamodb:PutItem", sid="AppendAudit"),
+                self.messaging_key.grant_read(),
+                self.escalations.grant_send(sid="EnqueueEscalation"),
                 d.grant_send_email("SendAskEmail", s.sender_email),
-                Grant("SendAskSms", ("sms-voice:SendTextMessage",), (sms_arn,)),
+                Grant("SendAskSms", ("sms-voice:SendTextMessage",), (self.sms_arn,)),
             ),
             contract.SenderSettings.environment(values),
-            queues=(QueueTrigger(work, batch_size=5, maximum_concurrency=SENDER_CONCURRENCY),),
+            queues=(QueueTrigger(self.work, batch_size=5, maximum_concurrency=SENDER_CONCURRENCY),),
             vendored=("tzdata",),
         )
-        escalator_fn = function(
+
+    def _escalator(self, d: Deployment, s: RrsSettings, function: FunctionFactory, values: dict[str, Any]) -> None:
+        self.escalator_fn = function(
             contract.ESCALATOR,
             "Escalations: build the handover, de-duplicate, email the owner",
             (
-                requests.grant("dynamodb:GetItem", sid="ReadRequest"),
-                customers.grant("dynamodb:GetItem", sid="ReadCustomer"),
-                jobs.grant("dynamodb:GetItem", sid="ReadJob"),
-                audit.grant("dynamodb:Query", sid="ReadAuditTrail"),
-                audit.grant("dynamodb:PutItem", sid="AppendEscalationMarker"),
+                self.requests.grant("dynamodb:GetItem", sid="ReadRequest"),
+                self.customers.grant("dynamodb:GetItem", sid="ReadCustomer"),
+                self.jobs.grant("dynamodb:GetItem", sid="ReadJob"),
+                self.audit.grant("dynamodb:Query", sid="ReadAuditTrail"),
+                self.audit.grant("dynamodb:PutItem", sid="AppendEscalationMarker"),
                 d.grant_send_email("SendOwnerHandover", s.sender_email),
             ),
             contract.EscalatorSettings.environment(values),
-            queues=(QueueTrigger(escalations, batch_size=5),),
+            queues=(QueueTrigger(self.escalations, batch_size=5),),
             vendored=("tzdata",),
         )
+
+    def _sync(self, d: Deployment, s: RrsSettings, function: FunctionFactory, values: dict[str, Any]) -> None:
         sheet_arn = sheet_object_arn(d, s.sheet_source)
         sync_grants: tuple[Grant, ...] = (
-            customers.grant("dynamodb:UpdateItem", sid="UpsertCustomers"),
+            self.customers.grant("dynamodb:UpdateItem", sid="UpsertCustomers"),
             # The stored row hashes, read before writing: only changed rows are written.
-            customers.grant("dynamodb:Scan", sid="ReadCustomerHashes"),
+            self.customers.grant("dynamodb:Scan", sid="ReadCustomerHashes"),
         )
         if sheet_arn is not None:
             sync_grants += (Grant("ReadCustomerSheet", ("s3:GetObject",), (sheet_arn,)),)
-        sync_fn = function(
+        self.sync_fn = function(
             contract.SYNC,
             "Customer sheet (CSV URL or S3 object) into rrs-customers, with prior sentiment",
             sync_grants,
@@ -307,18 +364,20 @@ class ReviewRequests(System):
             vendored=("email-validator", "idna", "phonenumberslite", "tzdata"),
             schedules=(Schedule(contract.SYNC, s.sync_schedule, "mirror the customer sheet"),),
         )
-        sweep_fn = function(
+
+    def _sweep(self, s: RrsSettings, function: FunctionFactory, values: dict[str, Any]) -> None:
+        self.sweep_fn = function(
             contract.SWEEP,
             "Stragglers past due and not terminal: re-enqueue or escalate (opening hours only)",
             (
                 Grant(
                     "QueryStragglers",
                     ("dynamodb:Query",),
-                    (requests.index_arn(contract.REQUESTS_INDEX),),
+                    (self.requests.index_arn(contract.REQUESTS_INDEX),),
                 ),
-                requests.grant("dynamodb:UpdateItem", sid="MarkSwept"),
-                work.grant_send(sid="Requeue"),
-                escalations.grant_send(sid="EscalateStraggler"),
+                self.requests.grant("dynamodb:UpdateItem", sid="MarkSwept"),
+                self.work.grant_send(sid="Requeue"),
+                self.escalations.grant_send(sid="EscalateStraggler"),
             ),
             contract.SweepSettings.environment(values),
             vendored=("tzdata",),
@@ -327,33 +386,31 @@ class ReviewRequests(System):
             ),
         )
 
-        # The sweep reports a claimed message never confirmed sent; a person must look.
-        d.watch_unconfirmed_sends("UnconfirmedAsks", "review asks claimed and never confirmed sent", self)
-        # Its sender and escalator fall back to templates when Bedrock refuses the model.
-        d.watch_degradations(self)
 
+    def _outputs(self) -> None:
+        """The operator-facing outputs."""
         self.finish(
             {
-                "webhook_url": webhook_fn.function_url,
-                "work_queue_url": work.url,
-                "escalations_queue_url": escalations.url,
-                "schedule_group": requests_group.name,
+                "webhook_url": self.webhook_fn.function_url,
+                "work_queue_url": self.work.url,
+                "escalations_queue_url": self.escalations.url,
+                "schedule_group": self.requests_group.name,
                 "tables": {
-                    "jobs": jobs.physical_name,
-                    "requests": requests.physical_name,
-                    "customers": customers.physical_name,
-                    "optout": optout.physical_name,
-                    "audit": audit.physical_name,
+                    "jobs": self.jobs.physical_name,
+                    "requests": self.requests.physical_name,
+                    "customers": self.customers.physical_name,
+                    "optout": self.optout.physical_name,
+                    "audit": self.audit.physical_name,
                 },
                 "secrets": {
-                    "webhook_signing_secret": webhook_secret.physical_name,
-                    "messaging_key": messaging_key.physical_name,
+                    "webhook_signing_secret": self.webhook_secret.physical_name,
+                    "messaging_key": self.messaging_key.physical_name,
                 },
                 "functions": {
-                    "sender": sender_fn.physical_name,
-                    "escalator": escalator_fn.physical_name,
-                    "sync": sync_fn.physical_name,
-                    "sweep": sweep_fn.physical_name,
+                    "sender": self.sender_fn.physical_name,
+                    "escalator": self.escalator_fn.physical_name,
+                    "sync": self.sync_fn.physical_name,
+                    "sweep": self.sweep_fn.physical_name,
                 },
             }
         )

@@ -16,6 +16,8 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any
 
+from handlers.common import cold_path
+
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.service_resource import Table
 
@@ -44,9 +46,7 @@ def _session(region: str | None) -> Any:
     """The process's boto3 session for ``region``; call with ``_lock`` held."""
     found = _sessions.get(region)
     if found is None:
-        import boto3
-
-        found = boto3.session.Session(region_name=region)
+        found = cold_path.load("boto3").session.Session(region_name=region)
         _sessions[region] = found
     return found
 
@@ -65,12 +65,11 @@ def client(service: str, region: str | None = None, *, profile: str = "standard"
     with _lock:
         found = _clients.get(key)
         if found is None:
-            from botocore.config import Config
-
+            config = cold_path.load("botocore.config")
             found = _session(region).client(
                 service,
                 region_name=region,
-                config=Config(**_PROFILES[profile]),
+                config=config.Config(**_PROFILES[profile]),
             )
             _clients[key] = found
         return found

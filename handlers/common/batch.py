@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
+from handlers.common import cold_path
 from handlers.common.observability import get_logger
 
 if TYPE_CHECKING:
@@ -58,12 +59,7 @@ def _process(
     context: Any,
     handle: Callable[[Any], object],
 ) -> dict[str, Any]:
-    from aws_lambda_powertools.utilities.batch import (
-        BatchProcessor,
-        EventType,
-        process_partial_response,
-    )
-
+    batch = cold_path.load("aws_lambda_powertools.utilities.batch")
     logger = get_logger()
 
     def one(record: Any) -> object:
@@ -76,9 +72,11 @@ def _process(
             logger.exception("record failed", extra={"record": _id(record)})
             raise
 
-    processor = BatchProcessor(event_type=EventType[kind], raise_on_entire_batch_failure=False)
+    processor = batch.BatchProcessor(
+        event_type=batch.EventType[kind], raise_on_entire_batch_failure=False
+    )
     return dict(
-        process_partial_response(event=event, record_handler=one, processor=processor, context=context)
+        batch.process_partial_response(event=event, record_handler=one, processor=processor, context=context)
     )
 
 

@@ -28,6 +28,8 @@ import json
 from collections.abc import Mapping, Set
 from typing import Any
 
+from handlers.common import cold_path
+
 MAX_ITEM_BYTES = 400 * 1024
 MAX_DEPTH = 32
 MAX_NUMBER_DIGITS = 38
@@ -44,13 +46,11 @@ class Unstorable(ValueError):
 
 def check_number(value: int | decimal.Decimal, path: str = "") -> int:
     """The number's stored size estimate in bytes, or ``Unstorable``."""
-    from boto3.dynamodb.types import DYNAMODB_CONTEXT
-
     try:
         number = value if isinstance(value, decimal.Decimal) else decimal.Decimal(value)
         if not number.is_finite():
             raise Unstorable(path, "not a finite number")
-        stored = DYNAMODB_CONTEXT.create_decimal(number)
+        stored = cold_path.load("boto3.dynamodb.types").DYNAMODB_CONTEXT.create_decimal(number)
     except decimal.DecimalException as err:
         raise Unstorable(
             path, f"a number DynamoDB cannot store (38 digits, magnitude 1E-130 to 1E+126): {err.__class__.__name__}"

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from handlers.common import cold_path
+
 
 @lru_cache(maxsize=10_000)
 def normalise_email(raw: str) -> str | None:
@@ -22,8 +24,7 @@ def normalise_email(raw: str) -> str | None:
     A ``mailto:`` prefix and surrounding angle brackets are dropped first (forms and CRMs
     paste them); a display name or a list of addresses is not an address.
     """
-    from email_validator import EmailNotValidError, validate_email
-
+    email_validator = cold_path.load("email_validator")
     value = raw.strip()
     if value[:7].lower() == "mailto:":
         value = value[7:]
@@ -31,8 +32,8 @@ def normalise_email(raw: str) -> str | None:
     if not value or len(value) > 254:
         return None
     try:
-        checked = validate_email(value, check_deliverability=False, allow_smtputf8=False)
-    except EmailNotValidError:
+        checked = email_validator.validate_email(value, check_deliverability=False, allow_smtputf8=False)
+    except email_validator.EmailNotValidError:
         return None
     return str(checked.ascii_email or checked.normalized).lower()
 

@@ -38,7 +38,6 @@ Everything HubSpot-specific about *transport* lives here; the adapters (dm's and
 
 from __future__ import annotations
 
-import email.utils
 import json
 import random
 import re
@@ -52,6 +51,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from handlers.common.api_versions import HUBSPOT_DEFAULT_VERSION
+from handlers.common.retry_after import retry_after_seconds
 
 BASE_URL = "https://api.hubapi.com"
 PAGE_LIMIT = 100
@@ -206,22 +206,6 @@ class Limiter:
         self.starts.append(at)
 
 
-def _retry_after(value: str | None, now_epoch: float) -> float | None:
-    """Seconds from a ``Retry-After`` header: delta-seconds or an HTTP date (RFC 9110)."""
-    if not value:
-        return None
-    text = value.strip()
-    try:
-        return max(0.0, float(text))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(text)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - now_epoch)
-
-
 class HubSpotClient:
     """HTTPS JSON calls to HubSpot with the version in the path, limits and bounded retries."""
 
@@ -310,7 +294,7 @@ class HubSpotClient:
                 raise error
             if attempt >= self.max_attempts:
                 raise error
-            wait = _retry_after(headers.get("retry-after"), self._wall()) if status == 429 else None
+            wait = retry_after_seconds(headers.get("retry-after"), self._wall()) if status == 429 else None
             if wait is None:
                 wait = min(self.max_wait_s, 0.5 * 2 ** (attempt - 1)) * (0.5 + self._jitter() / 2)
             if wait > self.max_wait_s:

@@ -19,10 +19,13 @@ turn the metrics off (``businessMetrics: false``, which sets ``POWERTOOLS_METRIC
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from aws_lambda_powertools.metrics import MetricUnit, single_metric
 
 DEFAULT_NAMESPACE = "crm/local"
 OTHER = "other"
@@ -182,8 +185,6 @@ def degraded(name: str) -> None:
 
 
 def _single(name: str, value: int, dimensions: Mapping[str, str]) -> None:
-    from aws_lambda_powertools.metrics import MetricUnit, single_metric
-
     with single_metric(
         name=name,
         unit=MetricUnit.Count,
@@ -196,8 +197,6 @@ def _single(name: str, value: int, dimensions: Mapping[str, str]) -> None:
 
 def emf_metrics(line: str) -> list[tuple[str, str, float, dict[str, Any]]]:
     """(namespace, metric, value, dimensions) of every metric in one EMF log line, else []."""
-    import json
-
     try:
         doc = json.loads(line)
     except (ValueError, TypeError):

@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
+from pydantic import ValidationError
+
 from handlers.common import metrics
 from handlers.common.aws_clients import bedrock_runtime as bedrock_runtime  # patched by tests
 
@@ -233,8 +235,6 @@ def call_structured(
     ``client`` defaults to the cached ``bedrock-runtime`` client of the function's region.
     ``sleep`` and ``rng`` are injectable so tests neither wait nor depend on chance.
     """
-    from pydantic import ValidationError
-
     request = build_request(
         model_id=model_id,
         prompt=prompt,

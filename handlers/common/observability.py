@@ -4,8 +4,9 @@ Every log line of one invocation carries ``correlation_id``: the id the triggeri
 the event (Function URL request id, SQS message id, EventBridge event id, ...), falling back to
 the Lambda request id. Follow one lead or order across functions by searching for it.
 
-Powertools comes from the AWS-published layer. Importing it costs tens of milliseconds, so it is
-imported on the first ``get_logger()``, and only the logging part of it is touched.
+Powertools comes from the AWS-published layer. Logger and Tracer are imported at the top: every
+invocation logs, so a cold start pays for Powertools before its first answer in any case, and
+the Tracer loads the X-Ray SDK only when it is made (when the stack turns tracing on).
 """
 
 from __future__ import annotations
@@ -14,10 +15,10 @@ import functools
 import os
 import threading
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
-if TYPE_CHECKING:
-    from aws_lambda_powertools.logging import Logger
+from aws_lambda_powertools import Tracer
+from aws_lambda_powertools.logging import Logger
 
 HandlerT = TypeVar("HandlerT", bound=Callable[..., Any])
 
@@ -50,8 +51,6 @@ def get_logger(service: str | None = None) -> Logger:
     with _lock:
         found = _loggers.get(name)
         if found is None:
-            from aws_lambda_powertools.logging import Logger
-
             found = Logger(service=name, use_rfc3339=True)
             _loggers[name] = found
         return found
@@ -116,8 +115,6 @@ def _traced(handler: HandlerT) -> HandlerT:
     """
     if not tracing_enabled():
         return handler
-    from aws_lambda_powertools import Tracer
-
     return Tracer(service=_service_name(None)).capture_lambda_handler(handler)  # type: ignore[return-value]
 
 

@@ -8,6 +8,8 @@ README). A number is read in a default region unless written internationally.
 
 from __future__ import annotations
 
+from handlers.common import cold_path
+
 
 def phone_e164(raw: str, region: str | None, *, valid: bool = True) -> str | None:
     """The number in E.164 (``+447700900123``), or None when it is not a phone number.
@@ -17,8 +19,7 @@ def phone_e164(raw: str, region: str | None, *, valid: bool = True) -> str | Non
     can send an SMS to); ``valid=False`` asks only that it be possible (the right length for
     its country), which is enough to compare two records of one person.
     """
-    import phonenumbers
-
+    phonenumbers = cold_path.load("phonenumbers")
     text = raw.strip() if isinstance(raw, str) else ""
     if not text:
         return None
@@ -43,8 +44,7 @@ def is_e164(value: object, *, valid: bool = True) -> bool:
 
 def phone_region(e164: str) -> str | None:
     """The country (ISO alpha-2) a valid number belongs to; None for non-geographic ones."""
-    import phonenumbers
-
+    phonenumbers = cold_path.load("phonenumbers")
     try:
         region = phonenumbers.region_code_for_number(phonenumbers.parse(e164, None))
     except phonenumbers.NumberParseException:
@@ -55,8 +55,7 @@ def phone_region(e164: str) -> str | None:
 def may_be_mobile(e164: str) -> bool:
     """Whether the number is (or may be) a mobile: the numbering plan says mobile, or cannot
     tell mobile from fixed line (the US and Canada)."""
-    import phonenumbers
-
+    phonenumbers = cold_path.load("phonenumbers")
     try:
         kind = phonenumbers.number_type(phonenumbers.parse(e164, None))
     except phonenumbers.NumberParseException:

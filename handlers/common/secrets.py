@@ -21,6 +21,9 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from botocore.exceptions import ClientError
+
+from handlers.common import cold_path
 from handlers.common.aws_clients import client
 
 if TYPE_CHECKING:
@@ -79,28 +82,22 @@ class SecretCache:
         self._lock = threading.Lock()
 
     def _get(self, secret_id: str) -> str | bytes:
-        # Imported on first fetch: Powertools Parameters imports boto3, which a function that
+        # Loaded on first fetch: Powertools Parameters imports boto3, which a function that
         # refuses a request before reading a secret should not pay for.
-        from aws_lambda_powertools.utilities.parameters import (
-            GetParameterError,
-            SecretsProvider,
-            SSMProvider,
-        )
-        from botocore.exceptions import ClientError
-
+        parameters = cold_path.load("aws_lambda_powertools.utilities.parameters")
         parameter = is_parameter(secret_id)
         with self._lock:
             provider: SecretsProvider | SSMProvider
             if parameter:
                 if self._ssm_provider is None:
-                    self._ssm_provider = SSMProvider(boto3_client=self._ssm_client_factory())
+                    self._ssm_provider = parameters.SSMProvider(boto3_client=self._ssm_client_factory())
                     self._ssm_provider.store = self._entries
                 provider = self._ssm_provider
                 # The shared client is made anew after aws_clients.reset_clients() (tests, sandbox).
                 provider.client = self._ssm_client_factory()
             else:
                 if self._provider is None:
-                    self._provider = SecretsProvider(boto3_client=self._client_factory())
+                    self._provider = parameters.SecretsProvider(boto3_client=self._client_factory())
                     self._provider.store = self._entries
                 provider = self._provider
                 provider.client = self._client_factory()
@@ -113,7 +110,7 @@ class SecretCache:
                 )
             else:
                 value = provider.get(secret_id, max_age=self.ttl_seconds, force_fetch=forced)
-        except GetParameterError as err:
+        except parameters.GetParameterError as err:
             cause = err.__context__
             code = (
                 cause.response.get("Error", {}).get("Code", "Unknown")

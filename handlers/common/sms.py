@@ -10,14 +10,16 @@ The codec is the ``gsm0338`` package.
 
 from __future__ import annotations
 
+import unicodedata
+
+import gsm0338  # noqa: F401  (registers the gsm03.38 codec)
+
 SEGMENT = 160
 """GSM-7 septets in one single-part SMS."""
 
 
 def gsm7_septets(text: str) -> int | None:
     """The septets ``text`` takes in GSM-7; None when a character forces UCS-2."""
-    import gsm0338  # noqa: F401  (registers the "gsm03.38" codec)
-
     try:
         return len(text.encode("gsm03.38"))
     except UnicodeEncodeError:
@@ -40,8 +42,6 @@ def to_gsm7(text: str) -> str:
     """``text`` in the GSM-7 alphabet: typographic quotes and dashes made plain, accents the
     alphabet lacks dropped from their letter (NFKD), anything else left out. One emoji in a
     product title would otherwise send the whole message as UCS-2, 70 characters a segment."""
-    import unicodedata
-
     out = []
     for ch in text.translate(_PLAIN):
         if gsm7_septets(ch) is not None:

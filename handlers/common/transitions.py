@@ -13,6 +13,10 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from botocore.exceptions import ClientError
+
+from handlers.common import cold_path
+
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.service_resource import Table
 
@@ -82,9 +86,7 @@ def old_item(err: Exception) -> dict[str, Any] | None:
     raw: Any = (getattr(err, "response", None) or {}).get("Item")
     if not isinstance(raw, Mapping) or not raw:
         return None
-    from boto3.dynamodb.types import TypeDeserializer
-
-    deserializer = TypeDeserializer()
+    deserializer = cold_path.load("boto3.dynamodb.types").TypeDeserializer()
     return {name: deserializer.deserialize(value) for name, value in raw.items()}
 
 
@@ -109,8 +111,6 @@ def transition(
     never matches, so this never creates one. Errors other than the condition failing (throttling
     exhausted, a transaction conflict, a bad key) are raised: they are not an answer.
     """
-    from botocore.exceptions import ClientError
-
     names: dict[str, str] = {"#state": attribute}
     values: dict[str, Any] = {":new": new}
     sets = ["#state = :new"]
@@ -164,8 +164,6 @@ def put_if_absent(table: Table, item: Mapping[str, Any], key_attr: str) -> PutIf
     ``key_attr`` is the partition key attribute; the condition is checked against the item with
     the same full primary key, so it serves composite keys too.
     """
-    from botocore.exceptions import ClientError
-
     if key_attr not in item:
         raise ValueError(f"item has no key attribute {key_attr!r}")
     try:
@@ -292,8 +290,6 @@ def transact(table: Table, writes: list[dict[str, Any]]) -> TxResult:
     https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis.html.
     A cancellation is an answer (``won=False`` with the reasons); other errors are raised.
     """
-    from botocore.exceptions import ClientError
-
     if not 1 <= len(writes) <= 100:
         raise ValueError("a transaction holds between 1 and 100 writes")
     try:

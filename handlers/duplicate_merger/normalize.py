@@ -11,6 +11,8 @@ import re
 import unicodedata
 from functools import lru_cache
 
+from nicknames import name_triplets
+
 _NON_ALNUM = re.compile(r"[^a-z0-9]+")
 _NON_ALPHA = re.compile(r"[^a-z]+")
 _DIGITS = re.compile(r"\D+")
@@ -26,8 +28,6 @@ def _nickname_graph() -> tuple[dict[str, frozenset[str]], dict[str, frozenset[st
     Many-to-many, so "jon" relates to both John and Jonathan, and "chris" to Christopher,
     Christine and Christian; a one-way map would lose one side of each.
     """
-    from nicknames import name_triplets
-
     related: dict[str, set[str]] = {}
     formal: dict[str, set[str]] = {}
     for triplet in name_triplets():

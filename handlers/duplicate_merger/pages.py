@@ -9,6 +9,7 @@ odds in words (``confidence``), and the bits stay in the folded "How this was sc
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Mapping
 from typing import Any
 
@@ -208,8 +209,6 @@ def _sentence(text: str) -> str:
 
 def _day(value: object) -> str:
     """An ISO date from the merge record as people write it; the value itself otherwise."""
-    import datetime as dt
-
     try:
         return kit.local_day(dt.date.fromisoformat(str(value)[:10]))
     except ValueError:

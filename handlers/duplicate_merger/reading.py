@@ -26,6 +26,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
+from botocore.exceptions import ClientError
+
 from handlers.common.transitions import condition_failed
 from handlers.duplicate_merger.crm import Contact, CrmError, CrmReader
 
@@ -202,9 +204,6 @@ class DynamoCheckpoints:
         return None if item is None else ReadState.from_item(dict(item))
 
     def save(self, state: ReadState, chunks: list[bytes], *, expected_step: int | None) -> bool:
-        from botocore.exceptions import ClientError
-
-
         first = state.chunks - len(chunks)
         for offset, chunk in enumerate(chunks):
             self.table.put_item(

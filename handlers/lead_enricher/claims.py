@@ -15,6 +15,8 @@ import secrets
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from botocore.exceptions import ClientError
+
 from handlers.common.transitions import condition_failed, old_item
 from handlers.lead_enricher.lead import Lead
 
@@ -48,9 +50,6 @@ class PushClaims:
 
     def claim(self, lead: Lead, now: dt.datetime) -> Claim | None:
         """The claim for this pass, or None when the pass (or a later one) is already done."""
-        from botocore.exceptions import ClientError
-
-
         claim = Claim(lead.lead_id, lead.pass_no, secrets.token_hex(8))
         epoch = int(now.timestamp())
         try:

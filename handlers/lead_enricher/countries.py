@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from handlers.common import cold_path
+
 _NAMES: dict[str, str] = {
     "GB": "united kingdom|uk|great britain|britain|england|scotland|wales|northern ireland|gbr",
     "IE": "ireland|republic of ireland|eire|irl",
@@ -94,9 +96,8 @@ CODE_ALIASES = {"UK": "GB", "EL": "GR"}
 
 def is_iso_code(code: str) -> bool:
     """A two-letter code of a real country or territory (the regions phonenumbers knows)."""
-    import phonenumbers
-
-    return len(code) == 2 and code.isalpha() and code.upper() in phonenumbers.SUPPORTED_REGIONS
+    regions = cold_path.load("phonenumbers").SUPPORTED_REGIONS
+    return len(code) == 2 and code.isalpha() and code.upper() in regions
 
 
 def country_code(text: str) -> str | None:

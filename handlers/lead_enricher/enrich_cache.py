@@ -15,6 +15,8 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from botocore.exceptions import ClientError
+
 from handlers.common.aws_clients import table
 from handlers.common.degradations import Ledger
 from handlers.common.transitions import condition_failed
@@ -123,8 +125,6 @@ class PendingMarkers(_OnTable):
         now: dt.datetime,
         retry_at: dt.datetime | None = None,
     ) -> bool:
-        from botocore.exceptions import ClientError
-
         item: dict[str, Any] = {
             "domain": f"{PENDING_PREFIX}{lead.lead_id}",
             "status": status,

@@ -8,6 +8,8 @@ returns whatever status the service gave, with its headers; a network failure ra
 from __future__ import annotations
 
 import json
+import urllib.error
+import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -40,9 +42,6 @@ def exchange(
     """
     if not url.startswith("https://") and not url.startswith("http://localhost"):
         raise ValueError("only https URLs (or a local test server) are called")
-    import urllib.error
-    import urllib.request
-
     request = urllib.request.Request(url, method=method)  # noqa: S310 - scheme checked above
     request.add_header("accept", "application/json")
     for name, value in (headers or {}).items():

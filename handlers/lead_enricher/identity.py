@@ -15,6 +15,9 @@ import datetime as dt
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from botocore.exceptions import ClientError
+
+from handlers.common import cold_path
 from handlers.common.aws_clients import table
 from handlers.common.transitions import condition_failed
 from handlers.lead_enricher.matching import Profile
@@ -42,12 +45,12 @@ class IdentityIndex:
 
     def rows_of(self, crm_id: str) -> list[dict[str, Any]]:
         """Every key row of one contact, through the crm_id index."""
-        from boto3.dynamodb.conditions import Key
+        conditions = cold_path.load("boto3.dynamodb.conditions")
 
         rows: list[dict[str, Any]] = []
         kwargs: dict[str, Any] = {
             "IndexName": self.index_name,
-            "KeyConditionExpression": Key("crm_id").eq(crm_id),
+            "KeyConditionExpression": conditions.Key("crm_id").eq(crm_id),
         }
         while True:
             page = self.table.query(**kwargs)
@@ -97,8 +100,6 @@ class IdentityIndex:
         repoint: bool = False,
     ) -> bool:
         """Point ``id_key`` at ``crm_id``; False when it names another contact (kept as is)."""
-        from botocore.exceptions import ClientError
-
         kwargs: dict[str, Any] = {
             "Key": {"id_key": id_key},
             "UpdateExpression": (

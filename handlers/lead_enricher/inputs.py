@@ -8,9 +8,13 @@ filter weigh (honeypot, render time, SES verdicts, auto-replies). No AWS here.
 
 from __future__ import annotations
 
+import email
+import email.policy
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from email.message import EmailMessage
+from email.utils import getaddresses
 from typing import TYPE_CHECKING, Any
 
 from handlers.common.emails import is_email
@@ -168,12 +172,6 @@ def _from_mime(data: bytes) -> RawLead:
     message. SES's own spam and virus verdicts and auto-reply markers become signals.
     """
     # The mail parser is imported here: the form lane (a public URL) never pays for it.
-    import email
-    import email.policy
-    from email.message import EmailMessage
-    from email.utils import getaddresses
-
-
     message = email.message_from_bytes(data, policy=email.policy.default)
     assert isinstance(message, EmailMessage)
     raw = RawLead()

@@ -23,6 +23,8 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 from urllib.parse import unquote_plus
 
+from botocore.exceptions import ClientError
+
 from handlers.common import function_url as url
 from handlers.common import metrics
 from handlers.common.aws_clients import client
@@ -303,8 +305,6 @@ class Intake:
 
     def _report(self, bucket: str, key: str) -> tuple[dict[str, Any] | None, str | None]:
         """The upload's report and its ETag (the version later writes are conditioned on)."""
-        from botocore.exceptions import ClientError
-
         try:
             stored = self.store.get(bucket, key)
         except ClientError as err:

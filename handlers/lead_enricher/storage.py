@@ -12,6 +12,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from botocore.exceptions import ClientError
+
 from handlers.common.aws_clients import client
 
 
@@ -54,8 +56,6 @@ class ObjectStore:
         condition fails): "How to prevent object overwrites with conditional writes",
         https://docs.aws.amazon.com/AmazonS3/latest/userguide/conditional-writes.html.
         """
-        from botocore.exceptions import ClientError
-
         body = json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
         condition = {"IfMatch": etag} if etag else {"IfNoneMatch": "*"}
         try:

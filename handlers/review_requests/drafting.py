@@ -16,14 +16,13 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+from pydantic import BaseModel, Field
 
 from handlers.common.customer_text import refusals
 from handlers.common.model_call import ConverseClient, ModelAnswer, call_structured
 from handlers.review_requests.domain import Channel, Purpose
-
-if TYPE_CHECKING:
-    from pydantic import BaseModel
 
 TOOL_NAME = "write_ask"
 MAX_WORDS_CHARS = {Channel.SMS: 200, Channel.EMAIL: 700}
@@ -167,18 +166,13 @@ def template(request: DraftRequest) -> Draft:
     return Draft(body=body, subject=subject[:MAX_SUBJECT_CHARS], source="template")
 
 
-def _answer_model() -> type[BaseModel]:
-    from pydantic import BaseModel, Field
+class AskDraft(BaseModel):
+    """The words of one ask, without any link."""
 
-    class AskDraft(BaseModel):
-        """The words of one ask, without any link."""
-
-        subject: str | None = Field(
-            default=None, max_length=200, description="Email subject line; null for SMS"
-        )
-        body: str = Field(max_length=2000, description="The message text, without any link")
-
-    return AskDraft
+    subject: str | None = Field(
+        default=None, max_length=200, description="Email subject line; null for SMS"
+    )
+    body: str = Field(max_length=2000, description="The message text, without any link")
 
 
 def compose(request: DraftRequest, *, model_id: str, client: ConverseClient | None = None) -> Draft:
@@ -186,7 +180,7 @@ def compose(request: DraftRequest, *, model_id: str, client: ConverseClient | No
     answer = call_structured(
         model_id=model_id,
         prompt="Facts for the message (JSON):\n" + json.dumps(request.facts(), sort_keys=True),
-        output_model=_answer_model(),
+        output_model=AskDraft,
         tool_name=TOOL_NAME,
         tool_description="Record the subject (email only) and the text of the ask",
         system=SYSTEM_PROMPT,
@@ -203,8 +197,8 @@ def compose(request: DraftRequest, *, model_id: str, client: ConverseClient | No
             rejected=(f"no_answer:{answer.reason.value}",),
             model_id=model_id,
         )
-    body = str(answer.value.body).strip()  # type: ignore[attr-defined]
-    subject = str(answer.value.subject or "").strip()  # type: ignore[attr-defined]
+    body = str(answer.value.body).strip()
+    subject = str(answer.value.subject or "").strip()
     problems = validate(body, subject, request)
     if problems:
         fallback = template(request)

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
 
 from handlers.common.model_call import ConverseClient, ModelAnswer, call_structured
 from handlers.review_requests.domain import Band, Signal
-
-if TYPE_CHECKING:
-    from pydantic import BaseModel
 
 HAPPY_MIN_CONFIDENCE = 0.6
 """A "happy" grade below this confidence is treated as neutral."""
@@ -35,21 +34,16 @@ class GradeUnavailable(Exception):
     """The model stayed throttled or unavailable; retry the message later."""
 
 
-def _answer_model() -> type[BaseModel]:
-    from pydantic import BaseModel, Field
+class GradeAnswer(BaseModel):
+    """The grade of one customer's signal."""
 
-    class GradeAnswer(BaseModel):
-        """The grade of one customer's signal."""
-
-        band: Literal["happy", "neutral", "unhappy"] = Field(
-            description="How the customer feels about the job"
-        )
-        confidence: float = Field(ge=0, le=1, description="How sure the grade is, 0 to 1")
-        reasons: list[str] = Field(
-            max_length=3, description="Up to three short reasons quoting the facts"
-        )
-
-    return GradeAnswer
+    band: Literal["happy", "neutral", "unhappy"] = Field(
+        description="How the customer feels about the job"
+    )
+    confidence: float = Field(ge=0, le=1, description="How sure the grade is, 0 to 1")
+    reasons: list[str] = Field(
+        max_length=3, description="Up to three short reasons quoting the facts"
+    )
 
 
 @dataclass(frozen=True)
@@ -150,7 +144,7 @@ def grade(
         model_id=model_id,
         prompt="Facts about the job and the customer (JSON):\n"
         + json.dumps(grade_facts(signal, job_title), sort_keys=True),
-        output_model=_answer_model(),
+        output_model=GradeAnswer,
         tool_name=TOOL_NAME,
         tool_description="Record the customer's satisfaction band with confidence and reasons",
         system=SYSTEM_PROMPT,
@@ -164,8 +158,8 @@ def grade(
     value = answer.value
     return settle(
         signal,
-        str(value.band),  # type: ignore[attr-defined]
-        float(value.confidence),  # type: ignore[attr-defined]
-        [str(r) for r in value.reasons],  # type: ignore[attr-defined]
+        str(value.band),
+        float(value.confidence),
+        [str(r) for r in value.reasons],
         model_id,
     )

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
+from botocore.exceptions import ClientError
+
 from handlers.common.aws_clients import client
 from handlers.review_requests.domain import Channel
 
@@ -68,8 +70,6 @@ class AwsMessenger:
         return str(answer["MessageId"])
 
     def _sms(self, message: Outgoing) -> str:
-        from botocore.exceptions import ClientError
-
         if not self.sms_identity:
             raise RuntimeError("no SMS origination identity configured")
         try:

@@ -12,6 +12,8 @@ import datetime as dt
 import json
 from typing import Protocol
 
+from botocore.exceptions import ClientError
+
 from handlers.common.aws_clients import client
 from handlers.review_requests.domain import send_message
 
@@ -41,8 +43,6 @@ class EventBridgeScheduler:
         self.dead_letter_arn = dead_letter_arn
 
     def ensure(self, request_id: str, due: dt.datetime) -> bool:
-        from botocore.exceptions import ClientError
-
         try:
             client("scheduler").create_schedule(
                 Name=request_id,

@@ -14,6 +14,7 @@ import datetime as dt
 import hashlib
 import io
 import json
+import urllib.request
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -50,8 +51,6 @@ class CsvUrlSource:
         self.url = url
 
     def fetch(self) -> str:
-        import urllib.request
-
         request = urllib.request.Request(self.url, headers={"Accept": "text/csv"})  # noqa: S310
         with urllib.request.urlopen(request, timeout=FETCH_TIMEOUT_S) as answer:  # noqa: S310
             data = answer.read(MAX_SHEET_BYTES + 1)

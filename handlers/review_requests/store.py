@@ -17,6 +17,9 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
+from botocore.exceptions import ClientError
+
+from handlers.common import cold_path
 from handlers.common.aws_clients import client, table
 from handlers.common.transitions import (
     PutIfAbsentResult,
@@ -101,11 +104,11 @@ class Audit:
 
     def entries(self, request_id: str, prefix: str = "") -> list[dict[str, Any]]:
         """The request's entries in key order, optionally only keys starting with ``prefix``."""
-        from boto3.dynamodb.conditions import Key
+        conditions = cold_path.load("boto3.dynamodb.conditions")
 
-        condition: Any = Key("request_id").eq(request_id)
+        condition: Any = conditions.Key("request_id").eq(request_id)
         if prefix:
-            condition = condition & Key("ts").begins_with(prefix)
+            condition = condition & conditions.Key("ts").begins_with(prefix)
         found: list[dict[str, Any]] = []
         kwargs: dict[str, Any] = {"KeyConditionExpression": condition, "ConsistentRead": True}
         while True:
@@ -137,8 +140,6 @@ class Requests:
         return None if item is None else dict(item)
 
     def _update(self, **kwargs: Any) -> bool:
-        from botocore.exceptions import ClientError
-
         try:
             self.table.update_item(**kwargs)
         except ClientError as err:
@@ -252,16 +253,16 @@ class Requests:
     ) -> Iterator[dict[str, Any]]:
         """Asked or diverted requests claimed before ``claimed_before``, never confirmed sent
         and not yet reported, whose due time lies in ``[due_since, due_until]`` (via the GSI)."""
-        from boto3.dynamodb.conditions import Attr, Key
+        conditions = cold_path.load("boto3.dynamodb.conditions")
 
         for state in (State.ASKED, State.DIVERTED):
             kwargs: dict[str, Any] = {
                 "IndexName": self.index_name,
-                "KeyConditionExpression": Key("state").eq(state.value)
-                & Key("due").between(due_since, due_until),
-                "FilterExpression": Attr("delivered_at").not_exists()
-                & Attr("unconfirmed_at").not_exists()
-                & Attr("sent_at").lte(claimed_before),
+                "KeyConditionExpression": conditions.Key("state").eq(state.value)
+                & conditions.Key("due").between(due_since, due_until),
+                "FilterExpression": conditions.Attr("delivered_at").not_exists()
+                & conditions.Attr("unconfirmed_at").not_exists()
+                & conditions.Attr("sent_at").lte(claimed_before),
             }
             while True:
                 page = self.table.query(**kwargs)
@@ -286,12 +287,12 @@ class Requests:
 
     def stragglers(self, due_before: str, limit: int) -> Iterator[dict[str, Any]]:
         """Scheduled requests due at or before ``due_before``, oldest first, via the GSI."""
-        from boto3.dynamodb.conditions import Key
+        conditions = cold_path.load("boto3.dynamodb.conditions")
 
         kwargs: dict[str, Any] = {
             "IndexName": self.index_name,
-            "KeyConditionExpression": Key("state").eq(State.SCHEDULED.value)
-            & Key("due").lte(due_before),
+            "KeyConditionExpression": conditions.Key("state").eq(State.SCHEDULED.value)
+            & conditions.Key("due").lte(due_before),
         }
         seen = 0
         while seen < limit:
@@ -342,10 +343,8 @@ def finish_with_audit(
     moment before this write wins over the claim (the earlier read is only a shortcut).
     Returns a falsy Finish when the request was not scheduled or a contact opted out.
     """
-    from boto3.dynamodb.types import TypeSerializer
-    from botocore.exceptions import ClientError
-
-    serializer = TypeSerializer()
+    dynamo_types = cold_path.load("boto3.dynamodb.types")
+    serializer = dynamo_types.TypeSerializer()
 
     def wire(values: Mapping[str, Any]) -> dict[str, Any]:
         return {k: serializer.serialize(dynamo_safe(v)) for k, v in values.items()}
@@ -475,8 +474,6 @@ class Customers:
         Attributes other systems' functions never set survive, since this is an update, not a
         put. Returns True when the item changed.
         """
-        from botocore.exceptions import ClientError
-
         names: dict[str, str] = {"#h": "sheet_hash"}
         values: dict[str, Any] = {":h": row_hash, ":now": now}
         sets = ["#h = :h", "synced_at = :now"]

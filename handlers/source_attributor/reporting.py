@@ -12,10 +12,12 @@ Settings: ``contract.ReportSettings``.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -121,8 +123,6 @@ class PathReader:
         if self.workers == 1 or len(keys) < 2:
             into.update((key, read(key)) for key in keys)
             return
-        from concurrent.futures import ThreadPoolExecutor
-
         with ThreadPoolExecutor(max_workers=self.workers) as pool:
             into.update(zip(keys, pool.map(read, keys), strict=True))
 
@@ -186,8 +186,6 @@ def render(report: Report, query: ReportQuery, generated_at: str) -> tuple[str, 
     stem = f"lead-sources-{query.start}-{query.end}-{query.mode}"
     if query.format == "csv":
         return report.to_csv(), "text/csv; charset=utf-8", f"{stem}.csv"
-    import json
-
     document = {**report.to_json(), "generated_at": generated_at}
     return json.dumps(document, separators=(",", ":")), "application/json; charset=utf-8", (
         f"{stem}.json"

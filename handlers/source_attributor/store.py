@@ -12,6 +12,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from botocore.exceptions import ClientError
+
+from handlers.common import cold_path
 from handlers.common.aws_clients import client, table
 from handlers.common.transitions import condition_failed, transaction_condition_failed
 from handlers.source_attributor.records import Enquiry, IdentityRow, Touch
@@ -85,10 +88,10 @@ def _pages(table_name: str, **query: Any) -> Iterator[dict[str, Any]]:
     Uses the low-level client, which (unlike a boto3 resource) is safe to share between the
     threads a report reads with.
     """
-    from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+    dynamo_types = cold_path.load("boto3.dynamodb.types")
 
 
-    serializer, deserializer = TypeSerializer(), TypeDeserializer()
+    serializer, deserializer = dynamo_types.TypeSerializer(), dynamo_types.TypeDeserializer()
     dynamodb = client("dynamodb")
     query["TableName"] = table_name
     query["ExpressionAttributeValues"] = {
@@ -124,8 +127,6 @@ class DynamoStore:
 
     # capture
     def put_touch(self, touch: Touch) -> bool:
-        from botocore.exceptions import ClientError
-
         try:
             self._table(self.touches_table).put_item(
                 Item=touch.item(), ConditionExpression="attribute_not_exists(visitor_id)"
@@ -137,11 +138,8 @@ class DynamoStore:
         return True
 
     def put_enquiry(self, enquiry: Enquiry, asked: Touch | None) -> bool:
-        from boto3.dynamodb.types import TypeSerializer
-        from botocore.exceptions import ClientError
-
-
-        serializer = TypeSerializer()
+        dynamo_types = cold_path.load("boto3.dynamodb.types")
+        serializer = dynamo_types.TypeSerializer()
 
         def put(table: str, item: dict[str, Any], key: str) -> dict[str, Any]:
             return {
@@ -185,8 +183,6 @@ class DynamoStore:
 
     def _conditional_update(self, key: dict[str, str], update: str, condition: str,
                             values: dict[str, str]) -> None:
-        from botocore.exceptions import ClientError
-
         try:
             self._table(self.identities_table).update_item(
                 Key=key,

@@ -20,6 +20,8 @@ import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from botocore.exceptions import ClientError
+
 from handlers.common.transitions import condition_failed
 from handlers.upsell_recommender.domain import CatalogueItem
 
@@ -67,8 +69,6 @@ def upsert(table: Table, row: CatalogueItem) -> bool:
 
     Two overlapping syncs (a slow one and the next one) cannot put older stock back over newer.
     """
-    from botocore.exceptions import ClientError
-
     try:
         table.put_item(
             Item={**row.to_item(), "content_hash": content_hash(row)},
@@ -84,8 +84,6 @@ def upsert(table: Table, row: CatalogueItem) -> bool:
 
 def delist(table: Table, sku: str, now: int) -> bool:
     """Mark a row the store no longer lists unavailable (once); False if a newer sync wrote it."""
-    from botocore.exceptions import ClientError
-
     try:
         table.update_item(
             Key={"sku": sku},
@@ -102,8 +100,6 @@ def delist(table: Table, sku: str, now: int) -> bool:
 
 def mark_complete(table: Table, now: int) -> None:
     """Stamp the end of a complete sync: every listed row is current as of ``now``."""
-    from botocore.exceptions import ClientError
-
     try:
         table.put_item(
             Item={"sku": MARKER_SKU, "synced_at": now},

@@ -12,6 +12,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from botocore.exceptions import ClientError
+
 from handlers.common.transitions import condition_failed
 from handlers.upsell_recommender.domain import NUDGE_CAP_WINDOW_S
 
@@ -121,8 +123,6 @@ def stamp_nudge(
     doubt the customer gets fewer nudges, never more. (upsr-sender stamps inside its claim,
     ``offers.claim_for_send``, with the same ``next_cap_stamp``.)
     """
-    from botocore.exceptions import ClientError
-
     for _ in range(attempts):
         item: Mapping[str, Any] | None = table.get_item(
             Key={"customer_id": customer_id}, ConsistentRead=True

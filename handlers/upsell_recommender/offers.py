@@ -17,7 +17,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
+
+from botocore.exceptions import ClientError
 
 from handlers.common import metrics
 from handlers.common.transitions import (
@@ -228,8 +231,6 @@ def _update_if(
     table: Table, offer_id: str, update: str, condition: str, values: Mapping[str, Any]
 ) -> bool:
     """One conditional update of the offer; False when the condition did not hold."""
-    from botocore.exceptions import ClientError
-
     try:
         table.update_item(
             Key={"offer_id": offer_id},
@@ -303,8 +304,6 @@ def record_tap(table: Table, offer_id: str, now: float) -> TapResult:
     write also requires the window to be open, so the clock check and the move are one atomic
     step; a loser learns the current item from the failed write, so nothing is read first.
     """
-    from botocore.exceptions import ClientError
-
     try:
         answer = table.update_item(
             Key={"offer_id": offer_id},
@@ -403,8 +402,6 @@ def count_by_state(table: Table, index: str, since: int, until: int) -> dict[Off
 
 def taken_value(table: Table, index: str, since: int, until: int) -> dict[str, Decimal]:
     """The prices of the offers taken with ``send_at`` in ``[since, until]``, per currency."""
-    from decimal import Decimal
-
     totals: dict[str, Decimal] = {}
     request: dict[str, Any] = {
         "IndexName": index,

@@ -28,6 +28,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from botocore.exceptions import ClientError
+from pydantic import ValidationError
+
 from handlers.common import function_url as http
 from handlers.common import metrics
 from handlers.common.aws_clients import client, table
@@ -157,9 +160,6 @@ def handle(event: Mapping[str, Any], deps: OrderDeps, *, now: float) -> dict[str
 
 def accept(order: OrderEvent, deps: OrderDeps, now: float, *, check: bool = False) -> dict[str, Any]:
     """Gate, mark and enqueue an authentic order (the exactly-once part)."""
-    from pydantic import ValidationError
-
-
     customer = get_customer(deps.customers, order.customer_id) if order.customer_id else None
     opted_out = is_opted_out(deps.optout, order.customer_id) if order.customer_id else False
     outcome = gate_order(
@@ -307,8 +307,6 @@ def _duplicate(
 
 def _take_over(orders: Table, order_id: str, claimed_at: int, now: float) -> bool:
     """Claim an abandoned pending job; exactly one concurrent duplicate wins."""
-    from botocore.exceptions import ClientError
-
     try:
         orders.update_item(
             Key={"order_id": order_id},

@@ -22,6 +22,7 @@ query once; a second 401 is a ``StoreError``.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import time
 import urllib.error
@@ -30,6 +31,8 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from handlers.common.api_versions import SHOPIFY_DEFAULT_VERSION
+from handlers.common.clock import utc_now
+from handlers.common.retry_after import retry_after_seconds
 from handlers.upsell_recommender.domain import CatalogueItem, is_variant_id, to_decimal
 from handlers.upsell_recommender.store import StoreAuthError, StoreError, cart_url, shop_domain
 
@@ -129,6 +132,7 @@ class ShopifyStore:
         api_version: str = DEFAULT_API_VERSION,
         opener: Opener = _urlopen,
         sleep: Callable[[float], None] = time.sleep,
+        now: Callable[[], dt.datetime] = utc_now,
         timeout_s: float = 20.0,
         max_throttle_waits: int = 6,
     ) -> None:
@@ -138,6 +142,7 @@ class ShopifyStore:
         self._endpoint = f"https://{self.domain}/admin/api/{api_version}/graphql.json"
         self._open = opener
         self._sleep = sleep
+        self._now = now
         self._timeout = timeout_s
         self._max_waits = max_throttle_waits
         self.requests = 0
@@ -190,10 +195,8 @@ class ShopifyStore:
     def _throttle_wait(self, status: int, answer: Any, retry_after: str | None) -> float | None:
         """Seconds to wait before asking again, or None when the answer is not a throttle."""
         if status == 429:
-            try:
-                return min(max(float(retry_after or 2.0), 0.5), 30.0)
-            except ValueError:
-                return 2.0
+            asked = retry_after_seconds(retry_after, self._now().timestamp())
+            return 2.0 if asked is None else min(max(asked, 0.5), 30.0)
         if not isinstance(answer, Mapping):
             return None
         errors = answer.get("errors") or []

@@ -21,6 +21,7 @@ import datetime as dt
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from handlers.common import metrics
 from handlers.common.aws_clients import client, table
@@ -107,8 +108,6 @@ def ses_mailer(sender: str, owner: str) -> Mailer:
 
 def local_time(now: float, zone: str) -> dt.datetime:
     """``now`` in ``zone``; UTC when the runtime has no data for the zone (logged)."""
-    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
-
     try:
         tz: dt.tzinfo = ZoneInfo(zone)
     except (ZoneInfoNotFoundError, ValueError):

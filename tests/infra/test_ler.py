@@ -101,7 +101,7 @@ def test_exactly_the_documents_functions_with_their_sizes(graph: Graph) -> None:
     }
     package = "handlers.lead_enricher.functions"
     assert found == {
-        "dev-ler-intake": (256, 60, f"{package}.intake.handler"),
+        "dev-ler-intake": (512, 60, f"{package}.intake.handler"),
         "dev-ler-normalize": (512, 60, f"{package}.normalize.handler"),
         "dev-ler-enrich": (256, 30, f"{package}.enrich.handler"),
         "dev-ler-dedupe": (256, 30, f"{package}.dedupe.handler"),

@@ -144,10 +144,10 @@ EXPECTED_GRANTS: dict[str, set[Statement]] = {
 }
 
 SIZES = {
-    "upsr-order": (256, 10, "order"),
+    "upsr-order": (512, 10, "order"),
     "upsr-picker": (512, 60, "picker"),
     "upsr-sender": (256, 120, "sender"),
-    "upsr-addlink": (256, 10, "addlink"),
+    "upsr-addlink": (512, 10, "addlink"),
     "upsr-sweep": (256, 120, "sweep"),
     "upsr-catalog-sync": (256, 300, "catalog_sync"),
 }

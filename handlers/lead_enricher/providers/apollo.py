@@ -38,13 +38,13 @@ from typing import Any
 from urllib.parse import urlencode
 
 from handlers.common.api_versions import ENRICHMENT_APIS
+from handlers.common.retry_after import retry_after_seconds
 from handlers.lead_enricher.http_json import HttpAnswer
 from handlers.lead_enricher.providers.base import (
     ProviderUnavailable,
     as_int,
     kept,
     linkedin_url,
-    retry_after_seconds,
 )
 from handlers.lead_enricher.providers.keyed_api import KeyedEnrichmentApi
 
@@ -77,7 +77,7 @@ def organization_fields(org: Mapping[str, Any]) -> dict[str, Any]:
 
 def apollo_wait_seconds(headers: Mapping[str, str], now: dt.datetime) -> float | None:
     """``Retry-After`` when sent; else the longest window whose counter is exhausted."""
-    wait = retry_after_seconds(headers, now)
+    wait = retry_after_seconds(headers.get("retry-after"), now.timestamp())
     if wait is not None:
         return wait
     exhausted = [length for name, length in WINDOWS if headers.get(name, "").strip() == "0"]

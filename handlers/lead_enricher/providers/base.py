@@ -11,8 +11,6 @@ the caller's ``key`` function, so a rotated key needs no redeploy.
 
 from __future__ import annotations
 
-import datetime as dt
-import email.utils
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
@@ -98,20 +96,3 @@ def linkedin_url(value: Any) -> str | None:
         return None
     path = value.split("linkedin.com/", 1)[1].strip("/")
     return f"https://www.linkedin.com/{path}" if path else None
-
-
-def retry_after_seconds(headers: Mapping[str, str], now: dt.datetime) -> float | None:
-    """Seconds from ``Retry-After`` (delta-seconds or HTTP-date, RFC 9110 section 10.2.3)."""
-    raw = headers.get("retry-after")
-    if raw is None:
-        return None
-    raw = raw.strip()
-    try:
-        return max(float(raw), 0.0)
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(raw)
-    except (TypeError, ValueError):
-        return None
-    return max((when - now).total_seconds(), 0.0)

@@ -39,13 +39,13 @@ from typing import Any
 from urllib.parse import urlencode
 
 from handlers.common.api_versions import ENRICHMENT_APIS
+from handlers.common.retry_after import retry_after_seconds
 from handlers.lead_enricher.http_json import HttpAnswer
 from handlers.lead_enricher.providers.base import (
     ProviderUnavailable,
     as_int,
     kept,
     linkedin_url,
-    retry_after_seconds,
 )
 from handlers.lead_enricher.providers.keyed_api import KeyedEnrichmentApi
 
@@ -74,7 +74,7 @@ def company_fields(profile: Mapping[str, Any]) -> dict[str, Any]:
 
 def pdl_wait_seconds(headers: Mapping[str, str], now: dt.datetime) -> float | None:
     """How long a 429 asks us to wait: ``Retry-After``, else ``x-ratelimit-reset``."""
-    wait = retry_after_seconds(headers, now)
+    wait = retry_after_seconds(headers.get("retry-after"), now.timestamp())
     if wait is not None:
         return wait
     reset = headers.get("x-ratelimit-reset", "").strip()

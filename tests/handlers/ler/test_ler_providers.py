@@ -29,7 +29,6 @@ from handlers.lead_enricher.providers.base import (
     LEAD_FIELDS,
     ProviderUnavailable,
     RateLimited,
-    retry_after_seconds,
 )
 from handlers.lead_enricher.providers.factory import make_provider
 from handlers.lead_enricher.providers.pdl import PdlCompanyEnrichment, pdl_wait_seconds
@@ -385,13 +384,6 @@ def test_unreachable_providers_are_unavailable() -> None:
     ):
         with pytest.raises(ProviderUnavailable, match="unreachable"):
             adapter.lookup("example.com")
-
-
-def test_retry_after_reads_seconds_and_http_dates() -> None:
-    assert retry_after_seconds({"retry-after": "7"}, NOW) == 7.0
-    date = "Tue, 01 Dec 2026 10:00:30 GMT"
-    assert retry_after_seconds({"retry-after": date}, NOW) == 30.0
-    assert retry_after_seconds({"retry-after": "soon"}, NOW) is None
 
 
 def test_the_factory_builds_each_configured_provider_with_its_defaults() -> None:
