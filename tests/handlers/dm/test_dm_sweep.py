@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from handlers.common import metrics
 from handlers.common.entry import registry
 from handlers.duplicate_merger.functions import merge
 from handlers.duplicate_merger.merging import LOCK_LEASE_SECONDS
@@ -59,7 +60,7 @@ def last_mail() -> str:
 
 
 def test_a_merge_whose_redeliveries_all_fall_inside_the_lease_is_finished_by_the_sweep(
-    dm_aws: DmAws, monkeypatch: pytest.MonkeyPatch
+    dm_aws: DmAws, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Fails on ae6d6c4: there is no sweep ({"ignored": True}) and the pair stays ``merging``."""
     monkeypatch.delenv("POWERTOOLS_METRICS_DISABLED", raising=False)
@@ -82,8 +83,12 @@ def test_a_merge_whose_redeliveries_all_fall_inside_the_lease_is_finished_by_the
     assert held["decision"] == "merging" and "102" not in crm.archived
 
     at(NOW + dt.timedelta(minutes=15))  # the next dm-sweep after the lease ran out
+    capsys.readouterr()
     result = merge.handler({"action": "sweep"}, None)
     assert result == {"resumed": 1, "merged": 1}
+    counted = [value for line in capsys.readouterr().out.splitlines()
+               for (_ns, name, value, _dims) in metrics.emf_metrics(line) if name == "ClaimsResumed"]
+    assert counted == [1]
     decision = dm_aws.decisions.get_item(Key={"pair_key": "101#102"})["Item"]
     assert decision["decision"] == "merged" and decision["decided_by"] == "automatic"
     assert "102" in crm.archived
