@@ -18,7 +18,8 @@ decision and locks in one transaction). A merge failing part way is put back by 
 undo uses; an undo restores the snapshots whatever happened to the kept contact since.
 
 Progress is recorded per CRM write in the merge record (``steps``), so a claim left by a crashed
-invocation (its lease ran out) is taken over by the next request touching the pair, which
+invocation (its lease ran out) is taken over by the next request touching the pair, or by the
+sweep (``MergeService.sweep``, the ``dm-sweep`` schedule) when none comes, which
 resumes where the crash stopped: a merge rolls forward (its writes are idempotent), a
 rollback or an undo goes on restoring, and no step already recorded is repeated. The one CRM
 write that is not idempotent, re-creating an archived contact (HubSpot gives it a new id), is

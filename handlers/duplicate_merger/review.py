@@ -33,9 +33,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from handlers.common import function_url as fu
-from handlers.common import metrics
 from handlers.common import html_kit as kit
 from handlers.common import link_tokens as lt
+from handlers.common import metrics
 from handlers.common.aws_clients import client, table
 from handlers.common.link_tokens import Keyring, issue_token
 from handlers.common.secrets import get_secret

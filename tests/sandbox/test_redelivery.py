@@ -11,6 +11,7 @@ merge fell inside dm's 180 s claim and the pair ended in the DLQ still ``merging
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import json
 from typing import Any
 
@@ -45,6 +46,6 @@ def test_a_returned_message_comes_back_one_visibility_timeout_later() -> None:
         sb.clock.jump_to(seen[0] + timeout - dt.timedelta(seconds=5))
         sb.advance(seconds=4 * timeout.total_seconds() + 60)
         assert len(seen) == 5  # maxReceiveCount 5
-        gaps = [later - earlier for earlier, later in zip(seen, seen[1:], strict=False)]
+        gaps = [later - earlier for earlier, later in itertools.pairwise(seen)]
         assert all(abs(gap - timeout) < dt.timedelta(seconds=5) for gap in gaps), gaps  # real time runs too
         assert sb.queue_depth("dm-blocks") == 0 and sb.queue_depth("dm-blocks-dlq") == 1
