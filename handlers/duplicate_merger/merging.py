@@ -947,7 +947,8 @@ class MergeService:
             current = self.ledger.decision(pair_key) or {}  # the index lags the table
             if current.get("decision") not in TRANSIENT or self._live(current, now):
                 continue
-            record = self.ledger.merge(str(current.get("merge_id") or "")) or {}
+            merge_id = str(current.get("merge_id") or "")
+            record = (self.ledger.merge(merge_id) if merge_id else None) or {}
             if record.get("attention"):
                 continue
             try:
@@ -960,6 +961,8 @@ class MergeService:
                 get_logger().error("an expired claim could not be resumed; the next sweep retries",
                                    extra={"pair_key": pair_key, "error": str(err)[:200]})
                 continue
+            if outcome.status == "busy":
+                continue  # another request holds it now
             if outcome.status in ("merged", "rolled_back", "undone"):
                 self._note(now, {"kind": "resumed", "pair_key": pair_key, "claim": str(current["decision"]),
                                  "status": outcome.status, "merge_id": outcome.merge_id or "",
@@ -1004,7 +1007,8 @@ def stuck(ledger: Ledger, now: dt.datetime) -> list[tuple[str, Mapping[str, Any]
     (pair, merge record with its ``attention``), which every digest lists until resolved."""
     found = []
     for claim in ledger.expired_claims(int(now.timestamp())):
-        record = ledger.merge(str(claim.get("merge_id") or "")) or {}
+        merge_id = str(claim.get("merge_id") or "")
+        record = (ledger.merge(merge_id) if merge_id else None) or {}
         if record.get("attention"):
             found.append((str(claim["pair_key"]), record))
     return found
