@@ -139,3 +139,24 @@ def test_the_digest_lists_what_the_sweep_did_and_what_to_do(dm_aws: DmAws) -> No
     at(NOW + dt.timedelta(days=8))  # the next week's digest does not repeat it
     merge.handler({"action": "digest"}, None)
     assert "to look at" not in last_mail()
+
+
+def test_a_merge_stopped_for_a_person_is_not_retried_and_every_digest_lists_it(dm_aws: DmAws) -> None:
+    crm = crm_with_duplicates()
+    run_week(dm_aws, crm)
+    registry.override(merge, crm=lambda: crm)
+    merge_id = "mrg_2026_08_03_abcdef"
+    dm_aws.decisions.put_item(Item={
+        "pair_key": "101#102", "decision": "undoing", "holder": f"undo@{merge_id}@1",
+        "lease_until": int(NOW.timestamp()), "merge_id": merge_id, "records": ["101", "102"], "by": "x",
+    })
+    dm_aws.merges.put_item(Item={"merge_id": merge_id, "pair_key": "101#102", "state": "undoing",
+                                 "holder": f"undo@{merge_id}@1",
+                                 "attention": "contact 102 may already have been re-created"})
+    at(NOW + dt.timedelta(hours=1))
+    assert merge.handler({"action": "sweep"}, None) == {"resumed": 0}  # a person decides
+    for week in (1, 2):
+        at(NOW + dt.timedelta(days=7 * week))
+        merge.handler({"action": "digest"}, None)
+        assert "stopped where a contact may already have been re-created: contact 102 may" in last_mail()
+    assert dm_aws.decisions.get_item(Key={"pair_key": "101#102"})["Item"]["decision"] == "undoing"
