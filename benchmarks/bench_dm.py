@@ -67,7 +67,7 @@ if str(ROOT) not in sys.path:
 from benchmarks import missed, peers, score_bins  # noqa: E402
 from benchmarks.peers import Pair, Row  # noqa: E402
 from components.config import DmSettings, DmThresholds  # noqa: E402
-from handlers.duplicate_merger.evidence import Thresholds  # noqa: E402
+from handlers.duplicate_merger.bands import Thresholds  # noqa: E402
 from handlers.duplicate_merger.pipeline import (  # noqa: E402
     MAX_MESSAGE_BYTES,
     decode_message,
@@ -257,13 +257,13 @@ def replay_decisions(ds: Dataset) -> str:
     the other half against the configured bands and one calibration of all classes."""
     import hashlib
 
+    from handlers.duplicate_merger.bands import Bands
     from handlers.duplicate_merger.calibration import (
         calibrate,
         calibrate_by_evidence,
         counter_name,
         decisions_from_counts,
     )
-    from handlers.duplicate_merger.evidence import Bands
 
     def decided_half(pair: Pair) -> bool:
         return hashlib.sha256("#".join(pair).encode()).digest()[0] % 2 == 0
@@ -582,7 +582,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="run Splink and ECM only on sets of at most this many contacts "
                         "(the plain rules run at every size)")
     parser.add_argument("--sizes", type=str, default="", help="scale sizes, e.g. 10000,100000")
-    parser.add_argument("--crm", type=str, default="", help="generated accuracy sets, e.g. 20000")
+    parser.add_argument("--crm", type=str, default="",
+                        help="generated accuracy sets, e.g. 20000 ('none': no generated set)")
     args = parser.parse_args(argv)
 
     started = time.perf_counter()
@@ -590,7 +591,7 @@ def main(argv: list[str] | None = None) -> int:
         f"dm benchmark on {os.cpu_count()} cores, Python {sys.version.split()[0]}; thresholds "
         f"automatic {THRESHOLDS.automatic:g}, propose {THRESHOLDS.propose:g} (bits), block cap {CAP}"
     )
-    crm_sizes = [int(x) for x in args.crm.split(",")] if args.crm else (
+    crm_sizes = [] if args.crm == "none" else [int(x) for x in args.crm.split(",")] if args.crm else (
         [10_000] if args.quick else [20_000, 100_000, 1_000_000]
     )
     if not args.no_accuracy:

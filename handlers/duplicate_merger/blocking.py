@@ -186,7 +186,7 @@ SURE_RULES: tuple[SureRule, ...] = (
 )
 """Rules two different people almost never meet: the same personal mailbox; the same full
 name and mobile, or birth date, or street address (a main line is shared by coworkers). Used
-to estimate how common duplicates are (``evidence.baseline``); ``contexts`` counts over two
+to estimate how common duplicates are (``prior.baseline``); ``contexts`` counts over two
 such rules how one person's records agree."""
 
 

@@ -1,7 +1,7 @@
 """Fields across contexts, counted in this CRM: how often one person's records agree on a field
 when they come from two contexts of a life, from an unknown one, or from one home.
 
-A place belongs to a context (``evidence.OTHER_CONTEXT_PRIORS``): a work record carries the
+A place belongs to a context (``field_priors.OTHER_CONTEXT_PRIORS``): a work record carries the
 office's city and a personal record the home's. A mailbox and a mobile belong to one too: at
 one home a person holds one of each. How often one person's records agree on them depends on
 the CRM (a city-wide business, a national one, how finely cities are written, whether its
@@ -11,8 +11,8 @@ person's own, or a junior at his father's address as if his second mailbox were 
 the number of both grows with the CRM.
 
 dm-block therefore counts them, without a training step, over the pairs a sure rule already
-finds (``RULES``, of ``blocking.SureRule``'s kind), per context (``evidence.pair_context``),
-the fields ``evidence.CONTEXT_PRIORS`` names for it. The rule is the same full name and the
+finds (``RULES``, of ``blocking.SureRule``'s kind), per context (``field_priors.pair_context``),
+the fields ``field_priors.CONTEXT_PRIORS`` names for it. The rule is the same full name and the
 same mobile (a mobile is one person's), and for the mobile itself the same full name and the
 same personal mailbox (``RULE_FIELD``): a field is never counted over the pairs its own
 agreement selects. The counts travel in every block message; ``context_priors`` turns them
@@ -28,13 +28,8 @@ from dataclasses import dataclass
 from operator import attrgetter
 
 from handlers.duplicate_merger.blocking import NAME_AND_MOBILE, SureRule
-from handlers.duplicate_merger.evidence import (
-    CONTEXT_PRIORS,
-    Context,
-    FieldPrior,
-    field_levels,
-    pair_context,
-)
+from handlers.duplicate_merger.comparators import field_levels
+from handlers.duplicate_merger.field_priors import CONTEXT_PRIORS, Context, FieldPrior, pair_context
 from handlers.duplicate_merger.profile import FIELDS, Profile
 
 RULES: Mapping[str, SureRule] = {
@@ -78,7 +73,7 @@ class AgreementCount:
 
 
 ContextCounts = dict[Context, dict[str, AgreementCount]]
-"""Per counted context, per field (``evidence.CONTEXT_PRIORS``), its agreement count."""
+"""Per counted context, per field (``field_priors.CONTEXT_PRIORS``), its agreement count."""
 
 
 def _sure_groups(profiles: Sequence[Profile], rule: SureRule, cap: int) -> list[list[Profile]]:

@@ -48,7 +48,7 @@ from handlers.duplicate_merger.crm import (
     CrmWriter,
     additional_emails,
 )
-from handlers.duplicate_merger.evidence import split_pair_key
+from handlers.duplicate_merger.pair_keys import split_pair_key
 
 BUNDLE_VERSION = 2
 """2: v4 association types (category, type id), engagements, secondary ``emails``."""

@@ -214,7 +214,7 @@ def is_placeholder_phone(digits: str) -> bool:
     """Numbers typed to fill a required field: one digit repeated (555-555-5555,
     000-000-0000) or a run (123-456-7890). NANP's fictional 555-01XX range is left alone:
     examples and tests use it as real numbers. Numbers many contacts share are caught by
-    their count instead (``evidence.SHARED_HOLDERS``)."""
+    their count instead (``explained.SHARED_HOLDERS``)."""
     national = digits[1:] if len(digits) == 11 and digits[0] == "1" else digits
     if len(set(national)) <= 1 or national in ("5555555555", "1234567890", "0123456789"):
         return True
@@ -279,13 +279,16 @@ def birth_date(text: str | None) -> str:
 
     Any year from 1000 is kept: a register of historical or genealogical records holds people
     born before 1850, and a date dropped here is evidence lost without a word (it was, before
-    1850). A year of three digits or fewer ("0000", "0001") is a placeholder, not a date."""
+    1850). A year of three digits or fewer ("0000", "0001") is a placeholder, not a date, and
+    so is a month or day of "00". A month or day out of range ("1973-19-14") is a mistyped
+    part of a real date and is kept as typed: dropped, a retyped month left its record without
+    a date to compare (36 of RLdata10000's true pairs)."""
     if not text:
         return ""
     digits = _DIGITS.sub("", str(text))
     if len(digits) != 8:
         return ""
     year, month, day = int(digits[:4]), int(digits[4:6]), int(digits[6:])
-    if not (1000 <= year <= 2100 and 1 <= month <= 12 and 1 <= day <= 31):
+    if not (1000 <= year <= 2100 and month and day):
         return ""
     return digits

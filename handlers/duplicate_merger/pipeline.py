@@ -8,9 +8,10 @@ same whichever worker, in whatever order, receives it.
 
 Message body (JSON, at most ``MAX_MESSAGE_BYTES`` of UTF-8)::
 
-    {"v": 6, "run": "2026-W32", "total": 51234, "baseline": -21.3,
+    {"v": 7, "run": "2026-W32", "total": 51234, "baseline": -21.3,
      "contexts": {"other": {"city": [exact, similar, pairs], ...}, ...},  # count_contexts
-     "dependence": {"address>postcode": [agree, pairs], ..., "homes": [...]},  # count_dependence
+     "dependence": {"address>postcode": [agree, pairs], ..., "homes": [...],
+                    "namesakes": [...]},                   # count_dependence
      "profiles": [[id, first, last, email, ...], ...],   # Profile.to_wire()
      "counts":   [[c_first, c_last, ...], ...],           # Rarity.at(contact)
      "keys":     [[email, phone, name, street, dob, alias], ...],
@@ -30,6 +31,7 @@ from itertools import chain, compress, pairwise
 from operator import add, attrgetter, itemgetter
 from typing import Any
 
+from handlers.duplicate_merger.bands import Bands, Thresholds
 from handlers.duplicate_merger.blocking import (
     KEY_NAMES,
     Block,
@@ -52,14 +54,15 @@ from handlers.duplicate_merger.dependence import (
     count_dependence,
     explained_by,
 )
-from handlers.duplicate_merger.evidence import Bands, ScoredPair, Scorer, Thresholds
+from handlers.duplicate_merger.evidence import Scorer
 from handlers.duplicate_merger.prior import baseline_bits, sample_evidence
 from handlers.duplicate_merger.profile import FIELDS, Profile, ProfileBuilder
+from handlers.duplicate_merger.terms import ScoredPair
 
 DEFAULT_RECORD_FLOOR = -10.0
 """Pairs scoring below this (about a thousand to one against) are not recorded."""
 
-MESSAGE_VERSION = 6
+MESSAGE_VERSION = 7
 MAX_MESSAGE_BYTES = 240_000
 """Below SQS's 256 KiB message limit, with room for the attributes SQS counts too."""
 

@@ -4,7 +4,7 @@ A score is log-odds in bits: the baseline (the log-odds that two contacts drawn 
 one person) plus the evidence. The bands mean the same on any data (0 bits is even odds) only
 when the baseline is this CRM's own. Two counts in dm-block estimate it:
 
-* **the sure pairs** (``evidence.baseline``): pairs meeting a rule almost no two people meet,
+* **the sure pairs** (``baseline``): pairs meeting a rule almost no two people meet,
   taken as ``SURE_RECALL`` of all duplicates. Right where half of the duplicates are re-entered
   with one field that identifies the person kept; wrong where every re-entry changed something
   (RLdata10000: every duplicate holds an error in its name or birth date, so 8 of its 1,000
@@ -29,10 +29,11 @@ import math
 import zlib
 from collections.abc import Iterable, Sequence
 
+from handlers.duplicate_merger.bands import Thresholds
 from handlers.duplicate_merger.blocking import KEY_NAMES, Block, BlockingReport, Rarity, owner_key
 from handlers.duplicate_merger.contexts import ContextCounts, context_priors
 from handlers.duplicate_merger.dependence import DependenceCounts, explained_by
-from handlers.duplicate_merger.evidence import Scorer, Thresholds, baseline
+from handlers.duplicate_merger.evidence import Scorer
 from handlers.duplicate_merger.profile import Profile
 
 SAMPLE_PAIRS = 100_000
@@ -45,6 +46,25 @@ TOLERANCE = 0.01
 
 _ANY = Thresholds(automatic=math.inf, propose=math.inf)
 """The bands play no part in a sum of probabilities."""
+
+
+SURE_RECALL = 0.5
+"""Assumed share of true duplicate pairs that a "sure" rule finds (same mailbox; same full
+name and phone, birth date or street address). The baseline divides the count of sure pairs
+by it, as Splink's ``estimate_probability_two_random_records_match`` divides by its recall."""
+
+
+def baseline(total: int, sure_pairs: int) -> float:
+    """Log-odds (bits) that two contacts drawn at random from ``total`` are one person.
+
+    Estimated by a count over the data, not learned: ``sure_pairs`` pairs meet a rule almost
+    no two different people meet, and they are about ``SURE_RECALL`` of all duplicates. Capped
+    at -1 bit (a CRM that is mostly duplicates is still scored on evidence).
+    """
+    n = max(total, 2)
+    all_pairs = n * (n - 1) / 2.0
+    estimate = max(sure_pairs, 1) / SURE_RECALL
+    return min(math.log2(estimate / all_pairs), -1.0)
 
 
 def expected_duplicates(evidence: Sequence[float], all_pairs: float, scale: float,

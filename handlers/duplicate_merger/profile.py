@@ -34,6 +34,12 @@ FIELDS = (
 )
 """Compared fields, in wire order (a block message carries each profile as a list)."""
 
+(
+    FIRST, LAST, EMAIL, PHONE, MOBILE, COMPANY, DOMAIN, HOUSE, STREET, CITY, POSTCODE, STATE, DOB,
+    GENERATION,
+) = range(len(FIELDS))
+"""Each field's position in ``FIELDS`` (and in ``Profile.values()``), as the scorer indexes it."""
+
 
 @dataclass(frozen=True, slots=True)
 class Profile:

@@ -43,9 +43,9 @@ def test_nysiis_reads_letters_only(name: str, code: str) -> None:
 
 def test_dm_and_ler_use_this_one_measure() -> None:
     from handlers.common import strings
-    from handlers.duplicate_merger import evidence, profile
+    from handlers.duplicate_merger import comparators, profile
     from handlers.lead_enricher import matching
 
     assert matching.jaro_winkler is strings.jaro_winkler
-    assert evidence.jaro_winkler is strings.jaro_winkler
+    assert comparators.jaro_winkler is strings.jaro_winkler
     assert profile.nysiis is strings.nysiis

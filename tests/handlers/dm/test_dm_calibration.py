@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import random
 
+from handlers.duplicate_merger.bands import Thresholds
 from handlers.duplicate_merger.calibration import (
     MINIMUM_DECISIONS,
     Decision,
     calibrate,
     wilson_lower,
 )
-from handlers.duplicate_merger.evidence import Thresholds
 
 CONFIGURED = Thresholds(automatic=12.0, propose=0.0)
 

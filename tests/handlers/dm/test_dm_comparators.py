@@ -7,17 +7,14 @@ import math
 
 import pytest
 
-from handlers.duplicate_merger.evidence import (
-    IMPLIED_SHARE,
-    PRIORS,
-    ScoredPair,
-    Scorer,
-    Term,
-    Thresholds,
-    explain,
-    field_levels,
-)
+from handlers.duplicate_merger.bands import Thresholds
+from handlers.duplicate_merger.comparators import field_levels
+from handlers.duplicate_merger.evidence import Scorer
+from handlers.duplicate_merger.explained import IMPLIED_SHARE
+from handlers.duplicate_merger.explanation import explain
+from handlers.duplicate_merger.field_priors import PRIORS
 from handlers.duplicate_merger.profile import FIELDS, Profile
+from handlers.duplicate_merger.terms import ScoredPair, Term
 
 THRESHOLDS = Thresholds(automatic=12.0, propose=0.0)
 
@@ -133,3 +130,20 @@ def test_a_house_number_on_another_street_reads_as_a_house_number() -> None:
     assert explain([number, Term("street", True, "exact", 0.0002, 0.8)], 5_000) == (
         "same address, same street"
     )
+
+
+@pytest.mark.parametrize(
+    ("given", "phrase"),
+    [
+        ("bob", "first name as a nickname"),
+        ("r", "first name as an initial"),
+        ("robrt", "similar first name"),  # a typo
+    ],
+)
+def test_the_line_says_how_a_given_name_differs(given: str, phrase: str) -> None:
+    scorer = Scorer(20_000, Thresholds(automatic=12.0, propose=0.0), -16.0)
+    counts = [1] * len(FIELDS)
+    a = Profile("a", first="robert", last="kowalczyk", email="robert@acme.com")
+    b = Profile("b", first=given, last="kowalczyk", email="rk@gmail.com")
+    line = scorer.score(a, counts, b, counts).explanation
+    assert phrase in line.split(", "), line

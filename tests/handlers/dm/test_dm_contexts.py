@@ -6,19 +6,19 @@ import json
 
 import pytest
 
+from handlers.duplicate_merger.bands import Thresholds
+from handlers.duplicate_merger.comparators import field_levels
 from handlers.duplicate_merger.contexts import (
     PRIOR_PAIRS,
     AgreementCount,
     context_priors,
     count_contexts,
 )
-from handlers.duplicate_merger.evidence import (
+from handlers.duplicate_merger.evidence import Scorer
+from handlers.duplicate_merger.field_priors import (
     CONTEXT_PRIORS,
     OTHER_CONTEXT_PRIORS,
     PRIORS,
-    Scorer,
-    Thresholds,
-    field_levels,
     pair_context,
 )
 from handlers.duplicate_merger.pipeline import (

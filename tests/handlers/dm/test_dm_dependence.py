@@ -7,26 +7,30 @@ import math
 
 import pytest
 
+from handlers.duplicate_merger.bands import Thresholds
+from handlers.duplicate_merger.comparators import different_people
 from handlers.duplicate_merger.contexts import PRIOR_PAIRS
 from handlers.duplicate_merger.dependence import (
     DependenceCounts,
     HomeCount,
+    NamesakeCount,
     PlaceCount,
     count_dependence,
+    count_namesakes,
     explained_by,
     household_share,
+    namesakes_at_home,
 )
-from handlers.duplicate_merger.evidence import (
+from handlers.duplicate_merger.evidence import Scorer
+from handlers.duplicate_merger.explained import (
     DOCUMENTED,
     HOUSEHOLD_SURNAME_SHARE,
     IMPLIED_SHARE,
     PLACE_IMPLICATIONS,
-    PRIORS,
     Explained,
-    Scorer,
-    Thresholds,
-    different_people,
 )
+from handlers.duplicate_merger.field_priors import PRIORS
+from handlers.duplicate_merger.name_evidence import NAMESAKES_AT_HOME
 from handlers.duplicate_merger.pipeline import (
     MessageError,
     decode_message,
@@ -155,6 +159,9 @@ def test_the_counts_travel_in_every_block_message_and_are_checked() -> None:
         {**data, "dependence": {**wire, "homes": [1, 2, 0, 0]}},         # not nested
         {**data, "dependence": {k: v for k, v in wire.items() if k != "city>state"}},
         {**data, "dependence": {**wire, "homes": [0, 0, 0]}},
+        {**data, "dependence": {k: v for k, v in wire.items() if k != "namesakes"}},
+        {**data, "dependence": {**wire, "namesakes": [10, 11, 0, 0, 0]}},  # more mobiles
+        {**data, "dependence": {**wire, "namesakes": [10, 5, 1, 2, 3]}},   # home beyond sure
     ):
         with pytest.raises(MessageError):
             decode_message(json.dumps(broken))
@@ -164,5 +171,60 @@ def test_place_counts_round_trip() -> None:
     counts = DependenceCounts(
         {imp: PlaceCount(i, 2 * i + 1) for i, imp in enumerate(PLACE_IMPLICATIONS)},
         HomeCount(9, 5, 3, 1),
+        NamesakeCount(1000, 600, 4, 50, 7),
     )
     assert DependenceCounts.from_wire(json.loads(json.dumps(counts.to_wire()))) == counts
+
+
+def _juniors_and_seniors(households: int, sure_pairs: int, at_home: int) -> list[Profile]:
+    """``households`` homes each holding a junior and a senior (one full name, two mobiles), and
+    ``sure_pairs`` people with two records of one full name and mobile, ``at_home`` of them
+    with one street address on both."""
+    people = []
+    for i in range(households):
+        home = dict(first=f"zed{i}", last="kowal", house=str(i), street="elm road")
+        people += [Profile(f"h{i:03}a", mobile=f"+1212{i:07}", **home),
+                   Profile(f"h{i:03}b", mobile=f"+1917{9999999 - i:07}", **home)]
+    for i in range(sure_pairs):
+        one = dict(first=f"ann{i}", last="lind", mobile=f"+1555{3000000 + i:07}")
+        home = dict(house=str(i), street="oak lane") if i < at_home else {}
+        people += [Profile(f"s{i:03}a", **one, **home), Profile(f"s{i:03}b", **one, **home)]
+    return sorted(people, key=lambda p: p.id)
+
+
+def test_juniors_and_seniors_at_one_home_are_counted_per_crm() -> None:
+    people = _juniors_and_seniors(households=40, sure_pairs=100, at_home=20)
+    # Coworkers of one name at their office and one person's two records are not two people.
+    office = dict(first="bo", last="nagy", house="1", street="market street", company="acme")
+    people += [Profile("c1", mobile="+13125550101", **office),
+               Profile("c2", mobile="+16465558822", **office),
+               Profile("p1", first="cy", last="moss", mobile="+15554000001", house="7",
+                       street="pine way"),
+               Profile("p2", first="cy", last="moss", mobile="+15554000001", house="7",
+                       street="pine way")]
+    count = count_namesakes(sorted(people, key=lambda p: p.id))
+    assert count == NamesakeCount(contacts=284, mobiles=284, two_people=40, sure=101,
+                                  sure_at_home=21)
+    # A home shows one person's two records 21 times in 101: the 40 pairs it shows are that
+    # share of all; every contact holds a mobile, so no pair is missed for want of one.
+    measured = 2.0 * 40 * 101 / 21 / 284
+    assert namesakes_at_home(count) == pytest.approx(
+        (40 * measured + PRIOR_PAIRS * NAMESAKES_AT_HOME) / (40 + PRIOR_PAIRS)
+    )
+    assert namesakes_at_home(NamesakeCount(1000, 500, 0, 50, 5)) == NAMESAKES_AT_HOME
+    assert explained_by(count_dependence(sorted(people, key=lambda p: p.id))).namesakes_at_home == (
+        namesakes_at_home(count)
+    )
+
+
+def test_a_crm_with_few_juniors_and_seniors_lets_a_rare_full_name_weigh_more() -> None:
+    # A work record beside a personal one: one rare full name, nothing else shared.
+    a = Profile("a", first="zed", last="kowalczyk", email="zed@acme.com", company="acme")
+    b = Profile("b", first="zed", last="kowalczyk", email="zk@gmail.com")
+    counts = [1] * 14
+    total = 100_000
+    few = Explained(namesakes_at_home=NAMESAKES_AT_HOME / 4)
+    gain = (Scorer(total, THRESHOLDS, -20.0, explained=few).score(a, counts, b, counts).score
+            - Scorer(total, THRESHOLDS, -20.0).score(a, counts, b, counts).score)
+    # The name is rare: housemates of one name, not chance, bound what it weighs.
+    assert gain == pytest.approx(2.0, abs=0.01)

@@ -13,8 +13,8 @@ import pytest
 from handlers.common.entry import registry
 from handlers.common.link_tokens import Keyring, issue_token
 from handlers.duplicate_merger import runs, scoring
+from handlers.duplicate_merger.bands import Thresholds
 from handlers.duplicate_merger.crm import Association
-from handlers.duplicate_merger.evidence import Thresholds
 from handlers.duplicate_merger.functions import merge
 from handlers.duplicate_merger.merging import MergeFailed, MergeService
 from handlers.duplicate_merger.pipeline import MessageError

@@ -9,8 +9,10 @@ import pytest
 
 from handlers.common.strings import jaro_winkler, nysiis
 from handlers.duplicate_merger import normalize
+from handlers.duplicate_merger.bands import Thresholds
 from handlers.duplicate_merger.blocking import KEY_NAMES, form_blocks, keys_of
-from handlers.duplicate_merger.evidence import Scorer, Thresholds, pair_key, split_pair_key
+from handlers.duplicate_merger.evidence import Scorer
+from handlers.duplicate_merger.pair_keys import pair_key, split_pair_key
 from handlers.duplicate_merger.pipeline import (
     MAX_MESSAGE_BYTES,
     MessageError,
@@ -363,7 +365,7 @@ def test_junior_and_senior_at_one_home_never_merge_automatically() -> None:
 
 
 def test_a_rare_full_name_alone_means_the_same_at_any_size() -> None:
-    from handlers.duplicate_merger.evidence import baseline
+    from handlers.duplicate_merger.prior import baseline
 
     a = Profile("1", first="brock", last="suggs")
     b = Profile("2", first="brock", last="suggs")
@@ -381,7 +383,7 @@ def test_a_rare_full_name_alone_means_the_same_at_any_size() -> None:
 
 
 def test_namesakes_by_chance_and_housemates_of_one_name_add_up() -> None:
-    from handlers.duplicate_merger.evidence import GENERATION_SHARE, HOUSEMATES
+    from handlers.duplicate_merger.name_evidence import GENERATION_SHARE, HOUSEMATES
 
     total = 100_000
     scorer = Scorer(total, THRESHOLDS, -18.0)
@@ -407,7 +409,7 @@ def test_namesakes_by_chance_and_housemates_of_one_name_add_up() -> None:
 
 
 def test_records_of_two_contexts_weigh_a_shared_city_as_chance() -> None:
-    from handlers.duplicate_merger.evidence import pair_context
+    from handlers.duplicate_merger.field_priors import pair_context
 
     scorer = Scorer(100_000, THRESHOLDS, -18.0)
     work = Profile("1", first="ann", last="kowal", email="ann.kowal@acme.com", city="houston")
@@ -428,7 +430,7 @@ def test_records_of_two_contexts_weigh_a_shared_city_as_chance() -> None:
 
 
 def test_each_pair_names_what_its_evidence_rests_on_and_bands_follow_the_class() -> None:
-    from handlers.duplicate_merger.evidence import Bands
+    from handlers.duplicate_merger.bands import Bands
 
     counts = _counts(first=3, last=3, email=1, mobile=1, company=20, house=20, street=20,
                      phone=20, city=900)

@@ -10,18 +10,16 @@ import math
 import random
 import string
 
+import pytest
+
 from handlers.duplicate_merger import normalize
-from handlers.duplicate_merger.evidence import (
-    HOUSEHOLD_SURNAME_SHARE,
-    Level,
-    Scorer,
-    Thresholds,
-    baseline,
-    field_levels,
-    implied_floors,
-)
+from handlers.duplicate_merger.bands import Thresholds
+from handlers.duplicate_merger.comparators import Level, field_levels, retyped_date_part
+from handlers.duplicate_merger.evidence import Scorer
+from handlers.duplicate_merger.explained import HOUSEHOLD_SURNAME_SHARE, implied_floors
+from handlers.duplicate_merger.field_priors import DATE_PART_SPREAD, PRIORS
 from handlers.duplicate_merger.pipeline import run_blocking
-from handlers.duplicate_merger.prior import baseline_bits, expected_duplicates
+from handlers.duplicate_merger.prior import baseline, baseline_bits, expected_duplicates
 from handlers.duplicate_merger.profile import FIELDS, Profile
 
 THRESHOLDS = Thresholds(automatic=12.0, propose=0.0)
@@ -105,3 +103,29 @@ def test_birth_dates_before_1850_are_kept() -> None:
     assert normalize.birth_date("1789-07-14") == "17890714"
     assert normalize.birth_date("1849/12/31") == "18491231"
     assert normalize.birth_date("0000-00-00") == ""
+    # A month or day out of range is a mistyped part of a real date, kept to compare;
+    # a part of "00" is a placeholder.
+    assert normalize.birth_date("1973-19-14") == "19731914"
+    assert normalize.birth_date("1980-00-00") == ""
+    assert normalize.birth_date("1980-05-00") == ""
+
+
+def test_a_retyped_date_part_is_a_similar_date_weighed_as_wide_as_its_part() -> None:
+    # RLdata10000's duplicates carry one error, often a retyped year, month or day.
+    assert field_levels(*(Profile(i, dob=d).values() for i, d in (("a", "19350123"), ("b", "19950123"))))[
+        FIELDS.index("dob")
+    ] == "similar"
+    assert retyped_date_part("19731014", "19731914") is False  # one digit: a plain typo
+    assert retyped_date_part("19510817", "19510825") is True
+    assert retyped_date_part("19510817", "19520825") is False  # two parts differ
+    a = Profile("a", first="hans", last="richter", dob="19921103")
+    b = Profile("b", first="hans", last="richter", dob="19511103")
+    counts = [1] * len(FIELDS)
+    total = 10_000
+    pair = Scorer(total, Thresholds(12.0, 0.0), -12.0).score(a, counts, b, counts)
+    dob = next(t for t in pair.terms if t.field == "dob")
+    assert dob.level == "similar"
+    assert dob.weight == pytest.approx(
+        math.log2(PRIORS["dob"].similar / (DATE_PART_SPREAD / total))
+    )
+    assert 0.0 < dob.weight < math.log2(PRIORS["dob"].similar / (PRIORS["dob"].spread / total))
