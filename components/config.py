@@ -409,6 +409,9 @@ class LsSettings(SystemSettings):
     """When ls-report mails the previous seven days' report to `reportRecipient`."""
     report_timezone: TimeZone = "UTC"
     """IANA time zone `reportSchedule` is read in."""
+    report_link_days: int = Field(default=28, ge=1, le=90)
+    """Days the weekly mail's signed link to the report page works (ls-report-page); the
+    latest four mails' links work at the default."""
 
     @property
     def mails_report(self) -> bool:
@@ -627,6 +630,19 @@ class StackConfig(_Section):
     alert_topic_key: Literal["customer-managed", "none"] = "customer-managed"
     """Alert topics (alarms, budget) under a customer-managed KMS key each ($1 a month per
     region), or unencrypted at rest (their messages name alarms and thresholds, no data)."""
+    secret_store: Literal["secretsmanager", "ssm"] = "secretsmanager"
+    """Where the secrets live. ``secretsmanager``: the documents' store, one secret per
+    credential ($0.40 a month each), deleted with a recovery window in prod. ``ssm``: one
+    Parameter Store SecureString per credential under the AWS managed key ``aws/ssm``
+    (standard parameters and that key cost nothing a month; no recovery window). Either way
+    each function may read exactly the credentials it uses, fetched at call time."""
+    queue_triggers: Literal["on", "paused"] = "on"
+    """``on``: Lambda polls every SQS work queue for its function, and keeps polling it idle
+    (about five 20-second long polls at a time per queue, about $0.26 a month each at list
+    price). ``paused``: every queue's event source mapping is declared disabled, so an idle
+    stack makes no receives: queues, DLQs and grants stay, messages wait in their queue until
+    ``queueTriggers: on`` and ``pulumi up`` (a developer's stack). Refused in ``environment:
+    prod``."""
     monthly_budget_usd: float = Field(gt=0, le=100000)
     """Monthly cost budget of the account; alarms at 80 % and 100 % actual, 100 % forecast."""
     mail_identity_owner: bool = True
@@ -652,6 +668,13 @@ class StackConfig(_Section):
     def _prod_is_watched(cls, value: str, info: ValidationInfo) -> str:
         if value == "none" and info.data.get("environment") == "prod":
             raise ValueError("none is for a developer's stack: environment prod keeps its failures alarmed")
+        return value
+
+    @field_validator("queue_triggers")
+    @classmethod
+    def _prod_consumes(cls, value: str, info: ValidationInfo) -> str:
+        if value == "paused" and info.data.get("environment") == "prod":
+            raise ValueError("paused is for a developer's stack: environment prod consumes its queues")
         return value
 
 

@@ -19,7 +19,7 @@ import pulumi
 import pulumi_aws as aws
 
 from components.monitoring import DashboardRegistry
-from handlers.common.metrics import CATALOGUE, OTHER, BusinessMetric
+from handlers.common.metrics import CATALOGUE, DEGRADATIONS, DEGRADED, OTHER, BusinessMetric
 
 WIDTH = 8
 HEIGHT = 6
@@ -52,6 +52,21 @@ def _business_lines(namespace: str, system: str, metric: BusinessMetric) -> list
         [namespace, metric.name, "service", system, metric.dimension, value, {"label": value}]
         for value in (*metric.values, OTHER)
     ]
+
+
+def _degradation_lines(namespace: str, system: str) -> list[list[Any]]:
+    """The system's ``Degraded`` count, and each kind per function found by a SEARCH expression
+    (which function degrades is the handlers' business; a search draws whichever did). Search
+    expressions in dashboards: CloudWatch User Guide, "Using search expressions in graphs",
+    https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/using-search-expressions.html."""
+    lines: list[list[Any]] = [[namespace, DEGRADED, "service", system, {"label": "all fallbacks"}]]
+    for i, kind in enumerate(DEGRADATIONS):
+        query = (
+            f"SEARCH('{{{namespace},function,service}} MetricName=\"{kind}\" "
+            f"service=\"{system}\"', 'Sum', {PERIOD_S})"
+        )
+        lines.append([{"expression": query, "id": f"k{i}", "label": kind}])
+    return lines
 
 
 def body(
@@ -112,6 +127,17 @@ def body(
                     0,
                     y,
                     stat="Maximum",
+                )
+            )
+        if system in registry.degradable:
+            # Fallbacks are failures, not business: drawn whether or not business metrics are.
+            row.append(
+                _widget(
+                    f"{system}: fallbacks taken (should be 0; the owner's digest says why)",
+                    region,
+                    _degradation_lines(namespace, system),
+                    0,
+                    y,
                 )
             )
         for metric in CATALOGUE.get(system, ()) if business_metrics else ():

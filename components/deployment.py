@@ -15,7 +15,7 @@ import pulumi_aws as aws
 from components.arns import Arns
 from components.grants import Grant
 from components.mail_identity import MailIdentities
-from components.monitoring import Monitoring, declare_alarm, unconfirmed_sends
+from components.monitoring import Monitoring, declare_alarm, degraded, unconfirmed_sends
 
 
 @dataclass(frozen=True)
@@ -35,6 +35,10 @@ class Deployment:
         tags: Extra tags for every resource.
         monitoring: The region's alert topic, the metrics namespace, tracing, and the registry
             the dashboard is drawn from.
+        secret_store: ``secretsmanager`` or ``ssm`` (Parameter Store SecureString), from the
+            stack's ``secretStore``.
+        queue_triggers: ``on``, or ``paused``: SQS event source mappings declared disabled
+            (``queueTriggers``, a developer's stack).
     """
 
     prefix: str
@@ -48,6 +52,8 @@ class Deployment:
     mail: MailIdentities | None = field(default=None, compare=False)
     tags: dict[str, str] = field(default_factory=dict)
     monitoring: Monitoring = field(default_factory=Monitoring, compare=False)
+    secret_store: str = "secretsmanager"
+    queue_triggers: str = "on"
 
     @property
     def arns(self) -> Arns:
@@ -85,6 +91,22 @@ class Deployment:
             self.name(f"{self.system}-unconfirmed-send"),
             unconfirmed_sends(self.monitoring.namespace, self.system, metric),
             description,
+            self.monitoring,
+            self.resource_tags(),
+            parent,
+        )
+
+    def watch_degradations(self, parent: pulumi.Resource) -> aws.cloudwatch.MetricAlarm | None:
+        """The system's one ``degraded`` alarm: any fallback of handlers/common/metrics.py's
+        ``DEGRADATIONS`` taken by one of its functions (counted as ``Degraded``); the
+        dashboard draws the system's degradations."""
+        if self.system not in self.monitoring.registry.degradable:
+            self.monitoring.registry.degradable.append(self.system)
+        return declare_alarm(
+            f"{self.system}-degraded-alarm",
+            self.name(f"{self.system}-degraded"),
+            degraded(self.monitoring.namespace, self.system),
+            f"fallbacks taken in {self.system}",
             self.monitoring,
             self.resource_tags(),
             parent,

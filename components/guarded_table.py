@@ -162,6 +162,22 @@ class GuardedTable(pulumi.ComponentResource):
         actions = ("dynamodb:PutItem", "dynamodb:UpdateItem") if update else ("dynamodb:PutItem",)
         return self.grant(*actions, sid=sid or self._sid(("Write",)))
 
+    def grant_degradation_items(
+        self, action: str, keys: Sequence[str], *, sid: str
+    ) -> Grant:
+        """One action on the named degradation items only (handlers/common/degradations.py):
+        ``dynamodb:LeadingKeys`` limits the request to these partition keys (DynamoDB
+        Developer Guide, "Using IAM policy conditions for fine-grained access control":
+        https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/specifying-conditions.html)."""
+        if action not in {"dynamodb:UpdateItem", "dynamodb:GetItem"} or not keys:
+            raise ValueError(f"table {self.args.name}: a degradation grant is one UpdateItem or GetItem on named keys")
+        return Grant(
+            sid,
+            (action,),
+            (self.arn,),
+            {"ForAllValues:StringEquals": {"dynamodb:LeadingKeys": sorted(keys)}},
+        )
+
     def grant_stream_read(self, *, sid: str | None = None) -> Grant:
         """Read this table's stream (for a DynamoDB-stream event source)."""
         if self.args.stream is None:

@@ -75,7 +75,8 @@ ALARM_KINDS: Mapping[AlarmKind, str] = {
     "throttles": "Lambda refused invocations for concurrency somewhere in the region",
     "not-run": "a scheduled function was not invoked within two of its schedule intervals",
     "degraded": "a fallback was taken that must not be silent: Bedrock refused the model "
-    "(model access not granted), and the rules decided instead",
+    "(model access not granted), Shopify redacted a customer, or HubSpot refused a lead for a "
+    "required property; the owner's next digest names it and what to do",
     "unconfirmed-send": "a message to a customer was claimed but never confirmed sent",
 }
 """What each alarm kind means; the README runbook has one line per kind."""
@@ -111,6 +112,8 @@ class DashboardRegistry:
     """system -> [(function physical name, region)]"""
     queues: dict[str, list[tuple[str, str, bool]]] = field(default_factory=dict)
     """system -> [(queue physical name, region, is a dead-letter/failure queue)]"""
+    degradable: list[str] = field(default_factory=list)
+    """Systems that count degradations (``Deployment.watch_degradations``)."""
 
     def function(self, system: str, name: str, region: str) -> None:
         self.functions.setdefault(system, []).append((name, region))
@@ -233,13 +236,17 @@ def function_errors(function_name: str) -> AlarmSpec:
     )
 
 
-def model_refused(namespace: str, system: str, function: str) -> AlarmSpec:
-    """The function's ``ModelRefused`` count (EMF, handlers/common/metrics.py) above 0 in an
-    hour: Bedrock answers AccessDeniedException until model access is granted, and the caller
-    falls back to its rules (Bedrock User Guide, "Access Amazon Bedrock foundation models":
+def degraded(namespace: str, system: str) -> AlarmSpec:
+    """The system's ``Degraded`` count (EMF, handlers/common/metrics.py) above 0 in an hour: a
+    fallback that must not be silent was taken in one of its functions. One alarm per system,
+    not one per function and kind: every degradation is also counted as ``Degraded`` for its
+    system, the per-kind metrics (``ModelRefused``, ``CustomerRedacted``, ``CrmRejected``) say
+    which on the dashboard, and the owner's next digest names it with what to do. Bedrock
+    answers AccessDeniedException until model access is granted (Bedrock User Guide, "Access
+    Amazon Bedrock foundation models":
     https://docs.aws.amazon.com/bedrock/latest/userguide/model-access.html)."""
     return AlarmSpec(
-        "degraded", namespace, "ModelRefused", {"service": system, "function": function},
+        "degraded", namespace, "Degraded", {"service": system},
         "Sum", "GreaterThanThreshold", 0, period_s=3600,
     )
 

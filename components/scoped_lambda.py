@@ -22,8 +22,7 @@ from components.archive import build_function_archive
 from components.deployment import Deployment
 from components.grants import Grant, policy_document
 from components.guarded_table import GuardedTable
-from components.models import INVOKE_ACTIONS
-from components.monitoring import AlarmSpec, declare_alarm, function_errors, model_refused
+from components.monitoring import AlarmSpec, declare_alarm, function_errors
 from components.private_bucket import PrivateBucket
 from components.work_queue import WorkQueue, WorkQueueArgs, consumer_visibility
 
@@ -465,6 +464,8 @@ class ScopedLambda(pulumi.ComponentResource):
                 f"{self._base}-{t.queue.args.name}-source",
                 event_source_arn=t.queue.arn,
                 function_name=self.physical_name,
+                # queueTriggers: paused (dev): no poller, so no billed empty receive, while idle.
+                enabled=self.args.deployment.queue_triggers == "on",
                 batch_size=t.batch_size,
                 maximum_batching_window_in_seconds=t.max_batching_window_s or None,
                 function_response_types=["ReportBatchItemFailures"],
@@ -590,8 +591,7 @@ class ScopedLambda(pulumi.ComponentResource):
         return a.url is None and (bool(a.queue_triggers or a.stream_triggers) or self.is_async)
 
     def _alarms(self) -> list[aws.cloudwatch.MetricAlarm]:
-        """Errors, unless every failure lands in an alarmed queue (components/monitoring.py),
-        and a model caller's refused-model count."""
+        """Errors, unless every failure lands in an alarmed queue (components/monitoring.py)."""
         d = self.args.deployment
         tags = d.resource_tags(**{"crm:function": self.args.name})
         alarms = [
@@ -612,11 +612,8 @@ class ScopedLambda(pulumi.ComponentResource):
         specs: tuple[AlarmSpec, ...] = (
             () if self.failures_kept else (function_errors(self.physical_name),)
         )
-        if any(a in INVOKE_ACTIONS for g in self.grants for a in g.actions):
-            # A model caller falls back to its rules when Bedrock refuses: counted and watched.
-            system = self.args.name.split("-", 1)[0]
-            namespace = self.args.deployment.monitoring.namespace
-            specs = (*specs, model_refused(namespace, system, self.args.name))
+        # A model caller's refusals are watched by its system's one degraded alarm
+        # (Deployment.watch_degradations), not one alarm per function.
         return specs
 
     def _async_config(self) -> None:

@@ -1,13 +1,27 @@
-"""SecretSlot: a Secrets Manager secret whose value the operator sets, read at call time.
+"""SecretSlot: a secret whose value the operator sets, read at call time.
 
-The program creates the secret without a value, so no secret ever passes through Pulumi state
-or a Lambda environment. Each slot hands out a GetSecretValue grant naming exactly this one
-secret, which is why the documents keep several secrets instead of one JSON blob.
+The stack's ``secretStore`` picks where it lives:
+
+- ``secretsmanager`` (the documents' store): a Secrets Manager secret created without a value.
+- ``ssm``: a Parameter Store ``SecureString`` under the AWS managed key ``aws/ssm``, named
+  ``/<prefix>/<name>``. Parameter Store needs a value to create a parameter, so the program
+  writes :data:`PLACEHOLDER` once as a write-only value (``value_wo``: never stored in Pulumi
+  state, never read back); the operator's value (``make secrets``) is version 2 or later,
+  which is how ``make verify`` tells a set parameter from an unset one without reading it.
+
+Either way no secret passes through Pulumi state or a Lambda environment, and each slot hands
+out a read grant naming exactly this one secret, which is why the documents keep several
+secrets instead of one JSON blob. A parameter's grant is ``ssm:GetParameter`` alone: the
+``aws/ssm`` key's policy lets every principal of the account decrypt through Parameter Store
+(https://docs.aws.amazon.com/systems-manager/latest/userguide/ps-restrict-decryption.html), so
+the per-parameter ``GetParameter`` grant is what keeps one function from another's secret,
+and a ``kms:Decrypt`` statement would add nothing.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Final
 
 import pulumi
 import pulumi_aws as aws
@@ -15,14 +29,24 @@ import pulumi_aws as aws
 from components.deployment import Deployment
 from components.grants import Grant
 
+PLACEHOLDER: Final = "unset: make secrets sets this parameter"
+"""Version 1 of every parameter; no handler accepts it as a credential (it is not one)."""
+
+STORES: Final = ("secretsmanager", "ssm")
+
+
+def physical_name(d: Deployment, name: str) -> str:
+    """The secret's name in its store: ``dev-dm-crm-read`` or ``/dev/dm-crm-read``."""
+    return f"/{d.prefix}/{name}" if d.secret_store == "ssm" else d.name(name)
+
 
 @dataclass(frozen=True)
 class SecretSlotArgs:
     """Arguments of :class:`SecretSlot`.
 
     Attributes:
-        deployment: Where the secret lives.
-        name: The secret's seed name (``dm-crm-read``); physical ``<prefix>-<name>``.
+        deployment: Where the secret lives (its ``secret_store`` picks the service).
+        name: The secret's seed name (``dm-crm-read``).
         description: What the value is and who sets it (shown to the operator).
     """
 
@@ -32,29 +56,48 @@ class SecretSlotArgs:
 
 
 class SecretSlot(pulumi.ComponentResource):
-    """An empty secret and its single-secret read grant."""
+    """An empty secret (or placeholder parameter) and its single-secret read grant."""
 
-    secret: aws.secretsmanager.Secret
+    resource: aws.secretsmanager.Secret | aws.ssm.Parameter
 
     def __init__(
         self, resource_name: str, args: SecretSlotArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
         super().__init__("crm:index:SecretSlot", resource_name, None, opts)
         d = args.deployment
+        if d.secret_store not in STORES:
+            raise ValueError(f"secret_store must be one of {STORES}")
         self.args = args
-        self.physical_name = d.name(args.name)
-        self.arn = d.arns.secret(self.physical_name)
-        self.secret = aws.secretsmanager.Secret(
-            resource_name,
-            name=self.physical_name,
-            description=args.description,
-            recovery_window_in_days=30 if d.protect_data else 0,
-            tags=d.resource_tags(**{"crm:secret": args.name}),
-            opts=pulumi.ResourceOptions(parent=self),
-        )
-        self.register_outputs({"secret_name": self.secret.name})
+        self.store = d.secret_store
+        self.physical_name = physical_name(d, args.name)
+        tags = d.resource_tags(**{"crm:secret": args.name})
+        if self.store == "ssm":
+            self.arn = d.arns.ssm_parameter(self.physical_name)
+            self.resource = aws.ssm.Parameter(
+                resource_name,
+                name=self.physical_name,
+                type="SecureString",
+                tier="Standard",
+                description=args.description,
+                value_wo=PLACEHOLDER,
+                value_wo_version=1,
+                tags=tags,
+                opts=pulumi.ResourceOptions(parent=self, protect=d.protect_data),
+            )
+        else:
+            self.arn = d.arns.secret(self.physical_name)
+            self.resource = aws.secretsmanager.Secret(
+                resource_name,
+                name=self.physical_name,
+                description=args.description,
+                recovery_window_in_days=30 if d.protect_data else 0,
+                tags=tags,
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+        self.register_outputs({"secret_name": self.resource.name})
 
     def grant_read(self, *, sid: str | None = None) -> Grant:
-        """GetSecretValue on this secret only."""
+        """Read this secret only: GetSecretValue, or GetParameter on the one parameter."""
         name = "".join(p.capitalize() for p in self.args.name.split("-"))
-        return Grant(sid or f"Read{name}Secret", ("secretsmanager:GetSecretValue",), (self.arn,))
+        action = "ssm:GetParameter" if self.store == "ssm" else "secretsmanager:GetSecretValue"
+        return Grant(sid or f"Read{name}Secret", (action,), (self.arn,))

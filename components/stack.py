@@ -74,6 +74,8 @@ def build(config: StackConfig) -> dict[str, Any]:
             partition=partition,
             provider=provider,
             powertools_layer_arn=_powertools_layer(config, region, provider),
+            secret_store=config.secret_store,
+            queue_triggers=config.queue_triggers,
             mail=mail.setdefault(
                 region,
                 MailIdentities(

@@ -13,6 +13,10 @@ from typing import Final
 PUBLIC_FUNCTIONS: Final[dict[str, str]] = {
     "dm-merge": "000 duplicate contact merger: Function URL serving the signed confirm links",
     "ls-capture": "002 lead source attributor: the beacon Function URL",
+    "ls-report-page": (
+        "002 lead source attributor: the weekly report mail's signed read-only page link "
+        "(issue 26: ls-report's own URL stays AWS_IAM, for programs)"
+    ),
     "ler-intake": (
         "001 lead enricher: form / webhook Function URL in shared-secret mode "
         "(with intakeAuth=iam the URL is AWS_IAM and this entry can be removed by config)"

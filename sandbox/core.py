@@ -267,7 +267,7 @@ class Sandbox:
         if name in self.topology.functions:
             return self.topology.functions[name].region
         for secret, region, _ in self.topology.secrets:
-            if secret == name:
+            if secret in (name, self.secret_name(seed)):
                 return region
         raise KeyError(f"nothing named {seed}")
 
@@ -317,9 +317,20 @@ class Sandbox:
         SigV4Auth(Credentials("sandbox", "sandbox", "sandbox"), "lambda", region).add_auth(request)
         return {k: str(v) for k, v in request.headers.items()}
 
+    def secret_name(self, seed: str) -> str:
+        """A secret's name in its store: ``dev-dm-crm-read``, or ``/dev/dm-crm-read`` for a
+        parameter (``secretStore: ssm``)."""
+        parameter = f"/{self.prefix}/{seed}"
+        return parameter if parameter in self.topology.parameters else self.name(seed)
+
     def set_secret(self, seed: str, value: str) -> None:
-        """The operator sets a secret's value (as after ``pulumi up``)."""
-        name = self.name(seed)
+        """The operator sets a secret's value (as after ``pulumi up`` and ``make secrets``)."""
+        name = self.secret_name(seed)
+        if name in self.topology.parameters:
+            self.aws("ssm", self.region_of(seed)).put_parameter(
+                Name=name, Value=value, Type="SecureString", Overwrite=True
+            )
+            return
         self.aws("secretsmanager", self.region_of(seed)).put_secret_value(
             SecretId=name, SecretString=value
         )

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from components.offline.engine import gsi_keys
+from components.secret_slot import PLACEHOLDER
 from sandbox.graph import Topology
 
 ClientFactory = Callable[[str, str], Any]
@@ -42,7 +43,12 @@ def deploy(topology: Topology, client: ClientFactory) -> DeployReport:
         client("sns", region).create_topic(Name=name)
         report.created.append(("topic", name, region))
     for name, region, description in topology.secrets:
-        client("secretsmanager", region).create_secret(Name=name, Description=description)
+        if name in topology.parameters:  # what `pulumi up` writes: the placeholder, version 1
+            client("ssm", region).put_parameter(
+                Name=name, Description=description, Value=PLACEHOLDER, Type="SecureString"
+            )
+        else:
+            client("secretsmanager", region).create_secret(Name=name, Description=description)
         report.created.append(("secret", name, region))
     for identity, region in topology.identities:
         client("sesv2", region).create_email_identity(EmailIdentity=identity)

@@ -213,6 +213,8 @@ class Topology:
     buckets: list[BucketSpec] = field(default_factory=list)
     topics: list[tuple[str, str]] = field(default_factory=list)  # (name, region)
     secrets: list[tuple[str, str, str]] = field(default_factory=list)  # (name, region, doc)
+    parameters: set[str] = field(default_factory=set)
+    """Names in ``secrets`` that are Parameter Store SecureStrings (``secretStore: ssm``)."""
     identities: list[tuple[str, str]] = field(default_factory=list)  # (identity, region)
     schedule_groups: list[tuple[str, str]] = field(default_factory=list)
     functions: dict[str, FunctionSpec] = field(default_factory=dict)
@@ -446,6 +448,11 @@ def _secret(t: Topology, r: Resource, region: str, *_: Any) -> None:
     t.secrets.append((str(r.inputs["name"]), region, str(r.inputs.get("description") or "")))
 
 
+def _parameter(t: Topology, r: Resource, region: str, *_: Any) -> None:
+    _secret(t, r, region)
+    t.parameters.add(str(r.inputs["name"]))
+
+
 def _identity(t: Topology, r: Resource, region: str, *_: Any) -> None:
     t.identities.append((str(r.inputs["emailIdentity"]), region))
 
@@ -639,6 +646,7 @@ _READERS: dict[str, Any] = {
     "aws:s3/bucketV2:BucketV2": _bucket,
     "aws:sns/topic:Topic": _topic,
     "aws:secretsmanager/secret:Secret": _secret,
+    "aws:ssm/parameter:Parameter": _parameter,
     "aws:sesv2/emailIdentity:EmailIdentity": _identity,
     "aws:ses/domainIdentity:DomainIdentity": _ses_v1_identity,
     "aws:ses/emailIdentity:EmailIdentity": _ses_v1_identity,

@@ -9,6 +9,7 @@ first screen. SMS are listed apart: they are measured in GSM-7, not rendered.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -37,6 +38,9 @@ class Document:
     text: str | None = None
     """A mail's plain-text part."""
     status: int = 200
+    opens: tuple[tuple[str, str], ...] = ()
+    """(link in the document, the gallery file it opens): ``write`` points the link at the
+    file, so the mail's button works in the folder a person opens."""
 
 
 @dataclass(frozen=True)
@@ -163,11 +167,27 @@ def upsr_documents() -> Iterator[Document]:
     quiet = render(Rollup({}, 0, until - 7 * 86400, until), zone="Europe/London")
     assert quiet is not None
     yield Document("upsr-rollup-quiet", "mail", quiet.html, ("quiet week",), text=quiet.text)
+    nudge = _upsr_email_nudge()
+    yield Document("upsr-nudge-email", "mail", nudge.html, ("Ann", "Mat strap"), action=True, text=nudge.text)
     browser = {"headers": {"accept": "text/html"}}
     yield Document("upsr-tap-expired", "page",
                    kit.answer(browser, 410, "link_expired", "This offer has ended",
                               "This link has expired. The offer it was for has ended.")["body"],
                    ("offer has ended",), status=410)
+
+
+def _upsr_email_nudge() -> Any:
+    """The nudge to a customer who consented to email only, with its real one-tap link."""
+    from handlers.common.link_tokens import Keyring, issue_short_token
+    from handlers.upsell_recommender.domain import ADD_ACTION, Channel, Contact
+    from handlers.upsell_recommender.nudges import compose
+    from handlers.upsell_recommender.sending import link_subject, link_url
+
+    keys = Keyring.from_secret_string('{"active_kid": "k1", "keys": {"k1": "' + "s" * 40 + '"}}')
+    token = issue_short_token(keys, subject=link_subject("ofr-5443254255890"), action=ADD_ACTION,
+                              ttl_seconds=17 * 86400, now=NOW.timestamp())
+    return compose(Contact(Channel.EMAIL, "ann.smith@example.org", "Ann"), "Mat strap",
+                   "Keeps your new mat rolled tight", link_url(FUNCTION_URL, token))
 
 
 def upsr_sms() -> Iterator[Sms]:
@@ -205,21 +225,119 @@ def ls_report() -> Any:
     )
 
 
-def ls_documents() -> Iterator[Document]:
-    from handlers.source_attributor import owner_report
+LS_URL = "https://" + "l" * 32 + ".lambda-url.us-east-1.on.aws/"
+LS_MONDAY = dt.datetime(2026, 11, 30, 7, 0, tzinfo=dt.UTC)
+"""The weekly mail's run: Monday 30 November, so the week is 23 to 29 November."""
+BROWSER = {"accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"}
 
-    report = ls_report()
-    mail = owner_report.mail(report, page_url=f"{FUNCTION_URL}r/{_token(6)}")
-    yield Document("ls-report-mail", "mail", mail.html,
-                   ("Not known (unattributed)", "google", "newsletter"), action=True, text=mail.text)
-    yield Document("ls-report-page", "page", str(owner_report.page(report)["body"]),
-                   ("Not known (unattributed)", "google", "facebook"))
+
+def ls_week_store() -> Any:
+    """A week of ls rows (``testsupport.ls.InMemoryStore``): per source a number of visitors
+    who arrived from it and enquired, some who came back through a second source, and some
+    seen only as direct visits (the unattributed)."""
+    from handlers.source_attributor.records import Enquiry, Touch
+    from testsupport.ls import InMemoryStore
+
+    store = InMemoryStore()
+    journeys: list[list[tuple[str, str, str]]] = (
+        [[("google", "organic", "referrer")]] * 11
+        + [[("google", "organic", "referrer"), ("newsletter", "email", "utm")]] * 3
+        + [[("facebook", "cpc", "utm")]] * 4
+        + [[("facebook", "cpc", "utm"), ("direct", "direct", "none")]] * 3
+        + [[("newsletter", "email", "utm")]] * 4
+        + [[("bing", "cpc", "utm")]] * 2
+        + [[("direct", "direct", "none")]] * 15
+    )
+    for n, journey in enumerate(journeys):
+        visitor = f"visitor{n:04d}" + "v" * 12
+        day = dt.datetime(2026, 11, 23 + n % 7, 9, tzinfo=dt.UTC)
+        for step, (source, medium, how) in enumerate(journey):
+            at = (day + dt.timedelta(hours=step)).strftime("%Y-%m-%dT%H:%M:%S.000000Z")
+            store.put_touch(Touch(visitor, at, source, medium, "", "", "/", how, 0))  # type: ignore[arg-type]
+        at = (day + dt.timedelta(hours=len(journey))).strftime("%Y-%m-%dT%H:%M:%S.000000Z")
+        store.put_enquiry(Enquiry(at[:7], f"enq{n:04d}", at, visitor, f"{n:064x}", "", "/contact"), None)
+    return store
+
+
+def ls_documents() -> Iterator[Document]:
+    """The weekly mail as ls-report sends it (a stand-in SES keeps it), the page its signed
+    link opens on ls-report-page, and the page a cut copy of that link gets: every one made by
+    the handlers' own code from one week of rows, so the link in the mail is the one checked."""
+    from urllib.parse import parse_qs, urlsplit
+
+    from handlers.common.link_tokens import Keyring
+    from handlers.source_attributor import report_link, report_mail
+    from handlers.source_attributor.week_page import WeekPage
+
+    keys = Keyring.from_secret_string('{"active_kid": "k1", "keys": {"k1": "' + "s" * 40 + '"}}')
+    store = ls_week_store()
+    sent: list[dict[str, Any]] = []
+
+    class Ses:
+        def send_email(self, **request: Any) -> dict[str, str]:
+            sent.append(request["Content"]["Simple"])
+            return {"MessageId": "gallery"}
+
+    link = report_link.signer(LS_URL, keys, days=28, now=LS_MONDAY.timestamp())
+    report_mail.send_weekly(store, Ses(), sender="crm-bot@example.com", recipient="owner@example.com",
+                            today=LS_MONDAY.date(), link=link)
+    mail = sent[0]["Body"]
+    [url] = re.findall(r"https://\S+/report\?t=\S+", mail["Text"]["Data"])  # the link sent
+
+    def opened(target: str, at: dt.datetime) -> dict[str, Any]:
+        parts = urlsplit(target)
+        event = {"rawPath": parts.path, "headers": BROWSER,
+                 "queryStringParameters": {k: v[-1] for k, v in parse_qs(parts.query).items()},
+                 "requestContext": {"http": {"method": "GET"}}}
+        return WeekPage(store, lambda: keys, clock=lambda: at)(event)
+
+    names = ("Not known (unattributed)", "google", "newsletter", "facebook")
+    yield Document("ls-report-mail", "mail", mail["Html"]["Data"], names, action=True,
+                   text=mail["Text"]["Data"], opens=((url, "ls-report-page.html"),))
+    page = opened(url, LS_MONDAY + dt.timedelta(days=2))
+    yield Document("ls-report-page", "page", page["body"], names, status=page["statusCode"])
+    cut = opened(url[:-5], LS_MONDAY + dt.timedelta(days=2))
+    yield Document("ls-report-link-refused", "page", cut["body"], ("weekly mail",), status=cut["statusCode"])
+    late = opened(url, LS_MONDAY + dt.timedelta(days=28))
+    yield Document("ls-report-link-expired", "page", late["body"], ("latest weekly mail",), status=late["statusCode"])
+
+
+# rrs ------------------------------------------------------------------------------------------
+
+
+def rrs_documents() -> Iterator[Document]:
+    """The owner's handover of an unhappy customer who also wrote private feedback."""
+    from handlers.review_requests import handover
+
+    mail = handover.build(
+        reason="private_feedback",
+        request_id="req-5f1c0a9e2b7d4c3a8e6f1b0d9c2a7e4f",
+        request={"customer_id": "c-7", "completion_id": "done-3", "state": "asked", "channel": "sms",
+                 "signal": {"rating": 2, "notes": "Arrived two hours late; radiator in the hall still cold",
+                            "complaint": True, "prior_sentiment": "neutral", "past_complaints": 1}},
+        customer={"name": "Ann Smith", "email": "ann.smith@longer-domain-name-example.org",
+                  "phone": "+44 7700 900123"},
+        job={"job_title": "Boiler service and radiator bleed", "completed_at": "2026-07-01T15:30:00Z"},
+        trail=[
+            {"event": "grade", "at": "2026-07-01T16:00:00Z",
+             "facts": {"band": "unhappy", "source": "model", "reasons": ["late arrival", "heating still faulty"]}},
+            {"event": "escalation_sent", "at": "2026-07-01T16:01:00Z"},
+            {"event": "feedback", "at": "2026-07-02T08:00:00Z",
+             "facts": {"submitted_at": "2026-07-02T08:00:00Z", "rating": 2,
+                       "text": "Late again.\nThe hall radiator is still cold and nobody called back."}},
+        ],
+        business="Acme Heating",
+        zone="Europe/London",
+    )
+    yield Document("rrs-handover", "mail", mail.html, ("Ann Smith", "Boiler service", "still cold"),
+                   action=True, text=mail.text)
 
 
 SYSTEMS: dict[str, Callable[[], Iterator[Document]]] = {
     "dm": dm_documents,
     "upsr": upsr_documents,
     "ls": ls_documents,
+    "rrs": rrs_documents,
 }
 
 
@@ -242,7 +360,10 @@ def write(folder: str, *, shots: bool = True) -> list[str]:
     written: list[str] = []
     rows = []
     for doc in docs:
-        (out / f"{doc.name}.html").write_text(doc.html, encoding="utf-8")
+        html = doc.html
+        for link, target in doc.opens:
+            html = html.replace(str(kit.esc(link)), target)
+        (out / f"{doc.name}.html").write_text(html, encoding="utf-8")
         written.append(f"{doc.name}.html")
         extra = ""
         if doc.text is not None:

@@ -10,17 +10,20 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from handlers.lead_enricher.crm import CrmContact
+from handlers.lead_enricher.crm import CrmContact, CrmRejected
 from handlers.lead_enricher.providers.base import ProviderUnavailable, RateLimited
 
 
 class FakeCrm:
-    """In-memory CRM with HubSpot's rules that matter here (unique email, 409 on a repeat).
+    """In-memory CRM with HubSpot's rules that matter here (unique email, 409 on a repeat,
+    and from 2026-09 the portal's required properties on a create).
 
-    ``calls`` records every write as (method, crm_id, properties) so tests can count them.
+    ``calls`` records every write as (method, crm_id, properties) so tests can count them;
+    ``required`` names the properties the portal requires on a create.
     """
 
     def __init__(self) -> None:
+        self.required: set[str] = set()
         self.contacts: dict[str, CrmContact] = {}
         self.calls: list[tuple[str, str, dict[str, str]]] = []
         self._next = 1000
@@ -52,6 +55,9 @@ class FakeCrm:
         email = properties.get("email")
         if email and (existing := self.find_by_email(email)) is not None:
             return self.get(existing.crm_id) or existing, False
+        missing = tuple(sorted(n for n in self.required if not properties.get(n)))
+        if missing:
+            raise CrmRejected(missing)
         contact = self.add(**dict(properties))
         self.calls.append(("create", contact.crm_id, dict(properties)))
         return self.get(contact.crm_id) or contact, True

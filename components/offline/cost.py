@@ -14,15 +14,16 @@ Two figures per stack:
   (alarm metrics, dashboards, customer-managed keys, secrets, custom metric series that idle
   code still emits), and the work the plan does on its own: every schedule's runs (Scheduler,
   Lambda requests and GB-seconds, logs, X-Ray, secret reads) and the long polls Lambda keeps
-  open on every SQS queue it reads (empty receives are billed: AWS Knowledge Center, "Why are
-  my Amazon SQS charges higher than expected?",
-  https://repost.aws/knowledge-center/sqs-high-charges). Only the kinds' default usage applies.
+  open on every SQS queue an enabled mapping reads (empty receives are billed: AWS Knowledge
+  Center, "Why are my Amazon SQS charges higher than expected?",
+  https://repost.aws/knowledge-center/sqs-high-charges; the poller count is usage.yaml's
+  assumption, with its sources). Only the kinds' default usage applies.
 - **at volumes**: idle plus ``resource_usage``, by default the documents' volumes
   (components/offline/usage.yaml; ``VOLUMES=file`` replaces it).
 
 No free tier is subtracted (prices.yaml says why). Not counted: SMS (End User Messaging,
 priced per destination country), data transfer out, SNS email notifications (a handful a
-month), KMS and CloudWatch API requests (a few thousand a month).
+month), CloudWatch API requests (a few thousand a month).
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ ALARM = "aws:cloudwatch/metricAlarm:MetricAlarm"
 DASHBOARD = "aws:cloudwatch/dashboard:Dashboard"
 KEY = "aws:kms/key:Key"
 SECRET = "aws:secretsmanager/secret:Secret"
+PARAMETER = "aws:ssm/parameter:Parameter"
 SCHEDULE = "aws:scheduler/schedule:Schedule"
 MAPPING = "aws:lambda/eventSourceMapping:EventSourceMapping"
 TABLE = "aws:dynamodb/table:Table"
@@ -298,8 +300,9 @@ def _tracing(function: Any) -> bool:
     return (function.inputs.get("tracingConfig") or {}).get("mode") == "Active"
 
 
-def _secrets_read(function: Any, plan: Plan) -> int:
-    """Secrets the function's role may read: each is fetched once per cold start and TTL."""
+def _secrets_read(function: Any, plan: Plan, action: str) -> int:
+    """Secrets the function's role may read with ``action`` (GetSecretValue or GetParameter):
+    each is fetched once per cold start and TTL."""
     count = 0
     for policy in plan.of_type("aws:iam/rolePolicy:RolePolicy"):
         if policy.parent != function.parent:
@@ -307,7 +310,7 @@ def _secrets_read(function: Any, plan: Plan) -> int:
         for st in policy.policy_statements():
             actions = st.get("Action")
             actions = actions if isinstance(actions, list) else [actions]
-            if "secretsmanager:GetSecretValue" in actions:
+            if action in actions:
                 resources = st.get("Resource")
                 count += len(resources) if isinstance(resources, list) else 1
     return count
@@ -372,6 +375,9 @@ def _monthly_fixed(plan: Plan, bill: Bill) -> None:
         bill.add(plan.system(key), "kms", "customer-managed keys", plan.region(key), "kms_key", 1)
     for secret in plan.of_type(SECRET):
         bill.add(plan.system(secret), "secrets", "secrets", plan.region(secret), "secret", 1)
+    for parameter in plan.of_type(PARAMETER):
+        bill.add(plan.system(parameter), "secrets", "SecureString parameters", plan.region(parameter),
+                 "ssm_standard_parameter", 1)
 
 
 def _functions(plan: Plan, bill: Bill, usage: Usage, *, idle: bool) -> None:
@@ -400,10 +406,15 @@ def _functions(plan: Plan, bill: Bill, usage: Usage, *, idle: bool) -> None:
         bill.add(system, "logs", "log storage (GB-month)", region, "logs_storage", gb * 7 / 30.4)
         if _tracing(fn):
             bill.add(system, "x-ray", "traces", region, "xray_traces", requests)
-        secrets = _secrets_read(fn, plan)
         # A secret is fetched once per cold container and again after its 300 s cache.
-        fetches = min(requests, HOURS_PER_MONTH * 12) * secrets
-        bill.add(system, "secrets", "GetSecretValue calls", region, "secret_api_calls", fetches)
+        fetches = min(requests, HOURS_PER_MONTH * 12)
+        secrets = _secrets_read(fn, plan, "secretsmanager:GetSecretValue")
+        bill.add(system, "secrets", "GetSecretValue calls", region, "secret_api_calls", fetches * secrets)
+        parameters = _secrets_read(fn, plan, "ssm:GetParameter")
+        bill.add(system, "secrets", "GetParameter calls", region, "ssm_standard_api_calls",
+                 fetches * parameters)
+        bill.add(system, "secrets", "KMS decrypts of SecureStrings", region, "kms_requests",
+                 fetches * parameters)
         reads = runs * u["idle_dynamodb_reads_per_request"]
         if not idle:
             reads = requests * u["dynamodb_reads_per_request"]

@@ -144,6 +144,8 @@ def _arn_for(type_token: str, inputs: Mapping[str, Any], region: str) -> str | N
         return f"arn:aws:sns:{region}:{ACCOUNT_ID}:{name}"
     if type_token == "aws:secretsmanager/secret:Secret":
         return f"arn:aws:secretsmanager:{region}:{ACCOUNT_ID}:secret:{name}-AbCdEf"
+    if type_token == "aws:ssm/parameter:Parameter":
+        return f"arn:aws:ssm:{region}:{ACCOUNT_ID}:parameter/{str(name).lstrip('/')}"
     if isinstance(name, str):
         return f"arn:aws:{service}:{region}:{ACCOUNT_ID}:{name}"
     return None

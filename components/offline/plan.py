@@ -30,6 +30,8 @@ from components.offline.policy_view import evaluate_graph
 from components.offline.two_stacks import check_project
 from handlers.common import api_versions
 
+SECRET_TYPES = ("aws:secretsmanager/secret:Secret", "aws:ssm/parameter:Parameter")
+"""Where a SecretSlot keeps a secret (the stack's ``secretStore``)."""
 
 def _short(arn: str) -> str:
     """An ARN without the partition/region/account noise, for reading."""
@@ -245,7 +247,7 @@ def render(graph: Graph) -> str:
                 lines.append(f"    alarm    {_alarm_line(alarm)}")
         for bucket in [r for r in members if r.type == "aws:s3/bucket:Bucket"]:
             lines.append(f"  bucket   {bucket.inputs['bucket']}")
-        for secret in [r for r in members if r.type == "aws:secretsmanager/secret:Secret"]:
+        for secret in [r for r in members if r.type in SECRET_TYPES]:
             lines.append(f"  secret   {secret.inputs['name']}")
         for schedule in [r for r in members if r.type == "aws:scheduler/schedule:Schedule"]:
             dead = (schedule.inputs["target"].get("deadLetterConfig") or {}).get("arn")

@@ -17,7 +17,9 @@ https://docs.aws.amazon.com/AWSCloudFormation/latest/TemplateReference/aws-resou
 a queue's name and FIFO flag
 https://docs.aws.amazon.com/AWSCloudFormation/latest/TemplateReference/aws-resource-sqs-queue.html,
 a secret's name
-https://docs.aws.amazon.com/AWSCloudFormation/latest/TemplateReference/aws-resource-secretsmanager-secret.html).
+https://docs.aws.amazon.com/AWSCloudFormation/latest/TemplateReference/aws-resource-secretsmanager-secret.html,
+a parameter's name
+https://docs.aws.amazon.com/AWSCloudFormation/latest/TemplateReference/aws-resource-ssm-parameter.html).
 A type not listed is judged by its region only; ``pulumi preview --diff`` remains the
 authority for the rest.
 
@@ -37,8 +39,9 @@ from typing import Any, Final, Literal
 TABLE: Final = "aws:dynamodb/table:Table"
 BUCKET: Final = "aws:s3/bucket:Bucket"
 SECRET: Final = "aws:secretsmanager/secret:Secret"
+PARAMETER: Final = "aws:ssm/parameter:Parameter"
 QUEUE: Final = "aws:sqs/queue:Queue"
-STATEFUL: Final = (TABLE, BUCKET, SECRET, QUEUE)
+STATEFUL: Final = (TABLE, BUCKET, SECRET, PARAMETER, QUEUE)
 """Listed first, in this order: what a replacement empties."""
 GUARDED: Final = frozenset({TABLE, BUCKET})
 """Refused in a protected stack unless ``allowReplacement`` names them."""
@@ -47,6 +50,7 @@ REPLACE_ON_CHANGE: Final[dict[str, tuple[str, ...]]] = {
     TABLE: ("name", "hashKey", "rangeKey", "localSecondaryIndexes"),
     BUCKET: ("bucket", "bucketPrefix", "objectLockEnabled"),
     SECRET: ("name", "namePrefix"),
+    PARAMETER: ("name",),
     QUEUE: ("name", "namePrefix", "fifoQueue"),
     "aws:sns/topic:Topic": ("name", "namePrefix", "fifoTopic"),
     "aws:kms/key:Key": ("customerMasterKeySpec", "keyUsage", "multiRegion"),

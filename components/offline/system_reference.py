@@ -142,6 +142,7 @@ def resource_lines(graph: Graph, system: Resource) -> list[str]:
     for token, label, key in (
         ("aws:s3/bucket:Bucket", "buckets", "bucket"),
         ("aws:secretsmanager/secret:Secret", "secrets (created empty)", "name"),
+        ("aws:ssm/parameter:Parameter", "secrets (SecureString parameters, set by make secrets)", "name"),
     ):
         found = _of(members, token)
         if found:

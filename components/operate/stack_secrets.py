@@ -1,7 +1,8 @@
 """``make secrets STACK=<stack>``: set every secret of the stack, each in its own region.
 
 ``pulumi up`` creates each secret empty (no value passes through Pulumi state or a Lambda
-environment). This command fills them: the keys the project owns (link keyrings, the email-hash
+environment): a Secrets Manager secret without a value, or, with ``secretStore: ssm``, a
+SecureString parameter holding the placeholder as version 1 (components/secret_slot.py). This command fills them: the keys the project owns (link keyrings, the email-hash
 key, the intake secret) are generated; the credentials of outside services are read from a
 prompt without echo (getpass) or, when stdin is not a terminal, from ``<name>=<value>`` lines on
 stdin (never argv, so never in shell history or ``ps``). A value is checked against the shape
@@ -137,6 +138,7 @@ KINDS: dict[str, Kind] = {
     "ler-enrichment-key": Kind("ask", "People Data Labs or Apollo API key", _opaque("API key")),
     "ler-intake-secret": Kind("generate", "shared secret the intake's senders present", _SECRET, random_key),
     "ls-email-hash-key": Kind("generate", "key of the enquiries' email hash", _SECRET, random_key),
+    "ls-report-link-key": Kind("generate", "keyring of ls's report page links", _keyring, keyring),
     "upsr-store-key": Kind("store-key", "Shopify app client ID and client secret", _store_key),
     "upsr-webhook-secret": Kind(
         "webhook-secret", "Shopify webhook signing key (the app's client secret)", _webhook_secret
@@ -155,8 +157,50 @@ class StackSecret:
     name: str
     """The seed name (``dm-link-key``)."""
     physical: str
-    """The Secrets Manager name (``dev-dm-link-key``)."""
+    """The name in its store (``dev-dm-link-key``, or ``/dev/dm-link-key`` for a parameter)."""
     region: str
+    store: str = "secretsmanager"
+    """``secretsmanager`` or ``ssm`` (boto3's service name for the store)."""
+
+
+SECRET_TYPES = {"aws:secretsmanager/secret:Secret": "secretsmanager", "aws:ssm/parameter:Parameter": "ssm"}
+
+
+def has_value(client: Any, secret: StackSecret) -> bool:
+    """Whether the secret holds an operator's value, read from metadata only: a secret's
+    current version (DescribeSecret), a parameter's version after the placeholder's 1
+    (DescribeParameters). Neither needs the value or a decrypt."""
+    if secret.store == "ssm":
+        found = client.describe_parameters(
+            ParameterFilters=[{"Key": "Name", "Option": "Equals", "Values": [secret.physical]}]
+        ).get("Parameters") or []
+        return any(int(p.get("Version") or 0) > 1 for p in found)
+    versions = client.describe_secret(SecretId=secret.physical).get("VersionIdsToStages") or {}
+    return any("AWSCURRENT" in stages for stages in versions.values())
+
+
+def put_value(client: Any, secret: StackSecret, value: str) -> None:
+    """Store ``value`` as the secret's new current version."""
+    if secret.store == "ssm":
+        client.put_parameter(Name=secret.physical, Value=value, Type="SecureString", Overwrite=True)
+    else:
+        client.put_secret_value(SecretId=secret.physical, SecretString=value)
+
+
+def read_value(client: Any, secret: StackSecret) -> str:
+    """The secret's current value (``make verify`` signs its checks with it)."""
+    if secret.store == "ssm":
+        return str(client.get_parameter(Name=secret.physical, WithDecryption=True)["Parameter"]["Value"])
+    return str(client.get_secret_value(SecretId=secret.physical)["SecretString"])
+
+
+def read_command(secret: StackSecret) -> str:
+    """The AWS CLI line that prints the secret's value (for the operator to run, never us)."""
+    if secret.store == "ssm":
+        return (f"aws ssm get-parameter --name {secret.physical} --with-decryption --region "
+                f"{secret.region} --query Parameter.Value --output text")
+    return (f"aws secretsmanager get-secret-value --secret-id {secret.physical} --region "
+            f"{secret.region} --query SecretString --output text")
 
 
 def stack_secrets(stack: str) -> list[StackSecret]:
@@ -169,12 +213,13 @@ def stack_secrets(stack: str) -> list[StackSecret]:
 def secrets_in(graph: Graph) -> list[StackSecret]:
     """Every secret of a graph with its system and region, in config order."""
     found = []
-    for secret in graph.of_type("aws:secretsmanager/secret:Secret"):
-        tags = secret.inputs.get("tags") or {}
-        region = str(secret.outputs["arn"]).split(":")[3]
-        found.append(
-            StackSecret(tags["crm:system"], tags["crm:secret"], secret.inputs["name"], region)
-        )
+    for type_token, store in SECRET_TYPES.items():
+        for secret in graph.of_type(type_token):
+            tags = secret.inputs.get("tags") or {}
+            region = str(secret.outputs["arn"]).split(":")[3]
+            found.append(
+                StackSecret(tags["crm:system"], tags["crm:secret"], secret.inputs["name"], region, store)
+            )
     order = list(graph.config.systems.enabled())
     return sorted(found, key=lambda s: (order.index(s.system), s.name))
 
@@ -204,12 +249,6 @@ class Values:
         return self.given.get(name, "")
 
 
-def _has_value(client: Any, secret_id: str) -> bool:
-    """Whether the secret holds a current value (DescribeSecret: no GetSecretValue needed)."""
-    versions = client.describe_secret(SecretId=secret_id).get("VersionIdsToStages") or {}
-    return any("AWSCURRENT" in stages for stages in versions.values())
-
-
 def _store_value(values: Values) -> str:
     """upsr-store-key: client ID and secret asked separately (or a legacy static token)."""
     if not values.interactive:
@@ -224,7 +263,7 @@ def _store_value(values: Values) -> str:
 def run(
     stack_secrets_: list[StackSecret],
     values: Values,
-    client_for: Callable[[str], Any],
+    client_for: Callable[[str, str], Any],
     replace: frozenset[str] = frozenset(),
 ) -> list[tuple[StackSecret, str]]:
     """Fill the secrets; return each with its status (never its value)."""
@@ -232,8 +271,8 @@ def run(
     stored: dict[str, str] = {}
     for secret in stack_secrets_:
         kind = KINDS[secret.name]
-        client = client_for(secret.region)
-        if _has_value(client, secret.physical) and secret.name not in replace:
+        client = client_for(secret.store, secret.region)
+        if has_value(client, secret) and secret.name not in replace:
             results.append((secret, "already set"))
             continue
         status = "set"
@@ -260,7 +299,7 @@ def run(
         except ShapeError as err:
             results.append((secret, f"refused: {err}"))
             continue
-        client.put_secret_value(SecretId=secret.physical, SecretString=value)
+        put_value(client, secret, value)
         if secret.name == "upsr-store-key" and value.startswith("{"):
             stored[secret.name] = value
         results.append((secret, status))
@@ -295,12 +334,12 @@ def main(argv: list[str] | None = None, stdin: TextIO = sys.stdin) -> int:
     if unknown:
         print(f"--replace: no secret named {', '.join(sorted(unknown))}", file=sys.stderr)
         return 2
-    sessions: dict[str, Any] = {}
+    sessions: dict[tuple[str, str], Any] = {}
 
-    def client_for(region: str) -> Any:
-        if region not in sessions:
-            sessions[region] = boto3.client("secretsmanager", region_name=region)
-        return sessions[region]
+    def client_for(service: str, region: str) -> Any:
+        if (service, region) not in sessions:
+            sessions[service, region] = boto3.client(service, region_name=region)  # type: ignore[call-overload]
+        return sessions[service, region]
 
     try:
         results = run(found, values, client_for, replace)
@@ -311,9 +350,8 @@ def main(argv: list[str] | None = None, stdin: TextIO = sys.stdin) -> int:
     generated = [s for s, status in results if status == "generated" and s.name == "ler-intake-secret"]
     for s in generated:
         print(
-            f"\n{s.physical} is for your form or webhook sender: read it with `aws secretsmanager "
-            f"get-secret-value --secret-id {s.physical} --region {s.region} --query SecretString "
-            "--output text` (never printed here)."
+            f"\n{s.physical} is for your form or webhook sender: read it with `{read_command(s)}` "
+            "(never printed here)."
         )
     return 1 if any(status == "empty" or status.startswith("refused") for _, status in results) else 0
 

@@ -2,7 +2,8 @@
 
 Nothing is run: removing a stack is the deployer's decision, command by command. dev has no
 protection (tables without deletion protection, buckets emptied by ``pulumi destroy``, secrets
-deleted at once: recovery window 0, so a new dev stack can reuse the names the same day) and
+deleted at once: recovery window 0, or Parameter Store parameters, which have none, so a new dev
+stack can reuse the names the same day) and
 needs ``pulumi destroy`` alone. prod protects its data on purpose, so its path lifts each guard
 first: Pulumi's ``protect`` (https://www.pulumi.com/docs/iac/concepts/options/protect/), each
 table's DynamoDB deletion protection, the versioned buckets' contents (``pulumi destroy`` refuses

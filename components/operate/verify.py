@@ -1,19 +1,37 @@
-"""``make verify STACK=<stack>``: after `pulumi up`, does each system answer as it should?
+"""``make verify STACK=<stack>``: after `pulumi up`, does each system work, past authentication?
 
-Per system, first every secret it reads must hold a value (DescribeSecret, no value read), then
-one synthetic request per public surface, signed with the stack's own secret and marked as a
-check, goes through the real Function URL, the real authenticity check and the real parsing:
+Per system, first every secret it reads must hold a value (DescribeSecret or
+DescribeParameters: metadata, no value read), then one synthetic request, signed with the
+stack's own secret exactly as the real sender signs and marked ``x-crm-check`` (``handlers.common.function_url.CHECK_HEADER``), goes through the real
+Function URL, the real authenticity check and parsing, and the real writes. The mark is read
+only after the request proved authentic: it skips no check (every probe first sends a forged
+one, with the mark, and expects it refused), it only holds the outside world back. What each
+check touches, and removes (in ``finally``, also when the check failed part way):
 
-- dm: a review link for the pair ``check-a#check-b-<id>``, signed with dm-link-key: dm-merge verifies the
-  token, reads dm-pairs, and answers 410 (no such proposal); a forged link answers 403.
-- ler: the intake secret with a body of an unsupported type: 415 once the secret matched (a
-  wrong secret answers 401); nothing is stored.
-- ls: an arrival from a search engine with the stack's first site origin: 200, its touch is in
-  ls-touches and is then deleted; a foreign origin answers 403; the report, SigV4-signed, 200.
-- upsr: a webhook signed with the app's client secret for the store, topic ``app/uninstalled``
-  (not an order): 400 once signature and shop matched (a wrong signature answers 401).
-- rrs: an event signed with the job tool's secret, of type ``verify.check``: 400 once the
-  signature matched (a wrong one answers 401).
+- dm: puts a proposal ``check-a-<id>#check-b-<id>`` marked ``check`` (TTL one hour) in
+  dm-pairs; GET /review renders it; POST /confirm, twice: dm-merge claims the pair (its
+  TransactWriteItems on dm-decisions and dm-merges), sees the mark, releases claim and link
+  before the CRM is read, and answers 409 ``check`` both times. Removed: the proposal and any
+  claim, lock or link marker left by a failed release. A forged link answers 403.
+- ler: a JSON lead (``verify-check@example.com``) with the intake secret (or SigV4 in ``iam``
+  mode): ler-intake stores the raw body in ler-raw under ``form/``, pre-screens it and queues it
+  on ler-intake-queue marked ``check``, answering where it stored it; ler-normalize drops a
+  check lead on arrival (no model, no firmographic provider, no HubSpot). Removed: every
+  version of the raw object. A wrong secret answers 401.
+- ls: an arrival from a search engine with the stack's first site origin: its touch is in
+  ls-touches and is then deleted; a foreign origin answers 403; the report, SigV4-signed, 200;
+  where the report is mailed, last week's page link signed with ls-report-link-key opens (200)
+  on ls-report-page and a forged one answers 403.
+- upsr: an ``orders/create`` webhook for a synthetic order (negative id, no customer, one line)
+  signed with the app's client secret for the store: signature, shop, topic, parse and replay
+  horizon, then the marker in upsr-orders marked ``check`` with no job (no nudge, no history:
+  upsr-order drops the customer of any check order). Removed: the marker. A wrong signature
+  answers 401.
+- rrs: a ``job.completed`` event for a synthetic customer (``verify-check@example.com``)
+  signed with the job tool's secret: rrs-webhook writes the request (marked ``check``, TTL one
+  day), the job and the intake audit, and creates the request's one-off schedule; rrs-sender
+  suppresses a check request should the schedule ever fire. Removed: the schedule, the
+  request, its job and audit rows. A wrong signature answers 401.
 
 Names come from the offline plan's graph; Function URLs from Lambda GetFunctionUrlConfig.
 ``--sandbox http://127.0.0.1:8700`` points the same command at a running ``make sandbox`` (its
@@ -24,6 +42,8 @@ Prints ``ok`` or ``failed: <reason>`` per system; exits 1 if any failed.
 from __future__ import annotations
 
 import base64
+import contextlib
+import datetime as dt
 import hashlib
 import hmac
 import json
@@ -32,7 +52,7 @@ import time
 import urllib.error
 import urllib.request
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,10 +62,13 @@ from botocore.awsrequest import AWSRequest
 
 from components.offline.engine import Graph
 from components.operate import plan_graph, stack_command
-from components.operate.stack_secrets import StackSecret, secrets_in
-
-CHECK_HEADER = "x-crm-check"
-"""Marks every request of this command (visible in the functions' logs)."""
+from components.operate.stack_secrets import StackSecret, has_value, read_value, secrets_in
+from handlers.common.function_url import CHECK_HEADER
+from handlers.common.link_tokens import Keyring, issue_token, verify_token
+from handlers.common.webhook_signatures import sign_timestamped
+from handlers.lead_enricher.contract import FORM_PREFIX
+from handlers.lead_enricher.lead import lead_id_for
+from handlers.review_requests.domain import request_id_for
 
 
 @dataclass(frozen=True)
@@ -74,14 +97,15 @@ class Target:
         self.urls: dict[str, str] = {}
         self.clients: dict[tuple[str, str], Any] = {}
         self.offset = 0.0
+        # A sandbox's emulator takes any credential, so none from this machine is needed.
+        fake = "sandbox" if sandbox else None
+        self.session = boto3.Session(aws_access_key_id=fake, aws_secret_access_key=fake, aws_session_token=fake)
         if sandbox:
             with urllib.request.urlopen(sandbox.rstrip("/") + "/", timeout=10) as answer:  # noqa: S310
                 overview = json.loads(answer.read())
             self.endpoint = overview["emulator"]
             self.urls = dict(overview["function_urls"])
             # The sandbox runs its own clock (its scenarios move it): links are issued on it.
-            import datetime as dt
-
             self.offset = dt.datetime.fromisoformat(overview["clock"]).timestamp() - time.time()
 
     def now(self) -> float:
@@ -90,7 +114,7 @@ class Target:
 
     def client(self, service: str, region: str) -> Any:
         if (service, region) not in self.clients:
-            self.clients[service, region] = boto3.client(  # type: ignore[call-overload]
+            self.clients[service, region] = self.session.client(  # type: ignore[call-overload]
                 service, region_name=region, endpoint_url=self.endpoint
             )
         return self.clients[service, region]
@@ -108,7 +132,7 @@ class Target:
         url = self.url(function, region) + path
         sent = {CHECK_HEADER: "1", **(headers or {})}
         if sign:  # an AWS_IAM Function URL: SigV4 for service lambda
-            credentials = boto3.Session().get_credentials()
+            credentials = self.session.get_credentials()
             if credentials is None:
                 raise Failed("no AWS credentials to sign the request with")
             request = AWSRequest(method=method, url=url, data=body, headers=sent)
@@ -122,8 +146,7 @@ class Target:
             return Answer(err.code, err.read().decode(), dict(err.headers.items()))
 
     def secret(self, secret: StackSecret) -> str:
-        got = self.client("secretsmanager", secret.region).get_secret_value(SecretId=secret.physical)
-        return str(got["SecretString"])
+        return read_value(self.client(secret.store, secret.region), secret)
 
 
 class Failed(Exception):
@@ -150,34 +173,90 @@ class Context:
 
 
 def verify_dm(c: Context) -> str:
-    from handlers.common.link_tokens import Keyring, issue_token
-
     keyring = Keyring.from_secret_string(c.target.secret(c.secrets["dm-link-key"]))
-    subject = f"check-a#check-b-{uuid.uuid4().hex[:12]}"  # low < high, as pair keys are
-    token = issue_token(keyring, subject=subject, action="review", ttl_seconds=600, now=c.target.now())
+    check = uuid.uuid4().hex[:12]
+    low, high = f"check-a-{check}", f"check-b-{check}"  # low < high, as pair keys are
+    pair = f"{low}#{high}"
+    now = c.target.now()
+
+    def link(action: str) -> str:
+        return issue_token(keyring, subject=pair, action=action, ttl_seconds=600, now=now)
+
     fn, region = c.name("dm-merge"), c.region("dm")
     expect(c.target.http(fn, region, "GET", "/review?t=forged"), 403, "invalid_link", "a forged link")
-    expect(
-        c.target.http(fn, region, "GET", f"/review?t={token}"), 410, "proposal_expired",
-        "a link signed with dm-link-key (the pair does not exist)",
-    )
-    return "signed link verified, dm-pairs read, forged link refused"
+    pairs, token = c.target.client("dynamodb", region), ""
+    # The synthetic proposal: marked check (dm-merge refuses to merge it) and expiring in an
+    # hour by dm-pairs' TTL should this command die before it removes it.
+    pairs.put_item(TableName=c.name("dm-pairs"), Item={
+        "pair_key": {"S": pair}, "band": {"S": "propose"}, "run_id": {"S": "check"},
+        "check": {"BOOL": True}, "ttl": {"N": str(int(now) + 3600)},
+        "explanation": {"S": "A check by make verify: nothing will be merged."},
+    })
+    try:
+        page = c.target.http(fn, region, "GET", f"/review?t={link('review')}", headers={"accept": "text/html"})
+        expect(page, 200, "", "the review page of a check proposal")
+        token = link("confirm")
+        confirm = f"/confirm?t={token}"
+        json_ = {"accept": "application/json"}
+        expect(c.target.http(fn, region, "POST", confirm, headers=json_), 409, "check", "confirming a check proposal")
+        # The claim was written and released with its link: the same link is refused the same way.
+        expect(c.target.http(fn, region, "POST", confirm, headers=json_), 409, "check", "the same confirm link again")
+        decision = pairs.get_item(TableName=c.name("dm-decisions"), Key={"pair_key": {"S": pair}})
+        if "Item" in decision:
+            raise Failed(f"confirming a check proposal left a decision in {c.name('dm-decisions')}")
+    finally:
+        # The proposal, and whatever a claim that was never released left (a failed check).
+        pairs.delete_item(TableName=c.name("dm-pairs"), Key={"pair_key": {"S": pair}})
+        pairs.delete_item(TableName=c.name("dm-decisions"), Key={"pair_key": {"S": pair}})
+        token_id = verify_token(token, keyring, action="confirm", now=now).token_id if token else ""
+        for held in (f"lock#{low}", f"lock#{high}", f"link#{token_id}"):
+            pairs.delete_item(TableName=c.name("dm-merges"), Key={"merge_id": {"S": held}})
+    return "review page served, confirm claimed and released a check proposal (nothing merged), forged link refused"
 
 
 def verify_ler(c: Context) -> str:
     fn, region = c.name("ler-intake"), c.region("ler")
     ler = c.graph.config.systems.ler
     assert ler is not None
-    body = b"check"
-    if ler.intake_auth == "iam":
-        answer = c.target.http(fn, region, "POST", "/", body, {"content-type": "text/csv"}, sign=True)
-    else:
-        secret = c.target.secret(c.secrets["ler-intake-secret"])
-        wrong = c.target.http(fn, region, "POST", "/", body, {"content-type": "text/csv", "x-ler-intake-secret": "check-wrong"})
-        expect(wrong, 401, "unauthorized", "a wrong intake secret")
-        answer = c.target.http(fn, region, "POST", "/", body, {"content-type": "text/csv", "x-ler-intake-secret": secret})
-    expect(answer, 415, "unsupported_media_type", "the intake secret with a body it does not take")
-    return "intake secret accepted, wrong secret refused, nothing stored"
+    # A synthetic lead (unique, so a new lead id) with a reserved example.com address (RFC 2606).
+    body = json.dumps({
+        "name": "Verify Check", "email": "verify-check@example.com",
+        "message": f"make verify {uuid.uuid4().hex[:12]}",
+    }).encode()
+    headers = {"content-type": "application/json"}
+    # Where ler-intake keeps the raw original (form/<day>/<lead id>.json in ler-raw, whose
+    # name ends with the account id): removed below even when the check fails after writing it.
+    account = c.target.client("sts", region).get_caller_identity()["Account"]
+    raw = f"{c.name('ler-raw')}-{account}"
+    day = dt.datetime.fromtimestamp(c.target.now(), dt.UTC).date().isoformat()
+    key = f"{FORM_PREFIX}{day}/{lead_id_for('form', hashlib.sha256(body).hexdigest())}.json"
+    s3 = c.target.client("s3", region)
+    try:
+        if ler.intake_auth == "iam":
+            answer = c.target.http(fn, region, "POST", "/", body, headers, sign=True)
+        else:
+            secret = c.target.secret(c.secrets["ler-intake-secret"])
+            wrong = c.target.http(fn, region, "POST", "/", body, {**headers, "x-ler-intake-secret": "check-wrong"})
+            expect(wrong, 401, "unauthorized", "a wrong intake secret")
+            answer = c.target.http(fn, region, "POST", "/", body, {**headers, "x-ler-intake-secret": secret})
+        expect(answer, 202, "", "a check lead with the intake secret")
+        written = json.loads(answer.body).get("check") or {}
+        if (written.get("bucket"), written.get("raw_key")) != (raw, key):
+            raise Failed(f"the check lead answered 202 but was not stored as {raw}/{key} (answer {written})")
+        s3.head_object(Bucket=raw, Key=key)  # the raw original is really there
+        if written.get("queued") != 1:
+            raise Failed(f"the check lead was not queued on {c.name('ler-intake-queue')} (answer {written})")
+    finally:
+        _remove_object(s3, raw, key)
+    return "intake secret verified, check lead stored in ler-raw (then removed) and queued; ler-normalize drops it"
+
+
+def _remove_object(s3: Any, bucket: str, key: str) -> None:
+    """Every version of ``key`` (ler-raw is versioned: a plain delete would only hide it)."""
+    versions = s3.list_object_versions(Bucket=bucket, Prefix=key)
+    for found in (*versions.get("Versions", []), *versions.get("DeleteMarkers", [])):
+        if found["Key"] == key:
+            s3.delete_object(Bucket=bucket, Key=key, VersionId=found["VersionId"])
 
 
 def verify_ls(c: Context) -> str:
@@ -206,7 +285,23 @@ def verify_ls(c: Context) -> str:
         raise Failed(f"the arrival answered 200 but {len(found)} touches were recorded in {touches}")
     report = c.target.http(c.name("ls-report"), region, "GET", "/?mode=lenient", sign=True)
     expect(report, 200, "", "the report, SigV4-signed")
-    return "touch recorded in ls-touches and removed, foreign origin refused, report read"
+    if "ls-report-link-key" not in c.secrets:  # the report is not mailed: no page
+        return "touch recorded in ls-touches and removed, foreign origin refused, report read"
+    from handlers.common.link_tokens import Keyring
+    from handlers.source_attributor import report_link, report_mail
+
+    keyring = Keyring.from_secret_string(c.target.secret(c.secrets["ls-report-link-key"]))
+    page = c.name("ls-report-page")
+    forged = c.target.http(page, region, "GET", f"{report_link.PATH}?t=forged", headers={"accept": "application/json"})
+    expect(forged, 403, "invalid_link", "a forged report page link")
+    today = dt.datetime.fromtimestamp(c.target.now(), dt.UTC).date()
+    link = report_link.signer("", keyring, days=1, now=c.target.now())(*report_mail.last_week(today))
+    opened = c.target.http(page, region, "GET", link.url, headers={"accept": "text/html"})
+    expect(opened, 200, "", "last week's report page link, signed with ls-report-link-key")
+    return (
+        "touch recorded in ls-touches and removed, foreign origin refused, report read, "
+        "report page link opened, forged link refused"
+    )
 
 
 def verify_upsr(c: Context) -> str:
@@ -215,38 +310,83 @@ def verify_upsr(c: Context) -> str:
     fn, region = c.name("upsr-order"), c.region("upsr")
     value = c.target.secret(c.secrets["upsr-webhook-secret"])
     secret = str(json.loads(value)["client_secret"]) if value.startswith("{") else value
-    body = json.dumps({"id": 0, "check": True}).encode()
+    # A synthetic order: a negative id no Shopify order has, no customer, one line.
+    order_id = -int(uuid.uuid4().int % 10**12) - 1
+    created = dt.datetime.fromtimestamp(c.target.now(), dt.UTC).isoformat()
+    body = json.dumps({
+        "id": order_id, "name": "#check", "created_at": created, "currency": "USD", "customer": None,
+        "line_items": [{"sku": "check", "title": "make verify", "quantity": 1, "price": "1.00"}],
+    }).encode()
 
     def sent(key: str) -> dict[str, str]:
         mac = base64.b64encode(hmac.new(key.encode(), body, hashlib.sha256).digest()).decode()
         return {
-            "content-type": "application/json", "x-shopify-topic": "app/uninstalled",
+            "content-type": "application/json", "x-shopify-topic": "orders/create",
             "x-shopify-shop-domain": upsr.store_domain, "x-shopify-hmac-sha256": mac,
             "x-shopify-webhook-id": f"check-{uuid.uuid4().hex[:12]}",
         }
 
     expect(c.target.http(fn, region, "POST", "/", body, sent("check-wrong")), 401, "invalid_signature", "a wrong signature")
-    expect(
-        c.target.http(fn, region, "POST", "/", body, sent(secret)), 400, "unsupported_topic",
-        "a webhook signed with upsr-webhook-secret for the store (not an order)",
-    )
-    return "webhook signature and shop verified, wrong signature refused, nothing stored"
+    orders, key = c.target.client("dynamodb", region), {"order_id": {"S": str(order_id)}}
+    try:
+        answer = c.target.http(fn, region, "POST", "/", body, sent(secret))
+        expect(answer, 200, "", "a check order signed with upsr-webhook-secret for the store")
+        found = orders.get_item(TableName=c.name("upsr-orders"), Key=key).get("Item")
+        if not found or not found.get("check", {}).get("BOOL"):
+            raise Failed(f"the check order answered 200 but no check marker is in {c.name('upsr-orders')}")
+        if found.get("job_state", {}).get("S") != "none":
+            raise Failed(f"the check order was given a job ({found.get('job_state')}): it could reach a customer")
+    finally:
+        orders.delete_item(TableName=c.name("upsr-orders"), Key=key)
+    return "signature and shop verified, check order parsed and marked in upsr-orders (no job, no nudge) and removed"
 
 
 def verify_rrs(c: Context) -> str:
-    from handlers.common.webhook_signatures import sign_timestamped
-
     fn, region = c.name("rrs-webhook"), c.region("rrs")
     secret = c.target.secret(c.secrets["rrs-webhook-secret"])
-    body = json.dumps({"type": "verify.check", "id": f"check-{uuid.uuid4().hex[:12]}"}).encode()
+    check = f"check-{uuid.uuid4().hex[:12]}"
+    now = c.target.now()  # the target's clock: the sandbox's may be moved
+    # A synthetic job: its own customer id and a reserved example.com address (RFC 2606).
+    body = json.dumps({
+        "type": "job.completed", "id": check, "completion_id": check, "customer_id": check,
+        "completed_at": dt.datetime.fromtimestamp(now, dt.UTC).isoformat(),
+        "job": {"id": check, "title": "make verify"},
+        "customer": {"name": "Verify Check", "email": "verify-check@example.com"},
+    }).encode()
     headers = {"content-type": "application/json"}
-    now = int(c.target.now())  # the target's clock: the sandbox's may be moved
-    wrong = c.target.http(fn, region, "POST", "/", body, {**headers, "x-rrs-signature": sign_timestamped(body, "check-wrong", now)})
+    wrong = c.target.http(fn, region, "POST", "/", body, {**headers, "x-rrs-signature": sign_timestamped(body, "check-wrong", int(now))})
     expect(wrong, 401, "invalid_signature", "a wrong signature")
-    answer = c.target.http(fn, region, "POST", "/", body, {**headers, "x-rrs-signature": sign_timestamped(body, secret, now)})
-    if answer.status != 400:
-        raise Failed(f"an event signed with rrs-webhook-secret (not a job event): expected HTTP 400, got {answer.said()}")
-    return "webhook signature verified, wrong signature refused, nothing stored"
+    request_id = request_id_for(check)  # what rrs-webhook names the request and its schedule
+    db, tables = c.target.client("dynamodb", region), {t: c.name(f"rrs-{t}") for t in ("requests", "jobs", "audit")}
+    try:
+        answer = c.target.http(fn, region, "POST", "/", body, {**headers, "x-rrs-signature": sign_timestamped(body, secret, int(now))})
+        expect(answer, 200, "", "a check job event signed with rrs-webhook-secret")
+        result = json.loads(answer.body)
+        if result.get("request_id") != request_id:
+            raise Failed(f"the check job became request {result.get('request_id')}, not {request_id}")
+        row = db.get_item(TableName=tables["requests"], Key={"request_id": {"S": request_id}}).get("Item") or {}
+        if not row.get("check", {}).get("BOOL"):
+            raise Failed(f"the check job answered 200 but no check request is in {tables['requests']}")
+        if result.get("state") != "scheduled" or not result.get("schedule_created"):
+            raise Failed(f"the check request was not scheduled (state {result.get('state')}, schedule_created {result.get('schedule_created')})")
+    finally:
+        _remove_rrs_check(c, region, request_id, check, tables)
+    return "signature verified, check request scheduled in rrs-requests and its schedule created, then both removed (nothing sent)"
+
+
+def _remove_rrs_check(c: Context, region: str, request_id: str, customer_id: str, tables: dict[str, str]) -> None:
+    """The schedule (the only thing that would ever send), the request, its job and audit."""
+    scheduler = c.target.client("scheduler", region)
+    with contextlib.suppress(scheduler.exceptions.ResourceNotFoundException):  # never scheduled
+        scheduler.delete_schedule(Name=request_id, GroupName=c.name("rrs-requests"))
+    db = c.target.client("dynamodb", region)
+    for table, key, value in (("audit", "request_id", request_id), ("jobs", "customer_id", customer_id)):
+        found = db.query(TableName=tables[table], KeyConditionExpression=f"{key} = :v",
+                         ExpressionAttributeValues={":v": {"S": value}})["Items"]
+        schema = {"audit": ("request_id", "ts"), "jobs": ("customer_id", "job_ts")}[table]
+        for item in found:
+            db.delete_item(TableName=tables[table], Key={k: item[k] for k in schema})
+    db.delete_item(TableName=tables["requests"], Key={"request_id": {"S": request_id}})
 
 
 PROBES: dict[str, Callable[[Context], str]] = {
@@ -259,16 +399,17 @@ def _unset(c: Context, system: str) -> list[str]:
     for s in c.secrets.values():
         if s.system != system:
             continue
-        versions = c.target.client("secretsmanager", s.region).describe_secret(SecretId=s.physical)
-        if not any("AWSCURRENT" in v for v in (versions.get("VersionIdsToStages") or {}).values()):
+        if not has_value(c.target.client(s.store, s.region), s):
             empty.append(s.physical)
     return empty
 
 
-def verify(target: Target, graph: Graph) -> Iterator[tuple[str, bool, str]]:
-    """(system, ok, what was seen or why it failed) per enabled system."""
+def verify(target: Target, graph: Graph, only: Collection[str] = ()) -> Iterator[tuple[str, bool, str]]:
+    """(system, ok, what was seen or why it failed) per enabled system (those in ``only``)."""
     context = Context(target, graph, {s.name: s for s in secrets_in(graph)})
     for system in graph.config.systems.enabled():
+        if only and system not in only:
+            continue
         try:
             empty = _unset(context, system)
             if empty:
@@ -284,11 +425,17 @@ def verify(target: Target, graph: Graph) -> Iterator[tuple[str, bool, str]]:
 def main(argv: list[str] | None = None) -> int:
     parser = stack_command(__doc__ or "")
     parser.add_argument("--sandbox", help="a running sandbox's control API, http://127.0.0.1:8700")
+    parser.add_argument("--system", action="append", choices=sorted(PROBES), default=[],
+                        help="check only this system (repeatable); all enabled ones by default")
     options = parser.parse_args(argv)
+    if not options.sandbox and boto3.Session().get_credentials() is None:
+        print("make verify: no AWS credentials (aws configure, AWS_PROFILE): "
+              "use the ones `pulumi up` used", file=sys.stderr)
+        return 2
     graph = plan_graph(options.stack)
     if graph is None:
         return 2
-    results = list(verify(Target(graph, options.sandbox), graph))
+    results = list(verify(Target(graph, options.sandbox), graph, options.system))
     for system, ok, detail in results:
         print(f"{system:<5} {'ok' if ok else 'failed'}: {detail}")
     return 0 if all(ok for _, ok, _ in results) else 1

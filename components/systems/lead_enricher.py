@@ -52,6 +52,7 @@ from components.work_queue import (
     WorkQueueArgs,
     consumer_visibility,
 )
+from handlers.common.degradations import key as degradation_key
 from handlers.lead_enricher import contract
 
 PACKAGE = "handlers.lead_enricher"
@@ -169,6 +170,15 @@ class LeadEnricher(System):
         cache = GuardedTable(
             contract.ENRICH_CACHE.name, GuardedTableArgs.of(d, contract.ENRICH_CACHE), child
         )
+
+
+        def note_refusal(function_name: str) -> Grant:
+            """A model caller may note its own refusal in ler-enrich-cache, nothing else."""
+            return cache.grant_degradation_items(
+                "dynamodb:UpdateItem",
+                [degradation_key("ModelRefused", function_name)],
+                sid="NoteRefusedModel",
+            )
 
         # Queues -------------------------------------------------------------------------------
         dlq = WorkQueue(
@@ -324,6 +334,7 @@ class LeadEnricher(System):
                     sid="WriteNormalizedRecord",
                 ),
                 model_grant(d, s.normalize_model, sid="InvokeNormalizeModel"),
+                note_refusal(contract.NORMALIZE_FUNCTION),
                 put_events(d, "EmitNormalized", (contract.NORMALIZED,)),
             ],
             contract.NormalizeSettings.environment(values),
@@ -356,6 +367,7 @@ class LeadEnricher(System):
                 identity.grant("dynamodb:GetItem", sid="ReadIdentityKeys"),
                 identity_index,
                 model_grant(d, s.dedupe_model, sid="InvokeDedupeModel"),
+                note_refusal(contract.DEDUPE_FUNCTION),
                 put_events(d, "EmitDeduped", (contract.DEDUPED,)),
             ],
             contract.DedupeSettings.environment(values),
@@ -369,6 +381,7 @@ class LeadEnricher(System):
             "Deterministic junk signals; the model only for borderline leads",
             [
                 model_grant(d, s.filter_model, sid="InvokeFilterModel"),
+                note_refusal(contract.FILTER_FUNCTION),
                 put_events(d, "EmitCleanOrJunk", (contract.CLEAN, contract.JUNK)),
             ],
             contract.FilterSettings.environment(values),
@@ -385,6 +398,11 @@ class LeadEnricher(System):
                 dataclasses.replace(identity_index, sid="ReadIdentityByCrmIdForMerges"),
                 records.grant(
                     "s3:PutObject", prefixes=(contract.RECORDS_PREFIX,), sid="WriteCleanRecord"
+                ),
+                cache.grant_degradation_items(
+                    "dynamodb:UpdateItem",
+                    [degradation_key("CrmRejected", contract.PUSH_FUNCTION)],
+                    sid="NoteCrmRefusal",
                 ),
             ],
             contract.PushSettings.environment(values),
@@ -460,6 +478,11 @@ class LeadEnricher(System):
                 ),
                 junk.grant("s3:GetObject", prefixes=(contract.JUNK_PREFIX,), sid="ReadJunkLog"),
                 d.grant_send_email("SendJunkDigest", s.sender_email),
+                cache.grant_degradation_items(
+                    "dynamodb:GetItem",
+                    [degradation_key(kind, fn) for kind, fn in contract.DEGRADABLE],
+                    sid="ReadDegradationNotes",
+                ),
             ],
             contract.DigestSettings.environment(values),
             schedules=(
@@ -474,6 +497,10 @@ class LeadEnricher(System):
             on_failure=dlq,
             async_max_retries=ASYNC_RETRIES,
         )
+
+        # Refused models (normalize, dedupe, filter) and HubSpot's required-property refusals
+        # in ler-push: one alarm for the system, named in the next junk digest.
+        d.watch_degradations(self)
 
         self.finish(
             {

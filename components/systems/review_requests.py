@@ -329,6 +329,8 @@ class ReviewRequests(System):
 
         # The sweep reports a claimed message never confirmed sent; a person must look.
         d.watch_unconfirmed_sends("UnconfirmedAsks", "review asks claimed and never confirmed sent", self)
+        # Its sender and escalator fall back to templates when Bedrock refuses the model.
+        d.watch_degradations(self)
 
         self.finish(
             {

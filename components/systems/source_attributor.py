@@ -1,6 +1,6 @@
 """Lead source attributor (document 002): capture, stitch, report. No model anywhere.
 
-Three functions, each with its own role; only ls-capture is public:
+Three functions, each with its own role, and a fourth when the report is mailed; two are public:
 
 - ``ls-capture`` (Function URL, auth NONE, CORS limited to the site origins): records touches
   and enquiries. Authenticity on this surface is the origin allowlist plus the bot filter,
@@ -8,7 +8,11 @@ Three functions, each with its own role; only ls-capture is public:
 - ``ls-stitch`` (DynamoDB stream on enquiries, INSERT only, partial batch failures, bounded
   retries, on-failure queue ``ls-stitch-failures``): links identities to visitors' touches.
 - ``ls-report`` (Function URL, auth AWS_IAM): the attribution report, by Query only; when
-  ``reportRecipient`` is set, a weekly schedule also has it mail last week's report (SES).
+  ``reportRecipient`` is set, a weekly schedule also has it mail last week's report (SES) with
+  a signed link to the same report as a page.
+- ``ls-report-page`` (Function URL, auth NONE; only when the report is mailed): the mail's link.
+  The link token is verified before any table is read; it may only Query the three tables and
+  read its link keyring, ``ls-report-link-key`` (which ls-report reads to sign).
 
 Each function's grants are the code below; the README's generated table for ls lists them.
 
@@ -21,10 +25,12 @@ per month, and a retried submission hits the same key so its conditional put is 
 from __future__ import annotations
 
 import json
+from typing import cast
 
 import pulumi
 
 from components.config import LsSettings
+from components.grants import Grant
 from components.guarded_table import GuardedTable, GuardedTableArgs
 from components.scheduled_job import Schedule
 from components.scoped_lambda import FunctionUrl, ScopedLambda, StreamTrigger
@@ -39,6 +45,7 @@ SIZES: dict[str, tuple[int, int]] = {
     contract.CAPTURE: (512, 5),
     contract.STITCH: (1024, 60),
     contract.REPORT: (1024, 120),
+    contract.REPORT_PAGE: (1024, 30),  # one week's report, the same Queries as ls-report's
 }
 """Memory (MB) and timeout (s) per function, from the document."""
 STITCH_MAX_RETRIES = 3
@@ -55,6 +62,8 @@ class SourceAttributor(System):
     capture: ScopedLambda
     stitch: ScopedLambda
     report: ScopedLambda
+    report_page: ScopedLambda | None
+    """The mail's signed link to the report page; None when no mail is sent."""
 
     def __init__(
         self,
@@ -86,7 +95,7 @@ class SourceAttributor(System):
             ),
             child,
         )
-        values = {
+        values: dict[str, str | int | None] = {
             "touches_table": self.touches.physical_name,
             "identities_table": self.identities.physical_name,
             "enquiries_table": self.enquiries.physical_name,
@@ -96,6 +105,9 @@ class SourceAttributor(System):
             "report_cache_seconds": settings.report_cache_seconds,
             "sender_email": settings.sender_email,
             "report_recipient": settings.report_recipient,
+            "report_link_days": settings.report_link_days,
+            "report_page_url": None,
+            "report_link_key_secret": None,
         }
         function = FunctionFactory(d, PACKAGE, SIZES, child)
 
@@ -140,19 +152,49 @@ class SourceAttributor(System):
                 ),
             ),
         )
+        reads = (
+            self.touches.grant("dynamodb:Query", sid="QueryTouches"),
+            self.identities.grant("dynamodb:Query", sid="QueryIdentities"),
+            self.enquiries.grant("dynamodb:Query", sid="QueryEnquiries"),
+        )
+        mail: tuple[Grant, ...] = ()
+        self.report_page = None
+        if settings.mails_report and settings.sender_email:
+            link_key = SecretSlot(
+                contract.REPORT_LINK_KEY,
+                SecretSlotArgs(
+                    d,
+                    contract.REPORT_LINK_KEY,
+                    "Keyring signing the weekly report mail's link to the report page: JSON "
+                    '{"active_kid": "k1", "keys": {"k1": "<at least 32 random characters>"}}.',
+                ),
+                child,
+            )
+            values["report_link_key_secret"] = link_key.physical_name
+            self.report_page = function(
+                contract.REPORT_PAGE,
+                "The weekly mail's signed link: that week's report as a read-only page",
+                (*reads, link_key.grant_read(sid="ReadReportLinkKey")),
+                contract.ReportPageSettings.environment(values),
+                url=FunctionUrl(
+                    "NONE",
+                    public_reason=(
+                        "signed report link: an HMAC link token naming one week, expiring, "
+                        "is verified before any table is read; GET only, Query only, no writes"
+                    ),
+                ),
+            )
+            assert self.report_page.function_url is not None
+            # A URL, not a secret: the Output resolves at deploy time (as upsr's addlink_url).
+            values["report_page_url"] = cast(str, self.report_page.function_url)
+            mail = (
+                d.grant_send_email("SendOwnerReport", settings.sender_email),
+                link_key.grant_read(sid="SignReportLinks"),
+            )
         self.report = function(
             contract.REPORT,
             "Walks paths, applies both rules, computes the unattributed share",
-            (
-                self.touches.grant("dynamodb:Query", sid="QueryTouches"),
-                self.identities.grant("dynamodb:Query", sid="QueryIdentities"),
-                self.enquiries.grant("dynamodb:Query", sid="QueryEnquiries"),
-                *(
-                    (d.grant_send_email("SendOwnerReport", settings.sender_email),)
-                    if settings.sender_email
-                    else ()
-                ),
-            ),
+            (*reads, *mail),
             contract.ReportSettings.environment(values),
             url=FunctionUrl("AWS_IAM"),
             schedules=(
@@ -171,6 +213,11 @@ class SourceAttributor(System):
             {
                 "capture_url": self.capture.function_url,
                 "report_url": self.report.function_url,
+                **(
+                    {"report_page_url": self.report_page.function_url}
+                    if self.report_page is not None
+                    else {}
+                ),
                 "touches_table": self.touches.physical_name,
                 "identities_table": self.identities.physical_name,
                 "enquiries_table": self.enquiries.physical_name,

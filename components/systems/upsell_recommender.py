@@ -34,6 +34,7 @@ from components.secret_slot import SecretSlot, SecretSlotArgs
 from components.systems.base import System, SystemArgs
 from components.systems.function_factory import FunctionFactory
 from components.work_queue import WorkQueue, WorkQueueArgs, consumer_visibility
+from handlers.common.degradations import key as degradation_key
 from handlers.upsell_recommender import contract
 
 PACKAGE = "handlers.upsell_recommender"
@@ -214,6 +215,11 @@ class UpsellRecommender(System):
                 self.customers.grant("dynamodb:GetItem", sid="CheckCapAndHistory"),
                 self.customers.grant("dynamodb:UpdateItem", sid="RecordPurchaseHistory"),
                 self.jobs.grant_send(sid="EnqueueSuggestJob"),
+                self.offers.grant_degradation_items(
+                    "dynamodb:UpdateItem",
+                    [degradation_key("CustomerRedacted", contract.ORDER)],
+                    sid="NoteRedactedCustomer",
+                ),
             ),
             contract.OrderSettings.environment(values),
             url=FunctionUrl(
@@ -236,6 +242,11 @@ class UpsellRecommender(System):
                 model_grant(d, s.picker_model, sid="InvokePickerModel"),
                 self.catalogue.grant("dynamodb:Scan", "dynamodb:BatchGetItem", sid="ReadCatalogue"),
                 self.offers.grant("dynamodb:PutItem", sid="WriteOneOfferPerOrder"),
+                self.offers.grant_degradation_items(
+                    "dynamodb:UpdateItem",
+                    [degradation_key("ModelRefused", contract.PICKER)],
+                    sid="NoteRefusedModel",
+                ),
             ),
             contract.PickerSettings.environment(values),
             queues=(QueueTrigger(self.jobs, batch_size=5, maximum_concurrency=PICKER_CONCURRENCY),),
@@ -310,6 +321,11 @@ class UpsellRecommender(System):
                     "dynamodb:UpdateItem", "dynamodb:PutItem", sid="CloseOffersAndMark"
                 ),
                 d.grant_send_email("SendOwnerReport", s.sender_email),
+                self.offers.grant_degradation_items(
+                    "dynamodb:GetItem",
+                    [degradation_key(kind, fn) for kind, fn in contract.DEGRADABLE],
+                    sid="ReadDegradationNotes",
+                ),
             ),
             contract.SweepSettings.environment(values),
             vendored=("tzdata",),  # zoneinfo: the report hour is read in REPORT_TIMEZONE
@@ -317,6 +333,7 @@ class UpsellRecommender(System):
         )
         # The sweep reports a claimed message never confirmed sent; a person must look.
         d.watch_unconfirmed_sends("UnconfirmedNudges", "nudges claimed and never confirmed sent", self)
+        d.watch_degradations(self)
 
     def _catalog_sync(
         self,

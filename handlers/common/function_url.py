@@ -61,6 +61,17 @@ def header(event: Mapping[str, Any], name: str) -> str | None:
     return None
 
 
+CHECK_HEADER = "x-crm-check"
+"""Marks a request of ``make verify``. Read only AFTER the request proved authentic: it never
+skips a check; it only holds the outside world back (no customer, no CRM) and marks what the
+request writes as a check, to be removed."""
+
+
+def is_check(event: Mapping[str, Any]) -> bool:
+    """True when the (already authenticated) request is a ``make verify`` check."""
+    return header(event, CHECK_HEADER) is not None
+
+
 def query_param(event: Mapping[str, Any], name: str) -> str | None:
     """One query-string parameter (Function URLs join repeated values with commas)."""
     params = event.get("queryStringParameters") or {}

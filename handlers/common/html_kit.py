@@ -103,6 +103,29 @@ def para(text: str | Html, *, strong: bool = False) -> Html:
     return Html(f"<p><strong>{inner}</strong></p>" if strong else f"<p>{inner}</p>")
 
 
+def heading(text: str) -> Html:
+    """A section heading inside a page or mail (the title is its ``h1``)."""
+    return Html(f"<h2>{esc(text)}</h2>")
+
+
+def quote(lines: Sequence[str]) -> Html:
+    """Someone's own words (feedback, a message as sent), set apart and kept line by line."""
+    inner = "<br>".join(esc(line) for line in lines)
+    return Html(
+        f"<blockquote style='margin:4px 0 12px;padding:4px 0 4px 12px;border-left:4px solid {RULE}'>"
+        f"{inner}</blockquote>"
+    )
+
+
+def fields(rows: Sequence[tuple[str, str]]) -> Html:
+    """Label and value, one row each: a record as a person reads it (labels in words)."""
+    body = "".join(
+        f"<tr><th scope=row style='width:38%;overflow-wrap:normal;word-break:normal'>{esc(label)}</th><td>{esc(value)}</td></tr>"
+        for label, value in rows
+    )
+    return Html(f"<table>{body}</table>")
+
+
 def detail(text: str | Html) -> Html:
     """A secondary line (units, ids, scores): never the only place a fact is said."""
     inner = text if _is_html(text) else esc(text)

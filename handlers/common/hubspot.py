@@ -41,6 +41,7 @@ from __future__ import annotations
 import email.utils
 import json
 import random
+import re
 import time
 import urllib.error
 import urllib.parse
@@ -102,6 +103,71 @@ class HubSpotError(Exception):
         self.body = body
         self.category = category
         self.correlation_id = correlation_id
+
+
+REQUIRED_PROPERTY_CODES = frozenset(
+    {"REQUIRED_PROPERTY", "MISSING_REQUIRED_PROPERTY", "PROPERTY_DOESNT_EXIST"}
+)
+"""Error codes of a write refused for a property the portal requires or does not have."""
+_QUOTED = re.compile(r"""["'`]([A-Za-z0-9_]{1,100})["'`]""")
+_LISTED = re.compile(r"\[([A-Za-z0-9_, ]{1,300})\]")
+
+
+def refused_properties(err: HubSpotError) -> tuple[str, ...] | None:
+    """The properties a 400 ``VALIDATION_ERROR`` names as required (or unknown to the portal),
+    or None when the error is something else.
+
+    From the 2026-09 API version HubSpot applies a portal's own rules to API writes: a property
+    an admin made required (on the Create Record form, or conditionally) missing from a create
+    answers 400 ``VALIDATION_ERROR`` ("Breaking Change: CRM API Write Validation Enforcement
+    Starting with the 2026-09 API Version",
+    https://developers.hubspot.com/changelog/crm-api-write-validation-enforcement). The names
+    come from the documented error shapes: ``errors[].context.propertyName`` and the codes of
+    :data:`REQUIRED_PROPERTY_CODES`, or the message ("Some required properties for CONTACT
+    creates are missing: [One of [firstname, email, lastname]]",
+    https://developers.hubspot.com/changelog/crm-imports-api-new-validation-for-required-properties).
+    A name is never invented: an empty tuple means "required, but HubSpot did not say which".
+    """
+    if err.status != 400 or err.category != "VALIDATION_ERROR":
+        return None
+    try:
+        info = json.loads(err.body) if err.body else {}
+    except ValueError:
+        info = {}
+    info = info if isinstance(info, dict) else {}
+    details = [e for e in info.get("errors") or [] if isinstance(e, dict)]
+    messages = [str(info.get("message") or "")] + [str(e.get("message") or "") for e in details]
+    # "Property values were not valid: [{...,"error":"PROPERTY_DOESNT_EXIST","name":"x"}]":
+    # the per-property verdicts ride inside the message as JSON.
+    for message in messages:
+        _, _, tail = message.partition(": [")
+        try:
+            verdicts = json.loads("[" + tail) if tail else []
+        except ValueError:
+            verdicts = []
+        details += [
+            {"code": v.get("error"), "context": {"propertyName": [v.get("name")]}}
+            for v in verdicts
+            if isinstance(v, dict) and v.get("name") and str(v.get("error")) in REQUIRED_PROPERTY_CODES
+        ]
+    codes = {str(e.get("code") or "").upper() for e in details}
+    if not (codes & REQUIRED_PROPERTY_CODES) and not any("required" in m.lower() for m in messages):
+        return None
+    names: list[str] = []
+    for e in details:
+        if str(e.get("code") or "").upper() not in REQUIRED_PROPERTY_CODES and "required" not in str(
+            e.get("message") or ""
+        ).lower():
+            continue
+        context = e.get("context") if isinstance(e.get("context"), dict) else {}
+        named = (context or {}).get("propertyName") or []
+        names += [str(v) for v in ([named] if isinstance(named, str) else named)]
+    if not names:
+        for message in messages:
+            names += _QUOTED.findall(message)
+            for group in _LISTED.findall(message):
+                names += [n.strip() for n in group.split(",") if n.strip()]
+    return tuple(dict.fromkeys(n for n in names if n.lower() not in {"one", "of"}))[:10]
 
 
 class BudgetExhausted(HubSpotError):

@@ -123,11 +123,20 @@ CATALOGUE: Mapping[str, tuple[BusinessMetric, ...]] = {
 """Every business metric of every system: the handlers emit these, the dashboard draws them."""
 
 MODEL_REFUSED = "ModelRefused"
+CUSTOMER_REDACTED = "CustomerRedacted"
+CRM_REJECTED = "CrmRejected"
+DEGRADED = "Degraded"
+"""Every degradation is also counted once as ``Degraded`` for its system (``service`` only):
+the one series the system's ``degraded`` alarm watches, so a new kind needs no new alarm."""
 DEGRADATIONS: Mapping[str, str] = {
     MODEL_REFUSED: "model calls Bedrock refused for access; the rules decided instead",
+    CUSTOMER_REDACTED: "orders whose customer Shopify redacted (no protected customer data "
+    "access); no nudge",
+    CRM_REJECTED: "leads HubSpot refused for a property the portal requires; kept for replay",
 }
-"""Fallbacks that must not be silent: counted per system (``service``) by the shared code that
-takes them (handlers/common/model_call.py for a refused model), in every system that can."""
+"""Fallbacks that must not be silent: counted per function by the code that takes them
+(handlers/common/model_call.py for a refused model), alarmed per system (``Degraded``), and
+named in the owner's next digest (handlers/common/degradations.py)."""
 
 _BY_NAME: dict[str, tuple[str, BusinessMetric]] = {
     m.name: (system, m) for system, metrics in CATALOGUE.items() for m in metrics
@@ -168,8 +177,12 @@ def degraded(name: str) -> None:
     """Count one degradation of :data:`DEGRADATIONS` for this function's system."""
     if name not in DEGRADATIONS:
         raise KeyError(name)
+    if os.environ.get("POWERTOOLS_METRICS_DISABLED", "").lower() == "true":
+        return
     function = os.environ.get("POWERTOOLS_SERVICE_NAME") or "crm"
-    _single(name, 1, {"service": system_of(function), "function": function})
+    system = system_of(function)
+    _single(name, 1, {"service": system, "function": function})
+    _single(DEGRADED, 1, {"service": system})
 
 
 def _single(name: str, value: int, dimensions: Mapping[str, str]) -> None:

@@ -27,7 +27,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from handlers.common import metrics
-from handlers.common.aws_clients import bedrock_runtime
+from handlers.common.aws_clients import bedrock_runtime as bedrock_runtime  # patched by tests
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -44,6 +44,8 @@ RETRYABLE_ERROR_CODES = frozenset(
         "InternalServerException",
     }
 )
+REFUSED_CODE = "AccessDeniedException"
+"""Bedrock's answer while model access is not granted in the account and Region."""
 _TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
 
@@ -193,7 +195,8 @@ def build_request(
     return request
 
 
-def _error_code(err: Exception) -> str | None:
+def error_code(err: Exception) -> str | None:
+    """The AWS error code of a botocore ``ClientError`` (None for anything else)."""
     response = getattr(err, "response", None)
     if isinstance(response, Mapping):
         code = response.get("Error", {}).get("Code")
@@ -251,8 +254,8 @@ def call_structured(
             response = client.converse(**request)
             break
         except Exception as err:
-            code = _error_code(err)
-            if code == "AccessDeniedException":
+            code = error_code(err)
+            if code == REFUSED_CODE:
 
                 metrics.degraded(metrics.MODEL_REFUSED)
                 return NoValidAnswer(

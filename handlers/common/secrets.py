@@ -1,8 +1,11 @@
-"""Secrets fetched from Secrets Manager when needed, cached in the process for a short time.
+"""Secrets fetched when needed, cached in the process for a short time.
 
 The function's environment holds only a secret's name or ARN (``secret_id_from_env``), never
-its value: values live in Secrets Manager, and the execution role may read exactly the secret
-named. Fetching and caching are Powertools Parameters' ``SecretsProvider``: a warm container
+its value: values live in Secrets Manager or, where the stack's ``secretStore`` is ``ssm``, in
+Parameter Store SecureStrings, and the execution role may read exactly the secret named. A
+parameter is told apart by its id: ``/<prefix>/<name>`` or an ``ssm`` ARN (a Secrets Manager
+name of this project never starts with ``/``). Fetching and caching are Powertools
+Parameters' ``SecretsProvider`` or ``SSMProvider`` (decrypted): a warm container
 reuses a value for ``ttl_seconds`` (300 s) and then fetches it again, so a rotated secret
 reaches every function within that time without a redeploy. This module adds what Powertools
 does not say: which secret failed (:class:`SecretError`), and a refusal of an environment value
@@ -21,12 +24,20 @@ from typing import TYPE_CHECKING, Any
 from handlers.common.aws_clients import client
 
 if TYPE_CHECKING:
-    from aws_lambda_powertools.utilities.parameters import SecretsProvider
+    from aws_lambda_powertools.utilities.parameters import SecretsProvider, SSMProvider
 
 DEFAULT_TTL_SECONDS = 300
 SECRET_ID_PATTERN = re.compile(
-    r"^(arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:)?[A-Za-z0-9/_+=.@-]{1,512}$"
+    r"^(arn:aws[a-z-]*:(secretsmanager:[a-z0-9-]+:\d{12}:secret:|ssm:[a-z0-9-]+:\d{12}:parameter))?"
+    r"[A-Za-z0-9/_+=.@-]{1,512}$"
 )
+PARAMETER_PLACEHOLDER = "unset: make secrets sets this parameter"
+"""What the program writes as version 1 of a parameter (components/secret_slot.py)."""
+
+
+def is_parameter(secret_id: str) -> bool:
+    """Whether ``secret_id`` names a Parameter Store parameter rather than a secret."""
+    return secret_id.startswith("/") or re.match(r"^arn:aws[a-z-]*:ssm:", secret_id) is not None
 
 
 class SecretError(Exception):
@@ -41,6 +52,10 @@ def _default_client() -> Any:
     return client("secretsmanager")
 
 
+def _default_ssm_client() -> Any:
+    return client("ssm")
+
+
 class SecretCache:
     """Powertools' ``SecretsProvider`` over the process's shared client, made on first fetch."""
 
@@ -49,12 +64,15 @@ class SecretCache:
         *,
         ttl_seconds: int = DEFAULT_TTL_SECONDS,
         client_factory: Callable[[], Any] = _default_client,
+        ssm_client_factory: Callable[[], Any] = _default_ssm_client,
     ) -> None:
         if ttl_seconds < 0:
             raise ValueError("ttl_seconds must not be negative")
         self.ttl_seconds = ttl_seconds
         self._client_factory = client_factory
+        self._ssm_client_factory = ssm_client_factory
         self._provider: SecretsProvider | None = None
+        self._ssm_provider: SSMProvider | None = None
         self._entries: dict[tuple[Any, ...], Any] = {}
         """The provider's cache (shared, so the sandbox can keep one per function)."""
         self._stale: set[str] = set()
@@ -63,20 +81,38 @@ class SecretCache:
     def _get(self, secret_id: str) -> str | bytes:
         # Imported on first fetch: Powertools Parameters imports boto3, which a function that
         # refuses a request before reading a secret should not pay for.
-        from aws_lambda_powertools.utilities.parameters import GetParameterError, SecretsProvider
+        from aws_lambda_powertools.utilities.parameters import (
+            GetParameterError,
+            SecretsProvider,
+            SSMProvider,
+        )
         from botocore.exceptions import ClientError
 
+        parameter = is_parameter(secret_id)
         with self._lock:
-            if self._provider is None:
-                self._provider = SecretsProvider(boto3_client=self._client_factory())
-                self._provider.store = self._entries
-            provider = self._provider
-            # The shared client is made anew after aws_clients.reset_clients() (tests, sandbox).
-            provider.client = self._client_factory()
+            provider: SecretsProvider | SSMProvider
+            if parameter:
+                if self._ssm_provider is None:
+                    self._ssm_provider = SSMProvider(boto3_client=self._ssm_client_factory())
+                    self._ssm_provider.store = self._entries
+                provider = self._ssm_provider
+                # The shared client is made anew after aws_clients.reset_clients() (tests, sandbox).
+                provider.client = self._ssm_client_factory()
+            else:
+                if self._provider is None:
+                    self._provider = SecretsProvider(boto3_client=self._client_factory())
+                    self._provider.store = self._entries
+                provider = self._provider
+                provider.client = self._client_factory()
             forced = secret_id in self._stale
             self._stale.discard(secret_id)
         try:
-            value = provider.get(secret_id, max_age=self.ttl_seconds, force_fetch=forced)
+            if parameter:
+                value = provider.get(
+                    secret_id, max_age=self.ttl_seconds, force_fetch=forced, decrypt=True
+                )
+            else:
+                value = provider.get(secret_id, max_age=self.ttl_seconds, force_fetch=forced)
         except GetParameterError as err:
             cause = err.__context__
             code = (
@@ -84,7 +120,10 @@ class SecretCache:
                 if isinstance(cause, ClientError)
                 else "no value"
             )
-            raise SecretError(secret_id, f"GetSecretValue failed: {code}") from err
+            action = "GetParameter" if parameter else "GetSecretValue"
+            raise SecretError(secret_id, f"{action} failed: {code}") from err
+        if parameter and value == PARAMETER_PLACEHOLDER:
+            raise SecretError(secret_id, "has no value yet (run make secrets)")
         if not isinstance(value, str | bytes):
             raise SecretError(secret_id, "has no value")
         return value

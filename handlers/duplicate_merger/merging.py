@@ -71,6 +71,7 @@ Status = Literal[
     "unknown_merge",
     "link_used",
     "needs_attention",
+    "check",
 ]
 
 
@@ -439,9 +440,12 @@ class MergeService:
     # Merge ---------------------------------------------------------------------------------
 
     def merge(
-        self, pair_key: str, *, decided_by: str, now: dt.datetime, link: LinkUse | None = None
+        self, pair_key: str, *, decided_by: str, now: dt.datetime, link: LinkUse | None = None,
+        check: bool = False,
     ) -> Outcome:
-        """Merge the pair's two contacts; see the module docstring for the order."""
+        """Merge the pair's two contacts; see the module docstring for the order. A ``check``
+        pair (``make verify``'s synthetic proposal) is claimed like any other, then released
+        before the CRM is read: status ``check``, nothing merged, the link usable again."""
         low, high = split_pair_key(pair_key)
         for _ in range(4):
             current = self.ledger.decision(pair_key)
@@ -473,6 +477,9 @@ class MergeService:
             lost = self._claim(claim, now)
             if lost is not None:
                 return self._lost(lost, pair_key)
+            if check:
+                self._release(pair_key, claim.holder, claim.records, link.token_id if link else None)
+                return Outcome("check", "this is a check proposal from make verify: nothing was merged")
             return self._merge_claimed(claim, now)
         return Outcome("busy", "another request on one of these contacts is running")
 

@@ -213,7 +213,9 @@ class App:
         try:
             service = self.service()
             if route == "confirm":
-                outcome = service.merge(claims.subject, decided_by=who, now=now, link=link)
+                # A check proposal (make verify put it in dm-pairs) is claimed, then refused.
+                outcome = service.merge(claims.subject, decided_by=who, now=now, link=link,
+                                        check=bool(pair and pair.get("check")))
             elif route == "reject":
                 outcome = service.reject(claims.subject, decided_by=who, now=now, link=link)
             else:
@@ -233,6 +235,7 @@ class App:
             "gone": (410, "A contact is gone", outcome.message),
             "unknown_merge": (404, "No such merge", outcome.message),
             "undo_expired": (410, "Too late to undo", outcome.message),
+            "check": (409, "A check: nothing was merged", outcome.message),
         }
         if outcome.status in refusals:
             status, title, message = refusals[outcome.status]

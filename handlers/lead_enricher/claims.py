@@ -100,3 +100,20 @@ class PushClaims:
                 ":token": claim.token,
             },
         )
+
+    def release(self, claim: Claim) -> None:
+        """Give the claim up (only its holder): the lease is made stale at once, so the retry
+        of a push the CRM refused takes it over instead of waiting out the lease."""
+        from botocore.exceptions import ClientError
+
+        try:
+            self.table.update_item(
+                Key=claim.key,
+                UpdateExpression="SET claimed_at = :zero",
+                ConditionExpression="claim = :token AND #s = :pushing",
+                ExpressionAttributeNames={"#s": "status"},
+                ExpressionAttributeValues={":zero": 0, ":token": claim.token, ":pushing": "pushing"},
+            )
+        except ClientError as err:
+            if not condition_failed(err):
+                raise

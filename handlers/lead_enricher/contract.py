@@ -28,6 +28,13 @@ JUNK_WRITER_FUNCTION: Final = "ler-junk-writer"
 RETRY_FUNCTION: Final = "ler-retry"
 BACKFILL_FUNCTION: Final = "ler-backfill"
 DIGEST_FUNCTION: Final = "ler-digest"
+DEGRADABLE: Final = (
+    ("CrmRejected", PUSH_FUNCTION),
+    ("ModelRefused", NORMALIZE_FUNCTION),
+    ("ModelRefused", DEDUPE_FUNCTION),
+    ("ModelRefused", FILTER_FUNCTION),
+)
+"""(kind, function) of every fallback ler notes in ler-enrich-cache for the junk digest."""
 
 RAW_BUCKET: Final = "ler-raw"
 """Raw originals: SES mail, CSV uploads, form payloads, upload reports."""
@@ -95,8 +102,11 @@ IDENTITY: Final = TableSpec(
     "ler-identity", Key("id_key"), indexes=(Index(IDENTITY_BY_CRM_ID, Key("crm_id")),)
 )
 """``id_key`` (EMAIL#, PHONE#, FP#, blocking keys, push claims) -> the CRM contact."""
-ENRICH_CACHE: Final = TableSpec("ler-enrich-cache", Key("domain"), ttl_attribute="ttl")
-"""One item per company domain (firmographics, TTL ``ttl``), plus ``pending#`` markers."""
+CACHE_KEY: Final = "domain"
+CACHE_TTL: Final = "ttl"
+ENRICH_CACHE: Final = TableSpec("ler-enrich-cache", Key(CACHE_KEY), ttl_attribute=CACHE_TTL)
+"""One item per company domain (firmographics, TTL ``ttl``), plus ``pending#`` markers and the
+``degraded#`` notes of handlers/common/degradations.py."""
 TABLES: Final = (IDENTITY, ENRICH_CACHE)
 
 
@@ -128,6 +138,8 @@ class NormalizeSettings(Settings):
     """ler-normalize."""
 
     event_source: str
+    cache_table: str
+    """Only for the degradation note of a refused model (handlers/common/degradations.py)."""
     records_bucket: str
     normalize_model_id: str
     default_phone_region: str
@@ -151,6 +163,8 @@ class DedupeSettings(Settings):
     """ler-dedupe."""
 
     event_source: str
+    cache_table: str
+    """Only for the degradation note of a refused model (handlers/common/degradations.py)."""
     identity_table: str
     identity_index: str
     dedupe_model_id: str
@@ -163,6 +177,8 @@ class FilterSettings(Settings):
     """ler-filter."""
 
     event_source: str
+    cache_table: str
+    """Only for the degradation note of a refused model (handlers/common/degradations.py)."""
     filter_model_id: str
     junk_score: float
     borderline_score: float
@@ -173,6 +189,8 @@ class PushSettings(Settings):
     """ler-push."""
 
     identity_table: str
+    cache_table: str
+    """Only for the degradation note of a CRM refusal (handlers/common/degradations.py)."""
     identity_index: str
     records_bucket: str
     crm_secret_id: str
@@ -218,5 +236,7 @@ class DigestSettings(Settings):
     """ler-digest."""
 
     junk_bucket: str
+    cache_table: str
+    """The degradation notes the digest names (handlers/common/degradations.py)."""
     sender_email: str
     digest_recipient: str

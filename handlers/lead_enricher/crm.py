@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from handlers.common.api_versions import HUBSPOT_DEFAULT_VERSION
-from handlers.common.hubspot import HubSpotClient, HubSpotError
+from handlers.common.hubspot import HubSpotClient, HubSpotError, refused_properties
 
 READ_PROPERTIES = (
     "email",
@@ -31,6 +31,30 @@ READ_PROPERTIES = (
     "numberofemployees",
     "hs_merged_object_ids",
 )
+
+
+class CrmRejected(HubSpotError):
+    """HubSpot refused a write for a property the portal requires (or does not have): not
+    the lead's fault and not transient, so the lead is kept for replay once the portal is
+    fixed. ``properties`` are the names HubSpot gave (possibly none)."""
+
+    def __init__(self, properties: tuple[str, ...], cause: HubSpotError | None = None) -> None:
+        named = ", ".join(properties) or "a property HubSpot did not name"
+        super().__init__(
+            f"HubSpot requires {named}",
+            status=400 if cause is None else cause.status,
+            body="" if cause is None else cause.body,
+            category="VALIDATION_ERROR",
+            correlation_id="" if cause is None else cause.correlation_id,
+        )
+        self.properties = properties
+
+
+def _raise_rejected(err: HubSpotError) -> None:
+    """Raise :class:`CrmRejected` when ``err`` is a required-property refusal."""
+    properties = refused_properties(err)
+    if properties is not None:
+        raise CrmRejected(properties, err) from err
 
 
 @dataclass
@@ -82,7 +106,10 @@ class HubSpotCrm:
     groups ORed, ``CONTAINS_TOKEN`` on ``hs_additional_emails``),
     https://developers.hubspot.com/docs/api-reference/latest/crm/search/guide; "Create a
     contact" (409 ``Existing ID`` on a duplicate email),
-    https://developers.hubspot.com/docs/api-reference/2026-03/crm/objects/contacts/create-contact.
+    https://developers.hubspot.com/docs/api-reference/2026-03/crm/objects/contacts/create-contact;
+    "CRM API Write Validation Enforcement" (from 2026-09 a portal's required properties apply
+    to API writes: 400 ``VALIDATION_ERROR``, raised here as :class:`CrmRejected`),
+    https://developers.hubspot.com/changelog/crm-api-write-validation-enforcement.
     """
 
     def __init__(
@@ -160,6 +187,7 @@ class HubSpotCrm:
         except HubSpotError as err:
             existing = re.search(r"Existing ID:\s*(\d+)", err.body) if err.status == 409 else None
             if existing is None:
+                _raise_rejected(err)
                 raise
             found = self.get(existing.group(1))
             if found is None:
@@ -168,11 +196,14 @@ class HubSpotCrm:
         return _contact(answer), True
 
     def update(self, crm_id: str, properties: Mapping[str, str]) -> CrmContact:
-        return _contact(
-            self.client.request(
+        try:
+            answer = self.client.request(
                 "PATCH", self._contacts(crm_id), body={"properties": dict(properties)}
             )
-        )
+        except HubSpotError as err:
+            _raise_rejected(err)
+            raise
+        return _contact(answer)
 
     def page(self, after: str | None, limit: int = 100) -> tuple[list[CrmContact], str | None]:
         query = {"limit": str(limit), "archived": "false", "properties": ",".join(READ_PROPERTIES)}

@@ -16,7 +16,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from handlers.common.aws_clients import table
+from handlers.common.degradations import Ledger
 from handlers.common.transitions import condition_failed
+from handlers.lead_enricher.contract import CACHE_KEY, CACHE_TTL
 from handlers.lead_enricher.lead import Lead
 
 if TYPE_CHECKING:
@@ -180,3 +182,9 @@ class PendingMarkers(_OnTable):
             if "LastEvaluatedKey" not in page:
                 return found
             kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+
+def degradation_ledger(cache_table: str) -> Ledger:
+    """ler's degradation notes (handlers/common/degradations.py), kept in ler-enrich-cache
+    beside the ``pending#`` markers: its TTL removes them once the cause is fixed."""
+    return Ledger(table(cache_table), CACHE_KEY, CACHE_TTL)

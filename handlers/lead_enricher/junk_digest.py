@@ -13,9 +13,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from handlers.common import degradations
 from handlers.common import html_kit as kit
 from handlers.common.html_kit import Mail, local_day
 from handlers.common.observability import get_logger
+from handlers.lead_enricher.contract import DEGRADABLE
 from handlers.lead_enricher.junk_log import day_prefix
 from handlers.lead_enricher.mailer import Mailer
 from handlers.lead_enricher.storage import ObjectStore
@@ -78,14 +80,19 @@ class Digest:
     by_reason: Counter[str] = field(default_factory=Counter)
     samples: dict[str, list[Sample]] = field(default_factory=lambda: defaultdict(list))
     truncated: bool = False
+    degraded: list[degradations.Degradation] = field(default_factory=list)
+    """Fallbacks noted since the digest's day began (a CRM refusal, a refused model)."""
 
     @property
     def subject(self) -> str:
         leads = "lead" if self.total == 1 else "leads"
-        return f"Lead enricher: {self.total} junk {leads} dropped on {local_day(self.day)}"
+        subject = f"Lead enricher: {self.total} junk {leads} dropped on {local_day(self.day)}"
+        return subject + (" (running degraded: see below)" if self.degraded else "")
 
     def text(self) -> str:
         lines = [self.subject, ""]
+        if self.degraded:
+            lines += [*degradations.text_lines(self.degraded), ""]
         if not self.total:
             lines.append("Nothing was dropped.")
         for reason, count in self.by_reason.most_common():
@@ -97,7 +104,7 @@ class Digest:
         return "\n".join(lines)
 
     def mail(self) -> Mail:
-        parts: list[str] = []
+        parts: list[str] = [degradations.html(self.degraded)]
         if not self.total:
             parts.append(kit.para("Nothing was dropped."))
         for reason, count in self.by_reason.most_common():
@@ -148,11 +155,15 @@ def run_digest(
     bucket: str,
     recipient: str,
     today: dt.date,
+    ledger: degradations.Ledger | None = None,
 ) -> Digest:
     day = today - dt.timedelta(days=1)
     keys = list(store.keys(bucket, day_prefix(day)))
     entries = (store.get_json(bucket, key) for key in keys[:MAX_ENTRIES])
     digest = summarise(day, entries, truncated=len(keys) > MAX_ENTRIES)
+    if ledger is not None:
+        since = dt.datetime.combine(day, dt.time(), dt.UTC).timestamp()
+        digest.degraded = ledger.seen(DEGRADABLE, since)
     mail = digest.mail()
     mailer.send(recipient, mail.subject, mail.text, html=mail.html)
     get_logger().info("junk digest sent", day=day.isoformat(), total=digest.total)

@@ -161,6 +161,16 @@ class Intake:
         version = self.store.put_bytes(self.config.raw_bucket, raw_key, body, content_type)
         lead = _lead(lead_id, "form", received, raw, self.config.raw_bucket, raw_key, version)
         lead.signals["request_id"] = url.request_id(event)
+        if url.is_check(event):
+            # make verify's lead (the request proved authentic above): stored and queued like
+            # any other, marked so ler-normalize drops it; the answer names what was written
+            # so verify can remove it.
+            lead.signals["check"] = True
+            counts = self.admit([(lead, raw)])
+            return url.json_response(202, {
+                "lead_id": lead_id, "status": "accepted",
+                "check": {"bucket": self.config.raw_bucket, "raw_key": raw_key, "version_id": version, **counts},
+            })
         self.admit([(lead, raw)])
         return url.json_response(202, {"lead_id": lead_id, "status": "accepted"})
 

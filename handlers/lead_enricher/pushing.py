@@ -20,14 +20,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from handlers.common import metrics
+from handlers.common.degradations import Ledger
 from handlers.common.hubspot import token_from_secret
 from handlers.common.observability import get_logger
 from handlers.common.secrets import default_cache
 from handlers.lead_enricher.claims import PushClaims
 from handlers.lead_enricher.cleanup import clean_email, phone_e164
-from handlers.lead_enricher.contract import RECORDS_PREFIX, PushSettings
-from handlers.lead_enricher.crm import Crm, CrmContact, HubSpotCrm
+from handlers.lead_enricher.contract import PUSH_FUNCTION, RECORDS_PREFIX, PushSettings
+from handlers.lead_enricher.crm import Crm, CrmContact, CrmRejected, HubSpotCrm
 from handlers.lead_enricher.crm_fields import CREATE_ONLY, crm_properties, fill_empty
+from handlers.lead_enricher.enrich_cache import degradation_ledger
 from handlers.lead_enricher.identity import IdentityIndex
 from handlers.lead_enricher.lead import Contact, Lead
 from handlers.lead_enricher.matching import company_of, exact_keys, near_keys
@@ -50,12 +52,14 @@ class Pusher:
         clock: Callable[[], dt.datetime],
         index: IdentityIndex | None = None,
         store: ObjectStore | None = None,
+        ledger: Ledger | None = None,
     ) -> None:
         self.config = config
         self.crm = crm
         self.index = index or IdentityIndex(config.identity_table, config.identity_index)
         self.store = store or ObjectStore()
         self.clock = clock
+        self.ledger = ledger or degradation_ledger(config.cache_table)
 
     # le.clean -----------------------------------------------------------------------------
 
@@ -70,19 +74,12 @@ class Pusher:
                 "duplicate delivery ignored", lead_id=lead.lead_id, pass_no=lead.pass_no
             )
             return PushResult(lead.lead_id, None, "duplicate")
-        target = self._existing(lead)
-        wanted = crm_properties(lead)
-        filled: dict[str, str] = {}
-        if target is None:
-            target, created = self.crm.create({**wanted, **CREATE_ONLY})
-            action = "created" if created else "linked"
-            if not created:
-                filled = fill_empty(target.properties, wanted)
-        else:
-            action = "linked"
-            filled = fill_empty(target.properties, wanted)
-        if filled:
-            self.crm.update(target.crm_id, filled)
+        try:
+            target, action, filled = self._write(lead)
+        except CrmRejected as err:
+            self._rejected(err, lead, now)
+            claims.release(claim)
+            raise  # async retries, then ler-dlq: ler-retry re-drives it, parks it, keeps it
         result = PushResult(lead.lead_id, target.crm_id, action, tuple(sorted(filled)))
         record = {
             **lead.to_json(),
@@ -103,6 +100,35 @@ class Pusher:
             filled=list(result.filled),
         )
         return result
+
+    def _write(self, lead: Lead) -> tuple[CrmContact, str, dict[str, str]]:
+        """Create the contact, or link to the one the CRM has and fill its empty fields."""
+        target = self._existing(lead)
+        wanted = crm_properties(lead)
+        filled: dict[str, str] = {}
+        if target is None:
+            target, created = self.crm.create({**wanted, **CREATE_ONLY})
+            action = "created" if created else "linked"
+            if not created:
+                filled = fill_empty(target.properties, wanted)
+        else:
+            action = "linked"
+            filled = fill_empty(target.properties, wanted)
+        if filled:
+            self.crm.update(target.crm_id, filled)
+        return target, action, filled
+
+    def _rejected(self, err: CrmRejected, lead: Lead, now: dt.datetime) -> None:
+        """A portal rule refused the lead: counted (alarmed), noted for the next junk digest
+        with the property names, and logged with the lead (never its values)."""
+        metrics.degraded(metrics.CRM_REJECTED)
+        named = ", ".join(err.properties)
+        self.ledger.note(metrics.CRM_REJECTED, PUSH_FUNCTION, now.timestamp(), named)
+        get_logger().warning(
+            "HubSpot refused the lead for a required property; kept for replay",
+            lead_id=lead.lead_id,
+            properties=list(err.properties),
+        )
 
     def _existing(self, lead: Lead) -> CrmContact | None:
         """The contact this lead belongs to, if the CRM has one (the authoritative check)."""

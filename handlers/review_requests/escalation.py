@@ -65,7 +65,7 @@ class Escalator:
         if request is not None:
             customer = self.customers.item(str(request.get("customer_id", "")))
             job = self.jobs.get(str(request.get("customer_id", "")), str(request.get("job_ts", "")))
-        subject, body = handover.build(
+        mail = handover.build(
             reason=reason,
             request_id=request_id,
             request=request,
@@ -75,7 +75,9 @@ class Escalator:
             business=self.business,
             zone=self.zone,
         )
-        message_id = self.messenger.send(Outgoing(Channel.EMAIL, self.owner_email, body, subject))
+        message_id = self.messenger.send(
+            Outgoing(Channel.EMAIL, self.owner_email, mail.text, mail.subject, html=mail.html)
+        )
         self.audit.append(
             AuditEntry(
                 request_id,
@@ -85,8 +87,8 @@ class Escalator:
                     "reason": reason,
                     "dedupe_key": dedupe_key,
                     "to": self.owner_email,
-                    "subject": subject,
-                    "text": body,
+                    "subject": mail.subject,
+                    "text": mail.text,
                     "provider_message_id": message_id,
                 },
                 iso(now),

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from handlers.common import html_kit as kit
 from handlers.common.html_kit import local_time
 from handlers.common.unconfirmed_sends import OWNER_ADVICE
 from handlers.review_requests.timing import parse_iso
@@ -74,11 +75,11 @@ CHANNELS = {"email": "email", "sms": "text message"}
 HOW = {"model": "read from the job's notes and rating", "fallback": "the rating alone (no model answer)"}
 
 
-def _line(label: str, value: Any) -> str:
+def _shown(value: Any) -> str:
     shown = "-" if value in (None, "", []) else value
     if isinstance(shown, bool):
         shown = "yes" if shown else "no"
-    return f"  {label}: {shown}"
+    return str(shown)
 
 
 def _when(value: object, zone: str) -> str | None:
@@ -92,6 +93,74 @@ def _when(value: object, zone: str) -> str | None:
         return str(value)
 
 
+class _Handover:
+    """The handover written once into both parts: plain-text lines and HTML (``html_kit``)."""
+
+    def __init__(self) -> None:
+        self.text: list[str] = []
+        self.html: list[str] = []
+        self._fields: list[tuple[str, str]] = []
+
+    def _flush(self) -> None:
+        if self._fields:
+            self.html.append(kit.fields(self._fields))
+            self._fields = []
+
+    def lead(self, sentence: str) -> None:
+        self.text.append(sentence)
+        self.html.append(kit.para(sentence, strong=True))
+
+    def reach(self, name: str, email: Any, phone: Any) -> None:
+        """One tap to answer: mail or call the customer (HTML only; the text lists both)."""
+        buttons = []
+        if email:
+            buttons.append(kit.button(f"mailto:{email}", f"Email {name}", primary=True, method="get"))
+        if phone:
+            number = "".join(ch for ch in str(phone) if ch.isdigit() or ch == "+")
+            buttons.append(kit.button(f"tel:{number}", f"Call {name}", primary=not buttons, method="get"))
+        if buttons:
+            self.html.append(kit.actions(*buttons))
+
+    def section(self, title: str) -> None:
+        self._flush()
+        self.text += ["", title]
+        self.html.append(kit.heading(title))
+
+    def gap(self) -> None:
+        """A blank line in the text; the HTML closes the table before it."""
+        self._flush()
+        self.text.append("")
+
+    def field(self, label: str, value: Any) -> None:
+        self.text.append(f"  {label}: {_shown(value)}")
+        self._fields.append((label, _shown(value)))
+
+    def note(self, line: str) -> None:
+        self._flush()
+        self.text.append(f"  {line}")
+        self.html.append(kit.para(line))
+
+    def quote(self, text: str) -> None:
+        self._flush()
+        lines = text.splitlines()
+        self.text += [f"    {line}" for line in lines]
+        if lines:
+            self.html.append(kit.quote(lines))
+
+    def reference(self, line: str) -> None:
+        self._flush()
+        self.text += ["", line]
+        self.html.append(kit.detail(line))
+
+    def mail(self, subject: str) -> kit.Mail:
+        self._flush()
+        return kit.Mail(
+            subject,
+            "\n".join(self.text) + "\n",
+            kit.document(subject, kit.Html(f"<h1>{kit.esc(subject)}</h1>" + "".join(self.html))),
+        )
+
+
 def build(
     *,
     reason: str,
@@ -102,9 +171,10 @@ def build(
     trail: Sequence[Mapping[str, Any]],
     business: str,
     zone: str = "UTC",
-) -> tuple[str, str]:
-    """(subject, body) of the handover: customer, job, original signal, grade, feedback, in
-    plain words, times in the business's zone ``zone``; ids only on the last, reference line."""
+) -> kit.Mail:
+    """The handover mail (subject, plain text, HTML): customer, job, original signal, grade,
+    feedback, in plain words, times in the business's zone ``zone``; ids only on the last,
+    reference line."""
     request = request or {}
     customer = customer or {}
     job = job or {}
@@ -116,72 +186,67 @@ def build(
     feedback = [e for e in trail if e.get("event") == "feedback"]
     earlier = [e for e in trail if e.get("event") == "escalation_sent"]
     rating = signal.get("rating")
-    lines = [
-        f"{name} needs a personal reply: {what}.",
-        "",
-        "Customer",
-        _line("Name", name),
-        _line("Email", customer.get("email")),
-        _line("Phone", customer.get("phone")),
-        _line("Review request by", CHANNELS.get(str(request.get("channel")), request.get("channel"))),
-        "",
-        "The job",
-        _line("Job", job.get("job_title") or request.get("job_title")),
-        _line("Finished", _when(job.get("completed_at"), zone)),
-        "",
-        "What we knew before asking",
-        _line("Rating", f"{rating} out of 5" if rating not in (None, "") else None),
-        _line("Notes", signal.get("notes")),
-        _line("Complaint raised", signal.get("complaint")),
-        _line("Earlier mood", signal.get("prior_sentiment")),
-        _line("Past complaints", signal.get("past_complaints")),
-        "",
-        "How the customer was read",
-    ]
+    out = _Handover()
+    out.lead(f"{name} needs a personal reply: {what}.")
+    out.reach(name, customer.get("email"), customer.get("phone"))
+    out.section("Customer")
+    out.field("Name", name)
+    out.field("Email", customer.get("email"))
+    out.field("Phone", customer.get("phone"))
+    out.field("Review request by", CHANNELS.get(str(request.get("channel")), request.get("channel")))
+    out.section("The job")
+    out.field("Job", job.get("job_title") or request.get("job_title"))
+    out.field("Finished", _when(job.get("completed_at"), zone))
+    out.section("What we knew before asking")
+    out.field("Rating", f"{rating} out of 5" if rating not in (None, "") else None)
+    out.field("Notes", signal.get("notes"))
+    out.field("Complaint raised", signal.get("complaint"))
+    out.field("Earlier mood", signal.get("prior_sentiment"))
+    out.field("Past complaints", signal.get("past_complaints"))
+    out.section("How the customer was read")
     if grades:
         facts = dict(grades[-1].get("facts") or {})
-        lines += [
-            _line("Mood", facts.get("band")),
-            _line("Judged from", HOW.get(str(facts.get("source")), facts.get("source"))),
-            _line("Why", "; ".join(facts.get("reasons") or [])),
-        ]
+        out.field("Mood", facts.get("band"))
+        out.field("Judged from", HOW.get(str(facts.get("source")), facts.get("source")))
+        out.field("Why", "; ".join(facts.get("reasons") or []))
         if facts.get("override"):
-            lines.append(_line("Rule that decided", facts.get("override")))
+            out.field("Rule that decided", facts.get("override"))
     else:
-        lines.append("  not read yet")
-    lines += ["", "Private feedback"]
+        out.note("not read yet")
+    out.section("Private feedback")
     if feedback:
         for entry in reversed(feedback):
             facts = dict(entry.get("facts") or {})
             when = _when(facts.get("submitted_at") or entry.get("at"), zone) or "-"
             given = facts.get("rating")
-            lines.append(f"  {when}" + (f", rating {given} out of 5" if given else ""))
-            lines += [f"    {text_line}" for text_line in str(facts.get("text", "")).splitlines()]
+            out.note(when + (f", rating {given} out of 5" if given else ""))
+            out.quote(str(facts.get("text", "")))
     else:
-        lines.append("  none")
+        out.note("none")
     if reason == "unconfirmed_send":
-        lines += ["", "What to do", f"  {OWNER_ADVICE}", "", "The message as it was claimed"]
+        out.section("What to do")
+        out.note(OWNER_ADVICE)
+        out.section("The message as it was claimed")
         messages = [e for e in trail if e.get("event") == "message"]
         if messages:
             facts = dict(messages[-1].get("facts") or {})
-            lines += [
-                _line("To", facts.get("to")),
-                _line("By", facts.get("channel")),
-                _line("Claimed", _when(request.get("sent_at"), zone)),
-                _line("Subject", facts.get("subject")),
-            ]
-            lines += [f"    {text_line}" for text_line in str(facts.get("text", "")).splitlines()]
+            out.field("To", facts.get("to"))
+            out.field("By", facts.get("channel"))
+            out.field("Claimed", _when(request.get("sent_at"), zone))
+            out.field("Subject", facts.get("subject"))
+            out.quote(str(facts.get("text", "")))
         else:
-            lines.append("  not on record")
+            out.note("not on record")
     state = request.get("state")
-    lines += ["", _line("Where it stands", STATES.get(str(state), state))]
+    out.gap()
+    out.field("Where it stands", STATES.get(str(state), state))
     if earlier:
         times = "; ".join(_when(e.get("at"), zone) or "-" for e in earlier)
-        lines.append(f"  Earlier follow-ups asked for this customer: {times}")
+        out.note(f"Earlier follow-ups asked for this customer: {times}")
     refs = [f"request {request_id}"]
     for label, key in (("customer", "customer_id"), ("completion", "completion_id")):
         value = request.get(key) or (customer.get(key) if key == "customer_id" else None)
         if value:
             refs.append(f"{label} {value}")
-    lines += ["", f"Reference (for support): {', '.join(refs)}. Times in {zone}."]
-    return subject, "\n".join(lines) + "\n"
+    out.reference(f"Reference (for support): {', '.join(refs)}. Times in {zone}.")
+    return out.mail(subject)

@@ -88,8 +88,10 @@ class Intake:
     keyring: Callable[[], Keyring]
     config: IntakeConfig
 
-    def completion(self, event: Completion, now: dt.datetime) -> dict[str, Any]:
-        """One request per completion, its job, and (if eligible) its schedule."""
+    def completion(self, event: Completion, now: dt.datetime, *, check: bool = False) -> dict[str, Any]:
+        """One request per completion, its job, and (if eligible) its schedule. A ``check``
+        (make verify) writes the same rows and schedule, marked ``check`` with a one-day TTL;
+        the sender never sends a check request, and make verify deletes what it wrote."""
         cfg = self.config
         request_id = request_id_for(event.completion_id)
         customer = merge_customer(
@@ -115,8 +117,10 @@ class Intake:
             "timezone": tz.key,
             "signal": signal.as_item(),
             "created_at": iso(now),
-            REQUESTS_TTL: int((now + dt.timedelta(days=cfg.retention_days)).timestamp()),
+            REQUESTS_TTL: int((now + dt.timedelta(days=1 if check else cfg.retention_days)).timestamp()),
         }
+        if check:
+            item["check"] = True
         if decision.eligible:
             assert decision.channel is not None and decision.contact is not None
             due = due_time(event.completed_at, delay=cfg.delay, window=cfg.window, tz=tz, now=now)
@@ -145,6 +149,7 @@ class Intake:
             # The tool's raw event, bounded: a map when small and storable, else cut JSON text.
             **bounded_payload(event.raw, max_bytes=MAX_RAW_PAYLOAD_BYTES),
             "recorded_at": iso(now),
+            **({"check": True} if check else {}),
         }
         facts = {
             "reasons": list(decision.reasons),

@@ -16,12 +16,14 @@ from handlers.review_requests.domain import Channel
 
 @dataclass(frozen=True)
 class Outgoing:
-    """One message to one recipient. ``subject`` is used by email only."""
+    """One message to one recipient. ``subject`` and ``html`` (the HTML part beside the plain
+    ``body``) are used by email only."""
 
     channel: Channel
     to: str
     body: str
     subject: str = ""
+    html: str = ""
 
 
 class OptedOutAtCarrier(Exception):
@@ -50,13 +52,16 @@ class AwsMessenger:
         return self._sms(message)
 
     def _email(self, message: Outgoing) -> str:
+        body = {"Text": {"Data": message.body, "Charset": "UTF-8"}}
+        if message.html:
+            body["Html"] = {"Data": message.html, "Charset": "UTF-8"}
         answer = client("sesv2").send_email(
             FromEmailAddress=self.sender_email,
             Destination={"ToAddresses": [message.to]},
             Content={
                 "Simple": {
                     "Subject": {"Data": message.subject, "Charset": "UTF-8"},
-                    "Body": {"Text": {"Data": message.body, "Charset": "UTF-8"}},
+                    "Body": body,
                 }
             },
         )

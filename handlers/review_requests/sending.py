@@ -97,6 +97,9 @@ class Sender:
             return "missing"
         if item.get("state") != State.SCHEDULED.value:
             return f"already_{item.get('state')}"
+        if item.get("check"):
+            # make verify's request: it proved the path to here; nobody is asked.
+            return self._suppress(request_id, "check", {}, now)
         contacts = [str(c) for c in item.get("contacts") or [item.get("contact")] if c]
         opted_out = self.optouts.first_opted_out(contacts)
         if opted_out is not None:

@@ -17,6 +17,7 @@ from handlers.common.tables import Key, TableSpec
 CAPTURE: Final = "ls-capture"
 STITCH: Final = "ls-stitch"
 REPORT: Final = "ls-report"
+REPORT_PAGE: Final = "ls-report-page"
 
 TOUCH_TTL: Final = "ttl"
 """TTL attribute of ls-touches: when a touch expires (epoch seconds)."""
@@ -32,6 +33,9 @@ its stream feeds ls-stitch."""
 
 EMAIL_HASH_KEY: Final = "ls-email-hash-key"
 """The secret holding the key of the keyed email hash."""
+REPORT_LINK_KEY: Final = "ls-report-link-key"
+"""The keyring signing the weekly mail's link to the report page (ls-report signs, ls-report-page
+verifies)."""
 STITCH_FAILURES: Final = "ls-stitch-failures"
 """ls-stitch's on-failure queue: stream records that failed every retry."""
 
@@ -73,3 +77,20 @@ class ReportSettings(Settings):
     """From address of the weekly owner mail; absent when the stack sends none."""
     report_recipient: str | None
     """Who receives the weekly owner mail; absent when the stack sends none."""
+    report_page_url: str | None
+    """ls-report-page's Function URL, the base of the mail's signed link; absent with no mail."""
+    report_link_key_secret: str | None
+    """The link keyring secret's name (never its value); absent with no mail."""
+    report_link_days: int
+    """How long the mail's link to the report page works, in days."""
+
+
+@dataclass(frozen=True)
+class ReportPageSettings(Settings):
+    """ls-report-page's environment: the three tables (Query only) and the link keyring."""
+
+    touches_table: str
+    identities_table: str
+    enquiries_table: str
+    report_link_key_secret: str
+    """The link keyring secret's name (never its value)."""

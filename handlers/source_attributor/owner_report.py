@@ -11,8 +11,11 @@ Only rendering lives here; the numbers are ``attribution.Report``'s.
 
 from __future__ import annotations
 
+import datetime as dt
+
 from handlers.common import html_kit as kit
 from handlers.source_attributor.attribution import Report, RuleResult
+from handlers.source_attributor.report_link import PageLink
 
 UNKNOWN = "Not known (unattributed)"
 RULE_TITLES = {
@@ -45,14 +48,17 @@ def _headline(report: Report) -> str:
     )
 
 
-def body(report: Report, *, page_url: str | None = None) -> tuple[kit.Html, list[str]]:
-    """The HTML body and the plain-text lines of the report."""
+def body(report: Report, *, page: PageLink | None = None) -> tuple[kit.Html, list[str]]:
+    """The HTML body and the plain-text lines of the report; ``page``: the signed link to the
+    same report as a page (the mail's)."""
     head = _headline(report)
     html = [kit.para(head, strong=True)]
     text = [head, ""]
-    if page_url:
-        html.append(kit.actions(kit.button(page_url, "Open this report as a page", primary=True, method="get")))
-        text += [f"Open this report as a page: {page_url}", ""]
+    if page is not None:
+        until = f"The link works until {kit.local_day(page.last_day)}."
+        html.append(kit.actions(kit.button(page.url, "Open this report as a page", primary=True, method="get")))
+        html.append(kit.detail(until))
+        text += [f"Open this report as a page: {page.url}", until, ""]
     for name, result in report.rules.items():
         title = RULE_TITLES.get(name, name.replace("_", " "))
         rows = _rows(report, result)
@@ -68,20 +74,24 @@ def body(report: Report, *, page_url: str | None = None) -> tuple[kit.Html, list
     return kit.join(html), text
 
 
-def mail(report: Report, *, page_url: str | None = None) -> kit.Mail:
+def mail(report: Report, *, page: PageLink | None = None) -> kit.Mail:
     """The scheduled mail: subject, plain text and HTML."""
     unknown = max((r.unattributed for r in report.rules.values()), default=0)
     subject = (
         f"Lead sources {kit.local_day(report.start)} to {kit.local_day(report.end)}: "
         f"{report.enquiries} enquiries, {report.share(unknown):.0%} not known"
     )
-    html, text = body(report, page_url=page_url)
+    html, text = body(report, page=page)
     return kit.mail(subject, [subject, "", *text], html)
 
 
-def page(report: Report) -> dict[str, object]:
-    """The same report as a read-only page."""
+def page(report: Report, *, link_until: dt.date | None = None) -> dict[str, object]:
+    """The same report as a read-only page; ``link_until``: the last day its link works."""
     html, _ = body(report)
+    if link_until is not None:
+        html = kit.join((html, kit.detail(
+            f"This page is read-only. The link from the mail works until {kit.local_day(link_until)}; "
+            "each week's mail brings a new one.")))
     return kit.page(
         f"Lead sources {kit.local_day(report.start)} to {kit.local_day(report.end)}", html
     )

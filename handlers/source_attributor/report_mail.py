@@ -3,19 +3,22 @@
 The schedule invokes ls-report with ``{"job": "ls-report"}``; the week is the seven whole UTC
 days before the run (the report's dates are UTC days), counted in strict mode, the document's
 default. The mail is ``owner_report.mail``: both rules, the unattributed share ranked like any
-source, the inline bars, a plain-text part. It carries no link to a page yet: ls-report's URL
-is AWS_IAM (for programs), and no public read-only surface serves the report.
+source, the inline bars, a plain-text part, and a signed link to the same week's report as a
+page (``report_link``; served by ls-report-page, since ls-report's own URL is AWS_IAM, for
+programs).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from handlers.common import html_kit as kit
 from handlers.source_attributor import owner_report
-from handlers.source_attributor.reporting import ReportQuery, generate
+from handlers.source_attributor.report_link import PageLink
+from handlers.source_attributor.reporting import generate, owner_query
 from handlers.source_attributor.store import ReportStore
 
 WEEK_DAYS = 7
@@ -36,12 +39,20 @@ class Sent:
 
 
 def send_weekly(
-    store: ReportStore, ses: Any, *, sender: str, recipient: str, today: dt.date, workers: int = 1
+    store: ReportStore,
+    ses: Any,
+    *,
+    sender: str,
+    recipient: str,
+    today: dt.date,
+    workers: int = 1,
+    link: Callable[[dt.date, dt.date], PageLink] | None = None,
 ) -> Sent:
-    """Compute last week's report and mail it to the owner (SES v2 SendEmail)."""
+    """Compute last week's report and mail it to the owner (SES v2 SendEmail); ``link`` gives
+    the signed link to the same week's page (``report_link.signer``)."""
     start, end = last_week(today)
-    report = generate(store, ReportQuery(start, end, "strict", False, "json"), workers=workers)
-    composed = owner_report.mail(report)
+    report = generate(store, owner_query(start, end), workers=workers)
+    composed = owner_report.mail(report, page=link(start, end) if link else None)
     answer = ses.send_email(
         FromEmailAddress=sender,
         Destination={"ToAddresses": [recipient]},

@@ -82,6 +82,12 @@ def parse_query(event: Mapping[str, Any], today: dt.date) -> ReportQuery:
     return ReportQuery(start, end, mode, asked or mode == "lenient", fmt)
 
 
+def owner_query(start: dt.date, end: dt.date) -> ReportQuery:
+    """The report as the owner reads it (the weekly mail and its page): strict mode, the
+    document's default, without the "how did you hear" answers."""
+    return ReportQuery(start, end, "strict", False, "json")
+
+
 def months_between(start: dt.date, end: dt.date) -> list[str]:
     """The enquiries partitions (``YYYY-MM``) a date range touches."""
     months: list[str] = []

@@ -25,12 +25,18 @@ OFFERS_INDEX: Final = "state-send_at"
 """GSI of upsr-offers: partition ``state``, sort ``send_at`` (epoch seconds)."""
 OFFERS_TTL: Final = "expires_at"
 """TTL attribute of upsr-offers: end of the attribution window plus the retention period."""
+OFFERS_KEY: Final = "offer_id"
+DEGRADABLE: Final = (
+    ("CustomerRedacted", ORDER),
+    ("ModelRefused", PICKER),
+)
+"""(kind, function) of every fallback upsr notes in upsr-offers for the owner's roll-up."""
 
 ORDERS: Final = TableSpec("upsr-orders", Key("order_id"))
 """One marker per order id (first delivery wins), with its job state."""
 OFFERS: Final = TableSpec(
     "upsr-offers",
-    Key("offer_id"),
+    Key(OFFERS_KEY),
     indexes=(Index(OFFERS_INDEX, Key("state"), Key("send_at", "N")),),
     ttl_attribute=OFFERS_TTL,
 )
@@ -52,6 +58,8 @@ class OrderSettings(Settings):
     """upsr-order's environment."""
 
     orders_table: str
+    offers_table: str
+    """Only for the degradation note of a redacted customer (handlers/common/degradations.py)."""
     customers_table: str
     optout_table: str
     store_domain: str

@@ -19,6 +19,8 @@ class Gate(StrEnum):
     ELIGIBLE = "eligible"
     NO_CUSTOMER = "no-customer"
     OPTED_OUT = "opted-out"
+    REDACTED = "customer-redacted"
+    """Shopify withheld the customer's protected fields: no contact to nudge, none guessed."""
     NO_CONSENT = "no-consent"
     CAPPED = "capped"
     NO_SKUS = "no-skus"
@@ -33,6 +35,7 @@ def gate_order(
     customer: Mapping[str, Any] | None,
     now: float,
     max_nudges: int,
+    redacted: bool = False,
 ) -> Gate:
     """The gate outcome for one order.
 
@@ -44,11 +47,14 @@ def gate_order(
         customer: The customer's upsr-customers item (None when there is none yet).
         now: Unix seconds.
         max_nudges: Nudges allowed per 30 days.
+        redacted: Shopify redacted the customer (no protected customer data access).
     """
     if not customer_id:
         return Gate.NO_CUSTOMER
     if opted_out:
         return Gate.OPTED_OUT
+    if redacted:
+        return Gate.REDACTED
     if not has_contact:
         return Gate.NO_CONSENT
     if is_capped(customer, now, max_nudges):

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from handlers.common import html_kit as kit
 from handlers.common.aws_clients import client
 from handlers.common.sms import SEGMENT, fits_one_segment, gsm7_septets, to_gsm7
 from handlers.upsell_recommender.domain import Channel, Contact
@@ -28,11 +29,12 @@ EMAIL_SUBJECT = "Something to go with your order"
 
 @dataclass(frozen=True)
 class Nudge:
-    """One message to one customer."""
+    """One message to one customer; an email also has an HTML part beside its text."""
 
     contact: Contact
     subject: str
     text: str
+    html: str = ""
 
 
 class NudgeRejected(Exception):
@@ -57,12 +59,19 @@ def compose(contact: Contact, title: str, line: str, url: str) -> Nudge:
     pitch = _sentence(line)
     if contact.channel is Channel.SMS:
         return Nudge(contact, EMAIL_SUBJECT, sms_text(contact.first_name, title, pitch, url))
-    text = (
-        f"{hello}\n\nThanks for your order! {pitch}\n\n"
-        f"Add {title} to your cart in one tap:\n{url}\n\n"
-        "Not interested in suggestions like this? Reply to this email and we will stop.\n"
+    thanks = f"Thanks for your order! {pitch}"
+    stop = "Not interested in suggestions like this? Reply to this email and we will stop."
+    mail = kit.mail(
+        EMAIL_SUBJECT,
+        [hello, "", thanks, "", f"Add {title} to your cart in one tap:", url, "", stop],
+        kit.join((
+            kit.para(hello),
+            kit.para(thanks),
+            kit.actions(kit.button(url, f"Add {title} to your cart", primary=True, method="get")),
+            kit.detail(stop),
+        )),
     )
-    return Nudge(contact, EMAIL_SUBJECT, text)
+    return Nudge(contact, mail.subject, mail.text, mail.html)
 
 
 def _sentence(text: str) -> str:
@@ -129,13 +138,16 @@ class AwsMessenger:
                     MessageType=SMS_MESSAGE_TYPE,
                 )
                 return str(answer.get("MessageId", ""))
+            body = {"Text": {"Data": nudge.text, "Charset": "UTF-8"}}
+            if nudge.html:
+                body["Html"] = {"Data": nudge.html, "Charset": "UTF-8"}
             answer = self._email_client().send_email(
                 FromEmailAddress=self.sender_email,
                 Destination={"ToAddresses": [nudge.contact.address]},
                 Content={
                     "Simple": {
                         "Subject": {"Data": nudge.subject, "Charset": "UTF-8"},
-                        "Body": {"Text": {"Data": nudge.text, "Charset": "UTF-8"}},
+                        "Body": body,
                     }
                 },
             )

@@ -25,12 +25,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from handlers.common import function_url as http
 from handlers.common import metrics
 from handlers.common.aws_clients import client, table
+from handlers.common.degradations import Ledger
 from handlers.common.dynamo_limits import Unstorable, check_item
 from handlers.common.observability import get_logger
 from handlers.common.secrets import get_secret
@@ -40,6 +41,7 @@ from handlers.common.webhook_signatures import (
     SignatureError,
     verify_base64_hmac,
 )
+from handlers.upsell_recommender.contract import OFFERS_KEY, OFFERS_TTL, ORDER
 from handlers.upsell_recommender.customers import (
     get_customer,
     is_opted_out,
@@ -78,6 +80,7 @@ class OrderDeps:
         max_age_s: Replay horizon on the order's ``created_at``.
         max_nudges: Nudges allowed per 30 days.
         stale_pending_s: A ``pending`` order older than this was abandoned by its invocation.
+        ledger: Where a redacted customer is noted for the owner's roll-up (upsr-offers).
     """
 
     orders: Table
@@ -89,6 +92,7 @@ class OrderDeps:
     max_age_s: int
     max_nudges: int
     stale_pending_s: int
+    ledger: Ledger
 
     @classmethod
     def from_settings(cls, config: OrderSettings) -> OrderDeps:
@@ -108,6 +112,7 @@ class OrderDeps:
             max_age_s=config.webhook_max_age_hours * 3600,
             max_nudges=config.max_nudges_per_30_days,
             stale_pending_s=config.order_timeout_s + 5,
+            ledger=Ledger(table(config.offers_table), OFFERS_KEY, OFFERS_TTL),
         )
 
 
@@ -143,10 +148,14 @@ def handle(event: Mapping[str, Any], deps: OrderDeps, *, now: float) -> dict[str
         log.warning("stale order refused as a replay", extra={"order_id": order.order_id})
         return http.json_error(401, "stale_webhook", "the order is older than the replay horizon")
     log.append_keys(order_id=order.order_id)
+    if http.is_check(event):
+        # make verify's synthetic order, signed like Shopify's: the real path to the marker,
+        # with no customer (so no job, no nudge, no history), the marker marked as a check.
+        return accept(replace(order, customer_id=None, contact=None), deps, now, check=True)
     return accept(order, deps, now)
 
 
-def accept(order: OrderEvent, deps: OrderDeps, now: float) -> dict[str, Any]:
+def accept(order: OrderEvent, deps: OrderDeps, now: float, *, check: bool = False) -> dict[str, Any]:
     """Gate, mark and enqueue an authentic order (the exactly-once part)."""
     from pydantic import ValidationError
 
@@ -161,6 +170,7 @@ def accept(order: OrderEvent, deps: OrderDeps, now: float) -> dict[str, Any]:
         customer=customer,
         now=now,
         max_nudges=deps.max_nudges,
+        redacted=order.redacted,
     )
     eligible = outcome is Gate.ELIGIBLE
     # Everything the marker promises is built and checked before the marker is written: the
@@ -169,6 +179,8 @@ def accept(order: OrderEvent, deps: OrderDeps, now: float) -> dict[str, Any]:
     try:
         job = _job_body(order, customer) if eligible else None
         item = _order_item(order, outcome, now)
+        if check:
+            item["check"] = True
         check_item(item)
     except (ValidationError, Unstorable) as err:
         get_logger().warning("order refused before the marker", extra={"error": str(err)[:300]})
@@ -180,6 +192,8 @@ def accept(order: OrderEvent, deps: OrderDeps, now: float) -> dict[str, Any]:
 
     log = get_logger()
     log.info("order gated", extra={"outcome": outcome.value})
+    if outcome is Gate.REDACTED:
+        _note_redacted(deps, now)
     if job is not None:
         _enqueue(order, job, deps, now)
     if order.customer_id and outcome is not Gate.OPTED_OUT:
@@ -188,7 +202,13 @@ def accept(order: OrderEvent, deps: OrderDeps, now: float) -> dict[str, Any]:
             _record_history(order, deps, now)
         except Exception:
             log.exception("purchase history not recorded; the next delivery repeats it")
-    return http.json_response(200, {"status": "accepted", "outcome": outcome.value})
+    return http.json_response(200, {"status": "accepted", "outcome": outcome.value, **({"check": True} if check else {})})
+
+
+def _note_redacted(deps: OrderDeps, now: float) -> None:
+    """Count and note a redacted customer (first delivery only: the marker was won)."""
+    metrics.degraded(metrics.CUSTOMER_REDACTED)
+    deps.ledger.note(metrics.CUSTOMER_REDACTED, ORDER, now)
 
 
 def _record_history(order: OrderEvent, deps: OrderDeps, now: float) -> None:

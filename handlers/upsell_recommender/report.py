@@ -19,6 +19,7 @@ from decimal import Decimal
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from handlers.common import degradations
 from handlers.common import html_kit as kit
 from handlers.common.unconfirmed_sends import OWNER_ADVICE
 from handlers.upsell_recommender.domain import OfferState
@@ -40,6 +41,8 @@ class Rollup:
     taken_value: Mapping[str, Decimal] = field(default_factory=dict)
     unconfirmed: tuple[Mapping[str, Any], ...] = ()
     """Offers claimed but never confirmed sent, reported in the period."""
+    degraded: tuple[degradations.Degradation, ...] = ()
+    """Fallbacks taken in the period (a redacted customer, a refused model), with what to do."""
 
     def count(self, state: OfferState) -> int:
         return int(self.counts.get(state, 0))
@@ -73,6 +76,7 @@ class Rollup:
             and self.taps == 0
             and self.count(OfferState.CHOSEN) == 0
             and not self.unconfirmed
+            and not self.degraded
         )
 
 
@@ -108,6 +112,7 @@ def render(rollup: Rollup, *, zone: str = "UTC", quiet: str = QUIET_LINE) -> kit
     subject = (
         f"Upsell: {taken} add-on{'s' if taken != 1 else ''} taken ({value}) "
         f"from {rollup.nudged} order{'s' if rollup.nudged != 1 else ''} nudged"
+        + (" (running degraded: see below)" if rollup.degraded else "")
     )
     main = [
         ("Orders nudged", str(rollup.nudged)),
@@ -132,6 +137,8 @@ def render(rollup: Rollup, *, zone: str = "UTC", quiet: str = QUIET_LINE) -> kit
     if lost:
         text += ["", f"Nudges claimed but never confirmed sent: {len(lost)}"]
         text += [f"  {line}" for line in lost] + ["", OWNER_ADVICE]
+    if rollup.degraded:
+        text += ["", *degradations.text_lines(rollup.degraded, zone)]
     if more:
         text += ["", "The rest:"] + [f"  {label}: {figure}" for label, figure in more]
     rest = (
@@ -151,6 +158,7 @@ def render(rollup: Rollup, *, zone: str = "UTC", quiet: str = QUIET_LINE) -> kit
                 if lost
                 else ""
             ),
+            degradations.html(rollup.degraded, zone),
             rest,
             kit.detail(
                 "The value is each taken add-on's price when it was offered; Shopify's orders "

@@ -21,10 +21,11 @@ from typing import TYPE_CHECKING, Any
 
 from handlers.common import metrics
 from handlers.common.aws_clients import table
+from handlers.common.degradations import Ledger
 from handlers.common.model_call import NoValidAnswer, call_structured
 from handlers.common.observability import get_logger
 from handlers.upsell_recommender.catalogue import fetch, snapshot
-from handlers.upsell_recommender.contract import OFFERS_TTL
+from handlers.upsell_recommender.contract import OFFERS_KEY, OFFERS_TTL
 from handlers.upsell_recommender.domain import OfferState, offer_id_for
 from handlers.upsell_recommender.jobs import SuggestJob
 from handlers.upsell_recommender.offers import put_offer
@@ -74,6 +75,8 @@ class PickerDeps:
         max_price_ratio: Largest add-on price as a share of the subtotal.
         max_age_s: Oldest acceptable catalogue row.
         max_receives: Receives before SQS moves a job to the DLQ.
+        ledger: The system's degradation notes (upsr-offers): the composition root wraps
+            ``model_client`` to note a refused model there (``degradations.NotingRefusals``).
     """
 
     offers: Table
@@ -86,6 +89,7 @@ class PickerDeps:
     max_price_ratio: float
     max_age_s: int
     max_receives: int
+    ledger: Ledger
 
     @classmethod
     def from_settings(cls, config: PickerSettings, *, model_client: ConverseClient | None = None) -> PickerDeps:
@@ -100,6 +104,7 @@ class PickerDeps:
             max_price_ratio=config.max_price_ratio,
             max_age_s=config.catalogue_max_age_hours * 3600,
             max_receives=config.jobs_max_receives,
+            ledger=Ledger(table(config.offers_table), OFFERS_KEY, OFFERS_TTL),
         )
 
 

@@ -24,8 +24,10 @@ from typing import TYPE_CHECKING, Any
 
 from handlers.common import metrics
 from handlers.common.aws_clients import client, table
+from handlers.common.degradations import Ledger
 from handlers.common.html_kit import simple_content
 from handlers.common.observability import get_logger
+from handlers.upsell_recommender.contract import DEGRADABLE, OFFERS_KEY, OFFERS_TTL
 from handlers.upsell_recommender.offers import (
     claim_daily_report,
     close_ignored,
@@ -60,6 +62,7 @@ class SweepDeps:
         report_hour: Local hour from which the day's roll-up may go.
         report_timezone: IANA zone of ``report_hour``, and of the dates the roll-up shows.
         quiet_report: ``line`` (one line on a quiet week) or ``none`` (no mail).
+        ledger: The system's degradation notes (upsr-offers), named in the roll-up.
     """
 
     offers: Table
@@ -70,6 +73,7 @@ class SweepDeps:
     report_hour: int
     report_timezone: str
     quiet_report: str = "line"
+    ledger: Ledger | None = None
 
     @classmethod
     def from_settings(cls, config: SweepSettings, *, mail_owner: Mailer | None = None) -> SweepDeps:
@@ -83,6 +87,7 @@ class SweepDeps:
             report_hour=config.report_hour,
             report_timezone=config.report_timezone,
             quiet_report=config.quiet_report,
+            ledger=Ledger(table(config.offers_table), OFFERS_KEY, OFFERS_TTL),
         )
 
 
@@ -146,8 +151,17 @@ def maybe_report(deps: SweepDeps, now: float, closed_now: int) -> bool:
     counts = count_by_state(deps.offers, deps.index, since, until)
     value = taken_value(deps.offers, deps.index, since, until)
     lost = unconfirmed_offers(deps.offers, deps.index, since, until)
+    degraded = deps.ledger.seen(DEGRADABLE, since) if deps.ledger else []
     mail = render(
-        Rollup(counts, closed_now, since, until, value, unconfirmed=tuple(lost)),
+        Rollup(
+            counts,
+            closed_now,
+            since,
+            until,
+            value,
+            unconfirmed=tuple(lost),
+            degraded=tuple(degraded),
+        ),
         zone=deps.report_timezone,
         quiet=deps.quiet_report,
     )

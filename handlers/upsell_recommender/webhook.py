@@ -7,6 +7,13 @@ why upsr-order imports it (and pydantic) after the check.
 Consent follows Shopify's customer marketing-consent fields: a nudge goes by SMS only to a
 customer subscribed to SMS marketing with an E.164 phone, else by email only to one subscribed
 to email marketing. Without either there is nothing to send and no job is made.
+
+Protected customer data: Shopify sends an order's customer name, email and phone only to an app
+approved for them; otherwise the webhook carries the customer with those fields redacted (null
+or absent), as "Work with protected customer data" warns ("you might need to update your app to
+handle errors or redacted data": https://shopify.dev/docs/apps/launch/protected-customer-data).
+Such an order is ``redacted``: the documented fallback is no nudge for it (nothing is guessed),
+and upsr-order counts and notes it so the owner's roll-up says what to request.
 """
 
 from __future__ import annotations
@@ -48,6 +55,7 @@ class _Customer(BaseModel):
     model_config = ConfigDict(extra="ignore")
     id: int | str
     first_name: str | None = None
+    last_name: str | None = None
     email: str | None = None
     phone: str | None = None
     email_marketing_consent: _Consent | None = None
@@ -74,6 +82,7 @@ class _Order(BaseModel):
     customer: _Customer | None = None
     email: str | None = None
     phone: str | None = None
+    contact_email: str | None = None
 
 
 @dataclass(frozen=True)
@@ -89,6 +98,8 @@ class OrderEvent:
         lines: Basket lines that carry a SKU (only those can be matched to the catalogue).
         customer_id: Shopify customer id, or None for an order without a customer.
         contact: The consented channel, or None when the customer agreed to neither.
+        redacted: The order has a customer but Shopify withheld every protected field (name,
+            email, phone): the app lacks protected customer data access.
     """
 
     order_id: str
@@ -99,6 +110,7 @@ class OrderEvent:
     lines: tuple[BasketLine, ...]
     customer_id: str | None
     contact: Contact | None
+    redacted: bool = False
 
 
 def _subscribed(consent: _Consent | None) -> bool:
@@ -117,6 +129,23 @@ def _contact(order: _Order) -> Contact | None:
     if _subscribed(customer.email_marketing_consent) and is_email(email):
         return Contact(Channel.EMAIL, email, first_name)
     return None
+
+
+def _redacted(order: _Order) -> bool:
+    """A customer with an id and not one protected field, on the customer or the order."""
+    customer = order.customer
+    if customer is None:
+        return False
+    protected = (
+        customer.first_name,
+        customer.last_name,
+        customer.email,
+        customer.phone,
+        order.email,
+        order.phone,
+        order.contact_email,
+    )
+    return not any((value or "").strip() for value in protected)
 
 
 def parse_order(document: Mapping[str, Any]) -> OrderEvent:
@@ -156,4 +185,5 @@ def parse_order(document: Mapping[str, Any]) -> OrderEvent:
         lines=tuple(lines),
         customer_id=None if order.customer is None else str(order.customer.id)[:64],
         contact=_contact(order),
+        redacted=_redacted(order),
     )

@@ -13,7 +13,7 @@ What, precisely, for each variable in a function's ``environment.variables``:
    a *reference*:
    - empty;
    - an ARN of Secrets Manager, SSM Parameter Store or KMS;
-   - the name of a Secrets Manager secret declared in this stack;
+   - the name of a Secrets Manager secret or SSM parameter declared in this stack;
    - a name following the project's convention ``<prefix>-<system>-<words>`` with the
      function's own stack prefix and ``crm:system`` (``dev-upsr-webhook-secret``);
    - or, for a setting about the secret rather than the secret itself (a name ending in
@@ -27,7 +27,7 @@ Names listed in ``allowedVariables`` in the pack config are skipped.
 Why: "fetched at call time, never in env vars" (003, 004). Environment variables are readable
 by anyone with ``lambda:GetFunctionConfiguration`` and land in Pulumi state in plain text.
 
-Fix: keep the value in Secrets Manager (``SecretSlot``), pass the secret's name or ARN in the
+Fix: keep the value in Secrets Manager or Parameter Store (``SecretSlot``), pass the secret's name or ARN in the
 environment, grant GetSecretValue on that one secret and read it at call time.
 """
 
@@ -45,6 +45,7 @@ from policies.common.rule import config_of, stack_policy
 
 NAME: Final = "no-secrets-in-env"
 SECRET: Final = "aws:secretsmanager/secret:Secret"
+PARAMETER: Final = "aws:ssm/parameter:Parameter"
 
 SENSITIVE_PARTS: Final = (
     "SECRET",
@@ -135,7 +136,12 @@ def _variables(fn: FunctionInfo) -> dict[str, Any]:
 def _validate(args: StackValidationArgs, report: ReportViolation) -> None:
     allowed = set(get_strings(config_of(args), "allowedVariables", ()))
     stack = Stack(args.resources)
-    secret_names = {n for node in stack.of_type(SECRET) if (n := as_str(node.props.get("name")))}
+    secret_names = {
+        n
+        for kind in (SECRET, PARAMETER)
+        for node in stack.of_type(kind)
+        if (n := as_str(node.props.get("name")))
+    }
     for fn in stack.functions:
         for name, raw in sorted(_variables(fn).items()):
             if name in allowed:
@@ -159,7 +165,7 @@ def _validate(args: StackValidationArgs, report: ReportViolation) -> None:
                 report(
                     f"function {fn.label}: environment variable {name} looks secret and its "
                     "value is not a reference (a Secrets Manager/SSM ARN or a secret name); keep "
-                    "the value in Secrets Manager and pass its name",
+                    "the value in Secrets Manager or Parameter Store (SecretSlot) and pass its name",
                     fn.node.urn,
                 )
 

@@ -1,4 +1,4 @@
-"""one-secret-per-grant: every GetSecretValue grant names exactly one secret.
+"""one-secret-per-grant: every GetSecretValue or GetParameter grant names exactly one secret.
 
 What: each Allow statement whose actions reach ``secretsmanager:GetSecretValue`` (by name or
 through a wildcard such as ``secretsmanager:Get*``) has exactly one resource, and it is one
@@ -6,17 +6,30 @@ secret's ARN, ``arn:<partition>:secretsmanager:<region>:<account>:secret:<name>`
 wildcard except the ``-??????`` suffix that stands for the six random characters Secrets
 Manager appends. In a secret's own resource policy, ``Resource: "*"`` is that one secret.
 
+The same holds for Parameter Store, where ``secretStore: ssm`` keeps the secrets: each Allow
+statement reaching ``ssm:GetParameter``, ``ssm:GetParameters`` or ``ssm:GetParameterHistory``
+(each returns values) has exactly one resource, one parameter's ARN
+``arn:<partition>:ssm:<region>:<account>:parameter/<name>`` with no wildcard; and no statement
+reaches ``ssm:GetParametersByPath``, which reads every parameter under a path. Parameter Store
+authorises each of these per parameter ARN ("Restricting access to Parameter Store parameters
+using IAM policies",
+https://docs.aws.amazon.com/systems-manager/latest/userguide/sysman-paramstore-access.html), and
+under the AWS managed key ``aws/ssm`` that grant is the only control: the key lets every
+principal of the account decrypt
+(https://docs.aws.amazon.com/systems-manager/latest/userguide/ps-restrict-decryption.html).
+
 Why: "every GetSecretValue grant names a single secret arn. That is why there is more than one
 secret rather than one JSON blob with everything in it" (documents 000 and 002). The CRM write
 credential must stay readable by dm-merge alone, and a shared statement would leak it.
 
-Fix: one statement per secret (``SecretSlot.grant_read()``), each naming that secret's ARN.
+Fix: one statement per secret (``SecretSlot.grant_read()``), each naming that secret's or
+parameter's ARN.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Final
+from typing import Any, Final
 
 from pulumi_policy import ReportViolation, ResourceValidationArgs
 
@@ -28,11 +41,26 @@ GET_SECRET_VALUE: Final = "secretsmanager:GetSecretValue"
 _ONE_SECRET: Final = re.compile(
     r"^arn:[^:*?]+:secretsmanager:[^:*?]+:[0-9]{12}:secret:[^*?]+?(-\?{6})?$"
 )
+PARAMETER_READS: Final = ("ssm:GetParameter", "ssm:GetParameters", "ssm:GetParameterHistory")
+BY_PATH: Final = "ssm:GetParametersByPath"
+_ONE_PARAMETER: Final = re.compile(r"^arn:[^:*?]+:ssm:[^:*?]+:[0-9]{12}:parameter/[^*?]+$")
+
+
+def names_one_parameter(arn: str) -> bool:
+    """One Parameter Store parameter's ARN, with no wildcard."""
+    return bool(_ONE_PARAMETER.match(arn))
 
 
 def names_one_secret(arn: str) -> bool:
     """One secret's ARN: concrete, or with only the ``-??????`` random-suffix wildcard."""
     return bool(_ONE_SECRET.match(arn))
+
+
+def _reaches(st: Any, action: str) -> bool:
+    return bool(
+        st.covers_action(action)
+        or (st.not_actions is not None and not any(action_matches(p, action) for p in st.not_actions))
+    )
 
 
 def _validate(args: ResourceValidationArgs, report: ReportViolation) -> None:
@@ -41,38 +69,42 @@ def _validate(args: ResourceValidationArgs, report: ReportViolation) -> None:
             report(f"{doc.describe()} {doc.error}", None)
             continue
         for st in doc.allow_statements:
-            reaches = st.covers_action(GET_SECRET_VALUE) or (
-                st.not_actions is not None
-                and not any(action_matches(p, GET_SECRET_VALUE) for p in st.not_actions)
-            )
-            if not reaches:
-                continue
             where = doc.describe(st)
-            if st.not_resources is not None:
-                report(f"{where}: GetSecretValue with NotResource reaches every other secret", None)
-                continue
-            resources = st.all_resources
-            if len(resources) != 1:
-                report(
-                    f"{where}: GetSecretValue on {len(resources)} resources "
-                    f"({', '.join(resources) or 'none'}); grant one secret per statement",
-                    None,
-                )
-                continue
-            arn = resources[0]
-            if arn.strip() == "*" and doc.star_is_self:
-                continue
-            if not names_one_secret(arn):
-                report(
-                    f"{where}: GetSecretValue on {arn!r}, which is not one secret's ARN "
-                    "(arn:...:secret:<name>-??????)",
-                    None,
-                )
+            if _reaches(st, BY_PATH):
+                report(f"{where}: {BY_PATH} reads every parameter under a path; grant "
+                       "GetParameter on each parameter instead", None)
+            for action, one, shape in (
+                (GET_SECRET_VALUE, names_one_secret, "arn:...:secret:<name>-??????"),
+                *((a, names_one_parameter, "arn:...:parameter/<name>") for a in PARAMETER_READS),
+            ):
+                if not _reaches(st, action):
+                    continue
+                verb = action.split(":", 1)[1]
+                if st.not_resources is not None:
+                    report(f"{where}: {verb} with NotResource reaches every other secret", None)
+                    break
+                resources = st.all_resources
+                if len(resources) != 1:
+                    report(
+                        f"{where}: {verb} on {len(resources)} resources "
+                        f"({', '.join(resources) or 'none'}); grant one secret per statement",
+                        None,
+                    )
+                    break
+                arn = resources[0]
+                if arn.strip() == "*" and doc.star_is_self:
+                    continue
+                if not one(arn):
+                    report(f"{where}: {verb} on {arn!r}, which is not one secret's ARN ({shape})", None)
+                    break
 
 
 POLICY: Final = resource_policy(
     NAME,
-    "Every secretsmanager:GetSecretValue grant names exactly one secret ARN.",
+    "Every secretsmanager:GetSecretValue or ssm:GetParameter grant names exactly one secret ARN.",
     _validate,
-    remediation="Split the statement: one GetSecretValue statement per secret, naming its ARN.",
+    remediation=(
+        "Split the statement: one GetSecretValue or GetParameter statement per secret, naming "
+        "its ARN."
+    ),
 )

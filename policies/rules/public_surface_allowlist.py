@@ -2,8 +2,8 @@
 
 What:
 - A Function URL with ``authorizationType`` other than ``AWS_IAM`` belongs to a function in the
-  public allowlist (:mod:`policies.allowlists`: dm-merge, ls-capture, ler-intake in
-  shared-secret mode, upsr-order, upsr-addlink, rrs-webhook), identified by its
+  public allowlist (:mod:`policies.allowlists`: dm-merge, ls-capture, ls-report-page,
+  ler-intake in shared-secret mode, upsr-order, upsr-addlink, rrs-webhook), identified by its
   ``crm:function`` tag checked against its name.
 - A lambda Permission with principal ``*`` is one of the two a public Function URL needs, on an
   allowlisted function: ``lambda:InvokeFunctionUrl`` with ``functionUrlAuthType`` NONE, or

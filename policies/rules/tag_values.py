@@ -28,6 +28,8 @@ the CreateX / TagResource call), after the resources before it were created. The
 - KMS: https://docs.aws.amazon.com/kms/latest/APIReference/API_Tag.html
 - Secrets Manager: https://docs.aws.amazon.com/secretsmanager/latest/apireference/API_TagResource.html
   (key 127, value 255, the common characters, no ``aws:``)
+- Systems Manager (parameters): https://docs.aws.amazon.com/systems-manager/latest/APIReference/API_Tag.html
+  (key 1-128, value 0-256, the common characters)
 - CloudWatch Logs: https://docs.aws.amazon.com/AmazonCloudWatchLogs/latest/APIReference/API_TagLogGroup.html
   (key and value patterns ``[\\p{L}\\p{Z}\\p{N}_.:/=+\\-@]``)
 - CloudWatch alarms: https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_Tag.html
@@ -108,6 +110,7 @@ FAMILIES: Final[dict[str, TagLimits]] = {
     "aws:scheduler/": TagLimits("EventBridge Scheduler", value_min=1),
     "aws:kms/": TagLimits("KMS"),
     "aws:secretsmanager/": TagLimits("Secrets Manager", key_max=127, value_max=255),
+    "aws:ssm/": TagLimits("Systems Manager"),
     "aws:cloudwatch/logGroup:": TagLimits("CloudWatch Logs"),
     "aws:cloudwatch/eventRule:": TagLimits("EventBridge"),
     "aws:cloudwatch/eventBus:": TagLimits("EventBridge"),

@@ -15,7 +15,8 @@ if TYPE_CHECKING:
     from sandbox.core import Sandbox
     from sandbox.report import Report
 
-ORDER = ("dm", "ler", "ls", "upsr", "rrs")
+ORDER = ("dm", "ler", "upsr", "rrs", "ls")
+"""ls plays last: its day ends by jumping the shared clock to the next Monday (its weekly mail)."""
 
 
 class Scenario(Protocol):

@@ -5,13 +5,20 @@ person arrives from a Google search on a laptop and from the newsletter on a pho
 enquires from the phone ("heard about you on a podcast"), then again from the laptop. The
 enquiries table's stream drives ls-stitch, which links both devices into one identity, and the
 report, read through ls-report's AWS_IAM Function URL with a SigV4-signed request, credits the
-first and last non-direct touches and states the unattributed share.
+first and last non-direct touches and states the unattributed share. Then the clock jumps to
+the next Monday morning (firing nothing on the way) and the weekly schedule mails the owner
+the week's report; the owner opens its signed link on ls-report-page, and a cut copy of the
+link is refused before any table is read. ls plays last (``scenarios.ORDER``): no other
+system's day runs on the moved clock.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import json
+import re
 from typing import Any
+from urllib.parse import urlsplit
 
 from sandbox.core import HttpAnswer, Sandbox
 from sandbox.report import Report
@@ -19,6 +26,15 @@ from sandbox.report import Report
 SITE = "https://www.example.com"
 BROWSER = "Mozilla/5.0 (Macintosh; Intel Mac OS X 14_5) AppleWebKit/605.1.15 Safari/605.1.15"
 EMAIL_HASH_KEY = "sandbox-email-hash-key-0123456789abcdef0123456789"
+LINK_KEYRING = json.dumps({"active_kid": "k1", "keys": {"k1": "sandbox-ls-report-link-" + "r" * 24}})
+PAGE_ACCEPT = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
+
+
+def next_monday_morning(now: dt.datetime) -> dt.datetime:
+    """07:30 UTC on the Monday after ``now``: past the weekly schedule's hour in any zone the
+    stack may set (UTC to Europe/London), so "last week" includes today."""
+    day = now.date() + dt.timedelta(days=7 - now.weekday())
+    return dt.datetime.combine(day, dt.time(7, 30), dt.UTC)
 
 
 class LeadSourceDay:
@@ -27,6 +43,8 @@ class LeadSourceDay:
 
     def prepare(self, sb: Sandbox) -> None:
         sb.set_secret("ls-email-hash-key", EMAIL_HASH_KEY)
+        if sb.topology.functions.get(sb.name("ls-report-page")):
+            sb.set_secret("ls-report-link-key", LINK_KEYRING)
 
     def _beacon(
         self, sb: Sandbox, body: dict[str, Any], cookie: str | None = None, **headers: str
@@ -99,7 +117,7 @@ class LeadSourceDay:
             )
             step.note(f"HTTP {answer.status} {answer.text}")
             sb.drain()
-        with report.step("A week later the laptop enquires with the same email") as step:
+        with report.step("Later that day the laptop enquires with the same email") as step:
             answer = self._beacon(
                 sb,
                 {
@@ -154,9 +172,67 @@ class LeadSourceDay:
             and document["rules"]["first_touch"]["unattributed"]["enquiries"] == 0,
             str(first),
         )
+        if sb.topology.functions.get(sb.name("ls-report-page")):
+            self._weekly_mail(sb, report)
         report.check(
             "no call was denied",
             not [d for d in sb.denials() if d.function and d.function.startswith(sb.name("ls-"))],
+        )
+
+    def _weekly_mail(self, sb: Sandbox, report: Report) -> None:
+        """Monday: the mail, its link opened on ls-report-page, a cut link refused."""
+        recipient = sb.graph.config.systems.ls.report_recipient if sb.graph.config.systems.ls else ""
+        page_fn = sb.name("ls-report-page")
+        with report.step("Next Monday morning the owner's weekly mail arrives") as step:
+            sb.clock.jump_to(next_monday_morning(sb.clock.now()))
+            sb.fire("ls-report")
+            sb.drain()
+            mails = [m for m in sb.outbox.to(recipient or "") if m.function == sb.name("ls-report")]
+            found = re.search(r"https?://\S+/report\?t=[\w.\-]+", mails[-1].text if mails else "")
+            link = found.group(0) if found else ""
+            step.note(mails[-1].subject if mails else "no mail")
+        report.check(
+            "the weekly mail reached the owner with a signed link to the report page",
+            bool(mails) and bool(link) and bool(mails[-1].html),
+            link[:60] + "...",
+        )
+        with report.step("The owner opens the link on a phone; a cut copy is refused") as step:
+            before = len(sb.interceptor.ledger)
+            page = self._open(sb, link, PAGE_ACCEPT)
+            read = [r for r in sb.interceptor.ledger[before:] if r.function == page_fn]
+            cut = self._open(sb, link[:-5], PAGE_ACCEPT)
+            program = self._open(sb, link[:-5], "application/json")
+            refused_calls = [
+                r.operation for r in sb.interceptor.ledger[before + len(read):]
+                if r.function == page_fn and r.service == "dynamodb"
+            ]
+            step.note(f"page: HTTP {page.status}; cut link: HTTP {cut.status} "
+                      f"({cut.headers.get('content-type', cut.headers.get('Content-Type', ''))}); "
+                      f"to a program: HTTP {program.status} {program.text[:60]}")
+            step.state("the page's DynamoDB calls", sorted({r.operation for r in read if r.service == "dynamodb"}))
+        report.check(
+            "the link opens the week's report as a page; the page only Queried",
+            page.status == 200
+            and "2 enquiries" in page.text
+            and "Not known (unattributed)" in page.text
+            and {r.operation for r in read if r.service == "dynamodb"} == {"Query"},
+        )
+        report.check(
+            "a cut link gets a page (403) and a program the JSON error, with no table read",
+            cut.status == 403
+            and "<html" in cut.text
+            and program.status == 403
+            and program.json()["error"]["code"] == "invalid_link"
+            and not refused_calls,
+            str(refused_calls),
+        )
+
+    @staticmethod
+    def _open(sb: Sandbox, url: str, accept: str) -> HttpAnswer:
+        parts = urlsplit(url)
+        return sb.http(
+            "ls-report-page", "GET", f"{parts.path}?{parts.query}",
+            headers={"accept": accept, "user-agent": BROWSER},
         )
 
 

@@ -65,10 +65,15 @@ def aws_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 @pytest.fixture(scope="session")
 def aws_world(graphs: GraphCache) -> Iterator[World]:
-    """The dev stack deployed on moto once for this process (moto paused between tests)."""
+    """The dev stack deployed on moto once for this process (moto paused between tests).
+
+    Its secrets are Secrets Manager secrets (``secretStore: secretsmanager``, the documents'
+    store) although Pulumi.dev.yaml chooses Parameter Store: the fixtures set them by secret
+    id. The Parameter Store path is played by the sandbox (tests/sandbox) and
+    tests/handlers/common/test_common_secrets.py."""
     with pytest.MonkeyPatch.context() as monkeypatch:
         _fake_credentials(monkeypatch)
-        world = World.open(graphs.program("dev"))
+        world = World.open(graphs.program("dev", {"secretStore": "secretsmanager"}))
         world.pause()
         try:
             yield world

@@ -65,6 +65,16 @@ def _copy(
         lock = getattr(queue, "_messages_lock", None)
         if lock is not None:
             memo[id(lock)] = threading.Condition()
+    # moto's SSM parameter store is a defaultdict whose constructor takes the account and
+    # region, which deepcopy cannot pass (an SSM backend exists once any test in the process
+    # touched Parameter Store): copy it by hand.
+    parameters = state.get("_parameters")
+    if parameters is not None and hasattr(parameters, "region_name"):
+        copied = type(parameters)(parameters.account_id, parameters.region_name)
+        copied.__dict__.update(copy.deepcopy(parameters.__dict__, memo))
+        memo[id(parameters)] = copied
+        for name, versions in parameters.items():
+            copied[name] = copy.deepcopy(versions, memo)
     return copy.deepcopy(state, memo)
 
 

@@ -55,3 +55,9 @@ def statements_of(graph: Graph, function: str, prefix: str = "dev") -> list[dict
 def grants_of(graph: Graph, function: str) -> set[Statement]:
     """A function's grants as (actions, resources) pairs."""
     return {(tuple(s["Action"]), tuple(s["Resource"])) for s in statements_of(graph, function)}
+
+
+DOCUMENTS_STORE: dict[str, Any] = {"secretStore": "secretsmanager"}
+"""The documents' secret store (secretStore's default; both stack files choose Parameter
+Store). The per-system tests check the documents' grants in their words, GetSecretValue on one
+secret; tests/infra/test_secret_store.py proves each parameter is read by the same roles."""

@@ -111,3 +111,16 @@ def test_ls_report_mail_needs_both_sender_and_recipient() -> None:
     del raw["systems"]["ls"]["senderEmail"]  # type: ignore[attr-defined,index]
     with pytest.raises(ConfigError, match=r"systems\.ls\.reportSchedule"):
         parse(raw)
+
+
+def test_prod_refuses_paused_queue_triggers_by_key() -> None:
+    with pytest.raises(ConfigError) as err:
+        parse(_raw(environment="prod", queueTriggers="paused"))
+    assert "crm-automations:queueTriggers" in str(err.value)
+    assert parse(_raw(queueTriggers="paused")).queue_triggers == "paused"  # dev may
+
+
+def test_secret_store_is_one_of_two() -> None:
+    with pytest.raises(ConfigError) as err:
+        parse(_raw(secretStore="vault"))
+    assert "crm-automations:secretStore" in str(err.value)

@@ -231,3 +231,44 @@ def test_write_replaces_only_the_block(tmp_path: Path) -> None:
     assert cost.write_readme(text, "NEW") == "intro\nNEW\nafter\n"
     with pytest.raises(SystemExit, match="cost:begin"):
         cost.write_readme("nothing", "NEW")
+
+
+def test_a_parameter_store_secret_and_a_paused_queue_trigger_cost_nothing_a_month() -> None:
+    # secretStore: ssm and queueTriggers: paused, the dev profile: a standard SecureString
+    # parameter has no monthly charge and its GetParameter calls none at standard throughput;
+    # each read decrypts once under aws/ssm (a KMS request). A disabled mapping polls nothing.
+    plan = []
+    for r in small_plan():
+        if r.type == cost.SECRET:
+            r = resource(cost.PARAMETER, "secret", r.parent, name="/t/rrs-key", type="SecureString")
+        elif r.type == "aws:iam/rolePolicy:RolePolicy":
+            r = resource(r.type, r.name, r.parent, policy=json.dumps({"Statement": [{
+                "Effect": "Allow", "Action": ["ssm:GetParameter"],
+                "Resource": ["arn:aws:ssm:eu-west-2:1:parameter/t/rrs-key"],
+            }]}))
+        elif r.type == cost.MAPPING:
+            r = resource(r.type, r.name, r.parent, eventSourceArn=r.inputs["eventSourceArn"], enabled=False)
+        plan.append(r)
+    rates = {
+        **prices(),
+        **{key: cost.Price(key, unit, {"eu-west-2": usd}, "https://example.com/p", "2026-12-01")
+           for key, unit, usd in (("ssm_standard_parameter", "parameter-month", 0.0),
+                                  ("ssm_standard_api_calls", "10k calls", 0.0),
+                                  ("kms_requests", "10k requests", 0.03))},
+    }
+    items = cost.estimate(plan, IDLE, rates, idle=True)
+    found = kinds(items)
+    assert "sqs" not in found
+    assert found["secrets"] == pytest.approx(round(2920 * 0.03 / 10_000, 6))
+    whats = {i.what for i in items if i.kind == "secrets"}
+    assert whats == {"SecureString parameters", "GetParameter calls", "KMS decrypts of SecureStrings"}
+
+
+def test_dev_pauses_its_queue_triggers_and_prod_does_not(graphs: GraphCache) -> None:
+    def sqs_mappings(stack: str) -> list[Resource]:
+        return [m for m in graphs.run(stack).of_type(cost.MAPPING)
+                if str(m.inputs["eventSourceArn"]).startswith("arn:aws:sqs:")]
+
+    assert len(sqs_mappings("dev")) == len(sqs_mappings("prod")) == 6
+    assert {m.inputs.get("enabled") for m in sqs_mappings("dev")} == {False}
+    assert {m.inputs.get("enabled") for m in sqs_mappings("prod")} == {True}

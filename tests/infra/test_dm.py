@@ -10,6 +10,7 @@ import pytest
 from components.offline.engine import ACCOUNT_ID, Graph, gsi_keys
 from components.offline.policy_view import evaluate_graph
 from tests.infra.graph_helpers import (
+    DOCUMENTS_STORE,
     Statement,
     arns_in,
     functions,
@@ -30,7 +31,7 @@ def only_dm(stack: str = "dev") -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def graph() -> Graph:
-    return run("dev", {"systems": only_dm()})
+    return run("dev", {**DOCUMENTS_STORE, "systems": only_dm()})
 
 
 def logs(function: str) -> Statement:
@@ -276,7 +277,7 @@ def test_the_plan_shows_the_hubspot_versions_support_window(graph: Graph) -> Non
 def test_an_old_hubspot_version_is_flagged_in_the_plan() -> None:
     from components.offline.plan import render
 
-    old = run("dev", {"systems": only_dm(), "hubspotApiVersion": "2026-03"})
+    old = run("dev", {**DOCUMENTS_STORE, "systems": only_dm(), "hubspotApiVersion": "2026-03"})
     (line,) = [ln for ln in render(old).splitlines() if ln.startswith("hubspot ")]
     assert ("2026-03" in line and "2026-09 is current" in line) or line.startswith("hubspot  WARNING")
     env = functions(old)["dev-dm-block"].inputs["environment"]["variables"]

@@ -10,6 +10,7 @@ import pytest
 from components.offline.engine import ACCOUNT_ID, Graph, gsi_keys
 from components.offline.policy_view import evaluate_graph
 from tests.infra.graph_helpers import (
+    DOCUMENTS_STORE,
     Statement,
     arns_in,
     functions,
@@ -34,13 +35,13 @@ def only_ler(stack: str = "dev", **changes: Any) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def graph() -> Graph:
-    return run("dev", {"systems": only_ler()})
+    return run("dev", {**DOCUMENTS_STORE, "systems": only_ler()})
 
 
 @pytest.fixture(scope="module")
 def iam_graph() -> Graph:
     heavy = {"modelId": HAIKU, "heavyModelId": SONNET, "useHeavy": True}
-    return run("dev", {"systems": only_ler(intakeAuth="iam", dedupeModel=heavy)})
+    return run("dev", {**DOCUMENTS_STORE, "systems": only_ler(intakeAuth="iam", dedupeModel=heavy)})
 
 
 def logs(function: str) -> Statement:
@@ -330,6 +331,7 @@ def test_each_role_holds_exactly_its_grants(graph: Graph) -> None:
         "ler-normalize": {
             (("s3:PutObject",), (f"{RECORDS}/normalized/*",)),
             (("bedrock:InvokeModel",), models(HAIKU)),
+            (("dynamodb:UpdateItem",), (CACHE,)),  # its refused-model note only (below)
             (("events:PutEvents",), (BUS,)),
             (EVENT_SOURCE, (INTAKE_QUEUE,)),
         },
@@ -343,11 +345,13 @@ def test_each_role_holds_exactly_its_grants(graph: Graph) -> None:
             (("dynamodb:GetItem",), (IDENTITY,)),
             (("dynamodb:Query",), (BY_CRM_ID,)),
             (("bedrock:InvokeModel",), models(HAIKU)),
+            (("dynamodb:UpdateItem",), (CACHE,)),  # its refused-model note only (below)
             (("events:PutEvents",), (BUS,)),
             (SEND, (DLQ,)),
         },
         "ler-filter": {
             (("bedrock:InvokeModel",), models(HAIKU)),
+            (("dynamodb:UpdateItem",), (CACHE,)),  # its refused-model note only (below)
             (("events:PutEvents",), (BUS,)),
             (SEND, (DLQ,)),
         },
@@ -357,6 +361,7 @@ def test_each_role_holds_exactly_its_grants(graph: Graph) -> None:
             (("dynamodb:Query",), (BY_CRM_ID,)),
             (("s3:PutObject",), (f"{RECORDS}/records/*",)),
             (SEND, (DLQ,)),
+            (("dynamodb:UpdateItem",), (CACHE,)),  # its degradation note only (below)
         },
         "ler-junk-writer": {(("s3:PutObject",), (f"{JUNK}/junk/*",)), (SEND, (DLQ,))},
         "ler-retry": {
@@ -380,10 +385,49 @@ def test_each_role_holds_exactly_its_grants(graph: Graph) -> None:
             (("s3:GetObject",), (f"{JUNK}/junk/*",)),
             (("ses:SendEmail",), (IDENTITY_SES,)),
             (SEND, (DLQ,)),
+            (("dynamodb:GetItem",), (CACHE,)),  # the degradation notes only (below)
         },
     }
     for function, grants in expected.items():
         assert grants_of(graph, function) == grants | {logs(function)}, function
+
+
+def test_degradation_notes_are_the_only_cache_items_their_grants_reach(graph: Graph) -> None:
+    """ler-push and the three model callers may update, and ler-digest read, exactly the
+    degradation items of
+    ler-enrich-cache (dynamodb:LeadingKeys; DynamoDB Developer Guide, "Using IAM policy
+    conditions for fine-grained access control":
+    https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/specifying-conditions.html)."""
+    from handlers.common.degradations import key
+    from handlers.lead_enricher.contract import DEGRADABLE
+
+    def conditioned(function: str) -> dict[str, Any]:
+        return {
+            s["Action"][0]: s["Condition"]
+            for s in statements_of(graph, function)
+            if s["Action"][0].startswith("dynamodb:") and "Condition" in s
+        }
+
+    for function in ("ler-normalize", "ler-dedupe", "ler-filter"):
+        assert conditioned(function) == {
+            "dynamodb:UpdateItem": {
+                "ForAllValues:StringEquals": {
+                    "dynamodb:LeadingKeys": [f"degraded#ModelRefused#{function}"]
+                }
+            }
+        }
+    assert conditioned("ler-push") == {
+        "dynamodb:UpdateItem": {
+            "ForAllValues:StringEquals": {"dynamodb:LeadingKeys": ["degraded#CrmRejected#ler-push"]}
+        }
+    }
+    assert conditioned("ler-digest") == {
+        "dynamodb:GetItem": {
+            "ForAllValues:StringEquals": {
+                "dynamodb:LeadingKeys": sorted(key(kind, fn) for kind, fn in DEGRADABLE)
+            }
+        }
+    }
 
 
 def test_events_and_mail_grants_are_conditioned(graph: Graph) -> None:

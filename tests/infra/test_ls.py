@@ -10,7 +10,7 @@ import yaml
 
 from components.offline.engine import ROOT, Graph, Resource
 from components.offline.policy_view import evaluate_graph
-from tests.infra.graph_helpers import arns_in, run
+from tests.infra.graph_helpers import DOCUMENTS_STORE, arns_in, run
 
 REGION = "us-east-1"
 
@@ -27,7 +27,7 @@ def only_ls(stack: str) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def graph() -> Graph:
-    return run("dev", {"systems": only_ls("dev")})
+    return run("dev", {**DOCUMENTS_STORE, "systems": only_ls("dev")})
 
 
 def functions(graph: Graph) -> dict[str, Resource]:
@@ -53,9 +53,10 @@ IDENTITIES = arn("dynamodb", "table/dev-ls-identities")
 ENQUIRIES = arn("dynamodb", "table/dev-ls-enquiries")
 FAILURES = arn("sqs", "dev-ls-stitch-failures")
 KEY = arn("secretsmanager", "secret:dev-ls-email-hash-key-??????")
+LINK_KEY = arn("secretsmanager", "secret:dev-ls-report-link-key-??????")
 
 
-def test_exactly_three_functions_with_the_documents_sizes(graph: Graph) -> None:
+def test_the_documents_three_functions_and_the_report_page(graph: Graph) -> None:
     found = {
         name: (f.inputs["memorySize"], f.inputs["timeout"], f.inputs["handler"])
         for name, f in functions(graph).items()
@@ -64,6 +65,7 @@ def test_exactly_three_functions_with_the_documents_sizes(graph: Graph) -> None:
         "dev-ls-capture": (512, 5, "handlers.source_attributor.functions.capture.handler"),
         "dev-ls-stitch": (1024, 60, "handlers.source_attributor.functions.stitch.handler"),
         "dev-ls-report": (1024, 120, "handlers.source_attributor.functions.report.handler"),
+        "dev-ls-report-page": (1024, 30, "handlers.source_attributor.functions.report_page.handler"),
     }
     for f in functions(graph).values():
         assert f.inputs["runtime"] == "python3.14"
@@ -100,7 +102,7 @@ def test_failure_queues_and_one_secret(graph: Graph) -> None:
         "dev-ls-report-schedule-dlq",
     }
     secrets = [s.inputs["name"] for s in graph.of_type("aws:secretsmanager/secret:Secret")]
-    assert secrets == ["dev-ls-email-hash-key"]
+    assert sorted(secrets) == ["dev-ls-email-hash-key", "dev-ls-report-link-key"]
     assert not graph.of_type("aws:s3/bucket:Bucket")
 
 
@@ -113,14 +115,21 @@ def test_one_weekly_schedule_mails_the_report(graph: Graph) -> None:
     assert json.loads(schedule["target"]["input"]) == {"job": "ls-report"}
 
 
-def test_without_a_recipient_there_is_no_schedule_and_no_send() -> None:
+def test_without_a_recipient_there_is_no_schedule_no_send_and_no_page() -> None:
     systems = only_ls("dev")
     systems["ls"] = {
         k: v for k, v in systems["ls"].items() if k not in ("senderEmail", "reportRecipient")
     }
-    quiet = run("dev", {"systems": systems})
+    quiet = run("dev", {**DOCUMENTS_STORE, "systems": systems})
     assert not quiet.of_type("aws:scheduler/schedule:Schedule")
     assert grants_of(quiet, "ls-report") == READ_ONLY
+    # No mail, no link: the page's public URL and its key exist only for the mail.
+    assert set(functions(quiet)) == {"dev-ls-capture", "dev-ls-stitch", "dev-ls-report"}
+    secrets = [s.inputs["name"] for s in quiet.of_type("aws:secretsmanager/secret:Secret")]
+    assert secrets == ["dev-ls-email-hash-key"]
+    env = functions(quiet)["dev-ls-report"].inputs["environment"]["variables"]
+    assert "REPORT_PAGE_URL" not in env and "REPORT_LINK_KEY_SECRET" not in env
+    assert evaluate_graph(quiet) == []
 
 
 def test_stitch_is_fed_by_the_enquiries_stream_with_bounded_retries(graph: Graph) -> None:
@@ -138,10 +147,12 @@ def test_stitch_is_fed_by_the_enquiries_stream_with_bounded_retries(graph: Graph
     assert patterns == [{"eventName": ["INSERT"]}]
 
 
-def test_public_surface_is_capture_only_with_cors_to_the_site(graph: Graph) -> None:
+def test_public_surfaces_are_capture_with_cors_to_the_site_and_the_report_page(
+    graph: Graph,
+) -> None:
     urls = {u.inputs["functionName"]: u.inputs for u in graph.of_type(
         "aws:lambda/functionUrl:FunctionUrl")}
-    assert set(urls) == {"dev-ls-capture", "dev-ls-report"}
+    assert set(urls) == {"dev-ls-capture", "dev-ls-report", "dev-ls-report-page"}
     assert urls["dev-ls-capture"]["authorizationType"] == "NONE"
     assert urls["dev-ls-capture"]["cors"]["allowOrigins"] == [
         "https://www.example.com",
@@ -150,10 +161,14 @@ def test_public_surface_is_capture_only_with_cors_to_the_site(graph: Graph) -> N
     assert urls["dev-ls-capture"]["cors"]["allowMethods"] == ["POST"]
     assert urls["dev-ls-report"]["authorizationType"] == "AWS_IAM"
     assert "cors" not in urls["dev-ls-report"]
+    # The page is opened from a mail, never called from a site's script: no CORS.
+    assert urls["dev-ls-report-page"]["authorizationType"] == "NONE"
+    assert "cors" not in urls["dev-ls-report-page"]
     public = [p.inputs for p in graph.of_type("aws:lambda/permission:Permission")
               if p.inputs.get("principal") == "*"]
-    assert {p["function"] for p in public} == {"dev-ls-capture"}
-    assert len(public) == 2
+    assert sorted(p["function"] for p in public) == [
+        "dev-ls-capture", "dev-ls-capture", "dev-ls-report-page", "dev-ls-report-page"
+    ]
 
 
 def test_capture_may_only_put_touches_and_enquiries_and_read_its_key(graph: Graph) -> None:
@@ -193,12 +208,32 @@ def test_report_reads_by_query_and_sends_only_as_the_sender(graph: Graph) -> Non
     assert grants_of(graph, "ls-report") == {
         *READ_ONLY,
         (("ses:SendEmail",), (arn("ses", "identity/example.com"),)),
+        (("secretsmanager:GetSecretValue",), (LINK_KEY,)),
         (("sqs:SendMessage",), (arn("sqs", "dev-ls-report-failures"),)),
     }
     policy = graph.named("aws:iam/rolePolicy:RolePolicy", "dev-ls-report-grants")
     [send] = [s for s in json.loads(policy.inputs["policy"])["Statement"]
               if s["Action"] == ["ses:SendEmail"]]
     assert send["Condition"] == {"StringEquals": {"ses:FromAddress": ["crm-bot@example.com"]}}
+
+
+def test_the_report_page_may_only_query_the_three_tables_and_read_its_link_key(
+    graph: Graph,
+) -> None:
+    assert grants_of(graph, "ls-report-page") == {
+        logs("ls-report-page"),
+        (("dynamodb:Query",), (TOUCHES,)),
+        (("dynamodb:Query",), (IDENTITIES,)),
+        (("dynamodb:Query",), (ENQUIRIES,)),
+        (("secretsmanager:GetSecretValue",), (LINK_KEY,)),
+    }
+    env = functions(graph)["dev-ls-report-page"].inputs["environment"]["variables"]
+    assert env["REPORT_LINK_KEY_SECRET"] == "dev-ls-report-link-key"
+    report_env = functions(graph)["dev-ls-report"].inputs["environment"]["variables"]
+    # ls-report signs the links to the page's own Function URL, valid 28 days by default.
+    assert report_env["REPORT_PAGE_URL"] == "https://dev-ls-report-page.lambda-url.us-east-1.on.aws/"
+    assert report_env["REPORT_LINK_KEY_SECRET"] == "dev-ls-report-link-key"
+    assert report_env["REPORT_LINK_DAYS"] == "28"
 
 
 def test_no_model_and_no_secret_value_anywhere(graph: Graph) -> None:
@@ -220,6 +255,7 @@ def test_outputs_name_what_an_operator_needs(graph: Graph) -> None:
     assert graph.outputs["ls"] == {
         "capture_url": "https://dev-ls-capture.lambda-url.us-east-1.on.aws/",
         "report_url": "https://dev-ls-report.lambda-url.us-east-1.on.aws/",
+        "report_page_url": "https://dev-ls-report-page.lambda-url.us-east-1.on.aws/",
         "touches_table": "dev-ls-touches",
         "identities_table": "dev-ls-identities",
         "enquiries_table": "dev-ls-enquiries",
@@ -237,6 +273,8 @@ def test_children_are_parented_to_the_system(graph: Graph) -> None:
         ("crm:index:GuardedTable", "ls-enquiries"),
         ("crm:index:WorkQueue", "ls-stitch-failures"),
         ("crm:index:SecretSlot", "ls-email-hash-key"),
+        ("crm:index:SecretSlot", "ls-report-link-key"),
+        ("crm:index:ScopedLambda", "ls-report-page"),
         ("crm:index:ScopedLambda", "ls-capture"),
         ("crm:index:ScopedLambda", "ls-stitch"),
         ("crm:index:ScopedLambda", "ls-report"),
@@ -250,7 +288,7 @@ def test_policy_pack_passes(graph: Graph) -> None:
 
 
 def test_prod_protects_the_tables_and_passes_the_pack() -> None:
-    prod = run("prod", {"systems": only_ls("prod")})
+    prod = run("prod", {**DOCUMENTS_STORE, "systems": only_ls("prod")})
     tables = prod.of_type("aws:dynamodb/table:Table")
     assert {t.inputs["name"] for t in tables} == {
         "prod-ls-touches",
@@ -269,6 +307,7 @@ def test_each_function_environment_is_exactly_its_settings_record(graph: Graph) 
         "dev-ls-capture": contract.CaptureSettings,
         "dev-ls-stitch": contract.StitchSettings,
         "dev-ls-report": contract.ReportSettings,
+        "dev-ls-report-page": contract.ReportPageSettings,
     }
     envs = {name: f.inputs["environment"]["variables"] for name, f in functions(graph).items()}
     assert set(envs) == set(records)

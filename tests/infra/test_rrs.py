@@ -11,6 +11,7 @@ import pytest
 from components.offline.engine import ACCOUNT_ID, Graph, gsi_keys
 from components.offline.policy_view import evaluate_graph
 from tests.infra.graph_helpers import (
+    DOCUMENTS_STORE,
     Statement,
     arns_in,
     functions,
@@ -35,7 +36,7 @@ def only_rrs(stack: str = "dev", **changes: Any) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def graph() -> Graph:
-    return run("dev", {"systems": only_rrs()})
+    return run("dev", {**DOCUMENTS_STORE, "systems": only_rrs()})
 
 
 @pytest.fixture(scope="module")
@@ -44,9 +45,10 @@ def s3_sheet_graph() -> Graph:
     return run(
         "dev",
         {
+            **DOCUMENTS_STORE,
             "systems": only_rrs(
                 sheetSource="s3://crm-sheets/customers/latest.csv", composeModel=heavy
-            )
+            ),
         },
     )
 
@@ -409,7 +411,7 @@ def test_the_policy_pack_finds_nothing(graph: Graph, s3_sheet_graph: Graph) -> N
 
 
 def test_prod_protects_the_tables() -> None:
-    prod = run("prod", {"systems": only_rrs("prod")})
+    prod = run("prod", {**DOCUMENTS_STORE, "systems": only_rrs("prod")})
     tables = prod.of_type("aws:dynamodb/table:Table")
     assert len(tables) == 5 and all(t.inputs["deletionProtectionEnabled"] for t in tables)
     assert evaluate_graph(prod) == []

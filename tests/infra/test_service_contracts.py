@@ -33,8 +33,12 @@ ROLE = "aws:iam/role:Role"
 SCHEDULE = "aws:scheduler/schedule:Schedule"
 
 
-@pytest.fixture(scope="module", params=["dev", "prod"])
+@pytest.fixture(scope="module", params=["dev", "prod", "prod-keyed"])
 def graph(request: pytest.FixtureRequest) -> Graph:
+    # Both stack files leave the alert topics unencrypted (alertTopicKey: none): "prod-keyed"
+    # keeps the customer-managed keys, and their key policies, under these checks.
+    if request.param == "prod-keyed":
+        return run("prod", {"alertTopicKey": "customer-managed"})
     return run(request.param)
 
 

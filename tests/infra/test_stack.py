@@ -50,7 +50,10 @@ def test_physical_names_carry_the_stack_prefix(graph: Graph) -> None:
             }
         ):
             continue
-        assert name.startswith((f"{prefix}-", f"/aws/lambda/{prefix}-", f"alias/{prefix}-")), (
+        # An SSM parameter (secretStore: ssm) is /<prefix>/<name>, Parameter Store's hierarchy.
+        assert name.startswith(
+            (f"{prefix}-", f"/aws/lambda/{prefix}-", f"alias/{prefix}-", f"/{prefix}/")
+        ), (
             r.type,
             name,
         )

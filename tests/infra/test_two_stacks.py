@@ -46,7 +46,7 @@ def test_dev_and_prod_from_their_stack_files_share_no_name(stacks: dict[str, Gra
         "log group",
         "SQS queue",
         "DynamoDB table",
-        "secret",
+        "SSM parameter",  # the secrets (secretStore: ssm in both stack files)
         "SNS topic",
         "schedule group",
         "schedule",
@@ -95,7 +95,7 @@ def test_one_prefix_for_both_stacks_collides_on_every_kind(stacks: dict[str, Gra
         "log group",
         "SQS queue",
         "DynamoDB table",
-        "secret",
+        "SSM parameter",  # the secrets (secretStore: ssm in both stack files)
         "SNS topic",
         "schedule group",
         "schedule",

@@ -9,7 +9,14 @@ import pytest
 
 from components.offline.engine import ACCOUNT_ID, Graph, Resource, gsi_keys
 from components.offline.policy_view import evaluate_graph
-from tests.infra.graph_helpers import Statement, arns_in, functions, only_system, run
+from tests.infra.graph_helpers import (
+    DOCUMENTS_STORE,
+    Statement,
+    arns_in,
+    functions,
+    only_system,
+    run,
+)
 
 REGION = "eu-west-2"
 HAIKU = "global.anthropic.claude-haiku-4-5-20251001-v1:0"
@@ -27,23 +34,36 @@ def only_upsr(stack: str = "dev", **changes: Any) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def graph() -> Graph:
-    return run("dev", {"systems": only_upsr()})
+    return run("dev", {**DOCUMENTS_STORE, "systems": only_upsr()})
 
 
 @pytest.fixture(scope="module")
 def prod() -> Graph:
-    return run("prod", {"systems": only_upsr("prod")})
+    return run("prod", {**DOCUMENTS_STORE, "systems": only_upsr("prod")})
 
 
 def grants_of(graph: Graph, function: str) -> set[Statement]:
     policy = graph.named("aws:iam/rolePolicy:RolePolicy", f"dev-{function}-grants")
     statements: list[dict[str, Any]] = json.loads(policy.inputs["policy"])["Statement"]
     assert all(s["Effect"] == "Allow" for s in statements)
-    for s in statements:  # the only conditions: mail may leave from the sender address only
-        if "Condition" in s:
-            assert s["Action"] == ["ses:SendEmail"]
+    for s in statements:  # the only conditions: mail may leave from the sender address only,
+        # and a degradation note touches its own items only (tested below)
+        if "Condition" in s and s["Action"] == ["ses:SendEmail"]:
             assert s["Condition"] == {"StringEquals": {"ses:FromAddress": ["crm-bot@example.com"]}}
+        elif "Condition" in s:
+            assert set(s["Condition"]) == {"ForAllValues:StringEquals"}
+            assert s["Action"] in (["dynamodb:UpdateItem"], ["dynamodb:GetItem"])
     return {(tuple(s["Action"]), tuple(s["Resource"])) for s in statements}
+
+
+def leading_keys(graph: Graph, function: str) -> dict[str, list[str]]:
+    """Action -> the partition keys a conditioned DynamoDB statement limits it to."""
+    policy = graph.named("aws:iam/rolePolicy:RolePolicy", f"dev-{function}-grants")
+    return {
+        s["Action"][0]: s["Condition"]["ForAllValues:StringEquals"]["dynamodb:LeadingKeys"]
+        for s in json.loads(policy.inputs["policy"])["Statement"]
+        if "ForAllValues:StringEquals" in (s.get("Condition") or {})
+    }
 
 
 def table(name: str) -> str:
@@ -73,6 +93,7 @@ EXPECTED_GRANTS: dict[str, set[Statement]] = {
         (("dynamodb:GetItem",), (table("upsr-customers"),)),
         (("dynamodb:UpdateItem",), (table("upsr-customers"),)),
         (("sqs:SendMessage",), (arn("sqs", "dev-upsr-jobs"),)),
+        (("dynamodb:UpdateItem",), (table("upsr-offers"),)),  # its degradation note only
     },
     "upsr-picker": {
         logs("upsr-picker"),
@@ -86,6 +107,7 @@ EXPECTED_GRANTS: dict[str, set[Statement]] = {
         ),
         (("dynamodb:BatchGetItem", "dynamodb:Scan"), (table("upsr-catalogue"),)),
         (("dynamodb:PutItem",), (table("upsr-offers"),)),
+        (("dynamodb:UpdateItem",), (table("upsr-offers"),)),  # its degradation note only
         (
             ("sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ReceiveMessage"),
             (arn("sqs", "dev-upsr-jobs"),),
@@ -111,6 +133,7 @@ EXPECTED_GRANTS: dict[str, set[Statement]] = {
         (("dynamodb:Query",), (table("upsr-offers"), OFFERS_INDEX)),
         (("dynamodb:PutItem", "dynamodb:UpdateItem"), (table("upsr-offers"),)),
         (("ses:SendEmail",), (SES_IDENTITY,)),
+        (("dynamodb:GetItem",), (table("upsr-offers"),)),  # the degradation notes only
     },
     "upsr-catalog-sync": {
         logs("upsr-catalog-sync"),
@@ -152,10 +175,31 @@ def test_every_role_holds_exactly_its_grants(graph: Graph) -> None:
         assert grants_of(graph, function) == expected, function
 
 
+def test_degradation_notes_are_the_only_items_their_grants_reach(graph: Graph) -> None:
+    """upsr-order and upsr-picker may update, and upsr-sweep read, exactly the degradation
+    items of upsr-offers (dynamodb:LeadingKeys; DynamoDB Developer Guide, "Using IAM policy
+    conditions for fine-grained access control":
+    https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/specifying-conditions.html)."""
+    assert leading_keys(graph, "upsr-order") == {
+        "dynamodb:UpdateItem": ["degraded#CustomerRedacted#upsr-order"]
+    }
+    assert leading_keys(graph, "upsr-picker") == {
+        "dynamodb:UpdateItem": ["degraded#ModelRefused#upsr-picker"]
+    }
+    assert leading_keys(graph, "upsr-sweep") == {
+        "dynamodb:GetItem": [
+            "degraded#CustomerRedacted#upsr-order",
+            "degraded#ModelRefused#upsr-picker",
+        ]
+    }
+
+
 def test_mail_may_leave_from_the_sender_address_only(graph: Graph) -> None:
     for function in ("upsr-sender", "upsr-sweep"):
         policy = graph.named("aws:iam/rolePolicy:RolePolicy", f"dev-{function}-grants")
-        [mail] = [s for s in json.loads(policy.inputs["policy"])["Statement"] if "Condition" in s]
+        statements = json.loads(policy.inputs["policy"])["Statement"]
+        [mail] = [s for s in statements if "ses:SendEmail" in s["Action"]]
+        assert "Condition" in mail
         assert mail["Resource"] == [SES_IDENTITY]
 
 
@@ -334,7 +378,11 @@ def test_everything_is_parented_to_the_system_in_eu_west_2(graph: Graph) -> None
 def test_settings_drive_models_and_schedules() -> None:
     heavy = {"modelId": HAIKU, "heavyModelId": SONNET, "useHeavy": True}
     changed = run(
-        "dev", {"systems": only_upsr(pickerModel=heavy, senderSchedule="rate(10 minutes)")}
+        "dev",
+        {
+            **DOCUMENTS_STORE,
+            "systems": only_upsr(pickerModel=heavy, senderSchedule="rate(10 minutes)"),
+        },
     )
     [(_, resources)] = [
         g for g in grants_of(changed, "upsr-picker") if g[0] == ("bedrock:InvokeModel",)

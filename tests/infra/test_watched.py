@@ -66,7 +66,7 @@ def _alarms(graph: Graph) -> dict[tuple[str, str], list[Resource]]:
     for alarm in graph.of_type(ALARM):
         dims = alarm.inputs.get("dimensions") or {}
         if dims and "FunctionName" not in dims and "QueueName" not in dims:
-            continue  # a business-metric alarm (degraded): tested in test_every_model_caller_has_a_degraded_alarm
+            continue  # a business-metric alarm: tested in test_every_system_that_can_degrade_has_one_degraded_alarm
         values = list(dims.values()) or [""]
         (value,) = values
         found[(value, alarm.inputs["metricName"])].append(alarm)
@@ -106,7 +106,9 @@ def test_dev_declares_no_alarm_dashboard_or_key_and_keeps_every_failure_path() -
 
 
 def test_prod_shares_its_us_east_1_alarm_topic_with_the_budget(prod: Graph) -> None:
-    assert len(prod.of_type("aws:kms/key:Key")) == 2  # one per region with systems
+    # One key per region with systems, unless the topics go unencrypted (alertTopicKey: none).
+    keyed = prod.config.alert_topic_key == "customer-managed"
+    assert len(prod.of_type("aws:kms/key:Key")) == (2 if keyed else 0)
     (budget,) = prod.of_type("aws:budgets/budget:Budget")
     (notification, *_) = budget.inputs["notifications"]
     topic = "arn:aws:sns:us-east-1:123456789012:prod-alarms-us-east-1"
@@ -264,8 +266,8 @@ def test_each_alarm_notifies_the_alert_topic_of_its_own_region(prod: Graph) -> N
         (t.inputs["name"], _region(graph, t)): t for t in graph.of_type("aws:sns/topic:Topic")
     }
     alarms = graph.of_type(ALARM)
-    assert len(alarms) == 58  # 27 dlq-depth, 9 not-run, 7 errors, 6 queue-age, 5 degraded,
-    # 2 unconfirmed-send, 2 throttles
+    assert len(alarms) == 56  # 27 dlq-depth, 9 not-run, 7 errors, 6 queue-age,
+    # 3 degraded (one per system that can degrade), 2 unconfirmed-send, 2 throttles
     for alarm in alarms:
         region = _region(graph, alarm)
         (action,) = alarm.inputs["alarmActions"]
@@ -330,6 +332,18 @@ def test_one_dashboard_drawn_from_every_function_and_queue(prod: Graph) -> None:
     for metric in ("PairsScored", "LeadsJunked", "Enquiries", "Taps", "Asks"):
         assert metric in drawn
     assert "ColdStart" not in drawn  # a log field, not a billed series per function
+    # The fallbacks that must not be silent, per system that can take them (item 4 of #25).
+    searches = {
+        line[0]["expression"]
+        for widget in body["widgets"]
+        for line in widget.get("properties", {}).get("metrics", [])
+        if line and isinstance(line[0], dict) and "SEARCH(" in line[0].get("expression", "")
+    }
+    assert "Degraded" in drawn
+    for system in ("ler", "upsr", "rrs"):
+        for kind in ("ModelRefused", "CustomerRedacted", "CrmRejected"):
+            assert any(f'MetricName="{kind}"' in q and f'service="{system}"' in q for q in searches)
+    assert not any('service="dm"' in q or 'service="ls"' in q for q in searches)
 
 
 def _unwatched_function() -> dict[str, Any]:
@@ -373,7 +387,7 @@ def test_the_plan_lists_each_function_with_its_alarms(graph: Graph) -> None:
     assert "    alarm    errors: Errors Sum > 0 over 1 x 300 s" in order
     sweep = text.split(f"  function rrs-sweep  ({prefix}-rrs-sweep")[1].split("  function ")[0]
     assert "    alarm    not-run: Invocations Sum < 1 over 1 x 1800 s (missing = breaching)" in sweep
-    assert "alarms   58: " in text and "NOBODY" not in text
+    assert "alarms   56: " in text and "NOBODY" not in text
 
 
 def test_more_subscribers_from_config_are_emailed_by_every_alarm_topic() -> None:
@@ -386,10 +400,15 @@ def test_more_subscribers_from_config_are_emailed_by_every_alarm_topic() -> None
         assert by_topic[topic] == {"ops@example.com", "owner@example.org"}  # no duplicate
 
 
-def test_every_model_caller_has_a_degraded_alarm(graph: Graph) -> None:
-    """A refused model is a counted fallback (ModelRefused, EMF) watched per function."""
-    callers = sorted(
-        fn.inputs["name"]
+def test_every_system_that_can_degrade_has_one_degraded_alarm(graph: Graph) -> None:
+    """A fallback that must not be silent (a refused model, a redacted Shopify customer, a
+    HubSpot required-property refusal) is counted as ``Degraded`` for its system, and that one
+    series is watched once per system: every system holding a model caller, plus upsr (redacted
+    customers in upsr-order) and ler (CRM refusals in ler-push)."""
+    from handlers.common.metrics import DEGRADED
+
+    callers = {
+        fn.inputs["name"].removeprefix(f"{graph.config.prefix}-").split("-", 1)[0]
         for fn in graph.of_type(FUNCTION)
         if any(
             "bedrock:InvokeModel" in (st.get("Action") if isinstance(st.get("Action"), list) else [st.get("Action")])
@@ -397,16 +416,19 @@ def test_every_model_caller_has_a_degraded_alarm(graph: Graph) -> None:
             if policy.type == "aws:iam/rolePolicy:RolePolicy"
             for st in policy.policy_statements()
         )
-    )
+    }
+    assert callers == {"ler", "upsr", "rrs"}
     degraded = sorted(
-        f"{graph.config.prefix}-{a.inputs['dimensions']['function']}"
+        a.inputs["dimensions"]["service"]
         for a in graph.of_type(ALARM)
         if (a.inputs.get("tags") or {}).get("crm:alarm-kind") == "degraded"
     )
-    assert callers
-    # A developer's stack without alarms still counts the refusals (the metric), alarms none.
-    assert degraded == ([] if graph.config.alarms == "none" else callers)
+    # A developer's stack without alarms still counts the fallbacks (the metric), alarms none.
+    assert degraded == ([] if graph.config.alarms == "none" else sorted(callers | {"ler", "upsr"}))
     for alarm in graph.of_type(ALARM):
-        if alarm.inputs["metricName"] == "ModelRefused":
+        if (alarm.inputs.get("tags") or {}).get("crm:alarm-kind") == "degraded":
+            assert alarm.inputs["metricName"] == DEGRADED
             assert alarm.inputs["namespace"] == f"crm/{graph.config.prefix}"
             assert alarm.inputs["alarmActions"] and alarm.inputs["threshold"] == 0
+
+

@@ -192,7 +192,7 @@ def test_the_dev_plan_checks_every_model_region_domain_and_identity(graphs: Grap
     assert names.count("lambda_concurrency") == 2 and names.count("powertools_layer") == 2
     assert names.count("sms_identity") == 1 and names.count("receipt_rule_set") == 1
     need = pf.concurrency_need(graph)
-    assert need["us-east-1"] == 10 + 2 + 4  # dm-score and dm-merge caps, four other functions
+    assert need["us-east-1"] == 10 + 2 + 5  # dm-score and dm-merge caps, five other functions
 
 
 def test_main_prints_each_failure_with_its_fix_and_page(
@@ -239,17 +239,22 @@ def test_no_credentials_is_one_line_per_check_not_a_traceback(
     assert out.count("NoCredentialsError") == 11 and "aws configure" in out
 
 
-def test_verify_without_credentials_names_each_system_not_a_traceback(
-    graphs: GraphCache, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+def test_verify_without_credentials_says_so_once_not_a_traceback(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """One line naming the fix, before the plan is even built (not the same error five times)."""
+    import os
+
     from components.offline import engine
     from components.operate import verify
 
-    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", os.devnull)
+    monkeypatch.setenv("AWS_CONFIG_FILE", os.devnull)
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
-    dev = graphs.run("dev")  # built before run is replaced: the cache builds through it
-    monkeypatch.setattr(engine, "run", lambda stack, overrides=None: dev)
-    assert verify.main(["--stack", "dev"]) == 1
-    lines = capsys.readouterr().out.splitlines()
-    assert len(lines) == 5 and all("failed: NoCredentialsError" in line for line in lines)
+    monkeypatch.setattr(engine, "run", lambda stack, overrides=None: pytest.fail("planned without credentials"))
+    assert verify.main(["--stack", "dev"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1
+    assert "no AWS credentials" in captured.err and "aws configure" in captured.err

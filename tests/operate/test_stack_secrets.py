@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from typing import Any
 
 import boto3
 import pytest
 
 from components.operate import stack_secrets as cmd
+from components.secret_slot import PLACEHOLDER
 from handlers.common.link_tokens import Keyring
 from testsupport.graphs import GraphCache
 
@@ -26,21 +28,31 @@ GIVEN = {
 }
 
 
-@pytest.fixture
-def planned(graphs: GraphCache, monkeypatch: pytest.MonkeyPatch, aws: None) -> list[cmd.StackSecret]:
-    found = cmd.secrets_in(graphs.run("dev"))
+SECRETS_MANAGER = {"secretStore": "secretsmanager"}
+"""The documents' store, the default of secretStore (both stack files choose ssm)."""
+
+
+@pytest.fixture(params=["ssm", "secretsmanager"])
+def planned(
+    request: pytest.FixtureRequest, graphs: GraphCache, monkeypatch: pytest.MonkeyPatch, aws: None
+) -> list[cmd.StackSecret]:
+    # The same command fills Parameter Store SecureStrings or Secrets Manager secrets.
+    found = cmd.secrets_in(graphs.run("dev", None if request.param == "ssm" else SECRETS_MANAGER))
     monkeypatch.setattr(cmd, "stack_secrets", lambda stack: found)
     for s in found:  # what `pulumi up` leaves: each secret, empty, in its region
-        boto3.client("secretsmanager", region_name=s.region).create_secret(Name=s.physical)
+        client = boto3.client(s.store, region_name=s.region)  # type: ignore[call-overload]
+        if s.store == "ssm":
+            client.put_parameter(Name=s.physical, Value=PLACEHOLDER, Type="SecureString")
+        else:
+            client.create_secret(Name=s.physical)
     return found
 
 
 def _value(secret: cmd.StackSecret) -> str | None:
-    client = boto3.client("secretsmanager", region_name=secret.region)
-    try:
-        return str(client.get_secret_value(SecretId=secret.physical)["SecretString"])
-    except client.exceptions.ResourceNotFoundException:
+    client = boto3.client(secret.store, region_name=secret.region)  # type: ignore[call-overload]
+    if not cmd.has_value(client, secret):
         return None
+    return cmd.read_value(client, secret)
 
 
 def _run(capsys: pytest.CaptureFixture[str], lines: dict[str, str], *argv: str) -> tuple[int, str]:
@@ -50,12 +62,20 @@ def _run(capsys: pytest.CaptureFixture[str], lines: dict[str, str], *argv: str) 
 
 
 def _statuses(out: str) -> dict[str, str]:
+    """Status by seed name (``dev-dm-link-key`` and ``/dev/dm-link-key`` are both dm-link-key)."""
     rows = [line.split(None, 3) for line in out.splitlines()[1:] if line.startswith(("dm ", "ler", "ls ", "upsr", "rrs"))]
-    return {row[1]: row[3] for row in rows}
+    return {"dev-" + re.sub(r"^(/[a-z0-9]+/|[a-z0-9]+-)", "", row[1]): row[3] for row in rows}
 
 
-def test_the_plan_has_twelve_secrets_in_two_regions(planned: list[cmd.StackSecret]) -> None:
-    assert len(planned) == 12
+def test_the_stores_follow_secret_store(graphs: GraphCache) -> None:
+    assert {s.store for s in cmd.secrets_in(graphs.run("dev"))} == {"ssm"}
+    assert {s.store for s in cmd.secrets_in(graphs.run("prod"))} == {"ssm"}
+    assert {s.store for s in cmd.secrets_in(graphs.run("dev", SECRETS_MANAGER))} == {"secretsmanager"}
+    assert {s.physical for s in cmd.secrets_in(graphs.run("dev"))} >= {"/dev/dm-crm-write"}
+
+
+def test_the_plan_has_thirteen_secrets_in_two_regions(planned: list[cmd.StackSecret]) -> None:
+    assert len(planned) == 13  # dev mails the ls report, so it has ls-report-link-key
     assert {s.region for s in planned} == {"us-east-1", "eu-west-2"}
     assert sum(s.region == "eu-west-2" for s in planned) == 8
     assert {s.name for s in planned} == set(cmd.KINDS)
@@ -69,7 +89,7 @@ def test_every_secret_is_set_in_its_own_region_and_never_printed(
     status = _statuses(out)
     values = {s.name: _value(s) for s in planned}
     assert all(values.values()), [n for n, v in values.items() if not v]
-    for name in ("dm-link-key", "upsr-addlink-key", "rrs-messaging-key"):
+    for name in ("dm-link-key", "ls-report-link-key", "upsr-addlink-key", "rrs-messaging-key"):
         assert status[f"dev-{name}"] == "generated"
         ring = Keyring.from_secret_string(values[name] or "")
         assert len(ring.keys[ring.active_kid]) >= 32
@@ -81,7 +101,8 @@ def test_every_secret_is_set_in_its_own_region_and_never_printed(
         assert values[name] == value and status[f"dev-{name}"] == "set"
     for value in values.values():
         assert value and value not in out and CLIENT_SECRET not in out
-    assert "get-secret-value --secret-id dev-ler-intake-secret --region eu-west-2" in out
+    intake = next(s for s in planned if s.name == "ler-intake-secret")
+    assert cmd.read_command(intake) in out and "--region eu-west-2" in cmd.read_command(intake)
 
 
 def test_a_second_run_leaves_set_secrets_unless_asked(
@@ -144,7 +165,11 @@ def test_a_terminal_is_prompted_without_echo(planned: list[cmd.StackSecret]) -> 
     results = dict(
         (s.name, status)
         for s, status in cmd.run(
-            planned, values, lambda r: clients.setdefault(r, boto3.client("secretsmanager", region_name=r))
+            planned,
+            values,
+            lambda service, r: clients.setdefault(
+                f"{service} {r}", boto3.client(service, region_name=r)  # type: ignore[call-overload]
+            ),
         )
     )
     assert results["dm-crm-read"] == "set" and results["upsr-store-key"] == "set"

@@ -3,15 +3,23 @@ path lifts every protection the graph declares, in order."""
 
 from __future__ import annotations
 
+import pytest
+
 from components.operate import teardown
 from testsupport.graphs import GraphCache
 
 SECRET = "aws:secretsmanager/secret:Secret"
+SECRETS_MANAGER = {"secretStore": "secretsmanager"}
+"""The documents' store (both stack files choose Parameter Store, which has no window)."""
 
 
 def test_recovery_window_per_environment(graphs: GraphCache) -> None:
-    dev = graphs.run("dev").of_type(SECRET)
-    prod = graphs.run("prod").of_type(SECRET)
+    # Both stacks keep their secrets in Parameter Store (secretStore: ssm): no window.
+    assert graphs.run("dev").of_type(SECRET) == graphs.run("prod").of_type(SECRET) == []
+    dev = graphs.run("dev").of_type("aws:ssm/parameter:Parameter")
+    assert len(dev) == 12 and {s.inputs["type"] for s in dev} == {"SecureString"}
+    dev = graphs.run("dev", SECRETS_MANAGER).of_type(SECRET)
+    prod = graphs.run("prod", SECRETS_MANAGER).of_type(SECRET)
     assert dev and {int(s.inputs.get("recoveryWindowInDays") or 0) for s in dev} == {0}
     assert prod and {int(s.inputs["recoveryWindowInDays"]) for s in prod} == {30}
 
@@ -22,8 +30,11 @@ def test_dev_is_one_destroy(graphs: GraphCache) -> None:
     ]
 
 
-def test_prod_lifts_each_protection_before_destroy(graphs: GraphCache) -> None:
-    graph = graphs.run("prod")
+@pytest.mark.parametrize("overrides", [None, SECRETS_MANAGER])
+def test_prod_lifts_each_protection_before_destroy(
+    graphs: GraphCache, overrides: dict[str, str] | None
+) -> None:
+    graph = graphs.run("prod", overrides)
     lines = list(teardown.steps(graph))
     text = "\n".join(lines)
     assert lines[0] == "1. pulumi state unprotect --all --stack prod --yes   # lift Pulumi's protect"
@@ -34,5 +45,7 @@ def test_prod_lifts_each_protection_before_destroy(graphs: GraphCache) -> None:
     for bucket in graph.of_type("aws:s3/bucket:Bucket"):
         assert f"empty s3://{bucket.inputs['bucket']} " in text
     deletes = [line for line in lines[destroy:] if "--force-delete-without-recovery" in line]
-    assert len(deletes) == len(graph.of_type(SECRET)) == 12
-    assert sum("--region eu-west-2 " in line for line in deletes) == 8
+    assert len(deletes) == len(graph.of_type(SECRET)) == (12 if overrides else 0)
+    assert sum("--region eu-west-2 " in line for line in deletes) == (8 if overrides else 0)
+    if not overrides:  # parameters are protected in prod, then go with the destroy
+        assert {p.inputs["name"] for p in graph.of_type("aws:ssm/parameter:Parameter")}

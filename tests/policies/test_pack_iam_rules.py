@@ -69,8 +69,42 @@ def test_not_action_reaching_get_secret_value_is_judged() -> None:
         "Resource": [secret_arn("a"), secret_arn("b")],
     }
     assert run([role_policy(statement)], "one-secret-per-grant") != []
-    statement = {"Effect": "Allow", "NotAction": "secretsmanager:*", "Resource": "*"}
+    statement = {"Effect": "Allow", "NotAction": ["secretsmanager:*", "ssm:*"], "Resource": "*"}
     assert run([role_policy(statement)], "one-secret-per-grant") == []
+    # Sparing Secrets Manager alone still lets the statement read every parameter.
+    statement = {"Effect": "Allow", "NotAction": "secretsmanager:*", "Resource": "*"}
+    assert run([role_policy(statement)], "one-secret-per-grant") != []
+
+
+def parameter_arn(name: str) -> str:
+    return arn("ssm", f"parameter/{name.lstrip('/')}")
+
+
+def test_get_parameter_on_one_parameter_is_accepted() -> None:
+    # secretStore: ssm. SecretSlot.grant_read() is one ssm:GetParameter on one parameter ARN.
+    statement = allow("ssm:GetParameter", parameter_arn("/dev/dm-crm-read"))
+    assert run([role_policy(statement)], "one-secret-per-grant") == []
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        allow("ssm:GetParameter", [parameter_arn("/dev/dm-crm-read"), parameter_arn("/dev/dm-crm-write")]),
+        allow("ssm:GetParameter", parameter_arn("/dev/*")),
+        allow("ssm:GetParameters", arn("ssm", "parameter/dev/dm-*")),
+        allow("ssm:Get*", parameter_arn("/dev/dm-crm-read")),
+        allow("ssm:GetParametersByPath", parameter_arn("/dev")),
+        allow("ssm:GetParameterHistory", "*"),
+    ],
+)
+def test_parameter_reads_beyond_one_parameter_are_rejected(statement: dict[str, Any]) -> None:
+    # ssm:Get* reaches GetParametersByPath; the others name several parameters or a wildcard.
+    assert run([role_policy(statement)], "one-secret-per-grant") != []
+
+
+def test_put_parameter_on_a_wildcard_is_a_wildcard_write() -> None:
+    found = run([role_policy(allow("ssm:PutParameter", parameter_arn("/dev/*")))], "no-wildcard-write")
+    assert found != []
 
 
 @pytest.mark.parametrize("action", ["*", "dynamodb:*", "sqs:Send*", "iam:*Role*", "s3:?utObject"])

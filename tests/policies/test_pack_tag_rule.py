@@ -23,6 +23,10 @@ FAMILY_RESOURCES: dict[str, tuple[str, dict[str, Any]]] = {
     "EventBridge Scheduler": ("aws:scheduler/scheduleGroup:ScheduleGroup", {"name": "dev-rrs"}),
     "KMS": ("aws:kms/key:Key", {"description": "alarms"}),
     "Secrets Manager": ("aws:secretsmanager/secret:Secret", {"name": "dev-dm-crm-write"}),
+    "Systems Manager": (
+        "aws:ssm/parameter:Parameter",
+        {"name": "/dev/dm-crm-write", "type": "SecureString"},
+    ),
     "CloudWatch Logs": ("aws:cloudwatch/logGroup:LogGroup", {"name": "/aws/lambda/dev-x"}),
     "CloudWatch": ("aws:cloudwatch/metricAlarm:MetricAlarm", {"name": "dev-x-errors"}),
     "EventBridge": ("aws:cloudwatch/eventRule:EventRule", {"name": "dev-ler-digest"}),

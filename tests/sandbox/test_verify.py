@@ -1,9 +1,12 @@
 """`make verify` pointed at the sandbox: the command a deployer runs after `pulumi up`, run here
-against the whole dev stack on this machine, must print ok for all five systems; and it fails,
-naming the system and the reason, when a secret is empty or holds another value."""
+against the whole dev stack on this machine, must print ok for all five systems, leave nothing
+behind and send nothing; it fails, naming the system and the reason, when a secret holds another
+value or when a role loses a grant its system's check writes through (the sandbox evaluates
+every call against the role policies of the plan, as IAM would)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 
 import pytest
@@ -35,9 +38,11 @@ def running() -> Iterator[tuple[Sandbox, str]]:
             control.stop()
 
 
-def _verify(url: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> tuple[int, dict[str, str]]:
+def _verify(
+    url: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *only: str
+) -> tuple[int, dict[str, str]]:
     monkeypatch.setattr(engine, "run", lambda stack, overrides=None: DEV)
-    code = verify.main(["--stack", "dev", "--sandbox", url])
+    code = verify.main(["--stack", "dev", "--sandbox", url, *(f"--system={s}" for s in only)])
     lines = [line for line in capsys.readouterr().out.splitlines() if line.split(None, 1)[0:1] in (["dm"], ["ler"], ["ls"], ["upsr"], ["rrs"])]
     return code, {line.split()[0]: line.split(None, 1)[1] for line in lines}
 
@@ -52,12 +57,84 @@ def test_verify_against_the_sandbox_prints_ok_for_all_five(
     assert code == 0
 
 
-def test_verify_leaves_no_touch_behind(running: tuple[Sandbox, str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+CHECKED_STATE = (
+    "ls-touches", "dm-pairs", "dm-decisions", "dm-merges", "upsr-orders", "upsr-customers",
+    "rrs-requests", "rrs-jobs", "rrs-audit",
+)
+
+
+def _state(sb: Sandbox) -> dict[str, object]:
+    """Every row the five checks write through, ler-raw's objects, pending schedules, the outbox."""
+    found: dict[str, object] = {table: sb.items(table) for table in CHECKED_STATE}
+    found["ler-raw"] = sb.objects("ler-raw")
+    found["one-offs"] = sb.triggers.pending_one_off() if sb.triggers else []
+    found["outbox"] = len(sb.outbox.messages)
+    return found
+
+
+def test_verify_writes_through_each_system_and_leaves_nothing_behind(
+    running: tuple[Sandbox, str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     sb, url = running
-    before = sb.items("ls-touches")
+    before = _state(sb)
+    start = len(sb.interceptor.ledger)
     _, seen = _verify(url, monkeypatch, capsys)
-    assert seen["ls"].startswith("ok: touch recorded")  # it wrote one, and found it
-    assert sb.items("ls-touches") == before
+    assert all(line.startswith("ok: ") for line in seen.values()), seen
+    assert _state(sb) == before
+    # ...and the functions themselves wrote (each check goes through its real write path).
+    writes = [(r.function, r.service, r.operation) for r in sb.interceptor.ledger[start:] if r.function]
+    for function, operation in (
+        ("dev-ls-capture", "PutItem"), ("dev-dm-merge", "TransactWriteItems"),
+        ("dev-ler-intake", "PutObject"), ("dev-ler-intake", "SendMessageBatch"),
+        ("dev-upsr-order", "PutItem"), ("dev-rrs-webhook", "PutItem"),
+        ("dev-rrs-webhook", "CreateSchedule"),
+    ):
+        assert any(w[0] == function and w[2] == operation for w in writes), (function, operation, writes)
+    # The queued check lead reaches ler-normalize, which drops it: nothing stored, nothing sent on.
+    runs = len(sb.runtime.invocations) if sb.runtime else 0
+    sb.drain()
+    normalized = [i for i in (sb.runtime.invocations[runs:] if sb.runtime else []) if i.function == "dev-ler-normalize"]
+    assert normalized and all(i.error is None for i in normalized), normalized
+    assert sb.objects("ler-records", "normalized/") == [] and sb.queue_depth("ler-intake-queue") == 0
+
+
+def _without(sb: Sandbox, function: str, action: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``function``'s role loses ``action`` (a grant the deploy forgot)."""
+    role = sb.function(function).role_name
+    kept = []
+    for statement in sb.topology.policies[role]:
+        actions = statement["Action"]
+        rest = [a for a in ([actions] if isinstance(actions, str) else actions) if a != action]
+        if rest:
+            kept.append({**statement, "Action": rest})
+    monkeypatch.setitem(sb.topology.policies, role, kept)
+
+
+@pytest.mark.parametrize(
+    ("system", "function", "action"),
+    [
+        ("dm", "dm-merge", "dynamodb:PutItem"),  # the claim
+        ("dm", "dm-merge", "dynamodb:DeleteItem"),  # its release
+        ("ler", "ler-intake", "s3:PutObject"),  # the raw original
+        ("ler", "ler-intake", "sqs:SendMessage"),  # the queue into the chain
+        ("ls", "ls-capture", "dynamodb:PutItem"),  # the touch
+        ("upsr", "upsr-order", "dynamodb:PutItem"),  # the order marker
+        ("rrs", "rrs-webhook", "dynamodb:PutItem"),  # the request
+        ("rrs", "rrs-webhook", "scheduler:CreateSchedule"),  # its schedule
+    ],
+)
+def test_a_missing_write_grant_fails_its_system(
+    running: tuple[Sandbox, str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+    system: str, function: str, action: str,
+) -> None:
+    sb, url = running
+    before = _state(sb)
+    _without(sb, function, action, monkeypatch)
+    code, seen = _verify(url, monkeypatch, capsys, system)
+    assert code == 1 and set(seen) == {system}
+    assert seen[system].startswith("failed: "), seen
+    monkeypatch.undo()
+    assert _state(sb) == before  # what the check wrote before it failed is removed too
 
 
 def test_a_secret_that_differs_fails_its_system_by_name(
@@ -75,3 +152,17 @@ def test_a_secret_that_differs_fails_its_system_by_name(
     assert code == 1
     assert seen["rrs"].startswith("failed: ") and "got HTTP 401 invalid_signature" in seen["rrs"], seen
     assert all(seen[k].startswith("ok: ") for k in ("dm", "ler", "ls", "upsr"))
+
+
+def test_verify_needs_no_aws_credentials_to_check_a_sandbox(
+    running: tuple[Sandbox, str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`make verify SANDBOX=...` from a machine with no AWS account (the emulator takes any)."""
+    _, url = running
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", os.devnull)
+    monkeypatch.setenv("AWS_CONFIG_FILE", os.devnull)
+    code, seen = _verify(url, monkeypatch, capsys, "ls", "dm")
+    assert code == 0 and all(line.startswith("ok: ") for line in seen.values()), seen
+

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -112,3 +113,20 @@ def test_the_checks_catch_what_they_look_for(chromium: Browser) -> None:
         assert expected in found, found
     raw = gallery.Document("json", "page", '{"error": {"code": "link_used"}}', ())
     assert any("raw JSON" in p for p in problems(raw, chromium.render(raw.html, PHONE)))
+
+
+def test_the_ls_mails_link_opens_its_page_and_a_bad_copy_a_refusal(tmp_path: Any) -> None:
+    """The ls documents come from one week of rows through the handlers: the page is what the
+    mail's own link opened on ls-report-page (200), a cut copy 403 and the link four weeks on
+    410, each a page; in the written folder the mail's button opens the page's file."""
+    ls = {d.name: d for d in gallery.ls_documents()}
+    mail = ls["ls-report-mail"]
+    [(link, target)] = mail.opens
+    assert f"href='{link}'" in mail.html and link in (mail.text or "")
+    assert "/report?t=v1." in link and target == "ls-report-page.html"
+    assert ls["ls-report-page"].status == 200
+    assert "42 enquiries from Mon 23 Nov 2026 to Sun 29 Nov 2026" in ls["ls-report-page"].html
+    assert (ls["ls-report-link-refused"].status, ls["ls-report-link-expired"].status) == (403, 410)
+    gallery.write(str(tmp_path), shots=False)
+    written = (tmp_path / "ls-report-mail.html").read_text(encoding="utf-8")
+    assert "href='ls-report-page.html'" in written and link not in written

@@ -6,12 +6,16 @@ from typing import Any
 
 from handlers.common import entry
 from handlers.common.clock import Clock
-from handlers.lead_enricher.contract import DedupeSettings
+from handlers.common.degradations import NotingRefusals
+from handlers.lead_enricher.contract import DEDUPE_FUNCTION, DedupeSettings
 from handlers.lead_enricher.deduping import Deduper
+from handlers.lead_enricher.enrich_cache import degradation_ledger
 
 
 def wire(config: DedupeSettings, clock: Clock) -> Deduper:
-    return Deduper(config)
+    """A refused model is noted for the junk digest (``NotingRefusals``)."""
+    ledger = degradation_ledger(config.cache_table)
+    return Deduper(config, model_client=NotingRefusals(None, ledger, DEDUPE_FUNCTION, clock))
 
 
 def run(deduper: Deduper, event: dict[str, Any], context: Any, clock: Clock) -> dict[str, str]:

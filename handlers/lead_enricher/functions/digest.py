@@ -8,7 +8,9 @@ from typing import Any
 
 from handlers.common import entry
 from handlers.common.clock import Clock
+from handlers.common.degradations import Ledger
 from handlers.lead_enricher.contract import DigestSettings
+from handlers.lead_enricher.enrich_cache import degradation_ledger
 from handlers.lead_enricher.junk_digest import run_digest
 from handlers.lead_enricher.mailer import Mailer
 from handlers.lead_enricher.storage import ObjectStore
@@ -19,10 +21,12 @@ class Digest:
     config: DigestSettings
     store: ObjectStore
     mailer: Mailer
+    ledger: Ledger
 
 
 def wire(config: DigestSettings, clock: Clock) -> Digest:
-    return Digest(config, ObjectStore(), Mailer(config.sender_email))
+    ledger = degradation_ledger(config.cache_table)
+    return Digest(config, ObjectStore(), Mailer(config.sender_email), ledger)
 
 
 def run(service: Digest, event: dict[str, Any], context: Any, clock: Clock) -> dict[str, Any]:
@@ -35,6 +39,7 @@ def run(service: Digest, event: dict[str, Any], context: Any, clock: Clock) -> d
         bucket=service.config.junk_bucket,
         recipient=service.config.digest_recipient,
         today=current,
+        ledger=service.ledger,
     )
     return {
         "day": digest.day.isoformat(),

@@ -6,12 +6,16 @@ from typing import Any
 
 from handlers.common import entry
 from handlers.common.clock import Clock
-from handlers.lead_enricher.contract import FilterSettings
+from handlers.common.degradations import NotingRefusals
+from handlers.lead_enricher.contract import FILTER_FUNCTION, FilterSettings
+from handlers.lead_enricher.enrich_cache import degradation_ledger
 from handlers.lead_enricher.screening import JunkFilter
 
 
 def wire(config: FilterSettings, clock: Clock) -> JunkFilter:
-    return JunkFilter(config)
+    """A refused model is noted for the junk digest (``NotingRefusals``)."""
+    ledger = degradation_ledger(config.cache_table)
+    return JunkFilter(config, model_client=NotingRefusals(None, ledger, FILTER_FUNCTION, clock))
 
 
 def run(screen: JunkFilter, event: dict[str, Any], context: Any, clock: Clock) -> dict[str, str]:

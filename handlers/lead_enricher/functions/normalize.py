@@ -9,7 +9,9 @@ from typing import TYPE_CHECKING, Any
 
 from handlers.common import entry
 from handlers.common.clock import Clock
-from handlers.lead_enricher.contract import NormalizeSettings
+from handlers.common.degradations import NotingRefusals
+from handlers.lead_enricher.contract import NORMALIZE_FUNCTION, NormalizeSettings
+from handlers.lead_enricher.enrich_cache import degradation_ledger
 from handlers.lead_enricher.normalizing import Normalizer
 
 if TYPE_CHECKING:
@@ -17,7 +19,9 @@ if TYPE_CHECKING:
 
 
 def wire(config: NormalizeSettings, clock: Clock) -> Normalizer:
-    return Normalizer(config)
+    """A refused model is noted for the junk digest (``NotingRefusals``)."""
+    ledger = degradation_ledger(config.cache_table)
+    return Normalizer(config, model_client=NotingRefusals(None, ledger, NORMALIZE_FUNCTION, clock))
 
 
 def run(normalizer: Normalizer, record: SQSRecord, context: Any, clock: Clock) -> Any:

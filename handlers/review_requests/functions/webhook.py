@@ -17,6 +17,7 @@ from handlers.common.function_url import (
     RequestError,
     header,
     http_method,
+    is_check,
     json_error,
     json_response,
     parse_json_object,
@@ -98,8 +99,11 @@ def run(webhook: Webhook, event: dict[str, Any], context: Any, clock: Clock) -> 
         intake = webhook.intake
         now = clock()
         if isinstance(parsed, Completion):
-            result = intake.completion(parsed, now)
+            # make verify's job event (signed like the tool's): marked as a check, never sent.
+            result = intake.completion(parsed, now, check=is_check(event))
             status = 200
+        elif is_check(event):
+            raise RequestError(400, "check_completion_only", "a check is a job.completed event")
         elif isinstance(parsed, Feedback):
             result = intake.feedback(parsed, now)
             status = 202

@@ -1,5 +1,6 @@
 """ls-report: the attribution report behind an AWS_IAM Function URL (logic in ``reporting``),
-and, when the stack schedules it, the owner's weekly mail (``report_mail``)."""
+and, when the stack schedules it, the owner's weekly mail (``report_mail``) with its signed
+link to the same report as a page (``report_link``)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ from typing import Any
 from handlers.common import entry, settings
 from handlers.common.aws_clients import client
 from handlers.common.clock import Clock
-from handlers.source_attributor import contract, report_mail, reporting
+from handlers.common.link_tokens import Keyring
+from handlers.common.secrets import get_secret
+from handlers.source_attributor import contract, report_link, report_mail, reporting
 
 
 def wire(config: contract.ReportSettings, clock: Clock) -> reporting.ReportApp:
@@ -22,6 +25,12 @@ def run(app: reporting.ReportApp, event: dict[str, Any], context: Any, clock: Cl
     config = settings.current(contract.ReportSettings)
     if not (config.sender_email and config.report_recipient):
         raise RuntimeError("ls-report was scheduled without SENDER_EMAIL and REPORT_RECIPIENT")
+    link = None
+    if config.report_page_url and config.report_link_key_secret:
+        keyring = Keyring.from_secret_string(get_secret(config.report_link_key_secret))
+        link = report_link.signer(
+            config.report_page_url, keyring, days=config.report_link_days, now=clock().timestamp()
+        )
     sent = report_mail.send_weekly(
         app.store,
         client("sesv2"),
@@ -29,6 +38,7 @@ def run(app: reporting.ReportApp, event: dict[str, Any], context: Any, clock: Cl
         recipient=config.report_recipient,
         today=clock().date(),
         workers=app.workers,
+        link=link,
     )
     return {"from": sent.start.isoformat(), "to": sent.end.isoformat(),
             "enquiries": sent.enquiries, "message_id": sent.message_id}

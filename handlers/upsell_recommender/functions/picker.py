@@ -7,16 +7,21 @@ queue's receives, moves it to upsr-jobs-dlq.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from handlers.common import entry
 from handlers.common.clock import Clock
+from handlers.common.degradations import NotingRefusals
 from handlers.upsell_recommender import contract, suggesting
 
 
 def wire(config: contract.PickerSettings, clock: Clock, **collaborators: Any) -> suggesting.PickerDeps:
-    """The real dependencies; ``collaborators`` are the stand-ins tests and the sandbox give."""
-    return suggesting.PickerDeps.from_settings(config, **collaborators)
+    """The real dependencies; ``collaborators`` are the stand-ins tests and the sandbox give.
+    A refused model is noted for the owner's roll-up (``NotingRefusals``)."""
+    deps = suggesting.PickerDeps.from_settings(config, **collaborators)
+    noting = NotingRefusals(deps.model_client, deps.ledger, contract.PICKER, clock)
+    return replace(deps, model_client=noting)
 
 
 def run(deps: suggesting.PickerDeps, record: Any, context: Any, clock: Clock) -> Any:

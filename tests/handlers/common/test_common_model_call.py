@@ -181,7 +181,11 @@ def test_a_refused_model_is_a_counted_fallback_not_silent(
     assert result.reason is NoAnswerReason.REFUSED and not result.retryable
     assert len(fake.calls) == 1  # asking again cannot help
     counted = [m for line in capsys.readouterr().out.splitlines() for m in emf_metrics(line)]
-    assert counted == [("crm/dev", MODEL_REFUSED, 1.0, {"service": "rrs", "function": "rrs-sender"})]
+    assert counted == [
+        ("crm/dev", MODEL_REFUSED, 1.0, {"service": "rrs", "function": "rrs-sender"}),
+        # The one series the system's degraded alarm watches, whatever the kind.
+        ("crm/dev", "Degraded", 1.0, {"service": "rrs"}),
+    ]
 
 
 def test_fake_with_empty_script_fails_loudly() -> None:

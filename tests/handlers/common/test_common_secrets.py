@@ -143,3 +143,56 @@ def test_unset_env_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("WEBHOOK_SECRET_ID", raising=False)
     with pytest.raises(SecretError, match="not set"):
         secret_id_from_env("WEBHOOK_SECRET_ID")
+
+
+class CountingSsm:
+    """Counts GetParameter calls made through moto, and whether each asked for decryption."""
+
+    def __init__(self) -> None:
+        self.calls: list[bool] = []
+
+    def get_parameter(self, *, Name: str, WithDecryption: bool = False) -> Any:
+        self.calls.append(WithDecryption)
+        return client("ssm").get_parameter(Name=Name, WithDecryption=WithDecryption)
+
+
+def test_parameter_store_securestring_is_read_decrypted_and_cached(aws: None) -> None:
+    # secretStore: ssm. A leading "/" names a parameter; the value comes back decrypted once
+    # and is then served from the cache like a secret.
+    client("ssm").put_parameter(Name="/dev/rrs-webhook-secret", Value="s3cr3t", Type="SecureString")
+    counting = CountingSsm()
+    cache = SecretCache(ttl_seconds=300, ssm_client_factory=lambda: counting)
+    assert cache.get_string("/dev/rrs-webhook-secret") == "s3cr3t"
+    assert cache.get_string("/dev/rrs-webhook-secret") == "s3cr3t"
+    assert counting.calls == [True]
+
+
+def test_parameter_placeholder_is_not_a_credential(aws: None) -> None:
+    from handlers.common.secrets import PARAMETER_PLACEHOLDER
+
+    client("ssm").put_parameter(
+        Name="/dev/upsr-store-api-key", Value=PARAMETER_PLACEHOLDER, Type="SecureString"
+    )
+    with pytest.raises(SecretError, match="no value yet"):
+        SecretCache().get_string("/dev/upsr-store-api-key")
+
+
+def test_missing_parameter_names_the_call(aws: None) -> None:
+    with pytest.raises(SecretError, match="GetParameter failed: ParameterNotFound"):
+        SecretCache().get_string("/dev/dm-crm-read")
+
+
+def test_placeholder_matches_the_slot() -> None:
+    from components.secret_slot import PLACEHOLDER
+    from handlers.common.secrets import PARAMETER_PLACEHOLDER
+
+    assert PLACEHOLDER == PARAMETER_PLACEHOLDER
+
+
+def test_parameter_ids_are_told_from_secret_ids() -> None:
+    from handlers.common.secrets import is_parameter
+
+    assert is_parameter("/dev/dm-crm-read")
+    assert is_parameter("arn:aws:ssm:eu-west-2:123456789012:parameter/dev/dm-crm-read")
+    assert not is_parameter("dev-dm-crm-read")
+    assert not is_parameter("arn:aws:secretsmanager:eu-west-2:123456789012:secret:dev-x-AbCdEf")

@@ -401,6 +401,30 @@ def test_a_reused_link_does_nothing(dm_aws: DmAws, monkeypatch: pytest.MonkeyPat
     assert crm.writes == writes and crm.state(["101", "102"]) == state
 
 
+def test_a_check_proposal_is_claimed_then_refused_before_the_crm(dm_aws: DmAws) -> None:
+    """make verify's proposal (marked check in dm-pairs): confirm takes and releases the claim,
+    answers 409 check, and the CRM is never read or written; unmarked, the link merges."""
+    crm = crm_with_duplicates()
+    run_week(dm_aws, crm)
+    registry.override(merge, crm=lambda: crm)
+    registry.override(clock=lambda: NOW)
+    dm_aws.pairs.update_item(Key={"pair_key": "101#102"}, UpdateExpression="SET #c = :t",
+                             ExpressionAttributeNames={"#c": "check"}, ExpressionAttributeValues={":t": True})
+    token = issue_token(KEYS, subject="101#102", action="confirm", ttl_seconds=3600, now=NOW.timestamp())
+    read: list[str] = []
+    snapshot = crm.snapshot
+    crm.snapshot = lambda contact_id: read.append(contact_id) or snapshot(contact_id)  # type: ignore[method-assign]
+    for _ in range(2):  # released with its link: the same link is refused the same way
+        answer = merge.handler(request("POST", "/confirm", token), None)
+        assert answer["statusCode"] == 409 and json.loads(answer["body"])["error"]["code"] == "check"
+    assert crm.writes == 0 and read == []
+    assert "Item" not in dm_aws.decisions.get_item(Key={"pair_key": "101#102"})
+    assert dm_aws.merges.scan()["Items"] == []  # no lock, no link marker left
+    dm_aws.pairs.update_item(Key={"pair_key": "101#102"}, UpdateExpression="REMOVE #c",
+                             ExpressionAttributeNames={"#c": "check"})
+    assert merge.handler(request("POST", "/confirm", token), None)["statusCode"] == 200
+
+
 def test_a_browser_gets_a_page_naming_the_pair_for_every_outcome_and_a_program_gets_json(
     dm_aws: DmAws, monkeypatch: pytest.MonkeyPatch
 ) -> None:

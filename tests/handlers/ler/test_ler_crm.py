@@ -150,3 +150,91 @@ def test_a_failed_create_is_not_repeated(stub: Stub) -> None:
 def test_the_version_comes_from_the_stack() -> None:
     crm = HubSpotCrm("https://api.hubapi.com", Key("t"), version="2026-03", wall=lambda: 0.0)
     assert crm.client.crm_path("objects", "contacts") == "/crm/objects/2026-03/contacts"
+
+
+# A portal's required properties (HubSpot 2026-09) ---------------------------------------------
+# "Breaking Change: CRM API Write Validation Enforcement Starting with the 2026-09 API Version"
+# (https://developers.hubspot.com/changelog/crm-api-write-validation-enforcement): an admin's
+# required properties (Create Record form, conditional rules) apply to API writes, answered
+# 400 VALIDATION_ERROR. The shapes below are HubSpot's documented error bodies: the standard
+# error with ``errors[].code`` and ``context.propertyName``; the per-property verdicts inside
+# the message ("Enforcing Deal Currency Code Validation",
+# https://developers.hubspot.com/changelog/deal-currenct-code-validation); and the required-
+# properties message ("CRM Imports API - New validation for Required Properties",
+# https://developers.hubspot.com/changelog/crm-imports-api-new-validation-for-required-properties).
+
+REQUIRED_SHAPES = [
+    (
+        {
+            "status": "error",
+            "message": "Validation failed",
+            "correlationId": "aeb5f871-7f07-4993-9211-075dc63e7cbf",
+            "category": "VALIDATION_ERROR",
+            "errors": [
+                {
+                    "message": "Required property 'lastname' is missing",
+                    "code": "MISSING_REQUIRED_PROPERTY",
+                    "context": {"propertyName": ["lastname"]},
+                }
+            ],
+        },
+        ("lastname",),
+    ),
+    (
+        {
+            "status": "error",
+            "message": 'Property values were not valid: [{"isValid":false,"message":"Property '
+            '\\"lead_source_detail\\" does not exist","error":"PROPERTY_DOESNT_EXIST",'
+            '"name":"lead_source_detail"}]',
+            "correlationId": "99a6fa94-58a7-4a8e-8bbb-60a59dbde414",
+            "category": "VALIDATION_ERROR",
+        },
+        ("lead_source_detail",),
+    ),
+    (
+        {
+            "status": "error",
+            "message": "Some required properties for CONTACT creates are missing: "
+            "[One of [firstname, email, lastname]]",
+            "correlationID": "123456-1234-1234-1234-123456789",
+            "category": "VALIDATION_ERROR",
+        },
+        ("firstname", "email", "lastname"),
+    ),
+]
+
+
+@pytest.mark.parametrize(("body", "named"), REQUIRED_SHAPES)
+def test_a_required_property_refusal_is_a_crm_rejection_naming_it(
+    stub: Stub, body: dict[str, Any], named: tuple[str, ...]
+) -> None:
+    from handlers.lead_enricher.crm import CrmRejected
+
+    crm = HubSpotCrm(stub.url, Key("t"), wall=lambda: 0.0)
+    stub.answer(400, body)
+    with pytest.raises(CrmRejected) as caught:
+        crm.create({"email": "x@y.example"})
+    assert caught.value.properties == named
+    assert not caught.value.retryable and len(stub.requests) == 1  # never repeated blindly
+    stub.answer(400, body)
+    with pytest.raises(CrmRejected):
+        crm.update("501", {"city": "Leeds"})  # a conditional rule refuses an update the same way
+
+
+def test_other_validation_errors_stay_plain_hubspot_errors(stub: Stub) -> None:
+    """An invalid value is the lead's own problem, not the portal's: no rejection is claimed."""
+    from handlers.lead_enricher.crm import CrmRejected
+
+    crm = HubSpotCrm(stub.url, Key("t"), wall=lambda: 0.0)
+    stub.answer(
+        400,
+        {
+            "status": "error",
+            "message": 'Property values were not valid: [{"isValid":false,"message":"Email '
+            'address x@y is invalid","error":"INVALID_EMAIL","name":"email"}]',
+            "category": "VALIDATION_ERROR",
+        },
+    )
+    with pytest.raises(HubSpotError) as caught:
+        crm.create({"email": "x@y"})
+    assert not isinstance(caught.value, CrmRejected) and caught.value.status == 400

@@ -24,6 +24,7 @@ from testsupport.common import FakeBedrockClient
 
 CONFIG = DedupeSettings(
     event_source=SOURCE,
+    cache_table="dev-ler-enrich-cache",
     identity_table=IDENTITY,
     identity_index="by-crm-id",
     dedupe_model_id="haiku",

@@ -15,7 +15,11 @@ from tests.handlers.ler.conftest import SOURCE, Ler
 from testsupport.common import FakeBedrockClient
 
 CONFIG = FilterSettings(
-    event_source=SOURCE, filter_model_id="haiku", junk_score=0.75, borderline_score=0.4
+    event_source=SOURCE,
+    cache_table="dev-ler-enrich-cache",
+    filter_model_id="haiku",
+    junk_score=0.75,
+    borderline_score=0.4,
 )
 
 

@@ -391,3 +391,86 @@ def test_redelivered_and_reordered_events_create_nothing_twice(ler: Ler) -> None
     assert len(ler.objects(JUNK_BUCKET, "junk/")) == 1
     assert len(ler.objects(RAW, "form/")) == 2  # the raw original is kept per lead (two leads)
     assert len(ler.delivered) > 10
+
+
+# A portal's required property (HubSpot 2026-09) ---------------------------------------------
+
+
+def test_a_lead_hubspot_refuses_for_a_required_property_is_kept_counted_and_named(
+    ler: Ler, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The portal requires ``jobtitle``, which a web form does not fill: the create answers 400
+    (handlers/lead_enricher/crm.py). The lead is not lost: push fails (Lambda's async retries,
+    then ler-dlq, which ler-retry re-drives), the claim is let go so the retry can take it,
+    ``CrmRejected`` and ``Degraded`` are counted, and the next junk digest names the property
+    and what to do. Once the portal is fixed, the same event creates the contact."""
+    from handlers.common.degradations import HUBSPOT_REQUIRED_PAGE
+    from handlers.common.metrics import emf_metrics
+    from handlers.lead_enricher.crm import CrmRejected
+
+    monkeypatch.delenv("POWERTOOLS_METRICS_DISABLED", raising=False)
+    monkeypatch.setenv("POWERTOOLS_SERVICE_NAME", "ler-push")  # as Lambda sets it per function
+    ler.crm.required = {"jobtitle"}
+    ler.provider.profiles["acme-widgets.co.uk"] = ACME
+    lead_id_of(ler.post(JANE))
+    capsys.readouterr()
+    with pytest.raises(CrmRejected):
+        ler.pump()
+    [clean] = [e for e in ler.delivered if e["detail-type"] == "le.clean"]
+    assert creates(ler) == []
+    counted = [
+        (name, dims)
+        for line in capsys.readouterr().out.splitlines()
+        for _, name, _, dims in emf_metrics(line)
+    ]
+    assert ("CrmRejected", {"service": "ler", "function": "ler-push"}) in counted
+    assert ("Degraded", {"service": "ler"}) in counted
+    note = ler.clients["dynamodb"].Table(CACHE).get_item(
+        Key={"domain": "degraded#CrmRejected#ler-push"}
+    )["Item"]
+    assert (note["calls"], note["detail"]) == (1, "jobtitle")
+
+    tomorrow = (dt.datetime.now(dt.UTC) + dt.timedelta(days=1)).date()
+    digest.handler({"day": tomorrow.isoformat()}, context())
+    [mail] = ler.sent_mail()
+    assert "running degraded" in mail.subject
+    assert "HubSpot required property (jobtitle) in ler-push: 1 time since" in mail.body
+    assert "make the property optional for API writes" in mail.body
+    assert HUBSPOT_REQUIRED_PAGE in mail.body
+
+    # The portal is fixed; the retry (at once: the claim was released) creates the contact.
+    ler.crm.required = set()
+    ler.deliver(clean)
+    [(_, _, properties)] = creates(ler)
+    assert properties["email"] == "jane.doe@acme-widgets.co.uk"
+
+
+# A refused model (a fresh account) -----------------------------------------------------------
+
+
+def test_a_refused_model_is_named_in_the_next_junk_digest(ler: Ler) -> None:
+    """Bedrock refuses ler-normalize's model (model access not granted: Bedrock User Guide,
+    "Access Amazon Bedrock foundation models",
+    https://docs.aws.amazon.com/bedrock/latest/userguide/model-access.html). The rules decide,
+    the lead still reaches the CRM, and the next junk digest says which model, in which
+    function, since when, how many calls fell back, and what to do."""
+    from handlers.common.degradations import BEDROCK_ACCESS_PAGE
+    from handlers.lead_enricher.contract import NormalizeSettings
+
+    ler.bedrock.add_error("AccessDeniedException")
+    ler.post({"email": "jane.doe@acme-widgets.co.uk", "name": "Jane Doe - Acme Widgets", "country": "Blighty"})
+    ler.pump()
+    assert len(ler.bedrock.calls) == 1 and len(creates(ler)) == 1  # the rules decided
+
+    model = NormalizeSettings.from_environ().normalize_model_id
+    note = ler.clients["dynamodb"].Table(CACHE).get_item(
+        Key={"domain": "degraded#ModelRefused#ler-normalize"}
+    )["Item"]
+    assert (note["calls"], note["detail"]) == (1, model)
+
+    tomorrow = (dt.datetime.now(dt.UTC) + dt.timedelta(days=1)).date()
+    digest.handler({"day": tomorrow.isoformat()}, context())
+    [mail] = ler.sent_mail()
+    assert f"Model refused ({model}) in ler-normalize: 1 time since" in mail.body
+    assert "Enable access to this model in the Bedrock console" in mail.body
+    assert BEDROCK_ACCESS_PAGE in mail.body

@@ -49,6 +49,24 @@ def test_requests_without_the_secret_are_refused_and_change_nothing(
     assert nothing_changed(ler)
 
 
+def test_a_check_mark_alone_skips_no_secret_check(ler: Ler) -> None:
+    event = url_event(json.dumps(LEAD), headers={"x-crm-check": "1", "x-ler-intake-secret": "not-the-secret"})
+    assert error_of(intake.handler(event, context())) == (401, "unauthorized")
+    assert nothing_changed(ler)
+
+
+def test_a_check_lead_is_stored_and_queued_marked_and_names_what_it_wrote(ler: Ler) -> None:
+    """make verify's lead: the real path, its answer tells verify what to remove."""
+    event = url_event(json.dumps(LEAD), headers={"x-crm-check": "1", "x-ler-intake-secret": INTAKE_SECRET})
+    response = intake.handler(event, context())
+    assert response["statusCode"] == 202
+    written = json.loads(response["body"])["check"]
+    assert (written["bucket"], written["queued"], written["junk"]) == (RAW, 1, 0)
+    assert list(ler.objects(RAW, "form/")) == [written["raw_key"]]
+    [queued] = ler.queued()
+    assert json.loads(queued)["signals"]["check"] is True
+
+
 def test_a_timestamped_signature_is_accepted_and_a_stale_one_refused(ler: Ler) -> None:
     body = json.dumps(LEAD)
     fresh = sign_timestamped(body.encode(), INTAKE_SECRET, int(time.time()))

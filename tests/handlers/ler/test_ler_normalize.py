@@ -213,6 +213,15 @@ def test_the_handler_writes_the_record_and_emits_le_normalized(ler: Ler) -> None
     )
 
 
+def test_a_check_lead_from_make_verify_stops_at_normalize(ler: Ler) -> None:
+    """It proved intake and the queue; the model, the provider and the CRM never see it."""
+    checked = lead(email="ada@analytical-engines.co.uk", name="ada lovelace")
+    checked.signals["check"] = True
+    assert ler.normalize([json.dumps(checked.to_json())]) == {"batchItemFailures": []}
+    assert ler.emitted() == []
+    assert ler.objects(RECORDS, "normalized/") == {}
+
+
 def test_an_unreadable_message_is_dropped_not_retried(ler: Ler) -> None:
     assert ler.normalize(["not json", json.dumps({"no": "lead"})]) == {"batchItemFailures": []}
     assert ler.emitted() == []

@@ -18,14 +18,17 @@ ORIGINS = f"{ORIGIN},https://example.com"
 BROWSER = "Mozilla/5.0 (Macintosh; Intel Mac OS X 14_5) AppleWebKit/605.1.15 Safari/605.1.15"
 KEY_SECRET = "dev-ls-email-hash-key"  # the dev stack's name for it
 HASH_KEY = "k" * 40
+LINK_KEY_SECRET = "dev-ls-report-link-key"
+LINK_KEYRING = json.dumps({"active_kid": "k1", "keys": {"k1": "report-link-key-" + "l" * 24}})
 
 
 @pytest.fixture
 def ls_env(function_env: FunctionEnv, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """ls's tables (stream on enquiries) as the dev stack deploys them, the three functions'
-    environment from the graph, and this scenario's hash key."""
-    function_env("ls-capture", "ls-report", "ls-stitch")
+    """ls's tables (stream on enquiries) as the dev stack deploys them, the four functions'
+    environment from the graph, and this scenario's hash key and link keyring."""
+    function_env("ls-capture", "ls-report", "ls-stitch", "ls-report-page")
     client("secretsmanager").put_secret_value(SecretId=KEY_SECRET, SecretString=HASH_KEY)
+    client("secretsmanager").put_secret_value(SecretId=LINK_KEY_SECRET, SecretString=LINK_KEYRING)
     yield
 
 

@@ -81,6 +81,14 @@ def test_both_escalations_reach_the_owner_once_each_with_the_full_handover(unhap
     assert len(unhappy.emails()) == 3  # and the customer's private ask
     grade_mail, feedback_mail = emails
     assert "an unhappy customer (Ann Smith)" in grade_mail.subject
+    sent = [e for e in unhappy.audit(RID) if e["event"] == "escalation_sent"]
+    assert sorted(e["ts"] for e in sent) == [
+        "escalation#feedback-fb-9#sent",
+        "escalation#unhappy-grade#sent",
+    ]
+    assert all(e["facts"]["to"] == "owner@example.com" and e["facts"]["text"] for e in sent)
+    # The plain-text part as sent (the audit keeps it; moto keeps only the HTML part).
+    texts = {e["ts"].split("#")[1]: e["facts"]["text"] for e in sent}
     for text in (
         "ann@example.org",
         "Boiler service",
@@ -89,18 +97,16 @@ def test_both_escalations_reach_the_owner_once_each_with_the_full_handover(unhap
         "Mood: unhappy",
         "Judged from: read from the job's notes and rating",
     ):
-        assert text in grade_mail.body, text
-    assert "Water all over the floor." in feedback_mail.body
-    assert "Earlier follow-ups asked for this customer" in feedback_mail.body
+        assert text in texts["unhappy-grade"], text
+        label, _, value = text.rpartition(": ")  # the HTML part: the same, as a table
+        assert (f">{label}</th><td>{value.replace(chr(39), '&#x27;')}</td>" if label
+                else value) in grade_mail.body, text
+    assert "Water all over the floor." in texts["feedback-fb-9"] and "Water all over the floor." in feedback_mail.body
+    for body in (texts["feedback-fb-9"], feedback_mail.body):
+        assert "Earlier follow-ups asked for this customer" in body
+    everything = grade_mail.body + feedback_mail.body + "".join(texts.values())
     for internal in ("band", "completion id", "request state", "prior_sentiment", "T09:"):
-        assert internal not in grade_mail.body + feedback_mail.body, internal
-
-    sent = [e for e in unhappy.audit(RID) if e["event"] == "escalation_sent"]
-    assert sorted(e["ts"] for e in sent) == [
-        "escalation#feedback-fb-9#sent",
-        "escalation#unhappy-grade#sent",
-    ]
-    assert all(e["facts"]["to"] == "owner@example.com" and e["facts"]["text"] for e in sent)
+        assert internal not in everything, internal
 
 
 def test_a_concurrent_copy_finds_the_claim_and_stands_down(unhappy: Rrs) -> None:
@@ -186,7 +192,7 @@ def test_a_message_of_another_kind_fails_so_it_reaches_the_dlq(
 
 
 def test_the_handover_speaks_plain_words_in_the_business_time_zone() -> None:
-    subject, body = handover.build(
+    mail = handover.build(
         reason="private_feedback",
         request_id="req-1",
         request={"customer_id": "c-7", "completion_id": "done-3", "state": "asked", "channel": "sms",
@@ -198,9 +204,15 @@ def test_the_handover_speaks_plain_words_in_the_business_time_zone() -> None:
         business="Acme Heating",
         zone="Europe/London",
     )
+    subject, body = mail.subject, mail.text
     assert subject == "[Acme Heating] Please follow up: private feedback from a customer (Ann Smith)"
     assert "  Finished: Wed 1 Jul 2026, 16:30 BST" in body
     assert "  Thu 2 Jul 2026, 09:00 BST, rating 2 out of 5" in body
     assert "  Review request by: text message" in body and "  Complaint raised: no" in body
     assert "Reference (for support): request req-1, customer c-7, completion done-3." in body
     assert "2026-07-01T" not in body and "_id" not in body and "state:" not in body
+    # The HTML part says the same, through html_kit: fields as a table, her words quoted.
+    assert "<th scope=row" in mail.html and ">Wed 1 Jul 2026, 16:30 BST</td>" in mail.html
+    assert "<blockquote" in mail.html and "Late again." in mail.html
+    assert "href='mailto:ann@example.org' data-primary" in mail.html and ">Email Ann Smith</a>" in mail.html
+    assert "Reference (for support): request req-1, customer c-7, completion done-3." in mail.html

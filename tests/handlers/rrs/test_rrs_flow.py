@@ -76,3 +76,25 @@ def test_two_customers_one_happy_one_not(rrs: Rrs) -> None:
     for request_id in (happy, unhappy):
         events = [e["event"] for e in rrs.audit(request_id)]
         assert {"intake", "grade", "message", "delivered"} <= set(events)
+
+
+def _checked(event: dict[str, Any]) -> dict[str, Any]:
+    return {**event, "headers": {**event["headers"], "x-crm-check": "1"}}
+
+
+def test_a_check_job_is_scheduled_marked_and_never_sent(rrs: Rrs) -> None:
+    """make verify's job event goes the real way to a schedule; when it fires, nobody is asked."""
+    rrs.put_customer("c-1")
+    forged = _checked(url_event(completion("cmp-check"), secret="not-the-tools-secret"))
+    assert webhook.handler(forged, None)["statusCode"] == 401  # the mark skips no check
+    answer = webhook.handler(_checked(url_event(completion("cmp-check"))), None)
+    assert answer["statusCode"] == 200
+    request_id = request_id_for("cmp-check")
+    request = rrs.request(request_id)
+    assert request["check"] is True and request["state"] == "scheduled"
+    assert request["expires_at"] <= int((rrs.now + dt.timedelta(days=1)).timestamp())
+    rrs.now = dt.datetime(2026, 6, 10, 11, 0, tzinfo=dt.UTC)
+    assert sender_module.handler(sqs_event(fire(rrs, request_id)), None) == {"batchItemFailures": []}
+    assert rrs.emails() == [] and rrs.sms == []
+    assert rrs.request(request_id)["state"] == "suppressed"
+    assert rrs.request(request_id)["suppressed_reason"] == "check"

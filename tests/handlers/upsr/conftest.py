@@ -240,11 +240,12 @@ class World:
 
         return OrderDeps.from_settings(contract.OrderSettings.from_environ())
 
-    def picker_deps(self) -> Any:
-        from handlers.upsell_recommender.suggesting import PickerDeps
+    def picker_deps(self, now: float = T0 + 5) -> Any:
+        """As upsr-picker's composition root wires them (a refused model is noted)."""
+        from handlers.upsell_recommender.functions import picker
 
         config = contract.PickerSettings.from_environ()
-        return PickerDeps.from_settings(config, model_client=self.bedrock)
+        return picker.wire(config, lambda: at(now), model_client=self.bedrock)
 
     def sender_deps(self) -> Any:
         from handlers.upsell_recommender.sending import SenderDeps
@@ -285,7 +286,7 @@ class World:
     def pick_all(self, now: float = T0 + 5) -> list[str]:
         from handlers.upsell_recommender import suggesting
 
-        deps = self.picker_deps()
+        deps = self.picker_deps(now)
         return [suggesting.process_record(r, deps, now=now).value for r in self.jobs()]
 
     def send(self, now: float) -> dict[str, int]:

@@ -202,6 +202,14 @@ def test_email_nudge_goes_through_ses_from_the_sender(aws: None) -> None:
     [message] = ses_backends["123456789012"]["eu-west-2"].sent_messages
     assert message.source == SENDER and message.destinations["ToAddresses"] == ["ann@example.com"]
     assert "Hi," in nudge.text and "Reply to this email" in nudge.text
+    assert nudge.text == (  # the plain-text part is kept as it was
+        "Hi,\n\nThanks for your order! Comfy.\n\nAdd Mat to your cart in one tap:\n"
+        "https://l/?t=x\n\nNot interested in suggestions like this? Reply to this email and "
+        "we will stop.\n"
+    )
+    # moto keeps the HTML part when there is one: the button says what it does.
+    assert "data-primary" in message.body and ">Add Mat to your cart</a>" in message.body
+    assert "href='https://l/?t=x'" in message.body and "<html lang=en>" in message.body
 
 
 def test_a_timeout_is_not_a_rejection() -> None:

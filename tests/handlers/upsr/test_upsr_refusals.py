@@ -437,3 +437,25 @@ def test_a_line_with_a_link_is_replaced_before_it_reaches_the_customer(world: Wo
     [nudge] = world.messenger.sent
     assert "evil" not in nudge.text  # the SMS has room for no pitch beside its link
     assert offer["line"] == "Mat 1 goes well with your order."
+
+
+# make verify's check ----------------------------------------------------------------------
+
+
+def _checked(event: dict[str, Any]) -> dict[str, Any]:
+    return {**event, "headers": {**event["headers"], "x-crm-check": "1"}}
+
+
+def test_a_check_mark_alone_skips_no_signature_check(world: World) -> None:
+    answer = world.deliver(_checked(webhook_event(shopify_order(), secret="not-the-shop-secret")))
+    assert answer["statusCode"] == 401
+    assert_nothing_written(world)
+
+
+def test_a_check_order_is_marked_and_never_reaches_its_customer(world: World) -> None:
+    """Even an order naming a consenting customer: a check writes its marker only."""
+    answer = world.deliver(_checked(webhook_event(shopify_order())))
+    assert answer["statusCode"] == 200 and json.loads(answer["body"])["check"] is True
+    [marker] = world.items("orders")
+    assert marker["check"] is True and marker["job_state"] == "none" and "customer_id" not in marker
+    assert world.jobs() == [] and world.items("customers") == []

@@ -1,0 +1,233 @@
+"""Degradations kept between the function that took the fallback and the owner's next digest.
+
+A fallback that must not be silent (handlers/common/metrics.py, ``DEGRADATIONS``) is counted as
+a metric (alarmed) and noted here: one small item per (kind, function) in an existing table of
+the system that already has a TTL attribute, keyed ``degraded#<kind>#<function>``. Each note
+adds one to ``calls``, keeps ``first_at`` (since when), moves ``last_at`` and the TTL, and
+keeps the latest ``detail`` (which model, which property). The digest reads the items of its
+system with GetItem and names each one seen in its period, with what to do. Once the cause is
+fixed, notes stop and the item expires ``retention_s`` after the last one.
+
+The writer's grant is UpdateItem on that table limited to these exact partition keys
+(``dynamodb:LeadingKeys``), and the reader's GetItem likewise, so a function that may degrade
+cannot touch the table's business items through this path (DynamoDB Developer Guide, "Using IAM
+policy conditions for fine-grained access control":
+https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/specifying-conditions.html).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from handlers.common import html_kit as kit
+from handlers.common import model_call
+from handlers.common.metrics import CRM_REJECTED, CUSTOMER_REDACTED, MODEL_REFUSED
+from handlers.common.observability import get_logger
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb.service_resource import Table
+
+    from handlers.common.clock import Clock
+
+PREFIX = "degraded#"
+DEFAULT_RETENTION_S = 14 * 86400
+"""An item outlives its last note by two weeks: a weekly digest still names it once."""
+
+BEDROCK_ACCESS_PAGE = "https://docs.aws.amazon.com/bedrock/latest/userguide/model-access.html"
+SHOPIFY_PCD_PAGE = "https://shopify.dev/docs/apps/launch/protected-customer-data"
+HUBSPOT_REQUIRED_PAGE = "https://developers.hubspot.com/changelog/crm-api-write-validation-enforcement"
+
+ADVICE: Mapping[str, str] = {
+    MODEL_REFUSED: (
+        "Bedrock refused the model for access, so the rules decided instead. Enable access to "
+        "this model in the Bedrock console (Model access, in the function's Region; Anthropic "
+        f"models also ask for a one-time use-case form): {BEDROCK_ACCESS_PAGE}"
+    ),
+    CUSTOMER_REDACTED: (
+        "Shopify sent these orders with the customer's name, email and phone redacted, so no "
+        "nudge could be sent and none was guessed. Request protected customer data access "
+        "(name, email, phone) for the app in the Partner or Dev Dashboard, in the app's "
+        f"protected customer data settings: {SHOPIFY_PCD_PAGE}"
+    ),
+    CRM_REJECTED: (
+        "HubSpot refused to create these leads because the portal requires a property the form "
+        "does not fill. The leads are kept and retried; make the property optional for API "
+        "writes in HubSpot (Settings, Properties, or the Create Record form), or map a value "
+        f"to it, and they go through on the next retry: {HUBSPOT_REQUIRED_PAGE}"
+    ),
+}
+"""What the owner is told to do, per kind, with the provider's page."""
+
+WHAT: Mapping[str, str] = {
+    MODEL_REFUSED: "Model refused",
+    CUSTOMER_REDACTED: "Shopify customer redacted",
+    CRM_REJECTED: "HubSpot required property",
+}
+
+
+def key(kind: str, function: str) -> str:
+    """The partition key of one (kind, function) item."""
+    if kind not in ADVICE:
+        raise KeyError(kind)
+    return f"{PREFIX}{kind}#{function}"
+
+
+@dataclass(frozen=True)
+class Degradation:
+    """What a digest says about one kind of degradation of one function."""
+
+    kind: str
+    function: str
+    first_at: int
+    last_at: int
+    calls: int
+    detail: str
+
+    def line(self, zone: str = "UTC") -> str:
+        """One plain sentence: what, which, since when, how many."""
+        from zoneinfo import ZoneInfo
+
+        def when(ts: int) -> str:
+            return dt.datetime.fromtimestamp(ts, dt.UTC).astimezone(ZoneInfo(zone)).strftime(
+                "%d %b %Y %H:%M"
+            )
+
+        which = f" ({self.detail})" if self.detail else ""
+        return (
+            f"{WHAT[self.kind]}{which} in {self.function}: {self.calls} time"
+            f"{'s' if self.calls != 1 else ''} since {when(self.first_at)}, last "
+            f"{when(self.last_at)} ({zone})"
+        )
+
+    @property
+    def advice(self) -> str:
+        return ADVICE[self.kind]
+
+
+@dataclass(frozen=True)
+class Ledger:
+    """The degradation items of one system's table.
+
+    Attributes:
+        table: The table (its partition key is a string attribute named ``key_attribute``).
+        key_attribute: The table's partition key name.
+        ttl_attribute: The table's TTL attribute (epoch seconds).
+        retention_s: How long an item outlives its last note.
+    """
+
+    table: Table
+    key_attribute: str
+    ttl_attribute: str
+    retention_s: int = DEFAULT_RETENTION_S
+
+    def note(self, kind: str, function: str, now: float, detail: str = "") -> None:
+        """Count one more degradation of ``kind`` in ``function`` (one UpdateItem: ADD and SET
+        only, so concurrent notes never lose a count).
+
+        Never raises: the metric (counted before, alarmed) is the signal that must not be lost,
+        and the fallback's own work (a 200 to Shopify, a no-fit record) must not fail for a
+        note. A failed note is logged."""
+        try:
+            self._update(kind, function, now, detail)
+        except Exception:
+            get_logger().exception("degradation not noted for the digest", extra={"kind": kind})
+
+    def _update(self, kind: str, function: str, now: float, detail: str) -> None:
+        self.table.update_item(
+            Key={self.key_attribute: key(kind, function)},
+            UpdateExpression=(
+                "ADD calls :one SET first_at = if_not_exists(first_at, :now), last_at = :now, "
+                "detail = :detail, #ttl = :expires"
+            ),
+            ExpressionAttributeNames={"#ttl": self.ttl_attribute},
+            ExpressionAttributeValues={
+                ":one": 1,
+                ":now": int(now),
+                ":detail": detail[:200],
+                ":expires": int(now) + self.retention_s,
+            },
+        )
+
+    def seen(
+        self, watched: Iterable[tuple[str, str]], since: float
+    ) -> list[Degradation]:
+        """The degradations of ``watched`` (kind, function) noted at or after ``since``."""
+        found: list[Degradation] = []
+        for kind, function in watched:
+            item: Mapping[str, Any] | None = self.table.get_item(
+                Key={self.key_attribute: key(kind, function)}, ConsistentRead=True
+            ).get("Item")
+            if not item or int(item.get("last_at", 0)) < since:
+                continue
+            found.append(
+                Degradation(
+                    kind=kind,
+                    function=function,
+                    first_at=int(item.get("first_at", item.get("last_at", 0))),
+                    last_at=int(item["last_at"]),
+                    calls=int(item.get("calls", 0)),
+                    detail=str(item.get("detail", "")),
+                )
+            )
+        return found
+
+
+def text_lines(found: Iterable[Degradation], zone: str = "UTC") -> list[str]:
+    """The digest's plain-text section: one line per degradation, then what to do, per kind."""
+    found = list(found)
+    if not found:
+        return []
+    lines = ["Running degraded (a fallback was taken; here is what to do):"]
+    for kind in dict.fromkeys(d.kind for d in found):
+        lines += [f"  {d.line(zone)}" for d in found if d.kind == kind]
+        lines.append(f"  What to do: {ADVICE[kind]}")
+    return lines
+
+
+def html(found: Iterable[Degradation], zone: str = "UTC") -> kit.Html:
+    """The same section for the digest's HTML part (empty when nothing degraded)."""
+    found = list(found)
+    if not found:
+        return kit.Html("")
+    parts = [kit.Html("<h2>Running degraded</h2>")]
+    for kind in dict.fromkeys(d.kind for d in found):
+        parts += [kit.para(d.line(zone)) for d in found if d.kind == kind]
+        parts.append(kit.para(ADVICE[kind], strong=True))
+    return kit.join(parts)
+
+
+class NotingRefusals:
+    """A Converse client that notes a refused model before ``model_call`` takes its fallback.
+
+    The model callers of a function (often a few modules deep) are handed this client by the
+    function's composition root instead of the bare one, so a refusal reaches the system's
+    ledger without any caller knowing about ledgers: ``model_call`` still counts
+    ``ModelRefused`` and returns ``REFUSED``; this only adds the note (which model, since when).
+
+    Attributes:
+        inner: The real client; None for the function's cached ``bedrock-runtime`` client.
+        ledger: The system's degradation notes.
+        function: The function's name (the note's key).
+        clock: The function's one clock.
+    """
+
+    def __init__(
+        self, inner: model_call.ConverseClient | None, ledger: Ledger, function: str, clock: Clock
+    ) -> None:
+        self.inner = inner
+        self.ledger = ledger
+        self.function = function
+        self.clock = clock
+
+    def converse(self, **kwargs: Any) -> Mapping[str, Any]:
+        client = self.inner if self.inner is not None else model_call.bedrock_runtime()
+        try:
+            return client.converse(**kwargs)
+        except Exception as err:
+            if model_call.error_code(err) == model_call.REFUSED_CODE:
+                model = str(kwargs.get("modelId") or "")
+                self.ledger.note(MODEL_REFUSED, self.function, self.clock().timestamp(), model)
+            raise

@@ -1,0 +1,23 @@
+"""ls-report-page: the weekly mail's signed link to the report page (public Function URL;
+logic in ``week_page``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from handlers.common import entry
+from handlers.common.clock import Clock
+from handlers.source_attributor import contract, week_page
+
+
+def wire(config: contract.ReportPageSettings, clock: Clock) -> week_page.WeekPage:
+    return week_page.app(config, clock)
+
+
+def run(page: week_page.WeekPage, event: Mapping[str, Any], context: Any, clock: Clock) -> Any:
+    """Function URL requests only."""
+    return page(event)
+
+
+handler = entry.handler(__name__, contract.ReportPageSettings, wire, run)

@@ -1,0 +1,79 @@
+"""ls-report-page's work: the weekly mail's signed link, answered with that week's report.
+
+``GET /report?t=<token>`` and nothing else. The order is the point of this surface, which is
+public (auth NONE): the method and path are checked, then the link token (``report_link``)
+against the keyring, and only an authentic, unexpired token naming a period leads to a read of
+the tables (Query only: the role holds nothing else). A refused link reads no table and writes
+nothing anywhere; a browser gets a page saying what to do, a program asking for JSON the JSON
+error (``html_kit.answer``). The report is ``owner_report.page``: the mail's own renderer, over
+the mail's own query (``reporting.owner_query``), so the page shows what the mail showed, as
+the rows are now.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from handlers.common import function_url as fu
+from handlers.common import html_kit as kit
+from handlers.common import link_tokens as lt
+from handlers.common.clock import Clock, utc_now
+from handlers.common.observability import get_logger
+from handlers.common.secrets import get_secret
+from handlers.source_attributor import owner_report, report_link
+from handlers.source_attributor.contract import ReportPageSettings
+from handlers.source_attributor.reporting import QUERY_WORKERS, generate, owner_query
+from handlers.source_attributor.store import DynamoStore, ReportStore
+
+
+@dataclass
+class WeekPage:
+    """The page endpoint with its collaborators (store, keyring, clock) swappable."""
+
+    store: ReportStore
+    keyring: Callable[[], lt.Keyring]
+    """Reads the keyring when a request needs it (a refused method or path never does)."""
+    clock: Clock = utc_now
+    workers: int = 1
+
+    def __call__(self, event: Mapping[str, Any]) -> dict[str, Any]:
+        if str(event.get("rawPath") or "/") != report_link.PATH:
+            return kit.answer(event, 404, "not_found", "No such page",
+                              "There is no page at this address. Open the report from its mail.")
+        if fu.http_method(event) != "GET":
+            return kit.answer(event, 405, "method_not_allowed", "This page is read-only",
+                              "This page is read-only: open it with the link from the mail.")
+        now = self.clock()
+        try:
+            claims = lt.verify_token(
+                fu.query_param(event, "t"), self.keyring(), action=report_link.ACTION,
+                now=now.timestamp(),
+            )
+            start, end = report_link.period(claims.subject)
+        except lt.TokenExpired:
+            return kit.answer(event, 410, "link_expired", "This link has expired",
+                              "This link to the report has expired. The latest weekly mail "
+                              "has a link that works.")
+        except (lt.TokenError, ValueError):
+            return kit.answer(event, 403, "invalid_link", "This link is not valid",
+                              "This link to the lead sources report is not valid: it may have "
+                              "been cut or changed. Open it again from the weekly mail.")
+        report = generate(self.store, owner_query(start, end), workers=self.workers)
+        get_logger().info("report page", extra={"enquiries": report.enquiries, "kid": claims.kid})
+        return owner_report.page(report, link_until=report_link.last_day(claims.expires_at))
+
+
+def app(settings: ReportPageSettings, clock: Clock) -> WeekPage:
+    """The page of the function's settings."""
+    return WeekPage(
+        store=DynamoStore(
+            touches_table=settings.touches_table,
+            identities_table=settings.identities_table,
+            enquiries_table=settings.enquiries_table,
+        ),
+        keyring=lambda: lt.Keyring.from_secret_string(get_secret(settings.report_link_key_secret)),
+        clock=clock,
+        workers=QUERY_WORKERS,
+    )
