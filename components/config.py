@@ -274,6 +274,10 @@ class DmSettings(SystemSettings):
     """Base URL of the CRM's REST API (HubSpot CRM v3)."""
     digest_schedule: ScheduleExpression = "cron(0 9 ? * MON *)"
     """When dm-merge mails the week's proposals: after dm-block's run has been scored."""
+    sweep_schedule: ScheduleExpression = "rate(15 minutes)"
+    """How often dm-merge resumes merges and undoes whose 180 s claim ran out with no request
+    coming back (a crash, a redelivery inside the claim): finished or put back, listed in the
+    digest."""
     undo_days: int = Field(default=90, ge=1, le=365)
     """How long a merge can be undone from its bundle (HubSpot keeps archived records 90 days)."""
     record_floor: float = Field(default=-10.0, le=0.0)

@@ -34,7 +34,10 @@ from sandbox.service_requests import (
 
 if TYPE_CHECKING:
     from sandbox.graph import Topology
-    from sandbox.triggers import Trace
+    from sandbox.triggers import Redeliveries, Trace
+
+REDELIVERY = "(a returned SQS message is visible again)"
+"""What ``advance`` moves the clock to besides schedules (not a schedule name)."""
 
 
 class ScheduleSource:
@@ -47,6 +50,7 @@ class ScheduleSource:
     dirty: set[str]
     client: Callable[[str, str], Any]
     access: ServiceAccess
+    redeliveries: Redeliveries
     _fired: set[tuple[str, str, str]]
 
     def refuse(self, refusal: Refusal) -> None:
@@ -89,8 +93,9 @@ class ScheduleSource:
 
     def advance(self, delta: dt.timedelta) -> list[str]:
         """Move the clock through ``delta`` in time order: each recurring schedule fires once at
-        its last occurrence in the interval, each one-off schedule at its due time, and the
-        pump drains after each firing. Returns the names fired, in order."""
+        its last occurrence in the interval, each one-off schedule at its due time, each message
+        a function returned when its visibility timeout ends, and the pump drains after each.
+        Returns the schedule names fired, in order."""
         start = self.clock.now()
         end = start + delta
         recurring = sorted(
@@ -106,11 +111,17 @@ class ScheduleSource:
                 for name, when in self.pending_one_off()
                 if when <= end and name not in seen
             )
-            upcoming = sorted(recurring[:1] + one_off[:1])
+            returned = self.redeliveries.next_time()
+            redelivery = [(returned, REDELIVERY)] if returned is not None and returned <= end else []
+            upcoming = sorted(recurring[:1] + one_off[:1] + redelivery)
             if not upcoming:
                 break
             when, name = upcoming[0]
             self.clock.jump_to(when)
+            if name == REDELIVERY:  # a returned message's visibility timeout ran out
+                self.dirty.add("queues")
+                self.drain()
+                continue
             if recurring and recurring[0] == (when, name):
                 recurring.pop(0)
                 self.fire_schedule(name)

@@ -5,7 +5,8 @@ A pump delivers what is waiting to the functions the graph says, with Lambda's s
 - SQS event source mappings: batches up to the declared size; records that no filter matches
   are deleted (as Lambda does); ``batchItemFailures`` (or an exception) returns messages to
   the queue, which moto moves to the DLQ after the redrive policy's ``maxReceiveCount``.
-  The visibility timeout is compressed to zero so a retry comes on the next round.
+  A returned message stays invisible for the queue's visibility timeout on the sandbox clock,
+  as in SQS (``Redeliveries``), so a redelivery comes when the clock has moved that far.
 - DynamoDB streams: read from moto's stream, filtered, batched, retried up to
   ``maximumRetryAttempts`` (bisecting on function errors, resuming from the first reported
   failure), then the batch's description goes to the on-failure destination.
@@ -30,6 +31,7 @@ reported in ``problems``.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from collections import deque
 from collections.abc import Callable
@@ -70,6 +72,43 @@ class Trace:
     invocation: Invocation | None = None
 
 
+HELD_S = 21_600
+"""moto holds a returned message this long in real time (6 hours: under SQS's 12-hour cap on a
+message's total visibility timeout, above every queue's own), while ``Redeliveries`` releases
+it when the sandbox clock reaches its time."""
+
+
+@dataclass
+class Redeliveries:
+    """Messages a function returned, each invisible until the queue's visibility timeout has
+    passed on the sandbox clock.
+
+    "The visibility timeout begins as soon as a message is delivered to you ... If you don't
+    delete it before the timeout expires, the message becomes visible again in the queue"
+    ("Amazon SQS visibility timeout", SQS Developer Guide,
+    https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-visibility-timeout.html);
+    Lambda leaves a failed batch item to that timeout ("Using Lambda with Amazon SQS",
+    https://docs.aws.amazon.com/lambda/latest/dg/with-sqs.html). moto's own timeout runs on the
+    real clock, which the sandbox's offset does not move: the message is held there
+    (``HELD_S``) and made visible here when the sandbox clock reaches its time.
+    """
+
+    waiting: list[tuple[dt.datetime, str, str]] = field(default_factory=list)
+    """(visible again at, queue ARN, receipt handle), in the order returned."""
+
+    def hold(self, queue_arn: str, receipt: str, received: dt.datetime, timeout_s: int) -> None:
+        self.waiting.append((received + dt.timedelta(seconds=timeout_s), queue_arn, receipt))
+
+    def due(self, queue_arn: str, now: dt.datetime) -> list[str]:
+        """Take the receipts of ``queue_arn`` whose timeout has passed."""
+        ready = [w for w in self.waiting if w[1] == queue_arn and w[0] <= now]
+        self.waiting = [w for w in self.waiting if w not in ready]
+        return [receipt for _, _, receipt in ready]
+
+    def next_time(self) -> dt.datetime | None:
+        return min((when for when, _, _ in self.waiting), default=None)
+
+
 @dataclass
 class _Stream:
     mapping: StreamMapping
@@ -99,7 +138,7 @@ class Triggers(ScheduleSource):
         self._taps: dict[str, str] = {}  # region -> tap queue url
         self._seen_objects: dict[str, set[tuple[str, str]]] = {}
         self._fired: set[tuple[str, str, str]] = set()  # (region, group, name) of at() schedules
-        self._round = 0
+        self.redeliveries = Redeliveries()
         self.dirty: set[str] = set()
         self._async_queue: deque[tuple[str, Any, str]] = deque()
         self._turns: dict[str, int] = {}
@@ -237,8 +276,10 @@ class Triggers(ScheduleSource):
 
     def poll_once(self, *, full: bool = False) -> int:
         """One round over the dirty sources (all of them with ``full``)."""
-        self._round += 1
         wanted = {"queues", "streams", "bus", "buckets", "schedules"} if full else set(self.dirty)
+        returned = self.redeliveries.next_time()
+        if returned is not None and returned <= self.clock.now():
+            wanted.add("queues")
         self.dirty.clear()
         done = self._poll_async()
         if "bus" in wanted:
@@ -313,6 +354,9 @@ class Triggers(ScheduleSource):
         if queue is None or url is None:
             return 0
         sqs = self.client("sqs", queue.region)
+        received = self.clock.now()
+        for receipt in self.redeliveries.due(m.queue_arn, received):
+            sqs.change_message_visibility(QueueUrl=url, ReceiptHandle=receipt, VisibilityTimeout=0)
         messages: list[dict[str, Any]] = []
         while len(messages) < m.batch_size:
             got = sqs.receive_message(
@@ -350,7 +394,10 @@ class Triggers(ScheduleSource):
         for msg, record in kept:
             if record["messageId"] in failed:
                 sqs.change_message_visibility(
-                    QueueUrl=url, ReceiptHandle=msg["ReceiptHandle"], VisibilityTimeout=0
+                    QueueUrl=url, ReceiptHandle=msg["ReceiptHandle"], VisibilityTimeout=HELD_S
+                )
+                self.redeliveries.hold(
+                    m.queue_arn, msg["ReceiptHandle"], received, queue.visibility_timeout_s
                 )
             else:
                 sqs.delete_message(QueueUrl=url, ReceiptHandle=msg["ReceiptHandle"])

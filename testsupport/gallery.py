@@ -132,6 +132,21 @@ def dm_documents() -> Iterator[Document]:
     d = digest.compose(run, items, autos, bands=bands)
     yield Document("dm-digest", "mail", d.html, ("Wanda Williams", "Wanda Wixlliams", "Priya Okonkwo-Lindqvist", "Li Na Zhou"),
                    action=True, text=d.text)
+    # Issue 27: what the sweep finished and what a merge could not keep, with what to do.
+    kept = {**dm_pair("130", "131"), "band": "automatic",
+            "contacts": {"low": {"name": "Jordan Ellis"}, "high": {"name": "Jordan Elis"}}}
+    rows = {"101#102": pair, "130#131": kept}
+    notes = [
+        {"kind": "emails_not_added", "pair_key": "130#131", "merge_id": "mrg_2026_08_03_1c2d3e",
+         "kept_id": "130", "merged_id": "131", "emails": ["jordan.elis@oldmail.example"]},
+        {"kind": "resumed", "pair_key": "101#102", "claim": "merging", "status": "merged",
+         "merge_id": "mrg_2026_08_03_0a1b2c", "by": "automatic"},
+    ]
+    notices = digest.notices(notes, [], rows.get, lambda merge_id: f"{DM_URL}/undo?t={_token(6)}")
+    d = digest.compose(run, [], [], notices=notices)
+    yield Document("dm-digest-notes", "mail", d.html,
+                   ("Jordan Ellis", "Jordan Elis", "jordan.elis@oldmail.example", "Wanda Williams", "Wanda Wixlliams"),
+                   text=d.text)
 
 
 # upsr -----------------------------------------------------------------------------------------

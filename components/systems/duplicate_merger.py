@@ -7,13 +7,15 @@ with an undo bundle. No model anywhere, by design: every decision is explained b
   pairs; automatic-band pairs go to ``dm-merges``.
 - ``dm-merge`` (public Function URL for the signed review / confirm / reject / undo links; SQS
   ``dm-merges`` for automatic merges; the ``dm-digest-weekly`` schedule for the digest): merges
-  with an undo bundle, and only it reads the CRM write credential.
+  with an undo bundle, and only it reads the CRM write credential. Its ``dm-sweep`` schedule
+  resumes claims whose lease ran out with no request coming back (``MergeService.sweep``).
 
 Each function's grants are the code below, each with a statement id saying why; the README's
 generated table for dm (``make docs``) lists them per function, so they are not repeated here.
 
 Tables: ``dm-pairs`` (pair_key; TTL ``ttl``; sparse GSI ``by-review`` on review/score holds
-only the proposed and automatic pairs of a run), ``dm-decisions`` (pair_key; no TTL, ever),
+only the proposed and automatic pairs of a run), ``dm-decisions`` (pair_key; no TTL, ever;
+sparse GSI ``by-claim`` on decision/lease_until holds only the claims in flight),
 ``dm-merges`` (merge_id; per-record locks ``lock#<contact id>`` and used-link markers
 ``link#<token id>`` live beside the merges, and only those carry the TTL attribute
 ``expires_at``). Bucket ``dm-undo`` (versioned; bundles under ``undo/``). Secrets: CRM read
@@ -176,6 +178,7 @@ class DuplicateMerger(System):
             "hubspot_api_version": args.hubspot_api_version,
             "pairs_table": self.pairs.physical_name,
             "decisions_table": self.decisions.physical_name,
+            "claims_index": contract.CLAIMS_INDEX,
             "merges_table": self.merges.physical_name,
             "review_index": contract.REVIEW_INDEX,
             "undo_bucket": self.undo.physical_name,
@@ -274,6 +277,10 @@ class DuplicateMerger(System):
                     "dynamodb:DeleteItem",
                     sid="RecordDecisions",
                 ),
+                # The sweep finds the claims whose lease ran out on the sparse claims index.
+                self.decisions.grant(
+                    "dynamodb:Query", indexes=(contract.CLAIMS_INDEX,), sid="FindExpiredClaims"
+                ),
                 self.pairs.grant("dynamodb:GetItem", sid="ReadPairs"),
                 self.pairs.grant(
                     "dynamodb:Query", indexes=(contract.REVIEW_INDEX,), sid="QueryReview"
@@ -301,6 +308,13 @@ class DuplicateMerger(System):
                     s.digest_schedule,
                     "Weekly digest of the duplicate merger's proposals",
                     json.dumps({"action": contract.DIGEST_ACTION}),
+                    s.schedule_timezone,
+                ),
+                Schedule(
+                    contract.SWEEP_SCHEDULE,
+                    s.sweep_schedule,
+                    "Resumes dm merges and undoes whose claim ran out",
+                    json.dumps({"action": contract.SWEEP_ACTION}),
                     s.schedule_timezone,
                 ),
             ),

@@ -309,6 +309,8 @@ def consume_once(
 
 SHORT_MAC_BYTES = 10
 """80 bits: the shortest HMAC truncation RFC 2104 (section 5) recommends."""
+MAX_SHORT_TTL_S = 2**24 - 1
+"""A short token's lifetime fits 3 bytes (194 days; upsr's attribution window is 30 days at most)."""
 _SHORT_DIGITS = 0
 _SHORT_TEXT = 1
 
@@ -316,25 +318,27 @@ _SHORT_TEXT = 1
 def issue_short_token(
     keyring: Keyring, *, subject: str, action: str, ttl_seconds: int, now: float
 ) -> str:
-    """A token for a link that must fit an SMS: ``<kid>.<body>``, about 30 characters for a
+    """A token for a link that must fit an SMS: ``<kid>.<body>``, about 35 characters for a
     numeric subject (an order number) where ``issue_token`` takes over 150.
 
-    ``body`` is URL-safe base64 of the expiry (4 bytes), the subject (a decimal number packed
-    as an integer, any other text as UTF-8) and an HMAC-SHA256 truncated to 80 bits over
-    ``s1.<kid>.<action>.`` and those bytes: the action is signed but not carried. A short token
-    has no id and no issue time, so it is not for single-use links (``consume_once``).
+    ``body`` is URL-safe base64 of the expiry (4 bytes), the lifetime in seconds (3 bytes: the
+    issue time is the expiry minus it, checked against ``MAX_CLOCK_SKEW_S`` like every token's),
+    the subject (a decimal number packed as an integer, any other text as UTF-8) and an
+    HMAC-SHA256 truncated to 80 bits over ``s1.<kid>.<action>.`` and those bytes: the action is
+    signed but not carried. A short token has no id, so it is not for single-use links
+    (``consume_once``).
     """
     if not subject or not action:
         raise ValueError("a token needs a subject and an action")
-    if ttl_seconds <= 0:
-        raise ValueError("ttl_seconds must be positive")
+    if not 0 < ttl_seconds <= MAX_SHORT_TTL_S:
+        raise ValueError(f"ttl_seconds must be positive and at most {MAX_SHORT_TTL_S}")
     expires = int(now) + int(ttl_seconds)
     if subject.isascii() and subject.isdigit() and not subject.startswith("0"):
         number = int(subject)
         encoded = bytes([_SHORT_DIGITS]) + number.to_bytes(max(1, (number.bit_length() + 7) // 8))
     else:
         encoded = bytes([_SHORT_TEXT]) + subject.encode("utf-8")
-    body = expires.to_bytes(4) + encoded
+    body = expires.to_bytes(4) + int(ttl_seconds).to_bytes(3) + encoded
     kid = keyring.active_kid
     return f"{kid}.{_b64encode(body + _short_mac(keyring.keys[kid], kid, action, body))}"
 
@@ -355,7 +359,7 @@ def verify_short_token(
     if not dot or not _KID.match(kid):
         raise MalformedToken("not a short token")
     raw = _b64decode(rest)
-    if len(raw) < 4 + 2 + SHORT_MAC_BYTES:
+    if len(raw) < 4 + 3 + 2 + SHORT_MAC_BYTES:
         raise MalformedToken("short token too short")
     secret = keyring.keys.get(kid)
     if secret is None:
@@ -363,8 +367,8 @@ def verify_short_token(
     body, mac = raw[:-SHORT_MAC_BYTES], raw[-SHORT_MAC_BYTES:]
     if not hmac.compare_digest(_short_mac(secret, kid, action, body), mac):
         raise InvalidSignature("the signature does not match")
-    expires = int.from_bytes(body[:4])
-    kind, value = body[4], body[5:]
+    expires, lifetime = int.from_bytes(body[:4]), int.from_bytes(body[4:7])
+    kind, value = body[7], body[8:]
     if kind == _SHORT_DIGITS:
         subject = str(int.from_bytes(value))
     else:
@@ -372,6 +376,11 @@ def verify_short_token(
             subject = value.decode("utf-8")
         except UnicodeDecodeError as err:
             raise MalformedToken("subject is not UTF-8") from err
+    issued = expires - lifetime
+    if lifetime <= 0:
+        raise MalformedToken("expires before it was issued")
     if now >= expires:
         raise TokenExpired(f"expired at {expires}")
-    return LinkClaims(token_id="", subject=subject, action=action, issued_at=0, expires_at=expires, kid=kid)
+    if issued > now + MAX_CLOCK_SKEW_S:  # the rule of ``verify_token``
+        raise TokenNotYetValid(f"issued at {issued}, beyond the allowed clock skew")
+    return LinkClaims(token_id="", subject=subject, action=action, issued_at=issued, expires_at=expires, kid=kid)

@@ -75,6 +75,10 @@ CATALOGUE: Mapping[str, tuple[BusinessMetric, ...]] = {
             "SecondaryEmailsNotAdded",
             "absorbed addresses HubSpot's legacy secondary-email path refused (merge kept)",
         ),
+        BusinessMetric(
+            "ClaimsResumed",
+            "interrupted merges and undos the sweep finished, put back or stopped for a person",
+        ),
     ),
     "ler": (
         BusinessMetric("Leads", "leads received, by lane", "lane", ("form", "mail", "upload")),

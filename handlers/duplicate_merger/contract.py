@@ -32,8 +32,16 @@ PAIRS: Final = TableSpec(
 )
 """One row per pair (``min#max``), the run summaries (``run#<id>``, ``run#latest``) and the
 checkpoints of a large portal's read (``read#<run>``)."""
-DECISIONS: Final = TableSpec("dm-decisions", Key("pair_key"))
-"""A person's (or an automatic merge's) decision per pair; no TTL, ever."""
+CLAIMS_INDEX: Final = "by-claim"
+"""dm-decisions' sparse GSI on decision/lease_until: only claims in flight (``merging``,
+``undoing``) carry ``lease_until``, so the sweep finds the expired ones with two Queries."""
+DECISIONS: Final = TableSpec(
+    "dm-decisions",
+    Key("pair_key"),
+    indexes=(Index(CLAIMS_INDEX, Key("decision"), Key("lease_until", "N")),),
+)
+"""A person's (or an automatic merge's) decision per pair, the calibration counters
+(``calibration#<week>``) and the notes for the digest (``notes#<week>``); no TTL, ever."""
 MERGES: Final = TableSpec("dm-merges", Key("merge_id"), ttl_attribute="expires_at")
 """Merges, per-record locks (``lock#<contact id>``) and used-link markers (``link#<token id>``);
 only the locks and markers carry ``expires_at``."""
@@ -55,10 +63,13 @@ LINK_KEY_SECRET: Final = "dm-link-key"
 
 BLOCK_SCHEDULE: Final = "dm-block-weekly"
 DIGEST_SCHEDULE: Final = "dm-digest-weekly"
+SWEEP_SCHEDULE: Final = "dm-sweep"
 BLOCK_ACTION: Final = "block"
 """dm-block's event ``{"action": "block"}`` (the schedule, or its own continuation)."""
 DIGEST_ACTION: Final = "digest"
 """dm-merge's event ``{"action": "digest"}`` (the weekly digest schedule)."""
+SWEEP_ACTION: Final = "sweep"
+"""dm-merge's event ``{"action": "sweep"}``: claims whose lease ran out are resumed."""
 
 PAIR_TTL_DAYS: Final = 30
 """Pair rows and run summaries expire after this many days (the document's 30-day window)."""
@@ -104,6 +115,7 @@ class MergeSettings(Settings):
 
     merges_table: str
     decisions_table: str
+    claims_index: str
     pairs_table: str
     review_index: str
     undo_bucket: str

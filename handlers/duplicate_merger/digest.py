@@ -15,7 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from handlers.common import html_kit as kit
+from handlers.duplicate_merger import pages
 from handlers.duplicate_merger.explanation import LABELS
+from handlers.duplicate_merger.pair_keys import split_pair_key
 
 MAX_LISTED = 200
 
@@ -42,6 +44,18 @@ class DigestItem:
     confirm: str = ""
     reject: str = ""
     undo: str = ""
+
+
+@dataclass(frozen=True)
+class Notice:
+    """Something the owner should know that is not one of the run's pairs (a merge the sweep
+    finished or put back, an address a merge could not keep, a merge waiting for a person):
+    what happened and what to do, in words, with an optional link."""
+
+    what: str
+    todo: str
+    link: str = ""
+    link_label: str = ""
 
 
 @dataclass(frozen=True)
@@ -77,15 +91,35 @@ def compose(
     automatic: Iterable[DigestItem],
     *,
     bands: Sequence[str] = (),
+    notices: Iterable[Notice] = (),
 ) -> Digest:
     """The digest's subject, plain text and HTML; ``bands`` are the lines saying how the
-    reviewer's decisions set the run's bands (``calibration.describe``), shown as detail."""
+    reviewer's decisions set the run's bands (``calibration.describe``), shown as detail;
+    ``notices`` come first, each with what to do."""
     props = list(proposals)[:MAX_LISTED]
     autos = list(automatic)[:MAX_LISTED]
+    notes = list(notices)[:MAX_LISTED]
     run_id = str((run or {}).get("run_id", "this week"))
     subject = f"Duplicate contacts {run_id}: {len(props)} to review, {len(autos)} merged automatically"
+    if notes:
+        subject += f", {len(notes)} to look at"
     lines = [subject, ""]
     html: list[str] = []
+    if notes:
+        lines.append("To look at: what happened since the last digest, and what to do.")
+        html.append("<h2>To look at</h2><ol>")
+        for n, note in enumerate(notes, 1):
+            lines += [f"{n}. {note.what}", f"   What to do: {note.todo}"]
+            if note.link:
+                lines.append(f"   {note.link_label}: {note.link}")
+            lines.append("")
+            more = kit.link(note.link, note.link_label) if note.link else ""
+            html.append(
+                f"<li style='margin-bottom:20px'>{kit.esc(note.what)}<br>"
+                f"<strong>What to do:</strong> {kit.esc(note.todo)}"
+                + (f"<br>{more}" if more else "") + "</li>"
+            )
+        html.append("</ol>")
     if props:
         lines.append("To review: each link opens a page with one button.")
         html.append("<h2>To review</h2><ol>")
@@ -117,7 +151,7 @@ def compose(
                 f"{kit.link(item.undo, f'Undo the merge of {item.who}')}</li>"
             )
         html.append("</ol>")
-    if not props and not autos:
+    if not props and not autos and not notes:
         lines.append("Nothing to review this week.")
         html.append(kit.para("Nothing to review this week."))
     details: list[str] = []
@@ -144,6 +178,71 @@ def compose(
         html.append(f"<div class=detail style='color:{kit.MUTED};font-size:14px'>{''.join(details)}</div>")
     m = kit.mail(subject, lines, kit.join(html))
     return Digest(m.subject, m.text, m.html, len(props), len(autos))
+
+
+def _names(pair_key: str, pair: Mapping[str, Any] | None) -> tuple[str, dict[str, str]]:
+    """(both names, id -> name) from the pair's row; ids alone when the row has expired."""
+    if pair:
+        return pages.who(pair), pages.names(pair)
+    low, high = split_pair_key(pair_key)
+    return f"contacts {low} and {high}", {}
+
+
+def notices(
+    notes: Iterable[Mapping[str, Any]],
+    stuck: Iterable[tuple[str, Mapping[str, Any]]],
+    pair_of: Callable[[str], Mapping[str, Any] | None],
+    undo_link: Callable[[str], str],
+) -> list[Notice]:
+    """The digest's words for the week's notes (``merging.Notes``: a claim the sweep finished
+    or put back, addresses a merge could not keep) and for each merge stopped for a person
+    (``merging.stuck``), each with what to do."""
+    found: list[Notice] = []
+    for note in notes:
+        pair_key = str(note.get("pair_key") or "")
+        who, names = _names(pair_key, pair_of(pair_key))
+        if note.get("kind") == "emails_not_added":
+            kept = names.get(str(note["kept_id"]), f"contact {note['kept_id']}")
+            absorbed = names.get(str(note["merged_id"]), f"contact {note['merged_id']}")
+            emails = ", ".join(str(e) for e in note.get("emails") or [])
+            found.append(Notice(
+                f"{who} were merged ({absorbed} into {kept}), but HubSpot refused to keep "
+                f"{emails} on {kept} as a secondary email.",
+                f"In HubSpot, open {kept} and add {emails} as a secondary email, so that mail "
+                f"from that address still finds {kept}.",
+            ))
+            continue
+        by = str(note.get("by") or "automatic")
+        started = "merged automatically" if by == "automatic" else f"confirmed by {by}"
+        if note.get("claim") == "undoing":
+            found.append(Notice(
+                f"Undoing the merge of {who} stopped part way; the automatic check finished it: "
+                "both contacts are back as they were.",
+                "Nothing: the pair now counts as not a duplicate and is not proposed again.",
+            ))
+        elif note.get("status") == "merged":
+            found.append(Notice(
+                f"The merge of {who} ({started}) stopped part way; the automatic check finished it.",
+                "Nothing, unless they should not have been merged: then undo it.",
+                undo_link(str(note["merge_id"])), f"Undo the merge of {who}",
+            ))
+        elif note.get("status") == "rolled_back":
+            found.append(Notice(
+                f"The merge of {who} ({started}) stopped part way; the automatic check put both "
+                "contacts back as they were.",
+                "Nothing was merged. To merge them, use the Confirm link again (it works again); "
+                "a pair found by the weekly run is tried again after its next run.",
+            ))
+    for pair_key, record in stuck:
+        who, _ = _names(pair_key, pair_of(pair_key))
+        attention = str(record.get("attention") or "").strip().rstrip(".")
+        found.append(Notice(
+            f"The merge of {who} stopped where a contact may already have been re-created: "
+            f"{attention}.",
+            "Check HubSpot as this says and remove any second copy. Until this is resolved "
+            "nothing else changes either contact, and every digest lists it here.",
+        ))
+    return found
 
 
 def send(ses: Any, sender: str, recipient: str, digest: Digest) -> str:

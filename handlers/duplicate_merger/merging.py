@@ -18,7 +18,8 @@ decision and locks in one transaction). A merge failing part way is put back by 
 undo uses; an undo restores the snapshots whatever happened to the kept contact since.
 
 Progress is recorded per CRM write in the merge record (``steps``), so a claim left by a crashed
-invocation (its lease ran out) is taken over by the next request touching the pair, which
+invocation (its lease ran out) is taken over by the next request touching the pair, or by the
+sweep (``MergeService.sweep``, the ``dm-sweep`` schedule) when none comes, which
 resumes where the crash stopped: a merge rolls forward (its writes are idempotent), a
 rollback or an undo goes on restoring, and no step already recorded is repeated. The one CRM
 write that is not idempotent, re-creating an archived contact (HubSpot gives it a new id), is
@@ -175,6 +176,10 @@ class Ledger(Protocol):
         """End the claim as the settlement says; False if the claim is no longer ours."""
         ...
 
+    def expired_claims(self, now: int) -> list[Mapping[str, Any]]:
+        """Decision items still ``merging`` / ``undoing`` whose lease ended before ``now``."""
+        ...
+
 
 class Bundles(Protocol):
     """Where undo bundles are kept (S3 ``undo/`` in production)."""
@@ -299,6 +304,13 @@ class Tally(Protocol):
     def count(self, week: str, changes: Mapping[str, int]) -> None: ...
 
 
+class Notes(Protocol):
+    """What the next digest lists beyond the run's pairs: merges the sweep finished or put back,
+    addresses a merge could not keep (``store.DynamoLedger.note`` in production)."""
+
+    def note(self, week: str, entry: Mapping[str, Any]) -> None: ...
+
+
 Shown = Callable[[str], "tuple[float, str] | None"]
 """A pair's score and evidence class as last shown (its pairs row), or None if it has none."""
 
@@ -320,6 +332,7 @@ class MergeService:
         lease_s: int = LOCK_LEASE_SECONDS,
         shown: Shown | None = None,
         tally: Tally | None = None,
+        notes: Notes | None = None,
     ) -> None:
         self.crm = crm
         self.ledger = ledger
@@ -328,6 +341,7 @@ class MergeService:
         self.lease_s = lease_s
         self.shown = shown
         self.tally = tally
+        self.notes = notes
 
     # What a decision was made on -----------------------------------------------------------
 
@@ -354,6 +368,18 @@ class MergeService:
             get_logger().error(
                 "decision not counted for calibration",
                 extra={"pair_key": decision.get("pair_key"), "error": str(err)[:200]},
+            )
+
+    def _note(self, now: dt.datetime, entry: Mapping[str, Any]) -> None:
+        """Keep ``entry`` for the next digest; like a count, a failure here is logged and the
+        outcome stands (the log line and the metric still say it)."""
+        if self.notes is None:
+            return
+        try:
+            self.notes.note(week_of(now), {**entry, "at": _stamp(now)})
+        except Exception as err:
+            get_logger().error(
+                "not noted for the digest", extra={**entry, "error": str(err)[:200]}
             )
 
     # What is there already -----------------------------------------------------------------
@@ -576,6 +602,12 @@ class MergeService:
         self._count(decision, now, {True: 1})
         moved = bundle["moved"]
         metrics.count("Merges")
+        not_added = [
+            str(e) for i, e in enumerate(bundle.get("emails") or []) if f"apply:email:{i}:failed" in done
+        ]
+        if not_added:
+            self._note(now, {"kind": "emails_not_added", "pair_key": pair_key, "merge_id": merge_id,
+                             "kept_id": kept_id, "merged_id": merged_id, "emails": not_added})
         return Outcome(
             "merged",
             f"contact {merged_id} was merged into {kept_id}",
@@ -587,11 +619,7 @@ class MergeService:
                 "engagements": sum(1 for e in moved if Association.from_item(e).engagement),
                 "filled": sorted(bundle.get("fills") or {}),
                 "emails": list(bundle.get("emails") or []),
-                "emails_not_added": [
-                    str(e)
-                    for i, e in enumerate(bundle.get("emails") or [])
-                    if f"apply:email:{i}:failed" in done
-                ],
+                "emails_not_added": not_added,
                 "undoable_until": record["undoable_until"],
             },
         )
@@ -911,6 +939,44 @@ class MergeService:
             self.ledger.progress(merge_id, holder, None, {"attention": str(stuck)})
             return Outcome("needs_attention", str(stuck), merge_id)
 
+    # Claims nobody came back for ------------------------------------------------------------
+
+    def sweep(self, now: dt.datetime) -> list[tuple[str, Outcome]]:
+        """Resume every claim whose lease ran out and that no request came back for (a crash
+        nobody clicked again; an automatic merge whose redeliveries all fell inside the lease and
+        went to the DLQ): a merge rolls forward or is put back, an undo goes on, exactly as the
+        next click would. Returns (pair, outcome) for each claim acted on; each one finished is
+        noted for the digest. A claim waiting for a person (``needs_attention``) is not retried:
+        every digest lists it (``stuck``)."""
+        results: list[tuple[str, Outcome]] = []
+        for found in self.ledger.expired_claims(int(now.timestamp())):
+            pair_key = str(found["pair_key"])
+            current = self.ledger.decision(pair_key) or {}  # the index lags the table
+            if current.get("decision") not in TRANSIENT or self._live(current, now):
+                continue
+            merge_id = str(current.get("merge_id") or "")
+            record = (self.ledger.merge(merge_id) if merge_id else None) or {}
+            if record.get("attention"):
+                continue
+            try:
+                outcome = self._resume(pair_key, current, now)
+            except MergeFailed as failed:  # the CRM refused a write: put back, the pair is free
+                outcome = failed.outcome
+            except ClaimLost:
+                continue  # a click or a redelivery took it over meanwhile: theirs to finish
+            except Exception as err:  # the CRM down, say: the lease ran out again, next sweep
+                get_logger().error("an expired claim could not be resumed; the next sweep retries",
+                                   extra={"pair_key": pair_key, "error": str(err)[:200]})
+                continue
+            if outcome.status == "busy":
+                continue  # another request holds it now
+            if outcome.status in ("merged", "rolled_back", "undone"):
+                self._note(now, {"kind": "resumed", "pair_key": pair_key, "claim": str(current["decision"]),
+                                 "status": outcome.status, "merge_id": outcome.merge_id or "",
+                                 "by": str(current.get("by") or "automatic")})
+            results.append((pair_key, outcome))
+        return results
+
     # Rejection -----------------------------------------------------------------------------
 
     def reject(
@@ -941,6 +1007,18 @@ class MergeService:
             self._count(item, now, {False: 1})
             return Outcome("rejected", "Recorded: not a duplicate. This pair will not be proposed again.")
         return Outcome("busy", "another request on this pair is running")
+
+
+def stuck(ledger: Ledger, now: dt.datetime) -> list[tuple[str, Mapping[str, Any]]]:
+    """Claims stopped for a person (a restore that may already have re-created a contact):
+    (pair, merge record with its ``attention``), which every digest lists until resolved."""
+    found = []
+    for claim in ledger.expired_claims(int(now.timestamp())):
+        merge_id = str(claim.get("merge_id") or "")
+        record = (ledger.merge(merge_id) if merge_id else None) or {}
+        if record.get("attention"):
+            found.append((str(claim["pair_key"]), record))
+    return found
 
 
 def _diff_properties(

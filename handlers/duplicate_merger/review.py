@@ -35,16 +35,17 @@ from typing import Any
 from handlers.common import function_url as fu
 from handlers.common import html_kit as kit
 from handlers.common import link_tokens as lt
+from handlers.common import metrics
 from handlers.common.aws_clients import client, table
 from handlers.common.link_tokens import Keyring, issue_token
 from handlers.common.secrets import get_secret
 from handlers.duplicate_merger import digest as dg
 from handlers.duplicate_merger import pages
 from handlers.duplicate_merger.bands import Thresholds
-from handlers.duplicate_merger.calibration import describe
+from handlers.duplicate_merger.calibration import describe, week_of
 from handlers.duplicate_merger.contract import MergeSettings
 from handlers.duplicate_merger.crm import CrmWriter
-from handlers.duplicate_merger.merging import LinkUse, MergeFailed, MergeService, Outcome
+from handlers.duplicate_merger.merging import LinkUse, MergeFailed, MergeService, Outcome, stuck
 from handlers.duplicate_merger.pair_keys import split_pair_key
 from handlers.duplicate_merger.store import (
     RUN_LATEST,
@@ -56,6 +57,8 @@ from handlers.duplicate_merger.store import (
 )
 
 MERGE_ID = re.compile(r"mrg_\d{4}_\d{2}_\d{2}_[0-9a-f]{6}")
+NOTES_DAYS = 7
+"""The digest lists the notes of the week before it (it is weekly)."""
 ROUTES = {
     ("GET", "/review"): "review",
     ("GET", "/confirm"): "confirm",
@@ -82,7 +85,7 @@ class App:
         self.crm = crm
         self.clock = clock
         self.merges = table(env.merges_table)
-        self.ledger = DynamoLedger(self.merges, table(env.decisions_table))
+        self.ledger = DynamoLedger(self.merges, table(env.decisions_table), env.claims_index)
         self.pairs = PairReader(table(env.pairs_table), env.review_index)
         self.bundles = S3Bundles(env.undo_bucket)
 
@@ -97,7 +100,7 @@ class App:
         crm = self.crm()
         return MergeService(
             crm, self.ledger, self.bundles, undo_days=self.env.undo_days,
-            shown=self.pairs.shown, tally=DecisionTally(self.ledger.decisions),
+            shown=self.pairs.shown, tally=DecisionTally(self.ledger.decisions), notes=self.ledger,
         )
 
     # Web ---------------------------------------------------------------------------------
@@ -280,6 +283,22 @@ class App:
             raise RuntimeError(outcome.message)  # SQS redelivers it after the visibility timeout
         return outcome
 
+    # Claims nobody came back for --------------------------------------------------------
+
+    def sweep(self) -> dict[str, Any]:
+        """The ``dm-sweep`` schedule: resume every claim whose lease ran out (``MergeService.sweep``).
+        The CRM write credential is read only when there is one."""
+        now = self.clock()
+        if not self.ledger.expired_claims(int(now.timestamp())):
+            return {"resumed": 0}
+        done = self.service().sweep(now)
+        if done:
+            metrics.count("ClaimsResumed", len(done))
+        statuses: dict[str, int] = {}
+        for _, outcome in done:
+            statuses[outcome.status] = statuses.get(outcome.status, 0) + 1
+        return {"resumed": len(done), **statuses}
+
     # Digest ------------------------------------------------------------------------------
 
     def _bands_lines(self, run_id: str) -> list[str]:
@@ -290,6 +309,20 @@ class App:
         configured = Thresholds(automatic=self.env.automatic_threshold,
                                 propose=self.env.propose_threshold)
         return describe(note["summary"], configured)
+
+    def _notices(self, base: str, now: dt.datetime, expires: int) -> list[dg.Notice]:
+        """The week's notes (claims the sweep finished, addresses a merge could not keep) and
+        every merge waiting for a person."""
+        since = _stamp(now - dt.timedelta(days=NOTES_DAYS))
+        weeks = dict.fromkeys([week_of(now - dt.timedelta(days=NOTES_DAYS)), week_of(now)])
+        notes = [n for n in self.ledger.notes(weeks) if str(n.get("at") or "") > since]
+        until = min(expires, _undo_expiry(now, self.env))
+        return dg.notices(
+            notes,
+            stuck(self.ledger, now),
+            self.pairs.get,
+            lambda merge_id: self._link(base, "/undo", "undo", merge_id, until, now),
+        )
 
     def digest(self, base: str) -> dict[str, Any]:
         now = self.clock()
@@ -321,7 +354,8 @@ class App:
                 str(pair["pair_key"]), pages.who(pair), pages.company(pair), pages.reason(pair),
                 pages.confidence(float(pair["score"])), float(pair["score"]), undo=url,
             ))
-        composed = dg.compose(run, proposals, automatic, bands=self._bands_lines(run_id))
+        composed = dg.compose(run, proposals, automatic, bands=self._bands_lines(run_id),
+                              notices=self._notices(base, now, expires))
         message_id = dg.send(client("ses"), self.env.sender_email, self.env.reviewer_email, composed)
         return {"sent": True, "message_id": message_id, "run_id": run_id,
                 "proposals": composed.proposals, "automatic": composed.automatic}
@@ -337,6 +371,10 @@ def _token_of(claims: Any, app: App) -> str:
         now=claims.issued_at,
         token_id=claims.token_id,
     )
+
+
+def _stamp(now: dt.datetime) -> str:
+    return now.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _sentence(text: str) -> str:

@@ -25,7 +25,15 @@ from handlers.common.transitions import (
     tx_put,
     tx_update,
 )
-from handlers.duplicate_merger.merging import Claim, ClaimLost, LinkUse, Lost, Settlement
+from handlers.duplicate_merger.contract import CLAIMS_INDEX
+from handlers.duplicate_merger.merging import (
+    TRANSIENT,
+    Claim,
+    ClaimLost,
+    LinkUse,
+    Lost,
+    Settlement,
+)
 from handlers.duplicate_merger.pipeline import CandidatePair
 
 if TYPE_CHECKING:
@@ -208,6 +216,10 @@ class PairReader:
 # Reviewer decision counters (dm-merge adds, dm-score reads) ------------------------------
 
 
+NOTES_PREFIX = "notes#"
+"""Key prefix of the weekly notes for the digest in the decisions table (``notes#2026-W05``):
+claims the sweep finished, addresses a merge could not keep (never a pair key: no contact id
+is "notes")."""
 TALLY_PREFIX = "calibration#"
 """Key prefix of the counter items in the decisions table (never a pair key: no contact id
 is "calibration")."""
@@ -262,9 +274,51 @@ class DynamoLedger:
     them in another. Reads are strongly consistent, so a request sees the claim it lost to.
     """
 
-    def __init__(self, merges: Table, decisions: Table) -> None:
+    def __init__(self, merges: Table, decisions: Table, claims_index: str = CLAIMS_INDEX) -> None:
         self.merges = merges
         self.decisions = decisions
+        self.claims_index = claims_index
+
+    def expired_claims(self, now: int) -> list[Mapping[str, Any]]:
+        """Claims (``merging``, ``undoing``) whose lease ran out before ``now``, oldest first.
+
+        The sparse ``by-claim`` index holds only decision items with ``lease_until``, which only
+        a claim in flight has (a settlement replaces the item without it), so this reads the
+        claims and nothing else. GSI reads are eventually consistent: the sweep re-reads each
+        item before it acts (``MergeService.sweep``)."""
+        found: list[Mapping[str, Any]] = []
+        for kind in TRANSIENT:
+            kwargs: dict[str, Any] = {
+                "IndexName": self.claims_index,
+                "KeyConditionExpression": "#d = :kind AND lease_until < :now",
+                "ExpressionAttributeNames": {"#d": "decision"},
+                "ExpressionAttributeValues": {":kind": kind, ":now": now},
+            }
+            while True:
+                answer = self.decisions.query(**kwargs)
+                found.extend(_plain(dict(item)) for item in answer.get("Items", []))
+                last = answer.get("LastEvaluatedKey")
+                if not last:
+                    break
+                kwargs["ExclusiveStartKey"] = last
+        return sorted(found, key=lambda item: (int(item.get("lease_until") or 0), str(item["pair_key"])))
+
+    def note(self, week: str, entry: Mapping[str, Any]) -> None:
+        """``merging.Notes``: append ``entry`` to the week's ``notes#<week>`` item, which the
+        digest lists (one UpdateItem with ``list_append``: two notes at once both land)."""
+        self.decisions.update_item(
+            Key={"pair_key": NOTES_PREFIX + week},
+            UpdateExpression="SET entries = list_append(if_not_exists(entries, :none), :entry)",
+            ExpressionAttributeValues={":none": [], ":entry": [_dynamo(dict(entry))]},
+        )
+
+    def notes(self, weeks: Iterable[str]) -> list[Mapping[str, Any]]:
+        """The entries noted in ``weeks``, in the order they were noted."""
+        found: list[Mapping[str, Any]] = []
+        for week in weeks:
+            item = self._get(self.decisions, {"pair_key": NOTES_PREFIX + week}) or {}
+            found.extend(dict(e) for e in item.get("entries") or [])
+        return found
 
     def _get(self, table: Table, key: Mapping[str, str]) -> Mapping[str, Any] | None:
         item = table.get_item(Key=dict(key), ConsistentRead=True).get("Item")

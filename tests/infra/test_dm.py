@@ -98,6 +98,7 @@ def test_queues_with_dead_letter_queues_and_triggers(graph: Graph) -> None:
         "dev-dm-merge-failures",
         "dev-dm-block-weekly-schedule-dlq",
         "dev-dm-digest-weekly-schedule-dlq",
+        "dev-dm-sweep-schedule-dlq",
     }
     for name in ("dev-dm-blocks", "dev-dm-merges"):
         redrive = json.loads(queues[name]["redrivePolicy"])
@@ -112,15 +113,32 @@ def test_queues_with_dead_letter_queues_and_triggers(graph: Graph) -> None:
         assert m.inputs["functionResponseTypes"] == ["ReportBatchItemFailures"]
 
 
-def test_two_weekly_schedules_each_invoking_one_function(graph: Graph) -> None:
+def test_two_weekly_schedules_and_the_sweep_each_invoking_one_function(graph: Graph) -> None:
     schedules = {s.inputs["name"]: s.inputs for s in graph.of_type("aws:scheduler/schedule:Schedule")}
-    assert set(schedules) == {"dev-dm-block-weekly", "dev-dm-digest-weekly"}
+    assert set(schedules) == {"dev-dm-block-weekly", "dev-dm-digest-weekly", "dev-dm-sweep"}
     block = schedules["dev-dm-block-weekly"]
     assert block["scheduleExpression"] == graph.config.systems.dm.schedule  # type: ignore[union-attr]
     assert block["target"]["arn"] == arn("lambda", "function:dev-dm-block")
     digest = schedules["dev-dm-digest-weekly"]
     assert digest["target"]["arn"] == arn("lambda", "function:dev-dm-merge")
     assert json.loads(digest["target"]["input"]) == {"action": "digest"}
+    # issue 27: claims whose lease ran out are resumed without a click.
+    sweep = schedules["dev-dm-sweep"]
+    assert sweep["scheduleExpression"] == "rate(15 minutes)"
+    assert sweep["target"]["arn"] == arn("lambda", "function:dev-dm-merge")
+    assert json.loads(sweep["target"]["input"]) == {"action": "sweep"}
+
+
+def test_the_sweep_finds_claims_on_a_sparse_index_it_alone_may_query(graph: Graph) -> None:
+    """dm-merge may Query dm-decisions' by-claim index (and the table), nothing broader."""
+    (table,) = [t for t in graph.of_type("aws:dynamodb/table:Table") if t.inputs["name"] == "dev-dm-decisions"]
+    (index,) = table.inputs["globalSecondaryIndexes"]
+    assert index["name"] == "by-claim" and gsi_keys(index) == ("decision", "lease_until")
+    found = [s for s in statements_of(graph, "dm-merge") if s.get("Sid") == "FindExpiredClaims"]
+    assert [(s["Action"], s["Resource"]) for s in found] == [(
+        ["dynamodb:Query"],
+        [arn("dynamodb", "table/dev-dm-decisions"), arn("dynamodb", "table/dev-dm-decisions/index/by-claim")],
+    )]
 
 
 def test_undo_bucket_is_versioned_and_secrets_are_three(graph: Graph) -> None:
@@ -173,6 +191,7 @@ def test_each_role_holds_exactly_its_grants(graph: Graph) -> None:
             ("dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"),
             (DECISIONS,),
         ),
+        (("dynamodb:Query",), (DECISIONS, f"{DECISIONS}/index/by-claim")),
         (("dynamodb:GetItem",), (PAIRS,)),
         (("dynamodb:Query",), (PAIRS, f"{PAIRS}/index/by-review")),
         (("ses:SendEmail",), (arn("ses", "identity/example.com"),)),

@@ -85,7 +85,7 @@ def _schedule_trust_as_before(graph: Graph) -> None:
     request_role.inputs["assumeRolePolicy"] = json.dumps(trust)
 
 
-SCHEDULES = {"dev": 11, "prod": 10}
+SCHEDULES = {"dev": 12, "prod": 11}
 """ScheduledJobs of the five systems: dev also mails the ls report (reportRecipient)."""
 
 

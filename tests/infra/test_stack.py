@@ -156,7 +156,7 @@ def test_each_system_schedules_in_its_own_group_and_scheduler_trusts_that_group(
     groups = {g.inputs["name"] for g in graph.of_type("aws:scheduler/scheduleGroup:ScheduleGroup")}
     assert {f"{prefix}-{key}" for key in graph.config.systems.enabled() if key != "ls"} <= groups
     schedules = graph.of_type("aws:scheduler/schedule:Schedule")
-    assert len(schedules) == {"dev": 11, "prod": 10}[prefix]  # dev also mails the ls report
+    assert len(schedules) == {"dev": 12, "prod": 11}[prefix]  # dev also mails the ls report
     roles = {r.physical_name: r for r in graph.of_type("aws:iam/role:Role")}
     for schedule in schedules:
         group = schedule.inputs["groupName"]

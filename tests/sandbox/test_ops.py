@@ -3,6 +3,7 @@ condition is met; the demo reads the business metrics back from the handlers' EM
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from types import SimpleNamespace
 from typing import Any
@@ -29,6 +30,10 @@ def test_a_handler_failing_until_the_dlq_sets_off_the_dlq_alarm() -> None:
         url = sqs.get_queue_url(QueueName="dev-dm-blocks")["QueueUrl"]
         sqs.send_message(QueueUrl=url, MessageBody=json.dumps({"block": "b-1"}))
         sb.drain()
+        visibility = next(q for q in sb.topology.queues if q.name == "dev-dm-blocks").visibility_timeout_s
+        for _ in range(5):  # each redelivery one visibility timeout later, as SQS returns it
+            sb.clock.jump_to(sb.clock.now() + dt.timedelta(seconds=visibility))
+            sb.drain()
 
         failed = [i for i in sb.runtime.invocations if i.function == "dev-dm-score"]  # type: ignore[union-attr]
         assert len(failed) == 5  # maxReceiveCount 5: five deliveries, then the DLQ

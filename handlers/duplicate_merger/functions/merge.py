@@ -1,5 +1,6 @@
-"""dm-merge: the public review links (Function URL), automatic merges (SQS ``dm-merges``) and
-the weekly digest (``dm-digest-weekly`` schedule, ``{"action": "digest"}``).
+"""dm-merge: the public review links (Function URL), automatic merges (SQS ``dm-merges``), the
+weekly digest (``dm-digest-weekly`` schedule, ``{"action": "digest"}``) and the sweep of claims
+whose lease ran out (``dm-sweep`` schedule, ``{"action": "sweep"}``).
 
 The work is ``review.App``; this module wires it with HubSpot as the CRM and routes the event.
 """
@@ -57,7 +58,7 @@ def own_url(app: App, context: Any) -> str:
 
 
 def run(app: App, event: Mapping[str, Any], context: Any, clock: Clock) -> Any:
-    """Function URL request, SQS batch from dm-merges, or the digest schedule."""
+    """Function URL request, SQS batch from dm-merges, or the digest or sweep schedule."""
     logger = get_logger()
     if isinstance(event.get("requestContext"), Mapping) and "http" in event["requestContext"]:
         return app.web(event)
@@ -71,6 +72,10 @@ def run(app: App, event: Mapping[str, Any], context: Any, clock: Clock) -> Any:
             )
 
         return batch.sqs_batch(dict(event), context, one)
+    if event.get("action") == contract.SWEEP_ACTION:
+        result = app.sweep()
+        logger.info("sweep of expired claims", extra=result)
+        return result
     if event.get("action") == contract.DIGEST_ACTION:
         result = app.digest(own_url(app, context))
         logger.info("digest", extra=result)

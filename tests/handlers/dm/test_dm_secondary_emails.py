@@ -14,18 +14,23 @@ and the merge goes on; an undo skips the addresses that were never added.
 from __future__ import annotations
 
 import copy
+import datetime as dt
 import json
 import time
 from collections.abc import Iterator
+from decimal import Decimal
 
 import pytest
 
 from handlers.common import metrics
+from handlers.common.entry import registry
 from handlers.duplicate_merger.crm import CrmError, HubSpotCrm
+from handlers.duplicate_merger.functions import merge
 from handlers.duplicate_merger.store import S3Bundles
 from tests.handlers.common.hubspot_stub import Stub, running
 from tests.handlers.dm.conftest import DmAws
 from tests.handlers.dm.test_dm_flows import NOW, crm_with_history, service
+from tests.handlers.dm.test_dm_sweep import at, last_mail
 
 DOCUMENTED_PUT = {"portalId": 589323, "vid": 21316, "secondaryEmails": ["updatedAddress@hubspot.com", "newlyDiscoveredAddress@hubspot.com"]}
 DOCUMENTED_DELETE = {"portalId": 589323, "vid": 21316, "secondaryEmails": ["newlyDiscoveredAddress@hubspot.com"]}
@@ -102,3 +107,32 @@ def test_a_refused_secondary_email_is_recorded_and_the_merge_goes_on(
     undone = service(dm_aws, crm).undo(str(outcome.merge_id), undone_by="ops@example.com", now=NOW)
     assert undone.status == "undone"
     assert crm.state(["101", "102"]) == before
+
+
+def test_the_next_digest_names_both_contacts_and_says_how_to_add_the_refused_address(
+    dm_aws: DmAws,
+) -> None:
+    """Found on ae6d6c4: the refusal was recorded and counted, but the owner never heard of it
+    (the digest listed the merge with no word about the address)."""
+    crm = crm_with_history()
+
+    def refuse(contact_id: str, email: str) -> None:
+        raise CrmError("HTTP 403", status=403, retryable=False)
+
+    crm.add_email = refuse  # type: ignore[method-assign]
+    names = {"low": {"name": "Ann Zyborski"}, "high": {"name": "Annie Zyborski"}}
+    dm_aws.pairs.put_item(Item={"pair_key": "101#102", "band": "automatic", "run_id": "2026-W32",
+                                "review": "2026-W32#automatic", "score": Decimal("15"), "contacts": names})
+    dm_aws.pairs.put_item(Item={"pair_key": "run#latest", "run_id": "2026-W32"})
+    registry.override(merge, crm=lambda: crm)
+    at(NOW)
+    body = json.dumps({"pair_key": "101#102", "run": "2026-W32", "score": 15.0})
+    assert merge.handler({"Records": [{"messageId": "m1", "body": body}]}, None) == {"batchItemFailures": []}
+    at(NOW + dt.timedelta(days=6))
+    assert merge.handler({"action": "digest"}, None)["sent"] is True
+    mail = last_mail()
+    assert "1 to look at" in mail
+    assert ("Ann Zyborski and Annie Zyborski were merged (Annie Zyborski into Ann Zyborski), but "
+            "HubSpot refused to keep ann@zyborski.net, ann.z@old.example on Ann Zyborski") in mail
+    assert ("In HubSpot, open Ann Zyborski and add ann@zyborski.net, ann.z@old.example as a "
+            "secondary email") in mail

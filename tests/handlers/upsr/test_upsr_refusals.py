@@ -147,8 +147,8 @@ def _tampered(token: str) -> dict[str, str]:
     kid, body = token.split(".")
     raw = base64.urlsafe_b64decode(body + "=" * (-len(body) % 4))
     data, mac = raw[:-SHORT_MAC_BYTES], raw[-SHORT_MAC_BYTES:]
-    order = str(int.from_bytes(data[5:]))
-    other_order = data[:5] + (int(order) + 1).to_bytes(len(data) - 5)  # another customer's offer
+    order = str(int.from_bytes(data[8:]))  # expiry 4 bytes, lifetime 3, subject kind 1
+    other_order = data[:8] + (int(order) + 1).to_bytes(len(data) - 8)  # another customer's offer
 
     def b64(value: bytes) -> str:
         return base64.urlsafe_b64encode(value).rstrip(b"=").decode()
@@ -233,7 +233,7 @@ def test_the_sms_link_fits_one_segment_with_a_real_function_url() -> None:
     token = issue_short_token(keys, subject=link_subject("ofr-5443254255890"), action=ADD_ACTION,
                               ttl_seconds=17 * 86400, now=T0)
     url = link_url(FUNCTION_URL, token)
-    assert len(token) <= 32 and url.count("/") == 3
+    assert len(token) <= 36 and url.count("/") == 3
     for title in ("Mat", "Organic Cotton \u201cPremium\u201d Gift Wrap with a Handwritten Card \U0001f381"):
         nudge = compose(Contact(Channel.SMS, "+447700900123", "Ann"), title, "It goes with it", url)
         assert fits_one_segment(nudge.text), nudge.text
