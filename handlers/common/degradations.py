@@ -21,6 +21,7 @@ import datetime as dt
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+from zoneinfo import ZoneInfo
 
 from handlers.common import html_kit as kit
 from handlers.common import model_call
@@ -88,8 +89,6 @@ class Degradation:
 
     def line(self, zone: str = "UTC") -> str:
         """One plain sentence: what, which, since when, how many."""
-        from zoneinfo import ZoneInfo
-
         def when(ts: int) -> str:
             return dt.datetime.fromtimestamp(ts, dt.UTC).astimezone(ZoneInfo(zone)).strftime(
                 "%d %b %Y %H:%M"

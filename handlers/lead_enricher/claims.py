@@ -103,8 +103,6 @@ class PushClaims:
     def release(self, claim: Claim) -> None:
         """Give the claim up (only its holder): the lease is made stale at once, so the retry
         of a push the CRM refused takes it over instead of waiting out the lease."""
-        from botocore.exceptions import ClientError
-
         try:
             self.table.update_item(
                 Key=claim.key,

@@ -1,4 +1,4 @@
-"""secretStore: the same twelve secrets in Secrets Manager (the documents' store, the key's
+"""secretStore: the same secrets in Secrets Manager (the documents' store, the key's
 default) or as Parameter Store SecureStrings (both stack files), each readable by exactly the
 functions that use it, none in Pulumi state."""
 
@@ -29,7 +29,7 @@ def _reads(graph: Any, action: str) -> dict[str, set[str]]:
 def test_dev_parameters_are_securestrings_whose_value_never_enters_state(graphs: GraphCache) -> None:
     graph = graphs.run("dev")
     params = graph.of_type(PARAMETER)
-    assert len(params) == 12 and graph.of_type(SECRET) == []
+    assert len(params) == 14 and graph.of_type(SECRET) == []
     for p in params:
         assert p.inputs["type"] == "SecureString" and p.inputs["tier"] == "Standard"
         assert str(p.inputs["name"]).startswith("/dev/")
@@ -39,17 +39,17 @@ def test_dev_parameters_are_securestrings_whose_value_never_enters_state(graphs:
         assert "keyId" not in p.inputs  # the AWS managed key aws/ssm: no monthly key charge
 
 
-def test_each_parameter_is_read_by_the_same_functions_as_its_secret_in_prod(graphs: GraphCache) -> None:
-    # The grant follows the store: GetParameter on the one parameter where prod has
+def test_each_parameter_is_read_by_the_same_functions_as_its_secret(graphs: GraphCache) -> None:
+    # The grant follows the store: GetParameter on the one parameter where the same stack has
     # GetSecretValue on the one secret, for the same roles; no kms:Decrypt (aws/ssm lets the
     # account decrypt through Parameter Store, so the GetParameter grant is the control).
-    dev, prod = graphs.run("dev"), graphs.run("prod", {"secretStore": "secretsmanager"})
+    dev, prod = graphs.run("dev"), graphs.run("dev", {"secretStore": "secretsmanager"})
     by_name_dev = {arn.rsplit("/", 1)[1]: {r.removeprefix("dev-") for r in roles}
                    for arn, roles in _reads(dev, "ssm:GetParameter").items()}
-    by_name_prod = {arn.split(":secret:prod-", 1)[1].removesuffix("-??????"):
-                    {r.removeprefix("prod-") for r in roles}
+    by_name_prod = {arn.split(":secret:dev-", 1)[1].removesuffix("-??????"):
+                    {r.removeprefix("dev-") for r in roles}
                     for arn, roles in _reads(prod, "secretsmanager:GetSecretValue").items()}
-    assert by_name_dev == by_name_prod and len(by_name_dev) == 12
+    assert by_name_dev == by_name_prod and len(by_name_dev) == 14
     assert _reads(dev, "secretsmanager:GetSecretValue") == {}
     assert _reads(dev, "kms:Decrypt") == {}
     for arn in _reads(dev, "ssm:GetParameter"):
