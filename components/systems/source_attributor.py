@@ -30,6 +30,7 @@ from typing import cast
 import pulumi
 
 from components.config import LsSettings
+from components.deployment import Deployment
 from components.grants import Grant
 from components.guarded_table import GuardedTable, GuardedTableArgs
 from components.scheduled_job import Schedule
@@ -52,6 +53,9 @@ STITCH_MAX_RETRIES = 3
 """Stream retries before a failing enquiry record goes to ls-stitch-failures."""
 STITCH_BATCH_SIZE = 10
 
+Environment = dict[str, str | int | None]
+"""Every function's environment, by settings field (each record picks its own)."""
+
 
 class SourceAttributor(System):
     """The lead source attributor: three functions, three tables, one key, one failure queue."""
@@ -59,6 +63,8 @@ class SourceAttributor(System):
     touches: GuardedTable
     identities: GuardedTable
     enquiries: GuardedTable
+    failures: WorkQueue
+    email_key: SecretSlot
     capture: ScopedLambda
     stitch: ScopedLambda
     report: ScopedLambda
@@ -74,17 +80,32 @@ class SourceAttributor(System):
         super().__init__("SourceAttributor", resource_name, opts)
         d, settings = args.deployment, args.settings
         child = pulumi.ResourceOptions(parent=self)
+        self._data(d, child)
+        values = self._environment(settings)
+        function = FunctionFactory(d, PACKAGE, SIZES, child)
+        self._capture(settings, function, values)
+        self._stitch(function, values)
+        reads = (
+            self.touches.grant("dynamodb:Query", sid="QueryTouches"),
+            self.identities.grant("dynamodb:Query", sid="QueryIdentities"),
+            self.enquiries.grant("dynamodb:Query", sid="QueryEnquiries"),
+        )
+        mail = self._report_page(d, settings, function, values, reads, child)
+        self._report(settings, function, values, (*reads, *mail))
+        self._outputs()
 
+    def _data(self, d: Deployment, child: pulumi.ResourceOptions) -> None:
+        """The three tables, the stitch failure queue and the email hash key."""
         self.touches, self.identities, self.enquiries = (
             GuardedTable(spec.name, GuardedTableArgs.of(d, spec), child)
             for spec in (contract.TOUCHES, contract.IDENTITIES, contract.ENQUIRIES)
         )
-        failures = WorkQueue(
+        self.failures = WorkQueue(
             contract.STITCH_FAILURES,
             WorkQueueArgs(d, contract.STITCH_FAILURES, dead_letter=True),
             child,
         )
-        email_key = SecretSlot(
+        self.email_key = SecretSlot(
             contract.EMAIL_HASH_KEY,
             SecretSlotArgs(
                 d,
@@ -95,11 +116,14 @@ class SourceAttributor(System):
             ),
             child,
         )
-        values: dict[str, str | int | None] = {
+
+    def _environment(self, settings: LsSettings) -> Environment:
+        """The report page's URL and key are filled in by ``_report_page`` when it exists."""
+        return {
             "touches_table": self.touches.physical_name,
             "identities_table": self.identities.physical_name,
             "enquiries_table": self.enquiries.physical_name,
-            "email_hash_secret": email_key.physical_name,
+            "email_hash_secret": self.email_key.physical_name,
             "site_origins": ",".join(settings.site_origins),
             "touch_ttl_days": settings.touch_ttl_days,
             "report_cache_seconds": settings.report_cache_seconds,
@@ -109,15 +133,16 @@ class SourceAttributor(System):
             "report_page_url": None,
             "report_link_key_secret": None,
         }
-        function = FunctionFactory(d, PACKAGE, SIZES, child)
 
+    def _capture(self, settings: LsSettings, function: FunctionFactory, values: Environment) -> None:
+        """The site beacon: public, origin-checked, create-only."""
         self.capture = function(
             contract.CAPTURE,
             "Beacon: normalises the source, writes one touch, sets the first-party id",
             (
                 self.touches.grant("dynamodb:PutItem", sid="PutTouches"),
                 self.enquiries.grant("dynamodb:PutItem", sid="PutEnquiries"),
-                email_key.grant_read(sid="ReadEmailHashKey"),
+                self.email_key.grant_read(sid="ReadEmailHashKey"),
             ),
             contract.CaptureSettings.environment(values),
             url=FunctionUrl(
@@ -132,6 +157,9 @@ class SourceAttributor(System):
             ),
             vendored=("email-validator", "idna"),
         )
+
+    def _stitch(self, function: FunctionFactory, values: Environment) -> None:
+        """Identities from the enquiries stream, additively."""
         self.stitch = function(
             contract.STITCH,
             "Links visitor ids that share an email hash into one identity, additively",
@@ -145,56 +173,72 @@ class SourceAttributor(System):
             streams=(
                 StreamTrigger(
                     self.enquiries,
-                    on_failure=failures,
+                    on_failure=self.failures,
                     batch_size=STITCH_BATCH_SIZE,
                     max_retries=STITCH_MAX_RETRIES,
                     filter_patterns=({"eventName": ["INSERT"]},),
                 ),
             ),
         )
-        reads = (
-            self.touches.grant("dynamodb:Query", sid="QueryTouches"),
-            self.identities.grant("dynamodb:Query", sid="QueryIdentities"),
-            self.enquiries.grant("dynamodb:Query", sid="QueryEnquiries"),
-        )
-        mail: tuple[Grant, ...] = ()
+
+    def _report_page(
+        self,
+        d: Deployment,
+        settings: LsSettings,
+        function: FunctionFactory,
+        values: Environment,
+        reads: tuple[Grant, ...],
+        child: pulumi.ResourceOptions,
+    ) -> tuple[Grant, ...]:
+        """Only when the report is mailed: the link key and the page it opens. Returns what
+        ls-report needs besides the reads to mail (send as the sender, sign with the key)."""
         self.report_page = None
-        if settings.mails_report and settings.sender_email:
-            link_key = SecretSlot(
+        if not (settings.mails_report and settings.sender_email):
+            return ()
+        link_key = SecretSlot(
+            contract.REPORT_LINK_KEY,
+            SecretSlotArgs(
+                d,
                 contract.REPORT_LINK_KEY,
-                SecretSlotArgs(
-                    d,
-                    contract.REPORT_LINK_KEY,
-                    "Keyring signing the weekly report mail's link to the report page: JSON "
-                    '{"active_kid": "k1", "keys": {"k1": "<at least 32 random characters>"}}.',
+                "Keyring signing the weekly report mail's link to the report page: JSON "
+                '{"active_kid": "k1", "keys": {"k1": "<at least 32 random characters>"}}.',
+            ),
+            child,
+        )
+        values["report_link_key_secret"] = link_key.physical_name
+        self.report_page = function(
+            contract.REPORT_PAGE,
+            "The weekly mail's signed link: that week's report as a read-only page",
+            (*reads, link_key.grant_read(sid="ReadReportLinkKey")),
+            contract.ReportPageSettings.environment(values),
+            url=FunctionUrl(
+                "NONE",
+                public_reason=(
+                    "signed report link: an HMAC link token naming one week, expiring, "
+                    "is verified before any table is read; GET only, Query only, no writes"
                 ),
-                child,
-            )
-            values["report_link_key_secret"] = link_key.physical_name
-            self.report_page = function(
-                contract.REPORT_PAGE,
-                "The weekly mail's signed link: that week's report as a read-only page",
-                (*reads, link_key.grant_read(sid="ReadReportLinkKey")),
-                contract.ReportPageSettings.environment(values),
-                url=FunctionUrl(
-                    "NONE",
-                    public_reason=(
-                        "signed report link: an HMAC link token naming one week, expiring, "
-                        "is verified before any table is read; GET only, Query only, no writes"
-                    ),
-                ),
-            )
-            assert self.report_page.function_url is not None
-            # A URL, not a secret: the Output resolves at deploy time (as upsr's addlink_url).
-            values["report_page_url"] = cast(str, self.report_page.function_url)
-            mail = (
-                d.grant_send_email("SendOwnerReport", settings.sender_email),
-                link_key.grant_read(sid="SignReportLinks"),
-            )
+            ),
+        )
+        assert self.report_page.function_url is not None
+        # A URL, not a secret: the Output resolves at deploy time (as upsr's addlink_url).
+        values["report_page_url"] = cast(str, self.report_page.function_url)
+        return (
+            d.grant_send_email("SendOwnerReport", settings.sender_email),
+            link_key.grant_read(sid="SignReportLinks"),
+        )
+
+    def _report(
+        self,
+        settings: LsSettings,
+        function: FunctionFactory,
+        values: Environment,
+        grants: tuple[Grant, ...],
+    ) -> None:
+        """The report for programs (IAM URL) and, when mailed, its weekly schedule."""
         self.report = function(
             contract.REPORT,
             "Walks paths, applies both rules, computes the unattributed share",
-            (*reads, *mail),
+            grants,
             contract.ReportSettings.environment(values),
             url=FunctionUrl("AWS_IAM"),
             schedules=(
@@ -209,6 +253,9 @@ class SourceAttributor(System):
             if settings.mails_report
             else (),
         )
+
+    def _outputs(self) -> None:
+        """The operator-facing outputs."""
         self.finish(
             {
                 "capture_url": self.capture.function_url,
@@ -221,7 +268,7 @@ class SourceAttributor(System):
                 "touches_table": self.touches.physical_name,
                 "identities_table": self.identities.physical_name,
                 "enquiries_table": self.enquiries.physical_name,
-                "email_hash_secret": email_key.physical_name,
-                "stitch_failures_queue": failures.physical_name,
+                "email_hash_secret": self.email_key.physical_name,
+                "stitch_failures_queue": self.failures.physical_name,
             }
         )
