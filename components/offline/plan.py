@@ -123,7 +123,9 @@ def function_facts(graph: Graph, function: Resource) -> FunctionFacts:
                 else f"Function URL (auth {auth})"
             )
             triggers.append(surface)
-    for schedule in graph.of_type("aws:scheduler/schedule:Schedule"):
+    # By name: the graph lists resources in the order the engine registered them, which varies.
+    schedules = sorted(graph.of_type("aws:scheduler/schedule:Schedule"), key=lambda r: str(r.inputs.get("name")))
+    for schedule in schedules:
         if (schedule.inputs.get("target") or {}).get("arn", "").endswith(f":function:{name}"):
             triggers.append(
                 f"schedule {schedule.inputs.get('name')} {schedule.inputs.get('scheduleExpression')}"
