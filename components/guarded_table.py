@@ -15,6 +15,7 @@ import pulumi_aws as aws
 
 from components.deployment import Deployment
 from components.grants import Grant
+from handlers.common.degradations import key as degradation_key
 from handlers.common.tables import Index, Key, KeyType, StreamView, TableSpec
 
 __all__ = ["GuardedTable", "GuardedTableArgs", "Index", "Key", "KeyType", "StreamView"]
@@ -163,12 +164,14 @@ class GuardedTable(pulumi.ComponentResource):
         return self.grant(*actions, sid=sid or self._sid(("Write",)))
 
     def grant_degradation_items(
-        self, action: str, keys: Sequence[str], *, sid: str
+        self, action: str, notes: Sequence[tuple[str, str]], *, sid: str
     ) -> Grant:
-        """One action on the named degradation items only (handlers/common/degradations.py):
+        """One action on the degradation items of these (kind, function) pairs only
+        (handlers/common/degradations.py names their keys):
         ``dynamodb:LeadingKeys`` limits the request to these partition keys (DynamoDB
         Developer Guide, "Using IAM policy conditions for fine-grained access control":
         https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/specifying-conditions.html)."""
+        keys = [degradation_key(kind, function) for kind, function in notes]
         if action not in {"dynamodb:UpdateItem", "dynamodb:GetItem"} or not keys:
             raise ValueError(f"table {self.args.name}: a degradation grant is one UpdateItem or GetItem on named keys")
         return Grant(

@@ -53,7 +53,6 @@ from components.work_queue import (
     WorkQueueArgs,
     consumer_visibility,
 )
-from handlers.common.degradations import key as degradation_key
 from handlers.lead_enricher import contract
 
 PACKAGE = "handlers.lead_enricher"
@@ -298,7 +297,7 @@ class LeadEnricher(System):
         """A model caller may note its own refusal in ler-enrich-cache, nothing else."""
         return self.cache.grant_degradation_items(
             "dynamodb:UpdateItem",
-            [degradation_key("ModelRefused", function_name)],
+            [("ModelRefused", function_name)],
             sid="NoteRefusedModel",
         )
 
@@ -477,7 +476,7 @@ class LeadEnricher(System):
                 ),
                 self.cache.grant_degradation_items(
                     "dynamodb:UpdateItem",
-                    [degradation_key("CrmRejected", contract.PUSH_FUNCTION)],
+                    [("CrmRejected", contract.PUSH_FUNCTION)],
                     sid="NoteCrmRefusal",
                 ),
             ],
@@ -597,7 +596,7 @@ class LeadEnricher(System):
                 d.grant_send_email("SendJunkDigest", s.sender_email),
                 self.cache.grant_degradation_items(
                     "dynamodb:GetItem",
-                    [degradation_key(kind, fn) for kind, fn in contract.DEGRADABLE],
+                    list(contract.DEGRADABLE),
                     sid="ReadDegradationNotes",
                 ),
             ],

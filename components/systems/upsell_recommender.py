@@ -34,7 +34,6 @@ from components.secret_slot import SecretSlot, SecretSlotArgs
 from components.systems.base import System, SystemArgs
 from components.systems.function_factory import FunctionFactory
 from components.work_queue import WorkQueue, WorkQueueArgs, consumer_visibility
-from handlers.common.degradations import key as degradation_key
 from handlers.upsell_recommender import contract
 
 PACKAGE = "handlers.upsell_recommender"
@@ -220,7 +219,7 @@ class UpsellRecommender(System):
                 self.jobs.grant_send(sid="EnqueueSuggestJob"),
                 self.offers.grant_degradation_items(
                     "dynamodb:UpdateItem",
-                    [degradation_key("CustomerRedacted", contract.ORDER)],
+                    [("CustomerRedacted", contract.ORDER)],
                     sid="NoteRedactedCustomer",
                 ),
             ),
@@ -247,7 +246,7 @@ class UpsellRecommender(System):
                 self.offers.grant("dynamodb:PutItem", sid="WriteOneOfferPerOrder"),
                 self.offers.grant_degradation_items(
                     "dynamodb:UpdateItem",
-                    [degradation_key("ModelRefused", contract.PICKER)],
+                    [("ModelRefused", contract.PICKER)],
                     sid="NoteRefusedModel",
                 ),
             ),
@@ -326,7 +325,7 @@ class UpsellRecommender(System):
                 d.grant_send_email("SendOwnerReport", s.sender_email),
                 self.offers.grant_degradation_items(
                     "dynamodb:GetItem",
-                    [degradation_key(kind, fn) for kind, fn in contract.DEGRADABLE],
+                    list(contract.DEGRADABLE),
                     sid="ReadDegradationNotes",
                 ),
             ),
