@@ -63,6 +63,14 @@ ADVICE: Mapping[str, str] = {
 }
 """What the owner is told to do, per kind, with the provider's page."""
 
+PAGE_LABEL: Mapping[str, str] = {
+    MODEL_REFUSED: "Bedrock guide: access to models",
+    CUSTOMER_REDACTED: "Shopify guide: protected customer data",
+    CRM_REJECTED: "HubSpot: required properties on API writes",
+}
+"""What the provider's page (the URL ending each advice) is called where the HTML links it: a
+bare URL says nothing and, unbroken, runs off a phone's screen."""
+
 WHAT: Mapping[str, str] = {
     MODEL_REFUSED: "Model refused",
     CUSTOMER_REDACTED: "Shopify customer redacted",
@@ -213,7 +221,9 @@ def html(found: Iterable[Degradation], zone: str = "UTC") -> kit.Html:
     parts = [kit.Html("<h2>Running degraded</h2>")]
     for kind in dict.fromkeys(d.kind for d in found):
         parts += [kit.para(d.line(zone)) for d in found if d.kind == kind]
-        parts.append(kit.para(ADVICE[kind], strong=True))
+        words, _, page = ADVICE[kind].rpartition(": ")
+        parts.append(kit.para(words + ".", strong=True))
+        parts.append(kit.para(kit.link(page, PAGE_LABEL[kind])))
     return kit.join(parts)
 
 

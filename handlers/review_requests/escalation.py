@@ -86,7 +86,8 @@ class Escalator:
         claimed = self._claim(notices_id, DEGRADED_REASON, dedupe_key, now)
         if claimed != "claimed":
             return claimed
-        mail = notice.build(found, business=self.business, zone=self.zone)
+        region = str(self.ledger.table.meta.client.meta.region_name)  # rrs's one Region
+        mail = notice.build(found, business=self.business, zone=self.zone, region=region)
         self._send(notices_id, DEGRADED_REASON, dedupe_key, mail, now)
         return "sent"
 

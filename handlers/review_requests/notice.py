@@ -48,12 +48,18 @@ def dedupe_key(now: dt.datetime, business_zone: str) -> str:
     return f"{DEGRADED_REASON}-{local_day(now, business_zone)}"
 
 
-def build(found: Sequence[degradations.Degradation], *, business: str, zone: str) -> kit.Mail:
+def build(
+    found: Sequence[degradations.Degradation], *, business: str, zone: str, region: str
+) -> kit.Mail:
     """The notice (subject, plain text, HTML) naming every note in ``found`` (rrs notes one
-    kind, a refused model: ``contract.DEGRADABLE``)."""
+    kind, a refused model: ``contract.DEGRADABLE``); ``region`` is rrs's, where access is
+    enabled."""
     what = ", ".join(dict.fromkeys(degradations.WHAT[d.kind].lower() for d in found))
     subject = f"[{business}] Review requests running degraded: {what}"[:150]
-    lead = "Bedrock is refusing the AI model, so review requests are running on the rules."
+    lead = (
+        "Bedrock is refusing the AI model, so review requests are running on fixed rules until "
+        f"model access is enabled in Region {region}."
+    )
     text = [lead, "", EFFECT, "", *degradations.text_lines(found, zone), ""]
     text.append(
         "You get this notice at most once a day while it goes on, and none once it is fixed."

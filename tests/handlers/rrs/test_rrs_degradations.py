@@ -98,6 +98,7 @@ def test_the_owner_is_mailed_once_a_day_naming_the_model_and_what_to_do(rrs: Rrs
     text = mail.body
     assert f"Model refused ({MODEL}) in rrs-sender: 4 times since 10 Jun 2026 12:00" in text
     assert "last 10 Jun 2026 12:30 (Europe/London)" in text
+    assert "until model access is enabled in Region eu-west-2" in text
     assert "nobody is asked for a public review" in text
     assert "Enable access to this model in the Bedrock console" in text
     assert BEDROCK_ACCESS_PAGE in text
