@@ -26,6 +26,7 @@ SHEET = """customer_id,name,email,phone,timezone,channel,prior_sentiment,past_co
 c-ann,Ann Smith,ann@example.org,+447911123456,Europe/London,email,positive,0
 c-bob,Bob Jones,bob@example.org,+447911654321,Europe/London,sms,neutral,1
 c-cat,Cat Brown,cat@example.org,,Europe/London,email,positive,0
+c-dan,Dan Green,dan@example.org,,Europe/London,email,positive,0
 """
 ASK = (
     "Hi, thank you for having us round today. If you were pleased with the work, a short "
@@ -165,6 +166,7 @@ class ReviewDay:
             len(handovers) == 1,
             f"{len(handovers)} handover(s)",
         )
+        self._refused_model(sb, report, owner)
         lost = [
             t
             for t in (sb.triggers.traces if sb.triggers else [])
@@ -178,6 +180,40 @@ class ReviewDay:
         report.check(
             "no call was denied",
             not [d for d in sb.denials() if (d.function or "").startswith(sb.name("rrs-"))],
+        )
+
+    def _refused_model(self, sb: Sandbox, report: Report, owner: str) -> None:
+        """Bedrock refuses the model (as on a fresh account): Dan is asked by the rules, the
+        refusal is noted, and the next sweep asks rrs-escalator for the owner's notice."""
+        settings = sb.graph.config.systems.rrs
+        assert settings is not None
+        models = {settings.grade_model.active, settings.compose_model.active}
+        escalator = sb.name("rrs-escalator")
+        before = len([m for m in sb.outbox.to(owner) if m.function == escalator])
+        with report.step(
+            "Bedrock starts refusing the model; Dan's job completes and is asked by the rules"
+        ) as step:
+            sb.model.refused |= models
+            self._event(sb, self._completion(sb, "cmp-dan", "c-dan", 5, "All fine"))
+            sb.drain()
+            for _ in range(5):
+                sb.advance(minutes=30)
+            sb.model.refused -= models
+            states = {r["customer_id"]: r["state"] for r in sb.items("rrs-requests") if "state" in r}
+            step.state("rrs-requests", states)
+        notices = [
+            m
+            for m in sb.outbox.to(owner)[before:]
+            if m.function == escalator and "running degraded" in m.subject
+        ]
+        report.check(
+            "Dan (model refused) was not asked for a public review, and the owner got one "
+            "notice naming the model and what to do",
+            states.get("c-dan") == "diverted"
+            and len(notices) == 1
+            and all(model in notices[0].text for model in models)
+            and "model access" in notices[0].text,
+            f"{states.get('c-dan')}, {len(notices)} notice(s)",
         )
 
 
