@@ -46,6 +46,15 @@ def _draft(request: Any) -> dict[str, Any]:
     return {"subject": "How did we do?", "body": ASK}
 
 
+def _next_working_morning(sb: Sandbox) -> None:
+    """Move the clock, firing nothing, to the next weekday 10:00 in London (opening hours)."""
+    london = ZoneInfo("Europe/London")
+    day = sb.clock.now().astimezone(london) + dt.timedelta(days=1)
+    while day.weekday() >= 5:
+        day += dt.timedelta(days=1)
+    sb.clock.jump_to(day.replace(hour=10, minute=0, second=0, microsecond=0))
+
+
 class ReviewDay:
     key = "rrs"
     title = "Review request sender"
@@ -60,11 +69,7 @@ class ReviewDay:
         registry.override(sync, source=StaticSheet(SHEET))
         sb.model.by_tool["record_grade"] = _grade
         sb.model.by_tool["write_ask"] = _draft
-        london = ZoneInfo("Europe/London")
-        day = sb.clock.now().astimezone(london) + dt.timedelta(days=1)
-        while day.weekday() >= 5:
-            day += dt.timedelta(days=1)
-        sb.clock.jump_to(day.replace(hour=10, minute=0, second=0, microsecond=0))
+        _next_working_morning(sb)
 
     def _event(self, sb: Sandbox, event: dict[str, Any], *, secret_ok: bool = True) -> int:
         from handlers.common.webhook_signatures import sign_timestamped
@@ -191,12 +196,15 @@ class ReviewDay:
         escalator = sb.name("rrs-escalator")
         before = len([m for m in sb.outbox.to(owner) if m.function == escalator])
         with report.step(
-            "Bedrock starts refusing the model; Dan's job completes and is asked by the rules"
+            "The next working day Bedrock refuses the model: Dan's job is asked by the rules, "
+            "and the sweep asks rrs-escalator for the owner's notice"
         ) as step:
+            # The other systems' days may have moved the clock past closing time.
+            _next_working_morning(sb)
             sb.model.refused |= models
             self._event(sb, self._completion(sb, "cmp-dan", "c-dan", 5, "All fine"))
             sb.drain()
-            for _ in range(5):
+            for _ in range(4):  # Dan's schedule fires at 11:30; the next sweeps ask and mail
                 sb.advance(minutes=30)
             sb.model.refused -= models
             states = {r["customer_id"]: r["state"] for r in sb.items("rrs-requests") if "state" in r}
