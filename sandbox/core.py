@@ -73,6 +73,11 @@ class Sandbox:
         self.interceptor = Interceptor(
             policies=self.topology.policies,
             ses_identities=[i for i, _ in self.topology.identities],
+            partition_keys={
+                str(t.inputs["name"]): str(t.inputs["hashKey"])
+                for t in graph.of_type("aws:dynamodb/table:Table")
+                if t.inputs.get("name") and t.inputs.get("hashKey")
+            },
             stand_ins={
                 ("bedrock", "Converse"): self.model,
                 ("sms-voice", "SendTextMessage"): sms_stand_in,
