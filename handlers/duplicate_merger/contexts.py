@@ -76,7 +76,7 @@ ContextCounts = dict[Context, dict[str, AgreementCount]]
 """Per counted context, per field (``field_priors.CONTEXT_PRIORS``), its agreement count."""
 
 
-def sure_groups(profiles: Sequence[Profile], rule: SureRule, cap: int) -> list[list[Profile]]:
+def _sure_groups(profiles: Sequence[Profile], rule: SureRule, cap: int) -> list[list[Profile]]:
     """Contacts meeting ``rule`` together, in groups of 2 to ``cap``: a value held by more is
     not one person's."""
     groups: dict[str, list[Profile]] = defaultdict(list)
@@ -101,7 +101,7 @@ def count_contexts(profiles: Sequence[Profile], *, cap: int) -> ContextCounts:
     similar: Counter[tuple[Context, str]] = Counter()
     pairs: Counter[tuple[Context, str]] = Counter()
     for rule, sure in RULES.items():
-        for members in sure_groups(profiles, sure, cap):
+        for members in _sure_groups(profiles, sure, cap):
             for x, a in enumerate(members):
                 av = a.values()
                 for b in members[x + 1 :]:
@@ -150,14 +150,11 @@ def context_priors(counts: Mapping[Context, Mapping[str, AgreementCount]]) -> di
         counted = counts.get(context, {})
         out[context] = {}
         for name, prior in documented.items():
-            out[context][name] = shrunk(counted.get(name, AgreementCount(0, 0, 0)), prior)
+            count = counted.get(name, AgreementCount(0, 0, 0))
+            weight = count.pairs + PRIOR_PAIRS
+            exact = (count.exact + PRIOR_PAIRS * prior.exact) / weight
+            similar = (count.similar + PRIOR_PAIRS * prior.similar) / weight
+            out[context][name] = FieldPrior(
+                max(exact, LEAST_SHARE), similar, prior.spread, prior.disagreement_counts
+            )
     return out
-
-
-def shrunk(count: AgreementCount, prior: FieldPrior) -> FieldPrior:
-    """A field's counted shares, shrunk towards its documented ``prior`` by ``PRIOR_PAIRS``
-    pseudo-pairs."""
-    weight = count.pairs + PRIOR_PAIRS
-    exact = (count.exact + PRIOR_PAIRS * prior.exact) / weight
-    similar = (count.similar + PRIOR_PAIRS * prior.similar) / weight
-    return FieldPrior(max(exact, LEAST_SHARE), similar, prior.spread, prior.disagreement_counts)

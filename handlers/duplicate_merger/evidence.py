@@ -100,6 +100,7 @@ def _log_tables(priors: Sequence[FieldPrior]) -> _Tables:
     )
 
 
+_LOG_EXACT, _LOG_SIMILAR, _DIFFER = _log_tables(_PRIORS)
 _SPREAD = tuple(p.spread for p in _PRIORS)
 _LOG2 = math.log2
 _LOG_SAME_DOMAIN_DIFFER = math.log2(SAME_DOMAIN_DIFFER)
@@ -115,25 +116,24 @@ class Scorer:
         baseline_bits: float,
         contexts: Mapping[Context, Mapping[str, FieldPrior]] | None = None,
         explained: Explained = DOCUMENTED,
-        person: Mapping[str, FieldPrior] | None = None,
     ) -> None:
         """``contexts`` overrides ``CONTEXT_PRIORS`` with this CRM's own counts
         (``contexts.context_priors``), ``explained`` the documented dependence of places and
-        surnames at one home (``dependence.explained_by``), ``person`` the documented priors
-        of the names and birth date in every context (``person_fields.person_priors``)."""
+        surnames at one home (``dependence.explained_by``)."""
         if total < 2:
             raise ValueError("scoring needs at least two contacts")
         self.total = total
         self.bands = thresholds if isinstance(thresholds, Bands) else Bands(thresholds)
         self.baseline = baseline_bits
         self.explained = explained
-        base = {**PRIORS, **(person or {})}
-        self._tables: dict[Context, _Tables] = {"one": _log_tables([base[f] for f in FIELDS])}
+        self._tables: dict[Context, _Tables] = {"one": (_LOG_EXACT, _LOG_SIMILAR, _DIFFER)}
         for context, documented in CONTEXT_PRIORS.items():
-            priors = {**base, **documented, **(contexts or {}).get(context, {})}
-            self._tables[context] = _log_tables([priors[name] for name in FIELDS])
+            priors = {**documented, **(contexts or {}).get(context, {})}
+            self._tables[context] = _log_tables(
+                [priors.get(name, prior) for name, prior in zip(FIELDS, _PRIORS, strict=True)]
+            )
         self._housemates_weight = housemates_weight(
-            base["first"].exact, base["last"].exact, total, explained.namesakes_at_home
+            PRIORS["first"].exact, PRIORS["last"].exact, total, explained.namesakes_at_home
         )
 
     def evaluate(

@@ -8,9 +8,8 @@ same whichever worker, in whatever order, receives it.
 
 Message body (JSON, at most ``MAX_MESSAGE_BYTES`` of UTF-8)::
 
-    {"v": 8, "run": "2026-W32", "total": 51234, "baseline": -21.3,
+    {"v": 7, "run": "2026-W32", "total": 51234, "baseline": -21.3,
      "contexts": {"other": {"city": [exact, similar, pairs], ...}, ...},  # count_contexts
-     "person": {"first": [exact, similar, pairs], "last": ..., "dob": ...},  # count_person_fields
      "dependence": {"address>postcode": [agree, pairs], ..., "homes": [...],
                     "namesakes": [...]},                   # count_dependence
      "profiles": [[id, first, last, email, ...], ...],   # Profile.to_wire()
@@ -56,13 +55,6 @@ from handlers.duplicate_merger.dependence import (
     explained_by,
 )
 from handlers.duplicate_merger.evidence import Scorer
-from handlers.duplicate_merger.person_fields import (
-    PersonCounts,
-    count_person_fields,
-    person_from_wire,
-    person_priors,
-    person_to_wire,
-)
 from handlers.duplicate_merger.prior import baseline_bits, sample_evidence
 from handlers.duplicate_merger.profile import FIELDS, Profile, ProfileBuilder
 from handlers.duplicate_merger.terms import ScoredPair
@@ -70,7 +62,7 @@ from handlers.duplicate_merger.terms import ScoredPair
 DEFAULT_RECORD_FLOOR = -10.0
 """Pairs scoring below this (about a thousand to one against) are not recorded."""
 
-MESSAGE_VERSION = 8
+MESSAGE_VERSION = 7
 MAX_MESSAGE_BYTES = 240_000
 """Below SQS's 256 KiB message limit, with room for the attributes SQS counts too."""
 
@@ -92,9 +84,6 @@ class BlockingRun:
     dependence: DependenceCounts
     """Place nesting and surnames at one home, counted over this CRM
     (``dependence.count_dependence``)."""
-    person: PersonCounts
-    """The names' and birth date's agreement, counted over this CRM
-    (``person_fields.count_person_fields``)."""
 
 
 @contextmanager
@@ -143,17 +132,14 @@ def run_blocking(run_id: str, profiles: list[Profile], *, cap: int) -> BlockingR
         sure = count_sure_pairs(profiles, cap=cap)
         # Only contacts whose mobile or mailbox another contact holds can be in a pair
         # count_contexts counts: the same counts, from a fraction of the CRM.
-        # (and count_person_fields, over one mailbox).
         shared = map(max, rarity.column("mobile"), rarity.column("email"))
-        holders = list(compress(profiles, map((1).__lt__, shared)))
-        contexts = count_contexts(holders, cap=cap)
-        person = count_person_fields(holders, cap=cap)
+        contexts = count_contexts(list(compress(profiles, map((1).__lt__, shared))), cap=cap)
         dependence = count_dependence(profiles)
         evidence, every = sample_evidence(profiles, keys, rarity, blocks, report, contexts,
-                                          dependence, person)
+                                          dependence)
     bits = baseline_bits(rarity.total, sure, evidence, every)
     return BlockingRun(
-        run_id, profiles, keys, rarity, blocks, report, sure, bits, contexts, dependence, person
+        run_id, profiles, keys, rarity, blocks, report, sure, bits, contexts, dependence
     )
 
 
@@ -253,7 +239,6 @@ def _build_body(blocks: list[Block], rows: _Rows) -> str:
         "total": run.rarity.total,
         "baseline": round(run.baseline, 6),
         "contexts": counts_to_wire(run.contexts),
-        "person": person_to_wire(run.person),
         "dependence": run.dependence.to_wire(),
         "profiles": list(map(_WIRE, map(run.profiles.__getitem__, order))),
         "counts": list(map(run.rarity.at, order)),
@@ -284,7 +269,6 @@ class BlockMessage:
     baseline: float
     contexts: ContextCounts
     dependence: DependenceCounts
-    person: PersonCounts
     profiles: tuple[Profile, ...]
     counts: tuple[tuple[int, ...], ...]
     keys: tuple[tuple[str, ...], ...]
@@ -316,7 +300,6 @@ def decode_message(body: str) -> BlockMessage:
         bits = float(data["baseline"])
         contexts = counts_from_wire(data["contexts"])
         dependence = DependenceCounts.from_wire(data["dependence"])
-        person = person_from_wire(data["person"])
     except (KeyError, TypeError, ValueError) as err:
         raise MessageError(f"malformed block message: {err}") from err
     n = len(profiles)
@@ -330,7 +313,7 @@ def decode_message(body: str) -> BlockMessage:
         if key not in KEY_NAMES or any(not 0 <= i < n for i in members):
             raise MessageError("a block names an unknown key or member")
     return BlockMessage(
-        run_id, total, bits, contexts, dependence, person, profiles, counts, keys, capped, blocks
+        run_id, total, bits, contexts, dependence, profiles, counts, keys, capped, blocks
     )
 
 
@@ -362,7 +345,6 @@ def score_message(
         message.baseline,
         context_priors(message.contexts),
         explained_by(message.dependence),
-        person_priors(message.person),
     )
     seen: set[tuple[int, int]] = set()
     out: list[CandidatePair] = []

@@ -34,7 +34,6 @@ from handlers.duplicate_merger.blocking import KEY_NAMES, Block, BlockingReport,
 from handlers.duplicate_merger.contexts import ContextCounts, context_priors
 from handlers.duplicate_merger.dependence import DependenceCounts, explained_by
 from handlers.duplicate_merger.evidence import Scorer
-from handlers.duplicate_merger.person_fields import PersonCounts, person_priors
 from handlers.duplicate_merger.profile import Profile
 
 SAMPLE_PAIRS = 100_000
@@ -99,14 +98,13 @@ def sample_evidence(
     report: BlockingReport,
     contexts: ContextCounts,
     dependence: DependenceCounts,
-    person: PersonCounts,
 ) -> tuple[list[float], int]:
     """The evidence (score less baseline) of the pairs in a sample of the blocks, each pair in
     the block that owns it as dm-score scores it; and one in how many blocks was sampled (each
     sampled pair stands for that many)."""
     every = max(1, math.ceil(report.comparisons / SAMPLE_PAIRS))
     scorer = Scorer(max(rarity.total, 2), _ANY, 0.0, context_priors(contexts),
-                    explained_by(dependence), person_priors(person))
+                    explained_by(dependence))
     capped = {(c.key, c.value) for c in report.capped}
     seen: set[tuple[int, int]] = set()
     evidence: list[float] = []
