@@ -38,7 +38,7 @@ def stages(lead: Lead, *, crm_contact: bool) -> dict[str, str]:
         "ler-enrich": f"{enrichment.status} ({enrichment.reason})" if enrichment else "none",
         "ler-dedupe": dedupe.verdict if dedupe else "none",
         "ler-filter": f"{screening.decision} ({screening.reason})" if screening else "none",
-        "ler-push": "CRM search found a contact" if crm_contact else "CRM search answered, no contact",
+        "ler-push": "CRM searched, contact found" if crm_contact else "CRM searched, no contact",
     }
 
 
