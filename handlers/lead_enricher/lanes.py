@@ -41,7 +41,7 @@ from handlers.lead_enricher.contract import (
 )
 from handlers.lead_enricher.inputs import RawLead, UnreadableMail, from_mapping, from_mime
 from handlers.lead_enricher.intake_queue import LeadQueue
-from handlers.lead_enricher.junk_log import junk_entry, junk_key
+from handlers.lead_enricher.junk_log import junk_entry, keep_junk
 from handlers.lead_enricher.lead import Lane, Lead, lead_id_for
 from handlers.lead_enricher.prescreen import prescreen
 from handlers.lead_enricher.storage import ObjectStore
@@ -93,12 +93,9 @@ class Intake:
             if reason is None:
                 survivors.append(lead)
                 continue
-            dropped_at = dt.datetime.fromtimestamp(now, dt.UTC)
-            entry = junk_entry(lead, reason=reason, stage="intake", dropped_at=dropped_at)
-            self.store.put_json(self.config.junk_bucket, junk_key(lead), entry)
+            self._junk(lead, reason)
             junk += 1
             lead_metrics.count(lead, "LeadsJunked", reason)
-            get_logger().info("lead dropped at intake", lead_id=lead.lead_id, reason=reason)
         queued = self.queue.send(survivors)
         return {"queued": queued, "junk": junk}
 
@@ -218,9 +215,10 @@ class Intake:
         return self.admit([(lead, raw)])
 
     def _junk(self, lead: Lead, reason: str) -> None:
+        """The lead's junk record, unless a delivery before this one wrote it (``keep_junk``)."""
         dropped_at = dt.datetime.fromtimestamp(self.clock(), dt.UTC)
         entry = junk_entry(lead, reason=reason, stage="intake", dropped_at=dropped_at)
-        self.store.put_json(self.config.junk_bucket, junk_key(lead), entry)
+        keep_junk(self.store, self.config.junk_bucket, lead, entry)
         get_logger().info("lead dropped at intake", lead_id=lead.lead_id, reason=reason)
 
     def _upload(self, bucket: str, key: str, received: dt.datetime) -> dict[str, int]:
