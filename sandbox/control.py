@@ -3,6 +3,7 @@
 GET  /                         what runs: Function URLs, schedules, the clock, pending one-offs
 POST /schedules/<name>/fire    fire a recurring schedule of the graph now (physical name)
 POST /clock/advance?hours=2    move the clock (schedules fire in order, the pump delivers)
+                               (both answer what ran as a result: function, ok, error)
 POST /budgets/notify?threshold=100   AWS Budgets reports the stack's budget over a threshold
 POST /alarms/<name>/notify     a CloudWatch alarm enters ALARM (?state=OK for the other way)
 GET  /refusals                 every delivery a trust, resource or key policy refused
@@ -44,6 +45,18 @@ def state(sb: Sandbox) -> dict[str, Any]:
     }
 
 
+def _runs_since(sb: Sandbox, start: int) -> list[dict[str, Any]]:
+    """The invocations from index ``start`` on: what a fire or a clock move set running."""
+    runs = sb.runtime.invocations[start:] if sb.runtime else []
+    return [
+        {"function": i.function, "source": i.source, "ok": i.ok, "error": i.error} for i in runs
+    ]
+
+
+def _invocation_count(sb: Sandbox) -> int:
+    return len(sb.runtime.invocations) if sb.runtime else 0
+
+
 def answer(sb: Sandbox, method: str, target: str) -> tuple[int, Any]:
     """Status and JSON body for one control request."""
     parts = urlsplit(target)
@@ -78,11 +91,15 @@ def answer(sb: Sandbox, method: str, target: str) -> tuple[int, Any]:
     if method == "POST" and path.startswith("/schedules/") and path.endswith("/fire"):
         name = path.removeprefix("/schedules/").removesuffix("/fire")
         with sb.pump_lock:
+            start = _invocation_count(sb)
             try:
                 sb.fire(name)
             except KeyError as err:
                 return 404, {"error": str(err)}
-            return 200, {"fired": name, "deliveries": sb.drain()}
+            deliveries = sb.drain()
+            # "deliveries" alone read as "nothing happened" when the fired function ran and
+            # queued nothing: say what ran, and how it ended.
+            return 200, {"fired": name, "ran": _runs_since(sb, start), "deliveries": deliveries}
     if method == "GET" and path == "/refusals":
         return 200, [
             {"source": x.source, "target": x.target, "reason": x.reason}
@@ -107,9 +124,11 @@ def answer(sb: Sandbox, method: str, target: str) -> tuple[int, Any]:
     if method == "POST" and path == "/clock/advance":
         delta = {k: float(v) for k, v in query.items() if k in ("days", "hours", "minutes")}
         with sb.pump_lock:
+            start = _invocation_count(sb)
             fired = sb.advance(**delta) if delta else []
             sb.drain()
-        return 200, {"clock": sb.clock.now().isoformat(), "fired": fired}
+            ran = _runs_since(sb, start)
+        return 200, {"clock": sb.clock.now().isoformat(), "fired": fired, "ran": ran}
     return 404, {"error": "unknown control request", "see": __doc__}
 
 

@@ -19,10 +19,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from policies.common.service_access import SES
 from sandbox.account import arns
 from sandbox.iam import Decision, Requirement
 from sandbox.service_requests import (
-    SES,
     SES_SETUP_OBJECT,
     Refusal,
     ServiceAccess,

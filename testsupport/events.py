@@ -29,6 +29,7 @@ def url_event(
 ) -> dict[str, Any]:
     """A Function URL event: a ``str`` body as is, ``bytes`` base64-encoded (as Lambda does)."""
     encoded = isinstance(body, bytes)
+    sent = base64.b64encode(body).decode() if isinstance(body, bytes) else body
     return {
         "version": "2.0",
         "rawPath": "/",
@@ -37,7 +38,7 @@ def url_event(
             "requestId": request_id,
             "http": {"method": method, "sourceIp": source_ip},
         },
-        "body": base64.b64encode(body).decode() if encoded else body,
+        "body": sent,
         "isBase64Encoded": encoded,
     }
 

@@ -136,7 +136,7 @@ def dm_documents() -> Iterator[Document]:
     kept = {**dm_pair("130", "131"), "band": "automatic",
             "contacts": {"low": {"name": "Jordan Ellis"}, "high": {"name": "Jordan Elis"}}}
     rows = {"101#102": pair, "130#131": kept}
-    notes = [
+    notes: list[dict[str, Any]] = [
         {"kind": "emails_not_added", "pair_key": "130#131", "merge_id": "mrg_2026_08_03_1c2d3e",
          "kept_id": "130", "merged_id": "131", "emails": ["jordan.elis@oldmail.example"]},
         {"kind": "resumed", "pair_key": "101#102", "claim": "merging", "status": "merged",

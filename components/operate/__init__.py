@@ -5,6 +5,7 @@ every name and region without the Pulumi CLI) and talks to AWS through boto3."""
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from typing import TYPE_CHECKING
 
@@ -26,8 +27,15 @@ def plan_graph(stack: str) -> Graph | None:
     # The mock engine loads Pulumi and the program: only once a command has parsed its options.
     from components.offline.engine import run
 
+    # Whether archives carry bytecode matters to `make plan` and `pulumi up`, which say so; a
+    # command that only reads names and regions from the graph keeps it off the deployer's screen.
+    archive_log = logging.getLogger("components.archive")
+    level = archive_log.level
+    archive_log.setLevel(logging.ERROR)
     try:
         return run(stack)
     except ConfigError as err:
         print(err, file=sys.stderr)
         return None
+    finally:
+        archive_log.setLevel(level)

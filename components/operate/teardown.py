@@ -18,7 +18,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 
-from components.offline.engine import Graph
+from components.offline.engine import ACCOUNT_ID, Graph, Resource
 from components.operate import plan_graph, stack_command
 from components.operate.stack_secrets import secrets_in
 
@@ -27,6 +27,12 @@ EMPTY_BUCKET_PAGE = "https://docs.aws.amazon.com/AmazonS3/latest/userguide/empty
 
 def _region(arn: str) -> str:
     return arn.split(":")[3]
+
+
+def bucket_name(bucket: Resource) -> str:
+    """The bucket's name as the deployer sees it: the offline plan's stand-in account id (names
+    end in the account id) becomes ``<account id>``, what ``aws sts get-caller-identity`` answers."""
+    return str(bucket.inputs["bucket"]).replace(ACCOUNT_ID, "<account id>")
 
 
 def steps(graph: Graph) -> Iterator[str]:
@@ -59,7 +65,7 @@ def steps(graph: Graph) -> Iterator[str]:
         )
     for bucket in kept_buckets:
         yield step(
-            f"empty s3://{bucket.inputs['bucket']} with every object version (S3 console: select "
+            f"empty s3://{bucket_name(bucket)} with every object version (S3 console: select "
             f"the bucket, Empty; {EMPTY_BUCKET_PAGE})"
         )
     yield step(f"pulumi destroy --stack {stack}")

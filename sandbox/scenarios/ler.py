@@ -120,7 +120,7 @@ class LeadEnricherDay:
             self._created() == ["jane.doe@acme-widgets.co.uk"] and refused in (401, 403),
             str(self._created()),
         )
-        jane = next((p for m, _, p in self.crm.calls if m == "create"), {})
+        jane: dict[str, Any] = next((p for m, _, p in self.crm.calls if m == "create"), {})
         asked = [c for c in self.provider.calls if "acme-widgets.co.uk" in c]
         report.check(
             "the configured provider's documented endpoint enriched her company (city, size)",

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from components import archive
+from components.offline.engine import ACCOUNT_ID
 from components.operate import teardown
 from testsupport.graphs import GraphCache
 
@@ -43,9 +45,24 @@ def test_prod_lifts_each_protection_before_destroy(
         at = next(i for i, line in enumerate(lines) if f"--table-name {table.inputs['name']} " in line)
         assert 0 < at < destroy
     for bucket in graph.of_type("aws:s3/bucket:Bucket"):
-        assert f"empty s3://{bucket.inputs['bucket']} " in text
+        mocked = str(bucket.inputs["bucket"])
+        assert mocked.endswith(f"-{ACCOUNT_ID}")  # the plan's stand-in account, never printed
+        assert f"empty s3://{mocked.removesuffix(ACCOUNT_ID)}<account id> " in text
+    assert ACCOUNT_ID not in text
     deletes = [line for line in lines[destroy:] if "--force-delete-without-recovery" in line]
     assert len(deletes) == len(graph.of_type(SECRET)) == (13 if overrides else 0)
     assert sum("--region eu-west-2 " in line for line in deletes) == (9 if overrides else 0)
     if not overrides:  # parameters are protected in prod, then go with the destroy
         assert {p.inputs["name"] for p in graph.of_type("aws:ssm/parameter:Parameter")}
+
+
+def test_a_command_that_reads_the_graph_keeps_the_archive_note_off_screen(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`make teardown` (like secrets, preflight, verify) prints its steps, not whether archives
+    carry bytecode: that note is `make plan`'s."""
+    monkeypatch.setattr(archive, "_announced_sources_only", False)
+    monkeypatch.setattr(archive, "find_target_python", lambda: None)
+    assert teardown.main(["--stack", "dev"]) == 0
+    assert not [r for r in caplog.records if "sources only" in r.getMessage()]
+    assert capsys.readouterr().out.startswith("Removing stack dev")
