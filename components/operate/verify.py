@@ -135,6 +135,17 @@ class Target:
             self.urls[function] = str(got["FunctionUrl"])
         return self.urls[function].rstrip("/")
 
+    def trigger_on(self, function: str, region: str) -> bool:
+        """Whether Lambda polls ``function``'s queue: one of its event source mappings is
+        ``Enabled`` (or turning on). ``queueTriggers: paused`` declares them ``Disabled`` (Lambda
+        API Reference, ListEventSourceMappings, ``State``:
+        https://docs.aws.amazon.com/lambda/latest/api/API_ListEventSourceMappings.html). A
+        sandbox's pump delivers every queue, whatever the plan declares."""
+        if self.endpoint:
+            return True
+        found = self.client("lambda", region).list_event_source_mappings(FunctionName=function)
+        return any(m.get("State") in ("Enabled", "Enabling", "Updating") for m in found["EventSourceMappings"])
+
     def http(
         self, function: str, region: str, method: str, path: str, body: bytes = b"",
         headers: Mapping[str, str] | None = None, sign: bool = False,
@@ -235,6 +246,11 @@ def verify_ler(c: Context) -> str:
     fn, region = c.name("ler-intake"), c.region("ler")
     ler = c.graph.config.systems.ler
     assert ler is not None
+    if not c.target.trigger_on(c.name("ler-normalize"), region):
+        # The check lead would wait in the queue: say so before writing anything.
+        raise Failed(f"{c.name('ler-intake-queue')} does not trigger ler-normalize on this stack "
+                     "(queueTriggers: paused), so no lead travels the chain: set queueTriggers "
+                     "to on, pulumi up, and verify again (nothing was sent)")
     # A synthetic lead (unique, so a new lead id) with a reserved example.com address (RFC 2606).
     body = json.dumps({
         "name": "Verify Check", "email": "verify-check@example.com",

@@ -204,6 +204,23 @@ def test_a_filter_that_junks_the_check_fails_ler_at_once(
     assert _state(sb) == before
 
 
+def test_a_paused_queue_trigger_fails_ler_before_anything_is_sent(
+    running: tuple[Sandbox, str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A dev stack with ``queueTriggers: paused``: the lead would wait in the queue, so verify
+    says so and sends nothing (the sandbox's pump delivers every queue, so Lambda's answer is
+    what changes here)."""
+    sb, url = running
+    before, start = _state(sb), len(sb.interceptor.ledger)
+    monkeypatch.setattr(verify.Target, "trigger_on", lambda self, function, region: False)
+    code, seen = _verify(url, monkeypatch, capsys, "ler")
+    assert code == 1
+    assert seen["ler"].startswith("failed: dev-ler-intake-queue does not trigger ler-normalize on this "
+                                  "stack (queueTriggers: paused)"), seen
+    assert not [r for r in sb.interceptor.ledger[start:] if r.function == "dev-ler-intake"]
+    assert _state(sb) == before
+
+
 def test_a_secret_that_differs_fails_its_system_by_name(
     running: tuple[Sandbox, str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
