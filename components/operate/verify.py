@@ -268,6 +268,7 @@ def verify_ler(c: Context) -> str:
         normalized=(f"{c.name('ler-records')}-{account}", f"{NORMALIZED_PREFIX}{lead_id}.json"),
         junk=(f"{c.name('ler-junk')}-{account}", f"{day_prefix(day)}{lead_id}.json"),
     )
+    sent = time.monotonic()
     try:
         if ler.intake_auth == "iam":
             answer = c.target.http(fn, region, "POST", "/", body, headers, sign=True)
@@ -285,6 +286,7 @@ def verify_ler(c: Context) -> str:
         if written.get("queued") != 1:
             raise Failed(f"the check lead was not queued on {c.name('ler-intake-queue')} (answer {written})")
         stages = trail.arrival(c.wait_s)
+        took = time.monotonic() - sent
     finally:
         trail.remove()
     # The digest's rescue links: a link signed with the stack's key for a subject that names
@@ -300,7 +302,7 @@ def verify_ler(c: Context) -> str:
            "a rescue link signed with ler-rescue-link-key")
     seen = "; ".join(f"{stage.removeprefix('ler-')} {what}" for stage, what in stages.items())
     return (f"intake secret verified; check lead stored in ler-raw, queued and carried to ler-push "
-            f"({seen}) with no contact created, all it wrote removed; rescue link key verified, "
+            f"in {took:.1f} s ({seen}) with no contact created, all it wrote removed; rescue link key verified, "
             "forged link refused")
 
 
