@@ -334,8 +334,12 @@ class LerTrail:
         while True:
             found = db.get_item(TableName=table, Key=self.arrival_key, ConsistentRead=True).get("Item")
             if found:
-                stages = found.get("stages", {}).get("M", {})
-                return {stage: str(value.get("S", "")) for stage, value in stages.items()}
+                stages = {k: str(v.get("S", "")) for k, v in found.get("stages", {}).get("M", {}).items()}
+                if not found.get("crm_ok", {}).get("BOOL"):
+                    raise Failed(f"the check lead reached ler-push, but the {stages.get('ler-push', 'CRM search failed')}: "
+                                 "ler-crm-key must hold a HubSpot Service Key with crm.objects.contacts.read "
+                                 "(make secrets REPLACE=ler-crm-key)")
+                return stages
             dropped = self._read_json(*self.junk)
             if dropped is not None:
                 raise Failed(f"ler-{dropped.get('stage', 'filter')} dropped the check lead as junk "

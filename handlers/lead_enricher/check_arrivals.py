@@ -3,8 +3,9 @@
 ler-push creates no CRM contact for a check lead and writes neither ler-records nor
 ler-identity. It makes the read its path makes for every lead (the CRM search by email, which
 proves the Service Key and its ``crm.objects.contacts.read`` scope), then puts one small item
-in ler-enrich-cache, keyed ``check#<lead id>``, with what each stage made of the lead and a TTL
-of an hour. ``make verify`` waits for the item and removes it.
+in ler-enrich-cache, keyed ``check#<lead id>``, with what each stage made of the lead, whether
+the CRM answered (a refused key or scope is noted, not retried) and a TTL of an hour.
+``make verify`` waits for the item, reports it and removes it.
 
 The writer's grant is PutItem limited to partition keys under ``check#``
 (``dynamodb:LeadingKeys``), so this path reaches no business item of the table (DynamoDB
@@ -30,15 +31,16 @@ def key(lead_id: str) -> str:
     return f"{CHECK_ARRIVAL_PREFIX}{lead_id}"
 
 
-def stages(lead: Lead, *, crm_contact: bool) -> dict[str, str]:
-    """What each stage made of the lead: what ``make verify`` reports once it arrived."""
+def stages(lead: Lead, *, crm: str) -> dict[str, str]:
+    """What each stage made of the lead (``crm``: what the CRM search answered): what
+    ``make verify`` reports once it arrived."""
     enrichment, dedupe, screening = lead.enrichment, lead.dedupe, lead.screening
     return {
         "ler-normalize": ", ".join(lead.normalize.get("flags") or []) or "clean",
         "ler-enrich": f"{enrichment.status} ({enrichment.reason})" if enrichment else "none",
         "ler-dedupe": dedupe.verdict if dedupe else "none",
         "ler-filter": f"{screening.decision} ({screening.reason})" if screening else "none",
-        "ler-push": "CRM searched, contact found" if crm_contact else "CRM searched, no contact",
+        "ler-push": crm,
     }
 
 
@@ -48,11 +50,14 @@ class CheckArrivals:
     def __init__(self, table_name: str) -> None:
         self.table_name = table_name
 
-    def record(self, lead: Lead, now: dt.datetime, *, crm_contact: bool) -> None:
+    def record(self, lead: Lead, now: dt.datetime, *, crm: str, crm_ok: bool) -> None:
+        """``crm``: what the CRM search answered, in words; ``crm_ok``: whether it answered
+        (a refused key or scope is noted, not retried: verify reports it)."""
         item: dict[str, Any] = {
             CACHE_KEY: key(lead.lead_id),
             "at": now.astimezone(dt.UTC).isoformat(),
-            "stages": stages(lead, crm_contact=crm_contact),
+            "stages": stages(lead, crm=crm),
+            "crm_ok": crm_ok,
             CACHE_TTL: int(now.timestamp()) + TTL_S,
         }
         # A redelivered event writes the same item again: nothing to guard.

@@ -24,7 +24,7 @@ from typing import Any
 
 from handlers.common import metrics
 from handlers.common.degradations import Ledger
-from handlers.common.hubspot import token_from_secret
+from handlers.common.hubspot import HubSpotError, token_from_secret
 from handlers.common.observability import get_logger
 from handlers.common.secrets import default_cache
 from handlers.lead_enricher import lead_metrics
@@ -113,8 +113,17 @@ class Pusher:
     def _check(self, lead: Lead, now: dt.datetime) -> PushResult:
         """``make verify``'s lead: the CRM read every push makes (token and scope proved), no
         write to the CRM, ler-records or ler-identity; its arrival noted for verify to see."""
-        found = self._existing(lead)
-        self.arrivals.record(lead, now, crm_contact=found is not None)
+        try:
+            found = self._existing(lead)
+        except HubSpotError as err:
+            if err.retryable:
+                raise  # a throttle or an outage: the event is retried like any lead's
+            # A wrong key or a missing scope: verify reports it, no retry would mend it.
+            self.arrivals.record(lead, now, crm=f"CRM search refused (HTTP {err.status})", crm_ok=False)
+            get_logger().warning("check lead: CRM search refused", lead_id=lead.lead_id, status=err.status)
+            return PushResult(lead.lead_id, None, "check")
+        crm = "CRM searched, contact found" if found else "CRM searched, no contact"
+        self.arrivals.record(lead, now, crm=crm, crm_ok=True)
         get_logger().info("check lead arrived", lead_id=lead.lead_id)
         return PushResult(lead.lead_id, None, "check")
 

@@ -17,6 +17,7 @@ import pytest
 
 from components.offline import engine
 from components.operate import verify
+from handlers.common.hubspot import HubSpotError
 from sandbox import scenarios
 from sandbox.control import ControlServer
 from sandbox.core import Sandbox
@@ -200,6 +201,27 @@ def test_a_filter_that_junks_the_check_fails_ler_at_once(
     code, seen = _verify(running[1], monkeypatch, capsys, "ler", wait=30)
     assert code == 1
     assert seen["ler"].startswith("failed: ler-filter dropped the check lead as junk (placeholder_email)"), seen
+    monkeypatch.undo()
+    assert _state(sb) == before
+
+
+def test_a_crm_key_hubspot_refuses_fails_ler_naming_the_key(
+    running: tuple[Sandbox, str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """ler-push's search answered 401 (a wrong or revoked Service Key): ler fails naming the
+    secret, and the note is removed with the rest."""
+    sb, url = running
+    crm = scenarios.load("ler").crm  # type: ignore[union-attr]
+
+    def refused(email: str) -> None:
+        raise HubSpotError("unauthorized", status=401)
+
+    before = _state(sb)
+    monkeypatch.setattr(crm, "find_by_email", refused)
+    code, seen = _verify(url, monkeypatch, capsys, "ler", wait=30)
+    assert code == 1
+    assert seen["ler"].startswith("failed: the check lead reached ler-push, but the CRM search refused "
+                                  "(HTTP 401): ler-crm-key must hold"), seen
     monkeypatch.undo()
     assert _state(sb) == before
 

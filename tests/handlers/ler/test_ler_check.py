@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from handlers.common.hubspot import HubSpotError
 from handlers.common.metrics import emf_metrics
 from handlers.lead_enricher.check_arrivals import key
 from tests.handlers.ler.conftest import CACHE, IDENTITY, JUNK_BUCKET, RECORDS, Ler
@@ -107,3 +108,29 @@ def test_a_check_lead_is_never_counted_in_lers_business_metrics(
     _post(ler, JANE)
     ler.pump()
     assert counted() == {"Leads": 1, "LeadsKept": 1}
+
+
+def test_a_refused_crm_search_is_noted_for_verify_not_retried(
+    ler: Ler, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A wrong Service Key (401) or a missing scope (403): no retry would mend it, so ler-push
+    notes the refusal and ``make verify`` names the key; a throttle is retried like any lead's."""
+
+    def refused(email: str) -> None:
+        raise HubSpotError("unauthorized", status=401)
+
+    monkeypatch.setattr(ler.crm, "find_by_email", refused)
+    lead_id = _post(ler, VERIFY_LEAD, CHECK)
+    ler.pump()
+    arrival = _arrival(ler, lead_id)
+    assert arrival is not None and arrival["crm_ok"] is False
+    assert arrival["stages"]["ler-push"] == "CRM search refused (HTTP 401)"
+
+    def throttled(email: str) -> None:
+        raise HubSpotError("rate limited", status=429, retryable=True)
+
+    monkeypatch.setattr(ler.crm, "find_by_email", throttled)
+    again = _post(ler, {**VERIFY_LEAD, "message": "make verify 2"}, CHECK)
+    with pytest.raises(HubSpotError):
+        ler.pump()
+    assert _arrival(ler, again) is None
