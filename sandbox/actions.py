@@ -123,6 +123,8 @@ class _Call:
     params: Mapping[str, Any]
     region: str
     ses_identities: tuple[str, ...] = ()
+    hash_keys: tuple[tuple[str, str], ...] = ()
+    """(table name, partition key attribute) of the tables the sandbox knows."""
 
     @property
     def arns(self) -> Arns:
@@ -146,6 +148,26 @@ _TRANSACT_KINDS = {
 }
 
 
+_ONE_ITEM = ("GetItem", "PutItem", "UpdateItem", "DeleteItem")
+
+
+def _leading_keys(c: _Call) -> dict[str, Any]:
+    """``dynamodb:LeadingKeys`` of a one-item request: its partition key value (DynamoDB
+    Developer Guide, "Using IAM policy conditions for fine-grained access control":
+    https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/specifying-conditions.html).
+    Absent when the table's key is unknown or the request names none (then IAM's absent-key
+    rule applies)."""
+    name = dict(c.hash_keys).get(str(c.params.get("TableName")))
+    item = c.params.get("Key") if c.operation != "PutItem" else c.params.get("Item")
+    if c.operation not in _ONE_ITEM or name is None or not isinstance(item, Mapping) or name not in item:
+        return {}
+    value = item[name]
+    # The low-level shape ({"S": "x"}) or the resource API's plain value, whichever the hook saw.
+    if isinstance(value, Mapping) and len(value) == 1 and next(iter(value)) in ("S", "N", "B"):
+        value = next(iter(value.values()))
+    return {"dynamodb:LeadingKeys": [str(value)]}
+
+
 def _dynamodb(c: _Call) -> list[Requirement]:
     p, op = c.params, c.operation
     if op in ("BatchGetItem", "BatchWriteItem"):
@@ -159,7 +181,8 @@ def _dynamodb(c: _Call) -> list[Requirement]:
     if "StreamArn" in p:
         return [c.req(f"dynamodb:{op}", str(p["StreamArn"]))]
     if "TableName" in p:
-        return [c.req(f"dynamodb:{op}", _table_arn(p["TableName"], c.region, p.get("IndexName")))]
+        arn = _table_arn(p["TableName"], c.region, p.get("IndexName"))
+        return [c.req(f"dynamodb:{op}", arn, **_leading_keys(c))]
     return c.unknown_resource()
 
 
@@ -344,9 +367,13 @@ def requirements(
     region: str,
     *,
     ses_identities: Iterable[str] = (),
+    hash_keys: Mapping[str, str] | None = None,
 ) -> list[Requirement]:
-    """What IAM checks for ``operation`` of ``service`` (the IAM prefix) with ``params``."""
-    call = _Call(service, operation, params, region, tuple(ses_identities))
+    """What IAM checks for ``operation`` of ``service`` (the IAM prefix) with ``params``;
+    ``hash_keys``: each known table's partition key attribute (for ``dynamodb:LeadingKeys``)."""
+    call = _Call(
+        service, operation, params, region, tuple(ses_identities), tuple((hash_keys or {}).items())
+    )
     rule = _BY_SERVICE.get(service)
     return rule(call) if rule else call.unknown_resource()
 

@@ -72,6 +72,7 @@ class Sandbox:
         self.interceptor = Interceptor(
             policies=self.topology.policies,
             ses_identities=[i for i, _ in self.topology.identities],
+            hash_keys={t.name: t.hash_key for t in self.topology.tables},
             stand_ins={
                 ("bedrock", "Converse"): self.model,
                 ("sms-voice", "SendTextMessage"): sms_stand_in,

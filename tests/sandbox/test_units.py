@@ -182,3 +182,29 @@ def test_schedule_expressions() -> None:
     assert occurs_between("rate(15 minutes)", "UTC", start, start + dt.timedelta(minutes=5), origin)
     assert not occurs_between("rate(1 hour)", "UTC", start, start + dt.timedelta(minutes=5), origin)
     assert occurs_between("cron(0 3 * * ? *)", "UTC", start, start + dt.timedelta(hours=3), origin)
+
+
+def test_a_one_item_request_carries_its_partition_key_as_dynamodb_leading_keys() -> None:
+    """So a grant limited with ``dynamodb:LeadingKeys`` (ler-push's ``check#`` arrivals, the
+    degradation notes) is evaluated, not waved through (DynamoDB Developer Guide, "Using IAM
+    policy conditions for fine-grained access control":
+    https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/specifying-conditions.html)."""
+    region, keys = "eu-west-2", {"cache": "domain"}
+    statements = [{
+        "Effect": "Allow", "Action": ["dynamodb:PutItem"],
+        "Resource": ["arn:aws:dynamodb:eu-west-2:123456789012:table/cache"],
+        "Condition": {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["check#*"]}},
+    }]
+
+    def put(domain: Any) -> Any:
+        item = {"domain": domain, "at": {"S": "now"}}
+        [r] = requirements("dynamodb", "PutItem", {"TableName": "cache", "Item": item}, region, hash_keys=keys)
+        return evaluate(statements, r)
+
+    assert put({"S": "check#f-1"}).allowed
+    assert put("check#f-1").allowed  # the resource API's plain value
+    assert not put({"S": "acme.co.uk"}).allowed  # a business item of the same table
+    [r] = requirements("dynamodb", "GetItem", {"TableName": "cache", "Key": {"domain": {"S": "x"}}}, region, hash_keys=keys)
+    assert r.context["dynamodb:LeadingKeys"] == ["x"]
+    [r] = requirements("dynamodb", "Scan", {"TableName": "cache"}, region, hash_keys=keys)
+    assert "dynamodb:LeadingKeys" not in r.context

@@ -156,6 +156,27 @@ def test_a_missing_write_grant_fails_its_system(
     assert _state(sb) == before  # what the check wrote before it failed is removed too
 
 
+def test_a_check_grant_scoped_to_other_keys_fails_ler(
+    running: tuple[Sandbox, str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """ler-push's PutItem reaches only ``check#`` keys (``dynamodb:LeadingKeys``, evaluated by
+    the sandbox as by IAM): scoped to any other prefix, the note is denied and ler fails."""
+    sb, url = running
+    role = sb.function("ler-push").role_name
+    scoped = [
+        {**st, "Condition": {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["checks/*"]}}}
+        if st.get("Sid") == "NoteCheckArrival" else st
+        for st in sb.topology.policies[role]
+    ]
+    assert scoped != sb.topology.policies[role]
+    before = _state(sb)
+    monkeypatch.setitem(sb.topology.policies, role, scoped)
+    code, seen = _verify(url, monkeypatch, capsys, "ler", wait=8)
+    assert code == 1 and seen["ler"].startswith("failed: the check lead did not reach ler-push within 8 s"), seen
+    monkeypatch.undo()
+    assert _state(sb) == before
+
+
 def _stage_module(name: str) -> Any:
     """The sandbox's own copy of a ler module (it imports the handlers afresh)."""
     return importlib.import_module(f"handlers.lead_enricher.{name}")
