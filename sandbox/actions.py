@@ -7,7 +7,8 @@ the client's signing name: ``sesv2`` signs as ``ses``, ``pinpoint-sms-voice-v2``
 operations are their single-item actions, ``TransactWriteItems`` is each item's action,
 ``CreateSchedule`` also needs ``iam:PassRole`` on the target role), and the resource is built
 from the request (table and index, bucket and key, queue URL, secret, topic, bus, schedule,
-sending identity, origination identity, model or inference profile). An action the mapping
+sending identity, origination identity, model or inference profile); a one-item DynamoDB
+request also carries its partition key as ``dynamodb:LeadingKeys``. An action the mapping
 does not know is ``<prefix>:<Operation>`` on an unknown resource (any grant of the action
 passes).
 """
