@@ -134,7 +134,6 @@ def _without(sb: Sandbox, function: str, action: str, monkeypatch: pytest.Monkey
         ("dm", "dm-merge", "dynamodb:DeleteItem"),  # its release
         ("ler", "ler-intake", "s3:PutObject"),  # the raw original
         ("ler", "ler-intake", "sqs:SendMessage"),  # the queue into the chain
-        ("ler", "ler-normalize", "s3:PutObject"),  # the normalized record
         ("ler", "ler-push", "dynamodb:PutItem"),  # the check's arrival at the end of the chain
         ("ls", "ls-capture", "dynamodb:PutItem"),  # the touch
         ("upsr", "upsr-order", "dynamodb:PutItem"),  # the order marker
