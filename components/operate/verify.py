@@ -351,8 +351,9 @@ class LerTrail:
 
     def _last_stage(self) -> str:
         if self._read_json(*self.normalized) is not None:
-            return (f"ler-normalize, which stored {self.normalized[1]}; ler-enrich, ler-dedupe and "
-                    f"ler-filter write nothing for a check: their logs name lead {self.lead_id}")
+            return (f"ler-normalize, which stored {self.normalized[1]}; the later stages write "
+                    f"nothing before ler-push's note: the logs of ler-enrich, ler-dedupe, ler-filter "
+                    f"and ler-push name lead {self.lead_id}")
         return f"ler-intake, which queued it; ler-normalize stored nothing for lead {self.lead_id}"
 
     def _read_json(self, bucket: str, key: str) -> dict[str, Any] | None:
