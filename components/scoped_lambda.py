@@ -377,10 +377,12 @@ class ScopedLambda(pulumi.ComponentResource):
             grants.append(self.on_failure.grant_send(sid=f"AsyncFailure{self.on_failure._sid()}"))
         if d.monitoring.tracing:
             grants.append(Grant("WriteTraces", XRAY_ACTIONS, ("*",)))
-        # Two triggers failing into one queue would repeat a statement; keep the first.
-        unique: dict[tuple[tuple[str, ...], tuple[str, ...]], Grant] = {}
+        # Two triggers failing into one queue would repeat a statement; keep the first. The
+        # condition is part of the identity: a statement limited to some keys must neither
+        # hide nor be hidden by the same actions granted on the whole resource.
+        unique: dict[tuple[tuple[str, ...], tuple[str, ...], str], Grant] = {}
         for g in grants:
-            unique.setdefault((g.actions, g.resources), g)
+            unique.setdefault((g.actions, g.resources, json.dumps(g.conditions, sort_keys=True)), g)
         return tuple(unique.values())
 
     def _check_environment(self) -> None:

@@ -7,8 +7,7 @@ the client's signing name: ``sesv2`` signs as ``ses``, ``pinpoint-sms-voice-v2``
 operations are their single-item actions, ``TransactWriteItems`` is each item's action,
 ``CreateSchedule`` also needs ``iam:PassRole`` on the target role), and the resource is built
 from the request (table and index, bucket and key, queue URL, secret, topic, bus, schedule,
-sending identity, origination identity, model or inference profile); a one-item DynamoDB
-request also carries its partition key as ``dynamodb:LeadingKeys``. An action the mapping
+sending identity, origination identity, model or inference profile). An action the mapping
 does not know is ``<prefix>:<Operation>`` on an unknown resource (any grant of the action
 passes).
 """
@@ -17,7 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from email.utils import parseaddr
 from typing import Any
 from urllib.parse import urlsplit
@@ -124,8 +123,8 @@ class _Call:
     params: Mapping[str, Any]
     region: str
     ses_identities: tuple[str, ...] = ()
-    hash_keys: tuple[tuple[str, str], ...] = ()
-    """(table name, partition key attribute) of the tables the sandbox knows."""
+    partition_keys: Mapping[str, str] = field(default_factory=dict)
+    """Each table's partition key attribute (physical table name -> attribute)."""
 
     @property
     def arns(self) -> Arns:
@@ -149,26 +148,6 @@ _TRANSACT_KINDS = {
 }
 
 
-_ONE_ITEM = ("GetItem", "PutItem", "UpdateItem", "DeleteItem")
-
-
-def _leading_keys(c: _Call) -> dict[str, Any]:
-    """``dynamodb:LeadingKeys`` of a one-item request: its partition key value (DynamoDB
-    Developer Guide, "Using IAM policy conditions for fine-grained access control":
-    https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/specifying-conditions.html).
-    Absent when the table's key is unknown or the request names none (then IAM's absent-key
-    rule applies)."""
-    name = dict(c.hash_keys).get(str(c.params.get("TableName")))
-    item = c.params.get("Key") if c.operation != "PutItem" else c.params.get("Item")
-    if c.operation not in _ONE_ITEM or name is None or not isinstance(item, Mapping) or name not in item:
-        return {}
-    value = item[name]
-    # The low-level shape ({"S": "x"}) or the resource API's plain value, whichever the hook saw.
-    if isinstance(value, Mapping) and len(value) == 1 and next(iter(value)) in ("S", "N", "B"):
-        value = next(iter(value.values()))
-    return {"dynamodb:LeadingKeys": [str(value)]}
-
-
 def _dynamodb(c: _Call) -> list[Requirement]:
     p, op = c.params, c.operation
     if op in ("BatchGetItem", "BatchWriteItem"):
@@ -183,8 +162,25 @@ def _dynamodb(c: _Call) -> list[Requirement]:
         return [c.req(f"dynamodb:{op}", str(p["StreamArn"]))]
     if "TableName" in p:
         arn = _table_arn(p["TableName"], c.region, p.get("IndexName"))
-        return [c.req(f"dynamodb:{op}", arn, **_leading_keys(c))]
+        return [c.req(f"dynamodb:{op}", arn, **_leading_keys(c, str(p["TableName"])))]
     return c.unknown_resource()
+
+
+_ITEM_FIELD = {"GetItem": "Key", "UpdateItem": "Key", "DeleteItem": "Key", "PutItem": "Item"}
+
+
+def _leading_keys(c: _Call, table: str) -> dict[str, Any]:
+    """``dynamodb:LeadingKeys`` of a one-item request: its partition key's value (DynamoDB
+    Developer Guide, "Using IAM policy conditions for fine-grained access control":
+    https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/specifying-conditions.html).
+    The value arrives as boto3's resource layer left it: plain, or typed (``{"S": ...}``)."""
+    attribute, field_name = c.partition_keys.get(table), _ITEM_FIELD.get(c.operation)
+    if attribute is None or field_name is None:
+        return {}
+    value = (c.params.get(field_name) or {}).get(attribute)
+    if isinstance(value, Mapping):
+        value = next(iter(value.values()), None)
+    return {} if value is None else {"dynamodb:LeadingKeys": [str(value)]}
 
 
 def _s3_copy_source(c: _Call) -> str:
@@ -368,12 +364,11 @@ def requirements(
     region: str,
     *,
     ses_identities: Iterable[str] = (),
-    hash_keys: Mapping[str, str] | None = None,
+    partition_keys: Mapping[str, str] | None = None,
 ) -> list[Requirement]:
-    """What IAM checks for ``operation`` of ``service`` (the IAM prefix) with ``params``;
-    ``hash_keys``: each known table's partition key attribute (for ``dynamodb:LeadingKeys``)."""
+    """What IAM checks for ``operation`` of ``service`` (the IAM prefix) with ``params``."""
     call = _Call(
-        service, operation, params, region, tuple(ses_identities), tuple((hash_keys or {}).items())
+        service, operation, params, region, tuple(ses_identities), dict(partition_keys or {})
     )
     rule = _BY_SERVICE.get(service)
     return rule(call) if rule else call.unknown_resource()

@@ -28,6 +28,7 @@ from sandbox.deploy import DeployReport, deploy
 from sandbox.graph import FunctionSpec, ReceiptRuleSpec, Topology
 from sandbox.interceptor import Interceptor
 from sandbox.lambda_api import LambdaApi
+from sandbox.modules import ModuleSwap
 from sandbox.runtime import Resolver, Runtime
 from sandbox.standins import ModelStandIn, Outbox, sms_stand_in
 from sandbox.triggers import Triggers
@@ -72,7 +73,11 @@ class Sandbox:
         self.interceptor = Interceptor(
             policies=self.topology.policies,
             ses_identities=[i for i, _ in self.topology.identities],
-            hash_keys={t.name: t.hash_key for t in self.topology.tables},
+            partition_keys={
+                str(t.inputs["name"]): str(t.inputs["hashKey"])
+                for t in graph.of_type("aws:dynamodb/table:Table")
+                if t.inputs.get("name") and t.inputs.get("hashKey")
+            },
             stand_ins={
                 ("bedrock", "Converse"): self.model,
                 ("sms-voice", "SendTextMessage"): sms_stand_in,
@@ -93,8 +98,7 @@ class Sandbox:
         self._patches: list[tuple[Any, str, Any]] = []
         self.pump_lock = threading.RLock()
         """Held by the background pump and by control requests, one at a time."""
-        self._saved_modules: dict[str, Any] = {}
-        self._packages: set[str] = set()
+        self._modules = ModuleSwap()
         self._saved_env: dict[str, str] = {}
 
     # Lifecycle -----------------------------------------------------------------------------
@@ -146,35 +150,13 @@ class Sandbox:
     def _fresh_handler_modules(self) -> None:
         """A new deployment starts new containers: forget the graph's handler packages (their
         module-level caches may hold clients of an earlier sandbox), except handlers.common,
-        whose caches the runtime swaps per function."""
-        import sys
-
+        whose caches the runtime swaps per function (``sandbox.modules``)."""
         resolve = self._resolver or (lambda dotted: dotted)
-        packages = {
+        self._modules.start(
             # handlers.<system>[.functions].<function>.handler -> the whole system package
             ".".join(resolve(spec.handler).split(".")[:-2]).removesuffix(".functions")
             for spec in self.topology.functions.values()
-        }
-        self._packages = packages
-        for name in list(sys.modules):
-            if any(name == p or name.startswith(p + ".") for p in packages):
-                self._saved_modules[name] = sys.modules.pop(name)
-
-    def _restore_handler_modules(self) -> None:
-        """Put back the modules the process had before (tests in the same process keep
-        patching the module objects they imported), parents' attributes included."""
-        import sys
-
-        for name in list(sys.modules):
-            if any(name == p or name.startswith(p + ".") for p in self._packages):
-                del sys.modules[name]
-        for name, module in self._saved_modules.items():
-            sys.modules[name] = module
-        for name, module in self._saved_modules.items():
-            parent, _, child = name.rpartition(".")
-            if parent in sys.modules:
-                setattr(sys.modules[parent], child, module)
-        self._saved_modules.clear()
+        )
 
     def stop(self) -> None:
         self._stop.set()
@@ -189,7 +171,7 @@ class Sandbox:
             setattr(owner, attribute, original)
         self._patches.clear()
         registry.clear()
-        self._restore_handler_modules()
+        self._modules.restore()
         if self.emulator is not None:
             self.emulator.stop()
             import os

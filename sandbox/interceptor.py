@@ -97,8 +97,8 @@ class Interceptor:
 
     policies: Mapping[str, Sequence[Mapping[str, Any]]]
     ses_identities: Iterable[str] = ()
-    hash_keys: Mapping[str, str] = field(default_factory=dict)
-    """Each table's partition key attribute: the request's ``dynamodb:LeadingKeys``."""
+    partition_keys: Mapping[str, str] = field(default_factory=dict)
+    """Each table's partition key (``dynamodb:LeadingKeys`` of a one-item request)."""
     stand_ins: dict[tuple[str, str], StandIn] = field(default_factory=dict)
     ledger: list[CallRecord] = field(default_factory=list)
     listeners: list[Callable[[CallRecord, Mapping[str, Any]], None]] = field(default_factory=list)
@@ -163,8 +163,12 @@ class Interceptor:
             return
         unevaluated: list[str] = []
         for requirement in requirements(
-            service, model.name, params, region, ses_identities=self.ses_identities,
-            hash_keys=self.hash_keys,
+            service,
+            model.name,
+            params,
+            region,
+            ses_identities=self.ses_identities,
+            partition_keys=self.partition_keys,
         ):
             decision = evaluate(caller.statements, requirement)
             unevaluated.extend(decision.unevaluated)

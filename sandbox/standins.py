@@ -78,6 +78,10 @@ class ModelStandIn:
     by_function: dict[str, Responder] = field(default_factory=dict)
     by_tool: dict[str, Responder] = field(default_factory=dict)
     calls: list[ModelCall] = field(default_factory=list)
+    refused: set[str] = field(default_factory=set)
+    """Model ids answered as Bedrock answers a model without access in the account: HTTP 403
+    ``AccessDeniedException`` (Bedrock User Guide, "Troubleshooting Amazon Bedrock API error
+    codes": https://docs.aws.amazon.com/bedrock/latest/userguide/troubleshooting-api-error-codes.html)."""
 
     def __call__(
         self, service: str, operation: str, params: Mapping[str, Any], function: str | None
@@ -95,6 +99,15 @@ class ModelStandIn:
             for block in message.get("content", [])
             if isinstance(block, Mapping)
         )
+        if str(params.get("modelId")) in self.refused:
+            self.calls.append(ModelCall(function, str(params.get("modelId")), forced, prompt, None))
+            return {
+                "Error": {
+                    "Code": "AccessDeniedException",
+                    "Message": "You don't have access to the model with the specified model ID.",
+                },
+                "ResponseMetadata": {"HTTPStatusCode": 403, "RequestId": str(uuid.uuid4())},
+            }
         responder = (function and self.by_function.get(function)) or (
             forced and self.by_tool.get(forced)
         )

@@ -392,6 +392,20 @@ def rrs_documents() -> Iterator[Document]:
     )
     yield Document("rrs-handover", "mail", mail.html, ("Ann Smith", "Boiler service", "still cold"),
                    action=True, text=mail.text)
+    yield rrs_degraded_notice()
+
+
+def rrs_degraded_notice() -> Document:
+    """The owner's daily notice that Bedrock refuses rrs-sender's model (rrs-escalator)."""
+    from handlers.common.degradations import Degradation
+    from handlers.review_requests import notice
+
+    until = int(NOW.timestamp())
+    refused = Degradation("ModelRefused", "rrs-sender", until - 2 * 86400 - 5400, until - 600, 37,
+                          "global.anthropic.claude-haiku-4-5-20251001-v1:0")
+    mail = notice.build([refused], business="Acme Heating", zone="Europe/London", region="eu-west-2")
+    return Document("rrs-degraded-notice", "mail", mail.html,
+                    ("Model refused", "claude-haiku-4-5", "37 times"), action=True, text=mail.text)
 
 
 SYSTEMS: dict[str, Callable[[], Iterator[Document]]] = {

@@ -13,7 +13,9 @@ Five functions, each with its own role scoped to what the document lets it touch
 * ``rrs-escalator`` (SQS ``rrs-escalations``, ``escalate`` messages only): the owner handover
   by SES, de-duplicated through append-only markers in the audit.
 * ``rrs-sync`` (schedule): the customer sheet (CSV URL or one S3 object) into rrs-customers.
-* ``rrs-sweep`` (schedule, gated to opening hours in code): stragglers re-enqueued or escalated.
+* ``rrs-sweep`` (schedule, gated to opening hours in code): stragglers re-enqueued or escalated,
+  and once a day, while rrs-sender's refused-model notes keep coming, the owner's notice of it
+  (an ``escalate`` message the escalator mails).
 
 Two queues, one consumer each, and no event source filters: Lambda deletes an SQS message
 that matches none of its mapping's filters, so two filtered mappings on one queue (one
@@ -122,7 +124,8 @@ class ReviewRequests(System):
         self._sweep(s, function, values)
         # The sweep reports a claimed message never confirmed sent; a person must look.
         d.watch_unconfirmed_sends("UnconfirmedAsks", "review asks claimed and never confirmed sent", self)
-        # Its sender and escalator fall back to templates when Bedrock refuses the model.
+        # Its sender falls back to the rules when Bedrock refuses a model: counted (alarmed
+        # here), noted in rrs-requests, and named in the owner's daily notice (sweep, escalator).
         d.watch_degradations(self)
         self._outputs()
 
@@ -322,6 +325,10 @@ class ReviewRequests(System):
                 self.audit.grant("dynamodb:PutItem", sid="AppendAudit"),
                 self.messaging_key.grant_read(),
                 self.escalations.grant_send(sid="EnqueueEscalation"),
+                # Also inside GuardRequestState; named so the note keeps its keys if that narrows.
+                self.requests.grant_degradation_items(
+                    "dynamodb:UpdateItem", self._notes(contract.SENDER), sid="NoteRefusedModel"
+                ),
                 d.grant_send_email("SendAskEmail", s.sender_email),
                 Grant("SendAskSms", ("sms-voice:SendTextMessage",), (self.sms_arn,)),
             ),
@@ -340,6 +347,10 @@ class ReviewRequests(System):
                 self.jobs.grant("dynamodb:GetItem", sid="ReadJob"),
                 self.audit.grant("dynamodb:Query", sid="ReadAuditTrail"),
                 self.audit.grant("dynamodb:PutItem", sid="AppendEscalationMarker"),
+                # The notes its notice names (also inside ReadRequest; named for the same reason).
+                self.requests.grant_degradation_items(
+                    "dynamodb:GetItem", contract.DEGRADABLE, sid="ReadDegradationNotes"
+                ),
                 d.grant_send_email("SendOwnerHandover", s.sender_email),
             ),
             contract.EscalatorSettings.environment(values),
@@ -378,6 +389,13 @@ class ReviewRequests(System):
                 self.requests.grant("dynamodb:UpdateItem", sid="MarkSwept"),
                 self.work.grant_send(sid="Requeue"),
                 self.escalations.grant_send(sid="EscalateStraggler"),
+                # The daily notice of degradations: read the notes, mark them notified.
+                self.requests.grant_degradation_items(
+                    "dynamodb:GetItem", contract.DEGRADABLE, sid="ReadDegradationNotes"
+                ),
+                self.requests.grant_degradation_items(
+                    "dynamodb:UpdateItem", contract.DEGRADABLE, sid="MarkNotesNotified"
+                ),
             ),
             contract.SweepSettings.environment(values),
             vendored=("tzdata",),
@@ -386,6 +404,11 @@ class ReviewRequests(System):
             ),
         )
 
+
+    @staticmethod
+    def _notes(function: str) -> list[tuple[str, str]]:
+        """The (kind, function) notes ``function`` writes."""
+        return [(kind, fn) for kind, fn in contract.DEGRADABLE if fn == function]
 
     def _outputs(self) -> None:
         """The operator-facing outputs."""

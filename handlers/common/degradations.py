@@ -27,6 +27,7 @@ from handlers.common import html_kit as kit
 from handlers.common import model_call
 from handlers.common.metrics import CRM_REJECTED, CUSTOMER_REDACTED, MODEL_REFUSED
 from handlers.common.observability import get_logger
+from handlers.common.transitions import condition_failed
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.service_resource import Table
@@ -62,6 +63,14 @@ ADVICE: Mapping[str, str] = {
 }
 """What the owner is told to do, per kind, with the provider's page."""
 
+PAGE_LABEL: Mapping[str, str] = {
+    MODEL_REFUSED: "Bedrock guide: access to models",
+    CUSTOMER_REDACTED: "Shopify guide: protected customer data",
+    CRM_REJECTED: "HubSpot: required properties on API writes",
+}
+"""What the provider's page (the URL ending each advice) is called where the HTML links it: a
+bare URL says nothing and, unbroken, runs off a phone's screen."""
+
 WHAT: Mapping[str, str] = {
     MODEL_REFUSED: "Model refused",
     CUSTOMER_REDACTED: "Shopify customer redacted",
@@ -86,6 +95,8 @@ class Degradation:
     last_at: int
     calls: int
     detail: str
+    notified_at: int = 0
+    """When an owner notice last named it (0: never); rrs's daily notice, ``Ledger.mark_notified``."""
 
     def line(self, zone: str = "UTC") -> str:
         """One plain sentence: what, which, since when, how many."""
@@ -169,9 +180,25 @@ class Ledger:
                     last_at=int(item["last_at"]),
                     calls=int(item.get("calls", 0)),
                     detail=str(item.get("detail", "")),
+                    notified_at=int(item.get("notified_at", 0)),
                 )
             )
         return found
+
+    def mark_notified(self, kind: str, function: str, now: float) -> None:
+        """Record that an owner notice named this item at ``now``, for a system whose notice
+        goes once per period while notes keep coming (rrs-sweep). Conditional on the item
+        existing, so an item that expired in between is not brought back without its count."""
+        try:
+            self.table.update_item(
+                Key={self.key_attribute: key(kind, function)},
+                UpdateExpression="SET notified_at = :now",
+                ConditionExpression=f"attribute_exists({self.key_attribute})",
+                ExpressionAttributeValues={":now": int(now)},
+            )
+        except Exception as err:
+            if not condition_failed(err):
+                raise
 
 
 def text_lines(found: Iterable[Degradation], zone: str = "UTC") -> list[str]:
@@ -194,7 +221,9 @@ def html(found: Iterable[Degradation], zone: str = "UTC") -> kit.Html:
     parts = [kit.Html("<h2>Running degraded</h2>")]
     for kind in dict.fromkeys(d.kind for d in found):
         parts += [kit.para(d.line(zone)) for d in found if d.kind == kind]
-        parts.append(kit.para(ADVICE[kind], strong=True))
+        words, _, page = ADVICE[kind].rpartition(": ")
+        parts.append(kit.para(words + ".", strong=True))
+        parts.append(kit.para(kit.link(page, PAGE_LABEL[kind])))
     return kit.join(parts)
 
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import datetime as dt
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, Generic, Literal, TypeVar
@@ -63,6 +63,19 @@ class Registry:
     def register(self, function: Function, kind: type[S], wire: Callable[..., T]) -> None:
         """Declare how ``function`` is wired (``handler`` does it at import)."""
         self._specs[_key(function)] = _Spec(kind, wire)
+
+    def registrations(self) -> dict[str, Any]:
+        """Every function's wiring as registered now, for :meth:`reregister` (the sandbox
+        imports handler modules anew, and their imports register the new modules' ``wire``)."""
+        with self._lock:
+            return dict(self._specs)
+
+    def reregister(self, saved: Mapping[str, Any]) -> None:
+        """Go back to ``saved`` registrations: a handler module imported before keeps calling
+        its own ``wire``, not the one of a copy imported since."""
+        with self._lock:
+            self._specs = dict(saved)
+            self._services.clear()
 
     def now(self) -> dt.datetime:
         """The time every handler reads."""

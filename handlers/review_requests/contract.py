@@ -39,6 +39,9 @@ CUSTOMERS: Final = TableSpec("rrs-customers", Key("customer_id"))
 OPTOUT: Final = TableSpec("rrs-optout", Key("contact"))
 AUDIT: Final = TableSpec("rrs-audit", Key("request_id"), Key("ts"))
 TABLES: Final = (JOBS, REQUESTS, CUSTOMERS, OPTOUT, AUDIT)
+DEGRADABLE: Final = (("ModelRefused", SENDER),)
+"""(kind, function) of every fallback rrs notes in rrs-requests for the owner's daily notice
+(handlers/common/degradations.py; rrs-sweep enqueues it, rrs-escalator mails it)."""
 
 # Queues, schedules, secrets ---------------------------------------------------------------
 WORK_QUEUE: Final = "rrs-work"
@@ -61,6 +64,10 @@ SEND: Final = "send"
 """Kind of the rrs-work messages: ask this request's customer now."""
 ESCALATE: Final = "escalate"
 """Kind of the rrs-escalations messages: hand this request over to the owner."""
+DEGRADED_REASON: Final = "degraded"
+"""The reason of the ``escalate`` message that asks for the owner's notice of degradations."""
+NOTICES_ID: Final = "owner-notices"
+"""Its request id: the rrs-audit partition holding every notice's claim and sent markers."""
 
 
 # Settings, one record per function ----------------------------------------------------------

@@ -38,6 +38,8 @@ from handlers.review_requests.store import Audit, AuditEntry, OptOuts, Requests,
 from handlers.review_requests.timing import Window, iso, parse_iso, zone
 from handlers.review_requests.work import WorkQueue
 
+CHECK_REASON = "check"
+"""Why a ``make verify`` request ends suppressed: counted in no business metric."""
 EARLY_TOLERANCE = dt.timedelta(minutes=5)
 """A send message this much before the request's due time is ignored (nothing is written)."""
 
@@ -99,7 +101,7 @@ class Sender:
             return f"already_{item.get('state')}"
         if item.get("check"):
             # make verify's request: it proved the path to here; nobody is asked.
-            return self._suppress(request_id, "check", {}, now)
+            return self._suppress(request_id, CHECK_REASON, {}, now)
         contacts = [str(c) for c in item.get("contacts") or [item.get("contact")] if c]
         opted_out = self.optouts.first_opted_out(contacts)
         if opted_out is not None:
@@ -125,7 +127,7 @@ class Sender:
             updates={"suppressed_reason": reason, "finished_at": iso(now)},
             entries=(AuditEntry.now(request_id, "suppressed", {"reason": reason, **facts}, now),),
         )
-        if won:
+        if won and reason != CHECK_REASON:  # make verify's request is not business
             metrics.count("Requests", 1, State.SUPPRESSED.value)
         return "suppressed" if won else "lost_race"
 

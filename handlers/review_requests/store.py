@@ -21,12 +21,14 @@ from botocore.exceptions import ClientError
 
 from handlers.common import cold_path
 from handlers.common.aws_clients import client, table
+from handlers.common.degradations import Ledger
 from handlers.common.transitions import (
     PutIfAbsentResult,
     condition_failed,
     put_if_absent,
     transaction_condition_failed,
 )
+from handlers.review_requests.contract import REQUESTS, REQUESTS_TTL
 from handlers.review_requests.domain import Customer, State
 from handlers.review_requests.timing import iso, iso_micro
 
@@ -40,6 +42,13 @@ def dynamo_safe(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [dynamo_safe(v) for v in value]
     return value
+
+
+def degradation_ledger(requests_table: str) -> Ledger:
+    """rrs's degradation notes (handlers/common/degradations.py), kept in rrs-requests: its TTL
+    removes them once the cause is fixed, and they carry no ``state``, so the state-due index
+    (the sweep's only query) never sees them."""
+    return Ledger(table(requests_table), REQUESTS.partition_key.name, REQUESTS_TTL)
 
 
 # Audit ----------------------------------------------------------------------------------

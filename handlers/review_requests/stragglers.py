@@ -11,6 +11,12 @@ It is also the reconciler of at-most-once asks: a request asked or diverted (cla
 ``UNCONFIRMED_AFTER`` ago whose send was never confirmed (no ``delivered_at``: the sender died
 between its claim and the provider's answer, or the answer was lost) is reported once: counted
 (``UnconfirmedAsks``, alarmed) and escalated to the owner with what to do. It is never re-sent.
+
+And it asks for the owner's notice of degradations (``handlers.review_requests.notice``): when
+the ledger holds a note made since the last notice and none went out today, one ``escalate``
+message (reason ``degraded``, one dedupe key per business day) goes to rrs-escalator, then the
+notes are marked notified. Enqueue first: a sweep that dies before marking only repeats the
+message, which the escalator's claim drops.
 """
 
 from __future__ import annotations
@@ -19,7 +25,10 @@ import datetime as dt
 from dataclasses import dataclass
 
 from handlers.common import metrics
+from handlers.common.degradations import Ledger
 from handlers.common.unconfirmed_sends import LOOKBACK, UNCONFIRMED_AFTER
+from handlers.review_requests import notice
+from handlers.review_requests.contract import DEGRADABLE, DEGRADED_REASON, NOTICES_ID
 from handlers.review_requests.domain import escalate_message, send_message
 from handlers.review_requests.store import Requests
 from handlers.review_requests.timing import Window, iso, zone
@@ -45,6 +54,8 @@ class Sweep:
     requests: Requests
     work: WorkQueue
     config: SweepConfig
+    ledger: Ledger | None = None
+    """rrs's degradation notes (rrs-requests); None: no notice is asked for."""
 
     def run(self, now: dt.datetime) -> dict[str, int | str]:
         """One pass; returns counts (or why it did nothing)."""
@@ -75,7 +86,21 @@ class Sweep:
             "escalated": escalated,
             "lost_races": lost,
             "unconfirmed": unconfirmed,
+            "degraded_notice": self.ask_for_notice(now),
         }
+
+    def ask_for_notice(self, now: dt.datetime) -> int:
+        """Enqueue today's notice of degradations if one is due; returns 1 if it did."""
+        if self.ledger is None:
+            return 0
+        found = self.ledger.seen(DEGRADABLE, now.timestamp() - self.ledger.retention_s)
+        if not notice.due(found, now, self.config.business_timezone):
+            return 0
+        key = notice.dedupe_key(now, self.config.business_timezone)
+        self.work.put(escalate_message(NOTICES_ID, DEGRADED_REASON, key))
+        for d in found:
+            self.ledger.mark_notified(d.kind, d.function, now.timestamp())
+        return 1
 
     def report_unconfirmed(self, now: dt.datetime) -> int:
         """Report each claim never confirmed sent, once; returns how many this run reported."""

@@ -26,6 +26,7 @@ from handlers.common.function_url import (
     cors_headers,
     header,
     http_method,
+    is_check,
     json_error,
     json_response,
     parse_json_object,
@@ -92,9 +93,13 @@ class CaptureApp:
         except RequestError as err:
             return err.response(cors)
         ids = visitor.resolve(visitor.request_cookie(event), message.visitor_id)
+        # make verify's beacon is recorded like any (the check then removes it) but is not
+        # business, so it is counted nowhere. The mark only ever withholds a count: with no
+        # authenticity on this endpoint to come first, it changes nothing else.
+        counted = not is_check(event)
         if isinstance(message, beacon.Arrival):
             answer = self._arrival(message, ids)
-            if answer["recorded"]:
+            if answer["recorded"] and counted:
                 metrics.count("Beacons")
         else:
             try:
@@ -103,7 +108,7 @@ class CaptureApp:
                 get_logger().exception("the email hash key is not available")
                 return json_error(503, "not_configured", "enquiries cannot be taken now", cors)
             answer = self._enquiry(message, ids, key)
-            if answer["recorded"]:
+            if answer["recorded"] and counted:
                 metrics.count("Enquiries")
                 # No answer and a device never seen before: no touch and no stitch can give
                 # it a source yet (the report's own share is computed per rule at read time).

@@ -26,6 +26,7 @@ SHEET = """customer_id,name,email,phone,timezone,channel,prior_sentiment,past_co
 c-ann,Ann Smith,ann@example.org,+447911123456,Europe/London,email,positive,0
 c-bob,Bob Jones,bob@example.org,+447911654321,Europe/London,sms,neutral,1
 c-cat,Cat Brown,cat@example.org,,Europe/London,email,positive,0
+c-dan,Dan Green,dan@example.org,,Europe/London,email,positive,0
 """
 ASK = (
     "Hi, thank you for having us round today. If you were pleased with the work, a short "
@@ -45,6 +46,15 @@ def _draft(request: Any) -> dict[str, Any]:
     return {"subject": "How did we do?", "body": ASK}
 
 
+def _next_working_morning(sb: Sandbox) -> None:
+    """Move the clock, firing nothing, to the next weekday 10:00 in London (opening hours)."""
+    london = ZoneInfo("Europe/London")
+    day = sb.clock.now().astimezone(london) + dt.timedelta(days=1)
+    while day.weekday() >= 5:
+        day += dt.timedelta(days=1)
+    sb.clock.jump_to(day.replace(hour=10, minute=0, second=0, microsecond=0))
+
+
 class ReviewDay:
     key = "rrs"
     title = "Review request sender"
@@ -59,11 +69,7 @@ class ReviewDay:
         registry.override(sync, source=StaticSheet(SHEET))
         sb.model.by_tool["record_grade"] = _grade
         sb.model.by_tool["write_ask"] = _draft
-        london = ZoneInfo("Europe/London")
-        day = sb.clock.now().astimezone(london) + dt.timedelta(days=1)
-        while day.weekday() >= 5:
-            day += dt.timedelta(days=1)
-        sb.clock.jump_to(day.replace(hour=10, minute=0, second=0, microsecond=0))
+        _next_working_morning(sb)
 
     def _event(self, sb: Sandbox, event: dict[str, Any], *, secret_ok: bool = True) -> int:
         from handlers.common.webhook_signatures import sign_timestamped
@@ -165,6 +171,7 @@ class ReviewDay:
             len(handovers) == 1,
             f"{len(handovers)} handover(s)",
         )
+        self._refused_model(sb, report, owner)
         lost = [
             t
             for t in (sb.triggers.traces if sb.triggers else [])
@@ -178,6 +185,43 @@ class ReviewDay:
         report.check(
             "no call was denied",
             not [d for d in sb.denials() if (d.function or "").startswith(sb.name("rrs-"))],
+        )
+
+    def _refused_model(self, sb: Sandbox, report: Report, owner: str) -> None:
+        """Bedrock refuses the model (as on a fresh account): Dan is asked by the rules, the
+        refusal is noted, and the next sweep asks rrs-escalator for the owner's notice."""
+        settings = sb.graph.config.systems.rrs
+        assert settings is not None
+        models = {settings.grade_model.active, settings.compose_model.active}
+        escalator = sb.name("rrs-escalator")
+        before = len([m for m in sb.outbox.to(owner) if m.function == escalator])
+        with report.step(
+            "The next working day Bedrock refuses the model: Dan's job is asked by the rules, "
+            "and the sweep asks rrs-escalator for the owner's notice"
+        ) as step:
+            # The other systems' days may have moved the clock past closing time.
+            _next_working_morning(sb)
+            sb.model.refused |= models
+            self._event(sb, self._completion(sb, "cmp-dan", "c-dan", 5, "All fine"))
+            sb.drain()
+            for _ in range(4):  # Dan's schedule fires at 11:30; the next sweeps ask and mail
+                sb.advance(minutes=30)
+            sb.model.refused -= models
+            states = {r["customer_id"]: r["state"] for r in sb.items("rrs-requests") if "state" in r}
+            step.state("rrs-requests", states)
+        notices = [
+            m
+            for m in sb.outbox.to(owner)[before:]
+            if m.function == escalator and "running degraded" in m.subject
+        ]
+        report.check(
+            "Dan (model refused) was not asked for a public review, and the owner got one "
+            "notice naming the model and what to do",
+            states.get("c-dan") == "diverted"
+            and len(notices) == 1
+            and all(model in notices[0].text for model in models)
+            and "model access" in notices[0].text,
+            f"{states.get('c-dan')}, {len(notices)} notice(s)",
         )
 
 

@@ -265,6 +265,7 @@ def test_each_role_holds_exactly_its_grants(graph: Graph) -> None:
         (("dynamodb:GetItem", "dynamodb:UpdateItem"), (table("rrs-requests"),)),
         (("dynamodb:ConditionCheckItem", "dynamodb:GetItem"), (table("rrs-optout"),)),
         (("dynamodb:PutItem",), (table("rrs-audit"),)),
+        (("dynamodb:UpdateItem",), (table("rrs-requests"),)),  # its degradation note (below)
         (("secretsmanager:GetSecretValue",), (secret("rrs-messaging-key"),)),
         (SEND, (ESCALATIONS,)),
         (("ses:SendEmail",), (SES_IDENTITY,)),
@@ -291,10 +292,44 @@ def test_each_role_holds_exactly_its_grants(graph: Graph) -> None:
         logs("rrs-sweep"),
         (("dynamodb:Query",), (table("rrs-requests") + "/index/state-due",)),
         (("dynamodb:UpdateItem",), (table("rrs-requests"),)),
+        (("dynamodb:GetItem",), (table("rrs-requests"),)),  # the degradation notes only (below)
         (SEND, (WORK,)),
         (SEND, (ESCALATIONS,)),
         (SEND, (arn("sqs", "dev-rrs-sweep-failures"),)),
     }
+
+
+def test_degradation_notes_are_the_only_items_their_grants_reach(graph: Graph) -> None:
+    """rrs-sender may update its refused-model note, rrs-sweep read it and mark it notified,
+    rrs-escalator read it: each statement limited to that one partition key of rrs-requests
+    (dynamodb:LeadingKeys; DynamoDB Developer Guide, "Using IAM policy conditions for
+    fine-grained access control":
+    https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/specifying-conditions.html).
+    The statements are listed with their Sid, so a duplicate of a table-wide grant cannot
+    hide in the sets above."""
+    note = ["degraded#ModelRefused#rrs-sender"]
+
+    def conditioned(function: str) -> dict[str, tuple[tuple[str, ...], tuple[str, ...], Any]]:
+        return {
+            s["Sid"]: (tuple(s["Action"]), tuple(s["Resource"]), s["Condition"])
+            for s in statements_of(graph, function)
+            if "dynamodb:LeadingKeys" in json.dumps(s.get("Condition") or {})
+        }
+
+    only_note = {"ForAllValues:StringEquals": {"dynamodb:LeadingKeys": note}}
+    requests = (table("rrs-requests"),)
+    assert conditioned("rrs-sender") == {
+        "NoteRefusedModel": (("dynamodb:UpdateItem",), requests, only_note)
+    }
+    assert conditioned("rrs-sweep") == {
+        "ReadDegradationNotes": (("dynamodb:GetItem",), requests, only_note),
+        "MarkNotesNotified": (("dynamodb:UpdateItem",), requests, only_note),
+    }
+    assert conditioned("rrs-escalator") == {
+        "ReadDegradationNotes": (("dynamodb:GetItem",), requests, only_note)
+    }
+    for function in ("rrs-webhook", "rrs-sync"):
+        assert conditioned(function) == {}
 
 
 def test_pass_role_is_only_to_the_scheduler(graph: Graph) -> None:

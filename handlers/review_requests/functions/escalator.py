@@ -1,4 +1,5 @@
-"""rrs-escalator: SQS ``escalate`` messages; one handover email to the owner per escalation.
+"""rrs-escalator: SQS ``escalate`` messages; one handover email to the owner per escalation,
+and the owner's notice of degradations when rrs-sweep asks for it (reason ``degraded``).
 
 rrs-escalations carries ``escalate`` messages only, consumed through
 ``handlers.common.batch``: a message of another kind is failed (not dropped), so after five
@@ -16,7 +17,7 @@ from handlers.common.observability import get_logger
 from handlers.review_requests import contract
 from handlers.review_requests.escalation import Escalator
 from handlers.review_requests.messaging import AwsMessenger
-from handlers.review_requests.store import Audit, Customers, Jobs, Requests
+from handlers.review_requests.store import Audit, Customers, Jobs, Requests, degradation_ledger
 from handlers.review_requests.work import parse_escalation
 
 if TYPE_CHECKING:
@@ -36,6 +37,7 @@ def wire(s: contract.EscalatorSettings, clock: Clock) -> Escalator:
         business=s.business_name,
         lease=dt.timedelta(seconds=s.claim_lease_seconds),
         zone=s.opening_timezone,
+        ledger=degradation_ledger(s.requests_table),
     )
 
 

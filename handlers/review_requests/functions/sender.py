@@ -15,13 +15,14 @@ from typing import TYPE_CHECKING, Any
 
 from handlers.common import batch, entry
 from handlers.common.clock import Clock
+from handlers.common.degradations import NotingRefusals
 from handlers.common.link_tokens import Keyring
 from handlers.common.observability import get_logger
 from handlers.common.secrets import get_secret
 from handlers.review_requests import contract
 from handlers.review_requests.messaging import AwsMessenger
 from handlers.review_requests.sending import SendConfig, Sender
-from handlers.review_requests.store import Audit, OptOuts, Requests
+from handlers.review_requests.store import Audit, OptOuts, Requests, degradation_ledger
 from handlers.review_requests.timing import Window
 from handlers.review_requests.work import KindRoutedQueue, SqsWorkQueue, send_request_id
 
@@ -30,7 +31,8 @@ if TYPE_CHECKING:
 
 
 def wire(s: contract.SenderSettings, clock: Clock) -> Sender:
-    """The send flow wired to the tables, queue, models and identities the settings name."""
+    """The send flow wired to the tables, queue, models and identities the settings name. A
+    refused model is noted for the owner's notice (``NotingRefusals``; rrs-sweep asks for it)."""
     return Sender(
         requests=Requests(s.requests_table, contract.REQUESTS_INDEX),
         optouts=OptOuts(s.optout_table),
@@ -49,6 +51,7 @@ def wire(s: contract.SenderSettings, clock: Clock) -> Sender:
             business_timezone=s.opening_timezone,
             link_ttl=dt.timedelta(days=s.link_ttl_days),
         ),
+        bedrock=NotingRefusals(None, degradation_ledger(s.requests_table), contract.SENDER, clock),
     )
 
 

@@ -9,14 +9,15 @@ from handlers.common import entry
 from handlers.common.clock import Clock
 from handlers.common.observability import get_logger
 from handlers.review_requests import contract
-from handlers.review_requests.store import Requests
+from handlers.review_requests.store import Requests, degradation_ledger
 from handlers.review_requests.stragglers import Sweep, SweepConfig
 from handlers.review_requests.timing import Window
 from handlers.review_requests.work import KindRoutedQueue, SqsWorkQueue
 
 
 def wire(s: contract.SweepSettings, clock: Clock) -> Sweep:
-    """The sweep wired to the stragglers index and both queues the settings name."""
+    """The sweep wired to the stragglers index, both queues the settings name, and rrs's
+    degradation notes (it asks for the owner's daily notice)."""
     return Sweep(
         requests=Requests(s.requests_table, s.requests_index),
         work=KindRoutedQueue(
@@ -31,6 +32,7 @@ def wire(s: contract.SweepSettings, clock: Clock) -> Sweep:
             grace=dt.timedelta(minutes=s.sweep_grace_minutes),
             max_attempts=s.sweep_max_attempts,
         ),
+        ledger=degradation_ledger(s.requests_table),
     )
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from handlers.common.aws_clients import client
+from handlers.common.metrics import emf_metrics
 from handlers.source_attributor.email_hash import email_hash
 from handlers.source_attributor.functions import capture
 from tests.handlers.ls.conftest import (
@@ -226,3 +227,27 @@ def test_preflight_from_the_site_is_answered() -> None:
     assert response["statusCode"] == 204
     assert response["headers"]["access-control-allow-origin"] == ORIGIN
     assert nothing_written()
+
+
+def test_a_check_beacon_counts_in_no_business_metric(
+    clock: Clock, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """make verify's arrival (marked ``x-crm-check``) is recorded but not counted; a real one
+    counts one beacon."""
+    monkeypatch.delenv("POWERTOOLS_METRICS_DISABLED", raising=False)
+    capsys.readouterr()
+
+    def counted() -> list[tuple[str, float]]:
+        return [
+            (name, value)
+            for line in capsys.readouterr().out.splitlines()
+            for _, name, value, dims in emf_metrics(line)
+            if dims.get("service") == "ls"
+        ]
+
+    checked = beacon(arrival(f"{ORIGIN}/?check=1", "https://www.google.com/"))
+    checked["headers"]["x-crm-check"] = "1"
+    assert body(send(checked))["recorded"] is True
+    assert counted() == []
+    assert body(send(beacon(arrival(f"{ORIGIN}/", "https://www.google.com/"))))["recorded"] is True
+    assert counted() == [("Beacons", 1.0)]

@@ -7,6 +7,9 @@ import json
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+import pytest
+
+from handlers.common.metrics import emf_metrics
 from handlers.review_requests.domain import request_id_for
 from handlers.review_requests.functions import escalator, webhook
 from handlers.review_requests.functions import sender as sender_module
@@ -98,3 +101,39 @@ def test_a_check_job_is_scheduled_marked_and_never_sent(rrs: Rrs) -> None:
     assert rrs.emails() == [] and rrs.sms == []
     assert rrs.request(request_id)["state"] == "suppressed"
     assert rrs.request(request_id)["suppressed_reason"] == "check"
+
+
+def _requests_counted(out: str) -> list[tuple[str, float, dict[str, Any]]]:
+    """The business metrics (EMF lines) of rrs in ``out``."""
+    return [
+        (name, value, dims)
+        for line in out.splitlines()
+        for _, name, value, dims in emf_metrics(line)
+        if name in ("Requests", "Asks", "Escalations")
+    ]
+
+
+def test_a_check_job_counts_in_no_business_metric(
+    rrs: Rrs, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """make verify's job, suppressed at intake or when its schedule fires: zero; the same
+    outcomes of a real job: one each."""
+    monkeypatch.delenv("POWERTOOLS_METRICS_DISABLED", raising=False)
+    suppressed = ("Requests", 1.0, {"service": "rrs", "state": "suppressed"})
+    rrs.put_customer("c-1")
+    rrs.put_customer("c-9", email=None, phone=None)  # no contact: suppressed at intake
+    capsys.readouterr()
+
+    webhook.handler(_checked(url_event(completion("cmp-check-1", customer_id="c-9"))), None)
+    webhook.handler(_checked(url_event(completion("cmp-check-2"))), None)
+    rrs.now = dt.datetime(2026, 6, 10, 11, 0, tzinfo=dt.UTC)
+    sender_module.handler(sqs_event(fire(rrs, request_id_for("cmp-check-2"))), None)
+    assert rrs.request(request_id_for("cmp-check-2"))["suppressed_reason"] == "check"
+    assert _requests_counted(capsys.readouterr().out) == []
+
+    webhook.handler(url_event(completion("cmp-real-1", customer_id="c-9")), None)
+    assert _requests_counted(capsys.readouterr().out) == [suppressed]
+    webhook.handler(url_event(completion("cmp-real-2")), None)
+    rrs.table("OPTOUT_TABLE").put_item(Item={"contact": "ann@example.org", "source": "test"})
+    sender_module.handler(sqs_event(fire(rrs, request_id_for("cmp-real-2"))), None)
+    assert _requests_counted(capsys.readouterr().out) == [suppressed]

@@ -260,7 +260,7 @@ def test_the_sweep_racing_the_live_send_gives_one_message(
         assert send(SEND, *swept) == {"batchItemFailures": []}
     assert len(scheduled.emails()) == 1
     assert scheduled.request(RID)["state"] == "asked"
-    assert sweep_module.handler({}, None) == {"requeued": 0, "escalated": 0, "lost_races": 0, "unconfirmed": 0}
+    assert sweep_module.handler({}, None) == {"requeued": 0, "escalated": 0, "lost_races": 0, "unconfirmed": 0, "degraded_notice": 0}
 
 
 def test_an_opt_out_after_scheduling_stops_the_send(scheduled: Rrs) -> None:

@@ -54,19 +54,19 @@ def test_a_request_inside_the_grace_period_is_left_to_its_schedule(straggler: Rr
 
 def test_a_straggler_is_requeued_then_given_up_and_escalated(straggler: Rrs) -> None:
     for attempt in range(1, 4):
-        assert sweep() == {"requeued": 1, "escalated": 0, "lost_races": 0, "unconfirmed": 0}
+        assert sweep() == {"requeued": 1, "escalated": 0, "lost_races": 0, "unconfirmed": 0, "degraded_notice": 0}
         assert straggler.escalations() == []
         assert straggler.sends() == [{"kind": "send", "request_id": RID}]
         assert straggler.request(RID)["sweeps"] == attempt
         straggler.now += dt.timedelta(minutes=15)
-    assert sweep() == {"requeued": 0, "escalated": 1, "lost_races": 0, "unconfirmed": 0}
+    assert sweep() == {"requeued": 0, "escalated": 1, "lost_races": 0, "unconfirmed": 0, "degraded_notice": 0}
     assert straggler.sends() == []
     assert straggler.escalations() == [
         {"kind": "escalate", "request_id": RID, "reason": "straggler", "dedupe_key": "straggler"}
     ]
     item = straggler.request(RID)
     assert (item["state"], item["suppressed_reason"]) == ("suppressed", "undelivered_after_sweeps")
-    assert sweep() == {"requeued": 0, "escalated": 0, "lost_races": 0, "unconfirmed": 0}
+    assert sweep() == {"requeued": 0, "escalated": 0, "lost_races": 0, "unconfirmed": 0, "degraded_notice": 0}
 
 
 def test_the_sweep_never_touches_an_asked_or_diverted_request(straggler: Rrs) -> None:
@@ -77,7 +77,7 @@ def test_the_sweep_never_touches_an_asked_or_diverted_request(straggler: Rrs) ->
             ExpressionAttributeNames={"#s": "state"},
             ExpressionAttributeValues={":s": state},
         )
-        assert sweep() == {"requeued": 0, "escalated": 0, "lost_races": 0, "unconfirmed": 0}
+        assert sweep() == {"requeued": 0, "escalated": 0, "lost_races": 0, "unconfirmed": 0, "degraded_notice": 0}
         assert straggler.drain() == []
 
 
@@ -90,7 +90,7 @@ def test_a_concurrent_sweep_loses_the_mark_and_does_not_requeue(
     sweep()
     straggler.drain()
     monkeypatch.setattr(Requests, "stragglers", lambda self, before, limit: iter([dict(stale)]))
-    assert sweep() == {"requeued": 0, "escalated": 0, "lost_races": 1, "unconfirmed": 0}
+    assert sweep() == {"requeued": 0, "escalated": 0, "lost_races": 1, "unconfirmed": 0, "degraded_notice": 0}
     assert straggler.drain() == []
 
 

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from handlers.common.link_tokens import SHORT_MAC_BYTES, Keyring, issue_short_token, issue_token
+from handlers.common.metrics import emf_metrics
 from handlers.upsell_recommender.domain import ADD_ACTION
 from tests.handlers.upsr.conftest import (
     ADDLINK_KEYRING,
@@ -459,3 +460,25 @@ def test_a_check_order_is_marked_and_never_reaches_its_customer(world: World) ->
     [marker] = world.items("orders")
     assert marker["check"] is True and marker["job_state"] == "none" and "customer_id" not in marker
     assert world.jobs() == [] and world.items("customers") == []
+
+
+def test_a_check_order_counts_in_no_business_metric(
+    world: World, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """make verify's order: no ``Orders`` (nor any other upsr metric); a real order: one."""
+    monkeypatch.delenv("POWERTOOLS_METRICS_DISABLED", raising=False)
+    world.sync()
+    capsys.readouterr()
+
+    def counted() -> list[tuple[str, float]]:
+        return [
+            (name, value)
+            for line in capsys.readouterr().out.splitlines()
+            for _, name, value, dims in emf_metrics(line)
+            if dims.get("service") == "upsr"
+        ]
+
+    assert world.deliver(_checked(webhook_event(shopify_order(5001))))["statusCode"] == 200
+    assert counted() == []
+    assert world.deliver(webhook_event(shopify_order(5002)))["statusCode"] == 200
+    assert counted() == [("Orders", 1.0)]
