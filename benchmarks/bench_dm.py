@@ -352,6 +352,10 @@ def accuracy(
             )
             summary.append({"dataset": ds.name, "method": row.method, "p": p, "r": r, "f1": f,
                             "best_f1": bf if row.scores else f})
+        band = dm.rows[1]
+        print(score_bins.around_threshold(band.scores or {}, ds.truth,
+                                          propose=THRESHOLDS.propose,
+                                          best_cut=band.best_cut(ds.truth)[0]))
         if ds.kind == "crm":
             print("  what dm's scores mean at this size (score_bins.py):")
             print(score_bins.table(dm.rows[1].scores or {}, ds.truth, propose=THRESHOLDS.propose))

@@ -1,8 +1,10 @@
-"""Blocking: up to four keys per contact, blocks of contacts sharing a key, big blocks capped.
+"""Blocking: four keys per contact and its full name's, blocks of contacts sharing a key, big
+blocks capped.
 
 Comparing every contact with every other is quadratic; blocking compares only contacts that
-share a key. Ten key kinds exist, in priority order, and each contact takes the first four it
-has values for, so a contact never costs more than four block memberships. A contact with no
+share a key. Eleven key kinds exist, in priority order, and each contact takes the first four
+it has values for, and its full name's (``names``), so a contact never costs more than five
+block memberships. A contact with no
 mailbox and no phone (a person-register record: a name, an address, a birth date) also takes
 the four register kinds, up to ``REGISTER_KEYS``: with nothing that identifies a person on
 its own, it is blocked on single fields as Splink's and recordlinkage's FEBRL examples block
@@ -50,7 +52,8 @@ from handlers.duplicate_merger.normalize import blocking_given, is_role_mailbox
 from handlers.duplicate_merger.profile import FIELDS, Profile
 
 KEY_NAMES = (
-    "email", "phone", "name", "street", "dob", "alias", "postcode", "given", "surname", "house",
+    "email", "phone", "name", "street", "dob", "alias", "names", "postcode", "given", "surname",
+    "house",
 )
 """Key kinds in priority order: a contact takes the first ``KEYS_PER_CONTACT`` it has values
 for (a register record, ``REGISTER_KEYS``). The order also decides which block owns a pair
@@ -80,6 +83,13 @@ def _alias_key(p: Profile) -> str:
     return f"{codes[0]}@{anchor}" if anchor else ""
 
 
+def _names_key(p: Profile) -> str:
+    first, last = p.first_code, p.last_code
+    if not (first and last):
+        return ""
+    return f"{first}|{last}" if first < last else f"{last}|{first}"
+
+
 def _register(p: Profile) -> bool:
     """A person-register record: nothing that identifies a person on its own."""
     return not (p.email or p.mobile or p.phone)
@@ -102,6 +112,7 @@ KEY_FUNCTIONS: dict[str, Callable[[Profile], str]] = {
     "street": _street_key,
     "dob": lambda p: p.dob,
     "alias": _alias_key,
+    "names": _names_key,
     "postcode": lambda p: p.postcode if _register(p) else "",
     "given": lambda p: blocking_given(p.first) if _register(p) else "",
     "surname": lambda p: p.last if _register(p) else "",
@@ -142,6 +153,7 @@ def keys_of(profile: Profile) -> tuple[str, ...]:
             alias = f"{smallest}@{anchor}"
     values.append(alias)
     taken += bool(alias)
+    values.append(_names_key(p))  # every contact's, beside its four
     register = _register(p)
     register_values = (p.postcode, blocking_given(p.first), p.last, _house_key(p))
     for value in register_values if register else ("", "", "", ""):

@@ -60,10 +60,13 @@ def nickname_related(a: str, b: str) -> bool:
 
 @lru_cache(maxsize=65_536)
 def blocking_given(first: str) -> str:
-    """The form a given name is blocked under: a nickname's formal name ("bill" -> william)."""
+    """The form a given name is blocked under: a nickname's formal name ("peggy" -> margaret).
+    A formal name is longer than its nickname: the data set also lists "robert" under "bob"
+    and "bill", and read as their nickname Robert blocked under B, apart from "R." and
+    "Rob"."""
     if not first:
         return ""
-    formal = _nickname_graph()[1].get(first)
+    formal = [f for f in _nickname_graph()[1].get(first, ()) if len(f) > len(first)]
     if not formal or any(f[0] == first[0] for f in formal):
         return first  # the initial, all blocking uses, is the same
     return min(formal)
