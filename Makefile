@@ -107,8 +107,8 @@ secrets: install ## set the stack's secrets, each in its region: make secrets ST
 preflight: install ## with AWS credentials, before `pulumi up`: model access, SES, quotas, SMS, layer (STACK=dev)
 	$(PY) -m components.operate.preflight --stack $(STACK)
 
-verify: install ## after `pulumi up`: each system runs one signed check through its real writes (STACK=dev; SYSTEM=rrs; SANDBOX=http://127.0.0.1:8700)
-	$(PY) -m components.operate.verify --stack $(STACK) $(if $(SYSTEM),--system $(SYSTEM)) $(if $(SANDBOX),--sandbox $(SANDBOX))
+verify: install ## after `pulumi up`: each system runs one signed check through its real writes (STACK=dev; SYSTEM=rrs; SANDBOX=http://127.0.0.1:8700; WAIT=300 seconds for ler's chain)
+	$(PY) -m components.operate.verify --stack $(STACK) $(if $(SYSTEM),--system $(SYSTEM)) $(if $(SANDBOX),--sandbox $(SANDBOX)) $(if $(WAIT),--wait $(WAIT))
 
 teardown: install ## print, in order, the commands that remove a stack (prod: lifting its protections)
 	$(PY) -m components.operate.teardown --stack $(STACK)

@@ -181,6 +181,21 @@ class GuardedTable(pulumi.ComponentResource):
             {"ForAllValues:StringEquals": {"dynamodb:LeadingKeys": sorted(keys)}},
         )
 
+    def grant_items_under(self, action: str, key_prefix: str, *, sid: str) -> Grant:
+        """One item action on the items whose partition key starts with ``key_prefix`` only
+        (``dynamodb:LeadingKeys`` with ``StringLike``, same page as above): markers a function
+        keeps beside the table's business items without reaching them."""
+        if action not in {"dynamodb:PutItem", "dynamodb:GetItem", "dynamodb:DeleteItem"}:
+            raise ValueError(f"table {self.args.name}: a prefixed-items grant is one item action")
+        if not key_prefix or "*" in key_prefix or "?" in key_prefix:
+            raise ValueError(f"table {self.args.name}: the key prefix is literal and not empty")
+        return Grant(
+            sid,
+            (action,),
+            (self.arn,),
+            {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": [f"{key_prefix}*"]}},
+        )
+
     def grant_stream_read(self, *, sid: str | None = None) -> Grant:
         """Read this table's stream (for a DynamoDB-stream event source)."""
         if self.args.stream is None:

@@ -190,10 +190,11 @@ class Sandbox:
     def __exit__(self, *_: Any) -> None:
         self.stop()
 
-    def run_pump(self, interval_s: float = 0.5, *, speed: float = 1.0) -> None:
+    def run_pump(self, interval_s: float = 0.5, *, speed: float = 1.0, recurring: bool = True) -> None:
         """Keep delivering in the background (``make sandbox``): a full poll every few rounds
         (so changes made with ``aws --endpoint-url`` are seen), recurring schedules firing as
-        the clock passes them, the clock running ``speed`` times faster than real time."""
+        the clock passes them (unless not ``recurring``: tests that compare state before and
+        after), the clock running ``speed`` times faster than real time."""
 
         def loop() -> None:
             rounds = 0
@@ -205,7 +206,8 @@ class Sandbox:
                         if speed > 1:
                             self.clock.offset += dt.timedelta(seconds=(speed - 1) * interval_s)
                         now = self.clock.now()
-                        self._triggers.fire_recurring(last, now)
+                        if recurring:
+                            self._triggers.fire_recurring(last, now)
                         last = now
                         self._triggers.poll_once(full=rounds % 4 == 0)
                         self._triggers.drain()

@@ -17,10 +17,11 @@ recorded but not checked: they stand for the operator and the customers, not for
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import threading
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,7 +51,24 @@ def set_active(caller: Caller | None) -> None:
     _ACTIVE[0] = caller
 
 
+_OUTSIDE: contextvars.ContextVar[bool] = contextvars.ContextVar("sandbox_outside", default=False)
+
+
+@contextlib.contextmanager
+def outside() -> Iterator[None]:
+    """Calls made in this block come from outside the stack, even while a function runs on
+    another thread (the pump's): a deployer's command run in the sandbox's own process, as the
+    tests run ``make verify``, is not the running function."""
+    token = _OUTSIDE.set(True)
+    try:
+        yield
+    finally:
+        _OUTSIDE.reset(token)
+
+
 def current_caller() -> Caller | None:
+    if _OUTSIDE.get():
+        return CURRENT.get()
     return CURRENT.get() or _ACTIVE[0]
 
 

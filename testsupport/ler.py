@@ -18,7 +18,8 @@ class FakeCrm:
     """In-memory CRM with HubSpot's rules that matter here (unique email, 409 on a repeat,
     and from 2026-09 the portal's required properties on a create).
 
-    ``calls`` records every write as (method, crm_id, properties) so tests can count them;
+    ``calls`` records every write as (method, crm_id, properties) so tests can count them,
+    ``searches`` every search as (property, value);
     ``required`` names the properties the portal requires on a create.
     """
 
@@ -26,6 +27,7 @@ class FakeCrm:
         self.required: set[str] = set()
         self.contacts: dict[str, CrmContact] = {}
         self.calls: list[tuple[str, str, dict[str, str]]] = []
+        self.searches: list[tuple[str, str]] = []
         self._next = 1000
 
     def add(self, **properties: str | None) -> CrmContact:
@@ -42,9 +44,11 @@ class FakeCrm:
         return None
 
     def find_by_email(self, email: str) -> CrmContact | None:
+        self.searches.append(("email", email))
         return self._find(("email",), email)
 
     def find_by_phone(self, phone: str) -> CrmContact | None:
+        self.searches.append(("phone", phone))
         return self._find(("phone", "mobilephone"), phone)
 
     def get(self, crm_id: str) -> CrmContact | None:

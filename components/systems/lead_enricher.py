@@ -479,6 +479,10 @@ class LeadEnricher(System):
                     [("CrmRejected", contract.PUSH_FUNCTION)],
                     sid="NoteCrmRefusal",
                 ),
+                # make verify's check lead: its arrival, and nothing else of the table.
+                self.cache.grant_items_under(
+                    "dynamodb:PutItem", contract.CHECK_ARRIVAL_PREFIX, sid="NoteCheckArrival"
+                ),
             ],
             contract.PushSettings.environment(values),
             events=(chain_stage(contract.PUSH_FUNCTION, self.source, self.dlq),),

@@ -112,8 +112,11 @@ IDENTITY: Final = TableSpec(
 CACHE_KEY: Final = "domain"
 CACHE_TTL: Final = "ttl"
 ENRICH_CACHE: Final = TableSpec("ler-enrich-cache", Key(CACHE_KEY), ttl_attribute=CACHE_TTL)
-"""One item per company domain (firmographics, TTL ``ttl``), plus ``pending#`` markers and the
-``degraded#`` notes of handlers/common/degradations.py."""
+"""One item per company domain (firmographics, TTL ``ttl``), plus ``pending#`` markers, the
+``degraded#`` notes of handlers/common/degradations.py and ``make verify``'s ``check#``
+arrivals (``check_arrivals``)."""
+CHECK_ARRIVAL_PREFIX: Final = "check#"
+"""ler-push's note that ``make verify``'s check lead arrived: ``check#<lead id>``."""
 TABLES: Final = (IDENTITY, ENRICH_CACHE)
 
 

@@ -13,9 +13,9 @@ import datetime as dt
 from collections.abc import Callable
 from typing import Any
 
-from handlers.common import metrics
 from handlers.common.observability import get_logger
 from handlers.common.secrets import get_secret
+from handlers.lead_enricher import lead_metrics
 from handlers.lead_enricher.contract import ENRICHED, NORMALIZED, EnrichSettings
 from handlers.lead_enricher.domains import is_disposable, is_free_mail, is_placeholder
 from handlers.lead_enricher.enrich_cache import EnrichCache, PendingMarkers
@@ -72,6 +72,10 @@ class Enricher:
             lead.enrichment = Enrichment(status="skipped", reason=why)
             return lead
         cached = self.cache.get(domain, now)
+        if cached is None and lead.is_check:
+            # make verify's lead: the cache was read, the paid provider is not called.
+            lead.enrichment = Enrichment(status="skipped", domain=domain, reason="check")
+            return lead
         if cached is None:
             try:
                 profile = self.provider.lookup(domain)
@@ -88,7 +92,7 @@ class Enricher:
                 wait = err.retry_after_s if isinstance(err, RateLimited) else None
                 retry_at = None if wait is None else now + dt.timedelta(seconds=wait)
                 self.pending.mark(lead, str(err), now, retry_at)
-                metrics.count("EnrichmentPending")
+                lead_metrics.count(lead, "EnrichmentPending")
                 return lead
             cached = self.cache.put(domain, profile, self.provider.name, now)
         if cached.profile is None:

@@ -26,11 +26,11 @@ from urllib.parse import unquote_plus
 from botocore.exceptions import ClientError
 
 from handlers.common import function_url as url
-from handlers.common import metrics
 from handlers.common.aws_clients import client
 from handlers.common.observability import get_logger
 from handlers.common.secrets import get_secret
 from handlers.common.webhook_signatures import SignatureError, verify_timestamped
+from handlers.lead_enricher import lead_metrics
 from handlers.lead_enricher.contract import (
     FORM_PREFIX,
     MAIL_PREFIX,
@@ -41,7 +41,7 @@ from handlers.lead_enricher.contract import (
 )
 from handlers.lead_enricher.inputs import RawLead, UnreadableMail, from_mapping, from_mime
 from handlers.lead_enricher.intake_queue import LeadQueue
-from handlers.lead_enricher.junk_log import junk_entry, junk_key
+from handlers.lead_enricher.junk_log import junk_entry, keep_junk
 from handlers.lead_enricher.lead import Lane, Lead, lead_id_for
 from handlers.lead_enricher.prescreen import prescreen
 from handlers.lead_enricher.storage import ObjectStore
@@ -88,17 +88,14 @@ class Intake:
         survivors: list[Lead] = []
         junk = 0
         for lead, raw in leads:
-            metrics.count("Leads", 1, lead.lane)
+            lead_metrics.count(lead, "Leads", lead.lane)
             reason = prescreen(raw, now=now, min_submit_seconds=self.config.min_submit_seconds)
             if reason is None:
                 survivors.append(lead)
                 continue
-            dropped_at = dt.datetime.fromtimestamp(now, dt.UTC)
-            entry = junk_entry(lead, reason=reason, stage="intake", dropped_at=dropped_at)
-            self.store.put_json(self.config.junk_bucket, junk_key(lead), entry)
+            self._junk(lead, reason)
             junk += 1
-            metrics.count("LeadsJunked", 1, reason)
-            get_logger().info("lead dropped at intake", lead_id=lead.lead_id, reason=reason)
+            lead_metrics.count(lead, "LeadsJunked", reason)
         queued = self.queue.send(survivors)
         return {"queued": queued, "junk": junk}
 
@@ -131,9 +128,9 @@ class Intake:
         lead.signals["request_id"] = url.request_id(event)
         if url.is_check(event):
             # make verify's lead (the request proved authentic above): stored and queued like
-            # any other, marked so ler-normalize drops it; the answer names what was written
-            # so verify can remove it.
-            lead.signals["check"] = True
+            # any other, marked so that no stage lets it reach a person, a paid call or a
+            # metric; the answer names what was written so verify can remove it.
+            lead.mark_check()
             counts = self.admit([(lead, raw)])
             return url.json_response(202, {
                 "lead_id": lead_id, "status": "accepted",
@@ -218,9 +215,10 @@ class Intake:
         return self.admit([(lead, raw)])
 
     def _junk(self, lead: Lead, reason: str) -> None:
+        """The lead's junk record, unless a delivery before this one wrote it (``keep_junk``)."""
         dropped_at = dt.datetime.fromtimestamp(self.clock(), dt.UTC)
         entry = junk_entry(lead, reason=reason, stage="intake", dropped_at=dropped_at)
-        self.store.put_json(self.config.junk_bucket, junk_key(lead), entry)
+        keep_junk(self.store, self.config.junk_bucket, lead, entry)
         get_logger().info("lead dropped at intake", lead_id=lead.lead_id, reason=reason)
 
     def _upload(self, bucket: str, key: str, received: dt.datetime) -> dict[str, int]:

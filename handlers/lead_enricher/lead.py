@@ -14,6 +14,8 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal
 
 Lane = Literal["form", "mail", "upload"]
+CHECK_SIGNAL = "check"
+"""The signal that marks ``make verify``'s lead (``Lead.is_check``)."""
 MAX_MESSAGE_CHARS = 2000
 """A lead's free text is cut here: an EventBridge event is at most 256 KB."""
 
@@ -112,6 +114,17 @@ class Lead:
     pass_no: int = 0
     redrives: int = 0
     rescue: Rescue | None = None
+
+    @property
+    def is_check(self) -> bool:
+        """``make verify``'s synthetic lead: it travels the whole chain doing each stage's
+        real work, but no stage lets it reach a person, a paid call or a business metric.
+        The one place the mark is read; ``mark_check`` the one place it is set."""
+        return self.signals.get(CHECK_SIGNAL) is True
+
+    def mark_check(self) -> None:
+        """Mark this lead as ``make verify``'s (ler-intake, once the request proved authentic)."""
+        self.signals[CHECK_SIGNAL] = True
 
     def to_json(self) -> dict[str, Any]:
         """The wire form (plain JSON types)."""

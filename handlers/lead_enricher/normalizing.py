@@ -70,11 +70,6 @@ class Normalizer:
         except (ValueError, TypeError) as err:
             # A message that can never parse would only cycle through the DLQ: drop it.
             raise Unusable(f"unreadable lead message: {err}") from err
-        if lead.signals.get("check"):
-            # make verify's lead reached the chain: it stops here, before the model, the
-            # firmographic provider and the CRM (nothing stored, nothing published).
-            get_logger().info("check lead received and dropped", lead_id=lead.lead_id)
-            return lead
         normalize_lead(
             lead,
             default_region=self.config.default_phone_region,

@@ -8,6 +8,9 @@ The only function that holds the CRM key or writes the identity index. For each 
 3. create the contact, or fill only its empty fields (``crm_fields``): never overwrite;
 4. write the clean record to ler-records and point the lead's keys at the contact.
 
+``make verify``'s check lead claims nothing and stops after step 2's read: its arrival is
+noted instead (``check_arrivals``).
+
 ler-backfill also invokes it directly, page by page, to re-sync ler-identity from the CRM's
 contact export (``resync_page``), so the CRM key and the index writes stay in this one role.
 """
@@ -21,9 +24,11 @@ from typing import Any
 
 from handlers.common import metrics
 from handlers.common.degradations import Ledger
-from handlers.common.hubspot import token_from_secret
+from handlers.common.hubspot import HubSpotError, token_from_secret
 from handlers.common.observability import get_logger
 from handlers.common.secrets import default_cache
+from handlers.lead_enricher import lead_metrics
+from handlers.lead_enricher.check_arrivals import CheckArrivals
 from handlers.lead_enricher.claims import PushClaims
 from handlers.lead_enricher.cleanup import clean_email, phone_e164
 from handlers.lead_enricher.contract import PUSH_FUNCTION, RECORDS_PREFIX, PushSettings
@@ -53,6 +58,7 @@ class Pusher:
         index: IdentityIndex | None = None,
         store: ObjectStore | None = None,
         ledger: Ledger | None = None,
+        arrivals: CheckArrivals | None = None,
     ) -> None:
         self.config = config
         self.crm = crm
@@ -60,6 +66,7 @@ class Pusher:
         self.store = store or ObjectStore()
         self.clock = clock
         self.ledger = ledger or degradation_ledger(config.cache_table)
+        self.arrivals = arrivals or CheckArrivals(config.cache_table)
 
     # le.clean -----------------------------------------------------------------------------
 
@@ -67,6 +74,8 @@ class Pusher:
         if lead.screening is None or lead.screening.decision != "clean" or lead.contact is None:
             raise ValueError(f"lead {lead.lead_id} is not a clean, normalised lead")
         now = self.clock()
+        if lead.is_check:
+            return self._check(lead, now)
         claims = PushClaims(self.index.table)
         claim = claims.claim(lead, now)
         if claim is None:
@@ -91,7 +100,7 @@ class Pusher:
         )
         self._index(lead.contact, lead, target.crm_id, now)
         claims.complete(claim, crm_id=target.crm_id, action=action, now=now)
-        metrics.count("LeadsKept")
+        lead_metrics.count(lead, "LeadsKept")
         get_logger().info(
             "lead pushed",
             lead_id=lead.lead_id,
@@ -100,6 +109,23 @@ class Pusher:
             filled=list(result.filled),
         )
         return result
+
+    def _check(self, lead: Lead, now: dt.datetime) -> PushResult:
+        """``make verify``'s lead: the CRM read every push makes (token and scope proved), no
+        write to the CRM, ler-records or ler-identity; its arrival noted for verify to see."""
+        try:
+            found = self._existing(lead)
+        except HubSpotError as err:
+            if err.retryable:
+                raise  # a throttle or an outage: the event is retried like any lead's
+            # A wrong key or a missing scope: verify reports it, no retry would mend it.
+            self.arrivals.record(lead, now, crm=f"CRM search refused (HTTP {err.status})", crm_ok=False)
+            get_logger().warning("check lead: CRM search refused", lead_id=lead.lead_id, status=err.status)
+            return PushResult(lead.lead_id, None, "check")
+        crm = "CRM searched, contact found" if found else "CRM searched, no contact"
+        self.arrivals.record(lead, now, crm=crm, crm_ok=True)
+        get_logger().info("check lead arrived", lead_id=lead.lead_id)
+        return PushResult(lead.lead_id, None, "check")
 
     def _write(self, lead: Lead) -> tuple[CrmContact, str, dict[str, str]]:
         """Create the contact, or link to the one the CRM has and fill its empty fields."""

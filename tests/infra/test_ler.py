@@ -367,6 +367,7 @@ def test_each_role_holds_exactly_its_grants(graph: Graph) -> None:
             (("s3:PutObject",), (f"{RECORDS}/records/*",)),
             (SEND, (DLQ,)),
             (("dynamodb:UpdateItem",), (CACHE,)),  # its degradation note only (below)
+            (("dynamodb:PutItem",), (CACHE,)),  # make verify's check# arrivals only (below)
         },
         "ler-junk-writer": {(("s3:PutObject",), (f"{JUNK}/junk/*",)), (SEND, (DLQ,))},
         "ler-retry": {
@@ -406,7 +407,7 @@ def test_each_role_holds_exactly_its_grants(graph: Graph) -> None:
 
 def test_degradation_notes_are_the_only_cache_items_their_grants_reach(graph: Graph) -> None:
     """ler-push and the three model callers may update, and ler-digest read, exactly the
-    degradation items of
+    degradation items (and ler-push put its check arrivals, under ``check#`` only) of
     ler-enrich-cache (dynamodb:LeadingKeys; DynamoDB Developer Guide, "Using IAM policy
     conditions for fine-grained access control":
     https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/specifying-conditions.html)."""
@@ -431,7 +432,9 @@ def test_degradation_notes_are_the_only_cache_items_their_grants_reach(graph: Gr
     assert conditioned("ler-push") == {
         "dynamodb:UpdateItem": {
             "ForAllValues:StringEquals": {"dynamodb:LeadingKeys": ["degraded#CrmRejected#ler-push"]}
-        }
+        },
+        # make verify's check lead: its arrival note (handlers/lead_enricher/check_arrivals.py)
+        "dynamodb:PutItem": {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["check#*"]}},
     }
     assert conditioned("ler-digest") == {
         "dynamodb:GetItem": {

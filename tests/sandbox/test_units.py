@@ -209,3 +209,4 @@ def test_schedule_expressions() -> None:
     assert occurs_between("rate(15 minutes)", "UTC", start, start + dt.timedelta(minutes=5), origin)
     assert not occurs_between("rate(1 hour)", "UTC", start, start + dt.timedelta(minutes=5), origin)
     assert occurs_between("cron(0 3 * * ? *)", "UTC", start, start + dt.timedelta(hours=3), origin)
+

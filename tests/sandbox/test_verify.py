@@ -6,16 +6,22 @@ every call against the role policies of the plan, as IAM would)."""
 
 from __future__ import annotations
 
+import dataclasses
+import importlib
+import json
 import os
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
 from components.offline import engine
 from components.operate import verify
+from handlers.common.hubspot import HubSpotError
 from sandbox import scenarios
 from sandbox.control import ControlServer
 from sandbox.core import Sandbox
+from sandbox.interceptor import outside
 from sandbox.play import enabled_systems
 from testsupport.graphs import shared
 
@@ -24,12 +30,15 @@ DEV = shared().program("dev")
 
 @pytest.fixture(scope="module")
 def running() -> Iterator[tuple[Sandbox, str]]:
-    """`make sandbox`: the dev stack with its scenarios' secrets and data, and the control API."""
+    """`make sandbox`: the dev stack with its scenarios' secrets and data, the control API and
+    the pump delivering in the background, as queues, rules and S3 would (ler's check lead
+    travels its chain on it); no recurring schedule fires, so state compares before and after."""
     with Sandbox(DEV) as sb:
         for key in enabled_systems(sb.graph):
             scenario = scenarios.load(key)
             if scenario is not None:
                 scenario.prepare(sb)
+        sb.run_pump(interval_s=0.2, recurring=False)
         control = ControlServer(sb, port=0)
         control.start()
         try:
@@ -39,10 +48,12 @@ def running() -> Iterator[tuple[Sandbox, str]]:
 
 
 def _verify(
-    url: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *only: str
+    url: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *only: str,
+    wait: float = 60,
 ) -> tuple[int, dict[str, str]]:
     monkeypatch.setattr(engine, "run", lambda stack, overrides=None: DEV)
-    code = verify.main(["--stack", "dev", "--sandbox", url, *(f"--system={s}" for s in only)])
+    with outside():  # the deployer's command, run here in the sandbox's process
+        code = verify.main(["--stack", "dev", "--sandbox", url, f"--wait={wait:g}", *(f"--system={s}" for s in only)])
     lines = [line for line in capsys.readouterr().out.splitlines() if line.split(None, 1)[0:1] in (["dm"], ["ler"], ["ls"], ["upsr"], ["rrs"])]
     return code, {line.split()[0]: line.split(None, 1)[1] for line in lines}
 
@@ -59,14 +70,15 @@ def test_verify_against_the_sandbox_prints_ok_for_all_five(
 
 CHECKED_STATE = (
     "ls-touches", "dm-pairs", "dm-decisions", "dm-merges", "upsr-orders", "upsr-customers",
-    "rrs-requests", "rrs-jobs", "rrs-audit",
+    "rrs-requests", "rrs-jobs", "rrs-audit", "ler-enrich-cache", "ler-identity",
 )
 
 
 def _state(sb: Sandbox) -> dict[str, object]:
     """Every row the five checks write through, ler-raw's objects, pending schedules, the outbox."""
     found: dict[str, object] = {table: sb.items(table) for table in CHECKED_STATE}
-    found["ler-raw"] = sb.objects("ler-raw")
+    for bucket in ("ler-raw", "ler-records", "ler-junk"):
+        found[bucket] = sb.objects(bucket)
     found["one-offs"] = sb.triggers.pending_one_off() if sb.triggers else []
     found["outbox"] = len(sb.outbox.messages)
     return found
@@ -90,12 +102,17 @@ def test_verify_writes_through_each_system_and_leaves_nothing_behind(
         ("dev-rrs-webhook", "CreateSchedule"),
     ):
         assert any(w[0] == function and w[2] == operation for w in writes), (function, operation, writes)
-    # The queued check lead reaches ler-normalize, which drops it: nothing stored, nothing sent on.
-    runs = len(sb.runtime.invocations) if sb.runtime else 0
-    sb.drain()
-    normalized = [i for i in (sb.runtime.invocations[runs:] if sb.runtime else []) if i.function == "dev-ler-normalize"]
-    assert normalized and all(i.error is None for i in normalized), normalized
-    assert sb.objects("ler-records", "normalized/") == [] and sb.queue_depth("ler-intake-queue") == 0
+    # ler's check lead travelled the whole chain, each stage once and without error...
+    runs = [i for i in (sb.runtime.invocations if sb.runtime else []) if i.function.startswith("dev-ler-")]
+    chain = ("dev-ler-normalize", "dev-ler-enrich", "dev-ler-dedupe", "dev-ler-filter", "dev-ler-push")
+    for stage in chain:
+        assert [i.error for i in runs if i.function == stage][-1:] == [None], (stage, runs)
+    assert ("dev-ler-normalize", "s3", "PutObject") in writes and ("dev-ler-push", "dynamodb", "PutItem") in writes
+    # ...ler-push searched the CRM for it and created nothing; no junk record, no clean record.
+    crm = scenarios.load("ler").crm  # type: ignore[union-attr]
+    assert ("email", "verify-check@example.com") in crm.searches, crm.searches
+    assert not [c for c in crm.calls if c[0] in ("create", "update")], crm.calls
+    assert sb.queue_depth("ler-intake-queue") == 0 and sb.queue_depth("ler-dlq") == 0
 
 
 def _without(sb: Sandbox, function: str, action: str, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -117,6 +134,7 @@ def _without(sb: Sandbox, function: str, action: str, monkeypatch: pytest.Monkey
         ("dm", "dm-merge", "dynamodb:DeleteItem"),  # its release
         ("ler", "ler-intake", "s3:PutObject"),  # the raw original
         ("ler", "ler-intake", "sqs:SendMessage"),  # the queue into the chain
+        ("ler", "ler-push", "dynamodb:PutItem"),  # the check's arrival at the end of the chain
         ("ls", "ls-capture", "dynamodb:PutItem"),  # the touch
         ("upsr", "upsr-order", "dynamodb:PutItem"),  # the order marker
         ("rrs", "rrs-webhook", "dynamodb:PutItem"),  # the request
@@ -130,11 +148,119 @@ def test_a_missing_write_grant_fails_its_system(
     sb, url = running
     before = _state(sb)
     _without(sb, function, action, monkeypatch)
-    code, seen = _verify(url, monkeypatch, capsys, system)
+    code, seen = _verify(url, monkeypatch, capsys, system, wait=8)
     assert code == 1 and set(seen) == {system}
     assert seen[system].startswith("failed: "), seen
     monkeypatch.undo()
     assert _state(sb) == before  # what the check wrote before it failed is removed too
+
+
+def test_a_check_grant_scoped_to_other_keys_fails_ler(
+    running: tuple[Sandbox, str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """ler-push's PutItem reaches only ``check#`` keys (``dynamodb:LeadingKeys``, evaluated by
+    the sandbox as by IAM): scoped to any other prefix, the note is denied and ler fails."""
+    sb, url = running
+    role = sb.function("ler-push").role_name
+    scoped = [
+        {**st, "Condition": {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["checks/*"]}}}
+        if st.get("Sid") == "NoteCheckArrival" else st
+        for st in sb.topology.policies[role]
+    ]
+    assert scoped != sb.topology.policies[role]
+    before = _state(sb)
+    monkeypatch.setitem(sb.topology.policies, role, scoped)
+    code, seen = _verify(url, monkeypatch, capsys, "ler", wait=8)
+    assert code == 1 and seen["ler"].startswith("failed: the check lead did not reach ler-push within 8 s"), seen
+    monkeypatch.undo()
+    assert _state(sb) == before
+
+
+def _stage_module(name: str) -> Any:
+    """The sandbox's own copy of a ler module (it imports the handlers afresh)."""
+    return importlib.import_module(f"handlers.lead_enricher.{name}")
+
+
+def test_a_stage_that_drops_the_check_fails_ler_naming_the_last_stage_seen(
+    running: tuple[Sandbox, str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Last session's ler-normalize, which dropped a check lead on arrival: verify waits its
+    bound and says how far the lead got; nothing is left behind."""
+    sb, _ = running
+    normalizing = _stage_module("normalizing")
+    real = normalizing.Normalizer.process
+
+    def dropping(self: Any, body: str) -> Any:
+        lead = normalizing.Lead.from_json(json.loads(body))
+        return lead if lead.is_check else real(self, body)
+
+    before = _state(sb)
+    monkeypatch.setattr(normalizing.Normalizer, "process", dropping)
+    code, seen = _verify(running[1], monkeypatch, capsys, "ler", wait=3)
+    assert code == 1
+    assert seen["ler"].startswith("failed: the check lead did not reach ler-push within 3 s "
+                                  "(last stage seen: ler-intake, which queued it"), seen
+    monkeypatch.undo()
+    assert _state(sb) == before
+
+
+def test_a_filter_that_junks_the_check_fails_ler_at_once(
+    running: tuple[Sandbox, str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """ler-filter weighing the check like any lead junks its example.com address: ler fails
+    with the junk reason, and the junk record is removed with the rest."""
+    sb, _ = running
+    screening = _stage_module("screening")
+    real = screening.JunkFilter.screen
+
+    def as_any_lead(self: Any, lead: Any) -> Any:
+        return real(self, dataclasses.replace(lead, signals={}))
+
+    before = _state(sb)
+    monkeypatch.setattr(screening.JunkFilter, "screen", as_any_lead)
+    code, seen = _verify(running[1], monkeypatch, capsys, "ler", wait=30)
+    assert code == 1
+    assert seen["ler"].startswith("failed: ler-filter dropped the check lead as junk (placeholder_email)"), seen
+    monkeypatch.undo()
+    assert _state(sb) == before
+
+
+def test_a_crm_key_hubspot_refuses_fails_ler_naming_the_key(
+    running: tuple[Sandbox, str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """ler-push's search answered 401 (a wrong or revoked Service Key): ler fails naming the
+    secret, and the note is removed with the rest."""
+    sb, url = running
+    crm = scenarios.load("ler").crm  # type: ignore[union-attr]
+
+    def refused(email: str) -> None:
+        raise HubSpotError("unauthorized", status=401)
+
+    before = _state(sb)
+    monkeypatch.setattr(crm, "find_by_email", refused)
+    code, seen = _verify(url, monkeypatch, capsys, "ler", wait=30)
+    assert code == 1
+    assert seen["ler"].startswith("failed: the check lead reached ler-push, but the CRM search refused "
+                                  "(HTTP 401): ler-crm-key must hold"), seen
+    monkeypatch.undo()
+    assert _state(sb) == before
+
+
+def test_a_paused_queue_trigger_fails_ler_before_anything_is_sent(
+    running: tuple[Sandbox, str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A dev stack with ``queueTriggers: paused``: the lead would wait in the queue, so verify
+    says so and sends nothing (the sandbox's pump delivers every queue, so Lambda's answer is
+    what changes here)."""
+    sb, url = running
+    before, start = _state(sb), len(sb.interceptor.ledger)
+    monkeypatch.setattr(verify.Target, "trigger_on", lambda self, function, region: False)
+    code, seen = _verify(url, monkeypatch, capsys, "ler")
+    assert code == 1
+    assert seen["ler"].startswith("failed: dev-ler-intake-queue does not trigger ler-normalize on this "
+                                  "stack (queueTriggers: paused)"), seen
+    assert not [r for r in sb.interceptor.ledger[start:] if r.function == "dev-ler-intake"]
+    assert _state(sb) == before
 
 
 def test_a_secret_that_differs_fails_its_system_by_name(

@@ -1,7 +1,8 @@
 """ler-junk-writer: le.junk -> one object in ler-junk with the lead and its reason.
 
-The key is the lead's (``junk_log.junk_key``), so a redelivered event rewrites the same
-object; ler-junk is the replay source if the filter ever drops something real.
+The key is the lead's (``junk_log.junk_key``) and the write create-only, so a redelivered event
+leaves the first record, and any rescue on it, as it is; ler-junk is the replay source if the
+filter ever drops something real.
 """
 
 from __future__ import annotations

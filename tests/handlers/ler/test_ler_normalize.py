@@ -213,13 +213,14 @@ def test_the_handler_writes_the_record_and_emits_le_normalized(ler: Ler) -> None
     )
 
 
-def test_a_check_lead_from_make_verify_stops_at_normalize(ler: Ler) -> None:
-    """It proved intake and the queue; the model, the provider and the CRM never see it."""
+def test_a_check_lead_from_make_verify_is_normalized_like_any_lead(ler: Ler) -> None:
+    """Normalizing writes nothing outside the check (verify removes the record): it goes on."""
     checked = lead(email="ada@analytical-engines.co.uk", name="ada lovelace")
-    checked.signals["check"] = True
+    checked.mark_check()
     assert ler.normalize([json.dumps(checked.to_json())]) == {"batchItemFailures": []}
-    assert ler.emitted() == []
-    assert ler.objects(RECORDS, "normalized/") == {}
+    [event] = ler.emitted()
+    assert event["detail"]["signals"]["check"] is True
+    assert list(ler.objects(RECORDS, "normalized/")) == ["normalized/f-1.json"]
 
 
 def test_an_unreadable_message_is_dropped_not_retried(ler: Ler) -> None:

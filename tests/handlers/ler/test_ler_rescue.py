@@ -257,3 +257,19 @@ def test_a_link_to_a_record_that_is_gone_answers_404_not_a_crash(ler: Ler) -> No
     answer = denied.web(event)
     assert answer["statusCode"] == 404 and json.loads(answer["body"])["error"]["code"] == "unknown_lead"
     assert not ler.queued()
+
+
+def test_a_redelivered_drop_keeps_the_rescue_on_its_junk_record(ler: Ler) -> None:
+    """EventBridge delivers le.junk at least once and a form may post the same body twice: the
+    drop arriving again after a person rescued the lead leaves who and when on the record."""
+    links = dropped_and_digested(ler)
+    for link in links.values():
+        assert http(link, "POST")["statusCode"] == 200
+    rescued = junk_entries(ler)
+    assert {e["stage"] for e in rescued.values()} == {"filter", "intake"}
+    assert all(e["rescue"]["by"] == RECIPIENT for e in rescued.values())
+
+    [drop] = [e for e in ler.delivered if e["detail-type"] == "le.junk"]
+    ler.deliver(drop)  # ler-junk-writer, again
+    ler.post({"email": "sales@growth-hackers.co.uk", "name": "Max", "_gotcha": "x"})  # intake, again
+    assert junk_entries(ler) == rescued
