@@ -38,7 +38,10 @@ def company_domain(contact: Contact | None) -> tuple[str | None, str]:
         return domain, "email_domain"
     if contact.website and not is_free_mail(contact.website):
         return contact.website, "website"
-    return None, "free_mail" if domain else "no_domain"
+    if not domain:
+        return None, "no_domain"
+    # Which kind of personal domain, said as such (a reserved example.com is no free mailbox).
+    return None, "placeholder" if is_placeholder(domain) else "disposable" if is_disposable(domain) else "free_mail"
 
 
 def tagged(fields: dict[str, Any], source: str, as_of: str) -> dict[str, dict[str, Any]]:

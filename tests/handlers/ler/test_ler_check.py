@@ -53,7 +53,7 @@ def test_a_check_lead_travels_the_whole_chain_and_reaches_no_one(ler: Ler) -> No
     assert arrival is not None
     assert arrival["stages"] == {
         "ler-normalize": "clean",
-        "ler-enrich": "skipped (free_mail)",
+        "ler-enrich": "skipped (placeholder)",
         "ler-dedupe": "new",
         "ler-filter": "clean (check)",
         "ler-push": "CRM searched, no contact",

@@ -53,6 +53,8 @@ def cache_item(ler: Ler, key: str) -> dict[str, Any] | None:
         ("jane@gmail.com", None, (None, "free_mail")),
         ("jane@gmail.com", "acme-widgets.co.uk", ("acme-widgets.co.uk", "website")),
         ("jane@mail.yahoo.co.uk", None, (None, "free_mail")),
+        ("jane@example.com", None, (None, "placeholder")),
+        ("jane@mailinator.com", None, (None, "disposable")),
         (None, None, (None, "no_domain")),
     ],
 )
