@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 from handlers.common.hubspot import HubSpotError
-from handlers.common.metrics import emf_metrics
 from handlers.lead_enricher.check_arrivals import key
 from tests.handlers.ler.conftest import CACHE, IDENTITY, JUNK_BUCKET, RECORDS, Ler
+from testsupport.metrics import totals
 
 CHECK = {"x-crm-check": "1"}
 VERIFY_LEAD = {"name": "Verify Check", "email": "verify-check@example.com", "message": "make verify 1"}
@@ -95,11 +95,7 @@ def test_a_check_lead_is_never_counted_in_lers_business_metrics(
     monkeypatch.delenv("POWERTOOLS_METRICS_DISABLED", raising=False)
 
     def counted() -> dict[str, float]:
-        totals: dict[str, float] = {}
-        for line in capsys.readouterr().out.splitlines():
-            for _, name, value, _ in emf_metrics(line):
-                totals[name] = totals.get(name, 0) + value
-        return {name: value for name, value in totals.items() if name in BUSINESS_METRICS}
+        return totals(capsys.readouterr().out, BUSINESS_METRICS)
 
     capsys.readouterr()
     _post(ler, VERIFY_LEAD, CHECK)

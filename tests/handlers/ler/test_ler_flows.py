@@ -405,8 +405,8 @@ def test_a_lead_hubspot_refuses_for_a_required_property_is_kept_counted_and_name
     ``CrmRejected`` and ``Degraded`` are counted, and the next junk digest names the property
     and what to do. Once the portal is fixed, the same event creates the contact."""
     from handlers.common.degradations import HUBSPOT_REQUIRED_PAGE
-    from handlers.common.metrics import emf_metrics
     from handlers.lead_enricher.crm import CrmRejected
+    from testsupport.metrics import emitted
 
     monkeypatch.delenv("POWERTOOLS_METRICS_DISABLED", raising=False)
     monkeypatch.setenv("POWERTOOLS_SERVICE_NAME", "ler-push")  # as Lambda sets it per function
@@ -418,11 +418,7 @@ def test_a_lead_hubspot_refuses_for_a_required_property_is_kept_counted_and_name
         ler.pump()
     [clean] = [e for e in ler.delivered if e["detail-type"] == "le.clean"]
     assert creates(ler) == []
-    counted = [
-        (name, dims)
-        for line in capsys.readouterr().out.splitlines()
-        for _, name, _, dims in emf_metrics(line)
-    ]
+    counted = [(name, dims) for name, _, dims in emitted(capsys.readouterr().out)]
     assert ("CrmRejected", {"service": "ler", "function": "ler-push"}) in counted
     assert ("Degraded", {"service": "ler"}) in counted
     note = ler.clients["dynamodb"].Table(CACHE).get_item(

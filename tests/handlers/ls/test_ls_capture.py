@@ -9,7 +9,6 @@ from typing import Any
 import pytest
 
 from handlers.common.aws_clients import client
-from handlers.common.metrics import emf_metrics
 from handlers.source_attributor.email_hash import email_hash
 from handlers.source_attributor.functions import capture
 from tests.handlers.ls.conftest import (
@@ -22,6 +21,7 @@ from tests.handlers.ls.conftest import (
     enquiry,
     items,
 )
+from testsupport.metrics import emitted
 
 pytestmark = pytest.mark.usefixtures("apps")
 VISITOR = "visitor-aaaaaaaaaaaaaaaa"
@@ -238,12 +238,7 @@ def test_a_check_beacon_counts_in_no_business_metric(
     capsys.readouterr()
 
     def counted() -> list[tuple[str, float]]:
-        return [
-            (name, value)
-            for line in capsys.readouterr().out.splitlines()
-            for _, name, value, dims in emf_metrics(line)
-            if dims.get("service") == "ls"
-        ]
+        return [(name, value) for name, value, _ in emitted(capsys.readouterr().out, service="ls")]
 
     checked = beacon(arrival(f"{ORIGIN}/?check=1", "https://www.google.com/"))
     checked["headers"]["x-crm-check"] = "1"

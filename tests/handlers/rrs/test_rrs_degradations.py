@@ -17,12 +17,12 @@ from typing import Any
 import pytest
 
 from handlers.common.degradations import BEDROCK_ACCESS_PAGE
-from handlers.common.metrics import emf_metrics
 from handlers.review_requests.domain import request_id_for
 from handlers.review_requests.functions import escalator, webhook
 from handlers.review_requests.functions import sender as sender_module
 from handlers.review_requests.functions import sweep as sweep_module
 from tests.handlers.rrs.conftest import ENV, OWNER, Rrs, completion, sqs_event, url_event
+from testsupport.metrics import emitted
 
 MODEL = "global.anthropic.claude-haiku-4-5-20251001-v1:0"  # the dev stack's grade and compose model
 NOTE = {"request_id": "degraded#ModelRefused#rrs-sender"}
@@ -70,11 +70,7 @@ def test_a_refused_model_is_counted_and_noted_with_the_model(
     capsys.readouterr()
     # The rules grade (never happy without a model), so the customer gets the feedback form.
     assert refused_ask(rrs, "cmp-1", DUE) == "diverted"
-    counted = [
-        (name, value, dims)
-        for line in capsys.readouterr().out.splitlines()
-        for _, name, value, dims in emf_metrics(line)
-    ]
+    counted = emitted(capsys.readouterr().out)
     assert counted.count(("ModelRefused", 1.0, {"service": "rrs", "function": "rrs-sender"})) == 2
     note = rrs.table("REQUESTS_TABLE").get_item(Key=NOTE)["Item"]
     assert (note["calls"], note["first_at"], note["detail"]) == (2, int(DUE.timestamp()), MODEL)

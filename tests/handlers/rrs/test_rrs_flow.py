@@ -9,7 +9,6 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from handlers.common.metrics import emf_metrics
 from handlers.review_requests.domain import request_id_for
 from handlers.review_requests.functions import escalator, webhook
 from handlers.review_requests.functions import sender as sender_module
@@ -23,6 +22,7 @@ from tests.handlers.rrs.conftest import (
     sqs_event,
     url_event,
 )
+from testsupport.metrics import emitted
 
 
 def fire(rrs: Rrs, request_id: str) -> dict[str, Any]:
@@ -105,12 +105,7 @@ def test_a_check_job_is_scheduled_marked_and_never_sent(rrs: Rrs) -> None:
 
 def _requests_counted(out: str) -> list[tuple[str, float, dict[str, Any]]]:
     """The business metrics (EMF lines) of rrs in ``out``."""
-    return [
-        (name, value, dims)
-        for line in out.splitlines()
-        for _, name, value, dims in emf_metrics(line)
-        if name in ("Requests", "Asks", "Escalations")
-    ]
+    return [m for m in emitted(out) if m[0] in ("Requests", "Asks", "Escalations")]
 
 
 def test_a_check_job_counts_in_no_business_metric(

@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 
 from handlers.common.degradations import BEDROCK_ACCESS_PAGE, SHOPIFY_PCD_PAGE
-from handlers.common.metrics import emf_metrics
 from tests.handlers.upsr.conftest import T0, World, shopify_order, webhook_event
+from testsupport.metrics import emitted
 
 
 def redacted_order(order_id: int = 5001) -> dict[str, Any]:
@@ -33,7 +33,7 @@ def redacted_order(order_id: int = 5001) -> dict[str, Any]:
 
 
 def _counted(out: str) -> list[tuple[str, float, dict[str, Any]]]:
-    return [(name, value, dims) for line in out.splitlines() for _, name, value, dims in emf_metrics(line)]
+    return emitted(out)
 
 
 @pytest.fixture

@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 
 from handlers.common.link_tokens import SHORT_MAC_BYTES, Keyring, issue_short_token, issue_token
-from handlers.common.metrics import emf_metrics
 from handlers.upsell_recommender.domain import ADD_ACTION
 from tests.handlers.upsr.conftest import (
     ADDLINK_KEYRING,
@@ -23,6 +22,7 @@ from tests.handlers.upsr.conftest import (
     token_in,
     webhook_event,
 )
+from testsupport.metrics import emitted
 
 MAT = {"suggestions": [{"sku": "MAT-1", "line": "A mat for the tent."}]}
 
@@ -471,12 +471,7 @@ def test_a_check_order_counts_in_no_business_metric(
     capsys.readouterr()
 
     def counted() -> list[tuple[str, float]]:
-        return [
-            (name, value)
-            for line in capsys.readouterr().out.splitlines()
-            for _, name, value, dims in emf_metrics(line)
-            if dims.get("service") == "upsr"
-        ]
+        return [(name, value) for name, value, _ in emitted(capsys.readouterr().out, service="upsr")]
 
     assert world.deliver(_checked(webhook_event(shopify_order(5001))))["statusCode"] == 200
     assert counted() == []
