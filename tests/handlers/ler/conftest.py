@@ -54,6 +54,13 @@ RECORDS = f"dev-ler-records-{ACCOUNT}"
 JUNK_BUCKET = f"dev-ler-junk-{ACCOUNT}"
 IDENTITY = "dev-ler-identity"
 CACHE = "dev-ler-enrich-cache"
+JANE = {
+    "email": "Jane.Doe@Acme-Widgets.co.uk",
+    "name": "jane doe",
+    "phone": "07400 123456",
+    "company": "Acme Widgets Ltd",
+    "message": "Could you send me a quote for 200 widgets?",
+}
 INTAKE_SECRET = "s3cr3t-intake-token-for-tests"
 SENDER = "crm-bot@example.com"
 RECIPIENT = "ops@example.com"

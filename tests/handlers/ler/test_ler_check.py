@@ -16,19 +16,12 @@ import pytest
 
 from handlers.common.hubspot import HubSpotError
 from handlers.lead_enricher.check_arrivals import key
-from tests.handlers.ler.conftest import CACHE, IDENTITY, JUNK_BUCKET, RECORDS, Ler
+from tests.handlers.ler.conftest import CACHE, IDENTITY, JANE, JUNK_BUCKET, RECORDS, Ler
 from testsupport.metrics import totals
 
 CHECK = {"x-crm-check": "1"}
 VERIFY_LEAD = {"name": "Verify Check", "email": "verify-check@example.com", "message": "make verify 1"}
 """What ``components/operate/verify.py`` posts: a reserved example.com address (RFC 2606)."""
-JANE = {
-    "email": "Jane.Doe@Acme-Widgets.co.uk",
-    "name": "jane doe",
-    "phone": "07400 123456",
-    "company": "Acme Widgets Ltd",
-    "message": "Could you send me a quote for 200 widgets?",
-}
 BUSINESS_METRICS = {"Leads", "LeadsJunked", "EnrichmentPending", "LeadsKept"}
 
 

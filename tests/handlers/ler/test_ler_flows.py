@@ -17,20 +17,13 @@ import pytest
 
 from handlers.common.entry import registry
 from handlers.lead_enricher.functions import digest, retry
-from tests.handlers.ler.conftest import CACHE, JUNK_BUCKET, RAW, RECORDS, Ler, context
+from tests.handlers.ler.conftest import CACHE, JANE, JUNK_BUCKET, RAW, RECORDS, Ler, context
 
 ACME = {
     "company_name": "Acme Widgets",
     "employees": 40,
     "company_city": "Leeds",
     "industry": "Manufacturing",
-}
-JANE = {
-    "email": "Jane.Doe@Acme-Widgets.co.uk",
-    "name": "jane doe",
-    "phone": "07400 123456",
-    "company": "Acme Widgets Ltd",
-    "message": "Could you send me a quote for 200 widgets?",
 }
 
 
