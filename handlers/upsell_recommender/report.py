@@ -61,12 +61,16 @@ class Rollup:
         return self.count(OfferState.TAKEN) + self.count(OfferState.OUT_OF_WINDOW)
 
     @property
-    def take_up(self) -> float | None:
-        """Taken inside the window over closed nudges; None before any closed."""
-        closed = sum(
+    def closed(self) -> int:
+        """Nudges whose window has closed (taken in time, tapped late, or not tapped)."""
+        return sum(
             self.count(s) for s in (OfferState.TAKEN, OfferState.OUT_OF_WINDOW, OfferState.IGNORED)
         )
-        return None if closed == 0 else self.count(OfferState.TAKEN) / closed
+
+    @property
+    def take_up(self) -> float | None:
+        """Taken inside the window over closed nudges; None before any closed."""
+        return None if self.closed == 0 else self.count(OfferState.TAKEN) / self.closed
 
     @property
     def quiet(self) -> bool:
@@ -109,6 +113,8 @@ def render(rollup: Rollup, *, zone: str = "UTC", quiet: str = QUIET_LINE) -> kit
     value = money(rollup.taken_value)
     rate = rollup.take_up
     rate_text = "not yet (no window has closed)" if rate is None else f"{rate:.0%}"
+    # Over closed windows only, and said so: "30%" beside "3 of 12 nudged" reads as a sum error.
+    rate_label = "Take-up rate" if rate is None else f"Take-up, of the {rollup.closed} closed windows"
     subject = (
         f"Upsell: {taken} add-on{'s' if taken != 1 else ''} taken ({value}) "
         f"from {rollup.nudged} order{'s' if rollup.nudged != 1 else ''} nudged"
@@ -119,7 +125,7 @@ def render(rollup: Rollup, *, zone: str = "UTC", quiet: str = QUIET_LINE) -> kit
         ("Taps on the link", str(rollup.taps)),
         ("Add-ons taken (tapped in time)", str(taken)),
         ("Value of add-ons taken", value),
-        ("Take-up rate", rate_text),
+        (rate_label, rate_text),
     ]
     more = [
         ("Tapped after the window", rollup.count(OfferState.OUT_OF_WINDOW)),

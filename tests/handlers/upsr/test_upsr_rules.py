@@ -280,7 +280,7 @@ def test_report_counts_and_take_up() -> None:
     mail = render(rollup, zone="Europe/London")
     assert mail is not None
     assert mail.subject == "Upsell: 3 add-ons taken (€12.50 + £84.00) from 12 orders nudged"
-    assert "  Take-up rate: 30%" in mail.text and "  Taps on the link: 4" in mail.text
+    assert "  Take-up, of the 10 closed windows: 30%" in mail.text and "  Taps on the link: 4" in mail.text
     assert "  No add-on fitted the order: 4" in mail.text
     assert "<html lang=en>" in mail.html and "€12.50 + £84.00" in mail.html
     waiting = render(Rollup({OfferState.CHOSEN: 1}, 0, T0, T0))
