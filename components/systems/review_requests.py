@@ -404,7 +404,6 @@ class ReviewRequests(System):
             ),
         )
 
-
     @staticmethod
     def _notes(function: str) -> list[tuple[str, str]]:
         """The (kind, function) notes ``function`` writes."""
