@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 import boto3
@@ -79,6 +80,17 @@ def test_the_plan_has_fourteen_secrets_in_two_regions(planned: list[cmd.StackSec
     assert {s.region for s in planned} == {"us-east-1", "eu-west-2"}
     assert sum(s.region == "eu-west-2" for s in planned) == 9
     assert {s.name for s in planned} == set(cmd.KINDS)
+
+
+def test_the_readme_counts_prod_secrets_as_the_plan_does(graphs: GraphCache) -> None:
+    """Deploy step 10 tells the deployer how many secrets and where (a stale count sends them
+    looking for a secret that is not there)."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    said = re.search(r"\((\d+) of prod's (\d+) live in eu-west-2\)", readme)
+    assert said is not None, "README step 10 no longer says how many secrets prod has"
+    prod = cmd.secrets_in(graphs.run("prod"))
+    in_london = sum(s.region == "eu-west-2" for s in prod)
+    assert (int(said.group(1)), int(said.group(2))) == (in_london, len(prod))
 
 
 def test_every_secret_is_set_in_its_own_region_and_never_printed(
