@@ -187,7 +187,11 @@ def test_stream_mapping_names_its_source_in_a_known_tag(graph: Graph) -> None:
                 mapping.inputs.pop("eventSourceArn")
 
     assert of_rule(broken(graph, unknown_stream), "event-source-mapping-permissions") == []
-    both = broken(graph, lambda g: (unknown_stream(g), _without_list_streams(g)))
+    def unknown_stream_without_list_streams(g: Graph) -> None:
+        unknown_stream(g)
+        _without_list_streams(g)
+
+    both = broken(graph, unknown_stream_without_list_streams)
     assert len(of_rule(both, "event-source-mapping-permissions")) == 1
 
 

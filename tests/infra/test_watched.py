@@ -407,15 +407,20 @@ def test_every_system_that_can_degrade_has_one_degraded_alarm(graph: Graph) -> N
     customers in upsr-order) and ler (CRM refusals in ler-push)."""
     from handlers.common.metrics import DEGRADED
 
+    def role_actions(fn: Resource) -> set[str]:
+        assert fn.parent is not None, fn.name  # a function is its component's child, beside its role
+        actions: set[str] = set()
+        for policy in graph.children(graph.by_urn(fn.parent)):
+            if policy.type == "aws:iam/rolePolicy:RolePolicy":
+                for st in policy.policy_statements():
+                    action = st.get("Action", [])
+                    actions.update([action] if isinstance(action, str) else action)
+        return actions
+
     callers = {
         fn.inputs["name"].removeprefix(f"{graph.config.prefix}-").split("-", 1)[0]
         for fn in graph.of_type(FUNCTION)
-        if any(
-            "bedrock:InvokeModel" in (st.get("Action") if isinstance(st.get("Action"), list) else [st.get("Action")])
-            for policy in graph.children(graph.by_urn(fn.parent))
-            if policy.type == "aws:iam/rolePolicy:RolePolicy"
-            for st in policy.policy_statements()
-        )
+        if "bedrock:InvokeModel" in role_actions(fn)
     }
     assert callers == {"ler", "upsr", "rrs"}
     degraded = sorted(

@@ -17,6 +17,7 @@ import pytest
 
 from components.offline import engine
 from components.operate import verify
+from components.operate.stack_secrets import StackSecret
 from handlers.common.hubspot import HubSpotError
 from sandbox import scenarios
 from sandbox.control import ControlServer
@@ -270,7 +271,7 @@ def test_a_secret_that_differs_fails_its_system_by_name(
     _, url = running
     real = verify.Target.secret
 
-    def other(self: verify.Target, secret: verify.StackSecret) -> str:
+    def other(self: verify.Target, secret: StackSecret) -> str:
         return "a-secret-the-stack-does-not-hold" if secret.name == "rrs-webhook-secret" else real(self, secret)
 
     monkeypatch.setattr(verify.Target, "secret", other)

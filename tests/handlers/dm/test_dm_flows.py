@@ -14,7 +14,7 @@ from handlers.common.entry import registry
 from handlers.common.link_tokens import Keyring, issue_token
 from handlers.duplicate_merger import runs, scoring
 from handlers.duplicate_merger.bands import Thresholds
-from handlers.duplicate_merger.crm import Association
+from handlers.duplicate_merger.crm import Association, ContactSnapshot
 from handlers.duplicate_merger.functions import merge
 from handlers.duplicate_merger.merging import MergeFailed, MergeService
 from handlers.duplicate_merger.pipeline import MessageError
@@ -401,7 +401,9 @@ def test_a_reused_link_does_nothing(dm_aws: DmAws, monkeypatch: pytest.MonkeyPat
     assert crm.writes == writes and crm.state(["101", "102"]) == state
 
 
-def test_a_check_proposal_is_claimed_then_refused_before_the_crm(dm_aws: DmAws) -> None:
+def test_a_check_proposal_is_claimed_then_refused_before_the_crm(
+    dm_aws: DmAws, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """make verify's proposal (marked check in dm-pairs): confirm takes and releases the claim,
     answers 409 check, and the CRM is never read or written; unmarked, the link merges."""
     crm = crm_with_duplicates()
@@ -413,7 +415,12 @@ def test_a_check_proposal_is_claimed_then_refused_before_the_crm(dm_aws: DmAws) 
     token = issue_token(KEYS, subject="101#102", action="confirm", ttl_seconds=3600, now=NOW.timestamp())
     read: list[str] = []
     snapshot = crm.snapshot
-    crm.snapshot = lambda contact_id: read.append(contact_id) or snapshot(contact_id)  # type: ignore[method-assign]
+
+    def recording(contact_id: str) -> ContactSnapshot | None:
+        read.append(contact_id)
+        return snapshot(contact_id)
+
+    monkeypatch.setattr(crm, "snapshot", recording)
     for _ in range(2):  # released with its link: the same link is refused the same way
         answer = merge.handler(request("POST", "/confirm", token), None)
         assert answer["statusCode"] == 409 and json.loads(answer["body"])["error"]["code"] == "check"

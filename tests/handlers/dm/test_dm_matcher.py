@@ -22,7 +22,7 @@ from handlers.duplicate_merger.pipeline import (
     run_blocking,
     score_message,
 )
-from handlers.duplicate_merger.profile import Profile
+from handlers.duplicate_merger.profile import FIELDS, Profile
 from handlers.duplicate_merger.similarity import within_one_edit
 from testsupport.crm_generator import generate
 
@@ -82,9 +82,8 @@ def test_unrelated_names_and_initials_stay_apart() -> None:
     assert not normalize.nickname_related("b", "andrew")
 
 
-def _counts(**by_field: int) -> list[int]:
-    from handlers.duplicate_merger.profile import FIELDS
-
+def _counts_once(**by_field: int) -> list[int]:
+    """Counts for a CRM where every value not named is held by one contact (the scorer's floor)."""
     return [by_field.get(f, 1) for f in FIELDS]
 
 
@@ -95,7 +94,7 @@ def test_coworkers_sharing_office_line_and_domain_are_not_one_person() -> None:
                   phone="+13072338557")
     a = Profile("1", first="orville", last="erwin", email="orville.erwin@kellymedia.com", **office)
     b = Profile("2", first="maria", last="kass", email="maria.kass@kellymedia.com", **office)
-    counts = _counts(company=3, domain=3, house=3, street=3, postcode=3, phone=3)
+    counts = _counts_once(company=3, domain=3, house=3, street=3, postcode=3, phone=3)
     pair = scorer.score(a, counts, b, counts)
     assert pair.band == "record_only" and pair.score < -10
     # The same office with the same person-level evidence is one person.
@@ -108,7 +107,7 @@ def test_a_role_mailbox_and_a_shared_line_are_not_a_person() -> None:
     scorer = Scorer(20_000, THRESHOLDS, -16.0)
     a = Profile("1", first="peter", last="franzen", email="info@pereida.co", phone="+16025550100")
     b = Profile("2", first="ronald", last="green", email="info@pereida.co", phone="+16025550100")
-    pair = scorer.score(a, _counts(email=2, phone=9), b, _counts(email=2, phone=9))
+    pair = scorer.score(a, _counts_once(email=2, phone=9), b, _counts_once(email=2, phone=9))
     assert pair.band == "record_only"
     email = next(t for t in pair.terms if t.field == "email")
     assert email.agreed and email.weight < 1.0
@@ -118,7 +117,7 @@ def test_two_mailboxes_at_one_domain_are_evidence_against() -> None:
     scorer = Scorer(20_000, THRESHOLDS, -16.0)
     a = Profile("1", first="david", last="avila", email="davida@randbode.net")
     b = Profile("2", first="david", last="bobo", email="davidb@randbode.net")
-    pair = scorer.score(a, _counts(), b, _counts())
+    pair = scorer.score(a, _counts_once(), b, _counts_once())
     email = next(t for t in pair.terms if t.field == "email")
     assert email.level == "different" and email.weight < -3
 
@@ -129,7 +128,7 @@ def test_a_household_explains_surname_address_and_landline_once() -> None:
                 phone="+18932772957")
     a = Profile("1", first="maria", **home)
     b = Profile("2", first="ann", **home)
-    assert scorer.score(a, _counts(), b, _counts()).band == "record_only"
+    assert scorer.score(a, _counts_once(), b, _counts_once()).band == "record_only"
 
 
 def test_an_initial_and_a_nickname_agree_with_the_full_name() -> None:
@@ -137,7 +136,7 @@ def test_an_initial_and_a_nickname_agree_with_the_full_name() -> None:
     base = dict(last="hubbard", mobile="+12062600990")
     full = Profile("1", first="barbara", **base)
     for other in ("b", "barb", "babs"):
-        pair = scorer.score(full, _counts(), Profile("2", first=other, **base), _counts())
+        pair = scorer.score(full, _counts_once(), Profile("2", first=other, **base), _counts_once())
         first = next(t for t in pair.terms if t.field == "first")
         assert first.agreed and first.weight > 0, other
     assert normalize.company("ACME, Inc.") == normalize.company("Acme") == "acme"
@@ -332,8 +331,6 @@ def test_a_malformed_message_is_refused() -> None:
 
 
 def _counts(**by_field: int) -> list[int]:
-    from handlers.duplicate_merger.profile import FIELDS
-
     return [by_field.get(f, 0) for f in FIELDS]
 
 
