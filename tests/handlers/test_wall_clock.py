@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import ast
 from pathlib import Path
+from typing import TypeGuard
 
 ROOT = Path(__file__).resolve().parents[2]
 HANDLERS = ROOT / "handlers"
 THE_CLOCK = HANDLERS / "common" / "clock.py"
 
-def _reads_the_wall_clock(node: ast.AST) -> bool:
+def _reads_the_wall_clock(node: ast.AST) -> TypeGuard[ast.Attribute]:
     if not isinstance(node, ast.Attribute):
         return False
     owner = ast.unparse(node.value)

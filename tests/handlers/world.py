@@ -27,7 +27,7 @@ import copy
 import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from components.offline.engine import Graph
 from sandbox.graph import FunctionSpec, Topology
@@ -42,7 +42,7 @@ def _backends() -> Iterator[tuple[BackendKey, Any]]:
     """Every moto backend instantiated so far."""
     from moto.core.base_backend import BackendDict
 
-    for service in list(BackendDict._instances):  # type: ignore[attr-defined]
+    for service in list(BackendDict._instances):  # type: ignore[misc]  # moto's registry, a class-level dict
         for account, regions in list(service.items()):
             for region, backend in list(regions.items()):
                 yield (service.service_name, account, region), backend
@@ -148,7 +148,7 @@ class World:
 
         # Look every snapshot backend up again: a moto-wide reset (the sandbox's in-process
         # server resets moto through /moto-api/reset) drops the backend objects themselves.
-        restored = {key: get_backend(key[0])[key[1]][key[2]] for key in snapshot}
+        restored = {key: get_backend(cast(Any, key[0]))[key[1]][key[2]] for key in snapshot}  # moto types the name as a Literal
         live = {**dict(_backends()), **restored}
         for key, backend in live.items():
             state = snapshot.get(key)

@@ -13,7 +13,7 @@ def sqs_event(*bodies: str) -> dict[str, Any]:
 
 
 def handle(record: Any) -> str:
-    body = record.body
+    body: str = record.body
     if body == "bad":
         raise Unusable("not a message of ours")
     if body == "boom":

@@ -31,7 +31,7 @@ class MovedClock(dt.datetime):
     offset = dt.timedelta()
 
     @classmethod
-    def now(cls, tz: dt.tzinfo | None = None) -> MovedClock:  # type: ignore[override]
+    def now(cls, tz: dt.tzinfo | None = None) -> MovedClock:
         moved = dt.datetime.now(tz) + cls.offset
         return cls.fromtimestamp(moved.timestamp(), tz)
 

@@ -160,7 +160,8 @@ def container(method: str, path: str, tok: str) -> Callable[[], dict[str, Any]]:
     """One Lambda container's handling of one request: its own App, tables and clients."""
 
     def call() -> dict[str, Any]:
-        return registry.fresh(merge).web(request(method, path, tok))
+        answer: dict[str, Any] = registry.fresh(merge).web(request(method, path, tok))
+        return answer
 
     return call
 

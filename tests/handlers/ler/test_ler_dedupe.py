@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from handlers.common.strings import jaro_winkler
 from handlers.lead_enricher.contract import DedupeSettings
 from handlers.lead_enricher.deduping import Deduper
 from handlers.lead_enricher.events import EventBridgeSink
@@ -15,7 +16,6 @@ from handlers.lead_enricher.matching import (
     company_token,
     exact_keys,
     fold,
-    jaro_winkler,
     near_keys,
     score,
 )

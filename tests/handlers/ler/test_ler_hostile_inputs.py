@@ -73,7 +73,7 @@ def test_an_upload_of_any_size_is_read_completely_across_invocations(ler: Ler) -
     continuations: list[Any] = []
     service = registry.service(intake)
     service.invoke_self = continuations.append
-    service.queue = queue = RecordingQueue()  # type: ignore[assignment]
+    service.queue = queue = RecordingQueue()
     intake.handler(notification, short_context(1_000))  # little time left: one chunk per run
     runs = 1
     while continuations:
@@ -96,7 +96,7 @@ def test_an_upload_interrupted_mid_file_resumes_without_losing_a_row(ler: Ler, m
     [notification] = ler.s3_notifications()
     service = registry.service(intake)
     queue = RecordingQueue()
-    service.queue = queue  # type: ignore[assignment]
+    service.queue = queue
     real = queue.send
     calls = {"n": 0}
 
@@ -158,7 +158,7 @@ def test_two_runs_of_one_upload_at_once_never_lose_rows_and_the_late_one_stops(l
     [notification] = ler.s3_notifications()
     service = registry.service(intake)
     queue = RecordingQueue()
-    service.queue = queue  # type: ignore[assignment]
+    service.queue = queue
     real = queue.send
     state = {"sends": 0}
 

@@ -51,7 +51,8 @@ class Provider:
         return parse_qs(urlsplit(self.requests[index]["path"]).query)
 
     def path(self, index: int = -1) -> str:
-        return urlsplit(self.requests[index]["path"]).path
+        path: str = urlsplit(self.requests[index]["path"]).path
+        return path
 
 
 @pytest.fixture
@@ -258,7 +259,7 @@ def test_pdl_wait_reads_retry_after_then_both_reset_formats() -> None:
 # Organization Enrichment reference, 200 example (as reproduced from Apollo's API reference):
 # the fields shown there verbatim; industry, head count, revenue and location are named by the
 # reference and carry illustrative values.
-APOLLO_ORG = {
+APOLLO_ORG: dict[str, Any] = {
     "organization": {
         "id": "5e66b6381e05b4008c8331b8",
         "name": "Apollo.io",

@@ -22,7 +22,8 @@ from handlers.common.link_tokens import Keyring, issue_token
 from handlers.lead_enricher.functions import digest
 from handlers.lead_enricher.functions import rescue as rescue_fn
 from handlers.lead_enricher.junk_digest import RescueLinks, summarise
-from handlers.lead_enricher.rescue import Dropped, RescueDesk
+from handlers.lead_enricher.rescue import RescueDesk
+from handlers.lead_enricher.rescue_pages import Dropped
 from handlers.lead_enricher.storage import ObjectStore
 from tests.handlers.ler.conftest import JUNK_BUCKET, RECIPIENT, RESCUE_KEYRING, Ler, context
 from testsupport import events

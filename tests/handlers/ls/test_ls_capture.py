@@ -29,7 +29,8 @@ OTHER_VISITOR = "visitor-bbbbbbbbbbbbbbbb"
 
 
 def send(event: dict[str, Any]) -> dict[str, Any]:
-    return capture.handler(event, None)
+    answer: dict[str, Any] = capture.handler(event, None)
+    return answer
 
 
 def body(response: dict[str, Any]) -> dict[str, Any]:

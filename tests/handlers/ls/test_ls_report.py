@@ -310,8 +310,8 @@ def load_into_dynamo(memory: InMemoryStore) -> None:
             for e in month.values():
                 batch.put_item(Item=e.item())
     with table("dev-ls-identities").batch_writer() as batch:
-        for rows in memory.identity_table.values():
-            for row in rows.values():
+        for identities in memory.identity_table.values():
+            for row in identities.values():
                 batch.put_item(Item=row.item())
 
 
@@ -323,12 +323,13 @@ def test_the_dynamodb_reader_with_threads_matches_memory(clock: Clock) -> None:
     load_into_dynamo(memory)
     dynamo = DynamoStore("dev-ls-touches", "dev-ls-identities", "dev-ls-enquiries")
     for mode in ("strict", "lenient"):
-        query = ReportQuery(*AUGUST, mode, False, "json")  # type: ignore[arg-type]
+        query = ReportQuery(*AUGUST, mode, False, "json")
         assert generate(dynamo, query, workers=4) == generate(memory, query)
 
 
 def test_the_owner_report_ranks_the_unattributed_share_as_a_source_in_bold_and_in_words() -> None:
     from handlers.source_attributor import owner_report
+    from handlers.source_attributor.attribution import RuleResult
     from testsupport.gallery import ls_report
 
     report = ls_report()
@@ -338,7 +339,7 @@ def test_the_owner_report_ranks_the_unattributed_share_as_a_source_in_bold_and_i
     assert mail.subject.endswith("42 enquiries, 36% not known")
     assert "<strong>Not known (unattributed)</strong>" in mail.html and "<img" not in mail.html
     none_unknown = type(report)(report.start, report.end, "strict", False, 3,
-                                {"first_touch": owner_report.RuleResult({"google": 3}, 0)})
+                                {"first_touch": RuleResult({"google": 3}, 0)})
     assert "  Not known (unattributed): 0 (0%)" in owner_report.mail(none_unknown).text
 
 

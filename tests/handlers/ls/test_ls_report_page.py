@@ -125,7 +125,7 @@ def test_a_refused_link_reads_nothing(name: str) -> None:
         keyring_reads.append(1)
         return KEYS
 
-    page = WeekPage(NoReads(), keyring, clock=lambda: NOW)  # type: ignore[arg-type]
+    page = WeekPage(NoReads(), keyring, clock=lambda: NOW)
     browser = page(request(f"{PAGE_URL}{path}"))
     program = page(request(f"{PAGE_URL}{path}", accept="application/json"))
     assert browser["statusCode"] == program["statusCode"] == status
@@ -137,13 +137,13 @@ def test_a_refused_link_reads_nothing(name: str) -> None:
 
 
 def test_an_expired_link_reads_nothing() -> None:
-    page = WeekPage(NoReads(), lambda: KEYS, clock=lambda: NOW + dt.timedelta(days=28))  # type: ignore[arg-type]
+    page = WeekPage(NoReads(), lambda: KEYS, clock=lambda: NOW + dt.timedelta(days=28))
     assert page(request(f"{PAGE_URL}{report_link.PATH}?t={GOOD}"))["statusCode"] == 410
 
 
 @pytest.mark.parametrize("method", ["POST", "PUT", "DELETE"])
 def test_the_page_is_read_only(method: str) -> None:
-    page = WeekPage(NoReads(), lambda: KEYS, clock=lambda: NOW)  # type: ignore[arg-type]
+    page = WeekPage(NoReads(), lambda: KEYS, clock=lambda: NOW)
     answer = page(request(f"{PAGE_URL}{report_link.PATH}?t={GOOD}", method=method))
     assert answer["statusCode"] == 405
 

@@ -33,11 +33,13 @@ ADA = email_hash("ada@example.com", HASH_KEY.encode())
 
 
 def send(event: dict[str, Any]) -> dict[str, Any]:
-    return capture.handler(event, None)
+    answer: dict[str, Any] = capture.handler(event, None)
+    return answer
 
 
 def run_stitch(event: dict[str, Any]) -> dict[str, Any]:
-    return stitch.handler(event, None)
+    answer: dict[str, Any] = stitch.handler(event, None)
+    return answer
 
 
 def identities() -> dict[tuple[str, str], dict[str, Any]]:

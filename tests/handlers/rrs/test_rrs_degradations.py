@@ -53,7 +53,8 @@ def owner_mail(rrs: Rrs) -> list[Any]:
 
 
 def sweep() -> dict[str, Any]:
-    return sweep_module.handler({}, None)
+    answer: dict[str, Any] = sweep_module.handler({}, None)
+    return answer
 
 
 @pytest.fixture

@@ -31,7 +31,8 @@ DUE = dt.datetime(2026, 6, 10, 11, 0, tzinfo=dt.UTC)
 
 
 def escalate(*bodies: dict[str, Any]) -> dict[str, Any]:
-    return escalator.handler(sqs_event(*bodies), None)
+    answer: dict[str, Any] = escalator.handler(sqs_event(*bodies), None)
+    return answer
 
 
 def owner_mail(rrs: Rrs) -> list[Any]:

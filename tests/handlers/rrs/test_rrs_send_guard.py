@@ -50,7 +50,8 @@ def scheduled(rrs: Rrs) -> Rrs:
 
 
 def send() -> dict[str, Any]:
-    return sender_module.handler(sqs_event(SEND), None)
+    answer: dict[str, Any] = sender_module.handler(sqs_event(SEND), None)
+    return answer
 
 
 def events(rrs: Rrs) -> list[str]:
@@ -90,10 +91,11 @@ def crash_at(monkeypatch: pytest.MonkeyPatch, point: str) -> None:
     """Kill the sender at ``point``: right after the claim, or inside the send call."""
     if point == "after_claim":
         from handlers.review_requests import sending
+        from handlers.review_requests.store import Finish, finish_with_audit
 
-        real = sending.finish_with_audit
+        real = finish_with_audit
 
-        def claim_then_die(*args: Any, **kwargs: Any) -> bool:
+        def claim_then_die(*args: Any, **kwargs: Any) -> Finish:
             won = real(*args, **kwargs)
             if won and kwargs.get("new_state") is not None and kwargs["new_state"].value != "suppressed":
                 raise Crash(point)

@@ -52,7 +52,8 @@ def scheduled(rrs: Rrs) -> Rrs:
 
 
 def send(*bodies: dict[str, Any]) -> dict[str, Any]:
-    return sender_module.handler(sqs_event(*bodies), None)
+    answer: dict[str, Any] = sender_module.handler(sqs_event(*bodies), None)
+    return answer
 
 
 def script(rrs: Rrs, band: str, body: str, subject: str | None = "How did we do, Ann?") -> None:

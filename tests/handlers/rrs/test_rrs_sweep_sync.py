@@ -38,7 +38,8 @@ def straggler(rrs: Rrs) -> Rrs:
 
 
 def sweep() -> dict[str, Any]:
-    return sweep_module.handler({}, None)
+    answer: dict[str, Any] = sweep_module.handler({}, None)
+    return answer
 
 
 def test_the_sweep_does_nothing_outside_opening_hours(straggler: Rrs) -> None:

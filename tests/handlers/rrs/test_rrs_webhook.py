@@ -29,7 +29,8 @@ RID = request_id_for("cmp-1")
 
 
 def call(event: dict[str, Any]) -> dict[str, Any]:
-    return webhook.handler(event, None)
+    answer: dict[str, Any] = webhook.handler(event, None)
+    return answer
 
 
 def nothing_written(rrs: Rrs) -> None:

@@ -15,7 +15,8 @@ from tests.handlers.rrs.conftest import Rrs, completion, response_body, url_even
 
 
 def call(event: dict[str, Any]) -> dict[str, Any]:
-    return webhook.handler(event, None)
+    answer: dict[str, Any] = webhook.handler(event, None)
+    return answer
 
 
 def deep(levels: int) -> Any:

@@ -11,7 +11,9 @@ from typing import Any
 
 import pytest
 
+from handlers.common.transitions import put_if_absent, transition
 from handlers.upsell_recommender import orders
+from handlers.upsell_recommender.customers import record_purchase
 from handlers.upsell_recommender.jobs import SuggestJob
 from tests.handlers.upsr.conftest import T0, World, shopify_order
 from tests.handlers.upsr.conftest import webhook_event as webhook
@@ -86,9 +88,9 @@ def test_a_crash_between_any_two_order_writes_ends_in_one_offer(world: World, mo
             return call
 
         with monkeypatch.context() as patch:
-            patch.setattr(orders, "put_if_absent", crashing(orders.put_if_absent, "put_if_absent"))
-            patch.setattr(orders, "transition", crashing(orders.transition, "transition"))
-            patch.setattr(orders, "record_purchase", crashing(orders.record_purchase, "record_purchase"))
+            patch.setattr(orders, "put_if_absent", crashing(put_if_absent, "put_if_absent"))
+            patch.setattr(orders, "transition", crashing(transition, "transition"))
+            patch.setattr(orders, "record_purchase", crashing(record_purchase, "record_purchase"))
             deps = world.order_deps()
             deps = replace(deps, send_job=crashing(deps.send_job, "send_job"))
             with pytest.raises(Crash):
