@@ -159,7 +159,7 @@ def test_pip_is_asked_for_exactly_the_locked_file(
         return subprocess.CompletedProcess(command, 0, "", "")
 
     monkeypatch.setenv("CRM_PIP", "pip")
-    monkeypatch.setattr(wheels.subprocess, "run", fake_run)
+    monkeypatch.setattr(subprocess, "run", fake_run)  # the module wheels runs pip through
     sha = "ab" * 32
     wheels.pip_download(
         LockedWheel("jellyfish", "1.3.0", f"jellyfish-1.3.0-{AARCH64}.whl", "u", sha), tmp_path

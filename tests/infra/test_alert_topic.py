@@ -110,7 +110,10 @@ def test_one_email_subscription_per_address(graph: list[Any]) -> None:
 def test_refuses_no_publisher_and_non_service_principals() -> None:
     with pytest.raises(ValueError, match="AWS service principal"):
         ServicePublisher("123456789012")
+
+    def no_publisher(d: Deployment) -> dict[str, Any]:
+        AlertTopic("x", AlertTopicArgs(arns=ARNS, name="dev-x", publishers=()))
+        return {}
+
     with pytest.raises(ValueError, match="at least one publisher"):
-        run_blocks(
-            lambda d: AlertTopic("x", AlertTopicArgs(arns=ARNS, name="dev-x", publishers=())) and {}
-        )
+        run_blocks(no_publisher)

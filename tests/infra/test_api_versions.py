@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from typing import Any
 
 import pytest
 
@@ -27,15 +28,15 @@ from handlers.common import api_versions
 TODAY = dt.date(2026, 12, 1)
 
 
-def _raw(stack: str = "dev", **systems: dict[str, object]) -> dict[str, object]:
+def _raw(stack: str = "dev", **systems: dict[str, object]) -> dict[str, Any]:
     values = stack_config_values(stack)
-    raw = {
+    raw: dict[str, Any] = {
         k.split(":", 1)[1]: json.loads(v) if v[:1] in "{[0123456789" else v
         for k, v in values.items()
         if k.startswith("crm-automations:")
     }
     for name, changes in systems.items():
-        raw["systems"][name].update(changes)  # type: ignore[index]
+        raw["systems"][name].update(changes)
     return raw
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -17,9 +18,9 @@ def test_stack_files_validate(stack: str) -> None:
     assert (config.environment == "prod") is (stack == "prod")
 
 
-def _raw(**changes: object) -> dict[str, object]:
+def _raw(**changes: object) -> dict[str, Any]:
     values = stack_config_values("dev")
-    raw = {
+    raw: dict[str, Any] = {
         k.split(":", 1)[1]: json.loads(v) if v[:1] in "{[0123456789" else v
         for k, v in values.items()
         if k.startswith("crm-automations:")
@@ -37,7 +38,7 @@ def test_bad_prefix_names_the_key() -> None:
 
 def test_unknown_key_is_refused_by_name() -> None:
     raw = _raw()
-    raw["systems"]["dm"]["blockcap"] = 10  # type: ignore[index]
+    raw["systems"]["dm"]["blockcap"] = 10
     with pytest.raises(ConfigError) as err:
         parse(raw)
     assert "crm-automations:systems.dm.blockcap" in str(err.value)
@@ -45,7 +46,7 @@ def test_unknown_key_is_refused_by_name() -> None:
 
 def test_bad_region_and_email_each_named() -> None:
     raw = _raw(alertEmail="not-an-address")
-    raw["systems"]["ler"]["region"] = "london"  # type: ignore[index]
+    raw["systems"]["ler"]["region"] = "london"
     with pytest.raises(ConfigError) as err:
         parse(raw)
     message = str(err.value)
@@ -55,14 +56,14 @@ def test_bad_region_and_email_each_named() -> None:
 
 def test_thresholds_must_be_ordered() -> None:
     raw = _raw()
-    raw["systems"]["dm"]["thresholds"] = {"automatic": 3, "propose": 5}  # type: ignore[index]
+    raw["systems"]["dm"]["thresholds"] = {"automatic": 3, "propose": 5}
     with pytest.raises(ConfigError, match=r"systems\.dm\.thresholds"):
         parse(raw)
 
 
 def test_bad_schedule_expression_named() -> None:
     raw = _raw()
-    raw["systems"]["ler"]["retrySchedule"] = "every 15 minutes"  # type: ignore[index]
+    raw["systems"]["ler"]["retrySchedule"] = "every 15 minutes"
     with pytest.raises(ConfigError, match=r"systems\.ler\.retrySchedule"):
         parse(raw)
 
@@ -76,7 +77,7 @@ def test_missing_required_key_named() -> None:
 
 def test_model_choice_uses_heavy_only_when_flagged() -> None:
     raw = _raw()
-    raw["systems"]["ler"]["dedupeModel"]["useHeavy"] = True  # type: ignore[index]
+    raw["systems"]["ler"]["dedupeModel"]["useHeavy"] = True
     config = parse(raw)
     assert config.systems.ler is not None
     assert config.systems.ler.dedupe_model.active == config.systems.ler.dedupe_model.heavy_model_id
@@ -102,13 +103,13 @@ def test_an_unpublished_hubspot_version_names_the_key() -> None:
 
 def test_ls_report_mail_needs_both_sender_and_recipient() -> None:
     raw = _raw()
-    del raw["systems"]["ls"]["reportRecipient"]  # type: ignore[attr-defined,index]
+    del raw["systems"]["ls"]["reportRecipient"]
     with pytest.raises(ConfigError, match=r"systems\.ls") as err:
         parse(raw)
     assert "senderEmail and reportRecipient" in str(err.value)
     assert "crm-bot@example.com" not in str(err.value)
-    raw["systems"]["ls"]["reportSchedule"] = "weekly"  # type: ignore[index]
-    del raw["systems"]["ls"]["senderEmail"]  # type: ignore[attr-defined,index]
+    raw["systems"]["ls"]["reportSchedule"] = "weekly"
+    del raw["systems"]["ls"]["senderEmail"]
     with pytest.raises(ConfigError, match=r"systems\.ls\.reportSchedule"):
         parse(raw)
 

@@ -11,7 +11,7 @@ import copy
 from typing import Any
 
 import pytest
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from components import aws_regions
 from components.config import (
@@ -99,7 +99,7 @@ def test_both_stack_files_are_accepted(stack: str) -> None:
 
 def test_every_default_is_accepted() -> None:
     """Only the required keys given: every default schedule, zone and region validates."""
-    required = {
+    required: dict[type[BaseModel], dict[str, Any]] = {
         DmSettings: {"senderEmail": "a@example.com", "reviewerEmail": "b@example.com"},
         LerSettings: {
             "inboundAddress": "in@example.com",
@@ -229,7 +229,7 @@ def test_regions_come_from_botocore_partitions() -> None:
 ISSUE_VALUES = REFUSED[:6]
 
 
-@pytest.mark.parametrize(("key", "value", "reason"), ISSUE_VALUES, ids=[r[1] for r in ISSUE_VALUES])
+@pytest.mark.parametrize(("key", "value", "reason"), ISSUE_VALUES, ids=[str(r[1]) for r in ISSUE_VALUES])
 def test_make_plan_refuses_the_issue_values_naming_the_key(
     key: str,
     value: str,

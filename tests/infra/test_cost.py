@@ -13,6 +13,7 @@ import pytest
 from components.config_reference import README
 from components.offline import cost
 from components.offline.engine import Resource
+from handlers.common import metrics
 from testsupport.graphs import GraphCache
 
 STACK = "urn:pulumi:t::crm-automations::pulumi:pulumi:Stack::crm-automations-t"
@@ -107,7 +108,7 @@ def kinds(items: list[cost.Item]) -> dict[str, float]:
 
 
 def test_idle_bill_of_a_small_plan_matches_the_hand_computed_figures(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cost.metrics, "PER_FUNCTION_SERIES", ("ColdStart",))
+    monkeypatch.setattr(metrics, "PER_FUNCTION_SERIES", ("ColdStart",))
     items = cost.estimate(small_plan(), IDLE, prices(), idle=True)
     runs = 2_628_000 / 900  # 730 h of rate(15 minutes): 2,920 runs
     assert runs == 2920
@@ -140,7 +141,7 @@ def test_tracing_adds_a_trace_per_request_and_disabled_metrics_drop_the_series()
 
 
 def test_volumes_add_requests_reads_writes_and_business_series(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cost.metrics, "PER_FUNCTION_SERIES", ())
+    monkeypatch.setattr(metrics, "PER_FUNCTION_SERIES", ())
     busy = cost.Usage(
         defaults=IDLE.defaults,
         resources={
@@ -205,7 +206,7 @@ def test_the_default_usage_file_names_only_resources_the_plan_has(graphs: GraphC
     graph = graphs.run("dev")
     usage = cost.load_usage()
     seeds = {cost.seed(r) for r in graph.resources if r.custom}
-    metric_names = {m.name for ms in cost.metrics.CATALOGUE.values() for m in ms}
+    metric_names = {m.name for ms in metrics.CATALOGUE.values() for m in ms}
     for kind in ("function", "queue", "table", "bucket"):
         assert usage.busy(kind) <= seeds, kind
     assert usage.busy("metric") <= metric_names

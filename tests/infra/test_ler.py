@@ -529,9 +529,10 @@ def test_each_function_gets_exactly_its_settings_record(
     auth: str, graph: Graph, iam_graph: Graph
 ) -> None:
     """The environment is the contract's record, so a handler reads what the infra sets."""
+    from handlers.common.settings import Settings
     from handlers.lead_enricher import contract
 
-    records = {
+    records: dict[str, type[Settings]] = {
         contract.INTAKE_FUNCTION: contract.IntakeSettings,
         contract.NORMALIZE_FUNCTION: contract.NormalizeSettings,
         contract.ENRICH_FUNCTION: contract.EnrichSettings,

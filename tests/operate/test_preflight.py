@@ -13,6 +13,7 @@ import pytest
 from botocore.stub import Stubber
 
 from components.operate import preflight as pf
+from components.stack import POWERTOOLS_PARAMETER
 from testsupport.graphs import GraphCache
 
 HAIKU = "global.anthropic.claude-haiku-4-5-20251001-v1:0"
@@ -29,7 +30,7 @@ class Stubs:
 
     def stub(self, service: str, region: str) -> tuple[Any, Stubber]:
         if (service, region) not in self.made:
-            client = boto3.client(service, region_name=region)
+            client = boto3.client(service, region_name=region)  # type: ignore[call-overload]
             stubber = Stubber(client)
             stubber.activate()
             self.made[service, region] = (client, stubber)
@@ -167,8 +168,8 @@ def test_receipt_rule_set_one_active_per_region(stubs: Stubs) -> None:
 def test_powertools_parameter_published_missing_or_pinned(stubs: Stubs) -> None:
     value = "arn:aws:lambda:eu-west-2:017000801446:layer:AWSLambdaPowertoolsPythonV3-python314-arm64:27"
     stubs.answer("ssm", "eu-west-2", "get_parameter", {"Parameter": {
-        "Name": pf.POWERTOOLS_PARAMETER, "Type": "String", "Value": value, "Version": 27}},
-        {"Name": pf.POWERTOOLS_PARAMETER})
+        "Name": POWERTOOLS_PARAMETER, "Type": "String", "Value": value, "Version": 27}},
+        {"Name": POWERTOOLS_PARAMETER})
     stubs.refuse("ssm", "ap-east-2", "get_parameter", "ParameterNotFound")
     assert pf.powertools_layer(stubs, "eu-west-2", None).detail.endswith("version 27")
     assert pf.powertools_layer(stubs, "ap-east-2", None).status == "FAIL"

@@ -12,6 +12,7 @@ from typing import Any
 import boto3
 import pytest
 
+from components.config import ConfigError
 from components.operate import stack_secrets as cmd
 from components.secret_slot import PLACEHOLDER
 from handlers.common.link_tokens import Keyring
@@ -111,8 +112,8 @@ def test_every_secret_is_set_in_its_own_region_and_never_printed(
     assert status["dev-upsr-webhook-secret"] == "copied from upsr-store-key"
     for name, value in GIVEN.items():
         assert values[name] == value and status[f"dev-{name}"] == "set"
-    for value in values.values():
-        assert value and value not in out and CLIENT_SECRET not in out
+    for written in values.values():
+        assert written and written not in out and CLIENT_SECRET not in out
     intake = next(s for s in planned if s.name == "ler-intake-secret")
     assert cmd.read_command(intake) in out and "--region eu-west-2" in cmd.read_command(intake)
 
@@ -193,6 +194,6 @@ def test_a_terminal_is_prompted_without_echo(planned: list[cmd.StackSecret]) -> 
 
 
 def test_stdin_lines_name_known_secrets_and_a_bad_line_is_not_echoed() -> None:
-    with pytest.raises(cmd.ConfigError) as err:
+    with pytest.raises(ConfigError) as err:
         cmd.Values(io.StringIO(f"storeKey={CLIENT_SECRET}\n"))
     assert CLIENT_SECRET not in str(err.value) and "stdin line 1" in str(err.value)

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from policies.testing import Spec
 from tests.policies.pack_builders import (
     ALARM,
     ALERTS,
     PREFIX,
     QUEUE,
-    Spec,
     arn,
     compliant_stack,
     depth_alarm,
