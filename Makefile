@@ -53,8 +53,8 @@ browser: $(CHROMIUM) ## Debian's headless chromium, installed where missing (the
 lint: install ## ruff
 	$(VENV)/bin/ruff check .
 
-typecheck: install ## mypy (strict on components/ and policies/; handlers, sandbox, testsupport too)
-	$(VENV)/bin/mypy components policies handlers sandbox testsupport
+typecheck: install ## mypy (strict on components/ and policies/; handlers, sandbox, testsupport, tests too)
+	$(VENV)/bin/mypy components policies handlers sandbox testsupport tests
 
 unit: install browser ## pytest on two workers; an idle worker takes tests queued on the other (worksteal)
 	$(VENV)/bin/pytest -n 2 --dist worksteal
