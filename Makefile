@@ -53,7 +53,7 @@ browser: $(CHROMIUM) ## Debian's headless chromium, installed where missing (the
 lint: install ## ruff
 	$(VENV)/bin/ruff check .
 
-typecheck: install ## mypy (strict on components/ and policies/; handlers, sandbox, testsupport, tests too)
+typecheck: install ## mypy, strict, on every Python folder (components, policies, handlers, sandbox, testsupport, tests)
 	$(VENV)/bin/mypy components policies handlers sandbox testsupport tests
 
 unit: install browser ## pytest on two workers; an idle worker takes tests queued on the other (worksteal)
