@@ -1,14 +1,15 @@
 """What a handler counted, read back from captured stdout (CloudWatch embedded metric format).
 
-Tests that count business metrics switch them on first
-(``monkeypatch.delenv("POWERTOOLS_METRICS_DISABLED", raising=False)``: the dev stack runs with
-them off) and read ``capsys.readouterr().out`` through these.
+Tests that count business metrics switch them on first (``count_metrics``: the dev stack runs
+with them off) and read ``capsys.readouterr().out`` through ``emitted`` or ``totals``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection
 from typing import Any
+
+import pytest
 
 from handlers.common.metrics import emf_metrics
 
@@ -31,3 +32,12 @@ def totals(out: str, names: Collection[str] | None = None) -> dict[str, float]:
         if names is None or name in names:
             summed[name] = summed.get(name, 0) + value
     return summed
+
+
+def count_metrics(monkeypatch: pytest.MonkeyPatch, function: str | None = None) -> None:
+    """Business metrics on, as prod has them (the dev stack runs with them off); ``function``,
+    if given, is the service name Lambda sets per function, from which the metrics' dimensions
+    are read."""
+    monkeypatch.delenv("POWERTOOLS_METRICS_DISABLED", raising=False)
+    if function is not None:
+        monkeypatch.setenv("POWERTOOLS_SERVICE_NAME", function)

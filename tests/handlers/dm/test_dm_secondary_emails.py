@@ -31,6 +31,7 @@ from tests.handlers.common.hubspot_stub import Stub, running
 from tests.handlers.dm.conftest import DmAws
 from tests.handlers.dm.test_dm_flows import NOW, crm_with_history, service
 from tests.handlers.dm.test_dm_sweep import at, last_mail
+from testsupport.metrics import count_metrics
 
 DOCUMENTED_PUT = {"portalId": 589323, "vid": 21316, "secondaryEmails": ["updatedAddress@hubspot.com", "newlyDiscoveredAddress@hubspot.com"]}
 DOCUMENTED_DELETE = {"portalId": 589323, "vid": 21316, "secondaryEmails": ["newlyDiscoveredAddress@hubspot.com"]}
@@ -74,7 +75,7 @@ def test_a_refused_secondary_email_is_recorded_and_the_merge_goes_on(
 , monkeypatch: pytest.MonkeyPatch) -> None:
     """Found on a1a1316: the refusal rolled the whole merge back (every merge moving an address)."""
     # The dev stack runs without business metrics (businessMetrics: false); prod counts this.
-    monkeypatch.delenv("POWERTOOLS_METRICS_DISABLED", raising=False)
+    count_metrics(monkeypatch)
     crm = crm_with_history()
     before = copy.deepcopy(crm.state(["101", "102"]))
 

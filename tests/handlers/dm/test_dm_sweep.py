@@ -24,6 +24,7 @@ from handlers.duplicate_merger.merging import LOCK_LEASE_SECONDS
 from tests.handlers.dm.conftest import DmAws
 from tests.handlers.dm.test_dm_flows import NOW, crm_with_duplicates, queued_merges, run_week
 from testsupport.dm import InMemoryCrm
+from testsupport.metrics import count_metrics
 
 
 class Died(BaseException):
@@ -63,7 +64,7 @@ def test_a_merge_whose_redeliveries_all_fall_inside_the_lease_is_finished_by_the
     dm_aws: DmAws, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Fails on ae6d6c4: there is no sweep ({"ignored": True}) and the pair stays ``merging``."""
-    monkeypatch.delenv("POWERTOOLS_METRICS_DISABLED", raising=False)
+    count_metrics(monkeypatch)
     crm = crm_with_duplicates()
     run_week(dm_aws, crm)
     (message,) = queued_merges(dm_aws)

@@ -17,7 +17,7 @@ import pytest
 from handlers.common.hubspot import HubSpotError
 from handlers.lead_enricher.check_arrivals import key
 from tests.handlers.ler.conftest import CACHE, IDENTITY, JANE, JUNK_BUCKET, RECORDS, Ler
-from testsupport.metrics import totals
+from testsupport.metrics import count_metrics, totals
 
 CHECK = {"x-crm-check": "1"}
 VERIFY_LEAD = {"name": "Verify Check", "email": "verify-check@example.com", "message": "make verify 1"}
@@ -85,7 +85,7 @@ def test_a_check_lead_is_never_counted_in_lers_business_metrics(
 ) -> None:
     """A check after every deploy must not show as a lead on the dashboard: zero ``Leads`` for
     the check, one for a real lead through the same chain."""
-    monkeypatch.delenv("POWERTOOLS_METRICS_DISABLED", raising=False)
+    count_metrics(monkeypatch)
 
     def counted() -> dict[str, float]:
         return totals(capsys.readouterr().out, BUSINESS_METRICS)

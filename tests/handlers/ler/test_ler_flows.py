@@ -399,10 +399,9 @@ def test_a_lead_hubspot_refuses_for_a_required_property_is_kept_counted_and_name
     and what to do. Once the portal is fixed, the same event creates the contact."""
     from handlers.common.degradations import HUBSPOT_REQUIRED_PAGE
     from handlers.lead_enricher.crm import CrmRejected
-    from testsupport.metrics import emitted
+    from testsupport.metrics import count_metrics, emitted
 
-    monkeypatch.delenv("POWERTOOLS_METRICS_DISABLED", raising=False)
-    monkeypatch.setenv("POWERTOOLS_SERVICE_NAME", "ler-push")  # as Lambda sets it per function
+    count_metrics(monkeypatch, "ler-push")
     ler.crm.required = {"jobtitle"}
     ler.provider.profiles["acme-widgets.co.uk"] = ACME
     lead_id_of(ler.post(JANE))

@@ -21,7 +21,7 @@ from tests.handlers.ls.conftest import (
     enquiry,
     items,
 )
-from testsupport.metrics import emitted
+from testsupport.metrics import count_metrics, emitted
 
 pytestmark = pytest.mark.usefixtures("apps")
 VISITOR = "visitor-aaaaaaaaaaaaaaaa"
@@ -235,7 +235,7 @@ def test_a_check_beacon_counts_in_no_business_metric(
 ) -> None:
     """make verify's arrival (marked ``x-crm-check``) is recorded but not counted; a real one
     counts one beacon."""
-    monkeypatch.delenv("POWERTOOLS_METRICS_DISABLED", raising=False)
+    count_metrics(monkeypatch)
     capsys.readouterr()
 
     def counted() -> list[tuple[str, float]]:

@@ -22,7 +22,7 @@ from handlers.review_requests.functions import escalator, webhook
 from handlers.review_requests.functions import sender as sender_module
 from handlers.review_requests.functions import sweep as sweep_module
 from tests.handlers.rrs.conftest import ENV, OWNER, Rrs, completion, sqs_event, url_event
-from testsupport.metrics import emitted
+from testsupport.metrics import count_metrics, emitted
 
 MODEL = "global.anthropic.claude-haiku-4-5-20251001-v1:0"  # the dev stack's grade and compose model
 NOTE = {"request_id": "degraded#ModelRefused#rrs-sender"}
@@ -59,9 +59,7 @@ def sweep() -> dict[str, Any]:
 
 @pytest.fixture
 def metrics_on(monkeypatch: pytest.MonkeyPatch) -> None:
-    # The dev stack turns business metrics off; degradations are counted where they are on.
-    monkeypatch.delenv("POWERTOOLS_METRICS_DISABLED", raising=False)
-    monkeypatch.setenv("POWERTOOLS_SERVICE_NAME", "rrs-sender")
+    count_metrics(monkeypatch, "rrs-sender")
 
 
 def test_a_refused_model_is_counted_and_noted_with_the_model(

@@ -22,7 +22,7 @@ from tests.handlers.rrs.conftest import (
     sqs_event,
     url_event,
 )
-from testsupport.metrics import emitted
+from testsupport.metrics import count_metrics, emitted
 
 
 def fire(rrs: Rrs, request_id: str) -> dict[str, Any]:
@@ -113,7 +113,7 @@ def test_a_check_job_counts_in_no_business_metric(
 ) -> None:
     """make verify's job, suppressed at intake or when its schedule fires: zero; the same
     outcomes of a real job: one each."""
-    monkeypatch.delenv("POWERTOOLS_METRICS_DISABLED", raising=False)
+    count_metrics(monkeypatch)
     suppressed = ("Requests", 1.0, {"service": "rrs", "state": "suppressed"})
     rrs.put_customer("c-1")
     rrs.put_customer("c-9", email=None, phone=None)  # no contact: suppressed at intake

@@ -30,6 +30,7 @@ from tests.handlers.rrs.conftest import (
     sqs_event,
     url_event,
 )
+from testsupport.metrics import count_metrics
 
 RID = request_id_for("cmp-1")
 SEND = {"kind": "send", "request_id": RID}
@@ -117,7 +118,7 @@ def test_a_sender_dying_after_its_claim_is_reported_once_and_never_resent(
 ) -> None:
     """Found on a1a1316: the request stayed ``asked`` without ``delivered`` and nothing looked."""
     # The dev stack runs without business metrics (businessMetrics: false); prod counts this.
-    monkeypatch.delenv("POWERTOOLS_METRICS_DISABLED", raising=False)
+    count_metrics(monkeypatch)
     scheduled.bedrock.add_tool_answer(grade_answer("happy"))
     scheduled.bedrock.add_tool_answer(draft_answer(GOOD_EMAIL_DRAFT))
     with monkeypatch.context() as patch:

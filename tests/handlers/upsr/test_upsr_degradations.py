@@ -19,7 +19,7 @@ import pytest
 
 from handlers.common.degradations import BEDROCK_ACCESS_PAGE, SHOPIFY_PCD_PAGE
 from tests.handlers.upsr.conftest import T0, World, shopify_order, webhook_event
-from testsupport.metrics import emitted
+from testsupport.metrics import count_metrics, emitted
 
 
 def redacted_order(order_id: int = 5001) -> dict[str, Any]:
@@ -38,9 +38,7 @@ def _counted(out: str) -> list[tuple[str, float, dict[str, Any]]]:
 
 @pytest.fixture
 def metrics_on(monkeypatch: pytest.MonkeyPatch) -> None:
-    # The dev stack turns business metrics off; degradations are counted where they are on.
-    monkeypatch.delenv("POWERTOOLS_METRICS_DISABLED", raising=False)
-    monkeypatch.setenv("POWERTOOLS_SERVICE_NAME", "upsr-order")
+    count_metrics(monkeypatch, "upsr-order")
 
 
 def test_a_redacted_customer_gets_no_nudge_and_is_counted_once(

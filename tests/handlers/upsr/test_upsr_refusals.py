@@ -22,7 +22,7 @@ from tests.handlers.upsr.conftest import (
     token_in,
     webhook_event,
 )
-from testsupport.metrics import emitted
+from testsupport.metrics import count_metrics, emitted
 
 MAT = {"suggestions": [{"sku": "MAT-1", "line": "A mat for the tent."}]}
 
@@ -466,7 +466,7 @@ def test_a_check_order_counts_in_no_business_metric(
     world: World, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """make verify's order: no ``Orders`` (nor any other upsr metric); a real order: one."""
-    monkeypatch.delenv("POWERTOOLS_METRICS_DISABLED", raising=False)
+    count_metrics(monkeypatch)
     world.sync()
     capsys.readouterr()
 

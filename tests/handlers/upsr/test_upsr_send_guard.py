@@ -15,6 +15,7 @@ import pytest
 
 from handlers.common import metrics
 from tests.handlers.upsr.conftest import World, shopify_order, webhook_event
+from testsupport.metrics import count_metrics
 
 MAT = {"suggestions": [{"sku": "MAT-1", "line": "A mat for the tent."}]}
 
@@ -95,7 +96,7 @@ def test_a_sender_dying_after_its_claim_is_counted_listed_and_never_resent(
 ) -> None:
     """Found on a1a1316: the offer stayed ``sent`` with no nudge, and nothing noticed."""
     # The dev stack runs without business metrics (businessMetrics: false); prod counts this.
-    monkeypatch.delenv("POWERTOOLS_METRICS_DISABLED", raising=False)
+    count_metrics(monkeypatch)
     offer = chosen_offer(world)
     send_at = int(offer["send_at"])
     with monkeypatch.context() as patch:
