@@ -38,7 +38,7 @@ import tempfile
 import zipfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
@@ -315,6 +315,13 @@ def _imports(tree: ast.AST, package: str) -> Iterator[str]:
             yield from _imports(node, package)
 
 
+@lru_cache(maxsize=4096)
+def _module_imports(source: bytes, filename: str, package: str) -> tuple[str, ...]:
+    """``_imports`` of one module's source, parsed once per content: every function's archive
+    walks handlers.common again, and a plan builds about thirty archives."""
+    return tuple(_imports(ast.parse(source, filename=filename), package))
+
+
 def handler_imports(handler: str, *, source_root: Path | None = None) -> frozenset[str]:
     """Top-level modules the handler needs beyond the stdlib, the runtime and the layer.
 
@@ -339,7 +346,7 @@ def handler_imports(handler: str, *, source_root: Path | None = None) -> frozens
                 raise ArchiveError(f"handler module {dotted} not found under {root}")
             continue  # "from handlers.common import x" also yields handlers.common.x; may be a name
         package = dotted if path.name == "__init__.py" else dotted.rpartition(".")[0]
-        for name in _imports(ast.parse(path.read_bytes(), filename=str(path)), package):
+        for name in _module_imports(path.read_bytes(), str(path), package):
             top = name.split(".")[0]
             if top == "handlers":
                 parts = name.split(".")
