@@ -415,6 +415,18 @@ def _installed_files(name: str, *, allow_binaries: bool) -> list[tuple[str, Path
     dist = _installed(name)
     if dist is None:
         raise ArchiveError(f"vendored distribution {name!r} is not installed; add it to pyproject")
+    where = str(dist.locate_file(""))
+    return list(_recorded_files(name, allow_binaries, where, dist.read_text("RECORD")))
+
+
+@lru_cache(maxsize=64)
+def _recorded_files(
+    name: str, allow_binaries: bool, where: str, record: str | None
+) -> tuple[tuple[str, Path], ...]:
+    """``_installed_files`` once per installed RECORD (``where`` and ``record`` are the key): a
+    plan vendors the same few distributions into many archives, each RECORD of many files."""
+    dist = _installed(name)
+    assert dist is not None and str(dist.locate_file("")) == where
     files = dist.files
     if files is None:
         raise ArchiveError(f"{name!r} has no file list (RECORD); reinstall it from a wheel")
@@ -433,7 +445,7 @@ def _installed_files(name: str, *, allow_binaries: bool) -> list[tuple[str, Path
         if entry.name.endswith(_BINARY_SUFFIXES) and not allow_binaries:
             raise ArchiveError(f"{name!r} contains a compiled file {entry}; it is not pure Python")
         chosen.append(("/".join(parts), Path(str(dist.locate_file(entry)))))
-    return chosen
+    return tuple(chosen)
 
 
 def _unpacked_files(directory: Path) -> list[tuple[str, Path]]:
