@@ -62,7 +62,7 @@ from handlers.duplicate_merger.terms import ScoredPair
 DEFAULT_RECORD_FLOOR = -10.0
 """Pairs scoring below this (about a thousand to one against) are not recorded."""
 
-MESSAGE_VERSION = 7
+MESSAGE_VERSION = 8
 MAX_MESSAGE_BYTES = 240_000
 """Below SQS's 256 KiB message limit, with room for the attributes SQS counts too."""
 
