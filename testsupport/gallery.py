@@ -65,15 +65,15 @@ def dm_pair(low: str = "101", high: str = "102") -> dict[str, Any]:
     return {
         "pair_key": f"{low}#{high}",
         "band": "propose",
-        "score": 9.8,
+        "score": 10.9,
         "baseline": -21.4,
         "evidence": "person",
-        "explanation": "same email (shared by 3 contacts), same mobile, different surname",
+        "explanation": "same email (shared by 3 contacts), same mobile, similar surname",
         "terms": [
             {"field": "email", "level": "exact", "weight": 14.2, "rarity": 0.0001},
             {"field": "mobile", "level": "exact", "weight": 12.1, "rarity": 0.0001},
             {"field": "first", "level": "exact", "weight": 3.9, "rarity": 0.02},
-            {"field": "last", "level": "similar", "weight": -0.4, "rarity": 0.001},
+            {"field": "last", "level": "similar", "weight": 2.1, "rarity": 0.001},
         ],
         "contacts": {
             "low": {"name": "Wanda Williams", "email": "wanda.williams@northwind-traders.example",

@@ -230,6 +230,32 @@ def _one_name_crossed(levels: list[Level | None]) -> None:
     levels[LAST] = "swapped"
 
 
+def crossed_name_count(
+    term: int,
+    levels: Sequence[Level | None],
+    av: Sequence[str],
+    bv: Sequence[str],
+    a_counts: Sequence[int],
+    b_counts: Sequence[int],
+) -> int:
+    """How many contacts hold the name a ``swapped`` term agrees on, as that name's count.
+
+    The ``FIRST`` term is one record's given name read against the other's surname, the
+    ``LAST`` term its surname against the other's given name (where only one name crossed,
+    ``_one_name_crossed``, whichever crossing agrees). A name entered in the other field is
+    the same name, so it is as common as the name is as either: the larger of its two counts
+    ("Samuel Griffith" / "Griffith Samuel": Samuel's count for one term, Griffith's for the
+    other, not Samuel's for both). A crossing that agrees only up to a typo cannot say which
+    spelling is the name: it takes the largest of the four counts."""
+    crossings = [(FIRST, LAST)] if term == FIRST else [(LAST, FIRST)]
+    if term == LAST and levels[FIRST] != "swapped":
+        crossings.append((FIRST, LAST))
+    for x, y in crossings:
+        if av[x] and av[x] == bv[y]:
+            return max(a_counts[x], b_counts[y])
+    return max(a_counts[FIRST], a_counts[LAST], b_counts[FIRST], b_counts[LAST])
+
+
 def field_levels(av: Sequence[str], bv: Sequence[str]) -> list[Level | None]:
     """Each field's level for two profiles' values (``Profile.values()``): None where either
     lacks the field; names entered the other way round count as swapped, the same mailbox

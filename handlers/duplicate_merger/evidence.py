@@ -34,6 +34,7 @@ from handlers.duplicate_merger.comparators import (
     NAMED,
     Level,
     crossed_count,
+    crossed_name_count,
     field_levels,
     retyped_date_part,
     same_org_domain,
@@ -180,8 +181,7 @@ class Scorer:
             else:
                 count = top[i]
                 if level == "swapped":
-                    other = LAST if i == FIRST else FIRST
-                    count = max(count, a_counts[other], b_counts[other])
+                    count = crossed_name_count(i, levels, av, bv, a_counts, b_counts)
                 counts[i] = count
                 share = (count or 1) / total
                 floor = floors.get(i, 0.0)

@@ -8,13 +8,13 @@ same whichever worker, in whatever order, receives it.
 
 Message body (JSON, at most ``MAX_MESSAGE_BYTES`` of UTF-8)::
 
-    {"v": 7, "run": "2026-W32", "total": 51234, "baseline": -21.3,
+    {"v": 8, "run": "2026-W32", "total": 51234, "baseline": -21.3,
      "contexts": {"other": {"city": [exact, similar, pairs], ...}, ...},  # count_contexts
      "dependence": {"address>postcode": [agree, pairs], ..., "homes": [...],
                     "namesakes": [...]},                   # count_dependence
      "profiles": [[id, first, last, email, ...], ...],   # Profile.to_wire()
      "counts":   [[c_first, c_last, ...], ...],           # Rarity.at(contact)
-     "keys":     [[email, phone, name, street, dob, alias], ...],
+     "keys":     [[email, phone, name, street, dob, ..., employer], ...],  # KEY_NAMES
      "capped":   [[key, value], ...],                     # oversized blocks these keys touch
      "blocks":   [{"k": key, "v": value, "m": [i, j, ...], "w": [n, of]}, ...]}
 """
@@ -62,7 +62,7 @@ from handlers.duplicate_merger.terms import ScoredPair
 DEFAULT_RECORD_FLOOR = -10.0
 """Pairs scoring below this (about a thousand to one against) are not recorded."""
 
-MESSAGE_VERSION = 7
+MESSAGE_VERSION = 8
 MAX_MESSAGE_BYTES = 240_000
 """Below SQS's 256 KiB message limit, with room for the attributes SQS counts too."""
 

@@ -106,10 +106,11 @@ def ref_keys_of(profile: Profile) -> tuple[str, ...]:
     taken = 0
     most = KEYS_PER_CONTACT if (profile.email or profile.phone or profile.mobile) else REGISTER_KEYS
     for name in KEY_NAMES:
-        if name == "names":  # every contact's, beside the others
+        if name in ("names", "employer"):  # every contact's, beside the others
             values.append(KEY_FUNCTIONS[name](profile))
             continue
-        value = KEY_FUNCTIONS[name](profile) if taken < most else ""
+        # A birth date is never left out, and counts as one of the four.
+        value = KEY_FUNCTIONS[name](profile) if taken < most or name == "dob" else ""
         taken += bool(value)
         values.append(value)
     return tuple(values)

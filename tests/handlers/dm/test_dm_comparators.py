@@ -146,3 +146,18 @@ def test_the_line_says_how_a_given_name_differs(given: str, phrase: str) -> None
     b = Profile("b", first=given, last="kowalczyk", email="rk@gmail.com")
     line = scorer.score(a, counts, b, counts).explanation
     assert phrase in line.split(", "), line
+
+
+def test_a_name_in_the_other_field_is_as_common_as_that_name() -> None:
+    # "Samuel Griffith" and "Griffith Samuel": each crossed name is counted as itself, as a
+    # given name or a surname, whichever is larger. Samuel is a common given name (900 of
+    # 100,000) and a rare surname (3); Griffith a rare surname (8) and given name (1).
+    straight = Profile("1", first="samuel", last="griffith", city="miami", state="fl")
+    crossed = Profile("2", first="griffith", last="samuel", city="new york", state="ny")
+    assert _levels(straight, crossed)["first"] == "swapped"
+    scorer = Scorer(100_000, THRESHOLDS, -20.0)
+    pair = scorer.score(straight, _counts(first=900, last=8), crossed, _counts(first=1, last=3))
+    shares = {t.field: t.rarity for t in pair.terms if t.field in ("first", "last")}
+    # first: straight's given name read against crossed's surname (Samuel: 900 and 3);
+    # last: straight's surname read against crossed's given name (Griffith: 8 and 1).
+    assert shares == {"first": pytest.approx(900 / 100_000), "last": pytest.approx(8 / 100_000)}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import random
+from dataclasses import replace
 
 import pytest
 
@@ -163,19 +164,40 @@ def test_a_and_b_score_the_same_either_way_round() -> None:
 
 
 def _taken(keys: tuple[str, ...]) -> int:
-    """Key kinds a contact takes among those it has at most four of (all but ``names``)."""
-    return sum(bool(k) for name, k in zip(KEY_NAMES, keys, strict=True) if name != "names")
+    """Key kinds a contact takes among those it has at most four of (all but ``names`` and
+    ``employer``; a birth date counts, and is never left out)."""
+    return sum(
+        bool(k) for name, k in zip(KEY_NAMES, keys, strict=True)
+        if name not in ("names", "employer")
+    )
 
 
-def test_four_keys_per_contact_at_most_and_the_full_name() -> None:
+def test_four_keys_per_contact_at_most_beside_full_name_birth_date_and_employer() -> None:
     rich = Profile(
         "1", first="ann", last="lee", email="a@x.io", phone="+1415", street="main street",
-        house="1", dob="19800101", postcode="2000",
+        house="1", postcode="2000", company="kelly media",
     )
     keys = keys_of(rich)
     assert len(keys) == len(KEY_NAMES) and _taken(keys) == 4
-    assert keys[:3] == ("a@x.io", "+1415", "LY.a")
+    assert keys[:4] == ("a@x.io", "+1415", "LY.a", "1@2000")
     assert keys[KEY_NAMES.index("names")] == "AN|LY"
+    assert keys[KEY_NAMES.index("employer")] == "kelly media.a"
+    # A birth date is kept beside four others: one person's work and personal records that
+    # share nothing else keyed (a new mailbox, phone and address, a mistyped surname) share it.
+    dated = keys_of(replace(rich, dob="19800101"))
+    assert dated[KEY_NAMES.index("dob")] == "19800101" and _taken(dated) == 5
+    assert not dated[KEY_NAMES.index("alias")]
+
+
+def test_a_mistyped_name_at_one_employer_shares_the_employer_block() -> None:
+    # A business card typed again: a new mailbox and phone, the surname mistyped past its code.
+    card = Profile("1", first="lucille", last="cope", phone="+14427060968", city="madison",
+                   company="stensrud health")
+    typed = Profile("2", first="lucislle", last="coae", email="lucille@stensrudhealth.com",
+                    city="madison", company="stensrud health")
+    ka, kb = keys_of(card), keys_of(typed)
+    shared = {KEY_NAMES[i] for i, (x, y) in enumerate(zip(ka, kb, strict=True)) if x and x == y}
+    assert shared == {"employer"}
 
 
 def test_names_swapped_on_records_with_no_place_in_common_share_a_block() -> None:
