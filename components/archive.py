@@ -38,7 +38,7 @@ import tempfile
 import zipfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
@@ -315,6 +315,13 @@ def _imports(tree: ast.AST, package: str) -> Iterator[str]:
             yield from _imports(node, package)
 
 
+@lru_cache(maxsize=4096)
+def _module_imports(source: bytes, filename: str, package: str) -> tuple[str, ...]:
+    """``_imports`` of one module's source, parsed once per content: every function's archive
+    walks handlers.common again, and a plan builds about thirty archives."""
+    return tuple(_imports(ast.parse(source, filename=filename), package))
+
+
 def handler_imports(handler: str, *, source_root: Path | None = None) -> frozenset[str]:
     """Top-level modules the handler needs beyond the stdlib, the runtime and the layer.
 
@@ -339,7 +346,7 @@ def handler_imports(handler: str, *, source_root: Path | None = None) -> frozens
                 raise ArchiveError(f"handler module {dotted} not found under {root}")
             continue  # "from handlers.common import x" also yields handlers.common.x; may be a name
         package = dotted if path.name == "__init__.py" else dotted.rpartition(".")[0]
-        for name in _imports(ast.parse(path.read_bytes(), filename=str(path)), package):
+        for name in _module_imports(path.read_bytes(), str(path), package):
             top = name.split(".")[0]
             if top == "handlers":
                 parts = name.split(".")
@@ -408,6 +415,18 @@ def _installed_files(name: str, *, allow_binaries: bool) -> list[tuple[str, Path
     dist = _installed(name)
     if dist is None:
         raise ArchiveError(f"vendored distribution {name!r} is not installed; add it to pyproject")
+    where = str(dist.locate_file(""))
+    return list(_recorded_files(name, allow_binaries, where, dist.read_text("RECORD")))
+
+
+@lru_cache(maxsize=64)
+def _recorded_files(
+    name: str, allow_binaries: bool, where: str, record: str | None
+) -> tuple[tuple[str, Path], ...]:
+    """``_installed_files`` once per installed RECORD (``where`` and ``record`` are the key): a
+    plan vendors the same few distributions into many archives, each RECORD of many files."""
+    dist = _installed(name)
+    assert dist is not None and str(dist.locate_file("")) == where
     files = dist.files
     if files is None:
         raise ArchiveError(f"{name!r} has no file list (RECORD); reinstall it from a wheel")
@@ -426,7 +445,7 @@ def _installed_files(name: str, *, allow_binaries: bool) -> list[tuple[str, Path
         if entry.name.endswith(_BINARY_SUFFIXES) and not allow_binaries:
             raise ArchiveError(f"{name!r} contains a compiled file {entry}; it is not pure Python")
         chosen.append(("/".join(parts), Path(str(dist.locate_file(entry)))))
-    return chosen
+    return tuple(chosen)
 
 
 def _unpacked_files(directory: Path) -> list[tuple[str, Path]]:

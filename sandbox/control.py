@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import threading
 from dataclasses import asdict
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlsplit
+
+from sandbox.local_http import LocalHttpServer
 
 if TYPE_CHECKING:
     from sandbox.core import Sandbox
@@ -153,24 +154,17 @@ class ControlServer:
 
             do_GET = do_POST = _serve
 
-        self.server = ThreadingHTTPServer((host, port), Handler)
-        self.server.daemon_threads = True
-        self.thread = threading.Thread(
-            target=self.server.serve_forever, name="control", daemon=True
-        )
+        self.http = LocalHttpServer(Handler, host, port, name="control")
 
     @property
     def url(self) -> str:
-        host, port = self.server.server_address[:2]
-        shown = host.decode() if isinstance(host, bytes) else str(host)
-        return f"http://{shown}:{port}/"
+        return self.http.url
 
     def start(self) -> None:
-        self.thread.start()
+        self.http.start()
 
     def stop(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        self.http.stop()
 
 
 def _default(value: Any) -> Any:

@@ -17,16 +17,16 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import json
-import threading
 import uuid
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from components.offline.engine import ACCOUNT_ID
 from sandbox.account import arns
 from sandbox.graph import FunctionSpec
+from sandbox.local_http import LocalHttpServer
 from sandbox.runtime import Invocation
 
 Invoke = Callable[[str, Any], Invocation]
@@ -190,24 +190,17 @@ class FunctionUrlServer:
 
             do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = do_HEAD = _serve
 
-        self.server = ThreadingHTTPServer((host, port), Handler)
-        self.server.daemon_threads = True
-        self.thread = threading.Thread(
-            target=self.server.serve_forever, name=f"url-{spec.name}", daemon=True
-        )
+        self.http = LocalHttpServer(Handler, host, port, name=f"url-{spec.name}")
 
     @property
     def url(self) -> str:
-        host, port = self.server.server_address[:2]
-        shown = host.decode() if isinstance(host, bytes) else str(host)
-        return f"http://{shown}:{port}/"
+        return self.http.url
 
     def start(self) -> None:
-        self.thread.start()
+        self.http.start()
 
     def stop(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        self.http.stop()
 
 
 def _signed(authorization: str | None) -> bool:

@@ -227,13 +227,14 @@ def call_structured(
     max_tokens: int = 1024,
     temperature: float = 0.0,
     retry: RetryPolicy = DEFAULT_RETRY,
-    sleep: Callable[[float], None] = time.sleep,
+    sleep: Callable[[float], None] | None = None,
     rng: Callable[[], float] = random.random,
 ) -> ModelAnswer[M] | NoValidAnswer:
     """Ask ``model_id`` to answer by calling ``tool_name`` with an ``output_model`` as input.
 
     ``client`` defaults to the cached ``bedrock-runtime`` client of the function's region.
-    ``sleep`` and ``rng`` are injectable so tests neither wait nor depend on chance.
+    ``sleep`` and ``rng`` are injectable so tests neither wait nor depend on chance; without
+    ``sleep``, ``time.sleep`` is looked up when a retry waits (so a patched one is honoured).
     """
     request = build_request(
         model_id=model_id,
@@ -273,7 +274,7 @@ def call_structured(
                     model_id,
                     attempts,
                 )
-            sleep(retry.delay(attempts - 1, rng))
+            (sleep or time.sleep)(retry.delay(attempts - 1, rng))
 
     found, raw = _tool_input(response, tool_name)
     if not found:

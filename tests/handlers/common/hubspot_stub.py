@@ -4,13 +4,14 @@ from a script of (status, body, headers). No network leaves the machine."""
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
+
+from sandbox.local_http import LocalHttpServer
 
 
 @dataclass
@@ -62,12 +63,9 @@ def running() -> Iterator[Stub]:
         def log_message(self, *args: Any) -> None:
             pass
 
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    state.url = f"http://127.0.0.1:{httpd.server_address[1]}"
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
+    httpd = LocalHttpServer(Handler, name="hubspot-stub").start()
+    state.url = f"http://127.0.0.1:{httpd.port}"
     try:
         yield state
     finally:
-        httpd.shutdown()
-        httpd.server_close()
+        httpd.stop()

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -32,6 +31,7 @@ from handlers.lead_enricher.providers.base import (
 )
 from handlers.lead_enricher.providers.factory import make_provider
 from handlers.lead_enricher.providers.pdl import PdlCompanyEnrichment, pdl_wait_seconds
+from sandbox.local_http import LocalHttpServer
 
 Answer = tuple[int, Any, dict[str, str]]
 
@@ -79,13 +79,10 @@ def provider() -> Iterator[Provider]:
         def log_message(self, *args: Any) -> None:
             pass
 
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    state.url = f"http://localhost:{httpd.server_address[1]}"
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
+    httpd = LocalHttpServer(Handler, name="provider-stub").start()
+    state.url = f"http://localhost:{httpd.port}"
     yield state
-    httpd.shutdown()
-    httpd.server_close()
+    httpd.stop()
 
 
 class Key:
