@@ -63,6 +63,21 @@ def _verify(
     return code, {line.split()[0]: line.split(None, 1)[1] for line in lines}
 
 
+def _failed(
+    running: tuple[Sandbox, str], before: object, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str], system: str, *, wait: float,
+) -> str:
+    """Verify ``system`` under the test's patches: it fails, alone, and once the patches are
+    undone the sandbox holds what it held ``before`` (what the check wrote before it failed is
+    removed too). Its line."""
+    sb, url = running
+    code, seen = _verify(url, monkeypatch, capsys, system, wait=wait)
+    assert code == 1 and set(seen) == {system}, seen
+    monkeypatch.undo()
+    assert _state(sb) == before
+    return seen[system]
+
+
 def test_verify_against_the_sandbox_prints_ok_for_all_five(
     running: tuple[Sandbox, str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -150,14 +165,11 @@ def test_a_missing_write_grant_fails_its_system(
     running: tuple[Sandbox, str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
     system: str, function: str, action: str,
 ) -> None:
-    sb, url = running
+    sb = running[0]
     before = _state(sb)
     _without(sb, function, action, monkeypatch)
-    code, seen = _verify(url, monkeypatch, capsys, system, wait=LOST_S)
-    assert code == 1 and set(seen) == {system}
-    assert seen[system].startswith("failed: "), seen
-    monkeypatch.undo()
-    assert _state(sb) == before  # what the check wrote before it failed is removed too
+    line = _failed(running, before, monkeypatch, capsys, system, wait=LOST_S)
+    assert line.startswith("failed: "), line
 
 
 def test_a_check_grant_scoped_to_other_keys_fails_ler(
@@ -165,7 +177,7 @@ def test_a_check_grant_scoped_to_other_keys_fails_ler(
 ) -> None:
     """ler-push's PutItem reaches only ``check#`` keys (``dynamodb:LeadingKeys``, evaluated by
     the sandbox as by IAM): scoped to any other prefix, the note is denied and ler fails."""
-    sb, url = running
+    sb = running[0]
     role = sb.function("ler-push").role_name
     scoped = [
         {**st, "Condition": {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["checks/*"]}}}
@@ -175,10 +187,8 @@ def test_a_check_grant_scoped_to_other_keys_fails_ler(
     assert scoped != sb.topology.policies[role]
     before = _state(sb)
     monkeypatch.setitem(sb.topology.policies, role, scoped)
-    code, seen = _verify(url, monkeypatch, capsys, "ler", wait=LOST_S)
-    assert code == 1 and seen["ler"].startswith(f"failed: the check lead did not reach ler-push within {LOST_S} s"), seen
-    monkeypatch.undo()
-    assert _state(sb) == before
+    line = _failed(running, before, monkeypatch, capsys, "ler", wait=LOST_S)
+    assert line.startswith(f"failed: the check lead did not reach ler-push within {LOST_S} s"), line
 
 
 def _stage_module(name: str) -> Any:
@@ -201,12 +211,9 @@ def test_a_stage_that_drops_the_check_fails_ler_naming_the_last_stage_seen(
 
     before = _state(sb)
     monkeypatch.setattr(normalizing.Normalizer, "process", dropping)
-    code, seen = _verify(running[1], monkeypatch, capsys, "ler", wait=LOST_S)
-    assert code == 1
-    assert seen["ler"].startswith(f"failed: the check lead did not reach ler-push within {LOST_S} s "
-                                  "(last stage seen: ler-intake, which queued it"), seen
-    monkeypatch.undo()
-    assert _state(sb) == before
+    line = _failed(running, before, monkeypatch, capsys, "ler", wait=LOST_S)
+    assert line.startswith(f"failed: the check lead did not reach ler-push within {LOST_S} s "
+                           "(last stage seen: ler-intake, which queued it"), line
 
 
 def test_a_filter_that_junks_the_check_fails_ler_at_once(
@@ -223,11 +230,8 @@ def test_a_filter_that_junks_the_check_fails_ler_at_once(
 
     before = _state(sb)
     monkeypatch.setattr(screening.JunkFilter, "screen", as_any_lead)
-    code, seen = _verify(running[1], monkeypatch, capsys, "ler", wait=30)
-    assert code == 1
-    assert seen["ler"].startswith("failed: ler-filter dropped the check lead as junk (placeholder_email)"), seen
-    monkeypatch.undo()
-    assert _state(sb) == before
+    line = _failed(running, before, monkeypatch, capsys, "ler", wait=30)
+    assert line.startswith("failed: ler-filter dropped the check lead as junk (placeholder_email)"), line
 
 
 def test_a_crm_key_hubspot_refuses_fails_ler_naming_the_key(
@@ -235,7 +239,7 @@ def test_a_crm_key_hubspot_refuses_fails_ler_naming_the_key(
 ) -> None:
     """ler-push's search answered 401 (a wrong or revoked Service Key): ler fails naming the
     secret, and the note is removed with the rest."""
-    sb, url = running
+    sb = running[0]
     crm = scenarios.load("ler").crm  # type: ignore[union-attr]
 
     def refused(email: str) -> None:
@@ -243,12 +247,9 @@ def test_a_crm_key_hubspot_refuses_fails_ler_naming_the_key(
 
     before = _state(sb)
     monkeypatch.setattr(crm, "find_by_email", refused)
-    code, seen = _verify(url, monkeypatch, capsys, "ler", wait=30)
-    assert code == 1
-    assert seen["ler"].startswith("failed: the check lead reached ler-push, but the CRM search refused "
-                                  "(HTTP 401): ler-crm-key must hold"), seen
-    monkeypatch.undo()
-    assert _state(sb) == before
+    line = _failed(running, before, monkeypatch, capsys, "ler", wait=30)
+    assert line.startswith("failed: the check lead reached ler-push, but the CRM search refused "
+                           "(HTTP 401): ler-crm-key must hold"), line
 
 
 def test_a_paused_queue_trigger_fails_ler_before_anything_is_sent(
