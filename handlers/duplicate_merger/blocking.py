@@ -68,7 +68,7 @@ for (a register record, ``REGISTER_KEYS``). The order also decides which block o
 that shares several keys."""
 
 KEYS_PER_CONTACT = 4
-DOB_KEY = 4
+DOB_KEY = KEY_NAMES.index("dob")
 """A birth date is never left out for the four before it: see ``keys_of``."""
 REGISTER_KEYS = 8
 """Keys of a contact with no mailbox and no phone (the last four kinds are theirs only).
