@@ -134,7 +134,7 @@ ScheduleExpression = Annotated[str, AfterValidator(_schedule)]
 TimeZone = Annotated[str, AfterValidator(_time_zone)]
 """An IANA time zone name, checked with zoneinfo."""
 
-# How the README's config reference names the checked string kinds (components/config_reference).
+# How the config reference (docs/configuration.md) names the checked string kinds (components/config_reference).
 CHECKED_KINDS: dict[Any, str] = {
     _schedule: "Scheduler expression",
     _time_zone: "IANA time zone",
