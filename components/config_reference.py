@@ -22,7 +22,6 @@ from pydantic_core import PydanticUndefined
 from components.config import CHECKED_KINDS, PROJECT, StackConfig, Systems
 
 
-
 def _model_of(annotation: Any) -> type[BaseModel] | None:
     """The pydantic model inside an annotation such as ``DmSettings | None``."""
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
