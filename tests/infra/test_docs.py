@@ -117,6 +117,17 @@ def anchors(text: str) -> set[str]:
     return found
 
 
+def linked(path: Path) -> set[Path]:
+    """The files ``path`` links to (relative links only)."""
+    found = set()
+    for line in _prose(path.read_text()):
+        for target in _LINK.findall(_CODE_SPAN.sub("", line)):
+            file_part = target.partition("#")[0]
+            if file_part and not _EXTERNAL.match(target):
+                found.add((path.parent / file_part).resolve())
+    return found
+
+
 def dead_links(path: Path, root: Path) -> list[str]:
     """Each relative link of ``path`` whose file or anchor does not exist."""
     dead = []
@@ -147,6 +158,19 @@ def test_no_relative_link_points_nowhere() -> None:
     assert ROOT / "README.md" in files
     dead = [link for path in files for link in dead_links(path, ROOT)]
     assert dead == []
+
+
+def test_every_page_is_reachable_from_the_readme() -> None:
+    pages = set(tracked_markdown(ROOT))
+    reached, frontier = {ROOT / "README.md"}, [ROOT / "README.md"]
+    while frontier:
+        for target in linked(frontier.pop()):
+            if target.is_dir() and (target / "README.md").is_file():
+                target = target / "README.md"
+            if target in pages and target not in reached:
+                reached.add(target)
+                frontier.append(target)
+    assert sorted(str(p.relative_to(ROOT)) for p in pages - reached) == []
 
 
 def test_a_dead_link_is_found(tmp_path: Path) -> None:
