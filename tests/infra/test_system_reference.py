@@ -5,12 +5,13 @@ from __future__ import annotations
 import pytest
 
 from components.offline import system_reference
-from components.offline.engine import Graph, run
+from components.offline.engine import Graph
+from testsupport.graphs import GraphCache
 
 
 @pytest.fixture(scope="module")
-def graph() -> Graph:
-    return run(system_reference.STACK)
+def graph(graphs: GraphCache) -> Graph:
+    return graphs.run(system_reference.STACK)
 
 
 def test_every_enabled_system_has_a_table(graph: Graph) -> None:
