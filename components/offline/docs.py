@@ -42,15 +42,16 @@ def fill(text: str, name: str, body: str, where: str) -> str:
 
 def blocks(graph_of: Callable[[str], Graph]) -> dict[Path, dict[str, str]]:
     """Every generated block, by file and block name."""
-    dev = graph_of(system_reference.STACK)
+    graphs = {stack: graph_of(stack) for stack in ("dev", "prod")}
+    dev = graphs[system_reference.STACK]
     prices, usage = cost.load_prices(), cost.load_usage()
     costs = [
         cost.StackCost(
             stack,
-            cost.estimate(graph_of(stack).resources, usage, prices, idle=True),
-            cost.estimate(graph_of(stack).resources, usage, prices, idle=False),
+            cost.estimate(graph.resources, usage, prices, idle=True),
+            cost.estimate(graph.resources, usage, prices, idle=False),
         )
-        for stack in ("dev", "prod")
+        for stack, graph in graphs.items()
     ]
     found: dict[Path, dict[str, str]] = {
         DOCS / "configuration.md": {"config-reference": config_reference.render()},
