@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from components.offline import docs, function_map
+from components.systems import entry
 from testsupport.graphs import GraphCache
 
 ROOT = docs.ROOT
@@ -42,9 +43,11 @@ def test_the_function_map_fits_the_tree(graphs: GraphCache) -> None:
         for f in graphs.run(stack).of_type("aws:lambda/function:Function")
     }
     assert {p.function for p in places} == declared
-    upsr_order = next(p for p in places if p.function == "upsr-order")
-    assert upsr_order.step == "UpsellRecommender._webhook"  # the step is read, not guessed
-    assert upsr_order.entry == "handlers/upsell_recommender/functions/order.py"
+    for place in places:  # the step is read from the component's source: a real method
+        class_name, _, method = place.step.partition(".")
+        system = place.function.split("-", 1)[0]
+        assert entry(system).class_name == class_name and callable(getattr(entry(system).load(), method))
+        assert place.entry.endswith(f"/functions/{place.function.split('-', 1)[1].replace('-', '_')}.py")
 
 
 def test_tests_are_found_by_name_before_the_explicit_list(tmp_path: Path) -> None:
