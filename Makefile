@@ -70,10 +70,8 @@ plan: install ## offline plan of a stack on the mock engine: make plan STACK=dev
 cost: install ## monthly bill from the plan, idle and at volumes: make cost STACK=prod [VOLUMES=usage.yml]
 	$(PY) -m components.offline.cost $(if $(filter command line,$(origin STACK)),--stack $(STACK)) $(if $(VOLUMES),--volumes $(VOLUMES))
 
-docs: install ## regenerate README.md's generated blocks: the config reference and the per-system tables
-	$(PY) -m components.config_reference --write
-	$(PY) -m components.offline.system_reference --write
-	$(PY) -m components.offline.cost --write
+docs: install ## regenerate the docs' generated blocks: config reference, system tables, cost, function map
+	$(PY) -m components.offline.docs
 
 bench-init: install ## per function: archive size, import time, cold first invocation (plays make demo)
 	$(PY) benchmarks/bench_init.py

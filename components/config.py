@@ -134,7 +134,7 @@ ScheduleExpression = Annotated[str, AfterValidator(_schedule)]
 TimeZone = Annotated[str, AfterValidator(_time_zone)]
 """An IANA time zone name, checked with zoneinfo."""
 
-# How the README's config reference names the checked string kinds (components/config_reference).
+# How the config reference (docs/configuration.md) names the checked string kinds (components/config_reference).
 CHECKED_KINDS: dict[Any, str] = {
     _schedule: "Scheduler expression",
     _time_zone: "IANA time zone",
@@ -201,7 +201,7 @@ class SystemSettings(_Section):
     enabled: bool = True
     """Deploy this system in this stack."""
     region: Region
-    """AWS region of every resource of the system (the document's region by default)."""
+    """AWS region of every resource of the system."""
 
     @field_validator("region")
     @classmethod
@@ -251,7 +251,7 @@ class DmThresholds(_Section):
 
 
 class DmSettings(SystemSettings):
-    """Duplicate contact merger (document 000)."""
+    """Duplicate contact merger."""
 
     services = (*SystemSettings.services, "S3", "EventBridge Scheduler", "SES sending")
 
@@ -287,7 +287,7 @@ class DmSettings(SystemSettings):
 
 
 class LerSettings(SystemSettings):
-    """Lead enricher (document 001)."""
+    """Lead enricher."""
 
     services = (
         *SystemSettings.services,
@@ -300,7 +300,7 @@ class LerSettings(SystemSettings):
     )
 
     region: Region = "eu-west-2"
-    """AWS region of every resource of the system (the document's region by default)."""
+    """AWS region of every resource of the system."""
     intake_auth: Literal["shared_secret", "iam"] = "shared_secret"
     """How ler-intake's Function URL is guarded: ``shared_secret`` (public URL, the
     ``ler-intake-secret`` checked in-function) or ``iam`` (AWS_IAM, callers sign with SigV4)."""
@@ -391,7 +391,7 @@ class LerSettings(SystemSettings):
 
 
 class LsSettings(SystemSettings):
-    """Lead source attributor (document 002)."""
+    """Lead source attributor."""
 
     services = (*SystemSettings.services, "EventBridge Scheduler", "SES sending")
 
@@ -428,7 +428,7 @@ class LsSettings(SystemSettings):
 
 
 class UpsrSettings(SystemSettings):
-    """Upsell recommender (document 003)."""
+    """Upsell recommender."""
 
     services = (
         *SystemSettings.services,
@@ -524,7 +524,7 @@ class OpeningHours(_Section):
 
 
 class RrsSettings(SystemSettings):
-    """Review request sender (document 004)."""
+    """Review request sender."""
 
     services = (
         *SystemSettings.services,
@@ -633,7 +633,7 @@ class StackConfig(_Section):
     """Alert topics (alarms, budget) under a customer-managed KMS key each ($1 a month per
     region), or unencrypted at rest (their messages name alarms and thresholds, no data)."""
     secret_store: Literal["secretsmanager", "ssm"] = "secretsmanager"
-    """Where the secrets live. ``secretsmanager``: the documents' store, one secret per
+    """Where the secrets live. ``secretsmanager``: one Secrets Manager secret per
     credential ($0.40 a month each), deleted with a recovery window in prod. ``ssm``: one
     Parameter Store SecureString per credential under the AWS managed key ``aws/ssm``
     (standard parameters and that key cost nothing a month; no recovery window). Either way

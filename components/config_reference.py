@@ -1,19 +1,18 @@
-"""The README's configuration reference, generated from the schema so it cannot drift.
+"""The configuration reference (docs/configuration.md), generated from the schema so it
+cannot drift.
 
-``python -m components.config_reference`` prints the Markdown table; ``--write`` (run by
-``make docs``) replaces the block between the reference markers in README.md. A test fails
-when the README is stale.
+``python -m components.config_reference`` prints the Markdown table; ``make docs``
+(components/offline/docs.py) writes it into docs/configuration.md, and a test fails when the
+file differs.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import types
 import typing
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 from pydantic import AfterValidator, BaseModel
@@ -21,10 +20,6 @@ from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
 from components.config import CHECKED_KINDS, PROJECT, StackConfig, Systems
-
-README = Path(__file__).resolve().parents[1] / "README.md"
-BEGIN = "<!-- config-reference:begin (generated: make docs) -->"
-END = "<!-- config-reference:end -->"
 
 
 def _model_of(annotation: Any) -> type[BaseModel] | None:
@@ -106,7 +101,6 @@ def _kind(info: FieldInfo) -> str:
 
 def render() -> str:
     lines = [
-        BEGIN,
         f"Keys live under `{PROJECT}:` in `Pulumi.<stack>.yaml`. An unknown key or a wrong value",
         "stops the program before any resource is declared, with a message naming the key.",
         "A Scheduler expression follows EventBridge Scheduler's grammar (`rate(5 minutes)`,",
@@ -122,25 +116,11 @@ def render() -> str:
     ]
     for key, kind, default, doc in rows(StackConfig, ""):
         lines.append(f"| `{key}` | {kind} | {default} | {doc} |")
-    lines.append(END)
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--write", action="store_true", help="update README.md in place")
-    options = parser.parse_args(argv)
-    table = render()
-    if not options.write:
-        print(table)
-        return 0
-    text = README.read_text()
-    if "<!-- config-reference:begin" in text:
-        start, end = text.index("<!-- config-reference:begin"), text.index(END) + len(END)
-        text = text[:start] + table + text[end:]
-    else:
-        text = text.replace("<!-- config-reference -->", table)
-    README.write_text(text)
+def main() -> int:
+    print(render())
     return 0
 
 

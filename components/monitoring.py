@@ -79,7 +79,7 @@ ALARM_KINDS: Mapping[AlarmKind, str] = {
     "required property; the owner's next digest names it and what to do",
     "unconfirmed-send": "a message to a customer was claimed but never confirmed sent",
 }
-"""What each alarm kind means; the README runbook has one line per kind."""
+"""What each alarm kind means; docs/operations.md has one runbook line per kind."""
 
 
 @dataclass(frozen=True)
@@ -179,8 +179,8 @@ def declare_alarm(
     return aws.cloudwatch.MetricAlarm(
         resource_name,
         name=alarm_name,
-        alarm_description=f"{description} ({ALARM_KINDS[spec.kind]}). Runbook: README.md, "
-        f"Operations, alarm kind {spec.kind}.",
+        alarm_description=f"{description} ({ALARM_KINDS[spec.kind]}). Runbook: docs/operations.md, "
+        f"alarm kind {spec.kind}.",
         namespace=spec.namespace,
         metric_name=spec.metric,
         dimensions=dict(spec.dimensions),

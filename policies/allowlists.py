@@ -1,8 +1,8 @@
 """What the five documents declare public and who they let call a model.
 
 Each entry names the function by its seed name (the design's name, without the stack
-prefix) and the system it belongs to, so a reviewer can check the list against the README's
-per-system tables. The pack config may replace or extend every list (see
+prefix) and the system it belongs to, so a reviewer can check the list against the per-system
+tables in docs/systems/. The pack config may replace or extend every list (see
 :mod:`policies.common.config`); these are the defaults.
 """
 

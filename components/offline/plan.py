@@ -72,7 +72,7 @@ def _alarms_on(graph: Graph, dimension: str, value: str) -> list[Resource]:
 
 @dataclass(frozen=True)
 class FunctionFacts:
-    """What the plan (and the README's generated tables) say about one function."""
+    """What the plan (and the docs' generated tables) say about one function."""
 
     function: str
     """The seed name (``dm-block``), from the ``crm:function`` tag."""

@@ -1,23 +1,18 @@
-"""The README's per-system tables (functions, sizes, triggers, grants), generated from the plan.
+"""Each system's table of functions, sizes, triggers and grants, generated from the plan.
 
-``make docs`` (``python -m components.offline.system_reference --write``, after the config
-reference) runs the dev stack on the mock engine and replaces, in README.md, the block between
-``<!-- system-reference:<system>:begin ... -->`` and ``<!-- system-reference:<system>:end -->``
-of each system with a table read from the graph by the same code as ``make plan``
-(``components/offline/plan.py::function_facts``). ``tests/infra/test_system_reference.py``
-fails when a block differs, so the README cannot restate a trigger, a size or a grant that
-the program no longer declares.
+``make docs`` (components/offline/docs.py) runs the dev stack on the mock engine and writes,
+into each system's page (docs/systems/<system>.md), a table read from the graph by the same
+code as ``make plan`` (``components/offline/plan.py::function_facts``). A test fails when a
+page differs, so the docs cannot restate a trigger, a size or a grant that the program no
+longer declares.
 """
 
 from __future__ import annotations
 
-import argparse
-import re
 import sys
 from collections.abc import Mapping
 from typing import Any
 
-from components.config_reference import README
 from components.offline.engine import ACCOUNT_ID, Graph, Resource, listed, run
 from components.offline.plan import (
     _descendants,
@@ -31,16 +26,6 @@ from components.offline.plan import (
 
 STACK = "dev"
 """The stack the tables show (prod has the same shape under the ``prod-`` prefix)."""
-COMMAND = "make docs"
-
-
-def begin(system: str) -> str:
-    return f"<!-- system-reference:{system}:begin (generated: {COMMAND}) -->"
-
-
-def end(system: str) -> str:
-    return f"<!-- system-reference:{system}:end -->"
-
 
 def _cell(text: str) -> str:
     """Text safe inside a Markdown table cell; the account id reads as ``<account>``."""
@@ -152,14 +137,12 @@ def resource_lines(graph: Graph, system: Resource) -> list[str]:
 
 def render_system(graph: Graph, system: Resource) -> str:
     lines = [
-        begin(system.name),
         f"Read from the `{graph.stack}` stack's plan (`make plan STACK={graph.stack}`; prod has the"
         " same shape under `prod-`). Every function also writes its own log group.",
         "",
         *function_rows(graph, system),
         "",
         *resource_lines(graph, system),
-        end(system.name),
     ]
     return "\n".join(lines)
 
@@ -174,38 +157,8 @@ def render(graph: Graph) -> dict[str, str]:
     }
 
 
-def stale(text: str, blocks: Mapping[str, str]) -> list[str]:
-    """The systems whose README block is missing or differs from ``blocks``."""
-    return [system for system, block in blocks.items() if block not in text]
-
-
-def write(text: str, blocks: Mapping[str, str]) -> str:
-    """``text`` with each system's block replaced (or put at its ``<!-- system-reference:x -->``)."""
-    for system, block in blocks.items():
-        pattern = re.compile(
-            re.escape(begin(system)).replace(re.escape(COMMAND), ".*?") + ".*?" + re.escape(end(system)),
-            re.DOTALL,
-        )
-        placeholder = f"<!-- system-reference:{system} -->"
-        found = pattern.search(text)
-        if found:
-            text = text[: found.start()] + block + text[found.end() :]
-        elif placeholder in text:
-            text = text.replace(placeholder, block)
-        else:
-            raise SystemExit(f"README.md has no {placeholder} marker for system {system}")
-    return text
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--write", action="store_true", help="update README.md in place")
-    options = parser.parse_args(argv)
-    blocks = render(run(STACK))
-    if not options.write:
-        print("\n\n".join(blocks.values()))
-        return 0
-    README.write_text(write(README.read_text(), blocks))
+def main() -> int:
+    print("\n\n".join(render(run(STACK)).values()))
     return 0
 
 

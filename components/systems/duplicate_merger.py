@@ -10,8 +10,8 @@ with an undo bundle. No model anywhere, by design: every decision is explained b
   with an undo bundle, and only it reads the CRM write credential. Its ``dm-sweep`` schedule
   resumes claims whose lease ran out with no request coming back (``MergeService.sweep``).
 
-Each function's grants are the code below, each with a statement id saying why; the README's
-generated table for dm (``make docs``) lists them per function, so they are not repeated here.
+Each function's grants are the code below, each with a statement id saying why; docs/systems/dm.md's
+generated table (``make docs``) lists them per function, so they are not repeated here.
 
 Tables: ``dm-pairs`` (pair_key; TTL ``ttl``; sparse GSI ``by-review`` on review/score holds
 only the proposed and automatic pairs of a run), ``dm-decisions`` (pair_key; no TTL, ever;
@@ -151,7 +151,7 @@ class DuplicateMerger(System):
                 "scopes crm.objects.contacts.read, crm.objects.contacts.write, "
                 "crm.schemas.contacts.read, crm.objects.companies.read, "
                 "crm.objects.companies.write, crm.objects.deals.read, crm.objects.deals.write, "
-                "tickets, sales-email-read (README: dm, HubSpot Service Keys); the bare token "
+                "tickets, sales-email-read (docs/hubspot.md, Service Keys); the bare token "
                 "or JSON {\"token\": ...}.",
             ),
             child,

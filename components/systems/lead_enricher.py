@@ -16,7 +16,7 @@ with its triggers (queue, bucket, the chain stage's rule) at the call site.
 
 Every role is the document's IAM list narrowed to what the handler uses (object prefixes, one
 index, the event types it may emit); where a handler needs more than the list, the grant says
-why in its statement id and the README section explains it.
+why in its statement id and handlers/lead_enricher/README.md explains it.
 """
 
 from __future__ import annotations

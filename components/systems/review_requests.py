@@ -23,7 +23,7 @@ rrs-work for both kinds) drop each other's messages. A message of the wrong kind
 failure in the handler instead, so it ends in that queue's DLQ. The per-request schedules
 target ``rrs-work`` through a role that may only send there; the webhook may create schedules
 only in the group and pass only that role. Decisions the document
-leaves open are listed in README.md, "Review request sender (rrs)".
+leaves open are listed in handlers/review_requests/README.md.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ Three functions, each with its own role, and a fourth when the report is mailed;
   The link token is verified before any table is read; it may only Query the three tables and
   read its link keyring, ``ls-report-link-key`` (which ls-report reads to sign).
 
-Each function's grants are the code below; the README's generated table for ls lists them.
+Each function's grants are the code below; docs/systems/ls.md's generated table lists them.
 
 Tables: ``ls-touches`` (visitor_id, at; TTL), ``ls-identities`` (identity_key, visitor_id) and
 ``ls-enquiries`` (month, enquiry_id; stream NEW_IMAGE). The enquiries key is a month bucket

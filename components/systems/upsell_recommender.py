@@ -14,7 +14,7 @@ Six functions, each with its own role scoped to what the document lets it touch:
   to the owner by SES.
 * ``upsr-catalog-sync`` (schedule): Shopify Admin API product list into ``upsr-catalogue``.
 
-Decisions the document leaves open are listed in README.md, "Upsell recommender (upsr)".
+Decisions the document leaves open are listed in handlers/upsell_recommender/README.md.
 """
 
 from __future__ import annotations

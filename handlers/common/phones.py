@@ -2,8 +2,8 @@
 
 The ``phonenumbers`` module comes from the ``phonenumberslite`` distribution: the same code and
 numbering metadata without the geocoder, carrier and time-zone data, which no handler reads
-(same answers for parse, validity, format, region and number type on 53,834 cases; see the
-README). A number is read in a default region unless written internationally.
+(same answers for parse, validity, format, region and number type on 53,834 cases; see
+docs/libraries.md). A number is read in a default region unless written internationally.
 """
 
 from __future__ import annotations

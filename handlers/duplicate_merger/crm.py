@@ -29,7 +29,7 @@ every one of them, engagements included. Governing pages:
   written through the objects API; the legacy secondary-email endpoints add and remove one
   (``PUT``/``DELETE /contacts/v1/secondary-email/{vid}/email/{email}``, "Get the secondary email
   addresses for a contact", https://legacydocs.hubspot.com/docs/methods/contacts/get-secondary-email-addresses-by-vid).
-  No date-based equivalent is published yet; see the README (dm, HubSpot).
+  No date-based equivalent is published yet; see docs/hubspot.md.
 """
 
 from __future__ import annotations

@@ -33,7 +33,7 @@ from handlers.duplicate_merger.crm import Contact, CrmError, CrmReader
 
 MAX_STEPS = 60
 """At most this many invocations per weekly read (~6M contacts at 0.25 s a page): a bound on a
-runaway chain, far above the largest portal dm blocks (README)."""
+runaway chain, far above the largest portal dm blocks (its README)."""
 MAX_CHUNK_BYTES = 350_000
 """Compressed contacts per item, under DynamoDB's 400 KB item limit with the key and TTL."""
 SAVE_RESERVE_S = 30.0
@@ -41,7 +41,7 @@ SAVE_RESERVE_S = 30.0
 BLOCK_BASE_S = 20.0
 BLOCK_S_PER_CONTACT = 200e-6
 """Per million contacts: ~30 s to load and decode the chunks (``make bench-dm-read``), ~134 s
-to block (README, dm scale), ~12 s to send the messages; +10 %, plus a base."""
+to block (dm's README, scale), ~12 s to send the messages; +10 %, plus a base."""
 
 
 def block_reserve(contacts: int) -> float:

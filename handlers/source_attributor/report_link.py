@@ -5,7 +5,7 @@ the report) verifies it before it reads anything else. The token is ``link_token
 with the action ``ls-report-page`` and the week as its subject, ``2026-11-23..2026-11-29``, so
 a link opens exactly the week its mail counted and nothing else. It is not single use: opening
 a page changes nothing, and the owner may open it twice. It expires ``reportLinkDays`` after
-the mail (README, "What people see", says why 28 by default).
+the mail (docs/what-people-see.md says why 28 by default).
 
 A link is ``<ls-report-page URL>/report?t=<token>``.
 """

@@ -1,16 +1,14 @@
 """The cost calculator on small hand-made plans, against figures computed by hand; the price
-table's shape; and the README's cost block against both stacks' plans."""
+table's shape (tests/infra/test_docs.py keeps docs/cost.md's tables current)."""
 
 from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from components.config_reference import README
 from components.offline import cost
 from components.offline.engine import Resource
 from handlers.common import metrics
@@ -210,28 +208,6 @@ def test_the_default_usage_file_names_only_resources_the_plan_has(graphs: GraphC
     for kind in ("function", "queue", "table", "bucket"):
         assert usage.busy(kind) <= seeds, kind
     assert usage.busy("metric") <= metric_names
-
-
-def test_readme_cost_block_is_current(graphs: GraphCache) -> None:
-    prices_ = cost.load_prices()
-    usage = cost.load_usage()
-    costs = [
-        cost.StackCost(
-            stack,
-            cost.estimate(graphs.run(stack).resources, usage, prices_, idle=True),
-            cost.estimate(graphs.run(stack).resources, usage, prices_, idle=False),
-        )
-        for stack in ("dev", "prod")
-    ]
-    block = cost.readme_block(costs, prices_)
-    assert block in README.read_text(), "README.md's cost figures differ from the plan: run `make docs`"
-
-
-def test_write_replaces_only_the_block(tmp_path: Path) -> None:
-    text = f"intro\n{cost.README_BEGIN}\nold\n{cost.README_END}\nafter\n"
-    assert cost.write_readme(text, "NEW") == "intro\nNEW\nafter\n"
-    with pytest.raises(SystemExit, match="cost:begin"):
-        cost.write_readme("nothing", "NEW")
 
 
 def test_a_parameter_store_secret_and_a_paused_queue_trigger_cost_nothing_a_month() -> None:

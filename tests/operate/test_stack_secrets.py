@@ -86,9 +86,9 @@ def test_the_plan_has_fourteen_secrets_in_two_regions(planned: list[cmd.StackSec
 def test_the_readme_counts_prod_secrets_as_the_plan_does(graphs: GraphCache) -> None:
     """Deploy step 10 tells the deployer how many secrets and where (a stale count sends them
     looking for a secret that is not there)."""
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    readme = (Path(__file__).resolve().parents[2] / "docs" / "deploy.md").read_text()
     said = re.search(r"\((\d+) of prod's (\d+) live in eu-west-2\)", readme)
-    assert said is not None, "README step 10 no longer says how many secrets prod has"
+    assert said is not None, "docs/deploy.md step 10 no longer says how many secrets prod has"
     prod = cmd.secrets_in(graphs.run("prod"))
     in_london = sum(s.region == "eu-west-2" for s in prod)
     assert (int(said.group(1)), int(said.group(2))) == (in_london, len(prod))

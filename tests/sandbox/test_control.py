@@ -1,4 +1,4 @@
-"""The control API says what a fire or a clock move set running (README, "Local sandbox")."""
+"""The control API says what a fire or a clock move set running (docs/sandbox.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`make sandbox` starts with the scenarios' data, so the README's calls find something."""
+"""`make sandbox` starts with the scenarios' data, so docs/sandbox.md's calls find something."""
 
 from __future__ import annotations
 
