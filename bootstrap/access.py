@@ -54,6 +54,10 @@ class TypeAccess:
         default=None, compare=False
     )
     """A condition for every statement of the row (prefix -> condition block), or None."""
+    secret_reads: tuple[str, ...] = ()
+    """Reads that return a secret's value (the provider reads a parameter back decrypted):
+    the deploy role only, one statement per resource the graph declares, as the pack's
+    one-secret-per-grant asks of every grant; the preview role never reads a value."""
 
 
 def _named(build: Callable[[Arns, str], str], key: str) -> Concrete:
@@ -418,9 +422,10 @@ TYPES: Final[Mapping[str, TypeAccess]] = {
             "ssm:AddTagsToResource",
             "ssm:RemoveTagsFromResource",
         ),
-        reads=("ssm:GetParameter", "ssm:GetParameters", "ssm:DescribeParameters", "ssm:ListTagsForResource"),
+        reads=("ssm:DescribeParameters", "ssm:ListTagsForResource"),
         pattern=lambda a, p: a.ssm_parameter(f"{p}/*"),
         concrete=_named(Arns.ssm_parameter, "name"),
+        secret_reads=("ssm:GetParameter",),
     ),
 }
 """Every resource type either stack may declare, and what deploying it takes."""
@@ -443,11 +448,8 @@ VERIFY: Final[Mapping[str, tuple[str, ...]]] = {
         "s3:DeleteObjectVersion",
         "s3:ListBucketVersions",
     ),
-    "aws:ssm/parameter:Parameter": ("ssm:GetParameter", "ssm:DescribeParameters"),
-    "aws:secretsmanager/secret:Secret": (
-        "secretsmanager:GetSecretValue",
-        "secretsmanager:DescribeSecret",
-    ),
+    # The secrets' values: the same one-statement-per-secret reads as the deploy role's.
+    "aws:ssm/parameter:Parameter": ("ssm:DescribeParameters",),
     "aws:lambda/function:Function": (
         "lambda:InvokeFunctionUrl",
         "lambda:GetFunctionUrlConfig",

@@ -81,6 +81,14 @@ class _Grants:
     def __init__(self) -> None:
         self.by_key: dict[tuple[str, str, str], set[str]] = defaultdict(set)
         self.regions: dict[tuple[str, str, str], set[str]] = defaultdict(set)
+        self.single: set[tuple[str, str]] = set()
+
+    def add_single(self, action: str, resource: str) -> None:
+        """``action`` on ``resource`` in a statement of its own (a secret's value)."""
+        info = lookup_action(action)
+        if info is None or not any(arn_fits_format(resource, f) for f in info.arn_formats):
+            raise ValueError(f"{action} does not exist or accepts no resource {resource}")
+        self.single.add((info.name, resource))
 
     def add(
         self,
@@ -137,6 +145,10 @@ class _Grants:
             statements.append(
                 _statement(sid, unscoped, {"*"}, json.dumps(condition, sort_keys=True))
             )
+        for action, resource in sorted(self.single):
+            counts[_service(action)] += 1
+            sid = _sid(_service(action), kind, "One", str(counts[_service(action)]))
+            statements.append(_statement(sid, [action], [resource], "{}"))
         return sorted(statements, key=lambda s: str(s["Sid"]))
 
 
@@ -203,6 +215,20 @@ def _type_grants(graph: Graph, grants: _Grants, *, writes: bool) -> None:
             resources = _resources(graph, row, members[type_token], region)
             for action in actions:
                 grants.add(action, resources, cond, regions=[region])
+            if writes:
+                _secret_reads(graph, grants, row, members[type_token], region)
+
+
+def _secret_reads(
+    graph: Graph, grants: _Grants, row: TypeAccess, members: Sequence[Resource], region: str
+) -> None:
+    """One statement per secret the graph declares in ``region``, for each value read."""
+    for member in members:
+        if _region(graph, member) != region:
+            continue
+        arn = row.concrete(_arns(region), member.inputs)
+        for action in row.secret_reads:
+            grants.add_single(action, arn)
 
 
 def _program_reads(graph: Graph, grants: _Grants) -> None:
@@ -219,7 +245,9 @@ def _program_reads(graph: Graph, grants: _Grants) -> None:
             layer_arn = _arns(region).layer_version(parts[4], parts[6], "*")
             layers.add((region, layer_arn))
         if region not in graph.config.powertools_layer_arns:
-            grants.add("ssm:GetParameter", [_arns(region).public_parameter(POWERTOOLS_PARAMETER)])
+            grants.add_single(
+                "ssm:GetParameter", _arns(region).public_parameter(POWERTOOLS_PARAMETER)
+            )
     for _region_name, layer_arn in sorted(layers):
         grants.add("lambda:GetLayerVersion", [layer_arn])
 
@@ -266,6 +294,7 @@ def _verify_grants(graph: Graph, grants: _Grants) -> None:
             resources = _resources(graph, row, members[type_token], region)
             for action in actions:
                 grants.add(action, resources, regions=[region])
+            _secret_reads(graph, grants, row, members[type_token], region)
 
 
 _PREFIXED: Final = "(?<![A-Za-z0-9]){prefix}-|/{prefix}/"
