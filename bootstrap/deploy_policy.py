@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from bootstrap.access import TYPES, VERIFY, TypeAccess
-from components.arns import Arns
+from components.arns import ROLE_BOUNDARY_PATH, Arns
 from components.offline.engine import ACCOUNT_ID, Graph, Resource
 from components.stack import POWERTOOLS_PARAMETER
 from policies.common.iamdata import arn_fits_format, lookup_action
@@ -39,14 +39,6 @@ STACKS: Final = ("dev", "prod")
 MANAGED_POLICY_CHARS: Final = 6144
 """IAM's limit on one customer managed policy, whitespace not counted ("IAM and AWS STS
 quotas", https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_iam-quotas.html)."""
-BOUNDARY_PATH: Final = "/crm-pipeline/"
-
-
-def boundary_name(prefix: str) -> str:
-    """The permissions boundary of the stack's roles (bootstrap makes it; the program names
-    it on every role when ``permissionsBoundary`` is true)."""
-    return f"{prefix}-role-boundary"
-
 
 BOUNDED_ROLE_ACTIONS: Final = (
     "iam:CreateRole",
@@ -257,7 +249,7 @@ def _role_statements(graph: Graph) -> list[Statement]:
     never freed of it."""
     arns = _arns("")
     roles = arns.role(f"{graph.config.prefix}-*")
-    boundary = arns.policy(boundary_name(graph.config.prefix), BOUNDARY_PATH)
+    boundary = arns.role_boundary(graph.config.prefix)
     passed = sorted(
         {row.passes_role_to for row in rows_for(graph).values() if row.passes_role_to}
     )
@@ -379,8 +371,11 @@ def generate(graph: Graph) -> dict[str, Any]:
         "prefix": graph.config.prefix,
         "regions": regions,
         "account": ACCOUNT,
-        "boundary": {"name": boundary_name(graph.config.prefix), "path": BOUNDARY_PATH,
-                     "document": boundary_documents[0]},
+        "boundary": {
+            "arn": _arns("").role_boundary(graph.config.prefix),
+            "path": ROLE_BOUNDARY_PATH,
+            "document": boundary_documents[0],
+        },
         "policies": {
             "preview": pack(preview.statements("Preview")),
             "deploy": pack([*deploy.statements("Deploy"), *_role_statements(graph)]),

@@ -28,12 +28,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic.alias_generators import to_camel
 
 from bootstrap import trust
-from bootstrap.deploy_policy import ACCOUNT, BOUNDARY_PATH, path_for
-from components.arns import Arns
+from bootstrap.deploy_policy import ACCOUNT, path_for
+from components.arns import ROLE_BOUNDARY_PATH, Arns
 from components.config import ConfigError
 
 PROJECT: Final = "crm-pipeline-bootstrap"
-PATH: Final = "/crm-pipeline/"
+PATH: Final = ROLE_BOUNDARY_PATH
 """The pipeline's roles and policies live under this path, outside every stack's prefix: the
 deploy role, scoped to ``role/<prefix>-*``, can never touch them."""
 
@@ -100,9 +100,10 @@ def load_generated(stack: str) -> dict[str, Any]:
     return loaded
 
 
-def fill(document: Mapping[str, Any], account_id: str) -> str:
-    """A generated document for this account."""
-    return json.dumps(document, sort_keys=True).replace(ACCOUNT, account_id)
+def fill(document: Mapping[str, Any] | str, account_id: str) -> str:
+    """A generated document (or ARN) for this account."""
+    text = document if isinstance(document, str) else json.dumps(document, sort_keys=True)
+    return text.replace(ACCOUNT, account_id)
 
 
 def state_policy(bucket: str, *, write: bool) -> str:
@@ -171,14 +172,15 @@ def build() -> dict[str, Any]:
             )
         )
     boundary = generated["boundary"]
+    boundary_arn = fill(boundary["arn"], account_id)
     aws.iam.Policy(
         "role-boundary",
-        name=boundary["name"],
-        path=BOUNDARY_PATH,
+        name=boundary_arn.rsplit("/", 1)[-1],
+        path=boundary["path"],
         description=f"The most any role of stack {stack} may do (make deploy-policy)",
         policy=fill(boundary["document"], account_id),
     )
-    outputs: dict[str, Any] = {"boundaryArn": arns.policy(boundary["name"], BOUNDARY_PATH)}
+    outputs: dict[str, Any] = {"boundaryArn": boundary_arn}
     for role, sources, kinds in (
         ("preview", config.preview_from, ("preview",)),
         ("deploy", config.deploy_from, ("deploy", "verify") if config.verify else ("deploy",)),

@@ -7,6 +7,10 @@ known at ``pulumi preview``, where the policy pack judges it (CrossGuard skips u
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Final
+
+ROLE_BOUNDARY_PATH: Final = "/crm-pipeline/"
+"""Where bootstrap/ keeps the pipeline's roles and the stacks' permissions boundaries."""
 
 
 @dataclass(frozen=True)
@@ -43,6 +47,11 @@ class Arns:
     def policy(self, name: str, path: str = "/") -> str:
         """A customer managed policy (``path`` starts and ends with ``/``)."""
         return self._arn("iam", f"policy{path}{name}", region=False)
+
+    def role_boundary(self, prefix: str) -> str:
+        """The permissions boundary of every role of stack ``prefix`` (bootstrap/ creates it;
+        the pipeline's deploy role may create no role without it)."""
+        return self.policy(f"{prefix}-role-boundary", ROLE_BOUNDARY_PATH)
 
     def account_root(self) -> str:
         """The account as a principal (``"AWS": <root>`` stands for every identity in it)."""
