@@ -275,7 +275,10 @@ TYPES: Final[Mapping[str, TypeAccess]] = {
         ),
         pattern=_bucket,
         concrete=_BUCKET,
-        unscoped="S3 bucket ARNs name no region or account: aws:ResourceAccount pins the account",
+        unscoped=(
+            "an S3 bucket ARN names no region or account: the pattern ends in the account id, "
+            "which the program puts at the end of every bucket name"
+        ),
     ),
     "aws:s3/bucketNotification:BucketNotification": TypeAccess(
         writes=("s3:PutBucketNotification",),

@@ -201,3 +201,20 @@ def test_the_boundary_covers_every_grant_of_every_role_of_the_stack(
                 for resource in resources:
                     arn = resource.replace(ACCOUNT_ID, ACCOUNT)
                     assert _covers(boundary, action, arn), (policy.name, action, resource)
+
+
+def test_the_docs_quote_each_services_statement_count() -> None:
+    from bootstrap.deploy_policy import ROOT, statement_counts
+
+    text = (ROOT / "docs" / "pipeline.md").read_text()
+    block = text.split("<!-- deploy-policy-counts:begin -->")[1].split("<!-- deploy-policy-counts:end -->")[0]
+    rows = {
+        cells[0]: (int(cells[1]), int(cells[2]))
+        for line in block.strip().splitlines()[2:]
+        if (cells := [c.strip() for c in line.strip("|").split("|")])
+    }
+    counts = {s: statement_counts(json.loads(path_for(s).read_text())) for s in STACKS}
+    services = sorted(set(counts["dev"]) | set(counts["prod"]))
+    expected = {s: (counts["dev"].get(s, 0), counts["prod"].get(s, 0)) for s in services}
+    expected["total"] = (sum(counts["dev"].values()), sum(counts["prod"].values()))
+    assert rows == expected
