@@ -218,3 +218,17 @@ def test_the_docs_quote_each_services_statement_count() -> None:
     expected = {s: (counts["dev"].get(s, 0), counts["prod"].get(s, 0)) for s in services}
     expected["total"] = (sum(counts["dev"].values()), sum(counts["prod"].values()))
     assert rows == expected
+
+
+def test_a_pipeline_deployed_stack_puts_the_boundary_on_every_role(graphs: GraphCache) -> None:
+    """permissionsBoundary: true: each role names the boundary the deploy role's CreateRole
+    requires; false (the default) names none, for a stack deployed from a laptop."""
+    bounded = graphs.program("dev", {"permissionsBoundary": True})
+    expected = f"arn:aws:iam::{ACCOUNT_ID}:policy/crm-pipeline/dev-role-boundary"
+    roles = bounded.of_type("aws:iam/role:Role")
+    assert len(roles) > 40
+    assert {r.inputs.get("permissionsBoundary") for r in roles} == {expected}
+    generated = json.loads(path_for("dev").read_text())
+    assert generated["boundary"]["arn"].replace(ACCOUNT, ACCOUNT_ID) == expected
+    plain = graphs.program("dev")
+    assert {r.inputs.get("permissionsBoundary") for r in plain.of_type("aws:iam/role:Role")} == {None}
