@@ -433,11 +433,6 @@ TYPES: Final[Mapping[str, TypeAccess]] = {
 }
 """Every resource type either stack may declare, and what deploying it takes."""
 
-PROGRAM_READS: Final[Mapping[str, str]] = {
-    "sts:GetCallerIdentity": "the account id every ARN is built from (aws.get_caller_identity)",
-}
-"""Reads the program makes while it runs, beside its resources' own."""
-
 VERIFY: Final[Mapping[str, tuple[str, ...]]] = {
     "aws:dynamodb/table:Table": (
         "dynamodb:GetItem",
