@@ -15,7 +15,7 @@ JSON ?=
 BASE ?=
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: help uv install browser secrets preflight verify teardown test lint typecheck unit plan cost docs bench-libs bench-init bench-dm bench-dm-read bench-ls demo sandbox clean
+.PHONY: help uv install browser secrets preflight verify teardown test lint typecheck unit plan cost docs deploy-policy bench-libs bench-init bench-dm bench-dm-read bench-ls demo sandbox clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -53,8 +53,8 @@ browser: $(CHROMIUM) ## Debian's headless chromium, installed where missing (the
 lint: install ## ruff
 	$(VENV)/bin/ruff check .
 
-typecheck: install ## mypy, strict, on every Python folder (components, policies, handlers, sandbox, testsupport, tests)
-	$(VENV)/bin/mypy components policies handlers sandbox testsupport tests
+typecheck: install ## mypy, strict, on every Python folder (components, policies, handlers, sandbox, testsupport, bootstrap, tests)
+	$(VENV)/bin/mypy components policies handlers sandbox testsupport bootstrap tests
 
 unit: install browser ## pytest on two workers; an idle worker takes tests queued on the other (worksteal)
 	$(VENV)/bin/pytest -n 2 --dist worksteal
@@ -69,6 +69,9 @@ plan: install ## offline plan of a stack on the mock engine: make plan STACK=dev
 
 cost: install ## monthly bill from the plan, idle and at volumes: make cost STACK=prod [VOLUMES=usage.yml]
 	$(PY) -m components.offline.cost $(if $(filter command line,$(origin STACK)),--stack $(STACK)) $(if $(VOLUMES),--volumes $(VOLUMES))
+
+deploy-policy: install ## regenerate bootstrap/generated/<stack>.json, the pipeline roles' policies, from both stacks' graphs
+	$(PY) -m bootstrap.deploy_policy
 
 docs: install ## regenerate the docs' generated blocks: config reference, system tables, cost, function map
 	$(PY) -m components.offline.docs

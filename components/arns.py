@@ -7,6 +7,10 @@ known at ``pulumi preview``, where the policy pack judges it (CrossGuard skips u
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Final
+
+ROLE_BOUNDARY_PATH: Final = "/crm-pipeline/"
+"""Where bootstrap/ keeps the pipeline's roles and the stacks' permissions boundaries."""
 
 
 @dataclass(frozen=True)
@@ -40,12 +44,24 @@ class Arns:
     def user(self, name: str) -> str:
         return self._arn("iam", f"user/{name}", region=False)
 
+    def policy(self, name: str, path: str = "/") -> str:
+        """A customer managed policy (``path`` starts and ends with ``/``)."""
+        return self._arn("iam", f"policy{path}{name}", region=False)
+
+    def role_boundary(self, prefix: str) -> str:
+        """The permissions boundary of every role of stack ``prefix`` (bootstrap/ creates it;
+        the pipeline's deploy role may create no role without it)."""
+        return self.policy(f"{prefix}-role-boundary", ROLE_BOUNDARY_PATH)
+
     def account_root(self) -> str:
         """The account as a principal (``"AWS": <root>`` stands for every identity in it)."""
         return self._arn("iam", "root", region=False)
 
     def assumed_role(self, role: str, session: str) -> str:
         return self._arn("sts", f"assumed-role/{role}/{session}", region=False)
+
+    def log_group(self, name: str) -> str:
+        return self._arn("logs", f"log-group:{name}")
 
     def log_streams(self, name: str) -> str:
         """Every log stream of one log group (the ``:*`` spans streams, not groups)."""
@@ -109,6 +125,30 @@ class Arns:
 
     def schedule_group(self, group: str) -> str:
         return self._arn("scheduler", f"schedule-group/{group}")
+
+    def alarm(self, name: str) -> str:
+        return self._arn("cloudwatch", f"alarm:{name}")
+
+    def dashboard(self, name: str) -> str:
+        """A CloudWatch dashboard: global, its ARN names no region."""
+        return self._arn("cloudwatch", f"dashboard/{name}", region=False)
+
+    def budget(self, name: str) -> str:
+        """An AWS Budgets budget: global, its ARN names no region."""
+        return self._arn("budgets", f"budget/{name}", region=False)
+
+    def event_source_mapping(self, uuid: str) -> str:
+        """A Lambda event source mapping, named by the UUID Lambda assigns."""
+        return self._arn("lambda", f"event-source-mapping:{uuid}")
+
+    def layer_version(self, account: str, layer: str, version: str) -> str:
+        """A Lambda layer version, possibly another account's (AWS's public layers)."""
+        return f"arn:{self.partition}:lambda:{self.region}:{account}:layer:{layer}:{version}"
+
+    def public_parameter(self, name: str) -> str:
+        """A parameter AWS publishes to every account (``/aws/service/...``): its ARN names
+        no account of ours (``*`` also matches the empty account of a public parameter)."""
+        return f"arn:{self.partition}:ssm:{self.region}:*:parameter/{name.lstrip('/')}"
 
     def ses_identity(self, identity: str) -> str:
         return self._arn("ses", f"identity/{identity}")

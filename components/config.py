@@ -638,6 +638,10 @@ class StackConfig(_Section):
     Parameter Store SecureString per credential under the AWS managed key ``aws/ssm``
     (standard parameters and that key cost nothing a month; no recovery window). Either way
     each function may read exactly the credentials it uses, fetched at call time."""
+    permissions_boundary: bool = False
+    """Every role the stack creates carries the permissions boundary
+    ``crm-pipeline/<prefix>-role-boundary`` that bootstrap/ creates (docs/pipeline.md): true
+    for a stack the pipeline deploys, whose deploy role may create no role without it."""
     queue_triggers: Literal["on", "paused"] = "on"
     """``on``: Lambda polls every SQS work queue for its function, and keeps polling it idle
     (about five 20-second long polls at a time per queue, about $0.26 a month each at list

@@ -39,6 +39,8 @@ class Deployment:
             stack's ``secretStore``.
         queue_triggers: ``on``, or ``paused``: SQS event source mappings declared disabled
             (``queueTriggers``, a developer's stack).
+        permissions_boundary: The boundary policy ARN every role carries, or None
+            (``permissionsBoundary``).
     """
 
     prefix: str
@@ -54,6 +56,7 @@ class Deployment:
     monitoring: Monitoring = field(default_factory=Monitoring, compare=False)
     secret_store: str = "secretsmanager"
     queue_triggers: str = "on"
+    permissions_boundary: str | None = None
 
     @property
     def arns(self) -> Arns:

@@ -179,6 +179,7 @@ class ScheduledJob(pulumi.ComponentResource):
             f"{resource_name}-role",
             name=self.role_name,
             description=f"Lets schedule {self.physical_name} invoke {args.target.physical_name}",
+            permissions_boundary=d.permissions_boundary,
             assume_role_policy=scheduler_trust_policy(d, args.group),
             tags=d.resource_tags(**{"crm:schedule": args.name}),
             opts=pulumi.ResourceOptions(parent=self),

@@ -287,6 +287,7 @@ class ScopedLambda(pulumi.ComponentResource):
             f"{resource_name}-role",
             name=self.role_name,
             description=f"Execution role of {self.physical_name} only",
+            permissions_boundary=d.permissions_boundary,
             assume_role_policy=json.dumps(
                 {
                     "Version": "2012-10-17",

@@ -76,6 +76,11 @@ def build(config: StackConfig) -> dict[str, Any]:
             powertools_layer_arn=_powertools_layer(config, region, provider),
             secret_store=config.secret_store,
             queue_triggers=config.queue_triggers,
+            permissions_boundary=(
+                Arns(partition, region, identity.account_id).role_boundary(config.prefix)
+                if config.permissions_boundary
+                else None
+            ),
             mail=mail.setdefault(
                 region,
                 MailIdentities(

@@ -7,20 +7,21 @@ this builds exactly those from the recorded registrations, so the rules that ``p
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pulumi_policy import PolicyCustomTimeouts, PolicyResource, PolicyResourceOptions
 
-from components.offline.engine import Graph
+from components.offline.engine import Graph, Resource
 from policies.runner import Violation, evaluate
 
 
-def policy_resources(graph: Graph) -> list[PolicyResource]:
-    """Custom resources of the graph as CrossGuard's PolicyResource objects."""
+def policy_resources(graph: Graph | Sequence[Resource]) -> list[PolicyResource]:
+    """Custom resources of the graph (or of any program's registrations) as CrossGuard's
+    PolicyResource objects."""
     by_urn: dict[str, PolicyResource] = {}
     ordered: list[PolicyResource] = []
-    for r in graph.resources:
+    for r in graph.resources if isinstance(graph, Graph) else graph:
         opts = PolicyResourceOptions(
             protect=False,
             ignore_changes=[],

@@ -213,6 +213,7 @@ class ReviewRequests(System):
             contract.REQUEST_SCHEDULES_ROLE,
             name=schedule_role_name,
             description=f"Lets the schedules of group {group_name} send to {self.work.physical_name} only",
+            permissions_boundary=d.permissions_boundary,
             assume_role_policy=scheduler_trust_policy(d, self.requests_group),
             tags=d.resource_tags(**{"crm:schedule-group": contract.REQUEST_SCHEDULE_GROUP}),
             opts=child,

@@ -16,6 +16,14 @@ One named resource, although written with a wildcard: the streams of one log gro
 (``arn:aws:s3:::<bucket>/<prefix>*``), the schedules of one group (``schedule/<group>/*``) and
 one secret's random suffix (``secret:<name>-??????``).
 
+A deployer's scope, off unless configured: with ``namePrefixes`` (``["dev"]``), a wildcard
+that follows a name under one of those stack prefixes (``table/dev-*``,
+``log-group:/aws/lambda/dev-*``, ``parameter/dev/*``, ``arn:aws:s3:::dev-*-<account>``) is
+accepted, and so are a region's event source mappings (``event-source-mapping:*``: Lambda
+names each one by a UUID) when the statement pins ``lambda:FunctionArn`` to functions under
+those prefixes. bootstrap/ judges the pipeline's deploy role, which creates whatever the plan
+names under its stack's prefix, with this setting.
+
 Why: the documents say "No role has a Resource: * on anything that writes" and "no wildcards";
 a wildcard that reaches a write turns one compromised function into a compromised account.
 
@@ -31,8 +39,10 @@ from typing import Final
 from pulumi_policy import ReportViolation, ResourceValidationArgs
 
 from policies.common.config import get_strings, schema, string_list
+from policies.common.documents import Statement
 from policies.common.iamdata import expand_action, write_level_actions
 from policies.common.rule import config_of, documents_for, resource_policy
+from policies.common.service_access import condition_values
 
 NAME: Final = "no-wildcard-write"
 DEFAULT_STAR_ACTIONS: Final = (
@@ -73,6 +83,30 @@ def wildcard_spans_one_resource(arn: str) -> bool:
     return True
 
 
+def _under_prefix(arn: str, prefixes: tuple[str, ...]) -> bool:
+    """Whether the ARN's first wildcard follows a name under one of the stack prefixes."""
+    match = _ARN.match(arn)
+    if not match or not prefixes:
+        return False
+    resource = match.group(5)
+    head = re.split(r"[*?]", resource, maxsplit=1)[0]
+    return any(
+        re.search(rf"(^|[/:]){re.escape(p)}-$", head) or head.endswith(f"/{p}/")
+        for p in prefixes
+    )
+
+
+def _mappings_of_prefixed_functions(arn: str, st: Statement, prefixes: tuple[str, ...]) -> bool:
+    """``event-source-mapping:*`` of one region, pinned by ``lambda:FunctionArn`` to the
+    functions under the prefixes ("Actions, resources, and condition keys for AWS Lambda",
+    https://docs.aws.amazon.com/service-authorization/latest/reference/list_awslambda.html)."""
+    match = _ARN.match(arn)
+    if not match or match.group(2) != "lambda" or match.group(5) != "event-source-mapping:*":
+        return False
+    pinned = condition_values(st.condition, "lambda:FunctionArn")
+    return bool(pinned) and all(_under_prefix(value, prefixes) for value in pinned)
+
+
 def _write_actions(patterns: tuple[str, ...]) -> tuple[str, ...]:
     found: list[str] = []
     for pattern in patterns:
@@ -83,6 +117,7 @@ def _write_actions(patterns: tuple[str, ...]) -> tuple[str, ...]:
 def _validate(args: ResourceValidationArgs, report: ReportViolation) -> None:
     star_list = get_strings(config_of(args), "resourceStarActions", DEFAULT_STAR_ACTIONS)
     star_ok = {a.lower() for a in star_list}
+    prefixes = get_strings(config_of(args), "namePrefixes", ())
     for doc in documents_for(args):
         if doc.error:
             report(f"{doc.describe()} {doc.error}", None)
@@ -116,7 +151,12 @@ def _validate(args: ResourceValidationArgs, report: ReportViolation) -> None:
                             f'{", ".join(star_list) or "no action"} may use "*"',
                             None,
                         )
-                elif writes and not wildcard_spans_one_resource(resource):
+                elif (
+                    writes
+                    and not wildcard_spans_one_resource(resource)
+                    and not _under_prefix(resource, prefixes)
+                    and not _mappings_of_prefixed_functions(resource, st, prefixes)
+                ):
                     report(
                         f"{where}: write-level action(s) {', '.join(writes[:3])} on {resource!r}, "
                         "whose wildcard spans more than one named resource",
@@ -136,6 +176,9 @@ POLICY: Final = resource_policy(
         resourceStarActions=string_list(
             'Actions that may be granted on Resource "*" (they have no resource type)',
             DEFAULT_STAR_ACTIONS,
-        )
+        ),
+        namePrefixes=string_list(
+            "Stack prefixes whose names a wildcard may span (a deploy role's scope)", ()
+        ),
     ),
 )

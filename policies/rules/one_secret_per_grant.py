@@ -18,6 +18,11 @@ under the AWS managed key ``aws/ssm`` that grant is the only control: the key le
 principal of the account decrypt
 (https://docs.aws.amazon.com/systems-manager/latest/userguide/ps-restrict-decryption.html).
 
+AWS's public parameters (``parameter/aws/service/...``: the Powertools layer ARN the program
+looks up, "Working with public parameters",
+https://docs.aws.amazon.com/systems-manager/latest/userguide/parameter-store-public-parameters.html)
+are the same in every account and hold no secret: a read of only those is not judged here.
+
 Why: "every GetSecretValue grant names a single secret arn. That is why there is more than one
 secret rather than one JSON blob with everything in it" (documents 000 and 002). The CRM write
 credential must stay readable by dm-merge alone, and a shared statement would leak it.
@@ -51,6 +56,14 @@ def names_one_parameter(arn: str) -> bool:
     return bool(_ONE_PARAMETER.match(arn))
 
 
+_PUBLIC_PARAMETER: Final = re.compile(r"^arn:[^:*?]+:ssm:[^:*?]+:[^:]*:parameter/aws/service/")
+
+
+def is_public_parameter(arn: str) -> bool:
+    """One of AWS's public parameters (``/aws/service/...``), which no account writes."""
+    return bool(_PUBLIC_PARAMETER.match(arn))
+
+
 def names_one_secret(arn: str) -> bool:
     """One secret's ARN: concrete, or with only the ``-??????`` random-suffix wildcard."""
     return bool(_ONE_SECRET.match(arn))
@@ -78,6 +91,10 @@ def _validate(args: ResourceValidationArgs, report: ReportViolation) -> None:
                 *((a, names_one_parameter, "arn:...:parameter/<name>") for a in PARAMETER_READS),
             ):
                 if not _reaches(st, action):
+                    continue
+                if action != GET_SECRET_VALUE and st.all_resources and all(
+                    is_public_parameter(r) for r in st.all_resources
+                ):
                     continue
                 verb = action.split(":", 1)[1]
                 if st.not_resources is not None:

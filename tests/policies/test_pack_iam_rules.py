@@ -431,3 +431,54 @@ def test_the_documents_of_a_whole_function_are_valid() -> None:
         allow("s3:PutObject", "arn:aws:s3:::dev-ler-records-1/*"),
     )
     assert run(specs, "valid-iam") == []
+
+
+# no-wildcard-write: a deployer's scope (namePrefixes) ----------------------------------------
+
+DEPLOYER = {"no-wildcard-write": {"namePrefixes": ["dev"]}}
+
+
+@pytest.mark.parametrize(
+    "resource",
+    [
+        table_arn("dev-*"),
+        arn("logs", "log-group:/aws/lambda/dev-*"),
+        arn("ssm", "parameter/dev/*"),
+        f"arn:aws:s3:::dev-*-{ACCOUNT}",
+    ],
+)
+def test_name_prefixes_admit_a_wildcard_after_the_stack_prefix(resource: str) -> None:
+    statement = allow("dynamodb:CreateTable", resource)
+    assert run([role_policy(statement)], "no-wildcard-write") != []  # off by default
+    assert run([role_policy(statement)], "no-wildcard-write", config=DEPLOYER) == []
+
+
+@pytest.mark.parametrize(
+    "resource",
+    [table_arn("*"), table_arn("prod-*"), table_arn("devx-*"), arn("sqs", "*-dev-queue")],
+)
+def test_name_prefixes_refuse_a_wildcard_outside_the_prefix(resource: str) -> None:
+    found = run([role_policy(allow("dynamodb:DeleteTable", resource))], "no-wildcard-write", config=DEPLOYER)
+    assert len(found) == 1 and "spans more than one named resource" in found[0].message
+
+
+def test_event_source_mappings_pass_only_when_pinned_to_prefixed_functions() -> None:
+    mappings = arn("lambda", "event-source-mapping:*")
+    pinned = {"ArnLike": {"lambda:FunctionArn": arn("lambda", "function:dev-*")}}
+    loose = {"ArnLike": {"lambda:FunctionArn": arn("lambda", "function:*")}}
+    statement = allow("lambda:DeleteEventSourceMapping", mappings, Condition=pinned)
+    assert run([role_policy(statement)], "no-wildcard-write", config=DEPLOYER) == []
+    for condition in (loose, None):
+        extra = {"Condition": condition} if condition else {}
+        unpinned = allow("lambda:DeleteEventSourceMapping", mappings, **extra)
+        assert run([role_policy(unpinned)], "no-wildcard-write", config=DEPLOYER) != []
+
+
+# one-secret-per-grant: AWS's public parameters hold no secret ---------------------------------
+
+
+def test_a_public_parameter_read_is_not_a_secret_grant() -> None:
+    public = "arn:aws:ssm:eu-west-2:*:parameter/aws/service/powertools/python/latest"
+    assert run([role_policy(allow("ssm:GetParameter", public))], "one-secret-per-grant") == []
+    mixed = allow("ssm:GetParameter", [public, arn("ssm", "parameter/dev/x")])
+    assert run([role_policy(mixed)], "one-secret-per-grant") != []
