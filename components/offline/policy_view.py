@@ -23,7 +23,7 @@ def policy_resources(graph: Graph) -> list[PolicyResource]:
     for r in graph.resources:
         opts = PolicyResourceOptions(
             protect=False,
-            ignore_changes=[],
+            ignore_changes=list(r.ignore_changes),
             delete_before_replace=None,
             aliases=[],
             custom_timeouts=PolicyCustomTimeouts(0, 0, 0),
