@@ -241,7 +241,7 @@ class SourceAttributor(System):
             "Walks paths, applies both rules, computes the unattributed share",
             grants,
             contract.ReportSettings.environment(values),
-            url=FunctionUrl("AWS_IAM", registered_in="the programs that call the report (SigV4)"),
+            url=FunctionUrl("AWS_IAM", registered_in="the programs that call the report with SigV4"),
             schedules=(
                 Schedule(
                     contract.REPORT,
