@@ -339,10 +339,7 @@ class ScopedLambda(pulumi.ComponentResource):
             logging_config=aws.lambda_.FunctionLoggingConfigArgs(
                 log_format="JSON", log_group=self.log_group_name
             ),
-            tags=d.resource_tags(
-                **{"crm:function": args.name},
-                **({URL_REGISTERED_IN: args.url.registered_in} if args.url and args.url.registered_in else {}),
-            ),
+            tags=d.resource_tags(**{"crm:function": args.name}, **self._url_tags()),
             opts=pulumi.ResourceOptions(
                 parent=self, depends_on=[self.log_group, self.role, self.role_policy]
             ),
@@ -417,6 +414,10 @@ class ScopedLambda(pulumi.ComponentResource):
         }
 
     # Entry points -------------------------------------------------------------------------
+
+    def _url_tags(self) -> dict[str, str]:
+        url = self.args.url
+        return {URL_REGISTERED_IN: url.registered_in} if url and url.registered_in else {}
 
     def _url(self) -> pulumi.Output[str] | None:
         url = self.args.url

@@ -59,8 +59,9 @@ character: https://docs.aws.amazon.com/systems-manager/latest/APIReference/API_P
 and a new ``value_wo_version`` would put the placeholder over the operator's secret. Ignored,
 they keep their state value and the provider sends nothing (Pulumi's ``ignoreChanges``:
 https://www.pulumi.com/docs/iac/concepts/options/ignorechanges/). Tags still update (their
-own TagResource calls); a new ``name`` or ``region`` is a new, empty parameter, which ``make plan BASE=...``
-lists among the replacements. Rotating a value is ``make secrets REPLACE=<name>``."""
+own TagResource calls); a new ``name`` or ``region`` is a new, empty parameter, which
+``make plan BASE=...`` lists among the replacements. Rotating a value is
+``make secrets REPLACE=<name>``."""
 
 
 def physical_name(d: Deployment, name: str) -> str:

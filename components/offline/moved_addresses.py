@@ -54,7 +54,7 @@ def _policy_of(graph: Graph, function: Resource) -> list[dict[str, Any]]:
 
 
 def _senders(graph: Graph, function: Resource, url: str) -> list[str]:
-    """``SMS and mails by prod-upsr-sender (ADDLINK_URL)``: who puts ``url`` in messages."""
+    """``mails and SMS by prod-upsr-sender (ADDLINK_URL)``: who puts ``url`` in messages."""
     arn_tail = f":function:{function.inputs['name']}"
     found = []
     for fn in sorted(graph.of_type(FUNCTION), key=lambda r: str(r.inputs.get("name"))):
@@ -67,7 +67,8 @@ def _senders(graph: Graph, function: Resource, url: str) -> list[str]:
             for st in statements
         ):
             how.append("reads it with GetFunctionUrlConfig")
-        media = sorted({MEDIA[a] for st in statements for a in listed(st.get("Action")) if a in MEDIA}, reverse=True)
+        sent = {MEDIA[a] for st in statements for a in listed(st.get("Action")) if a in MEDIA}
+        media = sorted(sent, reverse=True)  # "mails and SMS"
         if how and media:
             found.append(f"{' and '.join(media)} by {fn.inputs['name']} ({', '.join(how)})")
     return found
@@ -91,9 +92,10 @@ def _url_lines(change: Change, graph: Graph, base: Sequence[Mapping[str, Any]]) 
     where = (function.inputs.get("tags") or {}).get(URL_REGISTERED_IN)
     if where:
         yield f"    registered in  {where}; set the new address there (stack output {outputs})"
-    for sender in _senders(graph, function, url):
+    senders = _senders(graph, function, url)
+    for sender in senders:
         yield f"    sent in        {sender}: links already sent point at the old address and stop working"
-    if not where and not _senders(graph, function, url):
+    if not where and not senders:
         yield f"    held by        whoever calls it (stack output {outputs})"
 
 
