@@ -55,10 +55,20 @@ def test_moving_upsr_lists_its_addresses_and_the_sms_pool_it_leaves_behind(graph
     ]
 
 
+def _renamed(graph: Graph, url: str) -> list[str]:
+    """The report against a base in which ``url``'s function had another name (so the URL is
+    replaced): one graph instead of two."""
+    saved = graph.to_json()
+    for r in saved:
+        if r["type"] == moved_addresses.FUNCTION_URL and r["name"] == url:
+            r["inputs"] = {**r["inputs"], "functionName": "prod-old-name"}
+    return moved_addresses.report(replacements.changes(saved, graph.to_json()), graph, saved)
+
+
 def test_a_review_link_read_through_get_function_url_config_is_found(graphs: GraphCache) -> None:
     # dm-merge puts no URL in its environment: it asks Lambda for its own and mails it.
-    lines = _report(_alone(graphs, "dm"), _alone(graphs, "dm", region="eu-west-2"))
-    assert "  REPLACE  dm-merge-url: region us-east-1 -> eu-west-2" in lines
+    lines = _renamed(_alone(graphs, "dm"), "dm-merge-url")
+    assert '  REPLACE  dm-merge-url: functionName "prod-old-name" -> "prod-dm-merge"' in lines
     assert (
         "    sent in        mails by prod-dm-merge (reads it with GetFunctionUrlConfig): links "
         "already sent point at the old address and stop working"
@@ -66,12 +76,7 @@ def test_a_review_link_read_through_get_function_url_config_is_found(graphs: Gra
 
 
 def test_the_job_tools_webhook_is_named_where_it_is_registered(graphs: GraphCache) -> None:
-    base = _alone(graphs, "rrs")
-    saved = base.to_json()
-    for r in saved:  # as if deployed under another function name: the URL is replaced
-        if r["type"] == moved_addresses.FUNCTION_URL and r["name"] == "rrs-webhook-url":
-            r["inputs"] = {**r["inputs"], "functionName": "prod-rrs-hook"}
-    lines = moved_addresses.report(replacements.changes(saved, base.to_json()), base, saved)
+    lines = _renamed(_alone(graphs, "rrs"), "rrs-webhook-url")
     assert any("registered in  the job tool: its webhook settings;" in line for line in lines)
     assert any("(stack output `rrs.webhook_url`)" in line for line in lines)
 
