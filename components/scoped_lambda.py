@@ -28,6 +28,8 @@ from components.work_queue import WorkQueue, WorkQueueArgs, consumer_visibility
 
 RUNTIME = "python3.14"
 ARCHITECTURE = "arm64"
+URL_REGISTERED_IN = "crm:url-registered-in"
+"""The function tag saying where its Function URL is set up outside AWS (``FunctionUrl``)."""
 LOG_RETENTION_DAYS = 7
 DEFAULT_ASYNC_RETRIES = 2
 """Lambda's own default for asynchronous invocations (the most it allows)."""
@@ -50,12 +52,17 @@ class FunctionUrl:
             (a signature, a signed token). Declaring it is what makes the surface public.
         cors_origins: Allowed browser origins; empty for no CORS.
         cors_methods: Allowed methods for CORS (default ``POST``); only with ``cors_origins``.
+        registered_in: Where the address is set up outside AWS (a webhook subscription, a page
+            snippet), which must be updated when it moves; empty when only this program's own
+            mails and SMS carry it (``make plan BASE=...`` finds those in the graph). Tagged
+            on the function as :data:`URL_REGISTERED_IN`.
     """
 
     auth: Literal["NONE", "AWS_IAM"]
     public_reason: str = ""
     cors_origins: tuple[str, ...] = ()
     cors_methods: tuple[str, ...] = ()
+    registered_in: str = ""
 
     def __post_init__(self) -> None:
         if self.auth == "NONE" and not self.public_reason.strip():
@@ -333,7 +340,7 @@ class ScopedLambda(pulumi.ComponentResource):
             logging_config=aws.lambda_.FunctionLoggingConfigArgs(
                 log_format="JSON", log_group=self.log_group_name
             ),
-            tags=d.resource_tags(**{"crm:function": args.name}),
+            tags=d.resource_tags(**{"crm:function": args.name}, **self._url_tags()),
             opts=pulumi.ResourceOptions(
                 parent=self, depends_on=[self.log_group, self.role, self.role_policy]
             ),
@@ -408,6 +415,10 @@ class ScopedLambda(pulumi.ComponentResource):
         }
 
     # Entry points -------------------------------------------------------------------------
+
+    def _url_tags(self) -> dict[str, str]:
+        url = self.args.url
+        return {URL_REGISTERED_IN: url.registered_in} if url and url.registered_in else {}
 
     def _url(self) -> pulumi.Output[str] | None:
         url = self.args.url

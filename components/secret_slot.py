@@ -8,6 +8,7 @@ The stack's ``secretStore`` picks where it lives:
   writes :data:`PLACEHOLDER` once as a write-only value (``value_wo``: never stored in Pulumi
   state, never read back); the operator's value (``make secrets``) is version 2 or later,
   which is how ``make verify`` tells a set parameter from an unset one without reading it.
+  From then on the program never writes the value again: see :data:`SET_ONCE`.
 
 Either way no secret passes through Pulumi state or a Lambda environment, and each slot hands
 out a read grant naming exactly this one secret, which is why the documents keep several
@@ -33,6 +34,34 @@ PLACEHOLDER: Final = "unset: make secrets sets this parameter"
 """Version 1 of every parameter; no handler accepts it as a credential (it is not one)."""
 
 STORES: Final = ("secretsmanager", "ssm")
+
+SET_ONCE: Final = (
+    "allowed_pattern",
+    "arn",
+    "data_type",
+    "description",
+    "insecure_value",
+    "key_id",
+    "tier",
+    "type",
+    "value",
+    "value_wo",
+    "value_wo_version",
+)
+"""A parameter's inputs the program sets at creation only (``ignore_changes``).
+
+The provider's update sends PutParameter whenever any input but ``tags`` and ``overwrite``
+changes, with ``value_wo`` when ``value_wo_version`` changed and otherwise the value it holds in
+state, which for a write-only parameter is empty (``resourceParameterUpdate`` in
+https://github.com/hashicorp/terraform-provider-aws/blob/0073593e7d6993ba482409f4dc35438daaa79bb3/internal/service/ssm/parameter.go).
+So a new description or tier would fail the update (PutParameter needs a value of at least one
+character: https://docs.aws.amazon.com/systems-manager/latest/APIReference/API_PutParameter.html)
+and a new ``value_wo_version`` would put the placeholder over the operator's secret. Ignored,
+they keep their state value and the provider sends nothing (Pulumi's ``ignoreChanges``:
+https://www.pulumi.com/docs/iac/concepts/options/ignorechanges/). Tags still update (their
+own TagResource calls); a new ``name`` or ``region`` is a new, empty parameter, which
+``make plan BASE=...`` lists among the replacements. Rotating a value is
+``make secrets REPLACE=<name>``."""
 
 
 def physical_name(d: Deployment, name: str) -> str:
@@ -82,7 +111,9 @@ class SecretSlot(pulumi.ComponentResource):
                 value_wo=PLACEHOLDER,
                 value_wo_version=1,
                 tags=tags,
-                opts=pulumi.ResourceOptions(parent=self, protect=d.protect_data),
+                opts=pulumi.ResourceOptions(
+                    parent=self, protect=d.protect_data, ignore_changes=list(SET_ONCE)
+                ),
             )
         else:
             self.arn = d.arns.secret(self.physical_name)

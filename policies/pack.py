@@ -25,6 +25,7 @@ from policies.rules import (
     public_surface_allowlist,
     queue_hygiene,
     scheduler_trust,
+    secret_value_kept,
     service_invoke_source_condition,
     service_publisher_encryption,
     table_hygiene,
@@ -54,6 +55,7 @@ ALL_POLICIES: Final[list[Policy]] = [
     service_invoke_source_condition.POLICY,
     failures_are_watched.POLICY,
     creation_order.POLICY,
+    secret_value_kept.POLICY,
 ]
 """The pack's policies, every one MANDATORY."""
 

@@ -36,11 +36,12 @@ def make_resource(
     urn: str | None = None,
     parent: PolicyResource | None = None,
     dependencies: Sequence[PolicyResource] = (),
+    ignore_changes: Sequence[str] = (),
 ) -> PolicyResource:
     """One PolicyResource with proxied (CrossGuard-like) properties."""
     opts = PolicyResourceOptions(
         protect=False,
-        ignore_changes=[],
+        ignore_changes=list(ignore_changes),
         delete_before_replace=None,
         aliases=[],
         custom_timeouts=PolicyCustomTimeouts(0, 0, 0),

@@ -44,6 +44,8 @@ class Resource:
     outputs: dict[str, Any] = field(default_factory=dict)
     dependencies: list[str] = field(default_factory=list)
     """URNs it waits for (explicit ``depends_on`` and inputs from other resources' outputs)."""
+    ignore_changes: list[str] = field(default_factory=list)
+    """Inputs an update keeps from state (``ignore_changes``, engine names: ``valueWoVersion``)."""
 
     def policy_statements(self) -> list[dict[str, Any]]:
         """The statements of its ``policy`` input (topic, queue, bucket, role policies)."""
@@ -232,6 +234,7 @@ class RecordingMonitor(mocks.MockMonitor):
                 inputs=_plain(inputs),
                 outputs=_plain(dict(registration.state)),
                 dependencies=list(request.dependencies),
+                ignore_changes=list(request.ignoreChanges),
             )
         )
         return response

@@ -9,7 +9,8 @@ on any violation or collision. ``--json FILE`` also writes every resource (type,
 physical name, parent, region, inputs) for other tools; ``--base FILE`` compares this plan with
 such a file and lists what the change replaces, deletes and creates, stateful resources first,
 and exits non-zero when a protected stack would lose a table or bucket its ``allowReplacement``
-does not name (``components/offline/replacements.py``).
+does not name (``components/offline/replacements.py``); the Function URLs it moves, with what
+outside AWS holds them, come before everything else (``components/offline/moved_addresses.py``).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from components.config import ConfigError, api_version_warnings, api_version_windows
-from components.offline import replacements
+from components.offline import moved_addresses, replacements
 from components.offline.engine import Graph, Resource, gsi_keys, listed, run
 from components.offline.policy_view import evaluate_graph
 from components.offline.two_stacks import check_project
@@ -301,6 +302,9 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as err:
         print(err, file=sys.stderr)
         return 2
+    if options.base:
+        # First: what people outside AWS must update, before the ~100 lines of plan.
+        print("\n".join(_moved_first(graph, options.base)) + "\n")
     print(render(graph))
     violations = evaluate_graph(graph)
     print()
@@ -330,6 +334,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wrote {len(graph.resources)} resources to {options.json}")
     allowed = _replacement_check(graph, options.base) if options.base else True
     return 1 if violations or not two_stacks.ok or not allowed else 0
+
+
+def _moved_first(graph: Graph, base_path: Path) -> list[str]:
+    """The addresses this plan moves against ``base_path`` (components/offline/moved_addresses.py);
+    nothing when the base is another stack's (the replacement check refuses it)."""
+    base = replacements.load(base_path)
+    if replacements.stack_of(base) != graph.stack:
+        return []
+    return moved_addresses.report(replacements.changes(base, graph.to_json()), graph, base)
 
 
 def _replacement_check(graph: Graph, base_path: Path) -> bool:

@@ -24,7 +24,7 @@ def policy_resources(graph: Graph | Sequence[Resource]) -> list[PolicyResource]:
     for r in graph.resources if isinstance(graph, Graph) else graph:
         opts = PolicyResourceOptions(
             protect=False,
-            ignore_changes=[],
+            ignore_changes=list(r.ignore_changes),
             delete_before_replace=None,
             aliases=[],
             custom_timeouts=PolicyCustomTimeouts(0, 0, 0),

@@ -64,6 +64,8 @@ EMAIL_CHECK = ("email-validator", "idna")
 FAILS_BEFORE_DLQ = 2
 """"ler-dlq catches any event that fails twice": two receives, or one retry of an async invoke."""
 ASYNC_RETRIES = FAILS_BEFORE_DLQ - 1
+INTAKE_SENDERS = "the forms and tools that post leads to the intake"
+"""Where the intake's address is set up outside AWS (FunctionUrl.registered_in)."""
 
 SIZES: dict[str, tuple[int, int]] = {
     # A public surface answers a caller who waits (Shopify drops a webhook after 5 s): 512 MB,
@@ -374,9 +376,10 @@ class LeadEnricher(System):
             url=FunctionUrl(
                 "NONE",
                 public_reason="ler-intake-secret checked in-function (header or HMAC signature)",
+                registered_in=INTAKE_SENDERS,
             )
             if self.intake_secret is not None
-            else FunctionUrl("AWS_IAM"),
+            else FunctionUrl("AWS_IAM", registered_in=INTAKE_SENDERS),
             # Also invoked asynchronously by itself (long uploads) and by ler-retry.
             bucket=BucketTrigger(self.raw, contract.TRIGGER_PREFIXES),
             on_failure=self.dlq,

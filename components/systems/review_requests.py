@@ -306,6 +306,7 @@ class ReviewRequests(System):
                 "NONE",
                 public_reason="The job tool's HMAC-SHA256 signature (rrs-webhook-secret, "
                 "timestamped, replay window) checked before the body is read",
+                registered_in="the job tool: its webhook settings",
             ),
             vendored=("email-validator", "idna", "phonenumberslite", "tzdata"),
         )

@@ -154,6 +154,7 @@ class SourceAttributor(System):
                 ),
                 cors_origins=tuple(settings.site_origins),
                 cors_methods=("POST",),
+                registered_in="the site: the beacon snippet on every page",
             ),
             vendored=("email-validator", "idna"),
         )
@@ -240,7 +241,7 @@ class SourceAttributor(System):
             "Walks paths, applies both rules, computes the unattributed share",
             grants,
             contract.ReportSettings.environment(values),
-            url=FunctionUrl("AWS_IAM"),
+            url=FunctionUrl("AWS_IAM", registered_in="the programs that call the report with SigV4"),
             schedules=(
                 Schedule(
                     contract.REPORT,

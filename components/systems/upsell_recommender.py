@@ -227,6 +227,7 @@ class UpsellRecommender(System):
             url=FunctionUrl(
                 "NONE",
                 public_reason="Shopify X-Shopify-Hmac-Sha256 over the raw body, checked first",
+                registered_in="Shopify: the app orders/create webhook subscription",
             ),
         )
 

@@ -145,7 +145,9 @@ def _raw_props(resource: PolicyResource) -> dict[str, Any]:
 
 
 def _options(resource: PolicyResource) -> analyzer_pb2.AnalyzerResourceOptions:
-    return analyzer_pb2.AnalyzerResourceOptions(parent=resource.opts.parent or "")
+    return analyzer_pb2.AnalyzerResourceOptions(
+        parent=resource.opts.parent or "", ignoreChanges=list(resource.opts.ignore_changes)
+    )
 
 
 def _served_verdict(
