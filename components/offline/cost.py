@@ -562,6 +562,7 @@ class StackCost:
 
 
 def stack_cost(stack: str, usage: Usage, prices: Mapping[str, Price]) -> StackCost:
+    # the mock engine loads Pulumi and the program (seconds): only on this path
     from components.offline.engine import run
 
     graph = run(stack)
@@ -613,6 +614,7 @@ def main(argv: list[str] | None = None) -> int:
     stacks = options.stack or ["dev", "prod"]
     costs = [stack_cost(s, usage, prices) for s in stacks]
     if options.write:
+        # the config schema (pydantic, botocore's region data) loads slowly: only to write
         from components.config_reference import README
 
         README.write_text(write_readme(README.read_text(), readme_block(costs, prices)))

@@ -79,6 +79,7 @@ from handlers.lead_enricher.contract import CACHE_KEY, FORM_PREFIX, NORMALIZED_P
 from handlers.lead_enricher.junk_log import day_prefix
 from handlers.lead_enricher.lead import lead_id_for
 from handlers.review_requests.domain import request_id_for
+from handlers.source_attributor import report_link, report_mail
 
 
 @dataclass(frozen=True)
@@ -414,8 +415,6 @@ def verify_ls(c: Context) -> str:
     expect(report, 200, "", "the report, SigV4-signed")
     if "ls-report-link-key" not in c.secrets:  # the report is not mailed: no page
         return "touch recorded in ls-touches and removed, foreign origin refused, report read"
-    from handlers.common.link_tokens import Keyring
-    from handlers.source_attributor import report_link, report_mail
 
     keyring = Keyring.from_secret_string(c.target.secret(c.secrets["ls-report-link-key"]))
     page = c.name("ls-report-page")
