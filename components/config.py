@@ -33,7 +33,9 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 
 from components import aws_regions, schedule_expression
-from components.config_problems import PROJECT, ConfigError, Problem
+from components.config_problems import PROJECT as PROJECT  # re-exported, as the two below
+from components.config_problems import ConfigError as ConfigError
+from components.config_problems import Problem as Problem
 from components.config_source import located
 from handlers.common import api_versions
 from handlers.common.emails import is_email
