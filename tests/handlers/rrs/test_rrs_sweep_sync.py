@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from handlers.common import settings
 from handlers.common.aws_clients import client
+from handlers.common.entry import registry
 from handlers.review_requests.domain import request_id_for
 from handlers.review_requests.functions import sweep as sweep_module
 from handlers.review_requests.functions import sync as sync_module
@@ -164,7 +164,7 @@ def test_sync_reads_one_s3_object(rrs: Rrs, monkeypatch: pytest.MonkeyPatch) -> 
     )
     s3.put_object(Bucket="crm-sheets", Key="customers/latest.csv", Body=SHEET.encode())
     monkeypatch.setenv("SHEET_SOURCE", "s3://crm-sheets/customers/latest.csv")
-    settings.reset()
+    registry.restart()
     assert sync_module.handler({}, None) == {"rows": 2, "changed": 2, "problems": 2}
     assert len(rrs.items("CUSTOMERS_TABLE")) == 2
 

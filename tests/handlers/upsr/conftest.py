@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from handlers.upsell_recommender import catalogue, contract
+from handlers.upsell_recommender import contract
 from handlers.upsell_recommender.domain import CatalogueItem
 from tests.handlers.conftest import FunctionEnv
 from testsupport.common import FakeBedrockClient
@@ -332,10 +332,5 @@ def world(function_env: FunctionEnv) -> Iterator[World]:
         ("ADDLINK_KEY_SECRET_ID", ADDLINK_KEYRING),
     ):
         secrets.put_secret_value(SecretId=env[variable], SecretString=value)
-    catalogue.forget_snapshots()
-    try:
-        yield World(
-            tables, client("sqs"), env["JOBS_QUEUE_URL"], InMemoryStore(SHOP, list(PRODUCTS))
-        )
-    finally:
-        catalogue.forget_snapshots()
+    # The catalogue snapshot is forgotten around each test with the rest (aws_env).
+    yield World(tables, client("sqs"), env["JOBS_QUEUE_URL"], InMemoryStore(SHOP, list(PRODUCTS)))
