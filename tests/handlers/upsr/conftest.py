@@ -11,6 +11,7 @@ import base64
 import datetime as dt
 import hashlib
 import hmac
+import io
 import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
@@ -334,3 +335,80 @@ def world(function_env: FunctionEnv) -> Iterator[World]:
         secrets.put_secret_value(SecretId=env[variable], SecretString=value)
     # The catalogue snapshot is forgotten around each test with the rest (aws_env).
     yield World(tables, client("sqs"), env["JOBS_QUEUE_URL"], InMemoryStore(SHOP, list(PRODUCTS)))
+
+
+# Shared by the function tests ------------------------------------------------------------
+
+MAT = {"suggestions": [{"sku": "MAT-1", "line": "A mat for the tent."}]}
+
+
+def order_to_chosen_offer(world: World, suggestion: str = "MAT-1") -> dict[str, Any]:
+    world.sync()
+    answer = world.deliver(webhook_event(shopify_order()))
+    assert answer["statusCode"] == 200, answer
+    world.bedrock.add_tool_answer(
+        {"suggestions": [{"sku": suggestion, "line": "A mat makes the tent twice as comfy."}]}
+    )
+    assert world.pick_all() == ["chosen"]
+    offer = world.offer()
+    assert offer is not None
+    return offer
+
+
+class FakeResponse(io.BytesIO):
+    def __init__(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
+        super().__init__(json.dumps(body).encode())
+        self.status = status
+        self.headers = headers or {}
+
+    def __enter__(self) -> FakeResponse:
+        return self
+
+    def __exit__(self, *_: Any) -> None:
+        self.close()
+
+
+def gql_product(
+    pid: int, *, sku: str, tags: list[str], qty: int = 3, tracked: bool = True
+) -> dict[str, Any]:
+    return {
+        "id": f"gid://shopify/Product/{pid}",
+        "title": f"Product {pid}",
+        "productType": "Sleeping-Mats",
+        "tags": tags,
+        "status": "ACTIVE",
+        "variants": {
+            "pageInfo": {"hasNextPage": False},
+            "nodes": [
+                {
+                    "id": f"gid://shopify/ProductVariant/{pid}1",
+                    "sku": sku,
+                    "title": "Default Title",
+                    "price": "19.50",
+                    "availableForSale": True,
+                    "inventoryQuantity": qty,
+                    "inventoryItem": {"tracked": tracked},
+                },
+                {
+                    "id": f"gid://shopify/ProductVariant/{pid}2",
+                    "sku": "",
+                    "title": "No SKU",
+                    "price": "1.00",
+                    "availableForSale": True,
+                    "inventoryQuantity": 1,
+                    "inventoryItem": {"tracked": True},
+                },
+            ],
+        },
+    }
+
+
+def page(products: list[dict[str, Any]], cursor: str | None) -> dict[str, Any]:
+    return {
+        "data": {
+            "products": {
+                "pageInfo": {"hasNextPage": cursor is not None, "endCursor": cursor},
+                "nodes": products,
+            }
+        }
+    }

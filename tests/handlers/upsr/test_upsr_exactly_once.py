@@ -15,10 +15,16 @@ import pytest
 
 from handlers.upsell_recommender import orders, sending, sweeping, taps
 from handlers.upsell_recommender.offers import due_offers
-from tests.handlers.upsr.conftest import T0, WINDOW_S, World, shopify_order, tap_event, token_in
+from tests.handlers.upsr.conftest import (
+    MAT,
+    T0,
+    WINDOW_S,
+    World,
+    shopify_order,
+    tap_event,
+    token_in,
+)
 from tests.handlers.upsr.conftest import webhook_event as webhook
-
-MAT = {"suggestions": [{"sku": "MAT-1", "line": "A mat for the tent."}]}
 
 
 def race(*calls: Callable[[], Any]) -> list[Any]:

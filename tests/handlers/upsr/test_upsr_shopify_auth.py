@@ -35,8 +35,16 @@ from handlers.upsell_recommender.shopify_auth import (
     webhook_key,
 )
 from handlers.upsell_recommender.store import StoreError
-from tests.handlers.upsr.conftest import SHOP, World, shopify_order, sign, webhook_event
-from tests.handlers.upsr.test_upsr_adapters import FakeResponse, gql_product, page
+from tests.handlers.upsr.conftest import (
+    SHOP,
+    FakeResponse,
+    World,
+    gql_product,
+    page,
+    shopify_order,
+    sign,
+    webhook_event,
+)
 
 CLIENT = json.dumps({"client_id": "a1b2c3client", "client_secret": "shpss_client_secret_0123"})
 TOKEN_ANSWER = {  # Shopify's documented answer (expires_in as Shopify sends it: 24 h less 1 s)
