@@ -12,7 +12,8 @@ Every ``handlers/<system>/functions/<fn>.py`` is a composition root::
 invocation and keeps it in :data:`registry`, gives ``wire`` and ``run`` the one clock, and
 applies ``observability.logged`` (log keys, correlation id, the cold-start metric, tracing).
 With ``batch=`` the event is a batch handled by ``handlers.common.batch`` and ``run`` gets one
-record at a time.
+record at a time; with ``url=True`` (a Function URL) ``run`` gets the event read once into a
+``function_url.Request``, and a body too large (``max_body``) or undecodable is answered here.
 
 ``wire`` may take keyword-only collaborators with defaults (``crm=None``): the real one is
 built when the keyword is absent; tests and the sandbox give another through
@@ -34,7 +35,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, Generic, Literal, TypeVar
 
-from handlers.common import aws_clients, observability, secrets, settings
+from handlers.common import aws_clients, function_url, observability, secrets, settings
 from handlers.common.batch import sqs_batch, stream_batch
 from handlers.common.clock import Clock, utc_now
 
@@ -175,6 +176,8 @@ def handler(
     run: Callable[[T, Any, Any, Clock], Any],
     *,
     batch: Literal["sqs", "stream"] | None = None,
+    url: bool = False,
+    max_body: int = function_url.DEFAULT_MAX_BODY_BYTES,
 ) -> Callable[[Any, Any], Any]:
     """The Lambda handler of ``function`` (its module's ``__name__``): see the module doc."""
     registry.register(function, kind, wire)
@@ -182,6 +185,12 @@ def handler(
 
     def entry(event: Any, context: Any) -> Any:
         service = registry.service(function)
+        if url:
+            try:
+                request = function_url.Request.read(event, max_bytes=max_body)
+            except function_url.RequestError as err:
+                return err.response()
+            return run(service, request, context, clock)
         if batch is None:
             return run(service, event, context, clock)
         split = sqs_batch if batch == "sqs" else stream_batch

@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from handlers.common.function_url import Request
 from handlers.upsell_recommender import contract
 from handlers.upsell_recommender.domain import CatalogueItem
 from tests.handlers.conftest import FunctionEnv
@@ -282,7 +283,7 @@ class World:
     def deliver(self, event: Mapping[str, Any], now: float = T0) -> dict[str, Any]:
         from handlers.upsell_recommender import orders
 
-        return orders.handle(event, self.order_deps(), now=now)
+        return orders.handle(Request.read(event), self.order_deps(), now=now)
 
     def pick_all(self, now: float = T0 + 5) -> list[str]:
         from handlers.upsell_recommender import suggesting

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from handlers.common.function_url import Request
 from handlers.upsell_recommender import orders, sending, sweeping, taps
 from handlers.upsell_recommender.offers import due_offers
 from tests.handlers.upsr.conftest import (
@@ -101,7 +102,7 @@ def test_concurrent_deliveries_make_one_job(world: World, atomic_dynamodb: Any) 
     world.sync()
     event = webhook(shopify_order())
     deps = world.order_deps()
-    answers = race(*[lambda: orders.handle(event, deps, now=T0)] * 3)
+    answers = race(*[lambda: orders.handle(Request.read(event), deps, now=T0)] * 3)
     statuses = sorted(json.loads(a["body"])["status"] for a in answers)
     assert statuses == ["accepted", "duplicate", "duplicate"]
     assert len(world.jobs()) == 1
@@ -121,16 +122,16 @@ def test_a_job_the_first_attempt_never_sent_is_sent_once_by_a_later_retry(
     from dataclasses import replace
 
     with pytest.raises(ConnectionError):
-        orders.handle(event, replace(broken, send_job=fail), now=T0)
+        orders.handle(Request.read(event), replace(broken, send_job=fail), now=T0)
     item = world.tables["orders"].get_item(Key={"order_id": "5001"})["Item"]
     assert item["job_state"] == "pending"
 
     deps = world.order_deps()
     # A retry while the first attempt could still be running does nothing.
-    assert json.loads(orders.handle(event, deps, now=T0 + 5)["body"])["status"] == "duplicate"
+    assert json.loads(orders.handle(Request.read(event), deps, now=T0 + 5)["body"])["status"] == "duplicate"
     assert world.jobs() == []
     # Two retries after the function timeout race: one takes over, one job.
-    answers = race(*[lambda: orders.handle(event, deps, now=T0 + 60)] * 2)
+    answers = race(*[lambda: orders.handle(Request.read(event), deps, now=T0 + 60)] * 2)
     assert sorted(json.loads(a["body"])["status"] for a in answers) == ["duplicate", "requeued"]
     assert len(world.jobs()) == 1
     item = world.tables["orders"].get_item(Key={"order_id": "5001"})["Item"]
