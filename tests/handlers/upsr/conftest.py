@@ -413,3 +413,23 @@ def page(products: list[dict[str, Any]], cursor: str | None) -> dict[str, Any]:
             }
         }
     }
+
+
+def chosen_offer(world: World) -> dict[str, Any]:
+    """An order taken to a chosen offer (the model suggests ``MAT``); returns the offer."""
+    world.sync()
+    world.deliver(webhook_event(shopify_order()))
+    world.bedrock.add_tool_answer(MAT)
+    world.pick_all()
+    chosen = world.offer()
+    assert chosen is not None
+    return chosen
+
+
+def sent_offer(world: World) -> dict[str, Any]:
+    """An order taken all the way to a sent offer; returns the offer."""
+    chosen = chosen_offer(world)
+    world.send(now=chosen["send_at"])
+    offer = world.offer()
+    assert offer is not None and offer["state"] == "sent"
+    return offer

@@ -12,26 +12,16 @@ from handlers.common.link_tokens import SHORT_MAC_BYTES, Keyring, issue_short_to
 from handlers.upsell_recommender.domain import ADD_ACTION
 from tests.handlers.upsr.conftest import (
     ADDLINK_KEYRING,
-    MAT,
     T0,
     World,
-    shopify_order,
+    sent_offer,
     tap_event,
     token_in,
-    webhook_event,
 )
 
 
 def _sent(world: World) -> tuple[str, dict[str, Any]]:
-    world.sync()
-    world.deliver(webhook_event(shopify_order()))
-    world.bedrock.add_tool_answer(MAT)
-    world.pick_all()
-    chosen = world.offer()
-    assert chosen is not None
-    world.send(now=chosen["send_at"])
-    offer = world.offer()
-    assert offer is not None and offer["state"] == "sent"
+    offer = sent_offer(world)
     return token_in(world.messenger.sent[0].text), offer
 
 

@@ -21,6 +21,8 @@ from tests.handlers.upsr.conftest import (
     T0,
     WINDOW_S,
     World,
+    chosen_offer,
+    sent_offer,
     shopify_order,
     tap_event,
     token_in,
@@ -48,20 +50,6 @@ def race(*calls: Callable[[], Any]) -> list[Any]:
         t.join()
     assert not errors, errors
     return results
-
-
-def sent_offer(world: World) -> dict[str, Any]:
-    """An order taken all the way to a sent offer; returns the offer."""
-    world.sync()
-    world.deliver(webhook(shopify_order()))
-    world.bedrock.add_tool_answer(MAT)
-    world.pick_all()
-    chosen = world.offer()
-    assert chosen is not None
-    world.send(now=chosen["send_at"])
-    offer = world.offer()
-    assert offer is not None and offer["state"] == "sent"
-    return offer
 
 
 # One offer per order ----------------------------------------------------------------------
@@ -188,12 +176,7 @@ def test_two_sender_runs_over_the_same_due_offer_send_one_nudge(world: World) ->
 
 def test_two_runs_that_both_listed_the_offer_send_once(world: World) -> None:
     """Both runs query before either claims (the index still says chosen for both)."""
-    world.sync()
-    world.deliver(webhook(shopify_order()))
-    world.bedrock.add_tool_answer(MAT)
-    world.pick_all()
-    chosen = world.offer()
-    assert chosen is not None
+    chosen = chosen_offer(world)
     deps = world.sender_deps()
     keyring = deps.keyring()
     now = chosen["send_at"]
@@ -211,12 +194,7 @@ def test_two_runs_that_both_listed_the_offer_send_once(world: World) -> None:
 
 
 def test_overlapping_sender_runs_in_threads_send_once(world: World, atomic_dynamodb: Any) -> None:
-    world.sync()
-    world.deliver(webhook(shopify_order()))
-    world.bedrock.add_tool_answer(MAT)
-    world.pick_all()
-    chosen = world.offer()
-    assert chosen is not None
+    chosen = chosen_offer(world)
     deps = world.sender_deps()
     results = race(*[lambda: sending.run(deps, now=chosen["send_at"])] * 4)
     assert sum(r.get("sent", 0) for r in results) == 1
