@@ -174,6 +174,7 @@ class Request:
     query: Mapping[str, str]
     body: bytes
     """The exact bytes the client sent (base64 undone): what a signature covers."""
+    path: str = "/"
     max_bytes: int = DEFAULT_MAX_BODY_BYTES
     _parsed: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
@@ -183,7 +184,8 @@ class Request:
         large or not decodable."""
         query = {str(k): str(v) for k, v in (event.get("queryStringParameters") or {}).items()}
         body = raw_body(event, max_bytes=max_bytes)
-        return cls(http_method(event), headers(event), query, body, max_bytes)
+        path = str(event.get("rawPath") or "/")
+        return cls(http_method(event), headers(event), query, body, path, max_bytes)
 
     def header(self, name: str) -> str | None:
         """One header, by any case of its name; None when absent."""

@@ -299,7 +299,7 @@ class World:
     def tap(self, event: Mapping[str, Any], now: float) -> dict[str, Any]:
         from handlers.upsell_recommender import taps
 
-        return taps.handle(event, self.addlink_deps(), now=now)
+        return taps.handle(Request.read(event), self.addlink_deps(), now=now)
 
     def sweep(self, now: float) -> dict[str, Any]:
         from handlers.upsell_recommender import sweeping

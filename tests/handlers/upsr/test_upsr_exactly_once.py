@@ -270,7 +270,7 @@ def test_tap_racing_the_sweep_ends_in_one_terminal_state(
     token = token_in(world.messenger.sent[0].text)
     tap_deps, sweep_deps = world.addlink_deps(), world.sweep_deps()
     tapped, swept = race(
-        lambda: taps.handle(tap_event(token), tap_deps, now=late),
+        lambda: taps.handle(Request.read(tap_event(token)), tap_deps, now=late),
         lambda: sweeping.run(sweep_deps, now=late),
     )
     assert tapped["statusCode"] == 302
