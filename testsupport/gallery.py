@@ -19,6 +19,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from handlers.common import html_kit as kit
 from handlers.common.degradations import Degradation
+from handlers.common.function_url import Request
 from handlers.common.link_tokens import Keyring, issue_short_token, issue_token
 from handlers.duplicate_merger import digest, pages
 from handlers.lead_enricher import rescue_pages
@@ -257,7 +258,7 @@ def ler_documents() -> Iterator[Document]:
     yield Document("ler-rescue-done", "page",
                    rescue_pages.done(dropped, "owner@example.com", "2026-08-03T08:12:00+00:00", zone)["body"],
                    ("Priya Raman-Whitfield", "owner@example.com"))
-    browser = {"headers": {"accept": "text/html,application/xhtml+xml,*/*;q=0.8"}}
+    browser = Request("GET", {"accept": "text/html,application/xhtml+xml,*/*;q=0.8"}, {}, b"")
     rescued = rescue_pages.Dropped(key, "etag", {**entry, "rescue": {"by": "owner@example.com",
                                                               "at": "2026-08-03T08:12:00+00:00"}})
     yield Document("ler-rescue-already", "page", rescue_pages.already(browser, rescued, zone)["body"],
