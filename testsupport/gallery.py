@@ -338,7 +338,7 @@ def ls_documents() -> Iterator[Document]:
         event = {"rawPath": parts.path, "headers": BROWSER,
                  "queryStringParameters": {k: v[-1] for k, v in parse_qs(parts.query).items()},
                  "requestContext": {"http": {"method": "GET"}}}
-        return WeekPage(store, lambda: keys, clock=lambda: at)(event)
+        return WeekPage(store, lambda: keys, clock=lambda: at)(Request.read(event))
 
     names = ("Not known (unattributed)", "google", "newsletter", "facebook")
     yield Document("ls-report-mail", "mail", mail["Html"]["Data"], names, action=True,
