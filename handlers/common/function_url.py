@@ -170,11 +170,14 @@ class Request:
     method: str
     """Upper case: "GET", "POST", "OPTIONS"..."""
     headers: Mapping[str, str]
-    """Names lower-cased."""
+    """Names lower-cased: ``request.headers.get("x-shopify-topic")``."""
     query: Mapping[str, str]
     body: bytes
     """The exact bytes the client sent (base64 undone): what a signature covers."""
     path: str = "/"
+    check: bool = False
+    """A ``make verify`` check (``CHECK_HEADER``): to be read only once the request proved
+    authentic."""
     max_bytes: int = DEFAULT_MAX_BODY_BYTES
     _parsed: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
@@ -184,18 +187,9 @@ class Request:
         large or not decodable."""
         query = {str(k): str(v) for k, v in (event.get("queryStringParameters") or {}).items()}
         body = raw_body(event, max_bytes=max_bytes)
+        names = headers(event)
         path = str(event.get("rawPath") or "/")
-        return cls(http_method(event), headers(event), query, body, path, max_bytes)
-
-    def header(self, name: str) -> str | None:
-        """One header, by any case of its name; None when absent."""
-        return self.headers.get(name.lower())
-
-    @property
-    def check(self) -> bool:
-        """A ``make verify`` check (``CHECK_HEADER``): to be read only once the request proved
-        authentic."""
-        return CHECK_HEADER in self.headers
+        return cls(http_method(event), names, query, body, path, CHECK_HEADER in names, max_bytes)
 
     def json_object(self) -> dict[str, Any]:
         """The body as a JSON object, parsed on the first call (``RequestError`` 400/413)."""

@@ -313,7 +313,7 @@ def wants_html(request: Request | Mapping[str, Any]) -> bool:
     """Whether the caller is a browser: it names text/html and ranks it at least as high as
     JSON. ``*/*`` alone (curl, SDKs) or ``application/json`` keeps the JSON answer. (A raw
     event is dm-merge's, which does not read its request at the entry yet.)"""
-    accept = request.header("accept") if isinstance(request, Request) else header(request, "accept")
+    accept = request.headers.get("accept") if isinstance(request, Request) else header(request, "accept")
     ranges = _accepts(accept or "")
     html = ranges.get("text/html", 0.0)
     return html > 0 and html >= ranges.get("application/json", 0.0)

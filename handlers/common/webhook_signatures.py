@@ -159,7 +159,7 @@ class SignedWebhook:
     def refusal(self, request: Request, secret: bytes | str, *, now: float) -> dict[str, Any] | None:
         """None when ``request`` is authentic (and, timestamped, fresh at ``now``); else the
         401 answer."""
-        signature = request.header(self.header)
+        signature = request.headers.get(self.header.lower())
         try:
             if self.form == "base64":
                 verify_base64_hmac(request.body, signature, secret)

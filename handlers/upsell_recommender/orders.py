@@ -59,8 +59,8 @@ if TYPE_CHECKING:
     from handlers.upsell_recommender.gate import Gate
     from handlers.upsell_recommender.webhook import OrderEvent
 
-TOPIC_HEADER = "X-Shopify-Topic"
-SHOP_HEADER = "X-Shopify-Shop-Domain"
+TOPIC_HEADER = "x-shopify-topic"
+SHOP_HEADER = "x-shopify-shop-domain"
 ORDERS_CREATE = "orders/create"
 PENDING, ENQUEUED, NO_JOB = "pending", "enqueued", "none"
 SHOPIFY = SignedWebhook(SHOPIFY_HMAC_HEADER, "base64", "the webhook signature is not valid")
@@ -126,10 +126,10 @@ def handle(request: http.Request, deps: OrderDeps, *, now: float) -> dict[str, A
         return refused
     if request.method != "POST":
         return http.json_error(405, "method_not_allowed", "webhooks are POSTed")
-    shop = (request.header(SHOP_HEADER) or "").strip().lower()
+    shop = (request.headers.get(SHOP_HEADER) or "").strip().lower()
     if shop != deps.store_domain:
         return http.json_error(403, "unknown_shop", "this endpoint serves another shop")
-    if request.header(TOPIC_HEADER) != ORDERS_CREATE:
+    if request.headers.get(TOPIC_HEADER) != ORDERS_CREATE:
         return http.json_error(400, "unsupported_topic", f"only {ORDERS_CREATE} is handled")
 
     try:

@@ -93,7 +93,7 @@ def is_prefetch(request: http.Request) -> bool:
     """A request that is not a person tapping: HEAD, or a known previewer / scanner."""
     if request.method == "HEAD":
         return True
-    agent = (request.header("user-agent") or "").lower()
+    agent = (request.headers.get("user-agent") or "").lower()
     return any(marker in agent for marker in PREFETCH_AGENTS)
 
 

@@ -167,9 +167,9 @@ def _request(body: bytes, **headers: str) -> Request:
 def test_a_signed_webhook_admits_the_authentic_and_answers_the_rest_401(form: str) -> None:
     """One helper for both providers' forms: the refusal names no failure, the log does."""
     hook = SignedWebhook("X-Sig", form, "not signed by the provider")  # type: ignore[arg-type]
-    sign = (lambda b: sign_base64_hmac(b, SECRET)) if form == "base64" else (
-        lambda b: sign_timestamped(b, SECRET, NOW)
-    )
+
+    def sign(body: bytes) -> str:
+        return sign_base64_hmac(body, SECRET) if form == "base64" else sign_timestamped(body, SECRET, NOW)
     assert hook.refusal(_request(BODY, **{"X-Sig": sign(BODY)}), SECRET, now=NOW) is None
     for refused in (
         _request(BODY),  # no signature
