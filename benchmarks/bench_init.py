@@ -176,6 +176,7 @@ def deployed_functions() -> list[tuple[str, str, Path, str]]:
     The program is run on the mock engine, so the archives measured are the ones ``pulumi up``
     would upload, built with the vendored packages each function declares.
     """
+    # the mock engine loads Pulumi and the program (seconds): only on this path
     from components.offline.engine import run
 
     graph = run("dev")
@@ -430,6 +431,7 @@ class LocalServices:
         urls: Mapping[str, str],
         sent: Callable[[Any, Mapping[str, Any]], None],
     ) -> None:
+        # the CLI loads each command's modules when it runs (``--help`` stays quick)
         from sandbox.interceptor import CallRecord
 
         self.model, self.urls = model, urls
@@ -582,7 +584,10 @@ def first_invocations(
     ``archives`` maps physical function names to their built archives. Returns the figures
     and the functions the demo never invoked.
     """
+    # the mock engine loads Pulumi and the program (seconds): only on this path
     from components.offline.program import program_graph
+
+    # the CLI loads each command's modules when it runs (``--help`` stays quick)
     from sandbox import scenarios
     from sandbox.core import Sandbox
     from sandbox.play import play

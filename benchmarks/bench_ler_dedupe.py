@@ -23,6 +23,10 @@ from collections import Counter, defaultdict
 from itertools import combinations
 from pathlib import Path
 
+from handlers.lead_enricher.lead import Contact
+from handlers.lead_enricher.matching import lead_profile, near_keys, score
+from testsupport import crm_generator as synthetic
+
 REPO = Path(__file__).resolve().parents[1]
 LINK, ASK = 0.9, 0.7
 
@@ -32,10 +36,6 @@ def decide(score: float) -> str:
 
 
 def decisions(size: int, seed: int) -> dict[str, dict[str, float | str]]:
-    from handlers.lead_enricher.lead import Contact
-    from handlers.lead_enricher.matching import lead_profile, near_keys, score
-    from testsupport import crm_generator as synthetic
-
     generated = synthetic.generate(size, seed=seed)
     profiles = {}
     by_key: dict[str, list[str]] = defaultdict(list)

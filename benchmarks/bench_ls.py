@@ -26,6 +26,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from handlers.common.aws_clients import client, reset_clients, table
+from handlers.common.observability import get_logger
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
@@ -103,9 +106,9 @@ def moto_env() -> Iterator[None]:
         "AWS_SHARED_CREDENTIALS_FILE": "/dev/null",
     }.items():
         os.environ[name] = value
+    # moto loads slowly: only on this path
     from moto import mock_aws
 
-    from handlers.common.aws_clients import client, reset_clients
 
     reset_clients()
     with mock_aws():
@@ -223,8 +226,6 @@ def report_figures(sizes: list[int], moto_size: int) -> None:
     if moto_size:
         store, enquiries = dataset(moto_size, 0.10)
         with moto_env():
-            from handlers.common.aws_clients import table
-
             dynamo = DynamoStore("bench-touches", "bench-identities", "bench-enquiries")
             t = time.perf_counter()
             with table("bench-touches").batch_writer() as batch:
@@ -252,8 +253,6 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke run")
     options = parser.parse_args(argv)
-    from handlers.common.observability import get_logger
-
     get_logger().setLevel("WARNING")
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores")
     if options.quick:

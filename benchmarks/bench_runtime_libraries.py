@@ -24,6 +24,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import boto3
+from aws_lambda_powertools.event_handler import LambdaFunctionUrlResolver
+from aws_lambda_powertools.utilities import parameters
+from aws_lambda_powertools.utilities.data_classes import LambdaFunctionUrlEvent
+
+from handlers.common import function_url as ours
+from handlers.common.secrets import DEFAULT_TTL_SECONDS, SecretCache
+
 ROOT = Path(__file__).resolve().parents[1]
 RUNS = 9
 
@@ -85,10 +93,6 @@ def outcome(call: Any) -> str:
 
 
 def function_url_behaviour() -> list[tuple[str, str, str]]:
-    from aws_lambda_powertools.event_handler import LambdaFunctionUrlResolver
-    from aws_lambda_powertools.utilities.data_classes import LambdaFunctionUrlEvent
-
-    from handlers.common import function_url as ours
 
     rows = []
     binary = url_event(b"\xff\xfe{}")
@@ -133,11 +137,11 @@ def function_url_behaviour() -> list[tuple[str, str, str]]:
 
 
 def secrets_behaviour() -> list[tuple[str, str, str]]:
-    import boto3
-    from aws_lambda_powertools.utilities import parameters
+
+
+    # moto loads slowly: only on this path
     from moto import mock_aws
 
-    from handlers.common.secrets import DEFAULT_TTL_SECONDS, SecretCache
 
     rows = [
         (

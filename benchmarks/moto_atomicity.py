@@ -23,6 +23,8 @@ import sys
 import threading
 from typing import Any
 
+import boto3
+
 os.environ.update(
     AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing", AWS_DEFAULT_REGION="eu-west-2"
 )
@@ -105,7 +107,8 @@ def rollback_erases(client: Any, writes: int) -> tuple[int, int]:
 
 
 def main() -> None:
-    import boto3
+
+    # moto loads slowly: only on this path
     from moto import mock_aws
     from moto.dynamodb.responses import DynamoHandler
 

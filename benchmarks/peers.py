@@ -160,6 +160,7 @@ class Row:
 
 def profile_frame(profiles: list[Profile]) -> Any:
     """dm's normalised fields, one column each (the CRM set's peer input)."""
+    # pandas loads slowly: only on this path
     import pandas as pd
 
     rows = [{"unique_id": p.id, **dict(zip(FIELDS, p.values(), strict=True))} for p in profiles]
@@ -186,6 +187,7 @@ class SplinkModel:
 
 def splink_febrl3() -> SplinkModel:
     """febrl3.nb.py, without ``soc_sec_id``."""
+    # Splink loads slowly: only on this path
     import splink.comparison_library as cl
     from splink import block_on
 
@@ -215,6 +217,7 @@ def splink_febrl3() -> SplinkModel:
 
 def splink_febrl4() -> SplinkModel:
     """febrl4.nb.py's ``extended_model_settings``, without ``soc_sec_id``, as a dedupe."""
+    # Splink loads slowly: only on this path
     import splink.comparison_level_library as cll
     import splink.comparison_library as cl
     from splink import block_on
@@ -286,6 +289,7 @@ def without_address(model: SplinkModel) -> SplinkModel:
     name and birth-date comparisons and blocking rules (both models list them first), and
     EM's postcode pass blocked on the surname instead (a pass on an all-null column trains
     nothing, and Splink refuses it)."""
+    # Splink loads slowly: only on this path
     from splink import block_on
 
     names = {"Splink (febrl3 docs model)": (3, 3), "Splink (febrl4 docs model)": (2, 3)}
@@ -307,6 +311,7 @@ CRM_BLOCKS: list[Rule] = [("email",), ("phone",), ("mobile",), ("last", "postcod
 def splink_crm(profiles: list[Profile]) -> SplinkModel:
     """Tutorial 04's model on a contact's fields, with the issue's email/phone configuration;
     its blocking rules within ``COMPARISON_BUDGET`` on ``profiles``."""
+    # Splink loads slowly: only on this path
     import splink.comparison_library as cl
     from splink import block_on
 
@@ -345,7 +350,10 @@ def splink_crm(profiles: list[Profile]) -> SplinkModel:
 def run_splink(model: SplinkModel, frame: Any) -> Row:
     """Train as the docs do (prior from deterministic rules, u by sampling, m by EM), predict
     down to p = 0.01 for the best-F1 cut; the default cut is p >= 0.5 (match weight 0)."""
+    # DuckDB loads slowly: only on this path
     import duckdb
+
+    # Splink loads slowly: only on this path
     from splink import DuckDBAPI, Linker, SettingsCreator
 
     logging.getLogger("splink").setLevel(logging.ERROR)
@@ -446,7 +454,10 @@ def ecm_crm(profiles: list[Profile]) -> EcmModel:
 
 def run_ecm(model: EcmModel, frame: Any, id_column: str, candidates: set[Pair] | None) -> Row:
     """recordlinkage's ECM over ``model``'s multi-pass index, or over ``candidates`` (dm's)."""
+    # pandas loads slowly: only on this path
     import pandas as pd
+
+    # recordlinkage loads slowly: only on this path
     import recordlinkage
     from recordlinkage.index import Block
 

@@ -14,8 +14,7 @@ import difflib
 import json
 import re
 import types
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal, Union, get_args, get_origin
@@ -34,9 +33,12 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 
 from components import aws_regions, schedule_expression
+from components.config_problems import PROJECT as PROJECT  # re-exported, as the two below
+from components.config_problems import ConfigError as ConfigError
+from components.config_problems import Problem as Problem
+from components.config_source import located
 from handlers.common import api_versions
-
-PROJECT = "crm-automations"
+from handlers.common.emails import is_email
 
 HAIKU_GLOBAL = "global.anthropic.claude-haiku-4-5-20251001-v1:0"
 SONNET_GLOBAL = "global.anthropic.claude-sonnet-4-6"
@@ -45,35 +47,6 @@ _REGION = re.compile(r"^[a-z]{2}(-gov)?-[a-z]+-\d$")
 _MODEL_ID = re.compile(r"^((global|us|eu|apac|jp|au)\.)?[a-z0-9-]+\.[A-Za-z0-9.:-]+$")
 _ORIGIN = re.compile(r"^https?://[A-Za-z0-9.-]+(:\d+)?$")
 _HHMM = re.compile(r"^([01]\d|2[0-3]):[0-5]\d$")
-
-
-@dataclass(frozen=True)
-class Problem:
-    """One thing wrong in the stack config: where (the key path) and what, never the value."""
-
-    loc: tuple[int | str, ...]
-    """Key path below the namespace: ``("systems", "upsr", "storeDomain")``."""
-    message: str
-    unknown_key: bool = False
-    """The key itself is the problem (position: the key, not its value)."""
-
-    @property
-    def key(self) -> str:
-        return _key_of(self.loc)
-
-
-class ConfigError(ValueError):
-    """A stack configuration problem: one line each, naming the key (and, once located, the
-    file, line and column)."""
-
-    def __init__(self, problems: str | Sequence[Problem], lines: Sequence[str] | None = None):
-        self.problems: tuple[Problem, ...] = (
-            (Problem((), problems),) if isinstance(problems, str) else tuple(problems)
-        )
-        self.lines = tuple(lines) if lines is not None else tuple(
-            f"{p.key}: {p.message}" if p.loc else p.message for p in self.problems
-        )
-        super().__init__("\n".join(self.lines))
 
 
 def _matches(pattern: re.Pattern[str], what: str) -> Any:
@@ -121,8 +94,6 @@ Region = Annotated[
 
 def _email(value: str) -> str:
     # The handlers' one email check (email-validator, syntax only), so config and code agree.
-    from handlers.common.emails import is_email
-
     if not is_email(value):
         raise ValueError("not an email address")
     return value
@@ -684,10 +655,6 @@ class StackConfig(_Section):
         return value
 
 
-def _key_of(loc: tuple[int | str, ...]) -> str:
-    return f"{PROJECT}:" + ".".join(str(part) for part in loc)
-
-
 # What each ``Field(pattern=...)`` of the schema means, said in words: a config error never
 # shows a raw regular expression (a test checks every pattern of the schema is here).
 PATTERN_WORDS: dict[str, str] = {
@@ -793,8 +760,6 @@ def from_pulumi_config(values: Mapping[str, str], source: Path | None = None) ->
     except ConfigError as err:
         if source is None:
             raise
-        from components.config_source import located
-
         raise located(err, source) from None
 
 

@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from components.config import PROJECT, ConfigError, Problem
+from components.config_problems import PROJECT, ConfigError, Problem
 
 
 def load(path: Path) -> dict[str, Any]:

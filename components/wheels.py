@@ -28,6 +28,7 @@ so that they never need the network, and the zip comment records the mode.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import os
 import re
 import shutil
@@ -236,8 +237,6 @@ def _pip_command() -> list[str]:
     explicit = os.environ.get(PIP_ENV, "").strip()
     if explicit:
         return explicit.split()
-    import importlib.util
-
     if importlib.util.find_spec("pip") is not None:
         return [sys.executable, "-m", "pip"]
     found = shutil.which("pip3") or shutil.which("pip")

@@ -6,6 +6,9 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from pathlib import Path
+
+import yaml
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -42,15 +45,18 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     started = time.monotonic()
+    # the mock engine loads Pulumi and the program (seconds): only on this path
     from components.offline.program import program_graph
 
     print("running the Pulumi program on the mock engine (dev stack)...", flush=True)
     graph = program_graph("dev", _enabling(args.enable.split(",")) if args.enable else None)
     if args.schedule_trust != "program":
+        # the CLI loads each command's modules when it runs (``--help`` stays quick)
         from sandbox.edits import with_schedule_trust
 
         graph = with_schedule_trust(graph, args.schedule_trust)
     if args.command == "demo":
+        # the CLI loads each command's modules when it runs (``--help`` stays quick)
         from sandbox.play import demo as run_demo
 
         keys = args.systems.split(",") if args.systems else None
@@ -64,10 +70,6 @@ def main(argv: list[str] | None = None) -> int:
 
 def _enabling(keys: list[str]) -> dict[str, object]:
     """The stack file's systems section with ``keys`` enabled too."""
-    from pathlib import Path
-
-    import yaml
-
     data = yaml.safe_load((Path(__file__).resolve().parents[1] / "Pulumi.dev.yaml").read_text())
     systems = dict(data["config"]["crm-automations:systems"])
     for key in keys:
@@ -78,6 +80,7 @@ def _enabling(keys: list[str]) -> dict[str, object]:
 def serve_forever(
     graph: object, port: int, url_port: int, with_scenarios: bool, control_port: int, speed: float
 ) -> int:
+    # the CLI loads each command's modules when it runs (``--help`` stays quick)
     from sandbox.core import Sandbox
     from sandbox.play import enabled_systems, play
 
@@ -87,6 +90,7 @@ def serve_forever(
         if with_scenarios:
             play(sb, enabled_systems(sb.graph))
         else:
+            # the CLI loads each command's modules when it runs (``--help`` stays quick)
             from sandbox import scenarios
 
             for key in enabled_systems(sb.graph):
@@ -95,6 +99,7 @@ def serve_forever(
                     scenario.prepare(sb)
             print("started with secrets and stand-ins only, no data: --scenarios (as `make sandbox`) plays each system's day first")
         sb.run_pump(speed=speed)
+        # the CLI loads each command's modules when it runs (``--help`` stays quick)
         from sandbox.control import ControlServer
 
         control = ControlServer(sb, port=control_port)

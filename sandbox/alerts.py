@@ -18,6 +18,7 @@ from components.offline.engine import ACCOUNT_ID
 from sandbox.iam import Requirement
 from sandbox.service_requests import Refusal, budgets_publishes, cloudwatch_publishes
 from sandbox.standins import Message
+from sandbox.traces import Trace
 
 if TYPE_CHECKING:
     from sandbox.graph import AlarmSpec, BudgetSpec
@@ -81,8 +82,6 @@ def publish(
     triggers: Triggers, outbox: Outbox, source: str, request: Requirement, subject: str, text: str
 ) -> bool:
     """One service publish to one topic, if the topic's policy and key admit it."""
-    from sandbox.triggers import Trace
-
     assert request.resource is not None
     topic_arn = request.resource
     decision, where, refused = triggers.access.topic_publish(request)

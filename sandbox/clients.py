@@ -11,6 +11,9 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+import boto3
+from botocore.config import Config
+
 _internal = threading.local()
 
 
@@ -36,8 +39,7 @@ class Clients:
         with self._lock:
             found = self._clients.get(key)
             if found is None:
-                import boto3
-                from botocore.config import Config
+
 
                 if self._session is None:
                     self._session = boto3.session.Session()

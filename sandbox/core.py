@@ -8,6 +8,8 @@ operator setting a secret, the clock moving) and read the state the handlers lef
 from __future__ import annotations
 
 import datetime as dt
+import json
+import os
 import threading
 import urllib.error
 import urllib.request
@@ -15,13 +17,21 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
+from email import message_from_bytes
+from email.message import EmailMessage
 from email.utils import formatdate
 from typing import Any
 
+from boto3.dynamodb.types import TypeDeserializer
+from botocore.auth import SigV4Auth
+from botocore.awsrequest import AWSRequest
+from botocore.credentials import Credentials
+
 from components.offline.engine import Graph
 from handlers.common.entry import registry
-from sandbox import emulator
+from sandbox import emulator, records
 from sandbox.account import arns
+from sandbox.alerts import alarm_notification, budget_notification
 from sandbox.clients import Clients
 from sandbox.clock import Clock
 from sandbox.deploy import DeployReport, deploy
@@ -30,7 +40,9 @@ from sandbox.interceptor import Interceptor
 from sandbox.lambda_api import LambdaApi
 from sandbox.modules import ModuleSwap
 from sandbox.runtime import Resolver, Runtime
+from sandbox.service_requests import Refusal, ses_invokes, ses_puts_object
 from sandbox.standins import ModelStandIn, Outbox, sms_stand_in
+from sandbox.traces import Trace
 from sandbox.triggers import Triggers
 from sandbox.urls import FunctionUrlServer
 
@@ -44,8 +56,6 @@ class HttpAnswer:
     body: bytes
 
     def json(self) -> Any:
-        import json
-
         return json.loads(self.body or b"null")
 
     @property
@@ -104,8 +114,6 @@ class Sandbox:
     # Lifecycle -----------------------------------------------------------------------------
 
     def start(self) -> Sandbox:
-        import os
-
         self._saved_env = dict(os.environ)
         self.emulator = emulator.start(port=self._emulator_port)
         self._fresh_handler_modules()
@@ -174,8 +182,6 @@ class Sandbox:
         self._modules.restore()
         if self.emulator is not None:
             self.emulator.stop()
-            import os
-
             os.environ.clear()
             os.environ.update(self._saved_env)
 
@@ -294,10 +300,6 @@ class Sandbox:
     def _sigv4(
         method: str, url: str, data: bytes, headers: Mapping[str, str], region: str
     ) -> dict[str, str]:
-        from botocore.auth import SigV4Auth
-        from botocore.awsrequest import AWSRequest
-        from botocore.credentials import Credentials
-
         request = AWSRequest(method=method, url=url, data=data, headers=dict(headers))
         SigV4Auth(Credentials("sandbox", "sandbox", "sandbox"), "lambda", region).add_auth(request)
         return {k: str(v) for k, v in request.headers.items()}
@@ -333,8 +335,6 @@ class Sandbox:
         admits SES writing for that rule (``sandbox.service_requests.ses_puts_object``; a write
         refused is recorded in ``triggers.refusals`` and stores nothing). Returns the keys
         stored."""
-        from sandbox.service_requests import Refusal, ses_puts_object
-
         data = mime.encode() if isinstance(mime, str) else mime
         message_id = uuid.uuid4().hex
         keys = []
@@ -348,8 +348,6 @@ class Sandbox:
                 # An account has one active rule set per region; a stack that does not activate
                 # its own (dev, by config) receives no mail in AWS. The lane still delivers here
                 # so the day can be played, and says so.
-                from sandbox.triggers import Trace
-
                 self._triggers.traces.append(
                     Trace(
                         "inactive",
@@ -397,11 +395,6 @@ class Sandbox:
     ) -> None:
         """A receipt rule's Lambda action: SES invokes the function as ``ses.amazonaws.com``,
         which the function's policy must admit for this rule (``ses_invokes``)."""
-        from email import message_from_bytes
-
-        from sandbox import records
-        from sandbox.service_requests import ses_invokes
-
         parsed = message_from_bytes(data)
         event = records.ses_record(
             message_id=message_id,
@@ -422,8 +415,6 @@ class Sandbox:
         or the one named): the notification is published to its topics if their topic and key
         policies admit Budgets. Returns the topic ARNs reached; refusals are in
         ``triggers.refusals``."""
-        from sandbox.alerts import budget_notification
-
         budgets = [b for b in self.topology.budgets if budget in (None, b.name)]
         if not budgets:
             raise KeyError(f"no budget {budget or ''} in the graph".replace("  ", " "))
@@ -441,8 +432,6 @@ class Sandbox:
     def notify_alarm(self, alarm: str, *, state: str = "ALARM") -> list[str]:
         """A CloudWatch alarm of the graph (physical name) enters ``state``: its SNS actions
         publish if their topic and key policies admit CloudWatch. Returns the topics reached."""
-        from sandbox.alerts import alarm_notification
-
         spec = next((a for a in self.topology.alarms if a.name == alarm), None)
         if spec is None:
             raise KeyError(f"no alarm {alarm} in the graph")
@@ -466,8 +455,6 @@ class Sandbox:
 
     def items(self, table_seed: str) -> list[dict[str, Any]]:
         """Every item of a table, as plain Python values."""
-        from boto3.dynamodb.types import TypeDeserializer
-
         ddb = self.internal("dynamodb", self.region_of(table_seed))
         found: list[dict[str, Any]] = []
         d = TypeDeserializer()
@@ -528,8 +515,6 @@ def _plain(value: Any) -> Any:
 
 def mime_message(sender: str, to: str, subject: str, text: str) -> bytes:
     """A plain-text RFC 5322 message, as SES stores an inbound mail."""
-    from email.message import EmailMessage
-
     message = EmailMessage()
     message["From"] = sender
     message["To"] = to

@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 from components.offline.engine import ACCOUNT_ID, Graph
 from sandbox.account import arns
+from sandbox.graph import Topology
 from sandbox.service_requests import SCHEDULER, schedule_group_arn
 
 
@@ -37,8 +38,6 @@ def schedule_roles(graph: Graph) -> dict[str, tuple[str, str, str | None]]:
     Region and group come from the declared schedule that uses the role; for a role only
     handlers use (one-off schedules created at run time), from the ``aws:SourceArn`` its trust
     policy already names (``...:schedule/<group>/...`` or ``...:schedule-group/<group>``)."""
-    from sandbox.graph import Topology
-
     t = Topology.from_graph(graph)
     found: dict[str, tuple[str, str, str | None]] = {}
     for s in t.schedules:

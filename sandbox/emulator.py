@@ -12,6 +12,7 @@ import logging
 import os
 import socket
 import threading
+import urllib.request
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -66,11 +67,14 @@ def start(host: str = "127.0.0.1", port: int | None = None) -> Emulator:
     What ``moto.server.ThreadedMotoServer`` starts, served by ``local_http`` so that a stop
     takes milliseconds, not up to werkzeug's 0.5 s poll (the tests start dozens).
     """
+    # moto loads slowly: only on this path
     from moto.moto_server.werkzeug_app import (
         DomainDispatcherApplication,
         MotoRequestHandler,
         create_backend_app,
     )
+
+    # moto's server loads slowly: only on this path
     from werkzeug.serving import make_server
 
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
@@ -83,7 +87,6 @@ def start(host: str = "127.0.0.1", port: int | None = None) -> Emulator:
     endpoint = f"http://{host}:{chosen}"
     os.environ["AWS_ENDPOINT_URL"] = endpoint
     # moto keeps its state in process-wide backends: start from an empty account every time.
-    import urllib.request
 
     reset = urllib.request.Request(f"{endpoint}/moto-api/reset", method="POST")  # noqa: S310
     urllib.request.urlopen(reset, timeout=10).close()  # noqa: S310 - the local emulator

@@ -9,6 +9,7 @@ resource the program does not declare does not exist in the sandbox.
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -679,8 +680,6 @@ def without_grant(graph: Graph, function: str, action: str) -> Graph:
     This is how a test (or a developer) asks "what breaks without this permission?": the
     sandbox deployed from the edited graph denies exactly the calls that needed it.
     """
-    import copy
-
     edited = copy.deepcopy(graph)
     role = next(
         (

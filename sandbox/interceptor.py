@@ -25,6 +25,11 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import botocore.session
+from botocore.awsrequest import AWSResponse, HTTPHeaders
+from botocore.errorfactory import ClientExceptionsFactory
+from botocore.loaders import create_loader
+
 from sandbox.actions import requirements
 from sandbox.clients import creating_internal
 from sandbox.iam import Decision, denial_message, evaluate
@@ -109,8 +114,6 @@ class Interceptor:
 
     def install(self) -> None:
         """Hook every botocore client created from now on (and forget cached handler clients)."""
-        import botocore.session
-
         if self._original is not None:
             return
         original = botocore.session.Session.create_client
@@ -128,8 +131,6 @@ class Interceptor:
         _reset_handler_caches()
 
     def uninstall(self) -> None:
-        import botocore.session
-
         if self._original is not None:
             setattr(botocore.session.Session, "create_client", self._original)  # noqa: B010
             self._original = None
@@ -178,8 +179,6 @@ class Interceptor:
         record.unevaluated = tuple(unevaluated)
 
     def _before_call(self, model: Any, context: dict[str, Any], **_: Any) -> Any:
-        from botocore.awsrequest import AWSResponse, HTTPHeaders
-
         record: CallRecord | None = context.get("sandbox_record")
         if record is None:
             return None
@@ -241,8 +240,6 @@ def _share_models(session: Any) -> None:
     service models again for each would cost a tenth of a second a client."""
     if getattr(session, "_sandbox_shared", False):
         return
-    from botocore.errorfactory import ClientExceptionsFactory
-    from botocore.loaders import create_loader
 
     if "loader" not in _SHARED:
         _SHARED["loader"] = create_loader()

@@ -14,6 +14,8 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from botocore.response import StreamingBody
+
 if TYPE_CHECKING:
     from sandbox.triggers import Triggers
 
@@ -60,8 +62,6 @@ class LambdaApi:
         """Stand-in for Lambda ``Invoke`` (moto would need Docker): ``Event`` invocations are
         queued for the pump as asynchronous invocations; ``RequestResponse`` runs the target
         in-process now (nested in the caller) and returns its payload."""
-        from botocore.response import StreamingBody
-
         name = str(params.get("FunctionName", ""))
         spec = (
             self.t.function_by_arn(name) if name.startswith("arn:") else self.t.functions.get(name)

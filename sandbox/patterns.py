@@ -8,6 +8,7 @@ numbers, booleans, null), ``prefix``, ``suffix``, ``equals-ignore-case``, ``anyt
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -104,8 +105,6 @@ def _one(rule: Any, value: Any) -> bool:
 
 def sqs_filter_view(record: Mapping[str, Any]) -> dict[str, Any]:
     """An SQS record as Lambda filters see it: ``body`` decoded when it is JSON."""
-    import json
-
     view = dict(record)
     body = record.get("body")
     if isinstance(body, str):

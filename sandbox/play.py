@@ -15,6 +15,7 @@ from sandbox.ops import report_day
 from sandbox.report import Report, SystemResult
 from sandbox.runtime import Resolver
 from sandbox.scenarios import Scenario
+from sandbox.standins import write_messages
 
 TITLES = {
     "dm": "Duplicate contact merger",
@@ -92,8 +93,6 @@ def demo(
     with Sandbox(graph, resolver=resolver) as sb:
         results = play(sb, [k for k in scenarios.ORDER if k in wanted], out=out, verbose=verbose)
         if messages_to:
-            from sandbox.standins import write_messages
-
             written = write_messages(sb.outbox.messages, messages_to)
             print(f"{len(written)} mail and SMS files written to {messages_to}/", flush=True)
         return results

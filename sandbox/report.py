@@ -8,6 +8,8 @@ and what it expects; the report tells what the system actually did.
 from __future__ import annotations
 
 import sys
+import time
+import traceback
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -90,8 +92,6 @@ class Report:
 
     @contextmanager
     def system(self, key: str, title: str, region: str) -> Iterator[SystemResult]:
-        import time
-
         result = SystemResult(key, title)
         self.results.append(result)
         self.current = result
@@ -108,7 +108,6 @@ class Report:
         try:
             yield result
         except Exception as err:  # a crashed scenario is a failed day, not a crashed demo
-            import traceback
 
             result.crashed = f"{type(err).__name__}: {err}"
             self.line(f"  !! the scenario stopped: {result.crashed}")

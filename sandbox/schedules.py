@@ -31,10 +31,11 @@ from sandbox.service_requests import (
     scheduler_assume_role,
     scheduler_target_action,
 )
+from sandbox.traces import Trace
 
 if TYPE_CHECKING:
     from sandbox.graph import Topology
-    from sandbox.triggers import Redeliveries, Trace
+    from sandbox.triggers import Redeliveries
 
 REDELIVERY = "(a returned SQS message is visible again)"
 """What ``advance`` moves the clock to besides schedules (not a schedule name)."""
@@ -213,6 +214,4 @@ class ScheduleSource:
 
 
 def _trace(kind: str, source: str, target: str, detail: str = "") -> Trace:
-    from sandbox.triggers import Trace
-
     return Trace(kind, source, target, detail)

@@ -14,11 +14,18 @@ from __future__ import annotations
 
 import email
 import email.policy
+import io
+import json
+import urllib.error
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from email.message import Message as Headers
+from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
+from handlers.lead_enricher.http_json import HttpAnswer
 from sandbox.interceptor import CallRecord
 
 Responder = Callable[[Mapping[str, Any]], Any]
@@ -301,10 +308,6 @@ class FirmographicsStandIn:
         headers: Mapping[str, str] | None = None,
         timeout: float = 10.0,
     ) -> Any:
-        from urllib.parse import parse_qs, urlsplit
-
-        from handlers.lead_enricher.http_json import HttpAnswer
-
         parts = urlsplit(url)
         query = {k: v[0] for k, v in parse_qs(parts.query).items()}
         self.calls.append(f"{method} {parts.path}?{parts.query}")
@@ -374,8 +377,6 @@ class _Answer:
     """What ``urllib.request.urlopen`` returns, as much as the Shopify adapter reads."""
 
     def __init__(self, status: int, body: Any, headers: Mapping[str, str] | None = None) -> None:
-        import json
-
         self.status = status
         self._data = json.dumps(body).encode()
         self.headers = dict(headers or {})
@@ -413,12 +414,6 @@ class ShopifyStandIn:
     refused: int = 0
 
     def __call__(self, request: Any, timeout: float) -> Any:
-        import io
-        import json
-        import urllib.error
-        from email.message import Message as Headers
-        from urllib.parse import parse_qs, urlsplit
-
         def refuse(status: int, body: Any) -> Exception:
             data = io.BytesIO(json.dumps(body).encode())
             return urllib.error.HTTPError(request.full_url, status, "refused", Headers(), data)
@@ -494,8 +489,6 @@ class ShopifyStandIn:
 def write_messages(messages: list[Message], folder: str) -> list[str]:
     """Every message that left the sandbox as files a person opens: ``NN-<function>.txt``
     (the text, or the SMS), and ``.html`` beside it when the mail has an HTML part."""
-    from pathlib import Path
-
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)
     written = []

@@ -56,20 +56,10 @@ from sandbox.service_requests import (
     rule_arn,
     s3_invokes,
 )
+from sandbox.traces import Trace
 
 ClientFactory = Callable[[str, str], Any]
 TAP_NAME = "sandbox-bus-tap"
-
-
-@dataclass
-class Trace:
-    """Something the pump did that the report shows (a delivery, a drop, a DLQ move)."""
-
-    kind: str
-    source: str
-    target: str
-    detail: str = ""
-    invocation: Invocation | None = None
 
 
 HELD_S = 21_600

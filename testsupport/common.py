@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
+from botocore.exceptions import ClientError
+
 
 class FakeBedrockClient:
     """A ``bedrock-runtime`` stand-in with scripted answers.
@@ -61,8 +63,6 @@ class FakeBedrockClient:
             raise AssertionError("FakeBedrockClient: converse called with no scripted answer left")
         kind, payload = self._script.popleft()
         if kind == "error":
-            from botocore.exceptions import ClientError
-
             code, message = payload
             raise ClientError({"Error": {"Code": code, "Message": message}}, "Converse")
         if kind == "raw":

@@ -12,9 +12,30 @@ import datetime as dt
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 from handlers.common import html_kit as kit
+from handlers.common.degradations import Degradation
+from handlers.common.function_url import Request
+from handlers.common.link_tokens import Keyring, issue_short_token, issue_token
+from handlers.duplicate_merger import digest, pages
+from handlers.lead_enricher import rescue_pages
+from handlers.lead_enricher.junk_digest import RescueLinks, summarise
+from handlers.review_requests import handover, notice
+from handlers.source_attributor import report_link, report_mail
+from handlers.source_attributor.attribution import Report, RuleResult
+from handlers.source_attributor.records import Enquiry, Touch
+from handlers.source_attributor.week_page import WeekPage
+from handlers.upsell_recommender.domain import ADD_ACTION, Channel, Contact, OfferState
+from handlers.upsell_recommender.nudges import compose
+from handlers.upsell_recommender.report import Rollup, render
+from handlers.upsell_recommender.sending import link_subject, link_url
+from testsupport.browser import DESKTOP, PHONE
+from testsupport.browser import browser as headless_browser
+from testsupport.ls import InMemoryStore
 
 FUNCTION_URL = "https://" + "a" * 32 + ".lambda-url.eu-west-2.on.aws/"
 """A Function URL exactly as long as a real one (``<32 characters>.lambda-url.<region>.on.aws``,
@@ -51,8 +72,6 @@ class Sms:
 
 def _token(n: int) -> str:
     """A link token as long as a real one (``link_tokens.issue_token`` over a pair subject)."""
-    from handlers.common.link_tokens import Keyring, issue_token
-
     keys = Keyring.from_secret_string('{"active_kid": "k1", "keys": {"k1": "' + "s" * 40 + '"}}')
     return issue_token(keys, subject=f"{100 + n}#{200 + n}", action="confirm", ttl_seconds=86_400 * 30, now=NOW.timestamp())
 
@@ -85,8 +104,6 @@ def dm_pair(low: str = "101", high: str = "102") -> dict[str, Any]:
 
 
 def dm_documents() -> Iterator[Document]:
-    from handlers.duplicate_merger import digest, pages
-
     pair = dm_pair()
     second = {**dm_pair("310", "311"), "score": 4.1,
               "explanation": "same phone, same rare surname, different first name",
@@ -153,11 +170,6 @@ def dm_documents() -> Iterator[Document]:
 
 
 def upsr_documents() -> Iterator[Document]:
-    from decimal import Decimal
-
-    from handlers.upsell_recommender.domain import OfferState
-    from handlers.upsell_recommender.report import Rollup, render
-
     until = int(NOW.timestamp())
     counts = {OfferState.TAKEN: 3, OfferState.OUT_OF_WINDOW: 1, OfferState.IGNORED: 6,
               OfferState.SENT: 2, OfferState.CHOSEN: 1, OfferState.SUPPRESSED: 1, OfferState.NO_FIT: 4}
@@ -178,11 +190,6 @@ def upsr_documents() -> Iterator[Document]:
 
 def _upsr_email_nudge() -> Any:
     """The nudge to a customer who consented to email only, with its real one-tap link."""
-    from handlers.common.link_tokens import Keyring, issue_short_token
-    from handlers.upsell_recommender.domain import ADD_ACTION, Channel, Contact
-    from handlers.upsell_recommender.nudges import compose
-    from handlers.upsell_recommender.sending import link_subject, link_url
-
     keys = Keyring.from_secret_string('{"active_kid": "k1", "keys": {"k1": "' + "s" * 40 + '"}}')
     token = issue_short_token(keys, subject=link_subject("ofr-5443254255890"), action=ADD_ACTION,
                               ttl_seconds=17 * 86400, now=NOW.timestamp())
@@ -191,11 +198,6 @@ def _upsr_email_nudge() -> Any:
 
 
 def upsr_sms() -> Iterator[Sms]:
-    from handlers.common.link_tokens import Keyring, issue_short_token
-    from handlers.upsell_recommender.domain import ADD_ACTION, Channel, Contact
-    from handlers.upsell_recommender.nudges import compose
-    from handlers.upsell_recommender.sending import link_subject, link_url
-
     keys = Keyring.from_secret_string('{"active_kid": "k1", "keys": {"k1": "' + "s" * 40 + '"}}')
     token = issue_short_token(keys, subject=link_subject("ofr-5443254255890"), action=ADD_ACTION,
                               ttl_seconds=17 * 86400, now=NOW.timestamp())
@@ -226,9 +228,6 @@ def ler_entry(lead_id: str, reason: str, lane: str, fields: dict[str, str], mess
 
 
 def ler_documents() -> Iterator[Document]:
-    from handlers.lead_enricher import rescue_pages as pages
-    from handlers.lead_enricher.junk_digest import RescueLinks, summarise
-
     zone = "Europe/London"
     priya = ler_entry(
         "f-3a1c", "many_links", "form",
@@ -252,21 +251,21 @@ def ler_documents() -> Iterator[Document]:
     yield Document("ler-digest", "mail", digest.html,
                    ("Priya Raman-Whitfield", "Mike Rank", "Rescued by owner@example.com"), text=digest.text)
     key, entry = priya
-    dropped = pages.Dropped(key, "etag", entry)
+    dropped = rescue_pages.Dropped(key, "etag", entry)
     action = f"/rescue?t={_token(8)}"
-    yield Document("ler-rescue-confirm", "page", pages.confirm(dropped, action, zone)["body"],
+    yield Document("ler-rescue-confirm", "page", rescue_pages.confirm(dropped, action, zone)["body"],
                    ("Priya Raman-Whitfield", "Fabrikam Engineering Ltd"), action=True)
     yield Document("ler-rescue-done", "page",
-                   pages.done(dropped, "owner@example.com", "2026-08-03T08:12:00+00:00", zone)["body"],
+                   rescue_pages.done(dropped, "owner@example.com", "2026-08-03T08:12:00+00:00", zone)["body"],
                    ("Priya Raman-Whitfield", "owner@example.com"))
-    browser = {"headers": {"accept": "text/html,application/xhtml+xml,*/*;q=0.8"}}
-    rescued = pages.Dropped(key, "etag", {**entry, "rescue": {"by": "owner@example.com",
+    browser = Request("GET", {"accept": "text/html,application/xhtml+xml,*/*;q=0.8"}, {}, b"")
+    rescued = rescue_pages.Dropped(key, "etag", {**entry, "rescue": {"by": "owner@example.com",
                                                               "at": "2026-08-03T08:12:00+00:00"}})
-    yield Document("ler-rescue-already", "page", pages.already(browser, rescued, zone)["body"],
+    yield Document("ler-rescue-already", "page", rescue_pages.already(browser, rescued, zone)["body"],
                    ("Priya Raman-Whitfield", "owner@example.com"), status=409)
-    yield Document("ler-rescue-expired", "page", pages.expired(browser)["body"], ("expired",), status=410)
-    yield Document("ler-rescue-invalid", "page", pages.invalid(browser)["body"], ("not valid",), status=403)
-    yield Document("ler-rescue-failed", "page", pages.failed(browser, dropped)["body"],
+    yield Document("ler-rescue-expired", "page", rescue_pages.expired(browser)["body"], ("expired",), status=410)
+    yield Document("ler-rescue-invalid", "page", rescue_pages.invalid(browser)["body"], ("not valid",), status=403)
+    yield Document("ler-rescue-failed", "page", rescue_pages.failed(browser, dropped)["body"],
                    ("Priya Raman-Whitfield",), status=503)
 
 
@@ -274,8 +273,6 @@ def ler_documents() -> Iterator[Document]:
 
 
 def ls_report() -> Any:
-    from handlers.source_attributor.attribution import Report, RuleResult
-
     return Report(
         start=dt.date(2026, 11, 1), end=dt.date(2026, 11, 30), mode="strict", include_asked=False,
         enquiries=42,
@@ -296,9 +293,6 @@ def ls_week_store() -> Any:
     """A week of ls rows (``testsupport.ls.InMemoryStore``): per source a number of visitors
     who arrived from it and enquired, some who came back through a second source, and some
     seen only as direct visits (the unattributed)."""
-    from handlers.source_attributor.records import Enquiry, Touch
-    from testsupport.ls import InMemoryStore
-
     store = InMemoryStore()
     journeys: list[list[tuple[str, str, str]]] = (
         [[("google", "organic", "referrer")]] * 11
@@ -324,12 +318,6 @@ def ls_documents() -> Iterator[Document]:
     """The weekly mail as ls-report sends it (a stand-in SES keeps it), the page its signed
     link opens on ls-report-page, and the page a cut copy of that link gets: every one made by
     the handlers' own code from one week of rows, so the link in the mail is the one checked."""
-    from urllib.parse import parse_qs, urlsplit
-
-    from handlers.common.link_tokens import Keyring
-    from handlers.source_attributor import report_link, report_mail
-    from handlers.source_attributor.week_page import WeekPage
-
     keys = Keyring.from_secret_string('{"active_kid": "k1", "keys": {"k1": "' + "s" * 40 + '"}}')
     store = ls_week_store()
     sent: list[dict[str, Any]] = []
@@ -350,7 +338,7 @@ def ls_documents() -> Iterator[Document]:
         event = {"rawPath": parts.path, "headers": BROWSER,
                  "queryStringParameters": {k: v[-1] for k, v in parse_qs(parts.query).items()},
                  "requestContext": {"http": {"method": "GET"}}}
-        return WeekPage(store, lambda: keys, clock=lambda: at)(event)
+        return WeekPage(store, lambda: keys, clock=lambda: at)(Request.read(event))
 
     names = ("Not known (unattributed)", "google", "newsletter", "facebook")
     yield Document("ls-report-mail", "mail", mail["Html"]["Data"], names, action=True,
@@ -368,8 +356,6 @@ def ls_documents() -> Iterator[Document]:
 
 def rrs_documents() -> Iterator[Document]:
     """The owner's handover of an unhappy customer who also wrote private feedback."""
-    from handlers.review_requests import handover
-
     mail = handover.build(
         reason="private_feedback",
         request_id="req-5f1c0a9e2b7d4c3a8e6f1b0d9c2a7e4f",
@@ -397,9 +383,6 @@ def rrs_documents() -> Iterator[Document]:
 
 def rrs_degraded_notice() -> Document:
     """The owner's daily notice that Bedrock refuses rrs-sender's model (rrs-escalator)."""
-    from handlers.common.degradations import Degradation
-    from handlers.review_requests import notice
-
     until = int(NOW.timestamp())
     refused = Degradation("ModelRefused", "rrs-sender", until - 2 * 86400 - 5400, until - 600, 37,
                           "global.anthropic.claude-haiku-4-5-20251001-v1:0")
@@ -428,8 +411,6 @@ def sms() -> list[Sms]:
 def write(folder: str, *, shots: bool = True) -> list[str]:
     """Every document as ``<name>.html`` (and ``.txt`` for a mail's plain part), each SMS as
     ``<name>.txt``, with phone and full-page desktop screenshots, and an ``index.html``."""
-    from pathlib import Path
-
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)
     docs = documents()
@@ -450,9 +431,7 @@ def write(folder: str, *, shots: bool = True) -> list[str]:
         (out / f"{message.name}.txt").write_text(message.text + "\n", encoding="utf-8")
         rows.append(f"<li>{kit.link(message.name + '.txt', message.name)} (SMS, {len(message.text)} characters)</li>")
     if shots:
-        from testsupport.browser import DESKTOP, PHONE, browser
-
-        with browser() as b:
+        with headless_browser() as b:
             for doc in docs:
                 for label, size in (("phone", PHONE), ("desktop", DESKTOP)):
                     seen = b.render(doc.html, size, screenshot=True, full=True)

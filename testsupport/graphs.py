@@ -35,6 +35,7 @@ class GraphCache:
 
     def run(self, stack: str, overrides: Mapping[str, Any] | None = None) -> Graph:
         """``components.offline.engine.run(stack, overrides)``: function archives built."""
+        # the mock engine loads Pulumi and the program (seconds): only on this path
         from components.offline.engine import run
 
         return self._get("run", stack, overrides, lambda: run(stack, overrides))
@@ -42,6 +43,7 @@ class GraphCache:
     def program(self, stack: str = "dev", overrides: Mapping[str, Any] | None = None) -> Graph:
         """``components.offline.program.program_graph(stack, overrides)``: no archives (what
         the sandbox and the handler tests' world deploy)."""
+        # the mock engine loads Pulumi and the program (seconds): only on this path
         from components.offline.program import program_graph
 
         return self._get("program", stack, overrides, lambda: program_graph(stack, overrides))

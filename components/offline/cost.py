@@ -562,6 +562,7 @@ class StackCost:
 
 
 def stack_cost(stack: str, usage: Usage, prices: Mapping[str, Price]) -> StackCost:
+    # the mock engine loads Pulumi and the program (seconds): only on this path
     from components.offline.engine import run
 
     graph = run(stack)

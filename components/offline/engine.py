@@ -291,6 +291,7 @@ def run(stack: str, overrides: Mapping[str, Any] | None = None) -> Graph:
 
     ``overrides`` replaces top-level config keys (``systems`` etc.), for tests.
     """
+    # the mock engine loads Pulumi and the program (seconds): only on this path
     from components.stack import build  # imported late: the mocks must be set first
 
     values = stack_config_values(stack, overrides)

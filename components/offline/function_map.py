@@ -4,7 +4,7 @@
 stacks is in dev). The step is the method of the system's component that calls the function
 factory with the function's seed name, found in the component's source, so the map follows the
 code when a step moves. Tests are found by name: ``tests/handlers/<system>/test_<function>.py``
-(the function's name without its system prefix, ``-`` as ``_``); ``TESTS_ELSEWHERE`` names them
+(the function's whole name, ``-`` as ``_``); ``TESTS_ELSEWHERE`` names them
 for a function whose tests are not (yet) there. ``problems`` says what in the map no longer
 fits the tree; a test keeps it empty.
 """
@@ -25,38 +25,13 @@ from components.systems import entry
 
 ROOT = Path(__file__).resolve().parents[2]
 FACTORY = "function"
-"""The name every system step calls its ``FunctionFactory`` by (components/systems/*.py)."""
+"""The name every system step calls its ``FunctionFactory`` by (``b.function``, its ``Build``'s
+field, in components/systems/*.py)."""
 
 TESTS_ELSEWHERE: dict[str, tuple[str, ...]] = {
     "dm-block": ("dm/test_dm_reading.py", "dm/test_dm_block_equivalence.py"),
     "dm-score": ("dm/test_dm_flows.py", "dm/test_dm_matcher.py"),
     "dm-merge": ("dm/test_dm_flows.py", "dm/test_dm_races.py", "dm/test_dm_sweep.py"),
-    "ler-intake": ("ler/test_ler_intake.py", "ler/test_ler_hostile_inputs.py"),
-    "ler-normalize": ("ler/test_ler_normalize.py",),
-    "ler-enrich": ("ler/test_ler_enrich.py",),
-    "ler-dedupe": ("ler/test_ler_dedupe.py",),
-    "ler-filter": ("ler/test_ler_filter.py",),
-    "ler-push": ("ler/test_ler_push.py",),
-    "ler-rescue": ("ler/test_ler_rescue.py",),
-    "ler-junk-writer": ("ler/test_ler_jobs.py",),
-    "ler-retry": ("ler/test_ler_jobs.py",),
-    "ler-backfill": ("ler/test_ler_jobs.py",),
-    "ler-digest": ("ler/test_ler_jobs.py",),
-    "ls-capture": ("ls/test_ls_capture.py", "ls/test_ls_capture_urls.py"),
-    "ls-stitch": ("ls/test_ls_stitch.py",),
-    "ls-report": ("ls/test_ls_report.py",),
-    "ls-report-page": ("ls/test_ls_report_page.py",),
-    "upsr-order": ("upsr/test_upsr_order_robustness.py", "upsr/test_upsr_flow.py"),
-    "upsr-picker": ("upsr/test_upsr_hostile_model.py", "upsr/test_upsr_flow.py"),
-    "upsr-addlink": ("upsr/test_upsr_flow.py", "upsr/test_upsr_refusals.py"),
-    "upsr-sender": ("upsr/test_upsr_send_guard.py", "upsr/test_upsr_flow.py"),
-    "upsr-sweep": ("upsr/test_upsr_flow.py", "upsr/test_upsr_exactly_once.py"),
-    "upsr-catalog-sync": ("upsr/test_upsr_adapters.py",),
-    "rrs-webhook": ("rrs/test_rrs_webhook.py", "rrs/test_rrs_webhook_robustness.py"),
-    "rrs-sender": ("rrs/test_rrs_sender.py", "rrs/test_rrs_send_guard.py"),
-    "rrs-escalator": ("rrs/test_rrs_escalator.py",),
-    "rrs-sweep": ("rrs/test_rrs_sweep_sync.py",),
-    "rrs-sync": ("rrs/test_rrs_sweep_sync.py",),
 }
 """Test modules under tests/handlers/ of a function that has none at its conventional path.
 An entry whose function has gained that module is stale: ``problems`` names it."""
@@ -77,9 +52,9 @@ class Place:
 
 
 def conventional_tests(system: str, function: str) -> str:
-    """``tests/handlers/ler/test_junk_writer.py`` for ``ler-junk-writer``."""
-    name = function.removeprefix(f"{system}-").replace("-", "_")
-    return f"tests/handlers/{system}/test_{name}.py"
+    """``tests/handlers/ler/test_ler_junk_writer.py`` for ``ler-junk-writer``: the whole name, so
+    a search for the function's name with ``_`` finds its tests."""
+    return f"tests/handlers/{system}/test_{function.replace('-', '_')}.py"
 
 
 def tests_of(system: str, function: str, root: Path = ROOT) -> tuple[str, ...]:
@@ -89,6 +64,13 @@ def tests_of(system: str, function: str, root: Path = ROOT) -> tuple[str, ...]:
     if (root / conventional).is_file() or function not in TESTS_ELSEWHERE:
         return (conventional,)
     return tuple(f"tests/handlers/{path}" for path in TESTS_ELSEWHERE[function])
+
+
+def _called_name(func: ast.expr) -> str:
+    """``function`` for ``function(...)`` and for ``b.function(...)`` (a step's ``Build``)."""
+    if isinstance(func, ast.Name):
+        return func.id
+    return func.attr if isinstance(func, ast.Attribute) else ""
 
 
 def _value(node: ast.expr, module: ModuleType) -> object:
@@ -119,8 +101,7 @@ def steps(system: str) -> dict[str, str]:
         for call in ast.walk(method):
             if (
                 isinstance(call, ast.Call)
-                and isinstance(call.func, ast.Name)
-                and call.func.id == FACTORY
+                and _called_name(call.func) == FACTORY
                 and call.args
             ):
                 name = _value(call.args[0], module)

@@ -37,6 +37,7 @@ from botocore.exceptions import BotoCoreError
 
 from components.config import ConfigError
 from components.offline.engine import Graph
+from handlers.common.link_tokens import Keyring
 
 SHOPIFY_CLIENT_ID = re.compile(r"^[0-9a-f]{32}$")
 SHOPIFY_CLIENT_SECRET = re.compile(r"^(shpss_[A-Za-z0-9]{32}|[0-9a-f]{32})$")
@@ -102,8 +103,6 @@ def keyring() -> str:
 
 
 def _keyring(value: str) -> str:
-    from handlers.common.link_tokens import Keyring
-
     try:
         Keyring.from_secret_string(value)
     except ValueError:
@@ -206,6 +205,7 @@ def read_command(secret: StackSecret) -> str:
 
 def stack_secrets(stack: str) -> list[StackSecret]:
     """Every secret of the stack with its region, read from the offline plan's graph."""
+    # the mock engine loads Pulumi and the program (seconds): only on this path
     from components.offline.engine import run
 
     return secrets_in(run(stack))

@@ -36,7 +36,7 @@ from components.private_bucket import PrivateBucket, PrivateBucketArgs
 from components.scheduled_job import Schedule
 from components.scoped_lambda import FunctionUrl, QueueTrigger, ScopedLambda
 from components.secret_slot import SecretSlot, SecretSlotArgs
-from components.systems.base import System, SystemArgs
+from components.systems.base import Build, System, SystemArgs, settings_values
 from components.systems.function_factory import FunctionFactory
 from components.work_queue import WorkQueue, WorkQueueArgs, consumer_visibility
 from handlers.duplicate_merger import contract
@@ -83,9 +83,10 @@ class DuplicateMerger(System):
         self._queues(d, function, child)
         self._secrets(d, child)
         values = self._environment(args)
-        self._block(d, s, function, values)
-        self._score(function, values)
-        self._merge(d, s, function, values)
+        b = Build(d, s, function, values)
+        self._block(b)
+        self._score(b)
+        self._merge(b)
         self._outputs()
 
     def _data(self, d: Deployment, child: pulumi.ResourceOptions) -> None:
@@ -171,10 +172,10 @@ class DuplicateMerger(System):
         """Every value the three functions' settings read (each takes its own subset)."""
         s = args.settings
         return {
+            **settings_values(s),
             "crm_read_secret": self.crm_read.physical_name,
             "crm_write_secret": self.crm_write.physical_name,
             "link_key_secret": self.link_key.physical_name,
-            "crm_base_url": s.crm_base_url,
             "hubspot_api_version": args.hubspot_api_version,
             "pairs_table": self.pairs.physical_name,
             "decisions_table": self.decisions.physical_name,
@@ -184,25 +185,16 @@ class DuplicateMerger(System):
             "undo_bucket": self.undo.physical_name,
             "blocks_queue_url": self.blocks.url,
             "merges_queue_url": self.merge_queue.url,
-            "block_cap": s.block_cap,
-            "phone_region": s.phone_region,
             "pair_ttl_days": contract.PAIR_TTL_DAYS,
-            "record_floor": s.record_floor,
             "automatic_threshold": s.thresholds.automatic,
             "propose_threshold": s.thresholds.propose,
-            "sender_email": s.sender_email,
-            "reviewer_email": s.reviewer_email,
-            "link_ttl_days": s.link_ttl_days,
-            "undo_days": s.undo_days,
             "timezone": s.schedule_timezone,
             "public_url": None,  # a stack's digest asks Lambda for the function's own URL
         }
 
-    def _block(
-        self, d: Deployment, s: DmSettings, function: FunctionFactory, values: dict[str, object]
-    ) -> None:
+    def _block(self, b: Build[DmSettings]) -> None:
         """dm-block: the weekly read of the CRM into capped blocks."""
-        self.block = function(
+        self.block = b.function(
             contract.BLOCK,
             "Weekly: reads the CRM, computes four keys per contact, forms capped blocks",
             (
@@ -213,26 +205,26 @@ class DuplicateMerger(System):
                 Grant(
                     "ContinueOwnRead",
                     ("lambda:InvokeFunction",),
-                    (d.arns.lambda_function(d.name(contract.BLOCK)),),
+                    (b.d.arns.lambda_function(b.d.name(contract.BLOCK)),),
                 ),
             ),
-            contract.BlockSettings.environment(values),
+            contract.BlockSettings.environment(b.values),
             # A long read continues in an asynchronous invocation of dm-block itself.
             schedules=(
                 Schedule(
                     contract.BLOCK_SCHEDULE,
-                    s.schedule,
+                    b.s.schedule,
                     "Weekly blocking run of the duplicate merger",
                     json.dumps({"action": contract.BLOCK_ACTION}),
-                    s.schedule_timezone,
+                    b.s.schedule_timezone,
                 ),
             ),
             vendored=("phonenumberslite", *MATCHER),
         )
 
-    def _score(self, function: FunctionFactory, values: dict[str, object]) -> None:
+    def _score(self, b: Build[DmSettings]) -> None:
         """dm-score: scores each block's pairs; automatic-band pairs go to dm-merges."""
-        self.score = function(
+        self.score = b.function(
             contract.SCORE,
             "Scores each block's pairs with rarity-weighted evidence; upserts pairs",
             (
@@ -240,16 +232,14 @@ class DuplicateMerger(System):
                 self.decisions.grant("dynamodb:Query", "dynamodb:UpdateItem", sid="ScoreDecisions"),
                 self.merge_queue.grant_send(sid="SendAutomaticMerges"),
             ),
-            contract.ScoreSettings.environment(values),
+            contract.ScoreSettings.environment(b.values),
             queues=(QueueTrigger(self.blocks, batch_size=1, maximum_concurrency=10),),
             vendored=MATCHER,
         )
 
-    def _merge(
-        self, d: Deployment, s: DmSettings, function: FunctionFactory, values: dict[str, object]
-    ) -> None:
+    def _merge(self, b: Build[DmSettings]) -> None:
         """dm-merge: the signed link pages, automatic merges and the weekly digest."""
-        self.merge = function(
+        self.merge = b.function(
             contract.MERGE,
             "Proposal pages, signed confirm / reject / undo links, merges with an undo bundle",
             (
@@ -285,14 +275,14 @@ class DuplicateMerger(System):
                 self.pairs.grant(
                     "dynamodb:Query", indexes=(contract.REVIEW_INDEX,), sid="QueryReview"
                 ),
-                d.grant_send_email("SendDigest", s.sender_email),
+                b.d.grant_send_email("SendDigest", b.s.sender_email),
                 Grant(
                     "ReadOwnFunctionUrl",
                     ("lambda:GetFunctionUrlConfig",),
-                    (d.arns.lambda_function(d.name(contract.MERGE)),),
+                    (b.d.arns.lambda_function(b.d.name(contract.MERGE)),),
                 ),
             ),
-            contract.MergeSettings.environment(values),
+            contract.MergeSettings.environment(b.values),
             url=FunctionUrl(
                 "NONE",
                 public_reason=(
@@ -305,17 +295,17 @@ class DuplicateMerger(System):
             schedules=(
                 Schedule(
                     contract.DIGEST_SCHEDULE,
-                    s.digest_schedule,
+                    b.s.digest_schedule,
                     "Weekly digest of the duplicate merger's proposals",
                     json.dumps({"action": contract.DIGEST_ACTION}),
-                    s.schedule_timezone,
+                    b.s.schedule_timezone,
                 ),
                 Schedule(
                     contract.SWEEP_SCHEDULE,
-                    s.sweep_schedule,
+                    b.s.sweep_schedule,
                     "Resumes dm merges and undoes whose claim ran out",
                     json.dumps({"action": contract.SWEEP_ACTION}),
-                    s.schedule_timezone,
+                    b.s.schedule_timezone,
                 ),
             ),
             vendored=(*MATCHER, "tzdata"),  # its pages show times in the business's zone

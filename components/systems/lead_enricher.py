@@ -44,7 +44,7 @@ from components.scoped_lambda import (
     ScopedLambda,
 )
 from components.secret_slot import SecretSlot, SecretSlotArgs
-from components.systems.base import System, SystemArgs
+from components.systems.base import Build, System, SystemArgs, settings_values
 from components.systems.function_factory import FunctionFactory
 from components.work_queue import (
     CONSUME_ACTIONS,
@@ -169,17 +169,18 @@ class LeadEnricher(System):
         self._queues(d, function, child)
         self._secrets(d, s, child)
         values = self._environment(d, s, args.hubspot_api_version)
-        self._intake(d, function, values)
-        self._normalize(d, s, function, values)
-        self._enrich(d, function, values)
-        self._dedupe(d, s, function, values)
-        self._filter(d, s, function, values)
-        self._push(function, values)
-        self._junk_writer(function, values)
-        self._retry(d, s, function, values)
-        self._backfill(d, s, function, values)
-        self._rescue(function, values)
-        self._digest(d, s, function, values)
+        b = Build(d, s, function, values)
+        self._intake(b)
+        self._normalize(b)
+        self._enrich(b)
+        self._dedupe(b)
+        self._filter(b)
+        self._push(b)
+        self._junk_writer(b)
+        self._retry(b)
+        self._backfill(b)
+        self._rescue(b)
+        self._digest(b)
         # Refused models (normalize, dedupe, filter) and HubSpot's required-property refusals
         # in ler-push: one alarm for the system, named in the next junk digest.
         d.watch_degradations(self)
@@ -306,6 +307,7 @@ class LeadEnricher(System):
     def _environment(self, d: Deployment, s: LerSettings, hubspot_api_version: str) -> Environment:
         """Every function's environment, by settings field (each record picks its own)."""
         return {
+            **settings_values(s),
             "event_source": self.source,
             "raw_bucket": self.raw.physical_name,
             "records_bucket": self.records.physical_name,
@@ -318,36 +320,24 @@ class LeadEnricher(System):
             "intake_dlq_url": d.arns.queue_url(d.name(contract.INTAKE_DLQ)),
             "intake_function_name": d.name(contract.INTAKE_FUNCTION),
             "push_function_name": d.name(contract.PUSH_FUNCTION),
-            "intake_auth": s.intake_auth,
             "intake_secret_id": self.intake_secret.physical_name if self.intake_secret else None,
-            "min_submit_seconds": s.min_submit_seconds,
             "normalize_model_id": s.normalize_model.active,
             "dedupe_model_id": s.dedupe_model.active,
             "filter_model_id": s.filter_model.active,
-            "default_phone_region": s.default_phone_region,
             "enrichment_secret_id": self.enrichment_key.physical_name,
-            "enrichment_provider": s.enrichment_provider,
             "enrichment_base_url": s.enrichment_url,
             "enrichment_api_version": s.enrichment_version,
             "cache_ttl_days": s.enrich_cache_days,
             "link_score": s.dedupe_link_score,
             "ambiguous_score": s.dedupe_ambiguous_score,
-            "junk_score": s.junk_score,
-            "borderline_score": s.borderline_score,
             "crm_secret_id": self.crm_key.physical_name,
-            "crm_base_url": s.crm_base_url,
             "hubspot_api_version": hubspot_api_version,
-            "sender_email": s.sender_email,
             "alert_recipient": s.digest_recipient,
-            "digest_recipient": s.digest_recipient,
-            "max_retry_passes": s.max_retry_passes,
-            "dlq_alert_threshold": s.dlq_alert_threshold,
             "rescue_key_secret_id": self.rescue_key.physical_name,
-            "rescue_link_days": s.rescue_link_days,
             "timezone": s.schedule_timezone,
         }
 
-    def _intake(self, d: Deployment, function: FunctionFactory, values: Environment) -> None:
+    def _intake(self, b: Build[LerSettings]) -> None:
         """The front door: form/webhook URL, SES mail and CSV uploads."""
         intake_grants = [
             self.raw.grant("s3:PutObject", prefixes=(contract.FORM_PREFIX,), sid="KeepRawFormPayloads"),
@@ -361,18 +351,18 @@ class LeadEnricher(System):
             Grant(
                 "ContinueLongUploads",
                 ("lambda:InvokeFunction",),
-                (d.arns.lambda_function(d.name(contract.INTAKE_FUNCTION)),),
+                (b.d.arns.lambda_function(b.d.name(contract.INTAKE_FUNCTION)),),
             ),
             self.junk.grant("s3:PutObject", prefixes=(contract.JUNK_PREFIX,), sid="DropObviousJunk"),
             self.intake_queue.grant_send(),
         ]
         if self.intake_secret is not None:
             intake_grants.append(self.intake_secret.grant_read())
-        self.intake = function(
+        self.intake = b.function(
             contract.INTAKE_FUNCTION,
             "Front door: form/webhook URL, SES mail and CSV uploads; spam pre-screen",
             intake_grants,
-            contract.IntakeSettings.environment(values),
+            contract.IntakeSettings.environment(b.values),
             url=FunctionUrl(
                 "NONE",
                 public_reason="ler-intake-secret checked in-function (header or HMAC signature)",
@@ -388,9 +378,9 @@ class LeadEnricher(System):
             vendored=EMAIL_CHECK,
         )
 
-    def _normalize(self, d: Deployment, s: LerSettings, function: FunctionFactory, values: Environment) -> None:
+    def _normalize(self, b: Build[LerSettings]) -> None:
         """The chain's first stage, polled from the intake queue."""
-        function(
+        b.function(
             contract.NORMALIZE_FUNCTION,
             "Deterministic field cleanup; the model only for ambiguous fields",
             [
@@ -399,75 +389,75 @@ class LeadEnricher(System):
                     prefixes=(contract.NORMALIZED_PREFIX,),
                     sid="WriteNormalizedRecord",
                 ),
-                model_grant(d, s.normalize_model, sid="InvokeNormalizeModel"),
+                model_grant(b.d, b.s.normalize_model, sid="InvokeNormalizeModel"),
                 self._note_refusal(contract.NORMALIZE_FUNCTION),
-                put_events(d, "EmitNormalized", (contract.NORMALIZED,)),
+                put_events(b.d, "EmitNormalized", (contract.NORMALIZED,)),
             ],
-            contract.NormalizeSettings.environment(values),
+            contract.NormalizeSettings.environment(b.values),
             # Polled from SQS, never invoked asynchronously: no on-failure destination.
             queues=(QueueTrigger(self.intake_queue, batch_size=1),),
             vendored=PHONENUMBERS + EMAIL_CHECK,
         )
 
-    def _enrich(self, d: Deployment, function: FunctionFactory, values: Environment) -> None:
+    def _enrich(self, b: Build[LerSettings]) -> None:
         """Firmographics per company domain."""
-        function(
+        b.function(
             contract.ENRICH_FUNCTION,
             "Firmographics per company domain, cached with a TTL",
             [
                 self.cache.grant("dynamodb:GetItem", "dynamodb:PutItem"),
                 self.enrichment_key.grant_read(),
-                put_events(d, "EmitEnriched", (contract.ENRICHED,)),
+                put_events(b.d, "EmitEnriched", (contract.ENRICHED,)),
             ],
-            contract.EnrichSettings.environment(values),
+            contract.EnrichSettings.environment(b.values),
             events=(chain_stage(contract.ENRICH_FUNCTION, self.source, self.dlq),),
             on_failure=self.dlq,
             async_max_retries=ASYNC_RETRIES,
         )
 
-    def _dedupe(self, d: Deployment, s: LerSettings, function: FunctionFactory, values: Environment) -> None:
+    def _dedupe(self, b: Build[LerSettings]) -> None:
         """Duplicate verdicts against ler-identity."""
         self.identity_index = Grant(
             "ReadIdentityByCrmId",
             ("dynamodb:Query",),
             (self.identity.index_arn(contract.IDENTITY_BY_CRM_ID),),
         )
-        function(
+        b.function(
             contract.DEDUPE_FUNCTION,
             "Exact keys, fuzzy scoring and the model for the ambiguous band",
             [
                 self.identity.grant("dynamodb:GetItem", sid="ReadIdentityKeys"),
                 self.identity_index,
-                model_grant(d, s.dedupe_model, sid="InvokeDedupeModel"),
+                model_grant(b.d, b.s.dedupe_model, sid="InvokeDedupeModel"),
                 self._note_refusal(contract.DEDUPE_FUNCTION),
-                put_events(d, "EmitDeduped", (contract.DEDUPED,)),
+                put_events(b.d, "EmitDeduped", (contract.DEDUPED,)),
             ],
-            contract.DedupeSettings.environment(values),
+            contract.DedupeSettings.environment(b.values),
             events=(chain_stage(contract.DEDUPE_FUNCTION, self.source, self.dlq),),
             on_failure=self.dlq,
             async_max_retries=ASYNC_RETRIES,
             vendored=JELLYFISH,
         )
 
-    def _filter(self, d: Deployment, s: LerSettings, function: FunctionFactory, values: Environment) -> None:
+    def _filter(self, b: Build[LerSettings]) -> None:
         """Clean or junk."""
-        function(
+        b.function(
             contract.FILTER_FUNCTION,
             "Deterministic junk signals; the model only for borderline leads",
             [
-                model_grant(d, s.filter_model, sid="InvokeFilterModel"),
+                model_grant(b.d, b.s.filter_model, sid="InvokeFilterModel"),
                 self._note_refusal(contract.FILTER_FUNCTION),
-                put_events(d, "EmitCleanOrJunk", (contract.CLEAN, contract.JUNK)),
+                put_events(b.d, "EmitCleanOrJunk", (contract.CLEAN, contract.JUNK)),
             ],
-            contract.FilterSettings.environment(values),
+            contract.FilterSettings.environment(b.values),
             events=(chain_stage(contract.FILTER_FUNCTION, self.source, self.dlq),),
             on_failure=self.dlq,
             async_max_retries=ASYNC_RETRIES,
         )
 
-    def _push(self, function: FunctionFactory, values: Environment) -> None:
+    def _push(self, b: Build[LerSettings]) -> None:
         """The CRM write and the identity index."""
-        self.push = function(
+        self.push = b.function(
             contract.PUSH_FUNCTION,
             "Final CRM check, create or link (fill empty fields only), records, identity",
             [
@@ -487,28 +477,28 @@ class LeadEnricher(System):
                     "dynamodb:PutItem", contract.CHECK_ARRIVAL_PREFIX, sid="NoteCheckArrival"
                 ),
             ],
-            contract.PushSettings.environment(values),
+            contract.PushSettings.environment(b.values),
             events=(chain_stage(contract.PUSH_FUNCTION, self.source, self.dlq),),
             on_failure=self.dlq,
             async_max_retries=ASYNC_RETRIES,
             vendored=PHONENUMBERS + EMAIL_CHECK + JELLYFISH,
         )
 
-    def _junk_writer(self, function: FunctionFactory, values: Environment) -> None:
+    def _junk_writer(self, b: Build[LerSettings]) -> None:
         """The junk log."""
-        function(
+        b.function(
             contract.JUNK_WRITER_FUNCTION,
             "Appends each dropped lead and its reason to ler-junk",
             [self.junk.grant("s3:PutObject", prefixes=(contract.JUNK_PREFIX,), sid="WriteJunkLog")],
-            contract.JunkWriterSettings.environment(values),
+            contract.JunkWriterSettings.environment(b.values),
             events=(chain_stage(contract.JUNK_WRITER_FUNCTION, self.source, self.dlq),),
             on_failure=self.dlq,
             async_max_retries=ASYNC_RETRIES,
         )
 
-    def _rescue(self, function: FunctionFactory, values: Environment) -> None:
+    def _rescue(self, b: Build[LerSettings]) -> None:
         """The digest's rescue links: public, unlike ler-intake in iam mode (a person taps them)."""
-        rescue = function(
+        rescue = b.function(
             contract.RESCUE_FUNCTION,
             "Junk digest rescue links: confirm page, then the lead back on the intake queue",
             [
@@ -524,7 +514,7 @@ class LeadEnricher(System):
                 ),
                 self.intake_queue.grant_send(sid="SendRescuedLeadBack"),
             ],
-            contract.RescueSettings.environment(values),
+            contract.RescueSettings.environment(b.values),
             url=FunctionUrl(
                 "NONE", public_reason="HMAC-signed, expiring, single-use rescue token checked before any read"
             ),
@@ -532,65 +522,65 @@ class LeadEnricher(System):
         assert rescue.function_url is not None
         self.rescue_url = rescue.function_url
         # A URL, not a secret: the Output resolves at deploy time (as upsr's add link).
-        values["rescue_url"] = cast(str, rescue.function_url)
+        b.values["rescue_url"] = cast(str, rescue.function_url)
 
-    def _retry(self, d: Deployment, s: LerSettings, function: FunctionFactory, values: Environment) -> None:
+    def _retry(self, b: Build[LerSettings]) -> None:
         """Scheduled: re-drive dead letters and pending enrichments."""
         intake_dlq = self.intake_queue.dlq_arn
         assert intake_dlq is not None  # the intake queue is declared with its own DLQ
-        function(
+        b.function(
             contract.RETRY_FUNCTION,
             "Re-drives ler-dlq and the intake dead letters, retries pending enrichments",
             [
                 self.dlq.grant_consume(sid="DrainLerDlq"),
                 Grant("DrainIntakeDeadLetters", CONSUME_ACTIONS, (intake_dlq,)),
                 self.intake_queue.grant_send(sid="RedriveToIntakeQueue"),
-                put_events(d, "RedrivePipelineEvents", contract.PIPELINE_EVENTS),
+                put_events(b.d, "RedrivePipelineEvents", contract.PIPELINE_EVENTS),
                 invoke("RedriveMailAndUploadsToIntake", self.intake),
                 self.cache.grant("dynamodb:Scan", sid="FindPendingEnrichments"),
-                d.grant_send_email("AlertDeadLetters", s.sender_email),
+                b.d.grant_send_email("AlertDeadLetters", b.s.sender_email),
             ],
-            contract.RetrySettings.environment(values),
+            contract.RetrySettings.environment(b.values),
             schedules=(
                 Schedule(
                     contract.RETRY_FUNCTION,
-                    s.retry_schedule,
+                    b.s.retry_schedule,
                     "Re-drive dead letters and pending enrichments",
                     json.dumps({"job": contract.RETRY_FUNCTION}),
-                    s.schedule_timezone,
+                    b.s.schedule_timezone,
                 ),
             ),
             on_failure=self.dlq,
             async_max_retries=ASYNC_RETRIES,
         )
 
-    def _backfill(self, d: Deployment, s: LerSettings, function: FunctionFactory, values: Environment) -> None:
+    def _backfill(self, b: Build[LerSettings]) -> None:
         """Scheduled: re-enrichment and identity re-sync."""
-        function(
+        b.function(
             contract.BACKFILL_FUNCTION,
             "Re-enriches pending leads; re-syncs ler-identity from the CRM export via ler-push",
             [
                 self.cache.grant("dynamodb:Scan", sid="FindPendingEnrichments"),
-                put_events(d, "ReEnrichPending", (contract.NORMALIZED,)),
+                put_events(b.d, "ReEnrichPending", (contract.NORMALIZED,)),
                 invoke("ResyncIdentityThroughPush", self.push),
             ],
-            contract.BackfillSettings.environment(values),
+            contract.BackfillSettings.environment(b.values),
             schedules=(
                 Schedule(
                     contract.BACKFILL_FUNCTION,
-                    s.backfill_schedule,
+                    b.s.backfill_schedule,
                     "Nightly re-enrichment and identity re-sync",
                     json.dumps({"job": contract.BACKFILL_FUNCTION}),
-                    s.schedule_timezone,
+                    b.s.schedule_timezone,
                 ),
             ),
             on_failure=self.dlq,
             async_max_retries=ASYNC_RETRIES,
         )
 
-    def _digest(self, d: Deployment, s: LerSettings, function: FunctionFactory, values: Environment) -> None:
+    def _digest(self, b: Build[LerSettings]) -> None:
         """Scheduled: the daily junk digest."""
-        function(
+        b.function(
             contract.DIGEST_FUNCTION,
             "Emails the previous day's junk drops by reason",
             [
@@ -600,21 +590,21 @@ class LeadEnricher(System):
                 ),
                 self.junk.grant("s3:GetObject", prefixes=(contract.JUNK_PREFIX,), sid="ReadJunkLog"),
                 self.rescue_key.grant_read(sid="SignRescueLinks"),
-                d.grant_send_email("SendJunkDigest", s.sender_email),
+                b.d.grant_send_email("SendJunkDigest", b.s.sender_email),
                 self.cache.grant_degradation_items(
                     "dynamodb:GetItem",
                     list(contract.DEGRADABLE),
                     sid="ReadDegradationNotes",
                 ),
             ],
-            contract.DigestSettings.environment(values),
+            contract.DigestSettings.environment(b.values),
             schedules=(
                 Schedule(
                     contract.DIGEST_FUNCTION,
-                    s.digest_schedule,
+                    b.s.digest_schedule,
                     "Daily junk digest",
                     json.dumps({"job": contract.DIGEST_FUNCTION}),
-                    s.schedule_timezone,
+                    b.s.schedule_timezone,
                 ),
             ),
             on_failure=self.dlq,

@@ -46,7 +46,7 @@ from components.scheduled_job import (
 )
 from components.scoped_lambda import FunctionUrl, QueueTrigger, ScopedLambda
 from components.secret_slot import SecretSlot, SecretSlotArgs
-from components.systems.base import System, SystemArgs
+from components.systems.base import Build, System, SystemArgs, settings_values
 from components.systems.function_factory import FunctionFactory
 from components.work_queue import WorkQueue, WorkQueueArgs, consumer_visibility
 from handlers.review_requests import contract
@@ -117,11 +117,12 @@ class ReviewRequests(System):
         self._request_schedules(d, child)
         self.sms_arn = d.arns.sms_resource(s.sms_origination_identity)
         values = self._environment(s, function)
-        self._webhook(d, function, values)
-        self._sender(d, s, function, values)
-        self._escalator(d, s, function, values)
-        self._sync(d, s, function, values)
-        self._sweep(s, function, values)
+        b = Build(d, s, function, values)
+        self._webhook(b)
+        self._sender(b)
+        self._escalator(b)
+        self._sync(b)
+        self._sweep(b)
         # The sweep reports a claimed message never confirmed sent; a person must look.
         d.watch_unconfirmed_sends("UnconfirmedAsks", "review asks claimed and never confirmed sent", self)
         # Its sender falls back to the rules when Bedrock refuses a model: counted (alarmed
@@ -237,6 +238,7 @@ class ReviewRequests(System):
         (handlers/review_requests/contract.py), so infra and handlers cannot drift."""
         hours = s.opening_hours
         return {
+            **settings_values(s),
             "requests_table": self.requests.physical_name,
             "requests_index": contract.REQUESTS_INDEX,
             "jobs_table": self.jobs.physical_name,
@@ -249,32 +251,19 @@ class ReviewRequests(System):
             "opening_start": hours.start,
             "opening_end": hours.end,
             "opening_timezone": hours.timezone,
-            "phone_region": s.phone_region,
             "messaging_key_secret_id": self.messaging_key.physical_name,
             "webhook_secret_id": self.webhook_secret.physical_name,
-            "sender_email": s.sender_email,
-            "owner_email": s.owner_email,
-            "business_name": s.business_name,
             "schedule_group": self.requests_group.name,
             "schedule_role_arn": self.schedule_role_arn,
             "schedule_dlq_arn": self.schedules_dlq.arn,
-            "request_delay_hours": s.request_delay_hours,
-            "retention_days": s.retention_days,
             "grade_model_id": s.grade_model.active,
             "compose_model_id": s.compose_model.active,
             "sms_origination_identity": self.sms_arn,
-            "review_url": s.review_url,
-            "feedback_url": s.feedback_url,
-            "link_ttl_days": s.link_ttl_days,
             "claim_lease_seconds": function.timeout(contract.ESCALATOR) * 2,
-            # Kept as "" when no sheet is configured; the handler reads that as None.
-            "sheet_source": s.sheet_source,
-            "sweep_grace_minutes": s.sweep_grace_minutes,
-            "sweep_max_attempts": s.sweep_max_attempts,
-        }
+        }  # sheet_source is "" when no sheet is configured; the handler reads that as None
 
-    def _webhook(self, d: Deployment, function: FunctionFactory, values: dict[str, Any]) -> None:
-        self.webhook_fn = function(
+    def _webhook(self, b: Build[RrsSettings]) -> None:
+        self.webhook_fn = b.function(
             contract.WEBHOOK,
             "Job tool webhook: verify, one request per completion, schedule the ask; "
             "record private feedback and opt-outs",
@@ -292,7 +281,7 @@ class ReviewRequests(System):
                 Grant(
                     "CreateRequestSchedules",
                     ("scheduler:CreateSchedule",),
-                    (d.arns.schedules_in_group(self.requests_group.name),),
+                    (b.d.arns.schedules_in_group(self.requests_group.name),),
                 ),
                 Grant(
                     "PassRequestScheduleRole",
@@ -301,7 +290,7 @@ class ReviewRequests(System):
                     {"StringEquals": {"iam:PassedToService": "scheduler.amazonaws.com"}},
                 ),
             ),
-            contract.WebhookSettings.environment(values),
+            contract.WebhookSettings.environment(b.values),
             url=FunctionUrl(
                 "NONE",
                 public_reason="The job tool's HMAC-SHA256 signature (rrs-webhook-secret, "
@@ -311,14 +300,14 @@ class ReviewRequests(System):
             vendored=("email-validator", "idna", "phonenumberslite", "tzdata"),
         )
 
-    def _sender(self, d: Deployment, s: RrsSettings, function: FunctionFactory, values: dict[str, Any]) -> None:
-        self.sender_fn = function(
+    def _sender(self, b: Build[RrsSettings]) -> None:
+        self.sender_fn = b.function(
             contract.SENDER,
             "Due asks: re-check opt-out, state and quiet hours; grade, compose, validate; "
             "one conditional terminal write, one ask",
             (
-                model_grant(d, s.grade_model, sid="InvokeGradeModel"),
-                model_grant(d, s.compose_model, sid="InvokeComposeModel"),
+                model_grant(b.d, b.s.grade_model, sid="InvokeGradeModel"),
+                model_grant(b.d, b.s.compose_model, sid="InvokeComposeModel"),
                 self.requests.grant("dynamodb:GetItem", "dynamodb:UpdateItem", sid="GuardRequestState"),
                 # ConditionCheckItem: the claim's transaction checks each contact's opt-out.
                 self.optout.grant(
@@ -331,16 +320,16 @@ class ReviewRequests(System):
                 self.requests.grant_degradation_items(
                     "dynamodb:UpdateItem", self._notes(contract.SENDER), sid="NoteRefusedModel"
                 ),
-                d.grant_send_email("SendAskEmail", s.sender_email),
+                b.d.grant_send_email("SendAskEmail", b.s.sender_email),
                 Grant("SendAskSms", ("sms-voice:SendTextMessage",), (self.sms_arn,)),
             ),
-            contract.SenderSettings.environment(values),
+            contract.SenderSettings.environment(b.values),
             queues=(QueueTrigger(self.work, batch_size=5, maximum_concurrency=SENDER_CONCURRENCY),),
             vendored=("tzdata",),
         )
 
-    def _escalator(self, d: Deployment, s: RrsSettings, function: FunctionFactory, values: dict[str, Any]) -> None:
-        self.escalator_fn = function(
+    def _escalator(self, b: Build[RrsSettings]) -> None:
+        self.escalator_fn = b.function(
             contract.ESCALATOR,
             "Escalations: build the handover, de-duplicate, email the owner",
             (
@@ -353,15 +342,15 @@ class ReviewRequests(System):
                 self.requests.grant_degradation_items(
                     "dynamodb:GetItem", contract.DEGRADABLE, sid="ReadDegradationNotes"
                 ),
-                d.grant_send_email("SendOwnerHandover", s.sender_email),
+                b.d.grant_send_email("SendOwnerHandover", b.s.sender_email),
             ),
-            contract.EscalatorSettings.environment(values),
+            contract.EscalatorSettings.environment(b.values),
             queues=(QueueTrigger(self.escalations, batch_size=5),),
             vendored=("tzdata",),
         )
 
-    def _sync(self, d: Deployment, s: RrsSettings, function: FunctionFactory, values: dict[str, Any]) -> None:
-        sheet_arn = sheet_object_arn(d, s.sheet_source)
+    def _sync(self, b: Build[RrsSettings]) -> None:
+        sheet_arn = sheet_object_arn(b.d, b.s.sheet_source)
         sync_grants: tuple[Grant, ...] = (
             self.customers.grant("dynamodb:UpdateItem", sid="UpsertCustomers"),
             # The stored row hashes, read before writing: only changed rows are written.
@@ -369,17 +358,17 @@ class ReviewRequests(System):
         )
         if sheet_arn is not None:
             sync_grants += (Grant("ReadCustomerSheet", ("s3:GetObject",), (sheet_arn,)),)
-        self.sync_fn = function(
+        self.sync_fn = b.function(
             contract.SYNC,
             "Customer sheet (CSV URL or S3 object) into rrs-customers, with prior sentiment",
             sync_grants,
-            contract.SyncSettings.environment(values),
+            contract.SyncSettings.environment(b.values),
             vendored=("email-validator", "idna", "phonenumberslite", "tzdata"),
-            schedules=(Schedule(contract.SYNC, s.sync_schedule, "mirror the customer sheet"),),
+            schedules=(Schedule(contract.SYNC, b.s.sync_schedule, "mirror the customer sheet"),),
         )
 
-    def _sweep(self, s: RrsSettings, function: FunctionFactory, values: dict[str, Any]) -> None:
-        self.sweep_fn = function(
+    def _sweep(self, b: Build[RrsSettings]) -> None:
+        self.sweep_fn = b.function(
             contract.SWEEP,
             "Stragglers past due and not terminal: re-enqueue or escalate (opening hours only)",
             (
@@ -399,10 +388,10 @@ class ReviewRequests(System):
                     "dynamodb:UpdateItem", contract.DEGRADABLE, sid="MarkNotesNotified"
                 ),
             ),
-            contract.SweepSettings.environment(values),
+            contract.SweepSettings.environment(b.values),
             vendored=("tzdata",),
             schedules=(
-                Schedule(contract.SWEEP, s.sweep_schedule, "re-drive or escalate stragglers"),
+                Schedule(contract.SWEEP, b.s.sweep_schedule, "re-drive or escalate stragglers"),
             ),
         )
 

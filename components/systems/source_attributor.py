@@ -36,7 +36,7 @@ from components.guarded_table import GuardedTable, GuardedTableArgs
 from components.scheduled_job import Schedule
 from components.scoped_lambda import FunctionUrl, ScopedLambda, StreamTrigger
 from components.secret_slot import SecretSlot, SecretSlotArgs
-from components.systems.base import System, SystemArgs
+from components.systems.base import Build, System, SystemArgs, settings_values
 from components.systems.function_factory import FunctionFactory
 from components.work_queue import WorkQueue, WorkQueueArgs
 from handlers.source_attributor import contract
@@ -83,15 +83,16 @@ class SourceAttributor(System):
         self._data(d, child)
         values = self._environment(settings)
         function = FunctionFactory(d, PACKAGE, SIZES, child)
-        self._capture(settings, function, values)
-        self._stitch(function, values)
+        b = Build(d, settings, function, values)
+        self._capture(b)
+        self._stitch(b)
         reads = (
             self.touches.grant("dynamodb:Query", sid="QueryTouches"),
             self.identities.grant("dynamodb:Query", sid="QueryIdentities"),
             self.enquiries.grant("dynamodb:Query", sid="QueryEnquiries"),
         )
-        mail = self._report_page(d, settings, function, values, reads, child)
-        self._report(settings, function, values, (*reads, *mail))
+        mail = self._report_page(b, reads, child)
+        self._report(b, (*reads, *mail))
         self._outputs()
 
     def _data(self, d: Deployment, child: pulumi.ResourceOptions) -> None:
@@ -120,23 +121,19 @@ class SourceAttributor(System):
     def _environment(self, settings: LsSettings) -> Environment:
         """The report page's URL and key are filled in by ``_report_page`` when it exists."""
         return {
+            **settings_values(settings),
             "touches_table": self.touches.physical_name,
             "identities_table": self.identities.physical_name,
             "enquiries_table": self.enquiries.physical_name,
             "email_hash_secret": self.email_key.physical_name,
             "site_origins": ",".join(settings.site_origins),
-            "touch_ttl_days": settings.touch_ttl_days,
-            "report_cache_seconds": settings.report_cache_seconds,
-            "sender_email": settings.sender_email,
-            "report_recipient": settings.report_recipient,
-            "report_link_days": settings.report_link_days,
             "report_page_url": None,
             "report_link_key_secret": None,
         }
 
-    def _capture(self, settings: LsSettings, function: FunctionFactory, values: Environment) -> None:
+    def _capture(self, b: Build[LsSettings]) -> None:
         """The site beacon: public, origin-checked, create-only."""
-        self.capture = function(
+        self.capture = b.function(
             contract.CAPTURE,
             "Beacon: normalises the source, writes one touch, sets the first-party id",
             (
@@ -144,7 +141,7 @@ class SourceAttributor(System):
                 self.enquiries.grant("dynamodb:PutItem", sid="PutEnquiries"),
                 self.email_key.grant_read(sid="ReadEmailHashKey"),
             ),
-            contract.CaptureSettings.environment(values),
+            contract.CaptureSettings.environment(b.values),
             url=FunctionUrl(
                 "NONE",
                 public_reason=(
@@ -152,16 +149,16 @@ class SourceAttributor(System):
                     "known bots are dropped, both checked before the body is read; it can "
                     "only create touches and enquiries"
                 ),
-                cors_origins=tuple(settings.site_origins),
+                cors_origins=tuple(b.s.site_origins),
                 cors_methods=("POST",),
                 registered_in="the site: the beacon snippet on every page",
             ),
             vendored=("email-validator", "idna"),
         )
 
-    def _stitch(self, function: FunctionFactory, values: Environment) -> None:
+    def _stitch(self, b: Build[LsSettings]) -> None:
         """Identities from the enquiries stream, additively."""
-        self.stitch = function(
+        self.stitch = b.function(
             contract.STITCH,
             "Links visitor ids that share an email hash into one identity, additively",
             (
@@ -170,7 +167,7 @@ class SourceAttributor(System):
                     "dynamodb:Query", "dynamodb:UpdateItem", sid="LinkIdentities"
                 ),
             ),
-            contract.StitchSettings.environment(values),
+            contract.StitchSettings.environment(b.values),
             streams=(
                 StreamTrigger(
                     self.enquiries,
@@ -183,35 +180,29 @@ class SourceAttributor(System):
         )
 
     def _report_page(
-        self,
-        d: Deployment,
-        settings: LsSettings,
-        function: FunctionFactory,
-        values: Environment,
-        reads: tuple[Grant, ...],
-        child: pulumi.ResourceOptions,
+        self, b: Build[LsSettings], reads: tuple[Grant, ...], child: pulumi.ResourceOptions
     ) -> tuple[Grant, ...]:
         """Only when the report is mailed: the link key and the page it opens. Returns what
         ls-report needs besides the reads to mail (send as the sender, sign with the key)."""
         self.report_page = None
-        if not (settings.mails_report and settings.sender_email):
+        if not (b.s.mails_report and b.s.sender_email):
             return ()
         link_key = SecretSlot(
             contract.REPORT_LINK_KEY,
             SecretSlotArgs(
-                d,
+                b.d,
                 contract.REPORT_LINK_KEY,
                 "Keyring signing the weekly report mail's link to the report page: JSON "
                 '{"active_kid": "k1", "keys": {"k1": "<at least 32 random characters>"}}.',
             ),
             child,
         )
-        values["report_link_key_secret"] = link_key.physical_name
-        self.report_page = function(
+        b.values["report_link_key_secret"] = link_key.physical_name
+        self.report_page = b.function(
             contract.REPORT_PAGE,
             "The weekly mail's signed link: that week's report as a read-only page",
             (*reads, link_key.grant_read(sid="ReadReportLinkKey")),
-            contract.ReportPageSettings.environment(values),
+            contract.ReportPageSettings.environment(b.values),
             url=FunctionUrl(
                 "NONE",
                 public_reason=(
@@ -222,36 +213,30 @@ class SourceAttributor(System):
         )
         assert self.report_page.function_url is not None
         # A URL, not a secret: the Output resolves at deploy time (as upsr's addlink_url).
-        values["report_page_url"] = cast(str, self.report_page.function_url)
+        b.values["report_page_url"] = cast(str, self.report_page.function_url)
         return (
-            d.grant_send_email("SendOwnerReport", settings.sender_email),
+            b.d.grant_send_email("SendOwnerReport", b.s.sender_email),
             link_key.grant_read(sid="SignReportLinks"),
         )
 
-    def _report(
-        self,
-        settings: LsSettings,
-        function: FunctionFactory,
-        values: Environment,
-        grants: tuple[Grant, ...],
-    ) -> None:
+    def _report(self, b: Build[LsSettings], grants: tuple[Grant, ...]) -> None:
         """The report for programs (IAM URL) and, when mailed, its weekly schedule."""
-        self.report = function(
+        self.report = b.function(
             contract.REPORT,
             "Walks paths, applies both rules, computes the unattributed share",
             grants,
-            contract.ReportSettings.environment(values),
+            contract.ReportSettings.environment(b.values),
             url=FunctionUrl("AWS_IAM", registered_in="the programs that call the report with SigV4"),
             schedules=(
                 Schedule(
                     contract.REPORT,
-                    settings.report_schedule,
+                    b.s.report_schedule,
                     "Weekly attribution report mailed to the owner",
                     json.dumps({"job": contract.REPORT}),
-                    settings.report_timezone,
+                    b.s.report_timezone,
                 ),
             )
-            if settings.mails_report
+            if b.s.mails_report
             else (),
         )
 

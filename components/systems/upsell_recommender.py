@@ -31,7 +31,7 @@ from components.models import model_grant
 from components.scheduled_job import Schedule
 from components.scoped_lambda import FunctionUrl, QueueTrigger, ScopedLambda
 from components.secret_slot import SecretSlot, SecretSlotArgs
-from components.systems.base import System, SystemArgs
+from components.systems.base import Build, System, SystemArgs, settings_values
 from components.systems.function_factory import FunctionFactory
 from components.work_queue import WorkQueue, WorkQueueArgs, consumer_visibility
 from handlers.upsell_recommender import contract
@@ -93,12 +93,13 @@ class UpsellRecommender(System):
         self._secrets(d, child)
         self.sms_arn = d.arns.sms_resource(s.sms_origination_identity)
         values = self._environment(s, function)
-        self._webhook(function, values)
-        self._picker(d, s, function, values)
-        self._addlink(function, values)
-        self._sender(d, s, function, values)
-        self._sweep(d, s, function, values)
-        self._catalog_sync(s, function, values)
+        b = Build(d, s, function, values)
+        self._webhook(b)
+        self._picker(b)
+        self._addlink(b)
+        self._sender(b)
+        self._sweep(b)
+        self._catalog_sync(b)
         self._outputs()
 
     def _data(self, d: Deployment, child: pulumi.ResourceOptions) -> None:
@@ -173,41 +174,25 @@ class UpsellRecommender(System):
     ) -> dict[str, pulumi.Input[str] | int | float]:
         """Every value the six functions' settings read (each takes its own subset)."""
         return {
+            **settings_values(s),
             "orders_table": self.orders.physical_name,
             "offers_table": self.offers.physical_name,
             "offers_index": contract.OFFERS_INDEX,
             "catalogue_table": self.catalogue.physical_name,
             "customers_table": self.customers.physical_name,
             "optout_table": self.optout.physical_name,
-            "store_domain": s.store_domain,
-            "attribution_window_hours": s.attribution_window_hours,
-            "offer_retention_days": s.offer_retention_days,
-            "max_nudges_per_30_days": s.max_nudges_per_30_days,
             "webhook_secret_id": self.webhook_secret.physical_name,
             "jobs_queue_url": self.jobs.url,
-            "webhook_max_age_hours": s.webhook_max_age_hours,
             "order_timeout_s": function.timeout(contract.ORDER),
             "picker_model_id": s.picker_model.active,
-            "nudge_delay_minutes": s.nudge_delay_minutes,
-            "max_price_ratio": s.max_price_ratio,
-            "catalogue_max_age_hours": s.catalogue_max_age_hours,
             "jobs_max_receives": self.jobs.args.max_receive_count,
             "addlink_key_secret_id": self.addlink_key.physical_name,
             "sms_origination_identity": self.sms_arn,
-            "sender_email": s.sender_email,
-            "link_grace_days": s.link_grace_days,
-            "owner_email": s.owner_email,
-            "report_hour": s.report_hour,
-            "report_timezone": s.report_timezone,
-            "quiet_report": s.quiet_report,
             "store_key_secret_id": self.store_key.physical_name,
-            "shopify_api_version": s.shopify_api_version,
         }
 
-    def _webhook(
-        self, function: FunctionFactory, values: dict[str, pulumi.Input[str] | int | float]
-    ) -> None:
-        self.order_fn = function(
+    def _webhook(self, b: Build[UpsrSettings]) -> None:
+        self.order_fn = b.function(
             contract.ORDER,
             "Shopify orders/create webhook: verify, dedup, gate, enqueue one suggest job",
             (
@@ -223,7 +208,7 @@ class UpsellRecommender(System):
                     sid="NoteRedactedCustomer",
                 ),
             ),
-            contract.OrderSettings.environment(values),
+            contract.OrderSettings.environment(b.values),
             url=FunctionUrl(
                 "NONE",
                 public_reason="Shopify X-Shopify-Hmac-Sha256 over the raw body, checked first",
@@ -231,18 +216,12 @@ class UpsellRecommender(System):
             ),
         )
 
-    def _picker(
-        self,
-        d: Deployment,
-        s: UpsrSettings,
-        function: FunctionFactory,
-        values: dict[str, pulumi.Input[str] | int | float],
-    ) -> None:
-        self.picker_fn = function(
+    def _picker(self, b: Build[UpsrSettings]) -> None:
+        self.picker_fn = b.function(
             contract.PICKER,
             "Suggest jobs: one model shortlist, deterministic catalogue filters, one offer",
             (
-                model_grant(d, s.picker_model, sid="InvokePickerModel"),
+                model_grant(b.d, b.s.picker_model, sid="InvokePickerModel"),
                 self.catalogue.grant("dynamodb:Scan", "dynamodb:BatchGetItem", sid="ReadCatalogue"),
                 self.offers.grant("dynamodb:PutItem", sid="WriteOneOfferPerOrder"),
                 self.offers.grant_degradation_items(
@@ -251,21 +230,19 @@ class UpsellRecommender(System):
                     sid="NoteRefusedModel",
                 ),
             ),
-            contract.PickerSettings.environment(values),
+            contract.PickerSettings.environment(b.values),
             queues=(QueueTrigger(self.jobs, batch_size=5, maximum_concurrency=PICKER_CONCURRENCY),),
         )
 
-    def _addlink(
-        self, function: FunctionFactory, values: dict[str, pulumi.Input[str] | int | float]
-    ) -> None:
-        self.addlink_fn = function(
+    def _addlink(self, b: Build[UpsrSettings]) -> None:
+        self.addlink_fn = b.function(
             contract.ADDLINK,
             "One-tap add link: verify the signed token, record the tap, 302 to the cart",
             (
                 self.addlink_key.grant_read(),
                 self.offers.grant("dynamodb:UpdateItem", sid="RecordTap"),
             ),
-            contract.AddlinkSettings.environment(values),
+            contract.AddlinkSettings.environment(b.values),
             url=FunctionUrl(
                 "NONE", public_reason="HMAC-signed, expiring link token checked before any read"
             ),
@@ -273,16 +250,10 @@ class UpsellRecommender(System):
         assert self.addlink_fn.function_url is not None
         # A URL, not a secret: the Output resolves at deploy time. The block types
         # environment values as str; Pulumi accepts an Output in their place.
-        values["addlink_url"] = cast(str, self.addlink_fn.function_url)
+        b.values["addlink_url"] = cast(str, self.addlink_fn.function_url)
 
-    def _sender(
-        self,
-        d: Deployment,
-        s: UpsrSettings,
-        function: FunctionFactory,
-        values: dict[str, pulumi.Input[str] | int | float],
-    ) -> None:
-        self.sender_fn = function(
+    def _sender(self, b: Build[UpsrSettings]) -> None:
+        self.sender_fn = b.function(
             contract.SENDER,
             "Due offers: re-check opt-out and cap, flip chosen->sent once, send one nudge",
             (
@@ -299,21 +270,15 @@ class UpsellRecommender(System):
                 ),
                 self.addlink_key.grant_read(),
                 Grant("SendNudgeSms", ("sms-voice:SendTextMessage",), (self.sms_arn,)),
-                d.grant_send_email("SendNudgeEmail", s.sender_email),
+                b.d.grant_send_email("SendNudgeEmail", b.s.sender_email),
             ),
-            contract.SenderSettings.environment(values),
-            schedules=(Schedule(contract.SENDER, s.sender_schedule, "release due offers"),),
+            contract.SenderSettings.environment(b.values),
+            schedules=(Schedule(contract.SENDER, b.s.sender_schedule, "release due offers"),),
             vendored=("gsm0338",),  # the nudge is measured in GSM-7 septets (handlers.common.sms)
         )
 
-    def _sweep(
-        self,
-        d: Deployment,
-        s: UpsrSettings,
-        function: FunctionFactory,
-        values: dict[str, pulumi.Input[str] | int | float],
-    ) -> None:
-        self.sweep_fn = function(
+    def _sweep(self, b: Build[UpsrSettings]) -> None:
+        self.sweep_fn = b.function(
             contract.SWEEP,
             "Close sent offers past the window as ignored; daily take-up roll-up to the owner",
             (
@@ -323,28 +288,23 @@ class UpsellRecommender(System):
                 self.offers.grant(
                     "dynamodb:UpdateItem", "dynamodb:PutItem", sid="CloseOffersAndMark"
                 ),
-                d.grant_send_email("SendOwnerReport", s.sender_email),
+                b.d.grant_send_email("SendOwnerReport", b.s.sender_email),
                 self.offers.grant_degradation_items(
                     "dynamodb:GetItem",
                     list(contract.DEGRADABLE),
                     sid="ReadDegradationNotes",
                 ),
             ),
-            contract.SweepSettings.environment(values),
+            contract.SweepSettings.environment(b.values),
             vendored=("tzdata",),  # zoneinfo: the report hour is read in REPORT_TIMEZONE
-            schedules=(Schedule(contract.SWEEP, s.sweep_schedule, "close attribution windows"),),
+            schedules=(Schedule(contract.SWEEP, b.s.sweep_schedule, "close attribution windows"),),
         )
         # The sweep reports a claimed message never confirmed sent; a person must look.
-        d.watch_unconfirmed_sends("UnconfirmedNudges", "nudges claimed and never confirmed sent", self)
-        d.watch_degradations(self)
+        b.d.watch_unconfirmed_sends("UnconfirmedNudges", "nudges claimed and never confirmed sent", self)
+        b.d.watch_degradations(self)
 
-    def _catalog_sync(
-        self,
-        s: UpsrSettings,
-        function: FunctionFactory,
-        values: dict[str, pulumi.Input[str] | int | float],
-    ) -> None:
-        self.sync_fn = function(
+    def _catalog_sync(self, b: Build[UpsrSettings]) -> None:
+        self.sync_fn = b.function(
             contract.CATALOG_SYNC,
             "Shopify Admin API product list (stock, price, category, tags) into upsr-catalogue",
             (
@@ -355,10 +315,10 @@ class UpsellRecommender(System):
                 # The stored content hashes, read first: only changed rows are written.
                 self.catalogue.grant("dynamodb:Scan", sid="ReadCatalogueHashes"),
             ),
-            contract.CatalogSyncSettings.environment(values),
+            contract.CatalogSyncSettings.environment(b.values),
             schedules=(
                 Schedule(
-                    contract.CATALOG_SYNC, s.catalog_sync_schedule, "refresh stock and prices"
+                    contract.CATALOG_SYNC, b.s.catalog_sync_schedule, "refresh stock and prices"
                 ),
             ),
         )

@@ -9,7 +9,7 @@ number), so the code that needs one asks for it here, on first use::
     phonenumbers = cold_path.load("phonenumbers")
 
 Lambda gives a function CPU in proportion to its memory (one vCPU at 1,769 MB), so 50 ms of
-import at 256 MB is about 350 ms of a first invocation. ``tests/handlers/test_import_structure.py``
+import at 256 MB is about 350 ms of a first invocation. ``tests/test_import_structure.py``
 refuses any other function-local import, and ``components/archive.py`` counts each ``load`` as
 an import when it decides what a function's archive vendors.
 """

@@ -112,10 +112,6 @@ class Degradation:
             f"{when(self.last_at)} ({zone})"
         )
 
-    @property
-    def advice(self) -> str:
-        return ADVICE[self.kind]
-
 
 @dataclass(frozen=True)
 class Ledger:

@@ -9,29 +9,35 @@ Every ``handlers/<system>/functions/<fn>.py`` is a composition root::
     handler = entry.handler(__name__, XSettings, wire, run)  # batch="sqs" / "stream"
 
 :func:`handler` reads the function's settings record, wires the service on the first
-invocation and keeps it in :data:`registry` (the one per-container cache), gives ``wire`` and
-``run`` the one clock, and applies ``observability.logged`` (log keys, correlation id, the
-cold-start metric, tracing). With ``batch=`` the event is a batch handled by
-``handlers.common.batch`` and ``run`` gets one record at a time.
+invocation and keeps it in :data:`registry`, gives ``wire`` and ``run`` the one clock, and
+applies ``observability.logged`` (log keys, correlation id, the cold-start metric, tracing).
+With ``batch=`` the event is a batch handled by ``handlers.common.batch`` and ``run`` gets one
+record at a time; with ``url=True`` (a Function URL) ``run`` gets the event read once into a
+``function_url.Request``, and a body too large (``max_body``) or undecodable is answered here.
 
 ``wire`` may take keyword-only collaborators with defaults (``crm=None``): the real one is
 built when the keyword is absent; tests and the sandbox give another through
 :meth:`Registry.override`, the one way to swap a collaborator or move the time.
+
+Whatever else a module keeps for the container's life (clients, settings records, the
+cold-start mark, secrets, upsr's catalogue snapshot) is declared with :meth:`Registry.keeps`,
+so :meth:`Registry.restart` (a new container) and :meth:`Registry.clear` forget all of it: the
+one way tests and the sandbox start afresh.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import sys
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, Generic, Literal, TypeVar
 
-from handlers.common import settings
+from handlers.common import aws_clients, function_url, observability, secrets, settings
 from handlers.common.batch import sqs_batch, stream_batch
 from handlers.common.clock import Clock, utc_now
-from handlers.common.observability import logged
 
 S = TypeVar("S", bound=settings.Settings)
 T = TypeVar("T")
@@ -59,6 +65,17 @@ class Registry:
         self._services: dict[str, tuple[settings.Settings, Any]] = {}
         self._overrides: dict[str, dict[str, Any]] = {}
         self._clock: Clock = utc_now
+        self._kept: dict[str, str] = {}
+
+    def keeps(self, module: str, forget: str) -> None:
+        """Declare that ``module`` keeps something per container and that its function
+        ``forget`` forgets it. Named, not held: the copy of the module imported now is the one
+        forgotten (the sandbox imports handler modules anew, then puts the originals back)."""
+        self._kept[module] = forget
+
+    def kept(self) -> dict[str, str]:
+        """Module -> the function that forgets what it keeps."""
+        return dict(self._kept)
 
     def register(self, function: Function, kind: type[S], wire: Callable[..., T]) -> None:
         """Declare how ``function`` is wired (``handler`` does it at import)."""
@@ -117,21 +134,39 @@ class Registry:
                 self._overrides.setdefault(key, {}).update(collaborators)
                 self._services.pop(key, None)
 
+    def restart(self) -> None:
+        """A new container: every wired service and everything a module keeps (see
+        :meth:`keeps`) forgotten; the overrides and the time stay (a test changed the
+        environment and goes on in the same world)."""
+        with self._lock:
+            self._services.clear()
+            for name, forget in self._kept.items():
+                module = sys.modules.get(name)
+                if module is not None:
+                    getattr(module, forget)()
+
     def clear(self, function: Function | None = None) -> None:
         """Forget ``function``'s wired service (its next invocation is a new container's), or
-        with no function: every service and override, and go back to the real time (the test
-        fixture does it around each test, the sandbox around each run)."""
-        with self._lock:
-            if function is not None:
+        with no function: :meth:`restart`, every override, and go back to the real time (the
+        test fixture does it around each test, the sandbox around each run)."""
+        if function is not None:
+            with self._lock:
                 self._services.pop(_key(function), None)
-                return
-            self._services.clear()
+            return
+        self.restart()
+        with self._lock:
             self._overrides.clear()
             self._clock = utc_now
 
 
 registry = Registry()
 """The one registry of the process (in Lambda: of the container)."""
+
+# What the common modules keep (they sit below this module, which names them for them).
+registry.keeps(aws_clients.__name__, "reset_clients")
+registry.keeps(settings.__name__, "reset")
+registry.keeps(observability.__name__, "forget_cold_start")
+registry.keeps(secrets.__name__, "forget_all")
 
 
 def handler(
@@ -141,6 +176,8 @@ def handler(
     run: Callable[[T, Any, Any, Clock], Any],
     *,
     batch: Literal["sqs", "stream"] | None = None,
+    url: bool = False,
+    max_body: int = function_url.DEFAULT_MAX_BODY_BYTES,
 ) -> Callable[[Any, Any], Any]:
     """The Lambda handler of ``function`` (its module's ``__name__``): see the module doc."""
     registry.register(function, kind, wire)
@@ -148,6 +185,12 @@ def handler(
 
     def entry(event: Any, context: Any) -> Any:
         service = registry.service(function)
+        if url:
+            try:
+                request = function_url.Request.read(event, max_bytes=max_body)
+            except function_url.RequestError as err:
+                return err.response()
+            return run(service, request, context, clock)
         if batch is None:
             return run(service, event, context, clock)
         split = sqs_batch if batch == "sqs" else stream_batch
@@ -155,4 +198,4 @@ def handler(
 
     entry.__module__ = function
     entry.__name__ = entry.__qualname__ = "handler"
-    return logged(entry)
+    return observability.logged(entry)

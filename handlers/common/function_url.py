@@ -5,6 +5,11 @@ A Function URL delivers payload format 2.0: lower-cased ``headers``, ``rawPath``
 ``isBase64Encoded`` is true (binary or non-UTF-8 bodies). Signatures are computed over the
 exact bytes sent, so ``raw_body`` recovers those bytes, and parsing happens only afterwards.
 
+A function whose trigger is its Function URL reads the event once, at the entry
+(``entry.handler(..., url=True)``), into a :class:`Request`: method, headers, query, the exact
+body bytes and the check mark. Its body is parsed (``Request.json_object``) only when the code
+asks, after any signature check, and at most once.
+
 Bad input raises ``RequestError``; a handler turns it into a 4xx JSON error with
 ``err.response()`` and changes no state.
 """
@@ -16,6 +21,7 @@ import binascii
 import datetime as dt
 import json
 from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -155,6 +161,42 @@ def parse_form(raw: bytes, *, max_bytes: int = DEFAULT_MAX_BODY_BYTES) -> dict[s
     except (UnicodeDecodeError, ValueError) as err:
         raise RequestError(400, "invalid_form", "the body is not a valid form") from err
     return {name: values[-1] for name, values in fields.items()}
+
+
+@dataclass(frozen=True)
+class Request:
+    """One Function URL call, read once from its event (see the module doc)."""
+
+    method: str
+    """Upper case: "GET", "POST", "OPTIONS"..."""
+    headers: Mapping[str, str]
+    """Names lower-cased: ``request.headers.get("x-shopify-topic")``."""
+    query: Mapping[str, str]
+    body: bytes
+    """The exact bytes the client sent (base64 undone): what a signature covers."""
+    path: str = "/"
+    check: bool = False
+    """A ``make verify`` check (``CHECK_HEADER``): to be read only once the request proved
+    authentic."""
+    max_bytes: int = DEFAULT_MAX_BODY_BYTES
+    _parsed: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @classmethod
+    def read(cls, event: Mapping[str, Any], *, max_bytes: int = DEFAULT_MAX_BODY_BYTES) -> Request:
+        """The request of a Function URL event; ``RequestError`` (413, 400) for a body too
+        large or not decodable."""
+        query = {str(k): str(v) for k, v in (event.get("queryStringParameters") or {}).items()}
+        body = raw_body(event, max_bytes=max_bytes)
+        names = headers(event)
+        path = str(event.get("rawPath") or "/")
+        return cls(http_method(event), names, query, body, path, CHECK_HEADER in names, max_bytes)
+
+    def json_object(self) -> dict[str, Any]:
+        """The body as a JSON object, parsed on the first call (``RequestError`` 400/413)."""
+        if "json" not in self._parsed:
+            self._parsed["json"] = parse_json_object(self.body, max_bytes=self.max_bytes)
+        value: dict[str, Any] = self._parsed["json"]
+        return value
 
 
 def _json_default(value: object) -> Any:

@@ -29,6 +29,11 @@ _container: dict[str, bool] = {}
 A dict, so a host that runs several functions in one process can swap it per function."""
 
 
+def forget_cold_start() -> None:
+    """The next invocation is a cold start again (a new container: ``entry.registry``)."""
+    _container.clear()
+
+
 def _service_name(service: str | None) -> str:
     return (
         service

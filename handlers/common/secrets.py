@@ -171,6 +171,11 @@ default_cache = SecretCache()
 """The process-wide cache the module-level helpers use; creating it makes no client."""
 
 
+def forget_all() -> None:
+    """Forget every cached secret (a new container: ``entry.registry``)."""
+    default_cache.invalidate()
+
+
 def secret_id_from_env(variable: str) -> str:
     """The secret NAME or ARN held by environment variable ``variable``.
 

@@ -22,6 +22,9 @@ if TYPE_CHECKING:
 
 _CONDITION_FAILED = "ConditionalCheckFailedException"
 
+ABSENT = object()
+"""In ``transition``'s ``where``: the attribute must not exist."""
+
 
 @dataclass(frozen=True)
 class TransitionResult:
@@ -103,13 +106,17 @@ def transition(
     extra_updates: Mapping[str, Any] | None = None,
     *,
     remove: Collection[str] = (),
+    where: Mapping[str, Any] | None = None,
 ) -> TransitionResult:
     """Move the item at ``key`` from ``expected`` to ``new`` in ``attribute``, or report the loss.
 
     ``expected`` may be one value or a list/tuple/set of acceptable values (``IN``). The write
-    also sets ``extra_updates`` and removes ``remove`` atomically with the move. A missing item
-    never matches, so this never creates one. Errors other than the condition failing (throttling
-    exhausted, a transaction conflict, a bad key) are raised: they are not an answer.
+    also sets ``extra_updates`` and removes ``remove`` atomically with the move, and holds only
+    while each ``where`` attribute equals its value (or, for ``ABSENT``, does not exist): a
+    claim's token, a stamp not yet written. ``new`` may equal ``expected`` (a guarded update that
+    moves nothing). A missing item never matches, so this never creates one. Errors other than
+    the condition failing (throttling exhausted, a transaction conflict, a bad key) are raised:
+    they are not an answer.
     """
     names: dict[str, str] = {"#state": attribute}
     values: dict[str, Any] = {":new": new}
@@ -137,6 +144,13 @@ def transition(
     else:
         values[":e0"] = expected
         condition = "#state = :e0"
+    for index, (name, value) in enumerate(sorted((where or {}).items())):
+        names[f"#w{index}"] = name
+        if value is ABSENT:
+            condition += f" AND attribute_not_exists(#w{index})"
+        else:
+            values[f":w{index}"] = value
+            condition += f" AND #w{index} = :w{index}"
     try:
         answer = table.update_item(
             Key=dict(key),

@@ -10,8 +10,10 @@ Two forms cover the providers the systems talk to:
   ``hex(HMAC-SHA256(secret, f"{t}.{raw_body}"))``. The signature binds the timestamp, and a
   timestamp outside the replay window is refused even when the signature is right.
 
-Both verify the exact bytes received (``function_url.raw_body``), before anything parses them.
-Every failure raises ``SignatureError`` with a ``failure`` code; callers answer it with a 401.
+Both verify the exact bytes received (``function_url.Request.body``), before anything parses
+them. Every failure raises ``SignatureError`` with a ``failure`` code. A webhook function
+describes its provider's signature once as a :class:`SignedWebhook`, whose ``refusal`` is the
+one way to check a request and answer a failure (401, logged, never echoed).
 """
 
 from __future__ import annotations
@@ -20,7 +22,12 @@ import base64
 import binascii
 import hashlib
 import hmac
+from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any, Literal
+
+from handlers.common.function_url import Request, json_error
+from handlers.common.observability import get_logger
 
 SHOPIFY_HMAC_HEADER = "X-Shopify-Hmac-Sha256"
 DEFAULT_TOLERANCE_SECONDS = 300
@@ -137,3 +144,29 @@ def verify_timestamped(
             f"timestamp is {int(current - timestamp)} s from now, window is {tolerance_seconds} s",
         )
     return timestamp
+
+
+@dataclass(frozen=True)
+class SignedWebhook:
+    """How one provider signs its webhook: the header, the form, and what a refused caller is
+    told (the failure itself is only logged)."""
+
+    header: str
+    form: Literal["base64", "timestamped"]
+    refused: str
+    """The 401 message."""
+
+    def refusal(self, request: Request, secret: bytes | str, *, now: float) -> dict[str, Any] | None:
+        """None when ``request`` is authentic (and, timestamped, fresh at ``now``); else the
+        401 answer."""
+        signature = request.headers.get(self.header.lower())
+        try:
+            if self.form == "base64":
+                verify_base64_hmac(request.body, signature, secret)
+            else:
+                verify_timestamped(request.body, signature, secret, now=now)
+        except SignatureError as err:
+            get_logger().warning("webhook signature refused", extra={"failure": err.failure.value})
+            return json_error(401, "invalid_signature", self.refused)
+        return None
+

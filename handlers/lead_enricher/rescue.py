@@ -23,7 +23,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -70,31 +70,31 @@ class RescueDesk:
         self.keyring = keyring
         self.clock = clock
 
-    def web(self, event: Mapping[str, Any]) -> dict[str, Any]:
-        method = fu.http_method(event)
-        if str(event.get("rawPath") or "/") != RESCUE_PATH or method not in ("GET", "POST"):
-            return kit.answer(event, 404, "not_found", "No such page", "There is no page at this address.")
-        token = fu.query_param(event, "t")
+    def web(self, request: fu.Request) -> dict[str, Any]:
+        method = request.method
+        if request.path != RESCUE_PATH or method not in ("GET", "POST"):
+            return kit.answer(request, 404, "not_found", "No such page", "There is no page at this address.")
+        token = request.query.get("t")
         now = self.clock()
         try:
             claims = lt.verify_token(token, self.keyring(), action=RESCUE_ACTION, now=now.timestamp())
         except lt.TokenExpired:
-            return pages.expired(event)
+            return pages.expired(request)
         except lt.TokenError:
-            return pages.invalid(event)
+            return pages.invalid(request)
         if not JUNK_KEY.fullmatch(claims.subject):
-            return kit.answer(event, 400, "invalid_subject", "This link is not valid",
+            return kit.answer(request, 400, "invalid_subject", "This link is not valid",
                               "This link does not name a dropped lead.")
         dropped = self._read(claims.subject)
         if dropped is None:
-            return kit.answer(event, 404, "unknown_lead", "No such lead",
+            return kit.answer(request, 404, "unknown_lead", "No such lead",
                               "This lead is no longer in the junk log.")
         if dropped.rescue is not None:
-            return pages.already(event, dropped, self.config.timezone)
+            return pages.already(request, dropped, self.config.timezone)
         assert token is not None
         if method == "GET":
             return pages.confirm(dropped, f"{RESCUE_PATH}?t={token}", self.config.timezone)
-        return self._rescue(event, dropped, claims, now)
+        return self._rescue(request, dropped, claims, now)
 
     # Reading ------------------------------------------------------------------------------
 
@@ -119,7 +119,7 @@ class RescueDesk:
     # Acting -------------------------------------------------------------------------------
 
     def _rescue(
-        self, event: Mapping[str, Any], dropped: Dropped, claims: LinkClaims, now: dt.datetime
+        self, request: fu.Request, dropped: Dropped, claims: LinkClaims, now: dt.datetime
     ) -> dict[str, Any]:
         by = self.config.digest_recipient
         at = now.astimezone(dt.UTC).isoformat()
@@ -131,8 +131,8 @@ class RescueDesk:
             # Another click changed the object between our read and our write.
             again = self._read(dropped.key)
             if again is not None and again.rescue is not None:
-                return pages.already(event, again, self.config.timezone)
-            return pages.busy(event, dropped)
+                return pages.already(request, again, self.config.timezone)
+            return pages.busy(request, dropped)
         logger = get_logger()
         try:
             lead = Lead.from_json(dropped.lead)
@@ -142,9 +142,9 @@ class RescueDesk:
         except Exception:
             logger.exception("rescue not queued; restoring the junk record", key=dropped.key)
             self.store.put_json_if(bucket, dropped.key, dropped.entry, etag=etag)
-            return pages.failed(event, dropped)
+            return pages.failed(request, dropped)
         logger.info("lead rescued", lead_id=lead.lead_id, key=dropped.key, rescued_by=by,
                     token_id=claims.token_id, reason=dropped.entry.get("reason"))
-        if not kit.wants_html(event):
+        if not kit.wants_html(request):
             return fu.json_response(200, {"rescued": lead.lead_id, "by": by, "at": at})
         return pages.done(dropped, by, at, self.config.timezone)

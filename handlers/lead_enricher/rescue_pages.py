@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from handlers.common import html_kit as kit
+from handlers.common.function_url import Request
 from handlers.lead_enricher.junk_words import (
     LANES,
     address_of,
@@ -111,32 +112,32 @@ def done(dropped: Dropped, by: str, at: str, zone: str) -> dict[str, Any]:
     )
 
 
-def already(event: Mapping[str, Any], dropped: Dropped, zone: str) -> dict[str, Any]:
+def already(request: Request, dropped: Dropped, zone: str) -> dict[str, Any]:
     rescue = dropped.rescue or {}
     by = str(rescue.get("by") or "someone")
     at = when(str(rescue.get("at") or ""), zone)
-    return kit.answer(event, 409, "already_rescued", f"Already rescued: {dropped.name}",
+    return kit.answer(request, 409, "already_rescued", f"Already rescued: {dropped.name}",
                       f"{dropped.who} was already rescued by {by} on {at}. Nothing more to do.")
 
 
-def busy(event: Mapping[str, Any], dropped: Dropped) -> dict[str, Any]:
-    return kit.answer(event, 409, "busy", "Busy: try again in a minute",
+def busy(request: Request, dropped: Dropped) -> dict[str, Any]:
+    return kit.answer(request, 409, "busy", "Busy: try again in a minute",
                       f"{dropped.who} is being changed by someone else. Try again in a minute.")
 
 
-def failed(event: Mapping[str, Any], dropped: Dropped) -> dict[str, Any]:
-    return kit.answer(event, 503, "rescue_failed", "Not sent: nothing changed",
+def failed(request: Request, dropped: Dropped) -> dict[str, Any]:
+    return kit.answer(request, 503, "rescue_failed", "Not sent: nothing changed",
                       f"{dropped.who} could not be sent back just now. Nothing changed and the "
                       "link still works: try again in a few minutes.")
 
 
-def expired(event: Mapping[str, Any]) -> dict[str, Any]:
-    return kit.answer(event, 410, "link_expired", "This rescue link has expired",
+def expired(request: Request) -> dict[str, Any]:
+    return kit.answer(request, 410, "link_expired", "This rescue link has expired",
                       "This rescue link has expired. The lead is still kept in the junk log; "
                       "ask whoever runs the lead enricher to send it back.")
 
 
-def invalid(event: Mapping[str, Any]) -> dict[str, Any]:
-    return kit.answer(event, 403, "invalid_link", "This link is not valid",
+def invalid(request: Request) -> dict[str, Any]:
+    return kit.answer(request, 403, "invalid_link", "This link is not valid",
                       "This link is not valid: it may have been cut or changed. Open it again "
                       "from the junk digest mail.")

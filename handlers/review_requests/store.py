@@ -23,10 +23,12 @@ from handlers.common import cold_path
 from handlers.common.aws_clients import client, table
 from handlers.common.degradations import Ledger
 from handlers.common.transitions import (
+    ABSENT,
     PutIfAbsentResult,
     condition_failed,
     put_if_absent,
     transaction_condition_failed,
+    transition,
 )
 from handlers.review_requests.contract import REQUESTS, REQUESTS_TTL
 from handlers.review_requests.domain import Customer, State
@@ -148,6 +150,15 @@ class Requests:
         item = answer.get("Item")
         return None if item is None else dict(item)
 
+    def _move(
+        self, request_id: str, expected: str, new: str, updates: Mapping[str, Any],
+        *, remove: Sequence[str] = (), where: Mapping[str, Any] | None = None,
+    ) -> bool:
+        """One guarded state move (``transitions.transition``); False when it lost."""
+        key = {"request_id": request_id}
+        moved = transition(self.table, key, "state", expected, new, updates, remove=remove, where=where)
+        return moved.won
+
     def _update(self, **kwargs: Any) -> bool:
         try:
             self.table.update_item(**kwargs)
@@ -191,70 +202,35 @@ class Requests:
 
     def give_up(self, request_id: str, reason: str, now: str) -> bool:
         """scheduled -> suppressed for a straggler the sweep escalates instead of re-driving."""
-        return self._update(
-            Key={"request_id": request_id},
-            UpdateExpression="SET #state = :suppressed, suppressed_reason = :why, finished_at = :now",
-            ConditionExpression="#state = :scheduled",
-            ExpressionAttributeNames={"#state": "state"},
-            ExpressionAttributeValues={
-                ":suppressed": State.SUPPRESSED.value,
-                ":why": reason,
-                ":now": now,
-                ":scheduled": State.SCHEDULED.value,
-            },
+        return self._move(
+            request_id, State.SCHEDULED.value, State.SUPPRESSED.value,
+            {"suppressed_reason": reason, "finished_at": now},
         )
 
     def release_claim(self, request_id: str, claimed_state: str, claim: str, now: str) -> bool:
         """Undo our own terminal move after the send failed, so a retry may send."""
-        return self._update(
-            Key={"request_id": request_id},
-            UpdateExpression="SET #state = :scheduled, released_at = :now REMOVE claim, sent_at",
-            ConditionExpression="#state = :claimed AND claim = :claim",
-            ExpressionAttributeNames={"#state": "state"},
-            ExpressionAttributeValues={
-                ":scheduled": State.SCHEDULED.value,
-                ":claimed": claimed_state,
-                ":claim": claim,
-                ":now": now,
-            },
+        return self._move(
+            request_id, claimed_state, State.SCHEDULED.value, {"released_at": now},
+            remove=("claim", "sent_at"), where={"claim": claim},
         )
 
     def correct_to_suppressed(
         self, request_id: str, claimed_state: str, claim: str, reason: str, now: str
     ) -> bool:
         """Our claim sent nothing (the carrier says opted out): record it as suppressed."""
-        return self._update(
-            Key={"request_id": request_id},
-            UpdateExpression=(
-                "SET #state = :suppressed, suppressed_reason = :why, finished_at = :now "
-                "REMOVE sent_at"
-            ),
-            ConditionExpression="#state = :claimed AND claim = :claim",
-            ExpressionAttributeNames={"#state": "state"},
-            ExpressionAttributeValues={
-                ":suppressed": State.SUPPRESSED.value,
-                ":claimed": claimed_state,
-                ":claim": claim,
-                ":why": reason,
-                ":now": now,
-            },
+        return self._move(
+            request_id, claimed_state, State.SUPPRESSED.value,
+            {"suppressed_reason": reason, "finished_at": now},
+            remove=("sent_at",), where={"claim": claim},
         )
 
     def confirm_delivery(
         self, request_id: str, claimed_state: str, claim: str, message_id: str, now: str
     ) -> bool:
         """Stamp our claim ``delivered_at``: the provider accepted the message."""
-        return self._update(
-            Key={"request_id": request_id},
-            UpdateExpression="SET delivered_at = :now, provider_message_id = :id",
-            ConditionExpression="#state = :claimed AND claim = :claim",
-            ExpressionAttributeNames={"#state": "state"},
-            ExpressionAttributeValues={
-                ":claimed": claimed_state,
-                ":claim": claim,
-                ":id": message_id,
-                ":now": now,
-            },
+        return self._move(
+            request_id, claimed_state, claimed_state,
+            {"delivered_at": now, "provider_message_id": message_id}, where={"claim": claim},
         )
 
     def unconfirmed(
@@ -283,15 +259,9 @@ class Requests:
 
     def mark_unconfirmed(self, request_id: str, claimed_state: str, now: str) -> bool:
         """Record that the sweep reported this claim (once: the first sweep wins)."""
-        return self._update(
-            Key={"request_id": request_id},
-            UpdateExpression="SET unconfirmed_at = :now",
-            ConditionExpression=(
-                "#state = :claimed AND attribute_not_exists(delivered_at) "
-                "AND attribute_not_exists(unconfirmed_at)"
-            ),
-            ExpressionAttributeNames={"#state": "state"},
-            ExpressionAttributeValues={":claimed": claimed_state, ":now": now},
+        return self._move(
+            request_id, claimed_state, claimed_state, {"unconfirmed_at": now},
+            where={"delivered_at": ABSENT, "unconfirmed_at": ABSENT},
         )
 
     def stragglers(self, due_before: str, limit: int) -> Iterator[dict[str, Any]]:

@@ -12,7 +12,7 @@ the rows are now.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,26 +38,26 @@ class WeekPage:
     clock: Clock = utc_now
     workers: int = 1
 
-    def __call__(self, event: Mapping[str, Any]) -> dict[str, Any]:
-        if str(event.get("rawPath") or "/") != report_link.PATH:
-            return kit.answer(event, 404, "not_found", "No such page",
+    def __call__(self, request: fu.Request) -> dict[str, Any]:
+        if request.path != report_link.PATH:
+            return kit.answer(request, 404, "not_found", "No such page",
                               "There is no page at this address. Open the report from its mail.")
-        if fu.http_method(event) != "GET":
-            return kit.answer(event, 405, "method_not_allowed", "This page is read-only",
+        if request.method != "GET":
+            return kit.answer(request, 405, "method_not_allowed", "This page is read-only",
                               "This page is read-only: open it with the link from the mail.")
         now = self.clock()
         try:
             claims = lt.verify_token(
-                fu.query_param(event, "t"), self.keyring(), action=report_link.ACTION,
+                request.query.get("t"), self.keyring(), action=report_link.ACTION,
                 now=now.timestamp(),
             )
             start, end = report_link.period(claims.subject)
         except lt.TokenExpired:
-            return kit.answer(event, 410, "link_expired", "This link has expired",
+            return kit.answer(request, 410, "link_expired", "This link has expired",
                               "This link to the report has expired. The latest weekly mail "
                               "has a link that works.")
         except (lt.TokenError, ValueError):
-            return kit.answer(event, 403, "invalid_link", "This link is not valid",
+            return kit.answer(request, 403, "invalid_link", "This link is not valid",
                               "This link to the lead sources report is not valid: it may have "
                               "been cut or changed. Open it again from the weekly mail.")
         report = generate(self.store, owner_query(start, end), workers=self.workers)

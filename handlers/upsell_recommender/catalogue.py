@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
+from handlers.common.entry import registry
 from handlers.common.transitions import condition_failed
 from handlers.upsell_recommender.domain import CatalogueItem
 
@@ -157,9 +158,12 @@ def snapshot(table: Table, now: float) -> tuple[CatalogueItem, ...]:
 
 
 def forget_snapshots() -> None:
-    """Drop cached snapshots (tests; a container never needs to)."""
+    """Drop cached snapshots (a new container: ``entry.registry``)."""
     with _lock:
         _snapshots.clear()
+
+
+registry.keeps(__name__, forget_snapshots.__name__)
 
 
 def fetch(table: Table, skus: Iterable[str]) -> dict[str, CatalogueItem]:

@@ -39,11 +39,7 @@ from handlers.common.dynamo_limits import Unstorable, check_item
 from handlers.common.observability import get_logger
 from handlers.common.secrets import get_secret
 from handlers.common.transitions import condition_failed, put_if_absent, transition
-from handlers.common.webhook_signatures import (
-    SHOPIFY_HMAC_HEADER,
-    SignatureError,
-    verify_base64_hmac,
-)
+from handlers.common.webhook_signatures import SHOPIFY_HMAC_HEADER, SignedWebhook
 from handlers.upsell_recommender.contract import OFFERS_KEY, OFFERS_TTL, ORDER
 from handlers.upsell_recommender.customers import (
     get_customer,
@@ -63,10 +59,13 @@ if TYPE_CHECKING:
     from handlers.upsell_recommender.gate import Gate
     from handlers.upsell_recommender.webhook import OrderEvent
 
-TOPIC_HEADER = "X-Shopify-Topic"
-SHOP_HEADER = "X-Shopify-Shop-Domain"
+TOPIC_HEADER = "x-shopify-topic"
+SHOP_HEADER = "x-shopify-shop-domain"
 ORDERS_CREATE = "orders/create"
 PENDING, ENQUEUED, NO_JOB = "pending", "enqueued", "none"
+SHOPIFY = SignedWebhook(SHOPIFY_HMAC_HEADER, "base64", "the webhook signature is not valid")
+"""Shopify signs the raw body with the app's client secret, base64 in X-Shopify-Hmac-SHA256
+("Verify webhook deliveries", https://shopify.dev/docs/apps/build/webhooks/verify-deliveries)."""
 
 
 @dataclass(frozen=True)
@@ -119,30 +118,22 @@ class OrderDeps:
         )
 
 
-def handle(event: Mapping[str, Any], deps: OrderDeps, *, now: float) -> dict[str, Any]:
+def handle(request: http.Request, deps: OrderDeps, *, now: float) -> dict[str, Any]:
     """Answer one webhook delivery; every refusal is a 4xx that wrote nothing."""
     log = get_logger()
-    try:
-        body = http.raw_body(event)
-    except http.RequestError as err:
-        return err.response()
-    try:
-        verify_base64_hmac(body, http.header(event, SHOPIFY_HMAC_HEADER), deps.webhook_secret())
-    except SignatureError as err:
-        log.warning("webhook signature refused", extra={"failure": err.failure.value})
-        return http.json_error(401, "invalid_signature", "the webhook signature is not valid")
-
-    if http.http_method(event) != "POST":
+    refused = SHOPIFY.refusal(request, deps.webhook_secret(), now=now)
+    if refused is not None:
+        return refused
+    if request.method != "POST":
         return http.json_error(405, "method_not_allowed", "webhooks are POSTed")
-    shop = (http.header(event, SHOP_HEADER) or "").strip().lower()
+    shop = (request.headers.get(SHOP_HEADER) or "").strip().lower()
     if shop != deps.store_domain:
         return http.json_error(403, "unknown_shop", "this endpoint serves another shop")
-    if http.header(event, TOPIC_HEADER) != ORDERS_CREATE:
+    if request.headers.get(TOPIC_HEADER) != ORDERS_CREATE:
         return http.json_error(400, "unsupported_topic", f"only {ORDERS_CREATE} is handled")
 
-
     try:
-        order = parse_order(http.parse_json_object(body))
+        order = parse_order(request.json_object())
     except http.RequestError as err:
         return err.response()
     except PayloadError as err:
@@ -151,7 +142,7 @@ def handle(event: Mapping[str, Any], deps: OrderDeps, *, now: float) -> dict[str
         log.warning("stale order refused as a replay", extra={"order_id": order.order_id})
         return http.json_error(401, "stale_webhook", "the order is older than the replay horizon")
     log.append_keys(order_id=order.order_id)
-    if http.is_check(event):
+    if request.check:
         # make verify's synthetic order, signed like Shopify's: the real path to the marker,
         # with no customer (so no job, no nudge, no history), the marker marked as a check.
         return accept(replace(order, customer_id=None, contact=None), deps, now, check=True)

@@ -17,7 +17,7 @@ of known previewers get the same redirect but are not recorded, so they cannot f
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -89,58 +89,57 @@ class AddlinkDeps:
         )
 
 
-def is_prefetch(event: Mapping[str, Any]) -> bool:
+def is_prefetch(request: http.Request) -> bool:
     """A request that is not a person tapping: HEAD, or a known previewer / scanner."""
-    if http.http_method(event) == "HEAD":
+    if request.method == "HEAD":
         return True
-    agent = (http.header(event, "user-agent") or "").lower()
+    agent = (request.headers.get("user-agent") or "").lower()
     return any(marker in agent for marker in PREFETCH_AGENTS)
 
 
-def _claims(event: Mapping[str, Any], deps: AddlinkDeps, now: float) -> tuple[str, str | None]:
+def _claims(request: http.Request, deps: AddlinkDeps, now: float) -> tuple[str, str | None]:
     """(offer id, variant id or None) from an authentic token; ``TokenError`` otherwise.
 
     The SMS link carries a short token in its path (``/<token>``, it signs the order number;
     the variant is the offer's own); a link sent before carries a full token in ``?t=`` that
     signs ``<offer id>:<variant id>``."""
-    long = http.query_param(event, "t")
+    long = request.query.get("t")
     if long is not None:
         claims = verify_token(long, deps.keyring(), action=ADD_ACTION, now=now)
         offer_id, _, variant_id = claims.subject.rpartition(":")
         if not offer_id or not is_variant_id(variant_id):
             raise MalformedToken("the subject names no offer and variant")
         return offer_id, variant_id
-    token = str(event.get("rawPath") or "/").removeprefix("/")
+    token = request.path.removeprefix("/")
     claims = verify_short_token(token, deps.keyring(), action=ADD_ACTION, now=now)
     return offer_id_for(claims.subject), None
 
 
-def _refuse(event: Mapping[str, Any], status: int, code: str, title: str, message: str) -> dict[str, Any]:
+def _refuse(request: http.Request, status: int, code: str, title: str, message: str) -> dict[str, Any]:
     """A customer's browser gets a page it can read; anything else the JSON error."""
+    return kit.answer(request, status, code, title, message)
 
-    return kit.answer(event, status, code, title, message)
 
-
-def handle(event: Mapping[str, Any], deps: AddlinkDeps, *, now: float) -> dict[str, Any]:
+def handle(request: http.Request, deps: AddlinkDeps, *, now: float) -> dict[str, Any]:
     """Answer one tap."""
     log = get_logger()
     try:
-        offer_id, variant_id = _claims(event, deps, now)
+        offer_id, variant_id = _claims(request, deps, now)
     except TokenExpired:
-        return _refuse(event, 410, "link_expired", "This offer has ended",
+        return _refuse(request, 410, "link_expired", "This offer has ended",
                        "This link has expired. The offer it was for has ended.")
     except MalformedToken:
-        return _refuse(event, 400, "invalid_link", "This link is not valid",
+        return _refuse(request, 400, "invalid_link", "This link is not valid",
                        "This link is not valid: part of it may be missing. Open it from the message again.")
     except TokenError as err:
         log.warning("link token refused", extra={"reason": err.reason.value})
-        return _refuse(event, 403, "invalid_link", "This link is not valid",
+        return _refuse(request, 403, "invalid_link", "This link is not valid",
                        "This link is not valid: part of it may be missing. Open it from the message again.")
 
-    if http.http_method(event) not in ("GET", "HEAD"):
+    if request.method not in ("GET", "HEAD"):
         return http.json_error(405, "method_not_allowed", "open the link in a browser")
     log.append_keys(offer_id=offer_id)
-    if is_prefetch(event):
+    if is_prefetch(request):
         log.info("prefetch redirected, not recorded")
         # A previewer adds nothing to anyone's cart: the short link's variant is the offer's,
         # which only a recorded tap reads, so a previewer is sent to the cart page itself.
@@ -152,7 +151,7 @@ def handle(event: Mapping[str, Any], deps: AddlinkDeps, *, now: float) -> dict[s
     item = result.item or {}
     variant = variant_id or str(item.get("variant_id") or "")
     if not result.found or not is_variant_id(variant):
-        return _refuse(event, 404, "offer_not_found", "This offer has ended",
+        return _refuse(request, 404, "offer_not_found", "This offer has ended",
                        "This offer no longer exists.")
     log.info(
         "tap",

@@ -37,10 +37,6 @@ from handlers.upsell_recommender.domain import (
     to_decimal,
 )
 
-ORDERS_CREATE = "orders/create"
-TOPIC_HEADER = "X-Shopify-Topic"
-SHOP_HEADER = "X-Shopify-Shop-Domain"
-
 
 class PayloadError(ValueError):
     """The webhook body is not an order this system can use."""

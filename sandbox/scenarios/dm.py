@@ -24,6 +24,7 @@ BROWSER = {"user-agent": "Mozilla/5.0 (Windows NT 10.0) Firefox/140.0"}
 
 
 def _crm() -> Any:
+    # the run's own copy: the sandbox imports handler modules anew (sandbox.modules)
     from handlers.duplicate_merger.crm import Association
     from testsupport.crm_generator import generate
     from testsupport.dm import InMemoryCrm
@@ -73,6 +74,7 @@ class DuplicateMergerDay:
         self.crm: Any = None
 
     def prepare(self, sb: Sandbox) -> None:
+        # the run's own copy: the sandbox imports handler modules anew (sandbox.modules)
         from handlers.common.entry import registry
         from handlers.duplicate_merger.functions import block, merge
 

@@ -71,6 +71,7 @@ class LeadEnricherDay:
         self.provider: Any = None
 
     def prepare(self, sb: Sandbox) -> None:
+        # the run's own copy: the sandbox imports handler modules anew (sandbox.modules)
         from handlers.common.entry import registry
         from handlers.lead_enricher.functions import enrich, push
         from sandbox.standins import FirmographicsStandIn

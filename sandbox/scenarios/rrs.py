@@ -60,6 +60,7 @@ class ReviewDay:
     title = "Review request sender"
 
     def prepare(self, sb: Sandbox) -> None:
+        # the run's own copy: the sandbox imports handler modules anew (sandbox.modules)
         from handlers.common.entry import registry
         from handlers.review_requests.functions import sync
         from testsupport.rrs import StaticSheet
@@ -72,6 +73,7 @@ class ReviewDay:
         _next_working_morning(sb)
 
     def _event(self, sb: Sandbox, event: dict[str, Any], *, secret_ok: bool = True) -> int:
+        # the run's own copy: the sandbox imports handler modules anew (sandbox.modules)
         from handlers.common.webhook_signatures import sign_timestamped
 
         body = json.dumps(event).encode()

@@ -37,6 +37,7 @@ PHONE = "+447700900123"
 
 
 def _catalogue() -> list[Any]:
+    # the run's own copy: the sandbox imports handler modules anew (sandbox.modules)
     from handlers.upsell_recommender.domain import CatalogueItem
 
     def item(
@@ -118,6 +119,7 @@ class UpsellDay:
         self.shop: Any = None
 
     def prepare(self, sb: Sandbox) -> None:
+        # the run's own copy: the sandbox imports handler modules anew (sandbox.modules)
         from handlers.common.entry import registry
         from handlers.upsell_recommender.functions import catalog_sync
         from sandbox.standins import ShopifyStandIn
@@ -237,6 +239,7 @@ SCENARIO = UpsellDay()
 
 def _products(sb: Any) -> list[dict[str, Any]]:
     """The catalogue's product rows (the sync's completion marker is not one)."""
+    # the run's own copy: the sandbox imports handler modules anew (sandbox.modules)
     from handlers.upsell_recommender.catalogue import MARKER_SKU
 
     return [i for i in sb.items("upsr-catalogue") if i.get("sku") != MARKER_SKU]

@@ -19,10 +19,7 @@ from typing import Any
 
 import pytest
 
-from handlers.common import settings
-from handlers.common.aws_clients import reset_clients
 from handlers.common.entry import registry
-from handlers.common.secrets import default_cache
 from tests.handlers.world import World
 from testsupport.graphs import GraphCache
 
@@ -46,21 +43,14 @@ def _fake_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("AWS_PROFILE", raising=False)
 
 
-def _forget_caches() -> None:
-    registry.clear()
-    reset_clients()
-    default_cache.invalidate()
-    settings.reset()
-
-
 @pytest.fixture(autouse=True)
 def aws_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Fake credentials and region; no shared config files; clean client, secret and settings
-    caches, and a new container: no wired service, override or moved clock (``entry.registry``)."""
+    """Fake credentials and region; no shared config files; a new container: no wired service,
+    kept cache (clients, secrets, settings...), override or moved clock (``entry.registry``)."""
     _fake_credentials(monkeypatch)
-    _forget_caches()
+    registry.clear()
     yield
-    _forget_caches()
+    registry.clear()
 
 
 @pytest.fixture(scope="session")
@@ -122,7 +112,7 @@ def function_env(dev_stack: World, monkeypatch: pytest.MonkeyPatch) -> FunctionE
         env = dev_stack.environment(*names)
         for name, value in env.items():
             monkeypatch.setenv(name, value)
-        settings.reset()
+        registry.restart()  # a new environment: a new container reads it
         return env
 
     return use

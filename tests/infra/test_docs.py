@@ -51,33 +51,33 @@ def test_the_function_map_fits_the_tree(graphs: GraphCache) -> None:
 
 
 def test_tests_are_found_by_name_before_the_explicit_list(tmp_path: Path) -> None:
-    assert function_map.conventional_tests("ler", "ler-junk-writer") == "tests/handlers/ler/test_junk_writer.py"
-    listed = function_map.tests_of("ler", "ler-dedupe", tmp_path)
-    assert listed == ("tests/handlers/ler/test_ler_dedupe.py",)
-    conventional = tmp_path / "tests/handlers/ler/test_dedupe.py"
+    assert function_map.conventional_tests("ler", "ler-junk-writer") == "tests/handlers/ler/test_ler_junk_writer.py"
+    listed = function_map.tests_of("dm", "dm-score", tmp_path)
+    assert listed == ("tests/handlers/dm/test_dm_flows.py", "tests/handlers/dm/test_dm_matcher.py")
+    conventional = tmp_path / "tests/handlers/dm/test_dm_score.py"
     conventional.parent.mkdir(parents=True)
     conventional.write_text("")
-    assert function_map.tests_of("ler", "ler-dedupe", tmp_path) == ("tests/handlers/ler/test_dedupe.py",)
+    assert function_map.tests_of("dm", "dm-score", tmp_path) == ("tests/handlers/dm/test_dm_score.py",)
 
 
 def test_problems_name_a_missing_file_and_a_stale_entry(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    for path in ("c/s.py", "h/f.py", "tests/handlers/ler/test_dedupe.py"):
+    for path in ("c/s.py", "h/f.py", "tests/handlers/ler/test_ler_dedupe.py"):
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / path).write_text("")
     monkeypatch.setattr(
         function_map, "TESTS_ELSEWHERE", {"ler-dedupe": ("ler/x.py",), "ler-gone": ("ler/x.py",)}
     )
     places = [
-        function_map.Place("ler-dedupe", "L._dedupe", "c/s.py", "h/f.py", ("tests/handlers/ler/test_dedupe.py",)),
-        function_map.Place("ler-push", "", "c/s.py", "h/missing.py", ("tests/handlers/ler/test_push.py",)),
+        function_map.Place("ler-dedupe", "L._dedupe", "c/s.py", "h/f.py", ("tests/handlers/ler/test_ler_dedupe.py",)),
+        function_map.Place("ler-push", "", "c/s.py", "h/missing.py", ("tests/handlers/ler/test_ler_push.py",)),
     ]
     assert function_map.problems(places, tmp_path) == [
         "ler-push: no method of c/s.py calls function(<its name>)",
         "ler-push: h/missing.py does not exist",
-        "ler-push: tests/handlers/ler/test_push.py does not exist",
-        "TESTS_ELSEWHERE['ler-dedupe'] is stale: tests/handlers/ler/test_dedupe.py exists; remove the entry",
+        "ler-push: tests/handlers/ler/test_ler_push.py does not exist",
+        "TESTS_ELSEWHERE['ler-dedupe'] is stale: tests/handlers/ler/test_ler_dedupe.py exists; remove the entry",
         "TESTS_ELSEWHERE names ler-gone, which no stack declares",
     ]
 

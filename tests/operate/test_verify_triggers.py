@@ -13,7 +13,7 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from components.operate.verify import Target
+from components.operate.probing import Target
 
 FUNCTION = "dev-ler-normalize"
 QUEUE = "arn:aws:sqs:eu-west-2:123456789012:dev-ler-intake-queue"

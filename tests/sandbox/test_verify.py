@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from components.offline import engine
-from components.operate import verify
+from components.operate import probing, verify
 from components.operate.stack_secrets import StackSecret
 from handlers.common.hubspot import HubSpotError
 from sandbox import scenarios
@@ -260,7 +260,7 @@ def test_a_paused_queue_trigger_fails_ler_before_anything_is_sent(
     what changes here)."""
     sb, url = running
     before, start = _state(sb), len(sb.interceptor.ledger)
-    monkeypatch.setattr(verify.Target, "trigger_on", lambda self, function, region: False)
+    monkeypatch.setattr(probing.Target, "trigger_on", lambda self, function, region: False)
     code, seen = _verify(url, monkeypatch, capsys, "ler")
     assert code == 1
     assert seen["ler"].startswith("failed: dev-ler-intake-queue does not trigger ler-normalize on this "
@@ -274,12 +274,12 @@ def test_a_secret_that_differs_fails_its_system_by_name(
 ) -> None:
     """The job tool holds another secret than the stack: rrs fails, named, and the rest pass."""
     _, url = running
-    real = verify.Target.secret
+    real = probing.Target.secret
 
-    def other(self: verify.Target, secret: StackSecret) -> str:
+    def other(self: probing.Target, secret: StackSecret) -> str:
         return "a-secret-the-stack-does-not-hold" if secret.name == "rrs-webhook-secret" else real(self, secret)
 
-    monkeypatch.setattr(verify.Target, "secret", other)
+    monkeypatch.setattr(probing.Target, "secret", other)
     code, seen = _verify(url, monkeypatch, capsys)
     assert code == 1
     assert seen["rrs"].startswith("failed: ") and "got HTTP 401 invalid_signature" in seen["rrs"], seen

@@ -10,6 +10,7 @@ from typing import Any
 
 from handlers.common import entry
 from handlers.common.clock import Clock
+from handlers.common.function_url import Request
 from handlers.common.link_tokens import Keyring
 from handlers.common.secrets import get_secret
 from handlers.lead_enricher.contract import RescueSettings
@@ -29,8 +30,8 @@ def wire(config: RescueSettings, clock: Clock) -> RescueDesk:
     )
 
 
-def run(desk: RescueDesk, event: dict[str, Any], context: Any, clock: Clock) -> dict[str, Any]:
-    return desk.web(event)
+def run(desk: RescueDesk, request: Request, context: Any, clock: Clock) -> dict[str, Any]:
+    return desk.web(request)
 
 
-handler = entry.handler(__name__, RescueSettings, wire, run)
+handler = entry.handler(__name__, RescueSettings, wire, run, url=True)

@@ -13,20 +13,11 @@ from typing import Any
 
 from handlers.common import entry
 from handlers.common.clock import Clock
-from handlers.common.function_url import (
-    RequestError,
-    header,
-    http_method,
-    is_check,
-    json_error,
-    json_response,
-    parse_json_object,
-    raw_body,
-)
+from handlers.common.function_url import Request, RequestError, json_response
 from handlers.common.link_tokens import Keyring
 from handlers.common.observability import get_logger
 from handlers.common.secrets import get_secret
-from handlers.common.webhook_signatures import SignatureError, verify_timestamped
+from handlers.common.webhook_signatures import SignedWebhook
 from handlers.review_requests import contract
 from handlers.review_requests.events import Completion, Feedback, parse_event
 from handlers.review_requests.intake import Intake, IntakeConfig
@@ -37,6 +28,7 @@ from handlers.review_requests.work import KindRoutedQueue, SqsWorkQueue
 
 SIGNATURE_HEADER = "X-Rrs-Signature"
 MAX_BODY_BYTES = 64 * 1024
+JOB_TOOL = SignedWebhook(SIGNATURE_HEADER, "timestamped", "the request is not signed by the tool")
 
 
 class Webhook:
@@ -79,30 +71,25 @@ def intake_flow(s: contract.WebhookSettings) -> Intake:
     )
 
 
-def run(webhook: Webhook, event: dict[str, Any], context: Any, clock: Clock) -> dict[str, Any]:
+def run(webhook: Webhook, request: Request, context: Any, clock: Clock) -> dict[str, Any]:
     """Verify, parse, act; 4xx JSON for anything the tool got wrong."""
     logger = get_logger()
     s = webhook.config
     try:
-        if http_method(event) != "POST":
+        if request.method != "POST":
             raise RequestError(405, "method_not_allowed", "POST the event")
-        body = raw_body(event, max_bytes=MAX_BODY_BYTES)
         secret = get_secret(s.webhook_secret_id)
-        try:
-            verify_timestamped(
-                body, header(event, SIGNATURE_HEADER), secret, now=clock().timestamp()
-            )
-        except SignatureError as err:
-            logger.warning("webhook refused", extra={"failure": err.failure.value})
-            return json_error(401, "invalid_signature", "the request is not signed by the tool")
-        parsed = parse_event(parse_json_object(body, max_bytes=MAX_BODY_BYTES))
+        refused = JOB_TOOL.refusal(request, secret, now=clock().timestamp())
+        if refused is not None:
+            return refused
+        parsed = parse_event(request.json_object())
         intake = webhook.intake
         now = clock()
         if isinstance(parsed, Completion):
             # make verify's job event (signed like the tool's): marked as a check, never sent.
-            result = intake.completion(parsed, now, check=is_check(event))
+            result = intake.completion(parsed, now, check=request.check)
             status = 200
-        elif is_check(event):
+        elif request.check:
             raise RequestError(400, "check_completion_only", "a check is a job.completed event")
         elif isinstance(parsed, Feedback):
             result = intake.feedback(parsed, now)
@@ -117,4 +104,6 @@ def run(webhook: Webhook, event: dict[str, Any], context: Any, clock: Clock) -> 
         return err.response()
 
 
-handler = entry.handler(__name__, contract.WebhookSettings, wire, run)
+handler = entry.handler(
+    __name__, contract.WebhookSettings, wire, run, url=True, max_body=MAX_BODY_BYTES
+)

@@ -3,11 +3,11 @@ logic in ``week_page``)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from handlers.common import entry
 from handlers.common.clock import Clock
+from handlers.common.function_url import Request
 from handlers.source_attributor import contract, week_page
 
 
@@ -15,9 +15,9 @@ def wire(config: contract.ReportPageSettings, clock: Clock) -> week_page.WeekPag
     return week_page.app(config, clock)
 
 
-def run(page: week_page.WeekPage, event: Mapping[str, Any], context: Any, clock: Clock) -> Any:
+def run(page: week_page.WeekPage, request: Request, context: Any, clock: Clock) -> Any:
     """Function URL requests only."""
-    return page(event)
+    return page(request)
 
 
-handler = entry.handler(__name__, contract.ReportPageSettings, wire, run)
+handler = entry.handler(__name__, contract.ReportPageSettings, wire, run, url=True)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from handlers.common import entry
 from handlers.common.clock import Clock
+from handlers.common.function_url import Request
 from handlers.upsell_recommender import contract, taps
 
 
@@ -15,9 +15,9 @@ def wire(config: contract.AddlinkSettings, clock: Clock, **collaborators: Any) -
     return taps.AddlinkDeps.from_settings(config, **collaborators)
 
 
-def run(deps: taps.AddlinkDeps, event: Mapping[str, Any], context: Any, clock: Clock) -> dict[str, Any]:
+def run(deps: taps.AddlinkDeps, request: Request, context: Any, clock: Clock) -> dict[str, Any]:
     """Function URL entry point."""
-    return taps.handle(event, deps, now=clock().timestamp())
+    return taps.handle(request, deps, now=clock().timestamp())
 
 
-handler = entry.handler(__name__, contract.AddlinkSettings, wire, run)
+handler = entry.handler(__name__, contract.AddlinkSettings, wire, run, url=True)

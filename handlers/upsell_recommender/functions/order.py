@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from handlers.common import entry
 from handlers.common.clock import Clock
+from handlers.common.function_url import Request
 from handlers.upsell_recommender import contract, orders
 
 
@@ -15,9 +15,9 @@ def wire(config: contract.OrderSettings, clock: Clock, **collaborators: Any) -> 
     return orders.OrderDeps.from_settings(config, **collaborators)
 
 
-def run(deps: orders.OrderDeps, event: Mapping[str, Any], context: Any, clock: Clock) -> dict[str, Any]:
+def run(deps: orders.OrderDeps, request: Request, context: Any, clock: Clock) -> dict[str, Any]:
     """Function URL entry point."""
-    return orders.handle(event, deps, now=clock().timestamp())
+    return orders.handle(request, deps, now=clock().timestamp())
 
 
-handler = entry.handler(__name__, contract.OrderSettings, wire, run)
+handler = entry.handler(__name__, contract.OrderSettings, wire, run, url=True)

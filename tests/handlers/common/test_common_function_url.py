@@ -9,7 +9,10 @@ from typing import Any
 
 import pytest
 
+from handlers.common import function_url
 from handlers.common.function_url import (
+    CHECK_HEADER,
+    Request,
     RequestError,
     cors_headers,
     header,
@@ -201,3 +204,32 @@ def test_preflight() -> None:
     )
     assert refused["statusCode"] == 403
     assert "access-control-allow-origin" not in refused["headers"]
+
+
+def test_a_request_is_read_once_and_its_body_parsed_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The entry reads the event into one Request; asking for the JSON twice parses it once."""
+    parses: list[bytes] = []
+    real = function_url.parse_json_object
+
+    def counting(raw: bytes, **kwargs: Any) -> dict[str, Any]:
+        parses.append(raw)
+        return real(raw, **kwargs)
+
+    monkeypatch.setattr(function_url, "parse_json_object", counting)
+    sent = event('{"id": 1}', queryStringParameters={"t": "x"})
+    sent["headers"] = {"X-Shopify-Topic": "orders/create", CHECK_HEADER: "1"}
+    request = Request.read(sent)
+    assert (request.method, request.body, dict(request.query)) == ("POST", b'{"id": 1}', {"t": "x"})
+    assert request.headers == {"x-shopify-topic": "orders/create", CHECK_HEADER: "1"}
+    assert request.check and not Request.read(event("{}")).check
+    assert request.json_object() is request.json_object() == {"id": 1}
+    assert parses == [b'{"id": 1}']
+
+
+def test_a_request_too_large_or_not_json_is_refused_as_before() -> None:
+    with pytest.raises(RequestError) as big:
+        Request.read(event("x" * 11), max_bytes=10)
+    assert big.value.status == 413
+    with pytest.raises(RequestError) as bad:
+        Request.read(event("[1]")).json_object()
+    assert (bad.value.status, bad.value.code) == (400, "invalid_json")

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from handlers.common import metrics, observability
+from handlers.common.entry import registry
 from handlers.common.metrics import CATALOGUE, emf_metrics
 
 
@@ -22,7 +23,7 @@ def _emitted(capsys: pytest.CaptureFixture[str]) -> list[tuple[str, str, float, 
 def _stack(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("POWERTOOLS_METRICS_NAMESPACE", "crm/dev")
     monkeypatch.setenv("POWERTOOLS_SERVICE_NAME", "dm-score")
-    monkeypatch.setattr(observability, "_container", {})
+    registry.restart()  # a cold start again
 
 
 def test_a_logged_handler_emits_its_counts_and_no_cold_start_series(

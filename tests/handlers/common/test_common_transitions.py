@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from handlers.common.transitions import put_if_absent, transition
+from handlers.common.transitions import ABSENT, put_if_absent, transition
 
 
 @pytest.fixture
@@ -109,6 +109,24 @@ def test_extra_updates_and_removals_apply_only_on_win(offers: Any) -> None:
         "offer_id": "o-1",
         "state": "taken",
         "taken_at": 5,
+    }
+
+
+def test_where_holds_the_move_to_a_token_and_an_absent_stamp(offers: Any) -> None:
+    """A claim's own release: the state and the claim token must match, the stamp be absent."""
+    key = {"offer_id": "o-1"}
+    assert transition(offers, key, "state", "chosen", "claimed", {"claim": "c-1"}).won
+    assert not transition(offers, key, "state", "claimed", "chosen", where={"claim": "c-2"}).won
+    stamp = {"stamped_at": 7}
+    once = {"stamped_at": ABSENT}
+    assert transition(offers, key, "state", "claimed", "claimed", stamp, where=once).won
+    assert not transition(offers, key, "state", "claimed", "claimed", {"stamped_at": 8}, where=once).won
+    released = transition(
+        offers, key, "state", "claimed", "chosen", remove=["claim"], where={"claim": "c-1"}
+    )
+    assert released.won
+    assert offers.get_item(Key=key)["Item"] == {
+        "offer_id": "o-1", "state": "chosen", "sku": "A1", "stamped_at": 7,
     }
 
 

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import base64
+import json
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from handlers.common.function_url import Request
 from handlers.common.webhook_signatures import (
     SignatureError,
     SignatureFailure,
+    SignedWebhook,
     sign_base64_hmac,
     sign_timestamped,
     verify_base64_hmac,
@@ -154,3 +157,34 @@ def test_timestamped_missing_or_malformed(header: str | None, failure: Signature
     with pytest.raises(SignatureError) as caught:
         verify_timestamped(BODY, header, SECRET, now=NOW)
     assert caught.value.failure is failure
+
+
+def _request(body: bytes, **headers: str) -> Request:
+    return Request("POST", {k.lower(): v for k, v in headers.items()}, {}, body)
+
+
+@pytest.mark.parametrize("form", ["base64", "timestamped"])
+def test_a_signed_webhook_admits_the_authentic_and_answers_the_rest_401(form: str) -> None:
+    """One helper for both providers' forms: the refusal names no failure, the log does."""
+    hook = SignedWebhook("X-Sig", form, "not signed by the provider")  # type: ignore[arg-type]
+
+    def sign(body: bytes) -> str:
+        return sign_base64_hmac(body, SECRET) if form == "base64" else sign_timestamped(body, SECRET, NOW)
+    assert hook.refusal(_request(BODY, **{"X-Sig": sign(BODY)}), SECRET, now=NOW) is None
+    for refused in (
+        _request(BODY),  # no signature
+        _request(BODY + b" ", **{"X-Sig": sign(BODY)}),  # another body
+        _request(BODY, **{"X-Sig": sign(BODY)[:-2] + "zz"}),  # tampered
+    ):
+        answer = hook.refusal(refused, SECRET, now=NOW)
+        assert answer is not None and answer["statusCode"] == 401
+        assert json.loads(answer["body"]) == {
+            "error": {"code": "invalid_signature", "message": "not signed by the provider"}
+        }
+
+
+def test_a_signed_webhook_refuses_a_stale_timestamp() -> None:
+    hook = SignedWebhook("X-Sig", "timestamped", "stale")
+    late = _request(BODY, **{"X-Sig": sign_timestamped(BODY, SECRET, NOW)})
+    assert hook.refusal(late, SECRET, now=NOW + 301) is not None
+    assert hook.refusal(late, SECRET, now=NOW + 299) is None

@@ -29,6 +29,7 @@ from handlers.lead_enricher.contract import (
     NORMALIZED,
     TRIGGER_PREFIXES,
 )
+from handlers.lead_enricher.enrich_cache import PendingMarkers
 from handlers.lead_enricher.functions import (
     backfill,
     dedupe,
@@ -41,6 +42,7 @@ from handlers.lead_enricher.functions import (
     retry,
 )
 from handlers.lead_enricher.functions import filter as junk_filter
+from handlers.lead_enricher.lead import Contact, Lead, Screening
 from tests.handlers.conftest import FunctionEnv
 from testsupport import events
 from testsupport.common import FakeBedrockClient
@@ -326,3 +328,44 @@ def invoker(monkeypatch: pytest.MonkeyPatch) -> RecordingInvoker:
 
 
 __all__ = ["Ler", "backfill", "context", "digest", "sqs_event", "url_event"]
+
+
+# Leads the job tests share (ler-junk-writer and ler-digest; ler-retry and ler-backfill) ----------
+
+NOW = dt.datetime(2026, 11, 28, 10, 0, tzinfo=dt.UTC)
+
+
+def junk_lead(lead_id: str, reason: str, received: str = "2026-11-27T23:59:00+00:00") -> Lead:
+    return Lead(
+        lead_id=lead_id,
+        lane="form",
+        received_at=received,
+        contact=Contact(email=f"{lead_id}@spam.example"),
+        message="Buy backlinks now",
+        screening=Screening(decision="junk", reason=reason),
+    )
+
+
+def event(detail_type: str, lead: Lead) -> dict[str, Any]:
+    return {
+        "version": "0",
+        "id": f"evt-{lead.lead_id}",
+        "detail-type": detail_type,
+        "source": "crm.dev.ler",
+        "account": "123456789012",
+        "time": "2026-11-28T10:00:00Z",
+        "region": "eu-west-2",
+        "resources": [],
+        "detail": lead.to_json(),
+    }
+
+
+def mark_pending(pass_no: int, updated: dt.datetime, lead_id: str = "f-1") -> None:
+    lead = Lead(
+        lead_id=lead_id,
+        lane="form",
+        received_at=NOW.isoformat(),
+        contact=Contact(email="a@acme.co.uk"),
+        pass_no=pass_no,
+    )
+    PendingMarkers(CACHE).mark(lead, "provider down", updated)

@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from handlers.common.entry import registry
+from handlers.common.function_url import Request
 from handlers.common.link_tokens import Keyring, issue_token
 from handlers.lead_enricher.functions import digest
 from handlers.lead_enricher.functions import rescue as rescue_fn
@@ -198,7 +199,7 @@ def test_of_two_clicks_read_together_only_one_rescues(ler: Ler) -> None:
     stale = service._read(claims.subject)  # the second click read the object before the first wrote
     assert stale is not None
     assert http(link, "POST")["statusCode"] == 200
-    late = service._rescue({"headers": BROWSER}, stale, claims, dt.datetime.now(dt.UTC))
+    late = service._rescue(Request("POST", BROWSER, {}, b""), stale, claims, dt.datetime.now(dt.UTC))
     assert late["statusCode"] == 409 and "already rescued" in late["body"]
     assert len(ler.queued()) == 1  # the lead went back once
 
@@ -214,7 +215,7 @@ def test_a_lead_the_queue_refuses_is_not_marked_rescued_and_the_link_still_works
     service = desk(RefusingQueue())
     dropped = service._read(claims.subject)
     assert isinstance(dropped, Dropped)
-    failed = service._rescue({"headers": BROWSER}, dropped, claims, dt.datetime.now(dt.UTC))
+    failed = service._rescue(Request("POST", BROWSER, {}, b""), dropped, claims, dt.datetime.now(dt.UTC))
     assert failed["statusCode"] == 503 and "the link still works" in failed["body"]
     assert "rescue" not in junk_entries(ler)["outreach@rank-agency.co.uk"]
     assert http(link, "POST")["statusCode"] == 200  # the real queue takes it on the next click
@@ -255,7 +256,7 @@ def test_a_link_to_a_record_that_is_gone_answers_404_not_a_crash(ler: Ler) -> No
     denied = RescueDesk(service.config, DeniedStore(), service.queue, service.keyring, service.clock)  # type: ignore[arg-type]
     event = events.url_event("", headers=PROGRAM, method="POST")
     event.update(rawPath="/rescue", queryStringParameters={"t": token})
-    answer = denied.web(event)
+    answer = denied.web(Request.read(event))
     assert answer["statusCode"] == 404 and json.loads(answer["body"])["error"]["code"] == "unknown_lead"
     assert not ler.queued()
 

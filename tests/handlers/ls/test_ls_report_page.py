@@ -16,6 +16,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from handlers.common.function_url import Request
 from handlers.common.link_tokens import Keyring, issue_token
 from handlers.source_attributor import report_link
 from handlers.source_attributor.functions import report, report_page
@@ -126,8 +127,8 @@ def test_a_refused_link_reads_nothing(name: str) -> None:
         return KEYS
 
     page = WeekPage(NoReads(), keyring, clock=lambda: NOW)
-    browser = page(request(f"{PAGE_URL}{path}"))
-    program = page(request(f"{PAGE_URL}{path}", accept="application/json"))
+    browser = page(Request.read(request(f"{PAGE_URL}{path}")))
+    program = page(Request.read(request(f"{PAGE_URL}{path}", accept="application/json")))
     assert browser["statusCode"] == program["statusCode"] == status
     assert browser["headers"]["content-type"].startswith("text/html")
     assert "<html lang=en>" in browser["body"] and '{"error"' not in browser["body"]
@@ -138,13 +139,13 @@ def test_a_refused_link_reads_nothing(name: str) -> None:
 
 def test_an_expired_link_reads_nothing() -> None:
     page = WeekPage(NoReads(), lambda: KEYS, clock=lambda: NOW + dt.timedelta(days=28))
-    assert page(request(f"{PAGE_URL}{report_link.PATH}?t={GOOD}"))["statusCode"] == 410
+    assert page(Request.read(request(f"{PAGE_URL}{report_link.PATH}?t={GOOD}")))["statusCode"] == 410
 
 
 @pytest.mark.parametrize("method", ["POST", "PUT", "DELETE"])
 def test_the_page_is_read_only(method: str) -> None:
     page = WeekPage(NoReads(), lambda: KEYS, clock=lambda: NOW)
-    answer = page(request(f"{PAGE_URL}{report_link.PATH}?t={GOOD}", method=method))
+    answer = page(Request.read(request(f"{PAGE_URL}{report_link.PATH}?t={GOOD}", method=method)))
     assert answer["statusCode"] == 405
 
 
@@ -166,7 +167,7 @@ def test_a_good_link_reads_by_query_the_week_it_names() -> None:
             return store.touches(visitor_id)
 
     page = WeekPage(Watched(), lambda: KEYS, clock=lambda: NOW)
-    answer = page(request(f"{PAGE_URL}{report_link.PATH}?t={GOOD}"))
+    answer = page(Request.read(request(f"{PAGE_URL}{report_link.PATH}?t={GOOD}")))
     assert answer["statusCode"] == 200 and months == ["2026-08"]
     assert "4 enquiries from Tue 4 Aug 2026 to Mon 10 Aug 2026" in answer["body"]
 

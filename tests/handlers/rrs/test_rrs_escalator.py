@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 
-from handlers.common import settings
 from handlers.common.entry import registry
 from handlers.common.link_tokens import Keyring, issue_token
 from handlers.review_requests import handover
@@ -141,10 +140,10 @@ def test_a_failed_email_is_retried_and_sent_once(
 ) -> None:
     queued = [m for m in unhappy.drain() if m["reason"] == "private_feedback"]
     monkeypatch.setenv("SENDER_EMAIL", "crm-bot@unverified.example.net")
-    settings.reset()
+    registry.restart()
     assert escalate(*queued) == {"batchItemFailures": [{"itemIdentifier": "m-0-1"}]}
     monkeypatch.setenv("SENDER_EMAIL", "crm-bot@example.com")
-    settings.reset()
+    registry.restart()
     unhappy.now += dt.timedelta(minutes=10)  # redelivered after the visibility timeout
     assert escalate(*queued) == {"batchItemFailures": []}
     assert len(owner_mail(unhappy)) == 1

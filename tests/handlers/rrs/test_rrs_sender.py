@@ -9,7 +9,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from handlers.common import settings
+from handlers.common.entry import registry
 from handlers.common.link_tokens import Keyring, verify_token
 from handlers.review_requests.domain import Channel, Purpose, request_id_for
 from handlers.review_requests.drafting import DraftRequest, template
@@ -319,7 +319,7 @@ def test_a_failed_send_releases_the_claim_so_the_retry_sends_once(
     scheduled: Rrs, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("SENDER_EMAIL", "crm-bot@unverified.example.net")
-    settings.reset()
+    registry.restart()
     script(scheduled, "happy", GOOD_EMAIL_DRAFT)
     failed = send(SEND)
     assert failed == {"batchItemFailures": [{"itemIdentifier": "m-0-1"}]}
@@ -328,7 +328,7 @@ def test_a_failed_send_releases_the_claim_so_the_retry_sends_once(
 
     monkeypatch.setenv("SENDER_EMAIL", "crm-bot@example.com")
 
-    settings.reset()
+    registry.restart()
     scheduled.now = DUE + dt.timedelta(minutes=9)  # SQS redelivers after the visibility timeout
     script(scheduled, "happy", GOOD_EMAIL_DRAFT)
     assert send(SEND) == {"batchItemFailures": []}

@@ -11,6 +11,7 @@ import base64
 import datetime as dt
 import hashlib
 import hmac
+import io
 import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
@@ -20,7 +21,8 @@ from typing import Any
 
 import pytest
 
-from handlers.upsell_recommender import catalogue, contract
+from handlers.common.function_url import Request
+from handlers.upsell_recommender import contract
 from handlers.upsell_recommender.domain import CatalogueItem
 from tests.handlers.conftest import FunctionEnv
 from testsupport.common import FakeBedrockClient
@@ -281,7 +283,7 @@ class World:
     def deliver(self, event: Mapping[str, Any], now: float = T0) -> dict[str, Any]:
         from handlers.upsell_recommender import orders
 
-        return orders.handle(event, self.order_deps(), now=now)
+        return orders.handle(Request.read(event), self.order_deps(), now=now)
 
     def pick_all(self, now: float = T0 + 5) -> list[str]:
         from handlers.upsell_recommender import suggesting
@@ -297,7 +299,7 @@ class World:
     def tap(self, event: Mapping[str, Any], now: float) -> dict[str, Any]:
         from handlers.upsell_recommender import taps
 
-        return taps.handle(event, self.addlink_deps(), now=now)
+        return taps.handle(Request.read(event), self.addlink_deps(), now=now)
 
     def sweep(self, now: float) -> dict[str, Any]:
         from handlers.upsell_recommender import sweeping
@@ -332,10 +334,102 @@ def world(function_env: FunctionEnv) -> Iterator[World]:
         ("ADDLINK_KEY_SECRET_ID", ADDLINK_KEYRING),
     ):
         secrets.put_secret_value(SecretId=env[variable], SecretString=value)
-    catalogue.forget_snapshots()
-    try:
-        yield World(
-            tables, client("sqs"), env["JOBS_QUEUE_URL"], InMemoryStore(SHOP, list(PRODUCTS))
-        )
-    finally:
-        catalogue.forget_snapshots()
+    # The catalogue snapshot is forgotten around each test with the rest (aws_env).
+    yield World(tables, client("sqs"), env["JOBS_QUEUE_URL"], InMemoryStore(SHOP, list(PRODUCTS)))
+
+
+# Shared by the function tests ------------------------------------------------------------
+
+MAT = {"suggestions": [{"sku": "MAT-1", "line": "A mat for the tent."}]}
+
+
+def order_to_chosen_offer(world: World, suggestion: str = "MAT-1") -> dict[str, Any]:
+    world.sync()
+    answer = world.deliver(webhook_event(shopify_order()))
+    assert answer["statusCode"] == 200, answer
+    world.bedrock.add_tool_answer(
+        {"suggestions": [{"sku": suggestion, "line": "A mat makes the tent twice as comfy."}]}
+    )
+    assert world.pick_all() == ["chosen"]
+    offer = world.offer()
+    assert offer is not None
+    return offer
+
+
+class FakeResponse(io.BytesIO):
+    def __init__(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
+        super().__init__(json.dumps(body).encode())
+        self.status = status
+        self.headers = headers or {}
+
+    def __enter__(self) -> FakeResponse:
+        return self
+
+    def __exit__(self, *_: Any) -> None:
+        self.close()
+
+
+def gql_product(
+    pid: int, *, sku: str, tags: list[str], qty: int = 3, tracked: bool = True
+) -> dict[str, Any]:
+    return {
+        "id": f"gid://shopify/Product/{pid}",
+        "title": f"Product {pid}",
+        "productType": "Sleeping-Mats",
+        "tags": tags,
+        "status": "ACTIVE",
+        "variants": {
+            "pageInfo": {"hasNextPage": False},
+            "nodes": [
+                {
+                    "id": f"gid://shopify/ProductVariant/{pid}1",
+                    "sku": sku,
+                    "title": "Default Title",
+                    "price": "19.50",
+                    "availableForSale": True,
+                    "inventoryQuantity": qty,
+                    "inventoryItem": {"tracked": tracked},
+                },
+                {
+                    "id": f"gid://shopify/ProductVariant/{pid}2",
+                    "sku": "",
+                    "title": "No SKU",
+                    "price": "1.00",
+                    "availableForSale": True,
+                    "inventoryQuantity": 1,
+                    "inventoryItem": {"tracked": True},
+                },
+            ],
+        },
+    }
+
+
+def page(products: list[dict[str, Any]], cursor: str | None) -> dict[str, Any]:
+    return {
+        "data": {
+            "products": {
+                "pageInfo": {"hasNextPage": cursor is not None, "endCursor": cursor},
+                "nodes": products,
+            }
+        }
+    }
+
+
+def chosen_offer(world: World) -> dict[str, Any]:
+    """An order taken to a chosen offer (the model suggests ``MAT``); returns the offer."""
+    world.sync()
+    world.deliver(webhook_event(shopify_order()))
+    world.bedrock.add_tool_answer(MAT)
+    world.pick_all()
+    chosen = world.offer()
+    assert chosen is not None
+    return chosen
+
+
+def sent_offer(world: World) -> dict[str, Any]:
+    """An order taken all the way to a sent offer; returns the offer."""
+    chosen = chosen_offer(world)
+    world.send(now=chosen["send_at"])
+    offer = world.offer()
+    assert offer is not None and offer["state"] == "sent"
+    return offer

@@ -13,12 +13,21 @@ from typing import Any
 
 import pytest
 
+from handlers.common.function_url import Request
 from handlers.upsell_recommender import orders, sending, sweeping, taps
 from handlers.upsell_recommender.offers import due_offers
-from tests.handlers.upsr.conftest import T0, WINDOW_S, World, shopify_order, tap_event, token_in
+from tests.handlers.upsr.conftest import (
+    MAT,
+    T0,
+    WINDOW_S,
+    World,
+    chosen_offer,
+    sent_offer,
+    shopify_order,
+    tap_event,
+    token_in,
+)
 from tests.handlers.upsr.conftest import webhook_event as webhook
-
-MAT = {"suggestions": [{"sku": "MAT-1", "line": "A mat for the tent."}]}
 
 
 def race(*calls: Callable[[], Any]) -> list[Any]:
@@ -41,20 +50,6 @@ def race(*calls: Callable[[], Any]) -> list[Any]:
         t.join()
     assert not errors, errors
     return results
-
-
-def sent_offer(world: World) -> dict[str, Any]:
-    """An order taken all the way to a sent offer; returns the offer."""
-    world.sync()
-    world.deliver(webhook(shopify_order()))
-    world.bedrock.add_tool_answer(MAT)
-    world.pick_all()
-    chosen = world.offer()
-    assert chosen is not None
-    world.send(now=chosen["send_at"])
-    offer = world.offer()
-    assert offer is not None and offer["state"] == "sent"
-    return offer
 
 
 # One offer per order ----------------------------------------------------------------------
@@ -95,7 +90,7 @@ def test_concurrent_deliveries_make_one_job(world: World, atomic_dynamodb: Any) 
     world.sync()
     event = webhook(shopify_order())
     deps = world.order_deps()
-    answers = race(*[lambda: orders.handle(event, deps, now=T0)] * 3)
+    answers = race(*[lambda: orders.handle(Request.read(event), deps, now=T0)] * 3)
     statuses = sorted(json.loads(a["body"])["status"] for a in answers)
     assert statuses == ["accepted", "duplicate", "duplicate"]
     assert len(world.jobs()) == 1
@@ -115,16 +110,16 @@ def test_a_job_the_first_attempt_never_sent_is_sent_once_by_a_later_retry(
     from dataclasses import replace
 
     with pytest.raises(ConnectionError):
-        orders.handle(event, replace(broken, send_job=fail), now=T0)
+        orders.handle(Request.read(event), replace(broken, send_job=fail), now=T0)
     item = world.tables["orders"].get_item(Key={"order_id": "5001"})["Item"]
     assert item["job_state"] == "pending"
 
     deps = world.order_deps()
     # A retry while the first attempt could still be running does nothing.
-    assert json.loads(orders.handle(event, deps, now=T0 + 5)["body"])["status"] == "duplicate"
+    assert json.loads(orders.handle(Request.read(event), deps, now=T0 + 5)["body"])["status"] == "duplicate"
     assert world.jobs() == []
     # Two retries after the function timeout race: one takes over, one job.
-    answers = race(*[lambda: orders.handle(event, deps, now=T0 + 60)] * 2)
+    answers = race(*[lambda: orders.handle(Request.read(event), deps, now=T0 + 60)] * 2)
     assert sorted(json.loads(a["body"])["status"] for a in answers) == ["duplicate", "requeued"]
     assert len(world.jobs()) == 1
     item = world.tables["orders"].get_item(Key={"order_id": "5001"})["Item"]
@@ -181,12 +176,7 @@ def test_two_sender_runs_over_the_same_due_offer_send_one_nudge(world: World) ->
 
 def test_two_runs_that_both_listed_the_offer_send_once(world: World) -> None:
     """Both runs query before either claims (the index still says chosen for both)."""
-    world.sync()
-    world.deliver(webhook(shopify_order()))
-    world.bedrock.add_tool_answer(MAT)
-    world.pick_all()
-    chosen = world.offer()
-    assert chosen is not None
+    chosen = chosen_offer(world)
     deps = world.sender_deps()
     keyring = deps.keyring()
     now = chosen["send_at"]
@@ -204,12 +194,7 @@ def test_two_runs_that_both_listed_the_offer_send_once(world: World) -> None:
 
 
 def test_overlapping_sender_runs_in_threads_send_once(world: World, atomic_dynamodb: Any) -> None:
-    world.sync()
-    world.deliver(webhook(shopify_order()))
-    world.bedrock.add_tool_answer(MAT)
-    world.pick_all()
-    chosen = world.offer()
-    assert chosen is not None
+    chosen = chosen_offer(world)
     deps = world.sender_deps()
     results = race(*[lambda: sending.run(deps, now=chosen["send_at"])] * 4)
     assert sum(r.get("sent", 0) for r in results) == 1
@@ -285,7 +270,7 @@ def test_tap_racing_the_sweep_ends_in_one_terminal_state(
     token = token_in(world.messenger.sent[0].text)
     tap_deps, sweep_deps = world.addlink_deps(), world.sweep_deps()
     tapped, swept = race(
-        lambda: taps.handle(tap_event(token), tap_deps, now=late),
+        lambda: taps.handle(Request.read(tap_event(token)), tap_deps, now=late),
         lambda: sweeping.run(sweep_deps, now=late),
     )
     assert tapped["statusCode"] == 302

@@ -27,6 +27,7 @@ from typing import Any
 
 import pytest
 
+from handlers.common.entry import registry
 from handlers.upsell_recommender.shopify import DEFAULT_API_VERSION, ShopifyStore
 from handlers.upsell_recommender.shopify_auth import (
     AccessTokens,
@@ -34,8 +35,16 @@ from handlers.upsell_recommender.shopify_auth import (
     webhook_key,
 )
 from handlers.upsell_recommender.store import StoreError
-from tests.handlers.upsr.conftest import SHOP, World, shopify_order, sign, webhook_event
-from tests.handlers.upsr.test_upsr_adapters import FakeResponse, gql_product, page
+from tests.handlers.upsr.conftest import (
+    SHOP,
+    FakeResponse,
+    World,
+    gql_product,
+    page,
+    shopify_order,
+    sign,
+    webhook_event,
+)
 
 CLIENT = json.dumps({"client_id": "a1b2c3client", "client_secret": "shpss_client_secret_0123"})
 TOKEN_ANSWER = {  # Shopify's documented answer (expires_in as Shopify sends it: 24 h less 1 s)
@@ -234,14 +243,13 @@ def test_a_malformed_store_secret_is_refused_without_echoing_it(secret: str, mes
 
 def test_webhooks_verify_with_the_apps_client_secret_plain_or_as_json(world: World) -> None:
     from handlers.common.aws_clients import client
-    from handlers.common.secrets import default_cache
 
     assert webhook_key(CLIENT) == "shpss_client_secret_0123"
     assert webhook_key(" shpss_plain ") == "shpss_plain"
     client("secretsmanager").put_secret_value(
         SecretId="dev-upsr-webhook-secret", SecretString=CLIENT
     )
-    default_cache.invalidate()
+    registry.restart()  # a new container reads the secret anew
     good = world.deliver(webhook_event(shopify_order(), secret="shpss_client_secret_0123"))
     assert good["statusCode"] == 200
     forged = webhook_event(shopify_order(order_id=99), secret="not-the-client-secret")
@@ -252,11 +260,10 @@ def test_webhooks_verify_with_the_apps_client_secret_plain_or_as_json(world: Wor
 def test_the_sync_handler_mints_one_token_per_container(world: World) -> None:
     from handlers.common.aws_clients import client
     from handlers.common.clock import utc_now
-    from handlers.common.secrets import default_cache
     from handlers.upsell_recommender import contract, syncing
 
     client("secretsmanager").put_secret_value(SecretId="dev-upsr-store-key", SecretString=CLIENT)
-    default_cache.invalidate()
+    registry.restart()  # a new container reads the secret anew
     shop = Shopify()
     shop.token()
     shop.api += [FakeResponse(200, ONE_PAGE), FakeResponse(200, ONE_PAGE)]

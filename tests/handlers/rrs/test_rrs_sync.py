@@ -1,19 +1,15 @@
-"""rrs-sweep (stragglers, opening-hours gate) and rrs-sync (the sheet port) on moto."""
+"""rrs-sync (the sheet port: normalised rows, upserts, the S3 and URL sources) on moto."""
 
 from __future__ import annotations
 
-import datetime as dt
 import io
 from typing import Any
 
 import pytest
 
-from handlers.common import settings
 from handlers.common.aws_clients import client
-from handlers.review_requests.domain import request_id_for
-from handlers.review_requests.functions import sweep as sweep_module
+from handlers.common.entry import registry
 from handlers.review_requests.functions import sync as sync_module
-from handlers.review_requests.functions import webhook
 from handlers.review_requests.sheet import (
     CsvUrlSource,
     S3ObjectSource,
@@ -22,80 +18,8 @@ from handlers.review_requests.sheet import (
     source_for,
 )
 from handlers.review_requests.store import Customers
-from tests.handlers.rrs.conftest import ENV, Rrs, completion, url_event
+from tests.handlers.rrs.conftest import ENV, Rrs
 from testsupport.rrs import StaticSheet
-
-RID = request_id_for("cmp-1")
-DUE = dt.datetime(2026, 6, 10, 11, 0, tzinfo=dt.UTC)
-
-
-@pytest.fixture
-def straggler(rrs: Rrs) -> Rrs:
-    rrs.put_customer()
-    webhook.handler(url_event(completion()), None)
-    rrs.now = DUE + dt.timedelta(hours=1)  # 13:00 London, an hour past due, still scheduled
-    return rrs
-
-
-def sweep() -> dict[str, Any]:
-    answer: dict[str, Any] = sweep_module.handler({}, None)
-    return answer
-
-
-def test_the_sweep_does_nothing_outside_opening_hours(straggler: Rrs) -> None:
-    straggler.now = dt.datetime(2026, 6, 10, 20, 0, tzinfo=dt.UTC)  # 21:00 London
-    assert sweep() == {"skipped": "outside_opening_hours"}
-    assert straggler.drain() == [] and "sweeps" not in straggler.request(RID)
-
-
-def test_a_request_inside_the_grace_period_is_left_to_its_schedule(straggler: Rrs) -> None:
-    straggler.now = DUE + dt.timedelta(minutes=10)
-    assert sweep()["requeued"] == 0 and straggler.drain() == []
-
-
-def test_a_straggler_is_requeued_then_given_up_and_escalated(straggler: Rrs) -> None:
-    for attempt in range(1, 4):
-        assert sweep() == {"requeued": 1, "escalated": 0, "lost_races": 0, "unconfirmed": 0, "degraded_notice": 0}
-        assert straggler.escalations() == []
-        assert straggler.sends() == [{"kind": "send", "request_id": RID}]
-        assert straggler.request(RID)["sweeps"] == attempt
-        straggler.now += dt.timedelta(minutes=15)
-    assert sweep() == {"requeued": 0, "escalated": 1, "lost_races": 0, "unconfirmed": 0, "degraded_notice": 0}
-    assert straggler.sends() == []
-    assert straggler.escalations() == [
-        {"kind": "escalate", "request_id": RID, "reason": "straggler", "dedupe_key": "straggler"}
-    ]
-    item = straggler.request(RID)
-    assert (item["state"], item["suppressed_reason"]) == ("suppressed", "undelivered_after_sweeps")
-    assert sweep() == {"requeued": 0, "escalated": 0, "lost_races": 0, "unconfirmed": 0, "degraded_notice": 0}
-
-
-def test_the_sweep_never_touches_an_asked_or_diverted_request(straggler: Rrs) -> None:
-    for state in ("asked", "diverted"):
-        straggler.table("REQUESTS_TABLE").update_item(
-            Key={"request_id": RID},
-            UpdateExpression="SET #s = :s",
-            ExpressionAttributeNames={"#s": "state"},
-            ExpressionAttributeValues={":s": state},
-        )
-        assert sweep() == {"requeued": 0, "escalated": 0, "lost_races": 0, "unconfirmed": 0, "degraded_notice": 0}
-        assert straggler.drain() == []
-
-
-def test_a_concurrent_sweep_loses_the_mark_and_does_not_requeue(
-    straggler: Rrs, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from handlers.review_requests.store import Requests
-
-    stale = straggler.request(RID)
-    sweep()
-    straggler.drain()
-    monkeypatch.setattr(Requests, "stragglers", lambda self, before, limit: iter([dict(stale)]))
-    assert sweep() == {"requeued": 0, "escalated": 0, "lost_races": 1, "unconfirmed": 0, "degraded_notice": 0}
-    assert straggler.drain() == []
-
-
-# Sync --------------------------------------------------------------------------------------
 
 SHEET = """Customer ID,Name,Email,Mobile,Timezone,Channel,Prior Sentiment,Past Complaints,Do Not Ask,Notes
 c-1,Ann Smith,ANN@example.org,07911 123456,Europe/London,sms,positive,0,,likes mornings
@@ -164,7 +88,7 @@ def test_sync_reads_one_s3_object(rrs: Rrs, monkeypatch: pytest.MonkeyPatch) -> 
     )
     s3.put_object(Bucket="crm-sheets", Key="customers/latest.csv", Body=SHEET.encode())
     monkeypatch.setenv("SHEET_SOURCE", "s3://crm-sheets/customers/latest.csv")
-    settings.reset()
+    registry.restart()
     assert sync_module.handler({}, None) == {"rows": 2, "changed": 2, "problems": 2}
     assert len(rrs.items("CUSTOMERS_TABLE")) == 2
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from handlers.common.function_url import Request
 from handlers.common.transitions import put_if_absent, transition
 from handlers.upsell_recommender import orders
 from handlers.upsell_recommender.customers import record_purchase
@@ -94,9 +95,9 @@ def test_a_crash_between_any_two_order_writes_ends_in_one_offer(world: World, mo
             deps = world.order_deps()
             deps = replace(deps, send_job=crashing(deps.send_job, "send_job"))
             with pytest.raises(Crash):
-                orders.handle(event, deps, now=T0)
+                orders.handle(Request.read(event), deps, now=T0)
             # Shopify retries after the function's timeout: the redelivery finishes the order.
-            retry = orders.handle(event, world.order_deps(), now=T0 + 60)
+            retry = orders.handle(Request.read(event), world.order_deps(), now=T0 + 60)
         assert retry["statusCode"] == 200, (name, retry)
         jobs = world.jobs()
         assert 1 <= len(jobs) <= 2, (name, len(jobs))  # two only when the crash hid a sent job
@@ -126,7 +127,7 @@ def test_three_deliveries_of_one_order_at_once_make_one_job(world: World, atomic
         def deliver(event: Any = event, barrier: threading.Barrier = barrier,
                     statuses: list[str] = statuses) -> None:
             barrier.wait()
-            statuses.append(json.loads(orders.handle(event, deps, now=T0)["body"])["status"])
+            statuses.append(json.loads(orders.handle(Request.read(event), deps, now=T0)["body"])["status"])
 
         threads = [threading.Thread(target=deliver) for _ in range(3)]
         for t in threads:
