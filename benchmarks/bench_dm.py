@@ -67,7 +67,7 @@ if str(ROOT) not in sys.path:
 from benchmarks import missed, peers, score_bins  # noqa: E402
 from benchmarks.peers import Pair, Row  # noqa: E402
 from components.config import DmSettings, DmThresholds  # noqa: E402
-from handlers.duplicate_merger.bands import Thresholds  # noqa: E402
+from handlers.duplicate_merger.matcher import Profile, Thresholds  # noqa: E402
 from handlers.duplicate_merger.pipeline import (  # noqa: E402
     MAX_MESSAGE_BYTES,
     decode_message,
@@ -76,7 +76,6 @@ from handlers.duplicate_merger.pipeline import (  # noqa: E402
     run_blocking,
     score_message,
 )
-from handlers.duplicate_merger.profile import Profile  # noqa: E402
 from testsupport import crm_generator as synthetic  # noqa: E402
 
 DEFAULTS = DmThresholds()
@@ -257,8 +256,8 @@ def replay_decisions(ds: Dataset) -> str:
     the other half against the configured bands and one calibration of all classes."""
     import hashlib
 
-    from handlers.duplicate_merger.bands import Bands
-    from handlers.duplicate_merger.calibration import (
+    from handlers.duplicate_merger.matcher import (
+        Bands,
         calibrate,
         calibrate_by_evidence,
         counter_name,

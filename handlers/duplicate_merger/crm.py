@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from handlers.common.hubspot import HubSpotClient, HubSpotError, chunks
+from handlers.duplicate_merger.matcher import PROFILE_PROPERTIES
 
 ASSOCIATED_TYPES = (
     "companies",
@@ -57,21 +58,6 @@ ASSOCIATED_TYPES = (
 """Every object type a contact's associations are read from and moved to: records and the
 five engagement types."""
 ENGAGEMENT_TYPES = frozenset({"notes", "emails", "calls", "meetings", "tasks"})
-PROFILE_PROPERTIES = (
-    "firstname",
-    "lastname",
-    "email",
-    "phone",
-    "mobilephone",
-    "company",
-    "website",
-    "address",
-    "city",
-    "zip",
-    "state",
-    "date_of_birth",
-)
-"""The contact properties a matching profile is normalised from (``profile.ProfileBuilder``)."""
 READ_PROPERTIES = (*PROFILE_PROPERTIES, "createdate")
 ADDITIONAL_EMAILS = "hs_additional_emails"
 HUBSPOT_DEFINED = "HUBSPOT_DEFINED"

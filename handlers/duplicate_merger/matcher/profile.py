@@ -13,8 +13,24 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from handlers.common.strings import nysiis
-from handlers.duplicate_merger import normalize
-from handlers.duplicate_merger.crm import PROFILE_PROPERTIES
+from handlers.duplicate_merger.matcher import normalize
+
+PROFILE_PROPERTIES = (
+    "firstname",
+    "lastname",
+    "email",
+    "phone",
+    "mobilephone",
+    "company",
+    "website",
+    "address",
+    "city",
+    "zip",
+    "state",
+    "date_of_birth",
+)
+"""The contact properties a matching profile is normalised from (``ProfileBuilder``): the CRM
+reader asks for them (``crm.READ_PROPERTIES``)."""
 
 FIELDS = (
     "first",
