@@ -1,9 +1,9 @@
 """The matcher: CRM contacts in, scored candidate pairs out, in plain Python without AWS.
 
-Its public API, what dm's pipeline and ``benchmarks/bench_dm.py`` call, is the names below:
-``Profile`` to ``owner_key`` block, ``count_*`` and ``explained_by`` count, ``Scorer`` scores,
-``calibrate*`` and ``RunBands`` move the bands. Everything else is inside (README.md beside
-this file: the steps, the modules, the figures).
+Its public API is ``__all__``, by step: a ``Profile`` per contact; ``keys_of``, ``Rarity`` and
+``form_blocks`` block them; ``count_*`` count what this CRM says; ``Scorer`` scores a pair;
+``calibrate*`` and ``RunBands`` move the bands. dm's pipeline and ``benchmarks/bench_dm.py``
+call nothing else; the modules behind it are named in README.md beside this file.
 """
 
 from handlers.duplicate_merger.matcher.bands import Bands, Thresholds
@@ -86,4 +86,4 @@ __all__ = [
     "sample_evidence",
     "split_pair_key",
     "week_of",
-]
+]  # fmt: skip
