@@ -12,8 +12,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+import handlers.duplicate_merger.matcher.normalize as normalize
 from handlers.common.strings import nysiis
-from handlers.duplicate_merger.matcher import normalize
 
 PROFILE_PROPERTIES = (
     "firstname",

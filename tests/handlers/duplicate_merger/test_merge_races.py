@@ -35,7 +35,7 @@ from handlers.duplicate_merger.functions import merge
 from handlers.duplicate_merger.merging import LinkUse, MergeFailed, MergeService, Outcome
 from handlers.duplicate_merger.store import DynamoLedger, S3Bundles
 from tests.handlers.conftest import Latency
-from tests.handlers.dm.conftest import KEYRING, DmAws
+from tests.handlers.duplicate_merger.conftest import KEYRING, DmAws
 from testsupport.dm import InMemoryCrm
 
 NOW = dt.datetime(2026, 8, 3, 9, 0, tzinfo=dt.UTC)

@@ -19,7 +19,7 @@ from handlers.duplicate_merger.reading import (
     read_step,
     split_chunks,
 )
-from tests.handlers.dm.conftest import DmAws
+from tests.handlers.duplicate_merger.conftest import DmAws
 from testsupport.crm_generator import generate
 from testsupport.dm import InMemoryCrm, MemoryCheckpoints
 

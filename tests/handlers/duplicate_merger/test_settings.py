@@ -11,7 +11,7 @@ from handlers.common import settings
 from handlers.common.settings import MissingSetting, Settings
 from handlers.duplicate_merger.contract import BlockSettings, MergeSettings, ScoreSettings
 from handlers.duplicate_merger.functions import block, merge, score
-from tests.handlers.dm.conftest import DmAws
+from tests.handlers.duplicate_merger.conftest import DmAws
 
 
 @pytest.mark.parametrize(
