@@ -139,7 +139,7 @@ SURE_RULES: tuple[SureRule, ...] = (
 )
 """Rules two different people almost never meet: the same personal mailbox; the same full
 name and mobile, or birth date, or street address (a main line is shared by coworkers). Used
-to estimate how common duplicates are (``prior.baseline``); ``contexts`` counts over two
+to estimate how common duplicates are (``baseline.baseline``); ``count_contexts`` counts over two
 such rules how one person's records agree."""
 
 
@@ -212,7 +212,7 @@ class AgreementCount:
 
 
 ContextCounts = dict[Context, dict[str, AgreementCount]]
-"""Per counted context, per field (``field_priors.CONTEXT_PRIORS``), its agreement count."""
+"""Per counted context, per field (``weights.CONTEXT_PRIORS``), its agreement count."""
 
 
 def _sure_groups(profiles: Sequence[Profile], rule: SureRule, cap: int) -> list[list[Profile]]:
@@ -316,7 +316,7 @@ PLACES: Mapping[str, Callable[[Profile], str]] = {
 """The finer place of each implication, as a value contacts are grouped on."""
 
 HOMES: tuple[Callable[[Profile], str], ...] = (_address, lambda p: p.phone)
-"""What makes a shared home (``comparators.shared_home``): a street address or a landline."""
+"""What makes a shared home (``levels.shared_home``): a street address or a landline."""
 
 NESTING: Implication = ("postcode", "city")
 """The count the address's counts are shrunk towards: whether this CRM's places nest at all."""
@@ -561,7 +561,7 @@ def household_share(homes: HomeCount) -> float:
 
 
 def explained_by(counts: DependenceCounts) -> Explained:
-    """The floors dm-score uses (``explained.Explained``): each implication's counted share and
+    """The floors dm-score uses (``weights.Explained``): each implication's counted share and
     the households', shrunk as the module says."""
 
     def shrunk(count: PlaceCount, towards: float) -> float:

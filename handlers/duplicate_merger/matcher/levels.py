@@ -322,7 +322,7 @@ def field_levels(av: Sequence[str], bv: Sequence[str]) -> list[Level | None]:
 def different_people(av: Sequence[str], bv: Sequence[str]) -> bool:
     """Whether two profiles' values (``Profile.values()``) are two people as far as their names
     and birth dates tell: both names on both, different as entered and crossed
-    (``_swap_names``), and birth dates that do not agree. The pairs ``dependence`` counts."""
+    (``_swap_names``), and birth dates that do not agree. The pairs ``counted.count_dependence`` counts."""
     a_first, a_last, b_first, b_last = av[FIRST], av[LAST], bv[FIRST], bv[LAST]
     if not (a_first and a_last and b_first and b_last):
         return False

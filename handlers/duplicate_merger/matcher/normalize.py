@@ -203,7 +203,7 @@ def is_placeholder_phone(digits: str) -> bool:
     """Numbers typed to fill a required field: one digit repeated (555-555-5555,
     000-000-0000) or a run (123-456-7890). NANP's fictional 555-01XX range is left alone:
     examples and tests use it as real numbers. Numbers many contacts share are caught by
-    their count instead (``explained.SHARED_HOLDERS``)."""
+    their count instead (``weights.SHARED_HOLDERS``)."""
     national = digits[1:] if len(digits) == 11 and digits[0] == "1" else digits
     if len(set(national)) <= 1 or national in ("5555555555", "1234567890", "0123456789"):
         return True
