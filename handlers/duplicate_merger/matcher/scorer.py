@@ -94,8 +94,6 @@ class Evaluation:
     given_form: str = ""
     """How a similar given name differs (``scored.GIVEN_FORMS``): "nickname", "initial", or ""
     for a typo or another spelling."""
-    vetoes: tuple[str, ...] = ()
-    """Why the pair may not merge without a person (``levels.automatic_vetoes``)."""
 
 
 _Tables = tuple[tuple[float, ...], tuple[float, ...], tuple[float, ...]]
@@ -175,7 +173,6 @@ class Scorer:
         retyped = levels[DOB] == "similar" and retyped_date_part(av[DOB], bv[DOB])
         context = pair_context(levels, av, bv)
         evidence = evidence_class(levels, av[EMAIL])
-        vetoes = automatic_vetoes(levels)
         # What they weigh (``weights``).
         floors = implied_floors(
             levels,
@@ -238,11 +235,14 @@ class Scorer:
                 score -= excess
         return Evaluation(
             a_id, b_id, tuple(levels), tuple(weights), tuple(counts), score, evidence,
-            given_form, vetoes,
+            given_form,
         )
 
     def finish(self, ev: Evaluation) -> ScoredPair:
         """The evidence terms, the reasons against, the band and the one-line explanation."""
+        # Only pairs worth recording get here: the vetoes are read from their levels now, not
+        # for every pair ``evaluate`` sees (most score below the record floor).
+        vetoes = automatic_vetoes(ev.levels)
         terms = [
             Term(
                 FIELDS[i],
@@ -260,9 +260,9 @@ class Scorer:
         )
         band = self.bands.for_evidence(ev.evidence).band(ev.score)
         explanation = explain(terms, self.total, given_form=ev.given_form)
-        if band == "automatic" and ev.vetoes:
+        if band == "automatic" and vetoes:
             band = "propose"
-            explanation += f" (not merged automatically: {ev.vetoes[0]})"
+            explanation += f" (not merged automatically: {vetoes[0]})"
         return ScoredPair(
             pair_key=pair_key(ev.low_id, ev.high_id),
             low_id=ev.low_id,
