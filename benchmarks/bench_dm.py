@@ -61,14 +61,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from handlers.duplicate_merger.bands import Bands
-from handlers.duplicate_merger.calibration import (
-    calibrate,
-    calibrate_by_evidence,
-    counter_name,
-    decisions_from_counts,
-)
-
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
@@ -76,7 +68,15 @@ if str(ROOT) not in sys.path:
 from benchmarks import missed, peers, score_bins  # noqa: E402
 from benchmarks.peers import Pair, Row  # noqa: E402
 from components.config import DmSettings, DmThresholds  # noqa: E402
-from handlers.duplicate_merger.bands import Thresholds  # noqa: E402
+from handlers.duplicate_merger.matcher import (  # noqa: E402
+    Bands,
+    Profile,
+    Thresholds,
+    calibrate,
+    calibrate_by_evidence,
+    counter_name,
+    decisions_from_counts,
+)
 from handlers.duplicate_merger.pipeline import (  # noqa: E402
     MAX_MESSAGE_BYTES,
     decode_message,
@@ -85,7 +85,6 @@ from handlers.duplicate_merger.pipeline import (  # noqa: E402
     run_blocking,
     score_message,
 )
-from handlers.duplicate_merger.profile import Profile  # noqa: E402
 from testsupport import crm_generator as synthetic  # noqa: E402
 
 DEFAULTS = DmThresholds()
@@ -270,7 +269,6 @@ def replay_decisions(ds: Dataset) -> str:
     rounded down to ``SCORE_STEP``); the bands are calibrated from the counters as dm-score
     calibrates them (``decisions_from_counts`` then ``calibrate_by_evidence``), and measured on
     the other half against the configured bands and one calibration of all classes."""
-
     def decided_half(pair: Pair) -> bool:
         return hashlib.sha256("#".join(pair).encode()).digest()[0] % 2 == 0
 

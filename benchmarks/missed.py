@@ -28,9 +28,7 @@ from collections.abc import Mapping, Sequence, Set
 
 import jellyfish
 
-from handlers.duplicate_merger.blocking import KEY_NAMES, Block
-from handlers.duplicate_merger.normalize import nickname_related
-from handlers.duplicate_merger.profile import Profile
+from handlers.duplicate_merger.matcher import KEY_NAMES, Block, Profile, nickname_related
 
 Pair = tuple[str, str]
 

@@ -54,7 +54,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, replace
 from typing import Any
 
-from handlers.duplicate_merger.profile import FIELDS, Profile
+from handlers.duplicate_merger.matcher import FIELDS, Profile
 
 Pair = tuple[str, str]
 

@@ -28,11 +28,7 @@ FACTORY = "function"
 """The name every system step calls its ``FunctionFactory`` by (``b.function``, its ``Build``'s
 field, in components/systems/*.py)."""
 
-TESTS_ELSEWHERE: dict[str, tuple[str, ...]] = {
-    "dm-block": ("dm/test_dm_reading.py", "dm/test_dm_block_equivalence.py"),
-    "dm-score": ("dm/test_dm_flows.py", "dm/test_dm_matcher.py"),
-    "dm-merge": ("dm/test_dm_flows.py", "dm/test_dm_races.py", "dm/test_dm_sweep.py"),
-}
+TESTS_ELSEWHERE: dict[str, tuple[str, ...]] = {}
 """Test modules under tests/handlers/ of a function that has none at its conventional path.
 An entry whose function has gained that module is stale: ``problems`` names it."""
 

@@ -1,12 +1,16 @@
-"""Duplicate contact merger (document 000): dm-block, dm-score and dm-merge.
+"""Duplicate contact merger: dm-block, dm-score and dm-merge.
 
-The matcher (``normalize``, ``similarity``, ``profile``, ``blocking``, ``evidence``,
-``pipeline``) is plain Python without AWS, and so are what it learns from this CRM: how often
-fields agree across ``contexts`` of a life, which agreements ``dependence`` explains away, and
-the reviewers' decisions that ``calibration`` turns into score bands. The work is ``reading``
-(a portal read over several invocations), ``runs`` (the weekly run), ``scoring`` and
-``review`` (the links, automatic merges, the digest) with ``merging``; ``pages`` is the HTML a
-reviewer sees; ``crm``, ``store`` and ``digest`` are the adapters; ``contract`` holds the
-names and settings the infra shares; ``functions/`` holds the Lambda entry points, one module
-per function.
+``matcher/`` finds the pairs, in plain Python without AWS (its README names its modules and
+its API). The rest is the pipeline around it:
+
+* ``functions/`` the Lambda entry points, one module per function (``block``, ``score``,
+  ``merge``), each wiring its collaborators and routing its events;
+* ``reading`` the portal read over several invocations, ``runs`` the weekly run (dm-block);
+  ``pipeline`` the block messages between dm-block and dm-score; ``scoring`` one message
+  scored and recorded (dm-score);
+* ``review`` the links, automatic merges, the sweep and the digest, with ``merging`` (a merge,
+  its undo bundle and its undo), ``pages`` (the HTML a reviewer sees) and ``digest`` (the
+  weekly mail) (dm-merge);
+* ``crm`` (HubSpot) and ``store`` (DynamoDB, SQS, S3) the adapters; ``contract`` the names and
+  settings the infra shares.
 """

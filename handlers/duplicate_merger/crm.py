@@ -41,7 +41,10 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from handlers.common.hubspot import HubSpotClient, HubSpotError, chunks
+from handlers.common.clock import Clock
+from handlers.common.hubspot import HubSpotClient, HubSpotError, chunks, token_from_secret
+from handlers.common.secrets import default_cache
+from handlers.duplicate_merger.matcher import PROFILE_PROPERTIES
 
 ASSOCIATED_TYPES = (
     "companies",
@@ -57,21 +60,6 @@ ASSOCIATED_TYPES = (
 """Every object type a contact's associations are read from and moved to: records and the
 five engagement types."""
 ENGAGEMENT_TYPES = frozenset({"notes", "emails", "calls", "meetings", "tasks"})
-PROFILE_PROPERTIES = (
-    "firstname",
-    "lastname",
-    "email",
-    "phone",
-    "mobilephone",
-    "company",
-    "website",
-    "address",
-    "city",
-    "zip",
-    "state",
-    "date_of_birth",
-)
-"""The contact properties a matching profile is normalised from (``profile.ProfileBuilder``)."""
 READ_PROPERTIES = (*PROFILE_PROPERTIES, "createdate")
 ADDITIONAL_EMAILS = "hs_additional_emails"
 HUBSPOT_DEFINED = "HUBSPOT_DEFINED"
@@ -448,3 +436,19 @@ class HubSpotCrm:
             "POST", self.client.crm_path("objects", "contacts"), body={"properties": writable}
         )
         return str(created["id"])
+
+
+def hubspot(
+    secret: str, base_url: str, version: str, clock: Clock, *, deadline: float | None = None
+) -> HubSpotCrm:
+    """HubSpot as dm's functions reach it: the Service Key read from ``secret`` (dm-block's read
+    credential, dm-merge's write one: each role may read only its own), dropped from the cache
+    when HubSpot refuses it, and no rate-limit wait past ``deadline`` when one is given."""
+    return HubSpotCrm(
+        lambda: token_from_secret(default_cache.get_string(secret)),
+        base_url,
+        version=version,
+        on_unauthorized=lambda: default_cache.invalidate(secret),
+        deadline=deadline,
+        wall=lambda: clock().timestamp(),
+    )

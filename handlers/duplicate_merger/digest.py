@@ -16,8 +16,7 @@ from typing import Any
 
 from handlers.common import html_kit as kit
 from handlers.duplicate_merger import pages
-from handlers.duplicate_merger.explanation import LABELS
-from handlers.duplicate_merger.pair_keys import split_pair_key
+from handlers.duplicate_merger.matcher import LABELS, split_pair_key
 
 MAX_LISTED = 200
 

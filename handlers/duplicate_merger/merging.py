@@ -40,7 +40,6 @@ from typing import Any, Literal, Protocol
 from handlers.common import metrics
 from handlers.common.hubspot import chunks
 from handlers.common.observability import get_logger
-from handlers.duplicate_merger.calibration import counter_name, week_of
 from handlers.duplicate_merger.crm import (
     PRIMARY_COMPANY,
     Association,
@@ -48,7 +47,7 @@ from handlers.duplicate_merger.crm import (
     CrmWriter,
     additional_emails,
 )
-from handlers.duplicate_merger.pair_keys import split_pair_key
+from handlers.duplicate_merger.matcher import counter_name, split_pair_key, week_of
 
 BUNDLE_VERSION = 2
 """2: v4 association types (category, type id), engagements, secondary ``emails``."""

@@ -31,33 +31,33 @@ from itertools import chain, compress, pairwise
 from operator import add, attrgetter, itemgetter
 from typing import Any
 
-from handlers.duplicate_merger.bands import Bands, Thresholds
-from handlers.duplicate_merger.blocking import (
+from handlers.duplicate_merger.matcher import (
+    FIELDS,
     KEY_NAMES,
+    Bands,
     Block,
     BlockingReport,
+    ContextCounts,
+    DependenceCounts,
+    Profile,
+    ProfileBuilder,
     Rarity,
+    ScoredPair,
+    Scorer,
+    Thresholds,
+    baseline_bits,
+    context_priors,
+    count_contexts,
+    count_dependence,
     count_sure_pairs,
+    counts_from_wire,
+    counts_to_wire,
+    explained_by,
     form_blocks,
     keys_of,
     owner_key,
+    sample_evidence,
 )
-from handlers.duplicate_merger.contexts import (
-    ContextCounts,
-    context_priors,
-    count_contexts,
-    counts_from_wire,
-    counts_to_wire,
-)
-from handlers.duplicate_merger.dependence import (
-    DependenceCounts,
-    count_dependence,
-    explained_by,
-)
-from handlers.duplicate_merger.evidence import Scorer
-from handlers.duplicate_merger.prior import baseline_bits, sample_evidence
-from handlers.duplicate_merger.profile import FIELDS, Profile, ProfileBuilder
-from handlers.duplicate_merger.terms import ScoredPair
 
 DEFAULT_RECORD_FLOOR = -10.0
 """Pairs scoring below this (about a thousand to one against) are not recorded."""

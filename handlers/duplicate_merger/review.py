@@ -41,12 +41,10 @@ from handlers.common.link_tokens import Keyring, issue_token
 from handlers.common.secrets import get_secret
 from handlers.duplicate_merger import digest as dg
 from handlers.duplicate_merger import pages
-from handlers.duplicate_merger.bands import Thresholds
-from handlers.duplicate_merger.calibration import describe, week_of
 from handlers.duplicate_merger.contract import MergeSettings
 from handlers.duplicate_merger.crm import CrmWriter
+from handlers.duplicate_merger.matcher import Thresholds, describe, split_pair_key, week_of
 from handlers.duplicate_merger.merging import LinkUse, MergeFailed, MergeService, Outcome, stuck
-from handlers.duplicate_merger.pair_keys import split_pair_key
 from handlers.duplicate_merger.store import (
     RUN_LATEST,
     DecisionTally,

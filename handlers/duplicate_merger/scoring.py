@@ -14,10 +14,8 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from handlers.common import metrics
-from handlers.duplicate_merger.bands import Thresholds
-from handlers.duplicate_merger.calibration import ClassCalibration
+from handlers.duplicate_merger.matcher import ClassCalibration, Profile, Thresholds
 from handlers.duplicate_merger.pipeline import decode_message, score_message
-from handlers.duplicate_merger.profile import Profile
 
 
 class Pairs(Protocol):

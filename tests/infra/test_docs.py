@@ -50,8 +50,13 @@ def test_the_function_map_fits_the_tree(graphs: GraphCache) -> None:
         assert place.entry.endswith(f"/functions/{place.function.split('-', 1)[1].replace('-', '_')}.py")
 
 
-def test_tests_are_found_by_name_before_the_explicit_list(tmp_path: Path) -> None:
+def test_tests_are_found_by_name_before_the_explicit_list(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     assert function_map.conventional_tests("ler", "ler-junk-writer") == "tests/handlers/ler/test_ler_junk_writer.py"
+    monkeypatch.setattr(
+        function_map, "TESTS_ELSEWHERE", {"dm-score": ("dm/test_dm_flows.py", "dm/test_dm_matcher.py")}
+    )
     listed = function_map.tests_of("dm", "dm-score", tmp_path)
     assert listed == ("tests/handlers/dm/test_dm_flows.py", "tests/handlers/dm/test_dm_matcher.py")
     conventional = tmp_path / "tests/handlers/dm/test_dm_score.py"

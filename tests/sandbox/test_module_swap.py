@@ -1,7 +1,7 @@
 """The sandbox's module swap leaves nothing of its copies behind for the tests after it.
 
 The defect it guards: ``tests/sandbox/test_verify.py`` run before
-``tests/handlers/dm/test_dm_flows.py`` in one process failed two dm flows with "'<' not
+``tests/handlers/dm/test_dm_merge.py`` in one process failed two dm flows with "'<' not
 supported between instances of 'Association' and 'Association'": the sandbox's copy of dm-merge
 had registered its own ``wire`` in the handlers' registry, so the test's dm-merge built the
 copy's ``MergeService``, whose associations were of the copy's class. A module first imported

@@ -16,30 +16,15 @@ from typing import Any
 
 from handlers.common import aws_clients, entry, metrics
 from handlers.common.clock import Clock
-from handlers.common.hubspot import token_from_secret
 from handlers.common.observability import get_logger
-from handlers.common.secrets import default_cache
 from handlers.duplicate_merger import contract, reading
-from handlers.duplicate_merger.crm import HubSpotCrm
+from handlers.duplicate_merger.crm import hubspot
 from handlers.duplicate_merger.runs import run as block_run
 from handlers.duplicate_merger.runs import run_id_for
 from handlers.duplicate_merger.store import PairStore, QueueSender
 
 CHECKPOINT_TTL_DAYS = 2
 """A portal's read checkpoints outlive any run (a run's reads take hours at most)."""
-
-
-def hubspot(config: contract.BlockSettings, deadline: float, clock: Clock) -> HubSpotCrm:
-    """HubSpot with the CRM read credential; no rate-limit wait runs past ``deadline``."""
-    secret = config.crm_read_secret
-    return HubSpotCrm(
-        lambda: token_from_secret(default_cache.get_string(secret)),
-        config.crm_base_url,
-        on_unauthorized=lambda: default_cache.invalidate(secret),
-        version=config.hubspot_api_version,
-        deadline=deadline,
-        wall=lambda: clock().timestamp(),
-    )
 
 
 @dataclass(frozen=True)
@@ -67,7 +52,16 @@ def wire(
         config,
         aws_clients.table(config.pairs_table),
         QueueSender(config.blocks_queue_url),
-        reader=crm or (lambda deadline: hubspot(config, deadline, clock)),
+        reader=crm
+        or (
+            lambda deadline: hubspot(
+                config.crm_read_secret,
+                config.crm_base_url,
+                config.hubspot_api_version,
+                clock,
+                deadline=deadline,
+            )
+        ),
         lambda_client=lambda_client or (lambda: aws_clients.client("lambda")),
     )
 

@@ -12,27 +12,13 @@ from typing import TYPE_CHECKING, Any
 
 from handlers.common import aws_clients, batch, entry
 from handlers.common.clock import Clock
-from handlers.common.hubspot import token_from_secret
 from handlers.common.observability import get_logger
-from handlers.common.secrets import default_cache
 from handlers.duplicate_merger import contract
-from handlers.duplicate_merger.crm import CrmWriter, HubSpotCrm
+from handlers.duplicate_merger.crm import CrmWriter, hubspot
 from handlers.duplicate_merger.review import App
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
-
-
-def hubspot(config: contract.MergeSettings, clock: Clock) -> CrmWriter:
-    """HubSpot with the CRM write credential, which only dm-merge's role may read."""
-    secret = config.crm_write_secret
-    return HubSpotCrm(
-        lambda: token_from_secret(default_cache.get_string(secret)),
-        config.crm_base_url,
-        version=config.hubspot_api_version,
-        on_unauthorized=lambda: default_cache.invalidate(secret),
-        wall=lambda: clock().timestamp(),
-    )
 
 
 def wire(
@@ -43,7 +29,13 @@ def wire(
 ) -> App:
     """The App; ``crm`` makes the CRM the merges write (HubSpot unless tests or the sandbox
     give an in-memory one), called only when a merge needs it."""
-    return App(config, crm=crm or (lambda: hubspot(config, clock)), clock=clock)
+
+    def write_crm() -> CrmWriter:
+        return hubspot(
+            config.crm_write_secret, config.crm_base_url, config.hubspot_api_version, clock
+        )
+
+    return App(config, crm=crm or write_crm, clock=clock)
 
 
 def own_url(app: App, context: Any) -> str:

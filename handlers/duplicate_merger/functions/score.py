@@ -16,8 +16,7 @@ from handlers.common import aws_clients, batch, entry
 from handlers.common.clock import Clock
 from handlers.common.observability import get_logger
 from handlers.duplicate_merger import contract, scoring
-from handlers.duplicate_merger.bands import Thresholds
-from handlers.duplicate_merger.calibration import ClassCalibration, RunBands
+from handlers.duplicate_merger.matcher import ClassCalibration, RunBands, Thresholds
 from handlers.duplicate_merger.pipeline import MessageError
 from handlers.duplicate_merger.store import DecisionTally, PairStore, QueueSender
 

@@ -43,10 +43,10 @@ def test_nysiis_reads_letters_only(name: str, code: str) -> None:
 
 def test_dm_and_ler_use_this_one_measure() -> None:
     from handlers.common import strings
-    from handlers.duplicate_merger import comparators, profile
+    from handlers.duplicate_merger.matcher import levels, profile
     from handlers.lead_enricher import matching
 
     # each module's own name for it (an import, not a re-export: hence vars)
     assert vars(matching)["jaro_winkler"] is strings.jaro_winkler
-    assert vars(comparators)["jaro_winkler"] is strings.jaro_winkler
+    assert vars(levels)["jaro_winkler"] is strings.jaro_winkler
     assert vars(profile)["nysiis"] is strings.nysiis

@@ -20,13 +20,14 @@ _SPACES = re.compile(r"\s+")
 _NOT_PLAIN_PHONE = re.compile(r"[^\d\s().+-]")
 
 @lru_cache(maxsize=1)
-def _nickname_graph() -> tuple[dict[str, frozenset[str]], dict[str, frozenset[str]]]:
+def nickname_graph() -> tuple[dict[str, frozenset[str]], dict[str, frozenset[str]]]:
     """Many-to-many given-name relations from the ``nicknames`` package (carltonnorthern's
     hand-curated names.csv, Apache-2.0): each name's directly related names, and each
     nickname's formal names.
 
     Many-to-many, so "jon" relates to both John and Jonathan, and "chris" to Christopher,
-    Christine and Christian; a one-way map would lose one side of each.
+    Christine and Christian; a one-way map would lose one side of each. Blocking reads it
+    here (``blocking_given``), comparison in ``levels.nickname_related``.
     """
     related: dict[str, set[str]] = {}
     formal: dict[str, set[str]] = {}
@@ -44,21 +45,6 @@ def _nickname_graph() -> tuple[dict[str, frozenset[str]], dict[str, frozenset[st
 
 
 @lru_cache(maxsize=65_536)
-def nickname_related(a: str, b: str) -> bool:
-    """Whether two given names are one name in the data set (Bob/Robert, Jon/Jonathan), two
-    nicknames of one formal name (Bill/Will, both William), or an initial and a name it
-    starts ("a" and "ann"). Never longer chains: Jon-John-Jack would join too much."""
-    if not a or not b or a == b:
-        return bool(a) and a == b
-    if len(a) == 1 or len(b) == 1:
-        return a[0] == b[0]
-    related, formal = _nickname_graph()
-    if b in related.get(a, ()):
-        return True
-    return bool(formal.get(a, frozenset()) & formal.get(b, frozenset()))
-
-
-@lru_cache(maxsize=65_536)
 def blocking_given(first: str) -> str:
     """The form a given name is blocked under: a nickname's formal name ("peggy" -> margaret).
     A formal name is longer than its nickname: the data set also lists "robert" under "bob"
@@ -66,7 +52,7 @@ def blocking_given(first: str) -> str:
     "Rob"."""
     if not first:
         return ""
-    formal = [f for f in _nickname_graph()[1].get(first, ()) if len(f) > len(first)]
+    formal = [f for f in nickname_graph()[1].get(first, ()) if len(f) > len(first)]
     if not formal or any(f[0] == first[0] for f in formal):
         return first  # the initial, all blocking uses, is the same
     return min(formal)
@@ -161,7 +147,7 @@ def surname_and_generation(text: str | None) -> tuple[str, str]:
 
 def given_name(text: str | None) -> str:
     """A given name, its first word only, as typed ("A." -> "a"); nicknames are related at
-    comparison time (``nickname_related``), not rewritten here."""
+    comparison time (``levels.nickname_related``), not rewritten here."""
     words = name(text).split()
     return words[0] if words else ""
 
@@ -217,7 +203,7 @@ def is_placeholder_phone(digits: str) -> bool:
     """Numbers typed to fill a required field: one digit repeated (555-555-5555,
     000-000-0000) or a run (123-456-7890). NANP's fictional 555-01XX range is left alone:
     examples and tests use it as real numbers. Numbers many contacts share are caught by
-    their count instead (``explained.SHARED_HOLDERS``)."""
+    their count instead (``weights.SHARED_HOLDERS``)."""
     national = digits[1:] if len(digits) == 11 and digits[0] == "1" else digits
     if len(set(national)) <= 1 or national in ("5555555555", "1234567890", "0123456789"):
         return True

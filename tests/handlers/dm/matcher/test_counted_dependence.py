@@ -7,10 +7,9 @@ import math
 
 import pytest
 
-from handlers.duplicate_merger.bands import Thresholds
-from handlers.duplicate_merger.comparators import different_people
-from handlers.duplicate_merger.contexts import PRIOR_PAIRS
-from handlers.duplicate_merger.dependence import (
+from handlers.duplicate_merger.matcher.bands import Thresholds
+from handlers.duplicate_merger.matcher.counted import (
+    PRIOR_PAIRS,
     DependenceCounts,
     HomeCount,
     NamesakeCount,
@@ -21,23 +20,24 @@ from handlers.duplicate_merger.dependence import (
     household_share,
     namesakes_at_home,
 )
-from handlers.duplicate_merger.evidence import Scorer
-from handlers.duplicate_merger.explained import (
+from handlers.duplicate_merger.matcher.levels import different_people
+from handlers.duplicate_merger.matcher.profile import Profile
+from handlers.duplicate_merger.matcher.scorer import Scorer
+from handlers.duplicate_merger.matcher.weights import (
     DOCUMENTED,
     HOUSEHOLD_SURNAME_SHARE,
     IMPLIED_SHARE,
+    NAMESAKES_AT_HOME,
     PLACE_IMPLICATIONS,
+    PRIORS,
     Explained,
 )
-from handlers.duplicate_merger.field_priors import PRIORS
-from handlers.duplicate_merger.name_evidence import NAMESAKES_AT_HOME
 from handlers.duplicate_merger.pipeline import (
     MessageError,
     decode_message,
     encode_messages,
     run_blocking,
 )
-from handlers.duplicate_merger.profile import Profile
 
 THRESHOLDS = Thresholds(automatic=12.0, propose=0.0)
 GIVEN = ("ann", "bob", "carl", "dora", "emil", "fay", "gus", "hana", "ivan", "jo")

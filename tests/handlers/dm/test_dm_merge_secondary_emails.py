@@ -29,8 +29,7 @@ from handlers.duplicate_merger.functions import merge
 from handlers.duplicate_merger.store import S3Bundles
 from tests.handlers.common.hubspot_stub import Stub, running
 from tests.handlers.dm.conftest import DmAws
-from tests.handlers.dm.test_dm_flows import NOW, crm_with_history, service
-from tests.handlers.dm.test_dm_sweep import at, last_mail
+from tests.handlers.dm.flows import NOW, at, crm_with_history, last_mail, service
 from testsupport.metrics import count_metrics
 
 DOCUMENTED_PUT = {"portalId": 589323, "vid": 21316, "secondaryEmails": ["updatedAddress@hubspot.com", "newlyDiscoveredAddress@hubspot.com"]}

@@ -9,12 +9,20 @@ secondary-email endpoints (``PUT``/``DELETE /contacts/v1/secondary-email/{vid}/e
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from handlers.duplicate_merger.crm import ASSOCIATED_TYPES, Association, CrmError, HubSpotCrm
+from handlers.common.secrets import default_cache
+from handlers.duplicate_merger.crm import (
+    ASSOCIATED_TYPES,
+    Association,
+    CrmError,
+    HubSpotCrm,
+    hubspot,
+)
 from tests.handlers.common.hubspot_stub import Stub, running
 
 V = "2026-09"
@@ -150,3 +158,36 @@ def test_the_reader_pages_with_after(stub: Stub) -> None:
     assert [cid for cid, _ in crm.iter_contacts()] == ["1", "2"]
     assert stub.requests[0]["path"] == "/crm/objects/2026-03/contacts"
     assert stub.requests[1]["query"]["after"] == "2" and stub.requests[1]["query"]["archived"] == "false"
+
+
+def test_dm_functions_reach_hubspot_with_their_own_secret_forgotten_on_a_401(
+    stub: Stub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``crm.hubspot``, dm-block's and dm-merge's one factory: the Service Key is read from the
+    secret it is given at call time; a 401 drops that secret from the cache and the request is
+    sent once more with the key read again: HubSpot's service keys "can be managed or rotated"
+    (HubSpot, "Account service keys",
+    https://developers.hubspot.com/docs/apps/developer-platform/build-apps/authentication/account-service-keys),
+    and a rotated key needs no redeploy."""
+    read: list[str] = []
+    dropped: list[str | None] = []
+    keys = iter(["old-key", '{"token": "new-key"}'])
+
+    def get_string(secret: str) -> str:
+        read.append(secret)
+        return next(keys)
+
+    monkeypatch.setattr(default_cache, "get_string", get_string)
+    monkeypatch.setattr(default_cache, "invalidate", lambda secret=None: dropped.append(secret))
+    crm = hubspot("/dev/dm-crm-read", stub.url, V, lambda: dt.datetime(2026, 12, 1, tzinfo=dt.UTC))
+    stub.answer(401, {"message": "Authentication credentials not found."})
+    stub.answer(200, {"results": [{"id": "7", "properties": {"email": "ann@z.net"}}]})
+    assert crm.page(None) == ([("7", {"email": "ann@z.net"})], None)
+    assert read == ["/dev/dm-crm-read", "/dev/dm-crm-read"]
+    assert dropped == ["/dev/dm-crm-read"]
+    assert [r["headers"]["authorization"] for r in stub.requests] == [
+        "Bearer old-key",
+        "Bearer new-key",
+    ]
+    # dm-block's reader stops before a rate-limit wait would pass its invocation's deadline
+    assert hubspot("s", stub.url, V, lambda: dt.datetime.now(dt.UTC), deadline=12.5).client.deadline == 12.5

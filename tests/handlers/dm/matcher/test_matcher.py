@@ -9,11 +9,13 @@ from dataclasses import replace
 import pytest
 
 from handlers.common.strings import jaro_winkler, nysiis
-from handlers.duplicate_merger import normalize
-from handlers.duplicate_merger.bands import Thresholds
-from handlers.duplicate_merger.blocking import KEY_NAMES, form_blocks, keys_of
-from handlers.duplicate_merger.evidence import Scorer
-from handlers.duplicate_merger.pair_keys import pair_key, split_pair_key
+from handlers.duplicate_merger.matcher import levels, normalize
+from handlers.duplicate_merger.matcher.bands import Thresholds
+from handlers.duplicate_merger.matcher.blocking import KEY_NAMES, form_blocks, keys_of
+from handlers.duplicate_merger.matcher.levels import within_one_edit
+from handlers.duplicate_merger.matcher.profile import FIELDS, Profile
+from handlers.duplicate_merger.matcher.scored import pair_key, split_pair_key
+from handlers.duplicate_merger.matcher.scorer import Scorer
 from handlers.duplicate_merger.pipeline import (
     MAX_MESSAGE_BYTES,
     MessageError,
@@ -23,8 +25,6 @@ from handlers.duplicate_merger.pipeline import (
     run_blocking,
     score_message,
 )
-from handlers.duplicate_merger.profile import FIELDS, Profile
-from handlers.duplicate_merger.similarity import within_one_edit
 from testsupport.crm_generator import generate
 
 THRESHOLDS = Thresholds(automatic=12.0, propose=0.0)
@@ -75,12 +75,12 @@ def test_normalisation_of_what_duplicates_differ_in() -> None:
      ("a", "andrew")],
 )
 def test_names_people_use_are_related_both_ways(a: str, b: str) -> None:
-    assert normalize.nickname_related(a, b) and normalize.nickname_related(b, a)
+    assert levels.nickname_related(a, b) and levels.nickname_related(b, a)
 
 
 def test_unrelated_names_and_initials_stay_apart() -> None:
-    assert not normalize.nickname_related("john", "mary")
-    assert not normalize.nickname_related("b", "andrew")
+    assert not levels.nickname_related("john", "mary")
+    assert not levels.nickname_related("b", "andrew")
 
 
 def _counts_once(**by_field: int) -> list[int]:
@@ -215,7 +215,7 @@ def test_names_swapped_on_records_with_no_place_in_common_share_a_block() -> Non
 
 
 def test_a_register_record_is_also_blocked_on_single_fields() -> None:
-    from handlers.duplicate_merger.blocking import REGISTER_KEYS
+    from handlers.duplicate_merger.matcher.blocking import REGISTER_KEYS
 
     # FEBRL3's rec-1496: surname, street and birth date all mistyped on one of the two.
     a = Profile("1", first="madison", last="dixson", house="37", postcode="5047",
@@ -405,7 +405,7 @@ def test_junior_and_senior_at_one_home_never_merge_automatically() -> None:
 
 
 def test_a_rare_full_name_alone_means_the_same_at_any_size() -> None:
-    from handlers.duplicate_merger.prior import baseline
+    from handlers.duplicate_merger.matcher.baseline import baseline
 
     a = Profile("1", first="brock", last="suggs")
     b = Profile("2", first="brock", last="suggs")
@@ -423,7 +423,7 @@ def test_a_rare_full_name_alone_means_the_same_at_any_size() -> None:
 
 
 def test_namesakes_by_chance_and_housemates_of_one_name_add_up() -> None:
-    from handlers.duplicate_merger.name_evidence import GENERATION_SHARE, HOUSEMATES
+    from handlers.duplicate_merger.matcher.weights import GENERATION_SHARE, HOUSEMATES
 
     total = 100_000
     scorer = Scorer(total, THRESHOLDS, -18.0)
@@ -449,7 +449,7 @@ def test_namesakes_by_chance_and_housemates_of_one_name_add_up() -> None:
 
 
 def test_records_of_two_contexts_weigh_a_shared_city_as_chance() -> None:
-    from handlers.duplicate_merger.field_priors import pair_context
+    from handlers.duplicate_merger.matcher.levels import pair_context
 
     scorer = Scorer(100_000, THRESHOLDS, -18.0)
     work = Profile("1", first="ann", last="kowal", email="ann.kowal@acme.com", city="houston")
@@ -470,7 +470,7 @@ def test_records_of_two_contexts_weigh_a_shared_city_as_chance() -> None:
 
 
 def test_each_pair_names_what_its_evidence_rests_on_and_bands_follow_the_class() -> None:
-    from handlers.duplicate_merger.bands import Bands
+    from handlers.duplicate_merger.matcher.bands import Bands
 
     counts = _counts(first=3, last=3, email=1, mobile=1, company=20, house=20, street=20,
                      phone=20, city=900)
@@ -560,7 +560,7 @@ def test_a_mobile_typed_into_the_phone_field_is_the_same_mobile() -> None:
 def test_a_formal_name_blocks_under_its_own_initial() -> None:
     # The nickname data set also lists "robert" beside "bob" and "bill" the other way round;
     # read as a nickname, Robert blocked under B and never met "R. Watson" or "Roberto".
-    from handlers.duplicate_merger.normalize import blocking_given
+    from handlers.duplicate_merger.matcher.normalize import blocking_given
 
     assert blocking_given("robert") == "robert" and blocking_given("richard") == "richard"
     assert blocking_given("peggy") == "margaret" and blocking_given("betty") == "elizabeth"

@@ -50,14 +50,14 @@ any order give the same blocks, windows and report.
 from __future__ import annotations
 
 from array import array
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence, Set
 from dataclasses import dataclass, field
 from itertools import compress, groupby, repeat
 from operator import attrgetter, itemgetter
 
-from handlers.duplicate_merger.normalize import blocking_given, is_role_mailbox
-from handlers.duplicate_merger.profile import FIELDS, Profile
+from handlers.duplicate_merger.matcher.normalize import blocking_given
+from handlers.duplicate_merger.matcher.profile import FIELDS, Profile
 
 KEY_NAMES = (
     "email", "phone", "name", "street", "dob", "alias", "names", "postcode", "given", "surname",
@@ -181,69 +181,6 @@ def keys_of(profile: Profile) -> tuple[str, ...]:
             values.append("")
     values.append(_employer_key(p))  # every contact's with a company, beside its four
     return tuple(values)
-
-
-def _address_line(p: Profile) -> str:
-    return f"{p.house} {p.street}" if p.street else ""
-
-
-@dataclass(frozen=True)
-class SureRule:
-    """Two contacts meet the rule when they hold one ``anchor`` value, and when ``named`` one
-    full name too; a ``personal`` anchor is a mailbox, and a function's (``info@``) is none."""
-
-    anchor: Callable[[Profile], str]
-    named: bool = False
-    personal: bool = False
-
-    def value(self, p: Profile, anchor: str) -> str:
-        """What two contacts meeting the rule share ("" if ``p`` cannot meet it)."""
-        if self.personal and is_role_mailbox(anchor):
-            return ""
-        if not self.named:
-            return anchor
-        return f"{p.first}|{p.last}|{anchor}" if p.first and p.last and anchor else ""
-
-
-NAME_AND_MOBILE = SureRule(attrgetter("mobile"), named=True)
-"""One full name and one mobile: a mobile is one person's."""
-
-SURE_RULES: tuple[SureRule, ...] = (
-    SureRule(attrgetter("email"), personal=True),
-    NAME_AND_MOBILE,
-    SureRule(attrgetter("dob"), named=True),
-    SureRule(_address_line, named=True),
-)
-"""Rules two different people almost never meet: the same personal mailbox; the same full
-name and mobile, or birth date, or street address (a main line is shared by coworkers). Used
-to estimate how common duplicates are (``prior.baseline``); ``contexts`` counts over two
-such rules how one person's records agree."""
-
-
-def count_sure_pairs(profiles: Sequence[Profile], *, cap: int) -> int:
-    """Distinct pairs meeting a sure rule, ignoring values shared by more than ``cap`` contacts
-    (a placeholder address is not evidence). One rule at a time, to bound memory."""
-    found: set[tuple[int, int]] = set()
-    for rule in SURE_RULES:
-        anchors = list(map(rule.anchor, profiles))
-        held = Counter(anchors)
-        held.pop("", None)
-        # Only contacts whose anchor another contact holds can meet the rule: the rest (most
-        # of a CRM) are skipped at C speed, and a value's count among those left is its count.
-        shared = compress(range(len(anchors)), map((1).__lt__, map(held.get, anchors, repeat(0))))
-        groups: dict[str, list[int]] = defaultdict(list)
-        for index in shared:
-            value = rule.value(profiles[index], anchors[index])
-            if value:
-                groups[value].append(index)
-        for members in groups.values():
-            if len(members) > cap:
-                continue
-            for x, i in enumerate(members):
-                for j in members[x + 1 :]:
-                    found.add((i, j))
-        del anchors, held, groups
-    return len(found)
 
 
 class Rarity:

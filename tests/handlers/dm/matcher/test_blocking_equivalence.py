@@ -18,8 +18,16 @@ from typing import Any
 
 import pytest
 
-from handlers.duplicate_merger import normalize
-from handlers.duplicate_merger.blocking import (
+from handlers.duplicate_merger.matcher import (
+    FIELDS,
+    Profile,
+    ProfileBuilder,
+    count_contexts,
+    count_sure_pairs,
+    counts_to_wire,
+    normalize,
+)
+from handlers.duplicate_merger.matcher.blocking import (
     KEY_FUNCTIONS,
     KEY_NAMES,
     KEYS_PER_CONTACT,
@@ -28,11 +36,9 @@ from handlers.duplicate_merger.blocking import (
     BlockingReport,
     Rarity,
     blocks_of,
-    count_sure_pairs,
     form_blocks,
     keys_of,
 )
-from handlers.duplicate_merger.contexts import count_contexts, counts_to_wire
 from handlers.duplicate_merger.pipeline import (
     MESSAGE_VERSION,
     BlockingRun,
@@ -40,7 +46,6 @@ from handlers.duplicate_merger.pipeline import (
     profiles_from,
     run_blocking,
 )
-from handlers.duplicate_merger.profile import FIELDS, Profile, ProfileBuilder
 from testsupport.crm_generator import generate
 
 EDGE_CONTACTS: list[tuple[str, dict[str, Any]]] = [

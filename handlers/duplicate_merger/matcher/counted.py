@@ -1,12 +1,43 @@
-"""Agreements that explain others, counted in this CRM: how far its places nest, and how often
+"""What this CRM's own records say, counted by dm-block without a training step: the pairs a
+sure rule finds, how often one person's records agree on a field across contexts of a life,
+and which agreements explain others here. Each count travels in every block message and is
+shrunk towards its documented prior (``weights``) by ``PRIOR_PAIRS`` pseudo-pairs, so a small
+CRM keeps the prior and a large one its own measure.
+
+**Sure pairs** (``SureRule``): pairs meeting a rule almost no two different people meet. Their
+number estimates how common duplicates are (``baseline``); the pairs themselves are what the
+context counts are counted over.
+
+**Fields across contexts.** Fields across contexts, counted in this CRM: how often one person's records agree on a field
+when they come from two contexts of a life, from an unknown one, or from one home.
+
+A place belongs to a context (``weights.OTHER_CONTEXT_PRIORS``): a work record carries the
+office's city and a personal record the home's. A mailbox and a mobile belong to one too: at
+one home a person holds one of each. How often one person's records agree on them depends on
+the CRM (a city-wide business, a national one, how finely cities are written, whether its
+forms ask for a personal or a work mailbox), so a fixed prior is right for one CRM and wrong
+for the next. Where it is wrong, a namesake in the same city is weighed as if the city were the
+person's own, or a junior at his father's address as if his second mailbox were a typo, and
+the number of both grows with the CRM.
+
+dm-block therefore counts them, without a training step, over the pairs a sure rule already
+finds (``RULES``, of ``SureRule``'s kind), per context (``levels.pair_context``), the fields
+``weights.CONTEXT_PRIORS`` names for it. The rule is the same full name and the
+same mobile (a mobile is one person's), and for the mobile itself the same full name and the
+same personal mailbox (``RULE_FIELD``): a field is never counted over the pairs its own
+agreement selects. The counts travel in every block message; ``context_priors`` turns them
+into the priors dm-score uses, each shrunk towards the documented prior by ``PRIOR_PAIRS``
+pseudo-pairs, so a small CRM keeps the prior and a large one its own measure.
+
+**Agreements that explain others.** Agreements that explain others, counted in this CRM: how far its places nest, and how often
 two people at one home share a surname without being one person.
 
 One real fact shows in several fields, so an agreement another one explains counts with a floor
-on its share (``explained.implied_floors``). Two of those explanations are facts about the
+on its share (``weights.implied_floors``). Two of those explanations are facts about the
 data, not about people, and a fixed floor is right for one data set and wrong for the next:
 
 * **Places nest** where the fields describe one geography: a street address lies in one
-  postcode, a postcode in one city, a city in one state (``explained.PLACE_IMPLICATIONS``). In a
+  postcode, a postcode in one city, a city in one state (``weights.PLACE_IMPLICATIONS``). In a
   CRM they do, and two contacts at one address agreeing on its postcode say nothing new. In a
   data set whose place fields were drawn apart they do not: Febrl's generator takes
   "addresses (based on frequency tables for suburbs, postcodes, street number and addresses,
@@ -15,7 +46,7 @@ data, not about people, and a fixed floor is right for one data set and wrong fo
   one table per field, so there a shared postcode is as much news beside a shared address as
   without it. Floored as if nested, FEBRL's true pairs lost their postcode, city and state as
   evidence and hundreds fell below the review band.
-* **Households share a surname** (``explained.HOUSEHOLD_SURNAME_SHARE``): a home explains a
+* **Households share a surname** (``weights.HOUSEHOLD_SURNAME_SHARE``): a home explains a
   shared surname as often as families live together in the data. A person register without
   households (FEBRL) has none, and there a shared surname at one address is the person's.
 
@@ -23,7 +54,7 @@ dm-block counts both, without a training step, over pairs it can tell apart with
 them:
 
 * for each implication, consecutive contacts (in id order) holding one finer place whose names
-  and birth dates say they are two people (``comparators.different_people``): how many also hold
+  and birth dates say they are two people (``levels.different_people``): how many also hold
   the coarser place. That is the floor itself, P(agree | the finer place agrees, two people).
   Few different people share a street address, so the address's counts are shrunk towards
   what the postcode's city says (the count with the most pairs: whether this CRM's places nest
@@ -46,26 +77,229 @@ and the review band's precision fell with size (0.989 / 0.984 / 0.982).
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import pairwise
+from itertools import compress, pairwise, repeat
+from operator import attrgetter
 
-from handlers.duplicate_merger.blocking import NAME_AND_MOBILE
-from handlers.duplicate_merger.comparators import different_people, field_levels
-from handlers.duplicate_merger.contexts import PRIOR_PAIRS
-from handlers.duplicate_merger.explained import (
+from handlers.duplicate_merger.matcher.levels import (
+    Context,
+    different_people,
+    field_levels,
+    pair_context,
+)
+from handlers.duplicate_merger.matcher.normalize import is_role_mailbox
+from handlers.duplicate_merger.matcher.profile import FIELDS, MOBILE, Profile
+from handlers.duplicate_merger.matcher.weights import (
+    CONTEXT_PRIORS,
     HOUSEHOLD_SURNAME_SHARE,
     IMPLIED_SHARE,
+    NAMESAKES_AT_HOME,
     PLACE_IMPLICATIONS,
+    PRIORS,
     SHARED_HOLDERS,
     Explained,
+    FieldPrior,
     Implication,
 )
-from handlers.duplicate_merger.field_priors import PRIORS
-from handlers.duplicate_merger.name_evidence import NAMESAKES_AT_HOME
-from handlers.duplicate_merger.normalize import is_role_mailbox
-from handlers.duplicate_merger.profile import FIELDS, MOBILE, Profile
+
+# Sure pairs -------------------------------------------------------------------------------
+
+def _address_line(p: Profile) -> str:
+    return f"{p.house} {p.street}" if p.street else ""
+
+
+@dataclass(frozen=True)
+class SureRule:
+    """Two contacts meet the rule when they hold one ``anchor`` value, and when ``named`` one
+    full name too; a ``personal`` anchor is a mailbox, and a function's (``info@``) is none."""
+
+    anchor: Callable[[Profile], str]
+    named: bool = False
+    personal: bool = False
+
+    def value(self, p: Profile, anchor: str) -> str:
+        """What two contacts meeting the rule share ("" if ``p`` cannot meet it)."""
+        if self.personal and is_role_mailbox(anchor):
+            return ""
+        if not self.named:
+            return anchor
+        return f"{p.first}|{p.last}|{anchor}" if p.first and p.last and anchor else ""
+
+
+NAME_AND_MOBILE = SureRule(attrgetter("mobile"), named=True)
+"""One full name and one mobile: a mobile is one person's."""
+
+SURE_RULES: tuple[SureRule, ...] = (
+    SureRule(attrgetter("email"), personal=True),
+    NAME_AND_MOBILE,
+    SureRule(attrgetter("dob"), named=True),
+    SureRule(_address_line, named=True),
+)
+"""Rules two different people almost never meet: the same personal mailbox; the same full
+name and mobile, or birth date, or street address (a main line is shared by coworkers). Used
+to estimate how common duplicates are (``baseline.baseline``); ``count_contexts`` counts over two
+such rules how one person's records agree."""
+
+
+def count_sure_pairs(profiles: Sequence[Profile], *, cap: int) -> int:
+    """Distinct pairs meeting a sure rule, ignoring values shared by more than ``cap`` contacts
+    (a placeholder address is not evidence). One rule at a time, to bound memory."""
+    found: set[tuple[int, int]] = set()
+    for rule in SURE_RULES:
+        anchors = list(map(rule.anchor, profiles))
+        held = Counter(anchors)
+        held.pop("", None)
+        # Only contacts whose anchor another contact holds can meet the rule: the rest (most
+        # of a CRM) are skipped at C speed, and a value's count among those left is its count.
+        shared = compress(range(len(anchors)), map((1).__lt__, map(held.get, anchors, repeat(0))))
+        groups: dict[str, list[int]] = defaultdict(list)
+        for index in shared:
+            value = rule.value(profiles[index], anchors[index])
+            if value:
+                groups[value].append(index)
+        for members in groups.values():
+            if len(members) > cap:
+                continue
+            for x, i in enumerate(members):
+                for j in members[x + 1 :]:
+                    found.add((i, j))
+        del anchors, held, groups
+    return len(found)
+
+
+# Fields across contexts -------------------------------------------------------------------
+
+RULES: Mapping[str, SureRule] = {
+    "mobile": NAME_AND_MOBILE,
+    "email": SureRule(attrgetter("email"), named=True, personal=True),
+}
+"""The sure rules the counts rest on, by the field they pair on (with the full name)."""
+
+RULE_FIELD: Mapping[str, str] = {"mobile": "email"}
+"""The rule (``RULES``) a field is counted over: the mobile's for every field but the mobile
+itself, which is counted over one full name and one personal mailbox."""
+
+PRIOR_PAIRS = 20
+"""Pseudo-pairs of the documented prior each count is shrunk with: below about that many
+counted pairs the prior dominates; a CRM of 20,000 contacts already counts dozens to hundreds
+per context."""
+
+LEAST_SHARE = 0.005
+"""The least P(agree | same person) a count may give: an agreement is never counted as
+impossible for one person (``FieldPrior.differ`` floors a disagreement the same way)."""
+
+
+@dataclass(frozen=True)
+class AgreementCount:
+    """Of ``pairs`` counted pairs holding the field on both records, how many agree exactly
+    and how many similarly."""
+
+    exact: int
+    similar: int
+    pairs: int
+
+    def to_wire(self) -> list[int]:
+        return [self.exact, self.similar, self.pairs]
+
+    @classmethod
+    def from_wire(cls, row: Sequence[object]) -> AgreementCount:
+        exact, similar, pairs = (int(str(x)) for x in row)
+        if min(exact, similar, pairs) < 0 or exact + similar > pairs:
+            raise ValueError("an agreement count is out of range")
+        return cls(exact, similar, pairs)
+
+
+ContextCounts = dict[Context, dict[str, AgreementCount]]
+"""Per counted context, per field (``weights.CONTEXT_PRIORS``), its agreement count."""
+
+
+def _sure_groups(profiles: Sequence[Profile], rule: SureRule, cap: int) -> list[list[Profile]]:
+    """Contacts meeting ``rule`` together, in groups of 2 to ``cap``: a value held by more is
+    not one person's."""
+    groups: dict[str, list[Profile]] = defaultdict(list)
+    for p in profiles:
+        value = rule.value(p, rule.anchor(p))
+        if value:
+            groups[value].append(p)
+    return [members for members in groups.values() if 2 <= len(members) <= cap]
+
+
+def count_contexts(profiles: Sequence[Profile], *, cap: int) -> ContextCounts:
+    """Field agreement, per context, over the pairs each field's sure rule finds
+    (``RULE_FIELD``)."""
+    index = {
+        (context, rule): {
+            name: FIELDS.index(name) for name in fields if RULE_FIELD.get(name, "mobile") == rule
+        }
+        for context, fields in CONTEXT_PRIORS.items()
+        for rule in RULES
+    }
+    exact: Counter[tuple[Context, str]] = Counter()
+    similar: Counter[tuple[Context, str]] = Counter()
+    pairs: Counter[tuple[Context, str]] = Counter()
+    for rule, sure in RULES.items():
+        for members in _sure_groups(profiles, sure, cap):
+            for x, a in enumerate(members):
+                av = a.values()
+                for b in members[x + 1 :]:
+                    bv = b.values()
+                    levels = field_levels(av, bv)
+                    context = pair_context(levels, av, bv)
+                    for name, i in index.get((context, rule), {}).items():
+                        level = levels[i]
+                        if level is None:
+                            continue
+                        pairs[context, name] += 1
+                        exact[context, name] += level == "exact"
+                        similar[context, name] += level == "similar"
+    return {
+        context: {
+            name: AgreementCount(exact[context, name], similar[context, name], pairs[context, name])
+            for name in fields
+        }
+        for context, fields in CONTEXT_PRIORS.items()
+    }
+
+
+def counts_to_wire(counts: ContextCounts) -> dict[str, dict[str, list[int]]]:
+    """The counts as a block message carries them."""
+    return {
+        context: {name: count.to_wire() for name, count in fields.items()}
+        for context, fields in counts.items()
+    }
+
+
+def counts_from_wire(data: Mapping[str, Mapping[str, Sequence[object]]]) -> ContextCounts:
+    """The counts of a block message: every counted context and field, each in range."""
+    return {
+        context: {name: AgreementCount.from_wire(data[context][name]) for name in fields}
+        for context, fields in CONTEXT_PRIORS.items()
+    }
+
+
+def context_priors(counts: Mapping[Context, Mapping[str, AgreementCount]]) -> dict[
+    Context, dict[str, FieldPrior]
+]:
+    """The priors per context: each field's counted shares, shrunk towards
+    ``CONTEXT_PRIORS`` by ``PRIOR_PAIRS``; a field not counted keeps its prior."""
+    out: dict[Context, dict[str, FieldPrior]] = {}
+    for context, documented in CONTEXT_PRIORS.items():
+        counted = counts.get(context, {})
+        out[context] = {}
+        for name, prior in documented.items():
+            count = counted.get(name, AgreementCount(0, 0, 0))
+            weight = count.pairs + PRIOR_PAIRS
+            exact = (count.exact + PRIOR_PAIRS * prior.exact) / weight
+            similar = (count.similar + PRIOR_PAIRS * prior.similar) / weight
+            out[context][name] = FieldPrior(
+                max(exact, LEAST_SHARE), similar, prior.spread, prior.disagreement_counts
+            )
+    return out
+
+
+# Agreements that explain others ----------------------------------------------------------
 
 _INDEX = {name: FIELDS.index(name) for name in FIELDS}
 
@@ -82,7 +316,7 @@ PLACES: Mapping[str, Callable[[Profile], str]] = {
 """The finer place of each implication, as a value contacts are grouped on."""
 
 HOMES: tuple[Callable[[Profile], str], ...] = (_address, lambda p: p.phone)
-"""What makes a shared home (``comparators.shared_home``): a street address or a landline."""
+"""What makes a shared home (``levels.shared_home``): a street address or a landline."""
 
 NESTING: Implication = ("postcode", "city")
 """The count the address's counts are shrunk towards: whether this CRM's places nest at all."""
@@ -327,7 +561,7 @@ def household_share(homes: HomeCount) -> float:
 
 
 def explained_by(counts: DependenceCounts) -> Explained:
-    """The floors dm-score uses (``explained.Explained``): each implication's counted share and
+    """The floors dm-score uses (``weights.Explained``): each implication's counted share and
     the households', shrunk as the module says."""
 
     def shrunk(count: PlaceCount, towards: float) -> float:

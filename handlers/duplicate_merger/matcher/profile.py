@@ -12,9 +12,25 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+import handlers.duplicate_merger.matcher.normalize as normalize
 from handlers.common.strings import nysiis
-from handlers.duplicate_merger import normalize
-from handlers.duplicate_merger.crm import PROFILE_PROPERTIES
+
+PROFILE_PROPERTIES = (
+    "firstname",
+    "lastname",
+    "email",
+    "phone",
+    "mobilephone",
+    "company",
+    "website",
+    "address",
+    "city",
+    "zip",
+    "state",
+    "date_of_birth",
+)
+"""The contact properties a matching profile is normalised from (``ProfileBuilder``): the CRM
+reader asks for them (``crm.READ_PROPERTIES``)."""
 
 FIELDS = (
     "first",

@@ -22,7 +22,14 @@ from handlers.common.entry import registry
 from handlers.duplicate_merger.functions import merge
 from handlers.duplicate_merger.merging import LOCK_LEASE_SECONDS
 from tests.handlers.dm.conftest import DmAws
-from tests.handlers.dm.test_dm_flows import NOW, crm_with_duplicates, queued_merges, run_week
+from tests.handlers.dm.flows import (
+    NOW,
+    at,
+    crm_with_duplicates,
+    last_mail,
+    queued_merges,
+    run_week,
+)
 from testsupport.dm import InMemoryCrm
 from testsupport.metrics import count_metrics
 
@@ -45,19 +52,6 @@ def dies_at_archive(crm: InMemoryCrm) -> None:
 def sqs_event(message: dict[str, Any], receive: int) -> dict[str, Any]:
     return {"Records": [{"messageId": "m1", "body": json.dumps(message), "eventSource": "aws:sqs",
                          "attributes": {"ApproximateReceiveCount": str(receive)}}]}
-
-
-def at(moment: dt.datetime) -> None:
-    registry.override(clock=lambda: moment)
-
-
-def last_mail() -> str:
-    """The last mail SES accepted (moto keeps subject and both parts)."""
-    from moto.core import DEFAULT_ACCOUNT_ID  # type: ignore[attr-defined]
-    from moto.ses.models import ses_backends
-
-    message = ses_backends[DEFAULT_ACCOUNT_ID]["us-east-1"].sent_messages[-1]
-    return json.dumps(message.__dict__, default=str)
 
 
 def test_a_merge_whose_redeliveries_all_fall_inside_the_lease_is_finished_by_the_sweep(

@@ -12,15 +12,24 @@ import string
 
 import pytest
 
-from handlers.duplicate_merger import normalize
-from handlers.duplicate_merger.bands import Thresholds
-from handlers.duplicate_merger.comparators import Level, field_levels, retyped_date_part
-from handlers.duplicate_merger.evidence import Scorer
-from handlers.duplicate_merger.explained import HOUSEHOLD_SURNAME_SHARE, implied_floors
-from handlers.duplicate_merger.field_priors import DATE_PART_SPREAD, PRIORS
+from handlers.duplicate_merger.matcher import normalize
+from handlers.duplicate_merger.matcher.bands import Thresholds
+from handlers.duplicate_merger.matcher.baseline import baseline, baseline_bits, expected_duplicates
+from handlers.duplicate_merger.matcher.levels import (
+    Level,
+    field_levels,
+    retyped_date_part,
+    shared_home,
+)
+from handlers.duplicate_merger.matcher.profile import FIELDS, Profile
+from handlers.duplicate_merger.matcher.scorer import Scorer
+from handlers.duplicate_merger.matcher.weights import (
+    DATE_PART_SPREAD,
+    HOUSEHOLD_SURNAME_SHARE,
+    PRIORS,
+    implied_floors,
+)
 from handlers.duplicate_merger.pipeline import run_blocking
-from handlers.duplicate_merger.prior import baseline, baseline_bits, expected_duplicates
-from handlers.duplicate_merger.profile import FIELDS, Profile
 
 THRESHOLDS = Thresholds(automatic=12.0, propose=0.0)
 LAST = FIELDS.index("last")
@@ -77,11 +86,13 @@ def test_an_employers_main_line_is_not_a_home() -> None:
     a = Profile("1", first="ann", last="kowal", phone="+15550100", company="acme")
     b = Profile("2", first="ann", last="kowal", phone="+15550100", company="acme",
                 email="ann@acme.com")
-    floors = implied_floors(_levels(a, b), a.email)
+    levels = _levels(a, b)
+    floors = implied_floors(levels, a.email, home=shared_home(levels))
     assert LAST not in floors  # the surname keeps its rarity: coworkers are not a family
     # the same landline with no employer is a home, and explains the surname
-    home = implied_floors(_levels(Profile("1", first="ann", last="kowal", phone="+15550100"),
-                                  Profile("2", first="ann", last="kowal", phone="+15550100")))
+    levels = _levels(Profile("1", first="ann", last="kowal", phone="+15550100"),
+                     Profile("2", first="ann", last="kowal", phone="+15550100"))
+    home = implied_floors(levels, home=shared_home(levels))
     assert home[LAST] == HOUSEHOLD_SURNAME_SHARE
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from benchmarks.peers import comparisons, within_budget
-from handlers.duplicate_merger.profile import Profile
+from handlers.duplicate_merger.matcher import Profile
 
 
 def _office(n: int) -> list[Profile]:

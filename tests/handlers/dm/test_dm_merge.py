@@ -1,4 +1,5 @@
-"""dm end to end on moto: block -> score -> review link -> merge -> undo, and what must not happen."""
+"""dm-merge: a pair merged (by a review link or the queue), restored exactly when it fails, undone
+within its window; the links, the pages and the digest, and what must not happen."""
 
 from __future__ import annotations
 
@@ -6,235 +7,32 @@ import copy
 import datetime as dt
 import json
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
 from handlers.common.entry import registry
 from handlers.common.link_tokens import Keyring, issue_token
-from handlers.duplicate_merger import runs, scoring
-from handlers.duplicate_merger.bands import Thresholds
 from handlers.duplicate_merger.crm import Association, ContactSnapshot
 from handlers.duplicate_merger.functions import merge
 from handlers.duplicate_merger.merging import MergeFailed, MergeService
-from handlers.duplicate_merger.pipeline import MessageError
-from handlers.duplicate_merger.store import DynamoLedger, PairStore, QueueSender, S3Bundles
-from tests.handlers.dm.conftest import KEYRING, DmAws
-from testsupport.crm_generator import generate
-from testsupport.dm import InMemoryCrm
-
-NOW = dt.datetime(2026, 8, 3, 9, 0, tzinfo=dt.UTC)
-THRESHOLDS = Thresholds(12.0, 0.0)
-KEYS = Keyring.from_secret_string(json.dumps(KEYRING))
-DEAL = Association("deals", "d1", 4)
-COMPANY = Association("companies", "c1", 279)
-REFERRAL = Association("contacts", "900", 7, "USER_DEFINED", "Referred by")
-ENGAGEMENTS = (
-    Association("notes", "n1", 201),
-    Association("emails", "e1", 197),
-    Association("calls", "k1", 193),
-    Association("meetings", "m1", 199),
-    Association("tasks", "t1", 203),
+from handlers.duplicate_merger.store import DynamoLedger, S3Bundles
+from tests.handlers.dm.conftest import DmAws
+from tests.handlers.dm.flows import (
+    BROWSER,
+    COMPANY,
+    DEAL,
+    ENGAGEMENTS,
+    KEYS,
+    NOW,
+    REFERRAL,
+    crm_with_duplicates,
+    crm_with_history,
+    link_token,
+    queued_merges,
+    request,
+    run_week,
+    service,
 )
-
-
-def crm_with_duplicates() -> InMemoryCrm:
-    """Two records of Ann Lee (one with a deal, one with a company and a referral) and others."""
-    crm = InMemoryCrm()
-    crm.add_contact(
-        "101", firstname="Ann", lastname="Zyborski", email="ann.zyborski@acme.io",
-        phone="(415) 555-0101", mobilephone="(617) 555-0199", company="Acme",
-        createdate="2024-01-01",
-    )
-    crm.add_contact(
-        "102", firstname="Ann", lastname="Zyborski", email="ann.zyborski@acme.io",
-        phone="415.555.0101", mobilephone="617-555-0199", city="Boston",
-        createdate="2025-03-01",
-    )
-    crm.add_related("101", DEAL, dealname="Renewal")
-    crm.add_related("102", COMPANY, name="Acme")
-    crm.add_related("102", REFERRAL, firstname="Ref")
-    for number, (_, props) in enumerate(generate(400, seed=11, duplicate_rate=0.0).contacts):
-        crm.add_contact(str(500_000 + number), **props)
-    return crm
-
-
-def run_week(dm_aws: DmAws, crm: InMemoryCrm) -> dict[str, int]:
-    """dm-block then dm-score over every queued message, as the queues would deliver them."""
-    from handlers.common.aws_clients import client
-
-    store = PairStore(dm_aws.pairs, dm_aws.decisions)
-    runs.run(
-        crm.iter_contacts(), QueueSender(dm_aws.blocks_url), store,
-        now=NOW, cap=50, phone_region="US", pair_ttl_days=30,
-    )
-    totals: dict[str, int] = {}
-    while True:
-        got = client("sqs").receive_message(QueueUrl=dm_aws.blocks_url, MaxNumberOfMessages=10)
-        if not got.get("Messages"):
-            return totals
-        for m in got["Messages"]:
-            counts = scoring.process(
-                m["Body"], store, QueueSender(dm_aws.merges_url),
-                thresholds=THRESHOLDS, floor=-10.0, now=NOW, pair_ttl_days=30,
-            )
-            for k, v in counts.items():
-                totals[k] = totals.get(k, 0) + v
-            client("sqs").delete_message(QueueUrl=dm_aws.blocks_url, ReceiptHandle=m["ReceiptHandle"])
-
-
-def queued_merges(dm_aws: DmAws) -> list[dict[str, Any]]:
-    from handlers.common.aws_clients import client
-
-    got = client("sqs").receive_message(QueueUrl=dm_aws.merges_url, MaxNumberOfMessages=10)
-    return [json.loads(m["Body"]) for m in got.get("Messages", [])]
-
-
-def service(dm_aws: DmAws, crm: InMemoryCrm) -> MergeService:
-    return MergeService(
-        crm, DynamoLedger(dm_aws.merges, dm_aws.decisions), S3Bundles(dm_aws.bucket), undo_days=90
-    )
-
-
-BROWSER = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
-
-
-def request(method: str, path: str, token: str, accept: str | None = None) -> dict[str, Any]:
-    return {
-        "rawPath": path,
-        "queryStringParameters": {"t": token},
-        "headers": {"host": "dm.example.test", **({"accept": accept} if accept else {})},
-        "requestContext": {"http": {"method": method, "sourceIp": "192.0.2.1"}, "requestId": "r1"},
-    }
-
-
-def link_token(url: str) -> str:
-    return parse_qs(urlsplit(url).query)["t"][0]
-
-
-# Scoring ---------------------------------------------------------------------------------
-
-
-def test_the_week_finds_the_pair_once_and_queues_its_automatic_merge(dm_aws: DmAws) -> None:
-    crm = crm_with_duplicates()
-    run_week(dm_aws, crm)
-    row = dm_aws.pairs.get_item(Key={"pair_key": "101#102"})["Item"]
-    assert row["band"] == "automatic" and row["review"] == "2026-W32#automatic"
-    assert row["explanation"] == "same rare surname, same mobile, same phone"
-    assert {t["field"] for t in row["terms"]} >= {"email", "phone", "last"}
-    assert dm_aws.pairs.get_item(Key={"pair_key": "102#101"}).get("Item") is None
-    assert queued_merges(dm_aws) == [{"pair_key": "101#102", "run": "2026-W32", "score": float(row["score"])}]
-    summary = dm_aws.pairs.get_item(Key={"pair_key": "run#latest"})["Item"]
-    assert summary["run_id"] == "2026-W32" and summary["contacts"] == 402
-
-
-def test_a_redelivered_block_message_sends_no_second_merge(dm_aws: DmAws) -> None:
-    crm = crm_with_duplicates()
-    run_week(dm_aws, crm)
-    assert len(queued_merges(dm_aws)) == 1
-    run_week(dm_aws, crm)  # the same week again: every message delivered twice
-    assert queued_merges(dm_aws) == []
-
-
-def test_an_older_run_never_overwrites_a_newer_one(dm_aws: DmAws) -> None:
-    crm = crm_with_duplicates()
-    run_week(dm_aws, crm)
-    dm_aws.pairs.update_item(
-        Key={"pair_key": "101#102"}, UpdateExpression="SET run_id = :r",
-        ExpressionAttributeValues={":r": "2026-W40"},
-    )
-    totals = run_week(dm_aws, crm)
-    assert totals["stale"] >= 1
-    assert dm_aws.pairs.get_item(Key={"pair_key": "101#102"})["Item"]["run_id"] == "2026-W40"
-
-
-def test_a_rejected_pair_never_returns(dm_aws: DmAws, monkeypatch: pytest.MonkeyPatch) -> None:
-    crm = crm_with_duplicates()
-    run_week(dm_aws, crm)
-    token = issue_token(KEYS, subject="101#102", action="reject", ttl_seconds=3600, now=NOW.timestamp())
-    registry.override(clock=lambda: NOW)
-    answer = merge.handler(request("POST", "/reject", token), None)
-    assert answer["statusCode"] == 200 and "not a duplicate" in answer["body"]
-    dm_aws.pairs.delete_item(Key={"pair_key": "101#102"})
-    totals = run_week(dm_aws, crm)
-    assert totals["decided"] >= 1
-    assert dm_aws.pairs.get_item(Key={"pair_key": "101#102"}).get("Item") is None
-    assert dm_aws.decisions.get_item(Key={"pair_key": "101#102"})["Item"]["decision"] == "not_a_duplicate"
-
-
-def test_decisions_keep_their_score_and_move_the_next_runs_bands(
-    dm_aws: DmAws, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from handlers.duplicate_merger.calibration import RunBands, counter_name
-    from handlers.duplicate_merger.store import DecisionTally
-
-    crm = crm_with_duplicates()
-    run_week(dm_aws, crm)
-    row = dm_aws.pairs.get_item(Key={"pair_key": "101#102"})["Item"]
-    assert row["evidence"] == "person"  # the same mailbox and mobile
-    token = issue_token(KEYS, subject="101#102", action="reject", ttl_seconds=3600, now=NOW.timestamp())
-    registry.override(clock=lambda: NOW)
-    assert merge.handler(request("POST", "/reject", token), None)["statusCode"] == 200
-    decision = dm_aws.decisions.get_item(Key={"pair_key": "101#102"})["Item"]
-    assert decision["score"] == row["score"] and decision["evidence"] == "person"
-    tally = DecisionTally(dm_aws.decisions)
-    week = "2026-W32"  # NOW's ISO week
-    assert tally.counts([week]) == {counter_name("person", float(row["score"]), False): 1}
-    # Weeks of a reviewer rejecting coworker pairs: the next run stops proposing them, and the
-    # run of the same week still scores with the bands it started with.
-    tally.count("2026-W30", {counter_name("employer", 4.0, False): 45})
-    tally.count("2026-W31", {counter_name("employer", 4.0, False): 5})
-    bands = RunBands(tally.counts)
-    assert bands(week, THRESHOLDS).bands.for_evidence("employer").propose > 4.0
-    assert bands(week, THRESHOLDS).bands.for_evidence("person") == THRESHOLDS
-    assert bands("2026-W33", THRESHOLDS).bands.for_evidence("person") == THRESHOLDS  # 1 < 30
-    body = '{"v": 3}'
-    with pytest.raises(MessageError):
-        scoring.process(body, PairStore(dm_aws.pairs, dm_aws.decisions), QueueSender(dm_aws.merges_url),
-                      thresholds=THRESHOLDS, floor=-10.0, now=NOW, pair_ttl_days=30, calibrate=bands)
-
-
-def test_every_message_of_a_run_is_scored_with_the_calibrated_bands(dm_aws: DmAws) -> None:
-    from handlers.common.aws_clients import client
-    from handlers.duplicate_merger.calibration import RunBands, counter_name
-    from handlers.duplicate_merger.store import DecisionTally
-
-    tally = DecisionTally(dm_aws.decisions)
-    tally.count("2026-W31", {counter_name("person", 18.0, False): 40})  # automatic merges undone
-    store = PairStore(dm_aws.pairs, dm_aws.decisions)
-    noted: list[str] = []
-
-    def note(run_id: str, calibration: Any) -> None:
-        noted.append(run_id)
-        store.note_calibration(run_id, calibration.summary(), ttl=2_000_000_000)
-
-    bands = RunBands(tally.counts, on_calibrated=note)
-    crm = crm_with_duplicates()
-    runs.run(crm.iter_contacts(), QueueSender(dm_aws.blocks_url), store,
-              now=NOW, cap=50, phone_region="US", pair_ttl_days=30)
-    classes: list[int] = []
-    while got := client("sqs").receive_message(QueueUrl=dm_aws.blocks_url, MaxNumberOfMessages=10).get("Messages"):
-        for m in got:
-            counts = scoring.process(m["Body"], store, QueueSender(dm_aws.merges_url),
-                                   thresholds=THRESHOLDS, floor=-10.0, now=NOW, pair_ttl_days=30,
-                                   calibrate=bands)
-            classes.append(counts["calibrated_classes"])
-            client("sqs").delete_message(QueueUrl=dm_aws.blocks_url, ReceiptHandle=m["ReceiptHandle"])
-    assert classes and set(classes) == {1}
-    row = dm_aws.pairs.get_item(Key={"pair_key": "101#102"})["Item"]
-    assert float(row["score"]) < bands("2026-W32", THRESHOLDS).bands.for_evidence("person").automatic
-    assert row["band"] == "propose"  # no longer merged without a person
-    assert queued_merges(dm_aws) == []
-    # Noted once for the run, and the digest says how the decisions set the bands.
-    assert noted == ["2026-W32"]
-    lines = registry.service(merge)._bands_lines("2026-W32")
-    assert lines[0] == "Your decisions (40 read) moved the bands of this run:"
-    assert lines[1].startswith("pairs sharing a personal mailbox, mobile or birth date: proposed from")
-    assert lines[1].endswith("(40 decided, 0% were duplicates)")
-    assert registry.service(merge)._bands_lines("2026-W33") == []  # no message of that run scored
-
-
-# Merging ---------------------------------------------------------------------------------
 
 
 def test_the_undo_bundle_exists_before_the_first_crm_write(dm_aws: DmAws) -> None:
@@ -317,20 +115,6 @@ def test_undo_is_refused_after_undoable_until(dm_aws: DmAws) -> None:
     merged = svc.merge("101#102", decided_by="automatic", now=NOW)
     late = NOW + dt.timedelta(days=91)
     assert svc.undo(str(merged.merge_id), undone_by="x", now=late).status == "undo_expired"
-
-
-def crm_with_history() -> InMemoryCrm:
-    """The same pair, the absorbed record with its own address and a history of engagements,
-    a primary company each, and an email shared with the kept contact."""
-    crm = crm_with_duplicates()
-    crm.contacts["102"].update(email="ann@zyborski.net", hs_additional_emails="ann.z@old.example")
-    for engagement in ENGAGEMENTS:
-        crm.add_related("102", engagement, hs_timestamp="2025-06-01T10:00:00Z")
-    crm.add_related("101", Association("emails", "e1", 197))  # one thread with both addresses
-    crm.add_related("101", Association("companies", "c0", 279), name="Old Co")
-    crm.add_related("101", Association("companies", "c0", 1, label="Primary"))
-    crm.add_related("102", Association("companies", "c1", 1, label="Primary"))
-    return crm
 
 
 def test_a_merge_moves_every_engagement_and_keeps_the_absorbed_addresses(dm_aws: DmAws) -> None:
@@ -548,7 +332,7 @@ def test_a_recreated_contact_gets_its_secondary_emails_back(dm_aws: DmAws) -> No
 def test_an_undo_counts_its_merge_as_not_a_duplicate_and_a_broken_tally_decides_nothing(
     dm_aws: DmAws,
 ) -> None:
-    from handlers.duplicate_merger.calibration import counter_name
+    from handlers.duplicate_merger.matcher import counter_name
     from handlers.duplicate_merger.store import DecisionTally
 
     crm = crm_with_duplicates()
@@ -580,38 +364,6 @@ def test_an_undo_counts_its_merge_as_not_a_duplicate_and_a_broken_tally_decides_
     )
     assert svc.reject("301#302", decided_by="ops@example.com", now=NOW).status == "rejected"
     assert dm_aws.decisions.get_item(Key={"pair_key": "301#302"})["Item"]["evidence"] == "name"
-
-
-def test_score_drops_a_malformed_message_and_reports_a_failing_one(
-    dm_aws: DmAws, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """One batch, three outcomes: scored, dropped (retrying cannot fix it), retried."""
-    from handlers.common.aws_clients import client
-    from handlers.duplicate_merger.functions import score
-
-    runs.run(
-        crm_with_duplicates().iter_contacts(), QueueSender(dm_aws.blocks_url),
-        PairStore(dm_aws.pairs, dm_aws.decisions),
-        now=NOW, cap=50, phone_region="US", pair_ttl_days=30,
-    )
-    got = client("sqs").receive_message(QueueUrl=dm_aws.blocks_url, MaxNumberOfMessages=10)
-    good = next(m["Body"] for m in got["Messages"] if "101" in m["Body"] and "102" in m["Body"])
-    real = scoring.process
-
-    def failing(body: str, *args: Any, **kwargs: Any) -> dict[str, int]:
-        if body == "boom":
-            raise RuntimeError("the pairs table throttled")
-        return real(body, *args, **kwargs)
-
-    monkeypatch.setattr(scoring, "process", failing)
-    records = [
-        {"messageId": "good", "body": good, "eventSource": "aws:sqs"},
-        {"messageId": "malformed", "body": "{not json", "eventSource": "aws:sqs"},
-        {"messageId": "failing", "body": "boom", "eventSource": "aws:sqs"},
-    ]
-    answer = score.handler({"Records": records}, None)
-    assert answer == {"batchItemFailures": [{"itemIdentifier": "failing"}]}
-    assert dm_aws.pairs.get_item(Key={"pair_key": "101#102"})["Item"]["band"] == "automatic"
 
 
 def test_merge_retries_every_failing_message_as_before(

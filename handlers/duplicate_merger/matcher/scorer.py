@@ -2,23 +2,23 @@
 
 ``Scorer.evaluate`` walks a pair forward, one module per step:
 
-1. ``comparators``: each field present on both contacts gets a level (exact, similar, swapped
-   with the other name field, different);
-2. ``field_priors``: a level weighs, Fellegi-Sunter style and with no training step,
+1. ``levels``: each field present on both contacts gets a level (exact, similar, swapped with
+   the other name field, different), and from the levels alone follow the pair's context, its
+   evidence class and the vetoes on an automatic merge;
+2. ``weights``: a level weighs, Fellegi-Sunter style and with no training step,
    ``log2(m / (count/N))`` for an agreement on a value held by ``count`` of the ``N`` contacts
    (a surname three contacts share is strong evidence, "Smith" is weak, a placeholder phone
    shared by 400 contacts almost none), a wider count and smaller ``m`` for a similar value, and
    ``log2(P(differ | same person))`` for a difference. ``m`` is a documented prior per field and
-   per context of the pair (``pair_context``); records of two contexts count one difference;
-3. ``explained``: an agreement another one explains (an office address by its employer, a
-   surname by a home) counts no rarer than a floor;
-4. ``name_evidence``: a full name weighs no more than namesakes by chance and housemates of one
-   name allow;
-5. ``bands``: the score against the band limits, its evidence class and the vetoes on an
-   automatic merge; ``explanation`` writes the one line a reviewer reads.
+   per context of the pair; records of two contexts count one difference; an agreement another
+   one explains (an office address by its employer, a surname by a home) counts no rarer than a
+   floor; a full name weighs no more than namesakes by chance and housemates of one name allow.
+
+``Scorer.finish`` then puts the score against the band limits (``bands``) and writes the scored
+pair and the one line a reviewer reads (``scored``).
 
 The score adds the weights to a baseline: the log-odds that two contacts picked at random are
-one person (``prior``). A score therefore reads as log-odds in bits, 0 is even odds and 10
+one person (``baseline``). A score therefore reads as log-odds in bits, 0 is even odds and 10
 about a thousand to one, whatever the size of the CRM. The same two profiles and counts always
 give the same score, terms and band.
 """
@@ -29,36 +29,22 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from handlers.duplicate_merger.bands import Bands, Thresholds, automatic_vetoes, evidence_class
-from handlers.duplicate_merger.comparators import (
+from handlers.duplicate_merger.matcher.bands import Bands, Thresholds
+from handlers.duplicate_merger.matcher.levels import (
     NAMED,
+    Context,
     Level,
+    automatic_vetoes,
     crossed_count,
     crossed_name_count,
+    evidence_class,
     field_levels,
+    nickname_related,
+    pair_context,
     retyped_date_part,
     same_org_domain,
 )
-from handlers.duplicate_merger.explained import DOCUMENTED, Explained, implied_floors
-from handlers.duplicate_merger.explanation import LABELS, explain
-from handlers.duplicate_merger.field_priors import (
-    CONTEXT_PRIORS,
-    DATE_PART_SPREAD,
-    PRIORS,
-    SAME_DOMAIN_DIFFER,
-    Context,
-    FieldPrior,
-    one_context_change,
-    pair_context,
-)
-from handlers.duplicate_merger.name_evidence import (
-    INITIAL_SHARE,
-    housemates_weight,
-    namesake_excess,
-)
-from handlers.duplicate_merger.normalize import nickname_related
-from handlers.duplicate_merger.pair_keys import pair_key
-from handlers.duplicate_merger.profile import (
+from handlers.duplicate_merger.matcher.profile import (
     DOB,
     EMAIL,
     FIELDS,
@@ -68,7 +54,28 @@ from handlers.duplicate_merger.profile import (
     MOBILE,
     Profile,
 )
-from handlers.duplicate_merger.terms import Against, ScoredPair, Term
+from handlers.duplicate_merger.matcher.scored import (
+    LABELS,
+    Against,
+    ScoredPair,
+    Term,
+    explain,
+    pair_key,
+)
+from handlers.duplicate_merger.matcher.weights import (
+    CONTEXT_PRIORS,
+    DATE_PART_SPREAD,
+    DOCUMENTED,
+    INITIAL_SHARE,
+    PRIORS,
+    SAME_DOMAIN_DIFFER,
+    Explained,
+    FieldPrior,
+    housemates_weight,
+    implied_floors,
+    namesake_excess,
+    one_context_change,
+)
 
 _PRIORS = tuple(PRIORS[name] for name in FIELDS)
 
@@ -85,8 +92,8 @@ class Evaluation:
     score: float
     evidence: str = "name"
     given_form: str = ""
-    """How a similar given name differs (``explanation.GivenForm``): "nickname", "initial",
-    or "" for a typo or another spelling."""
+    """How a similar given name differs (``scored.GIVEN_FORMS``): "nickname", "initial", or ""
+    for a typo or another spelling."""
 
 
 _Tables = tuple[tuple[float, ...], tuple[float, ...], tuple[float, ...]]
@@ -119,8 +126,8 @@ class Scorer:
         explained: Explained = DOCUMENTED,
     ) -> None:
         """``contexts`` overrides ``CONTEXT_PRIORS`` with this CRM's own counts
-        (``contexts.context_priors``), ``explained`` the documented dependence of places and
-        surnames at one home (``dependence.explained_by``)."""
+        (``counted.context_priors``), ``explained`` the documented dependence of places and
+        surnames at one home (``counted.explained_by``)."""
         if total < 2:
             raise ValueError("scoring needs at least two contacts")
         self.total = total
@@ -153,14 +160,25 @@ class Scorer:
         share))``, neither below 0; a difference ``log2(P(differ | same person))``."""
         if b_id < a_id:
             a_id, av, a_counts, b_id, bv, b_counts = b_id, bv, b_counts, a_id, av, a_counts
+        # What the levels say (``levels``), all of it before any weight.
         levels = field_levels(av, bv)
         top = [x if x > y else y for x, y in zip(a_counts, b_counts, strict=True)]
         if levels[MOBILE] == "exact" and av[MOBILE] != bv[MOBILE]:  # crossed fields
             top[MOBILE] = crossed_count(av, bv, a_counts, b_counts)
+        for i in (FIRST, LAST):
+            if levels[i] == "swapped":
+                top[i] = crossed_name_count(i, levels, av, bv, a_counts, b_counts)
+        org_mailboxes = levels[EMAIL] == "different" and same_org_domain(av[EMAIL], bv[EMAIL])
+        nickname = levels[FIRST] == "similar" and nickname_related(av[FIRST], bv[FIRST])
+        retyped = levels[DOB] == "similar" and retyped_date_part(av[DOB], bv[DOB])
+        context = pair_context(levels, av, bv)
+        evidence = evidence_class(levels, av[EMAIL])
+        # What they weigh (``weights``).
         floors = implied_floors(
             levels,
             av[EMAIL],
             top,
+            home=context == "home",
             suffixed=bool(av[GENERATION] or bv[GENERATION]),
             measured=self.explained,
         )
@@ -168,7 +186,6 @@ class Scorer:
         counts = [0] * len(FIELDS)
         total = self.total
         score = self.baseline
-        context = pair_context(levels, av, bv)
         given_form = ""
         log_exact, log_similar, differ = self._tables[context]
         for i, level in enumerate(levels):
@@ -176,18 +193,16 @@ class Scorer:
                 continue
             if level == "different":
                 weight = differ[i]
-                if i == EMAIL and same_org_domain(av[i], bv[i]):
+                if i == EMAIL and org_mailboxes:
                     weight = _LOG_SAME_DOMAIN_DIFFER
             else:
-                count = top[i]
-                if level == "swapped":
-                    count = crossed_name_count(i, levels, av, bv, a_counts, b_counts)
+                count = top[i]  # a swapped name's: ``crossed_name_count``
                 counts[i] = count
                 share = (count or 1) / total
                 floor = floors.get(i, 0.0)
                 if share < floor:
                     share = floor
-                if level == "similar" and i == FIRST and nickname_related(av[i], bv[i]):
+                if i == FIRST and nickname:
                     given_form = "nickname"
                     if len(av[i]) == 1 or len(bv[i]) == 1:
                         given_form = "initial"
@@ -197,7 +212,7 @@ class Scorer:
                         weight = 0.0
                 elif level == "similar":
                     spread = _SPREAD[i]
-                    if i == DOB and retyped_date_part(av[i], bv[i]):
+                    if i == DOB and retyped:
                         spread = DATE_PART_SPREAD
                     wide = spread * share
                     weight = log_similar[i] - _LOG2(wide if wide < 0.5 else 0.5)
@@ -219,12 +234,15 @@ class Scorer:
                 weights[LAST] -= excess - from_first
                 score -= excess
         return Evaluation(
-            a_id, b_id, tuple(levels), tuple(weights), tuple(counts), score,
-            evidence_class(levels, av[EMAIL]), given_form,
+            a_id, b_id, tuple(levels), tuple(weights), tuple(counts), score, evidence,
+            given_form,
         )
 
     def finish(self, ev: Evaluation) -> ScoredPair:
         """The evidence terms, the reasons against, the band and the one-line explanation."""
+        # Only pairs worth recording get here: the vetoes are read from their levels now, not
+        # for every pair ``evaluate`` sees (most score below the record floor).
+        vetoes = automatic_vetoes(ev.levels)
         terms = [
             Term(
                 FIELDS[i],
@@ -242,7 +260,6 @@ class Scorer:
         )
         band = self.bands.for_evidence(ev.evidence).band(ev.score)
         explanation = explain(terms, self.total, given_form=ev.given_form)
-        vetoes = automatic_vetoes(ev.levels)
         if band == "automatic" and vetoes:
             band = "propose"
             explanation += f" (not merged automatically: {vetoes[0]})"

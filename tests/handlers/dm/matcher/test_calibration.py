@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import random
 
-from handlers.duplicate_merger.bands import Thresholds
-from handlers.duplicate_merger.calibration import (
+from handlers.duplicate_merger.matcher.bands import Thresholds
+from handlers.duplicate_merger.matcher.calibration import (
     MINIMUM_DECISIONS,
     Decision,
     calibrate,
@@ -59,7 +59,7 @@ def _class_decisions() -> list[Decision]:
 
 
 def test_a_reviewer_who_rejects_coworkers_stops_being_shown_them_only() -> None:
-    from handlers.duplicate_merger.calibration import calibrate_by_evidence
+    from handlers.duplicate_merger.matcher.calibration import calibrate_by_evidence
 
     result = calibrate_by_evidence(_class_decisions(), CONFIGURED)
     assert result.adjusted == ("employer",)
@@ -77,7 +77,7 @@ def test_a_reviewer_who_rejects_coworkers_stops_being_shown_them_only() -> None:
 def test_counters_keep_what_calibration_reads() -> None:
     import pytest
 
-    from handlers.duplicate_merger.calibration import counter_name, decisions_from_counts
+    from handlers.duplicate_merger.matcher.calibration import counter_name, decisions_from_counts
 
     assert counter_name("employer", 3.1, False) == "employer|3.00|r"
     assert counter_name("person", -0.1, True) == "person|-0.25|m"
@@ -93,7 +93,7 @@ def test_counters_keep_what_calibration_reads() -> None:
 
 
 def test_a_run_reads_the_weeks_before_its_own_once() -> None:
-    from handlers.duplicate_merger.calibration import (
+    from handlers.duplicate_merger.matcher.calibration import (
         LOOKBACK_WEEKS,
         RunBands,
         counter_name,
@@ -119,7 +119,7 @@ def test_a_run_reads_the_weeks_before_its_own_once() -> None:
 
 def test_the_digest_says_how_the_decisions_set_the_bands() -> None:
     from handlers.duplicate_merger import digest
-    from handlers.duplicate_merger.calibration import calibrate_by_evidence, describe
+    from handlers.duplicate_merger.matcher.calibration import calibrate_by_evidence, describe
 
     configured = Thresholds(automatic=12.0, propose=0.0)
     few = calibrate_by_evidence(

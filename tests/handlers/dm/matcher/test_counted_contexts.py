@@ -7,21 +7,17 @@ from typing import Any
 
 import pytest
 
-from handlers.duplicate_merger.bands import Thresholds
-from handlers.duplicate_merger.comparators import field_levels
-from handlers.duplicate_merger.contexts import (
+from handlers.duplicate_merger.matcher.bands import Thresholds
+from handlers.duplicate_merger.matcher.counted import (
     PRIOR_PAIRS,
     AgreementCount,
     context_priors,
     count_contexts,
 )
-from handlers.duplicate_merger.evidence import Scorer
-from handlers.duplicate_merger.field_priors import (
-    CONTEXT_PRIORS,
-    OTHER_CONTEXT_PRIORS,
-    PRIORS,
-    pair_context,
-)
+from handlers.duplicate_merger.matcher.levels import field_levels, pair_context
+from handlers.duplicate_merger.matcher.profile import FIELDS, Profile
+from handlers.duplicate_merger.matcher.scorer import Scorer
+from handlers.duplicate_merger.matcher.weights import CONTEXT_PRIORS, OTHER_CONTEXT_PRIORS, PRIORS
 from handlers.duplicate_merger.pipeline import (
     MESSAGE_VERSION,
     MessageError,
@@ -30,7 +26,6 @@ from handlers.duplicate_merger.pipeline import (
     run_blocking,
     score_message,
 )
-from handlers.duplicate_merger.profile import FIELDS, Profile
 
 THRESHOLDS = Thresholds(automatic=12.0, propose=0.0)
 

@@ -29,12 +29,22 @@ import math
 import zlib
 from collections.abc import Iterable, Sequence
 
-from handlers.duplicate_merger.bands import Thresholds
-from handlers.duplicate_merger.blocking import KEY_NAMES, Block, BlockingReport, Rarity, owner_key
-from handlers.duplicate_merger.contexts import ContextCounts, context_priors
-from handlers.duplicate_merger.dependence import DependenceCounts, explained_by
-from handlers.duplicate_merger.evidence import Scorer
-from handlers.duplicate_merger.profile import Profile
+from handlers.duplicate_merger.matcher.bands import Thresholds
+from handlers.duplicate_merger.matcher.blocking import (
+    KEY_NAMES,
+    Block,
+    BlockingReport,
+    Rarity,
+    owner_key,
+)
+from handlers.duplicate_merger.matcher.counted import (
+    ContextCounts,
+    DependenceCounts,
+    context_priors,
+    explained_by,
+)
+from handlers.duplicate_merger.matcher.profile import Profile
+from handlers.duplicate_merger.matcher.scorer import Scorer
 
 SAMPLE_PAIRS = 100_000
 """Compared pairs the evidence count scores in dm-block, about: enough that the estimate moves

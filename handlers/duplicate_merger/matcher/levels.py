@@ -1,10 +1,12 @@
-"""How two values of one field compare: ``exact``, ``similar``, ``swapped`` or ``different``.
+"""How two contacts compare: each field's level, and what the levels say of the pair.
 
-The first step of scoring a pair (``evidence.Scorer``): each field present on both contacts
-gets a level, from its values alone. A similar value is one typo, a nickname, another format;
-a swapped name is one entered in the other name field. Each comparator is a pure function of
-two normalised values, cached: common names and cities meet each other again and again across
-pairs. What a level weighs is for the later steps.
+The first step of scoring a pair (``scorer.Scorer``): each field present on both contacts
+gets a level (``exact``, ``similar``, ``swapped`` or ``different``) from its values alone. A
+similar value is one typo, a nickname, another format; a swapped name is one entered in the
+other name field. Each comparator is a pure function of two normalised values, cached: common
+names and cities meet each other again and again across pairs. From the levels alone follow
+the pair's context (``pair_context``), its evidence class (``evidence_class``) and what keeps
+it from merging without a person (``automatic_vetoes``). What a level weighs is ``weights``'.
 """
 
 from __future__ import annotations
@@ -14,20 +16,25 @@ from functools import lru_cache
 from typing import Literal
 
 from handlers.common.strings import jaro_winkler
-from handlers.duplicate_merger.normalize import email_domain, is_role_mailbox, nickname_related
-from handlers.duplicate_merger.profile import (
+from handlers.duplicate_merger.matcher.normalize import (
+    email_domain,
+    is_role_mailbox,
+    nickname_graph,
+)
+from handlers.duplicate_merger.matcher.profile import (
+    COMPANY,
     DOB,
     DOMAIN,
     EMAIL,
     FIELDS,
     FIRST,
+    GENERATION,
     HOUSE,
     LAST,
     MOBILE,
     PHONE,
     STREET,
 )
-from handlers.duplicate_merger.similarity import within_one_edit
 
 Level = Literal["exact", "similar", "swapped", "different"]
 
@@ -53,6 +60,44 @@ def _close(a: str, b: str, threshold: float) -> bool:
     if abs(len(a) - len(b)) > 3 or (a[0] != b[0] and a[:2] != b[1::-1]):
         return False
     return jaro_winkler(a, b) >= threshold
+
+
+def within_one_edit(a: str, b: str) -> bool:
+    """True when ``a`` and ``b`` differ by at most one insertion, deletion, substitution or
+    swap of two adjacent characters (Damerau-Levenshtein distance <= 1). Written here, not
+    taken from jellyfish (``handlers.common.strings``): a few comparisons with an early exit on
+    the short strings a contact has (postcodes, dates, phone digits) cost less than a full
+    edit distance."""
+    if a == b:
+        return True
+    la, lb = len(a), len(b)
+    if abs(la - lb) > 1:
+        return False
+    if la > lb:
+        a, b, la, lb = b, a, lb, la
+    i = 0
+    while i < la and a[i] == b[i]:
+        i += 1
+    if la == lb:
+        if a[i + 1 :] == b[i + 1 :]:
+            return True  # one substitution
+        return i + 1 < la and a[i] == b[i + 1] and a[i + 1] == b[i] and a[i + 2 :] == b[i + 2 :]
+    return a[i:] == b[i + 1 :]  # one insertion into the shorter string
+
+
+@lru_cache(maxsize=65_536)
+def nickname_related(a: str, b: str) -> bool:
+    """Whether two given names are one name in the data set (Bob/Robert, Jon/Jonathan), two
+    nicknames of one formal name (Bill/Will, both William), or an initial and a name it
+    starts ("a" and "ann"). Never longer chains: Jon-John-Jack would join too much."""
+    if not a or not b or a == b:
+        return bool(a) and a == b
+    if len(a) == 1 or len(b) == 1:
+        return a[0] == b[0]
+    related, formal = nickname_graph()
+    if b in related.get(a, ()):
+        return True
+    return bool(formal.get(a, frozenset()) & formal.get(b, frozenset()))
 
 
 @_symmetric
@@ -277,7 +322,7 @@ def field_levels(av: Sequence[str], bv: Sequence[str]) -> list[Level | None]:
 def different_people(av: Sequence[str], bv: Sequence[str]) -> bool:
     """Whether two profiles' values (``Profile.values()``) are two people as far as their names
     and birth dates tell: both names on both, different as entered and crossed
-    (``_swap_names``), and birth dates that do not agree. The pairs ``dependence`` counts."""
+    (``_swap_names``), and birth dates that do not agree. The pairs ``counted.count_dependence`` counts."""
     a_first, a_last, b_first, b_last = av[FIRST], av[LAST], bv[FIRST], bv[LAST]
     if not (a_first and a_last and b_first and b_last):
         return False
@@ -311,3 +356,70 @@ def shared_home(levels: Sequence[Level | None]) -> bool:
     return levels[PHONE] == "exact" or (
         levels[HOUSE] == "exact" and levels[STREET] in AGREE
     )
+
+
+Context = Literal["one", "other", "unknown", "home"]
+"""Which context of a life two records come from, as far as their fields tell
+(``pair_context``): ``one`` (an identifier agrees, or neither record holds any), ``other``
+(identifiers on both, all different), ``unknown`` (no identifier on both records, one on
+either) or ``home`` (one home, ``shared_home``: the same street address or landline; an
+office's address or main line reads the same way)."""
+
+IDENTIFIERS = (EMAIL, PHONE, COMPANY, DOMAIN)
+"""The fields that name a context of a life: a mailbox, a phone, an employer and its domain."""
+
+
+def pair_context(levels: Sequence[Level | None], av: Sequence[str], bv: Sequence[str]) -> Context:
+    """The context two records come from (``Context``), from their levels and values: one home
+    first (its address or landline holds one context), then any identifier that agrees (one
+    context), then identifiers on both that all differ (other contexts)."""
+    if shared_home(levels):
+        return "home"
+    differs = False
+    for i in IDENTIFIERS:
+        level = levels[i]
+        if level == "different":
+            differs = True
+        elif level is not None:
+            return "one"
+    if differs:
+        return "other"
+    if any(av[i] or bv[i] for i in IDENTIFIERS):
+        return "unknown"
+    return "one"  # a person register: no record holds a contact identifier
+
+
+EVIDENCE_CLASSES = ("person", "employer", "home", "name")
+"""What a pair's agreement rests on, strongest kind first (``evidence_class``): a personal
+identifier (``person``), an employer (``employer``), a home (``home``), or the name and place
+alone (``name``). Reviewer decisions are counted per class, so a CRM whose reviewer rejects
+the pairs an employer explains raises the bands of that class only (``calibration``)."""
+
+
+def evidence_class(levels: Sequence[Level | None], email: str = "") -> str:
+    """The strongest kind of fact two contacts agree on (``EVIDENCE_CLASSES``): the same
+    personal mailbox, mobile or birth date; else the same employer (company or domain); else
+    the same home (phone or street address); else only their name and place."""
+    if (levels[EMAIL] == "exact" and not is_role_mailbox(email)) or levels[MOBILE] == "exact" or (
+        levels[DOB] == "exact"
+    ):
+        return "person"
+    if levels[COMPANY] in AGREE or levels[DOMAIN] == "exact":
+        return "employer"
+    if shared_home(levels):
+        return "home"
+    return "name"
+
+
+def automatic_vetoes(levels: Sequence[Level | None]) -> tuple[str, ...]:
+    """Why a pair may not merge without a person, however high it scores: a fact one person's
+    records do not differ in (birth date, generational suffix), or a different given name at
+    one home (two members of one family, whatever else the home explains)."""
+    reasons: list[str] = []
+    if levels[DOB] == "different":
+        reasons.append("different date of birth")
+    if levels[GENERATION] == "different":
+        reasons.append("different generational suffix")
+    if levels[FIRST] == "different" and shared_home(levels):
+        reasons.append("different first name at one home")
+    return tuple(reasons)

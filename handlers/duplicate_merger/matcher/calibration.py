@@ -13,7 +13,7 @@ decisions always give the same bands, in any order):
   as its Wilson lower bound at 95 % (so 9 of 10 does not pass for 0.9), reaches the band's
   target precision; if no such score exists, the highest decided score above which none was
   rejected;
-* bands move per evidence class (``bands.EVIDENCE_CLASSES``): the reviewer who rejects the
+* bands move per evidence class (``levels.EVIDENCE_CLASSES``): the reviewer who rejects the
   pairs an employer explains (coworkers) raises the employer class's bands, not the bands of
   pairs resting on a personal mailbox.
 
@@ -34,7 +34,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from handlers.duplicate_merger.bands import EVIDENCE_CLASSES, Bands, Thresholds
+from handlers.duplicate_merger.matcher.bands import Bands, Thresholds
+from handlers.duplicate_merger.matcher.levels import EVIDENCE_CLASSES
 
 MINIMUM_DECISIONS = 30
 """Decisions in a band before they may move its limit."""

@@ -7,14 +7,12 @@ import math
 
 import pytest
 
-from handlers.duplicate_merger.bands import Thresholds
-from handlers.duplicate_merger.comparators import field_levels
-from handlers.duplicate_merger.evidence import Scorer
-from handlers.duplicate_merger.explained import IMPLIED_SHARE
-from handlers.duplicate_merger.explanation import explain
-from handlers.duplicate_merger.field_priors import PRIORS
-from handlers.duplicate_merger.profile import FIELDS, Profile
-from handlers.duplicate_merger.terms import ScoredPair, Term
+from handlers.duplicate_merger.matcher.bands import Thresholds
+from handlers.duplicate_merger.matcher.levels import field_levels
+from handlers.duplicate_merger.matcher.profile import FIELDS, Profile
+from handlers.duplicate_merger.matcher.scored import ScoredPair, Term, explain
+from handlers.duplicate_merger.matcher.scorer import Scorer
+from handlers.duplicate_merger.matcher.weights import IMPLIED_SHARE, PRIORS
 
 THRESHOLDS = Thresholds(automatic=12.0, propose=0.0)
 
