@@ -414,6 +414,10 @@ class LsSettings(SystemSettings):
     report_link_days: int = Field(default=28, ge=1, le=90)
     """Days the weekly mail's signed link to the report page works (ls-report-page); the
     latest four mails' links work at the default."""
+    report_link_views: int = Field(default=100, ge=1, le=10000)
+    """Views one week's report page answers (ls-report-page) before its link is refused (429):
+    the owner and the few people a mail is forwarded to, a few times each; each view costs
+    one read and one small write."""
 
     @property
     def mails_report(self) -> bool:
