@@ -327,8 +327,9 @@ def ls_documents() -> Iterator[Document]:
     from urllib.parse import parse_qs, urlsplit
 
     from handlers.common.link_tokens import Keyring
-    from handlers.source_attributor import report_link, report_mail
+    from handlers.source_attributor import report_link, report_mail, stored_report
     from handlers.source_attributor.week_page import WeekPage
+    from testsupport.ls import InMemoryReports
 
     keys = Keyring.from_secret_string('{"active_kid": "k1", "keys": {"k1": "' + "s" * 40 + '"}}')
     store = ls_week_store()
@@ -340,17 +341,19 @@ def ls_documents() -> Iterator[Document]:
             return {"MessageId": "gallery"}
 
     link = report_link.signer(LS_URL, keys, days=28, now=LS_MONDAY.timestamp())
+    reports = InMemoryReports()
+    keep = stored_report.keeper(reports, int(LS_MONDAY.timestamp()) + 28 * 86_400)
     report_mail.send_weekly(store, Ses(), sender="crm-bot@example.com", recipient="owner@example.com",
-                            today=LS_MONDAY.date(), link=link)
+                            today=LS_MONDAY.date(), link=link, keep=keep)
     mail = sent[0]["Body"]
     [url] = re.findall(r"https://\S+/report\?t=\S+", mail["Text"]["Data"])  # the link sent
 
-    def opened(target: str, at: dt.datetime) -> dict[str, Any]:
+    def opened(target: str, at: dt.datetime, views: int = 100) -> dict[str, Any]:
         parts = urlsplit(target)
         event = {"rawPath": parts.path, "headers": BROWSER,
                  "queryStringParameters": {k: v[-1] for k, v in parse_qs(parts.query).items()},
                  "requestContext": {"http": {"method": "GET"}}}
-        return WeekPage(store, lambda: keys, clock=lambda: at)(event)
+        return WeekPage(store, lambda: keys, reports, views, clock=lambda: at)(event)
 
     names = ("Not known (unattributed)", "google", "newsletter", "facebook")
     yield Document("ls-report-mail", "mail", mail["Html"]["Data"], names, action=True,
@@ -361,6 +364,9 @@ def ls_documents() -> Iterator[Document]:
     yield Document("ls-report-link-refused", "page", cut["body"], ("weekly mail",), status=cut["statusCode"])
     late = opened(url, LS_MONDAY + dt.timedelta(days=28))
     yield Document("ls-report-link-expired", "page", late["body"], ("latest weekly mail",), status=late["statusCode"])
+    used_up = opened(url, LS_MONDAY + dt.timedelta(days=3), views=1)  # opened once already
+    yield Document("ls-report-link-used-up", "page", used_up["body"], ("next weekly mail",),
+                   status=used_up["statusCode"])
 
 
 # rrs ------------------------------------------------------------------------------------------

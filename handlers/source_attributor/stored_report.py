@@ -88,7 +88,7 @@ class DynamoReports:
         return None if item is None else Report.from_json(json.loads(str(item["document"])))
 
     def store(self, period: str, report: Report, expires_at: int, *, replace: bool) -> None:
-        item = {
+        item: dict[str, str | int] = {
             "period": period,
             "item": REPORT_ITEM,
             "document": json.dumps(report.to_json(), separators=(",", ":")),
