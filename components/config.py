@@ -649,6 +649,10 @@ class StackConfig(_Section):
     stack makes no receives: queues, DLQs and grants stay, messages wait in their queue until
     ``queueTriggers: on`` and ``pulumi up`` (a developer's stack). Refused in ``environment:
     prod``."""
+    public_concurrency: int | None = Field(default=10, ge=1, le=100)
+    """Reserved concurrency of every function behind a public (auth NONE) Function URL: its
+    most simultaneous requests, past which Lambda answers 429. null: none reserved, for an
+    account whose concurrency quota cannot reserve (`make preflight` says)."""
     monthly_budget_usd: float = Field(gt=0, le=100000)
     """Monthly cost budget of the account; alarms at 80 % and 100 % actual, 100 % forecast."""
     mail_identity_owner: bool = True

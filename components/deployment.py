@@ -39,6 +39,8 @@ class Deployment:
             stack's ``secretStore``.
         queue_triggers: ``on``, or ``paused``: SQS event source mappings declared disabled
             (``queueTriggers``, a developer's stack).
+        public_concurrency: Reserved concurrency of each function behind a public Function
+            URL (``publicConcurrency``); None for none.
     """
 
     prefix: str
@@ -54,6 +56,7 @@ class Deployment:
     monitoring: Monitoring = field(default_factory=Monitoring, compare=False)
     secret_store: str = "secretsmanager"
     queue_triggers: str = "on"
+    public_concurrency: int | None = None
 
     @property
     def arns(self) -> Arns:

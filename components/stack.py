@@ -76,6 +76,7 @@ def build(config: StackConfig) -> dict[str, Any]:
             powertools_layer_arn=_powertools_layer(config, region, provider),
             secret_store=config.secret_store,
             queue_triggers=config.queue_triggers,
+            public_concurrency=config.public_concurrency,
             mail=mail.setdefault(
                 region,
                 MailIdentities(
