@@ -28,10 +28,11 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, Generic, Literal, TypeVar
 
-from handlers.common import settings
+from handlers.common import html_kit, settings
 from handlers.common.batch import sqs_batch, stream_batch
 from handlers.common.clock import Clock, utc_now
 from handlers.common.observability import logged
+from handlers.common.secrets import SecretThrottled
 
 S = TypeVar("S", bound=settings.Settings)
 T = TypeVar("T")
@@ -134,6 +135,19 @@ registry = Registry()
 """The one registry of the process (in Lambda: of the container)."""
 
 
+def is_function_url(event: Any) -> bool:
+    """Whether ``event`` is a Function URL request (payload 2.0)."""
+    return isinstance(event, Mapping) and "http" in (event.get("requestContext") or {})
+
+
+def busy(event: Mapping[str, Any], retry_after: int) -> dict[str, Any]:
+    """503 with ``Retry-After``: a page to a person, the JSON error to a program."""
+    answer = html_kit.answer(event, 503, "busy", "Busy for a moment",
+                             "The service is busy for a moment. Try again in a few seconds.")
+    answer["headers"] = {**answer.get("headers", {}), "retry-after": str(retry_after)}
+    return answer
+
+
 def handler(
     function: str,
     kind: type[S],
@@ -149,7 +163,12 @@ def handler(
     def entry(event: Any, context: Any) -> Any:
         service = registry.service(function)
         if batch is None:
-            return run(service, event, context, clock)
+            try:
+                return run(service, event, context, clock)
+            except SecretThrottled as err:
+                if not is_function_url(event):
+                    raise  # a queue, stream or schedule retries on its own
+                return busy(event, err.retry_after_seconds)
         split = sqs_batch if batch == "sqs" else stream_batch
         return split(dict(event), context, lambda record: run(service, record, context, clock))
 

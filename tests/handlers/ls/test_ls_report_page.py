@@ -216,3 +216,29 @@ def test_the_period_in_a_token_is_a_week_or_so_and_nothing_else() -> None:
     for bad in ("", "2026-08-04", "2026-08-10..2026-08-04", "2026-08-04..2026-09-30", "a..b"):
         with pytest.raises(ValueError):
             report_link.period(bad)
+
+
+@pytest.mark.parametrize("accept", [BROWSER, "application/json"])
+def test_a_throttled_key_read_answers_503_with_retry_after(
+    apps: Clock, accept: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Parameter Store's shared rate refused the keyring read (after the SDK's retries): the
+    caller is told to come back (503, Retry-After), not given a 500."""
+    from handlers.common.secrets import SecretThrottled
+    from handlers.source_attributor import week_page
+
+    link, _ = mailed_link()
+
+    def throttled(secret_id: str) -> str:
+        raise SecretThrottled(secret_id, "GetParameter throttled: ThrottlingException")
+
+    monkeypatch.setattr(week_page, "get_secret", throttled)
+    answer = report_page.handler(request(link, accept=accept), None)
+    assert answer["statusCode"] == 503 and answer["headers"]["retry-after"] == "5"
+    if accept == BROWSER:
+        assert "Try again in a few seconds." in answer["body"]
+    else:
+        assert json.loads(answer["body"])["error"]["code"] == "busy"
+    monkeypatch.setattr(report, "get_secret", throttled)
+    with pytest.raises(SecretThrottled):  # the schedule's invocation: Lambda retries it
+        report.handler({"job": "ls-report"}, None)
