@@ -15,7 +15,7 @@ JSON ?=
 BASE ?=
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: help uv install browser secrets preflight verify teardown test lint typecheck unit plan cost docs deploy-policy bench-libs bench-init bench-dm bench-dm-read bench-ls demo sandbox clean
+.PHONY: help uv install browser secrets preflight verify teardown test lint typecheck unit plan cost docs deploy-policy bench-libs bench-init bench-dm bench-dm-read bench-ls bench-ls-views demo sandbox clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -91,6 +91,9 @@ bench-libs: install ## our secrets and Function URL helpers against Powertools':
 
 bench-ls: install ## lead source attributor capture and report throughput
 	$(PY) benchmarks/bench_ls.py
+
+bench-ls-views: install ## one ls report link opened for 60 s on the sandbox: DynamoDB reads per view
+	$(PY) benchmarks/bench_report_views.py
 
 demo: install browser ## a scripted day per system; every page, mail and SMS written to build/see/
 	$(PY) -m testsupport.gallery build/see

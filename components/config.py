@@ -385,6 +385,10 @@ class LsSettings(SystemSettings):
     report_link_days: int = Field(default=28, ge=1, le=90)
     """Days the weekly mail's signed link to the report page works (ls-report-page); the
     latest four mails' links work at the default."""
+    report_link_views: int = Field(default=100, ge=1, le=10000)
+    """Views one week's report page answers (ls-report-page) before its link is refused (429):
+    the owner and the few people a mail is forwarded to, a few times each; each view costs
+    one read and one small write."""
 
     @property
     def mails_report(self) -> bool:
@@ -620,6 +624,10 @@ class StackConfig(_Section):
     stack makes no receives: queues, DLQs and grants stay, messages wait in their queue until
     ``queueTriggers: on`` and ``pulumi up`` (a developer's stack). Refused in ``environment:
     prod``."""
+    public_concurrency: int | None = Field(default=10, ge=1, le=100)
+    """Reserved concurrency of every function behind a public (auth NONE) Function URL: its
+    most simultaneous requests, past which Lambda answers 429. null: none reserved, for an
+    account whose concurrency quota cannot reserve (`make preflight` says)."""
     monthly_budget_usd: float = Field(gt=0, le=100000)
     """Monthly cost budget of the account; alarms at 80 % and 100 % actual, 100 % forecast."""
     mail_identity_owner: bool = True

@@ -41,6 +41,8 @@ class Deployment:
             (``queueTriggers``, a developer's stack).
         permissions_boundary: The boundary policy ARN every role carries, or None
             (``permissionsBoundary``).
+        public_concurrency: Reserved concurrency of each function behind a public Function
+            URL (``publicConcurrency``); None for none.
     """
 
     prefix: str
@@ -57,6 +59,7 @@ class Deployment:
     secret_store: str = "secretsmanager"
     queue_triggers: str = "on"
     permissions_boundary: str | None = None
+    public_concurrency: int | None = None
 
     @property
     def arns(self) -> Arns:

@@ -198,7 +198,8 @@ class ScopedLambdaArgs:
             without ``on_failure`` gets a failure queue of its own, ``<name>-failures``.
         async_max_retries: Retries of asynchronous invocations before ``on_failure`` (0..2;
             default 2).
-        reserved_concurrency: Optional cap on concurrent executions.
+        reserved_concurrency: Optional cap on concurrent executions; a function behind a
+            public (auth NONE) URL gets the stack's ``publicConcurrency`` unless given one.
 
     An argument that would do nothing is refused rather than ignored: ``async_max_retries`` or
     ``on_failure`` on a function nothing invokes asynchronously, ``invoked_async`` where a
@@ -332,7 +333,7 @@ class ScopedLambda(pulumi.ComponentResource):
             memory_size=args.memory_mb,
             timeout=args.timeout_s,
             layers=[d.powertools_layer_arn],
-            reserved_concurrent_executions=args.reserved_concurrency,
+            reserved_concurrent_executions=self._reserved_concurrency(),
             tracing_config=aws.lambda_.FunctionTracingConfigArgs(mode="Active")
             if d.monitoring.tracing
             else None,
@@ -397,6 +398,14 @@ class ScopedLambda(pulumi.ComponentResource):
         for key in self.args.environment:
             if key.startswith("AWS_") or key in {"LOG_LEVEL"}:
                 raise ValueError(f"{self.args.name}: environment key {key} is reserved")
+
+    def _reserved_concurrency(self) -> int | None:
+        """A public URL's function is capped (policy ``public-surface-capped`` says why)."""
+        if self.args.reserved_concurrency is not None:
+            return self.args.reserved_concurrency
+        if self.args.url is not None and self.args.url.auth == "NONE":
+            return self.args.deployment.public_concurrency
+        return None
 
     def _environment(self) -> dict[str, pulumi.Input[str]]:
         d = self.args.deployment

@@ -81,6 +81,7 @@ def build(config: StackConfig) -> dict[str, Any]:
                 if config.permissions_boundary
                 else None
             ),
+            public_concurrency=config.public_concurrency,
             mail=mail.setdefault(
                 region,
                 MailIdentities(

@@ -25,7 +25,7 @@ from handlers.duplicate_merger import digest, pages
 from handlers.lead_enricher import rescue_pages
 from handlers.lead_enricher.junk_digest import RescueLinks, summarise
 from handlers.review_requests import handover, notice
-from handlers.source_attributor import report_link, report_mail
+from handlers.source_attributor import report_link, report_mail, stored_report
 from handlers.source_attributor.attribution import Report, RuleResult
 from handlers.source_attributor.records import Enquiry, Touch
 from handlers.source_attributor.week_page import WeekPage
@@ -35,7 +35,7 @@ from handlers.upsell_recommender.report import Rollup, render
 from handlers.upsell_recommender.sending import link_subject, link_url
 from testsupport.browser import DESKTOP, PHONE
 from testsupport.browser import browser as headless_browser
-from testsupport.ls import InMemoryStore
+from testsupport.ls import InMemoryReports, InMemoryStore
 
 FUNCTION_URL = "https://" + "a" * 32 + ".lambda-url.eu-west-2.on.aws/"
 """A Function URL exactly as long as a real one (``<32 characters>.lambda-url.<region>.on.aws``,
@@ -328,17 +328,19 @@ def ls_documents() -> Iterator[Document]:
             return {"MessageId": "gallery"}
 
     link = report_link.signer(LS_URL, keys, days=28, now=LS_MONDAY.timestamp())
+    reports = InMemoryReports()
+    keep = stored_report.keeper(reports, int(LS_MONDAY.timestamp()) + 28 * 86_400)
     report_mail.send_weekly(store, Ses(), sender="crm-bot@example.com", recipient="owner@example.com",
-                            today=LS_MONDAY.date(), link=link)
+                            today=LS_MONDAY.date(), link=link, keep=keep)
     mail = sent[0]["Body"]
     [url] = re.findall(r"https://\S+/report\?t=\S+", mail["Text"]["Data"])  # the link sent
 
-    def opened(target: str, at: dt.datetime) -> dict[str, Any]:
+    def opened(target: str, at: dt.datetime, views: int = 100) -> dict[str, Any]:
         parts = urlsplit(target)
         event = {"rawPath": parts.path, "headers": BROWSER,
                  "queryStringParameters": {k: v[-1] for k, v in parse_qs(parts.query).items()},
                  "requestContext": {"http": {"method": "GET"}}}
-        return WeekPage(store, lambda: keys, clock=lambda: at)(Request.read(event))
+        return WeekPage(store, lambda: keys, reports, views, clock=lambda: at)(Request.read(event))
 
     names = ("Not known (unattributed)", "google", "newsletter", "facebook")
     yield Document("ls-report-mail", "mail", mail["Html"]["Data"], names, action=True,
@@ -349,6 +351,9 @@ def ls_documents() -> Iterator[Document]:
     yield Document("ls-report-link-refused", "page", cut["body"], ("weekly mail",), status=cut["statusCode"])
     late = opened(url, LS_MONDAY + dt.timedelta(days=28))
     yield Document("ls-report-link-expired", "page", late["body"], ("latest weekly mail",), status=late["statusCode"])
+    used_up = opened(url, LS_MONDAY + dt.timedelta(days=3), views=1)  # opened once already
+    yield Document("ls-report-link-used-up", "page", used_up["body"], ("next weekly mail",),
+                   status=used_up["statusCode"])
 
 
 # rrs ------------------------------------------------------------------------------------------

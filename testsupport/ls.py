@@ -1,4 +1,5 @@
-"""Test doubles of the lead source attributor: the three store ports in memory."""
+"""Test doubles of the lead source attributor: the three store ports and the stored reports
+in memory."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import bisect
 import threading
 from dataclasses import replace
 
+from handlers.source_attributor.attribution import Report
 from handlers.source_attributor.records import Enquiry, IdentityRow, Touch
 
 
@@ -78,3 +80,27 @@ class InMemoryStore:
         with self._lock:
             rows = self.touch_rows.get(visitor_id, {})
             return [rows[at] for at in self._touch_order.get(visitor_id, [])]
+
+
+class InMemoryReports:
+    """``stored_report.ReportPages`` over dictionaries: the views count and the reports, with
+    the reads it was asked for counted."""
+
+    def __init__(self) -> None:
+        self.views: dict[str, int] = {}
+        self.reports: dict[str, Report] = {}
+        self.reads = 0
+
+    def count_view(self, period: str, limit: int, expires_at: int) -> bool:
+        if self.views.get(period, 0) >= limit:
+            return False
+        self.views[period] = self.views.get(period, 0) + 1
+        return True
+
+    def stored(self, period: str) -> Report | None:
+        self.reads += 1
+        return self.reports.get(period)
+
+    def store(self, period: str, report: Report, expires_at: int, *, replace: bool) -> None:
+        if replace or period not in self.reports:
+            self.reports[period] = report

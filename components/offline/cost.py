@@ -19,11 +19,22 @@ Two figures per stack:
   https://repost.aws/knowledge-center/sqs-high-charges; the poller count is usage.yaml's
   assumption, with its sources). Only the kinds' default usage applies.
 - **at volumes**: idle plus ``resource_usage``, by default the planned volumes
-  (components/offline/usage.yaml; ``VOLUMES=file`` replaces it).
+  (components/offline/usage.yaml; ``VOLUMES=file`` replaces it), twice: the **expected** bill
+  (model calls at the rate the code makes them, ``model_calls_per_request``, and answers of
+  their expected length) and the **worst case**, the budget (every call the code may make,
+  ``max_model_calls_per_request``, each answer at the code's own ``max_tokens``, read from the
+  handler modules' ``MAX_TOKENS``; a usage figure above that cap is refused).
 
-No free tier is subtracted (prices.yaml says why). Not counted: SMS (End User Messaging,
-priced per destination country), data transfer out, SNS email notifications (a handful a
-month), CloudWatch API requests (a few thousand a month).
+SMS (End User Messaging) is priced per destination country (prices.yaml ``sms_outbound_<cc>``):
+a system's country is its ``phoneRegion``, else its region's. The **cost per unit of work**
+(lead, order, review request, 1,000 beacons, 100,000 contacts de-duplicated: ``work:<system>``
+in usage.yaml) is each system's expected bill, idle part included, over its units, at 1x, 10x
+and 100x the volumes; volumes scale (requests, messages, events, storage, and a scheduled run's
+sends and item reads and writes), durations do not (dm-block's read of a larger CRM is
+held at 1x, so dm's 10x and 100x understate).
+
+No free tier is subtracted (prices.yaml says why). Not counted: data transfer out, SNS email
+notifications (a handful a month), CloudWatch API requests (a few thousand a month).
 """
 
 from __future__ import annotations
@@ -133,8 +144,10 @@ KIND_DEFAULTS: Mapping[str, Mapping[str, float]] = {
         "emails_received_per_request": 0,
         "events_published_per_request": 0,
         "model_calls_per_request": 0,
+        "max_model_calls_per_request": 0,
         "input_tokens_per_call": 0,
         "output_tokens_per_call": 0,
+        "sms_sent_per_request": 0,
         "cold_start_share": 1.0,
     },
     "sqs_event_source": {"idle_receive_requests": 0},
@@ -142,8 +155,20 @@ KIND_DEFAULTS: Mapping[str, Mapping[str, float]] = {
     "table": {"storage_gb": 0},
     "bucket": {"storage_gb": 0, "monthly_put_requests": 0, "monthly_get_requests": 0},
     "metric": {"monthly_events": 0},
+    "work": {"monthly_units": 0},
 }
 """Every usage key the calculator reads, per kind; a key outside this list is refused."""
+VOLUME_KEYS = frozenset({
+    "monthly_requests", "monthly_messages", "storage_gb", "monthly_put_requests",
+    "monthly_get_requests", "monthly_events", "monthly_units",
+})
+"""The usage keys that grow with the business (``Usage.scaled``)."""
+PER_RUN_WORK = frozenset({
+    "sms_sent_per_request", "emails_sent_per_request", "dynamodb_reads_per_request",
+    "dynamodb_writes_per_request",
+})
+"""What a scheduled run does more of as the business grows (upsr-sender's nudges); its
+duration is held (dm-block's read of a CRM ten times larger is not priced)."""
 
 
 @dataclass(frozen=True)
@@ -161,6 +186,19 @@ class Usage:
         if not idle:
             found.update(self.resources.get(f"{kind}:{name}", {}))
         return found
+
+    def scaled(self, factor: float) -> Usage:
+        """The same usage at ``factor`` times the volumes: per-request figures unchanged, but a
+        scheduled function's (no ``monthly_requests``) sends and items grow per run."""
+
+        def grows(key: str, figures: Mapping[str, float]) -> frozenset[str]:
+            scheduled = key.startswith("function:") and not figures.get("monthly_requests")
+            return VOLUME_KEYS | (PER_RUN_WORK if scheduled else frozenset())
+
+        return Usage(self.defaults, {
+            key: {k: v * factor if k in grows(key, figures) else v for k, v in figures.items()}
+            for key, figures in self.resources.items()
+        })
 
     def busy(self, kind: str) -> set[str]:
         """Names of the resources of ``kind`` the file gives figures for."""
@@ -203,6 +241,41 @@ def parse_usage(data: Mapping[str, Any], where: str) -> Usage:
 
 def load_usage(path: Path = USAGE) -> Usage:
     return parse_usage(yaml.safe_load(path.read_text()) or {}, path.name)
+
+
+def model_caps() -> dict[str, tuple[int, ...]]:
+    """Per function seed, the ``max_tokens`` of each model call it makes (its code's)."""
+    # the handlers' model modules load pydantic and their prompts: only when pricing volumes
+    from handlers.lead_enricher import dedupe_model, filter_model, normalize_model
+    from handlers.review_requests import drafting, grading
+    from handlers.upsell_recommender import suggesting
+
+    return {
+        "ler-normalize": (normalize_model.MAX_TOKENS,),
+        "ler-dedupe": (dedupe_model.MAX_TOKENS,),
+        "ler-filter": (filter_model.MAX_TOKENS,),
+        "upsr-picker": (suggesting.MAX_TOKENS,),
+        "rrs-sender": (grading.MAX_TOKENS, drafting.MAX_TOKENS),
+    }
+
+
+def check_caps(usage: Usage, caps: Mapping[str, tuple[int, ...]]) -> None:
+    """A usage figure the code cannot reach is an error: output above the call's cap, or model
+    calls from a function whose code makes none."""
+    for key, figures in usage.resources.items():
+        kind, name = key.split(":", 1)
+        if kind != "function":
+            continue
+        calls = max(figures.get("model_calls_per_request", 0),
+                    figures.get("max_model_calls_per_request", 0))
+        if calls and name not in caps:
+            raise CostError(f"usage: {key} has model calls, but its code makes none")
+        out = figures.get("output_tokens_per_call", 0)
+        if name in caps and out > max(caps[name]):
+            raise CostError(
+                f"usage: {key} output_tokens_per_call {out:g} is above the code's max_tokens "
+                f"{max(caps[name])}"
+            )
 
 
 # The plan, read for cost ----------------------------------------------------------------------
@@ -348,14 +421,29 @@ class Bill:
         self.items.append(Item(system, kind, what, region, price, quantity, quantity * p.per_unit(region)))
 
 
+@dataclass(frozen=True)
+class Assumptions:
+    """What the plan's resources do not say: each system's SMS destination country, and the
+    model calls' caps (``model_caps``); ``budget`` prices every call at its cap."""
+
+    sms_countries: Mapping[str, str] = field(default_factory=dict)
+    caps: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
+    budget: bool = False
+
+
 def estimate(
-    resources: Sequence[Any], usage: Usage, prices: Mapping[str, Price], *, idle: bool
+    resources: Sequence[Any],
+    usage: Usage,
+    prices: Mapping[str, Price],
+    *,
+    idle: bool,
+    assumptions: Assumptions = Assumptions(),
 ) -> list[Item]:
-    """The bill of one plan, idle or at the usage file's volumes."""
+    """The bill of one plan, idle or at the usage file's volumes (expected, or the budget)."""
     plan = Plan(resources)
     bill = Bill(prices)
     _monthly_fixed(plan, bill)
-    _functions(plan, bill, usage, idle=idle)
+    _functions(plan, bill, usage, idle=idle, assumptions=assumptions)
     _queues(plan, bill, usage, idle=idle)
     _storage(plan, bill, usage, idle=idle)
     _business_metrics(plan, bill, usage, idle=idle)
@@ -380,7 +468,18 @@ def _monthly_fixed(plan: Plan, bill: Bill) -> None:
                  "ssm_standard_parameter", 1)
 
 
-def _functions(plan: Plan, bill: Bill, usage: Usage, *, idle: bool) -> None:
+def _model_tokens(seed_name: str, u: Mapping[str, float], a: Assumptions) -> tuple[float, float, float]:
+    """(calls, input tokens, output tokens) per request: expected, or at every cap."""
+    calls = u["model_calls_per_request"]
+    if not a.budget or (not calls and not u["max_model_calls_per_request"]):
+        return calls, calls * u["input_tokens_per_call"], calls * u["output_tokens_per_call"]
+    calls = max(calls, u["max_model_calls_per_request"])
+    caps = a.caps.get(seed_name) or (u["output_tokens_per_call"],)
+    # Each of the code's calls at its own cap, in the proportion the function makes them.
+    return calls, calls * u["input_tokens_per_call"], calls * sum(caps) / len(caps)
+
+
+def _functions(plan: Plan, bill: Bill, usage: Usage, *, idle: bool, assumptions: Assumptions) -> None:
     scheduled = _scheduled_runs(plan)
     for schedule in plan.of_type(SCHEDULE):
         arn = str((schedule.inputs.get("target") or {}).get("arn", ""))
@@ -426,11 +525,18 @@ def _functions(plan: Plan, bill: Bill, usage: Usage, *, idle: bool) -> None:
             bill.add(system, "ses", "emails received", region, "ses_inbound", requests * u["emails_received_per_request"])
             bill.add(system, "eventbridge", "custom events", region, "eventbridge_custom_events",
                      requests * u["events_published_per_request"])
-            calls = requests * u["model_calls_per_request"]
+            _, tokens_in, tokens_out = _model_tokens(seed(fn), u, assumptions)
             bill.add(system, "bedrock", "model input tokens", region, "bedrock_haiku_input",
-                     calls * u["input_tokens_per_call"])
+                     requests * tokens_in)
             bill.add(system, "bedrock", "model output tokens", region, "bedrock_haiku_output",
-                     calls * u["output_tokens_per_call"])
+                     requests * tokens_out)
+            texts = requests * u["sms_sent_per_request"]
+            if texts:
+                country = assumptions.sms_countries.get(system)
+                if country is None:
+                    raise CostError(f"usage: function:{seed(fn)} sends SMS, but {system} has no destination country")
+                bill.add(system, "sms", f"text messages to {country}", region,
+                         f"sms_outbound_{country.lower()}", texts)
         if _metrics_on(fn) and metrics.PER_FUNCTION_SERIES:
             cold = min(requests * u["cold_start_share"], requests)
             hours = active_hours(cold) * len(metrics.PER_FUNCTION_SERIES)
@@ -554,32 +660,113 @@ def render_items(items: Sequence[Item], prices: Mapping[str, Price]) -> list[str
     return lines
 
 
+SCALES = (1, 10, 100)
+UNITS: Mapping[str, str] = {
+    "ler": "lead",
+    "upsr": "order",
+    "rrs": "review request",
+    "ls": "1,000 beacons",
+    "dm": "100,000 contacts de-duplicated",
+}
+"""Each system's unit of work; ``work:<system>`` in usage.yaml says how many a month."""
+REGION_COUNTRY: Mapping[str, str] = {"us-east-1": "US", "eu-west-2": "GB"}
+"""Where a system without ``phoneRegion`` texts: its region's country (upsr's Shopify store)."""
+
+
 @dataclass(frozen=True)
 class StackCost:
     stack: str
     idle: list[Item]
     busy: list[Item]
+    """At volumes, expected."""
+    budget: list[Item]
+    """At volumes, the worst case: every model call the code may make, at its cap."""
+    per_unit: dict[str, dict[int, float]] = field(default_factory=dict)
+    """System -> scale -> USD per unit of work (``UNITS``), expected."""
+
+
+def sms_countries(config: Any) -> dict[str, str]:
+    """System -> the country its SMS go to."""
+    return {
+        key: str(getattr(settings, "phone_region", "") or REGION_COUNTRY.get(settings.region, ""))
+        for key, settings in config.systems.enabled().items()
+    }
+
+
+def unit_costs(resources: Sequence[Any], usage: Usage, prices: Mapping[str, Price],
+               assumptions: Assumptions) -> dict[str, dict[int, float]]:
+    """USD per unit of work per system, at each of ``SCALES`` times the volumes."""
+    found: dict[str, dict[int, float]] = defaultdict(dict)
+    for factor in SCALES:
+        scaled = usage.scaled(factor)
+        bill = by(estimate(resources, scaled, prices, idle=False, assumptions=assumptions), "system")
+        for system in UNITS:
+            units = scaled.resources.get(f"work:{system}", {}).get("monthly_units", 0.0)
+            if units and system in bill:
+                found[system][factor] = bill[system] / units
+    return dict(found)
 
 
 def stack_cost(stack: str, usage: Usage, prices: Mapping[str, Price]) -> StackCost:
     # the mock engine loads Pulumi and the program (seconds): only on this path
     from components.offline.engine import run
 
-    graph = run(stack)
+    return graph_cost(run(stack), usage, prices)
+
+
+def graph_cost(graph: Any, usage: Usage, prices: Mapping[str, Price]) -> StackCost:
+    """Idle, expected, worst case and per unit, of one stack's graph."""
+    stack = str(graph.stack)
+    caps = model_caps()
+    check_caps(usage, caps)
+    expected = Assumptions(sms_countries(graph.config), caps)
+    worst = Assumptions(expected.sms_countries, caps, budget=True)
     return StackCost(
         stack,
-        estimate(graph.resources, usage, prices, idle=True),
-        estimate(graph.resources, usage, prices, idle=False),
+        estimate(graph.resources, usage, prices, idle=True, assumptions=expected),
+        estimate(graph.resources, usage, prices, idle=False, assumptions=expected),
+        estimate(graph.resources, usage, prices, idle=False, assumptions=worst),
+        unit_costs(graph.resources, usage, prices, expected),
     )
 
 
+def render_units(c: StackCost) -> list[str]:
+    """A Markdown table: cost per unit of work at 1x, 10x and 100x the volumes."""
+    lines = [
+        f"**{c.stack}, cost per unit of work (expected, idle part included)**",
+        "",
+        "| system | unit | " + " | ".join(f"{k}x" for k in SCALES) + " |",
+        "|---|---|" + "---:|" * len(SCALES),
+    ]
+    for system, unit in UNITS.items():
+        if system in c.per_unit:
+            row = [f"${c.per_unit[system][k]:,.4f}" for k in SCALES if k in c.per_unit[system]]
+            lines.append(f"| {system} | {unit} | " + " | ".join(row) + " |")
+    return lines
+
+
+def sms_usd(items: Sequence[Item]) -> float:
+    return sum(i.usd for i in items if i.kind == "sms")
+
+
+def stack_line(c: StackCost) -> str:
+    """``make cost``'s first line for a stack."""
+    sms = sms_usd(c.busy)
+    return (f"stack {c.stack}: idle {money(total(c.idle))} a month; at volumes expected "
+            f"{money(total(c.busy))}, worst case (budget) {money(total(c.budget))}; "
+            f"of which SMS {money(sms)}")
+
+
 def docs_block(costs: Sequence[StackCost], prices: Mapping[str, Price]) -> str:
-    """docs/cost.md's tables: each stack idle and at volumes (``make docs``)."""
+    """docs/cost.md's tables: each stack idle, at volumes and per unit (``make docs``)."""
     dates = sorted({p.date for p in prices.values()})
     lines = [""]
     for c in costs:
         lines += [*render_table(c.idle, f"{c.stack}, idle"), ""]
-        lines += [*render_table(c.busy, f"{c.stack}, at the planned volumes"), ""]
+        lines += [*render_table(c.busy, f"{c.stack}, at the planned volumes, expected"), ""]
+        lines += [f"Worst case at the same volumes (the budget: every model call the code may "
+                  f"make, each answer at its max_tokens): **{money(total(c.budget))} a month**.", ""]
+        lines += [*render_units(c), ""]
     lines.append(
         f"List prices of {', '.join(dates)} (components/offline/prices.yaml, each with its "
         "page), no free tier subtracted; volumes and assumptions in components/offline/usage.yaml."
@@ -588,9 +775,11 @@ def docs_block(costs: Sequence[StackCost], prices: Mapping[str, Price]) -> str:
 
 
 def summary(costs: Sequence[StackCost]) -> str:
-    """The README's one line per stack: idle and at volumes, a month."""
+    """The README's one line per stack: idle, and at volumes expected and at worst, a month."""
     return "\n".join(
-        f"- {c.stack}: {money(total(c.idle))} a month idle, {money(total(c.busy))} at the planned volumes"
+        f"- {c.stack}: {money(total(c.idle))} a month idle; at the planned volumes "
+        f"{money(total(c.busy))} expected (SMS {money(sms_usd(c.busy))} of it), "
+        f"{money(total(c.budget))} at worst"
         for c in costs
     )
 
@@ -610,17 +799,20 @@ def main(argv: list[str] | None = None) -> int:
     stacks = options.stack or ["dev", "prod"]
     costs = [stack_cost(s, usage, prices) for s in stacks]
     for c in costs:
-        print(f"stack {c.stack}: idle {money(total(c.idle))} a month, "
-              f"at volumes {money(total(c.busy))} a month")
-        for title, items in (("idle", c.idle), ("at volumes", c.busy)):
+        print(stack_line(c))
+        for title, items in (("idle", c.idle), ("at volumes, expected", c.busy),
+                             ("at volumes, worst case (budget)", c.budget)):
             print()
             print("\n".join(render_table(items, f"{c.stack}, {title}")))
             if options.items:
                 print("\n".join(render_items(items, prices)))
         print()
+        print("\n".join(render_units(c)))
+        print()
     if options.json:
         options.json.write_text(json.dumps(
-            {c.stack: {"idle": [i.__dict__ for i in c.idle], "busy": [i.__dict__ for i in c.busy]}
+            {c.stack: {"idle": [i.__dict__ for i in c.idle], "busy": [i.__dict__ for i in c.busy],
+                       "budget": [i.__dict__ for i in c.budget], "per_unit": c.per_unit}
              for c in costs}, indent=2))
     return 0
 

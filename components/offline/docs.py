@@ -45,14 +45,7 @@ def blocks(graph_of: Callable[[str], Graph]) -> dict[Path, dict[str, str]]:
     graphs = {stack: graph_of(stack) for stack in ("dev", "prod")}
     dev = graphs[system_reference.STACK]
     prices, usage = cost.load_prices(), cost.load_usage()
-    costs = [
-        cost.StackCost(
-            stack,
-            cost.estimate(graph.resources, usage, prices, idle=True),
-            cost.estimate(graph.resources, usage, prices, idle=False),
-        )
-        for stack, graph in graphs.items()
-    ]
+    costs = [cost.graph_cost(graph, usage, prices) for graph in graphs.values()]
     found: dict[Path, dict[str, str]] = {
         DOCS / "configuration.md": {"config-reference": config_reference.render()},
         DOCS / "cost.md": {"cost": cost.docs_block(costs, prices)},

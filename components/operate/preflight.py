@@ -13,6 +13,9 @@ not ok names the AWS page and the fix:
   mail) and each sender domain's identity (sesv2 GetEmailIdentity: verified, DKIM).
 - Lambda: the account's concurrency quota against what the stack's queue consumers may use at
   once (GetAccountSettings; new accounts can start at 10).
+- Lambda: whether the account can reserve the public surfaces' concurrency caps
+  (``publicConcurrency``) and still keep the 100 unreserved AWS requires (GetAccountSettings);
+  on a young account (quota 10) it cannot, and says what the stack does instead.
 - SMS: the End User Messaging SMS origination identity exists and is active.
 - SES receiving: which receipt rule set is active (ses DescribeActiveReceiptRuleSet): an account
   has one per region.
@@ -187,6 +190,68 @@ def lambda_concurrency(clients: Clients, region: str, need: int) -> Finding:
     )
 
 
+MIN_UNRESERVED = 100
+"""What Lambda keeps unreserved per account and region: PutFunctionConcurrency refuses a
+reservation that leaves less (API Reference, "PutFunctionConcurrency":
+https://docs.aws.amazon.com/lambda/latest/api/API_PutFunctionConcurrency.html)."""
+RESERVED_PAGE = "https://docs.aws.amazon.com/lambda/latest/api/API_PutFunctionConcurrency.html"
+
+
+def public_concurrency(clients: Clients, region: str, reserved: int, functions: int) -> Finding:
+    """GetAccountSettings: can ``functions`` public surfaces reserve ``reserved`` in all?"""
+    try:
+        got = clients("lambda", region).get_account_settings()
+    except ClientError as err:
+        return _denied("public-concurrency", region, err, "lambda:GetAccountSettings", RESERVED_PAGE)
+    limit = got.get("AccountLimit") or {}
+    total = int(limit.get("ConcurrentExecutions", 0))
+    free = int(limit.get("UnreservedConcurrentExecutions", 0))
+    if reserved == 0:
+        return Finding(
+            "public-concurrency", region, "warn",
+            f"{functions} public Function URL functions reserve nothing (publicConcurrency: "
+            f"null): each is bounded only by the account's {total} concurrent executions",
+            "set publicConcurrency once the account's quota allows it", RESERVED_PAGE,
+        )
+    if total - reserved < MIN_UNRESERVED:
+        return Finding(
+            "public-concurrency", region, "FAIL",
+            f"the account's quota is {total} concurrent executions: reserving {reserved} for "
+            f"{functions} public functions would leave fewer than the {MIN_UNRESERVED} Lambda "
+            "keeps unreserved, so `pulumi up` fails on PutFunctionConcurrency",
+            "request a higher 'Concurrent executions' quota (Service Quotas, AWS Lambda), or set "
+            "publicConcurrency: null and list the public functions in the policy pack's "
+            "uncappedPublicFunctions: the surfaces are then bounded by the account's quota "
+            f"({total}), shared with every other function",
+            RESERVED_PAGE,
+        )
+    if free - reserved < MIN_UNRESERVED:
+        return Finding(
+            "public-concurrency", region, "warn",
+            f"{free} of {total} unreserved: other reservations in the account leave too little "
+            f"for {reserved} more, unless this stack's are among them already (a redeploy)",
+            "release other functions' reserved concurrency or raise the quota", RESERVED_PAGE,
+        )
+    return Finding(
+        "public-concurrency", region, "ok",
+        f"reserves {reserved} for {functions} public functions; {free} of {total} unreserved now",
+    )
+
+
+def public_reservations(graph: Graph) -> dict[str, tuple[int, int]]:
+    """Per region: (reserved concurrency in all, functions) of the public (auth NONE) URLs."""
+    found: dict[str, tuple[int, int]] = {}
+    for url in graph.of_type("aws:lambda/functionUrl:FunctionUrl"):
+        if url.inputs.get("authorizationType") == "AWS_IAM":
+            continue
+        function = graph.named("aws:lambda/function:Function", str(url.inputs["functionName"]))
+        region = str(function.outputs["arn"]).split(":")[3]
+        cap = int(function.inputs.get("reservedConcurrentExecutions") or 0)
+        reserved, count = found.get(region, (0, 0))
+        found[region] = (reserved + max(cap, 0), count + 1)
+    return found
+
+
 def sms_identity(clients: Clients, region: str, identity: str) -> Finding:
     """End User Messaging SMS: the pool, phone number or sender id exists and is active."""
     where = f"{region} {identity}"
@@ -303,6 +368,10 @@ def plan(graph: Graph) -> list[Callable[[Clients], Finding]]:
         )
     for region, need in sorted(concurrency_need(graph).items()):
         checks.append(partial(lambda_concurrency, region=region, need=need))
+    for region, (reserved, functions) in sorted(public_reservations(graph).items()):
+        checks.append(
+            partial(public_concurrency, region=region, reserved=reserved, functions=functions)
+        )
     sms = {(s.region, str(getattr(s, "sms_origination_identity", "") or "")) for s in systems}
     for region, identity in sorted((r, i) for r, i in sms if i):
         checks.append(partial(sms_identity, region=region, identity=identity))

@@ -11,8 +11,10 @@ Three functions, each with its own role, and a fourth when the report is mailed;
   ``reportRecipient`` is set, a weekly schedule also has it mail last week's report (SES) with
   a signed link to the same report as a page.
 - ``ls-report-page`` (Function URL, auth NONE; only when the report is mailed): the mail's link.
-  The link token is verified before any table is read; it may only Query the three tables and
-  read its link keyring, ``ls-report-link-key`` (which ls-report reads to sign).
+  The link token is verified before any table is read; a view is counted and answered from the
+  report ls-report stored when it mailed (``ls-reports``); it may Query the three tables only
+  for a period stored nowhere, and read its link keyring, ``ls-report-link-key`` (which
+  ls-report reads to sign).
 
 Each function's grants are the code below; docs/systems/ls.md's generated table lists them.
 
@@ -70,6 +72,8 @@ class SourceAttributor(System):
     report: ScopedLambda
     report_page: ScopedLambda | None
     """The mail's signed link to the report page; None when no mail is sent."""
+    reports: GuardedTable | None
+    """The mailed reports and their views, for the page; None when no mail is sent."""
 
     def __init__(
         self,
@@ -127,6 +131,7 @@ class SourceAttributor(System):
             "enquiries_table": self.enquiries.physical_name,
             "email_hash_secret": self.email_key.physical_name,
             "site_origins": ",".join(settings.site_origins),
+            "reports_table": None,
             "report_page_url": None,
             "report_link_key_secret": None,
         }
@@ -184,9 +189,13 @@ class SourceAttributor(System):
     ) -> tuple[Grant, ...]:
         """Only when the report is mailed: the link key and the page it opens. Returns what
         ls-report needs besides the reads to mail (send as the sender, sign with the key)."""
-        self.report_page = None
+        self.report_page = self.reports = None
         if not (b.s.mails_report and b.s.sender_email):
             return ()
+        self.reports = GuardedTable(
+            contract.REPORTS.name, GuardedTableArgs.of(b.d, contract.REPORTS), child
+        )
+        b.values["reports_table"] = self.reports.physical_name
         link_key = SecretSlot(
             contract.REPORT_LINK_KEY,
             SecretSlotArgs(
@@ -201,13 +210,21 @@ class SourceAttributor(System):
         self.report_page = b.function(
             contract.REPORT_PAGE,
             "The weekly mail's signed link: that week's report as a read-only page",
-            (*reads, link_key.grant_read(sid="ReadReportLinkKey")),
+            (
+                *reads,
+                self.reports.grant(
+                    "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem",
+                    sid="ServeStoredReports",
+                ),
+                link_key.grant_read(sid="ReadReportLinkKey"),
+            ),
             contract.ReportPageSettings.environment(b.values),
             url=FunctionUrl(
                 "NONE",
                 public_reason=(
                     "signed report link: an HMAC link token naming one week, expiring, "
-                    "is verified before any table is read; GET only, Query only, no writes"
+                    "is verified before any table is read; GET only; a view counts itself "
+                    "against the link's view limit and reads the stored report"
                 ),
             ),
         )
@@ -217,6 +234,7 @@ class SourceAttributor(System):
         return (
             b.d.grant_send_email("SendOwnerReport", b.s.sender_email),
             link_key.grant_read(sid="SignReportLinks"),
+            self.reports.grant("dynamodb:PutItem", sid="StoreMailedReports"),
         )
 
     def _report(self, b: Build[LsSettings], grants: tuple[Grant, ...]) -> None:

@@ -35,9 +35,10 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, Generic, Literal, TypeVar
 
-from handlers.common import aws_clients, function_url, observability, secrets, settings
+from handlers.common import aws_clients, function_url, html_kit, observability, secrets, settings
 from handlers.common.batch import sqs_batch, stream_batch
 from handlers.common.clock import Clock, utc_now
+from handlers.common.secrets import SecretThrottled
 
 S = TypeVar("S", bound=settings.Settings)
 T = TypeVar("T")
@@ -169,6 +170,19 @@ registry.keeps(observability.__name__, "forget_cold_start")
 registry.keeps(secrets.__name__, "forget_all")
 
 
+def is_function_url(event: Any) -> bool:
+    """Whether ``event`` is a Function URL request (payload 2.0)."""
+    return isinstance(event, Mapping) and "http" in (event.get("requestContext") or {})
+
+
+def busy(event: Mapping[str, Any], retry_after: int) -> dict[str, Any]:
+    """503 with ``Retry-After``: a page to a person, the JSON error to a program."""
+    answer = html_kit.answer(event, 503, "busy", "Busy for a moment",
+                             "The service is busy for a moment. Try again in a few seconds.")
+    answer["headers"] = {**answer.get("headers", {}), "retry-after": str(retry_after)}
+    return answer
+
+
 def handler(
     function: str,
     kind: type[S],
@@ -190,9 +204,17 @@ def handler(
                 request = function_url.Request.read(event, max_bytes=max_body)
             except function_url.RequestError as err:
                 return err.response()
-            return run(service, request, context, clock)
+            try:
+                return run(service, request, context, clock)
+            except SecretThrottled as err:
+                return busy(event, err.retry_after_seconds)
         if batch is None:
-            return run(service, event, context, clock)
+            try:
+                return run(service, event, context, clock)
+            except SecretThrottled as err:
+                if not is_function_url(event):
+                    raise  # a queue, stream or schedule retries on its own
+                return busy(event, err.retry_after_seconds)
         split = sqs_batch if batch == "sqs" else stream_batch
         return split(dict(event), context, lambda record: run(service, record, context, clock))
 

@@ -10,6 +10,14 @@ reuses a value for ``ttl_seconds`` (300 s) and then fetches it again, so a rotat
 reaches every function within that time without a redeploy. This module adds what Powertools
 does not say: which secret failed (:class:`SecretError`), and a refusal of an environment value
 that is a pasted secret rather than its name.
+
+Parameter Store's standard throughput is shared by every function of the account and region,
+so a flood on one public surface can throttle another's secret read. The SDK's standard retry
+mode already retries a throttled read with exponential back-off (``aws_clients``: three
+attempts; Boto3 guide, "Retries":
+https://docs.aws.amazon.com/boto3/latest/guide/retries.html); a read still throttled after
+them is :class:`SecretThrottled`, which ``entry`` answers on a Function URL with 503 and
+``Retry-After`` (the caller comes back) rather than a 500.
 """
 
 from __future__ import annotations
@@ -49,6 +57,17 @@ class SecretError(Exception):
     def __init__(self, secret_id: str, message: str) -> None:
         super().__init__(f"secret {secret_id!r}: {message}")
         self.secret_id = secret_id
+
+
+class SecretThrottled(SecretError):
+    """The store refused the read for its request rate, after the SDK's retries."""
+
+    retry_after_seconds = 5
+    """What to tell a caller: past the SDK's back-off, a few seconds lets the rate recover."""
+
+
+THROTTLE_CODES = frozenset({"ThrottlingException", "TooManyRequestsException", "Throttling"})
+"""The error codes Parameter Store and Secrets Manager answer a read over their rate with."""
 
 
 def _default_client() -> Any:
@@ -118,6 +137,8 @@ class SecretCache:
                 else "no value"
             )
             action = "GetParameter" if parameter else "GetSecretValue"
+            if code in THROTTLE_CODES:
+                raise SecretThrottled(secret_id, f"{action} throttled: {code}") from err
             raise SecretError(secret_id, f"{action} failed: {code}") from err
         if parameter and value == PARAMETER_PLACEHOLDER:
             raise SecretError(secret_id, "has no value yet (run make secrets)")

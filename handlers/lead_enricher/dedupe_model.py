@@ -16,6 +16,9 @@ from pydantic import BaseModel, Field
 from handlers.common.model_call import ModelAnswer, call_structured
 from handlers.lead_enricher.matching import Profile
 
+MAX_TOKENS = 200
+"""The answer's token cap (Converse ``maxTokens``); ``make cost`` prices its worst case at it."""
+
 TOOL_NAME = "judge_same_person"
 SYSTEM = (
     "You decide whether a new sales lead is the same person as an existing CRM contact. "
@@ -61,7 +64,7 @@ def judge(
         tool_description="Record whether the lead is one of the existing contacts.",
         system=SYSTEM,
         client=client,
-        max_tokens=200,
+        max_tokens=MAX_TOKENS,
     )
     if not isinstance(answer, ModelAnswer):
         return None, f"no_answer:{answer.reason.value}"

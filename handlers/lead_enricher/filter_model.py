@@ -16,6 +16,9 @@ from handlers.common.model_call import ModelAnswer, call_structured
 from handlers.lead_enricher.junk_signals import Weighed
 from handlers.lead_enricher.lead import Lead
 
+MAX_TOKENS = 200
+"""The answer's token cap (Converse ``maxTokens``); ``make cost`` prices its worst case at it."""
+
 TOOL_NAME = "judge_lead"
 SYSTEM = (
     "You screen inbound sales leads for a small business. Drop only clear junk: spam, "
@@ -60,7 +63,7 @@ def judge(
         tool_description="Record whether the lead is kept or dropped as junk.",
         system=SYSTEM,
         client=client,
-        max_tokens=200,
+        max_tokens=MAX_TOKENS,
     )
     if not isinstance(answer, ModelAnswer):
         return None, f"no_answer:{answer.reason.value}"

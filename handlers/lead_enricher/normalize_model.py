@@ -23,6 +23,9 @@ from handlers.common.model_call import ModelAnswer, call_structured
 from handlers.lead_enricher.cleanup import Cleanup, case_name, name_tokens, phone_e164, phone_region
 from handlers.lead_enricher.countries import is_iso_code
 
+MAX_TOKENS = 300
+"""The answer's token cap (Converse ``maxTokens``); ``make cost`` prices its worst case at it."""
+
 TOOL_NAME = "resolve_lead_fields"
 SYSTEM = (
     "You tidy contact fields of sales leads. Answer only for the fields you are asked about; "
@@ -136,7 +139,7 @@ def resolve(cleanup: Cleanup, *, model_id: str, client: Any = None) -> tuple[Res
         tool_description="Record the resolved lead fields.",
         system=SYSTEM,
         client=client,
-        max_tokens=300,
+        max_tokens=MAX_TOKENS,
     )
     if not isinstance(answer, ModelAnswer):
         resolution = Resolution(discarded={f: answer.reason.value for f in cleanup.ambiguous})

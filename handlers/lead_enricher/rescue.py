@@ -5,8 +5,12 @@ Each lead the digest lists carries a link ``<ler-rescue URL>/rescue?t=<token>``:
 ``rescue``, subject the lead's junk object key, expiring after ``rescueLinkDays``.
 
 ``GET /rescue?t=``   names the lead and why it was dropped, with one button (renders only: mail
-                     scanners fetch every link in a mail, and a fetch must rescue nothing)
-``POST /rescue?t=``  rescues it: records who and when on the junk object (an S3 write
+                     scanners fetch every link in a mail, and a fetch must rescue nothing);
+                     the button's form carries ``c``, a confirmation the GET issued
+``POST /rescue?t=&c=`` rescues it when ``c`` is this link's, at least
+                     ``CONFIRM_PAUSE_SECONDS`` old and unexpired (a scanner that submits the
+                     form it fetched does so at once: it gets the button again, 409, and
+                     nothing changes); records who and when on the junk object (an S3 write
                      conditional on the version read, so of two clicks exactly one wins), then
                      puts the lead back on ler-intake-queue marked ``rescue``; ler-filter keeps
                      a rescued lead whatever its signals, so it reaches ler-push.
@@ -43,6 +47,15 @@ from handlers.lead_enricher.storage import ObjectStore
 JUNK_KEY = re.compile(r"junk/\d{4}-\d{2}-\d{2}/[A-Za-z0-9_-]{1,64}\.json")
 """What a rescue token's subject must be (``junk_log.junk_key``): a signed token naming anything
 else (an old format, a bug) is refused before any read."""
+
+
+CONFIRM_ACTION = "rescue-confirm"
+CONFIRM_PAUSE_SECONDS = 3
+"""A person reads the page before pressing; an automated GET-then-POST comes within a second.
+Three seconds is the intake pre-screen's own floor for a form filled by a person
+(``minSubmitSeconds``)."""
+CONFIRM_TTL_SECONDS = 900
+"""A page left open longer asks for one more press (with a fresh confirmation)."""
 
 
 def rescue_link(keyring: Keyring, base: str, key: str, *, ttl_seconds: int, now: float) -> str:
@@ -92,9 +105,28 @@ class RescueDesk:
         if dropped.rescue is not None:
             return pages.already(request, dropped, self.config.timezone)
         assert token is not None
+        action = f"{RESCUE_PATH}?t={token}&c={self._confirmation(claims, now)}"
         if method == "GET":
-            return pages.confirm(dropped, f"{RESCUE_PATH}?t={token}", self.config.timezone)
+            return pages.confirm(dropped, action, self.config.timezone)
+        if not self._confirmed(request, claims, now):
+            return pages.unconfirmed(request, dropped, action)
         return self._rescue(request, dropped, claims, now)
+
+    # Confirming ---------------------------------------------------------------------------
+
+    def _confirmation(self, claims: LinkClaims, now: dt.datetime) -> str:
+        """The value the page's form carries: this link's token id, signed, issued now."""
+        return lt.issue_token(self.keyring(), subject=claims.token_id, action=CONFIRM_ACTION,
+                              ttl_seconds=CONFIRM_TTL_SECONDS, now=now.timestamp())
+
+    def _confirmed(self, request: fu.Request, claims: LinkClaims, now: dt.datetime) -> bool:
+        try:
+            confirmation = lt.verify_token(request.query.get("c"), self.keyring(),
+                                           action=CONFIRM_ACTION, now=now.timestamp())
+        except lt.TokenError:
+            return False
+        waited = now.timestamp() - confirmation.issued_at
+        return confirmation.subject == claims.token_id and waited >= CONFIRM_PAUSE_SECONDS
 
     # Reading ------------------------------------------------------------------------------
 

@@ -141,3 +141,12 @@ def invalid(request: Request) -> dict[str, Any]:
     return kit.answer(request, 403, "invalid_link", "This link is not valid",
                       "This link is not valid: it may have been cut or changed. Open it again "
                       "from the junk digest mail.")
+
+
+def unconfirmed(request: Request, dropped: Dropped, action: str) -> dict[str, Any]:
+    """A POST without a confirmation the page issued a few seconds before: what a mail
+    scanner that submits forms sends. A person gets the button again."""
+    button = kit.actions(kit.button(action, f"Send {dropped.name} to the CRM", primary=True))
+    return kit.answer(request, 409, "not_confirmed", f"Press again to rescue {dropped.name}",
+                      f"Nothing was sent: press the button below to send {dropped.name} back.",
+                      more=button)

@@ -24,6 +24,9 @@ from handlers.common.customer_text import refusals
 from handlers.common.model_call import ConverseClient, ModelAnswer, call_structured
 from handlers.review_requests.domain import Channel, Purpose
 
+MAX_TOKENS = 600
+"""The answer's token cap (Converse ``maxTokens``); ``make cost`` prices its worst case at it."""
+
 TOOL_NAME = "write_ask"
 MAX_WORDS_CHARS = {Channel.SMS: 200, Channel.EMAIL: 700}
 """Model text limits; the SMS limit leaves room for the link and the STOP line."""
@@ -185,7 +188,7 @@ def compose(request: DraftRequest, *, model_id: str, client: ConverseClient | No
         tool_description="Record the subject (email only) and the text of the ask",
         system=SYSTEM_PROMPT,
         client=client,
-        max_tokens=600,
+        max_tokens=MAX_TOKENS,
         temperature=0.4,
     )
     if not isinstance(answer, ModelAnswer):

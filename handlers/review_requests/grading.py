@@ -18,6 +18,9 @@ from pydantic import BaseModel, Field
 from handlers.common.model_call import ConverseClient, ModelAnswer, call_structured
 from handlers.review_requests.domain import Band, Signal
 
+MAX_TOKENS = 400
+"""The answer's token cap (Converse ``maxTokens``); ``make cost`` prices its worst case at it."""
+
 HAPPY_MIN_CONFIDENCE = 0.6
 """A "happy" grade below this confidence is treated as neutral."""
 TOOL_NAME = "record_grade"
@@ -149,7 +152,7 @@ def grade(
         tool_description="Record the customer's satisfaction band with confidence and reasons",
         system=SYSTEM_PROMPT,
         client=client,
-        max_tokens=400,
+        max_tokens=MAX_TOKENS,
     )
     if not isinstance(answer, ModelAnswer):
         if answer.retryable:

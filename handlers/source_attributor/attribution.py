@@ -10,7 +10,8 @@ email hash (and always of the device it came from, stitched or not yet). Two mod
 An enquiry with no qualifying touch for a rule is unattributed under that rule. The
 unattributed share is computed here, with the counts, and is always present in the output:
 a template that forgets it cannot make the report look complete. Nothing here writes
-anything back: the report is computed on request from the rows as they are.
+anything back: the report is computed from the rows as they are (``stored_report`` keeps the
+weekly mail's one for its page).
 """
 
 from __future__ import annotations
@@ -101,6 +102,25 @@ class Report:
                 for name, result in self.rules.items()
             },
         }
+
+    @classmethod
+    def from_json(cls, document: dict[str, Any]) -> Report:
+        """The report ``to_json`` wrote (shares are derived again, not read)."""
+        mode: Mode = "lenient" if document["mode"] == "lenient" else "strict"
+        return cls(
+            start=dt.date.fromisoformat(document["range"]["from"]),
+            end=dt.date.fromisoformat(document["range"]["to"]),
+            mode=mode,
+            include_asked=bool(document["include_asked"]),
+            enquiries=int(document["enquiries"]),
+            rules={
+                name: RuleResult(
+                    {s["source"]: int(s["enquiries"]) for s in rule["sources"]},
+                    int(rule["unattributed"]["enquiries"]),
+                )
+                for name, rule in document["rules"].items()
+            },
+        )
 
     def to_csv(self) -> str:
         out = io.StringIO()

@@ -30,6 +30,12 @@ ENQUIRIES: Final = TableSpec(
 )
 """One row per form submission, in month buckets (the report Queries a range month by month);
 its stream feeds ls-stitch."""
+REPORT_TTL: Final = "ttl"
+"""TTL attribute of ls-reports: the last link's expiry (epoch seconds)."""
+REPORTS: Final = TableSpec("ls-reports", Key("period"), Key("item"), ttl_attribute=REPORT_TTL)
+"""Per mailed period (``report_link.subject``): the stored owner report (item ``report``) and
+its link's view count (item ``views``), so a view of the page costs one read
+(``stored_report``)."""
 
 EMAIL_HASH_KEY: Final = "ls-email-hash-key"
 """The secret holding the key of the keyed email hash."""
@@ -83,14 +89,20 @@ class ReportSettings(Settings):
     """The link keyring secret's name (never its value); absent with no mail."""
     report_link_days: int
     """How long the mail's link to the report page works, in days."""
+    reports_table: str | None
+    """ls-reports, where the mailed report is stored for its page; absent with no mail."""
 
 
 @dataclass(frozen=True)
 class ReportPageSettings(Settings):
-    """ls-report-page's environment: the three tables (Query only) and the link keyring."""
+    """ls-report-page's environment: the stored reports, the three tables (Query only, for a
+    period stored nowhere yet) and the link keyring."""
 
     touches_table: str
     identities_table: str
     enquiries_table: str
+    reports_table: str
     report_link_key_secret: str
     """The link keyring secret's name (never its value)."""
+    report_link_views: int
+    """Views one period's link answers before it is refused (429)."""

@@ -17,6 +17,7 @@ from typing import Any
 
 from handlers.common import html_kit as kit
 from handlers.source_attributor import owner_report
+from handlers.source_attributor.attribution import Report
 from handlers.source_attributor.report_link import PageLink
 from handlers.source_attributor.reporting import generate, owner_query
 from handlers.source_attributor.store import ReportStore
@@ -47,11 +48,15 @@ def send_weekly(
     today: dt.date,
     workers: int = 1,
     link: Callable[[dt.date, dt.date], PageLink] | None = None,
+    keep: Callable[[Report], None] | None = None,
 ) -> Sent:
     """Compute last week's report and mail it to the owner (SES v2 SendEmail); ``link`` gives
-    the signed link to the same week's page (``report_link.signer``)."""
+    the signed link to the same week's page (``report_link.signer``), ``keep`` stores the
+    report for that page before the mail names it (``stored_report``)."""
     start, end = last_week(today)
     report = generate(store, owner_query(start, end), workers=workers)
+    if keep is not None:
+        keep(report)
     composed = owner_report.mail(report, page=link(start, end) if link else None)
     answer = ses.send_email(
         FromEmailAddress=sender,

@@ -2,16 +2,18 @@
 
 ``GET /report?t=<token>`` and nothing else. The order is the point of this surface, which is
 public (auth NONE): the method and path are checked, then the link token (``report_link``)
-against the keyring, and only an authentic, unexpired token naming a period leads to a read of
-the tables (Query only: the role holds nothing else). A refused link reads no table and writes
-nothing anywhere; a browser gets a page saying what to do, a program asking for JSON the JSON
-error (``html_kit.answer``). The report is ``owner_report.page``: the mail's own renderer, over
-the mail's own query (``reporting.owner_query``), so the page shows what the mail showed, as
-the rows are now.
+against the keyring, and only an authentic, unexpired token naming a period leads to a table.
+A refused link reads no table and writes nothing anywhere; a browser gets a page saying what to
+do, a program asking for JSON the JSON error (``html_kit.answer``). An accepted link's view is
+counted, and past the period's view limit refused (429); otherwise the page is the report the
+mail counted, stored (``stored_report``: one read a view), rendered by the mail's own renderer
+(``owner_report.page``). Only a period stored nowhere is computed, by the mail's own query
+(``reporting.owner_query``), once.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -23,18 +25,22 @@ from handlers.common.clock import Clock, utc_now
 from handlers.common.observability import get_logger
 from handlers.common.secrets import get_secret
 from handlers.source_attributor import owner_report, report_link
+from handlers.source_attributor.attribution import Report
 from handlers.source_attributor.contract import ReportPageSettings
 from handlers.source_attributor.reporting import QUERY_WORKERS, generate, owner_query
 from handlers.source_attributor.store import DynamoStore, ReportStore
+from handlers.source_attributor.stored_report import DynamoReports, ReportPages
 
 
 @dataclass
 class WeekPage:
-    """The page endpoint with its collaborators (store, keyring, clock) swappable."""
+    """The page endpoint with its collaborators (stores, keyring, clock) swappable."""
 
     store: ReportStore
     keyring: Callable[[], lt.Keyring]
     """Reads the keyring when a request needs it (a refused method or path never does)."""
+    reports: ReportPages
+    view_limit: int
     clock: Clock = utc_now
     workers: int = 1
 
@@ -60,9 +66,22 @@ class WeekPage:
             return kit.answer(request, 403, "invalid_link", "This link is not valid",
                               "This link to the lead sources report is not valid: it may have "
                               "been cut or changed. Open it again from the weekly mail.")
-        report = generate(self.store, owner_query(start, end), workers=self.workers)
+        period = report_link.subject(start, end)
+        if not self.reports.count_view(period, self.view_limit, claims.expires_at):
+            return kit.answer(request, 429, "view_limit", "This link has been opened too often",
+                              f"This link to the report has been opened {self.view_limit} "
+                              "times, its limit. The next weekly mail brings a new link.")
+        report = self._report(period, start, end, claims.expires_at)
         get_logger().info("report page", extra={"enquiries": report.enquiries, "kid": claims.kid})
         return owner_report.page(report, link_until=report_link.last_day(claims.expires_at))
+
+    def _report(self, period: str, start: dt.date, end: dt.date, expires_at: int) -> Report:
+        """The stored report; a period stored nowhere is computed and stored, once."""
+        report = self.reports.stored(period)
+        if report is None:
+            report = generate(self.store, owner_query(start, end), workers=self.workers)
+            self.reports.store(period, report, expires_at, replace=False)
+        return report
 
 
 def app(settings: ReportPageSettings, clock: Clock) -> WeekPage:
@@ -74,6 +93,8 @@ def app(settings: ReportPageSettings, clock: Clock) -> WeekPage:
             enquiries_table=settings.enquiries_table,
         ),
         keyring=lambda: lt.Keyring.from_secret_string(get_secret(settings.report_link_key_secret)),
+        reports=DynamoReports(settings.reports_table),
+        view_limit=settings.report_link_views,
         clock=clock,
         workers=QUERY_WORKERS,
     )

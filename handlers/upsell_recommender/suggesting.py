@@ -39,6 +39,9 @@ from handlers.upsell_recommender.picking import (
     choose,
 )
 
+MAX_TOKENS = 600
+"""The answer's token cap (Converse ``maxTokens``); ``make cost`` prices its worst case at it."""
+
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.service_resource import Table
 
@@ -149,7 +152,7 @@ def pick(job: SuggestJob, deps: PickerDeps, *, now: float, receive_count: int = 
         tool_description="Propose up to three add-ons from the candidate list, best first.",
         system=SYSTEM_PROMPT,
         client=deps.model_client,
-        max_tokens=600,
+        max_tokens=MAX_TOKENS,
     )
     if isinstance(answer, NoValidAnswer):
         log.warning("no usable model answer", extra={"reason": answer.reason.value})

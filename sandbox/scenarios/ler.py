@@ -213,6 +213,8 @@ class LeadEnricherDay:
             step.note(f"confirm page: HTTP {page.status if page else '-'}")
             untouched = not [r for r in self._junk(sb) if "rescue" in r]
             action = re.search(r"action='([^']*/rescue\?t=[^']+)'", page.text) if page else None
+            # A person reads the page before pressing (a scanner's immediate POST is refused).
+            sb.clock.jump_to(sb.clock.now() + dt.timedelta(seconds=20))
             done = self._follow(sb, action.group(1), "POST") if action else None
             step.note(f"rescue: HTTP {done.status if done else '-'}")
             sb.drain()

@@ -249,3 +249,78 @@ def test_dev_pauses_its_queue_triggers_and_prod_does_not(graphs: GraphCache) -> 
     assert len(sqs_mappings("dev")) == len(sqs_mappings("prod")) == 6
     assert {m.inputs.get("enabled") for m in sqs_mappings("dev")} == {False}
     assert {m.inputs.get("enabled") for m in sqs_mappings("prod")} == {True}
+
+
+# Expected and worst case, SMS, cost per unit -------------------------------------------------
+
+
+def test_a_usage_figure_above_the_codes_max_tokens_is_refused() -> None:
+    caps = cost.model_caps()
+    assert caps["ler-normalize"] == (300,) and caps["rrs-sender"] == (400, 600)  # from the code
+    over = cost.Usage(resources={"function:ler-dedupe": {"model_calls_per_request": 1,
+                                                         "output_tokens_per_call": 300}})
+    with pytest.raises(cost.CostError, match="ler-dedupe output_tokens_per_call 300 is above the code's max_tokens 200"):
+        cost.check_caps(over, caps)
+    none = cost.Usage(resources={"function:ls-capture": {"model_calls_per_request": 1}})
+    with pytest.raises(cost.CostError, match="its code makes none"):
+        cost.check_caps(none, caps)
+    cost.check_caps(cost.load_usage(), caps)  # the shipped usage file is within the caps
+
+
+def test_expected_prices_the_calls_the_code_makes_and_the_budget_every_call_at_its_cap() -> None:
+    plan = small_plan()
+    usage = cost.Usage(defaults=IDLE.defaults, resources={"function:rrs-sync": {
+        "monthly_requests": 80, "model_calls_per_request": 0.25, "max_model_calls_per_request": 2,
+        "input_tokens_per_call": 1000, "output_tokens_per_call": 100}})
+    caps = {"rrs-sync": (400, 600)}
+    table = {**prices(), **{key: cost.Price(key, "1M tokens", {"eu-west-2": 1.0}, "https://example.com", "2026-12-01")
+                            for key in ("bedrock_haiku_input", "bedrock_haiku_output")}}
+    expected = cost.estimate(plan, usage, table, idle=False, assumptions=cost.Assumptions(caps=caps))
+    budget = cost.estimate(plan, usage, table, idle=False,
+                           assumptions=cost.Assumptions(caps=caps, budget=True))
+    tokens = {i.what: i.quantity for i in expected if i.kind == "bedrock"}
+    worst = {i.what: i.quantity for i in budget if i.kind == "bedrock"}
+    requests = 2920 + 80  # the schedule's runs and the volume's
+    # A quarter of the requests call the model, with an answer of the expected length...
+    assert tokens == {"model input tokens": requests * 0.25 * 1000 / 1e6,
+                      "model output tokens": requests * 0.25 * 100 / 1e6}
+    # ...and the budget: both calls every time, each answer at its own cap (400 + 600).
+    assert worst == {"model input tokens": requests * 2 * 1000 / 1e6,
+                     "model output tokens": requests * (400 + 600) / 1e6}
+
+
+def test_sms_is_a_line_per_destination_country_and_an_unpriced_country_is_an_error() -> None:
+    table = {**prices(), "sms_outbound_gb": cost.Price(
+        "sms_outbound_gb", "SMS message part", {"eu-west-2": 0.05}, "https://example.com", "2026-12-01")}
+    usage = cost.Usage(defaults=IDLE.defaults, resources={"function:rrs-sync": {
+        "monthly_requests": 80, "sms_sent_per_request": 0.1}})
+    items = cost.estimate(small_plan(), usage, table, idle=False,
+                          assumptions=cost.Assumptions(sms_countries={"rrs": "GB"}))
+    [sms] = [i for i in items if i.kind == "sms"]
+    # (2,920 scheduled runs + 80) x 0.1 = 300 messages at $0.05
+    assert sms.what == "text messages to GB"
+    assert sms.quantity == pytest.approx(300) and sms.usd == pytest.approx(15.0)
+    with pytest.raises(cost.CostError, match=r"prices\.yaml has no price sms_outbound_us"):
+        cost.estimate(small_plan(), usage, table, idle=False,
+                      assumptions=cost.Assumptions(sms_countries={"rrs": "US"}))
+
+
+def test_prod_prints_sms_expected_worst_case_and_cost_per_unit(
+    graphs: GraphCache, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    prod = graphs.run("prod")
+    monkeypatch.setattr(cost, "stack_cost", lambda stack, usage, prices: cost.graph_cost(prod, usage, prices))
+    assert cost.main(["--stack", "prod"]) == 0
+    out = capsys.readouterr().out
+    assert "at volumes expected $" in out and "worst case (budget) $" in out
+    assert "| sms |" in out and "of which SMS $" in out
+    c = cost.graph_cost(prod, cost.load_usage(), cost.load_prices())
+    assert cost.total(c.budget) > cost.total(c.busy) > cost.total(c.idle)
+    assert set(c.per_unit) == set(cost.UNITS) and all(set(v) == {1, 10, 100} for v in c.per_unit.values())
+    # A unit's cost at 1x is its system's expected bill over its units (500 leads a month).
+    assert c.per_unit["ler"][1] == pytest.approx(cost.by(c.busy, "system")["ler"] / 500)
+    # ler at the code's rate is far below one call per step for every lead.
+    ler_model = sum(i.usd for i in c.busy if i.system == "ler" and i.kind == "bedrock")
+    assert ler_model < sum(i.usd for i in c.budget if i.system == "ler" and i.kind == "bedrock") / 3
+    for unit in cost.UNITS.values():
+        assert f"| {unit} |" in out

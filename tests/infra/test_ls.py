@@ -54,6 +54,7 @@ ENQUIRIES = arn("dynamodb", "table/dev-ls-enquiries")
 FAILURES = arn("sqs", "dev-ls-stitch-failures")
 KEY = arn("secretsmanager", "secret:dev-ls-email-hash-key-??????")
 LINK_KEY = arn("secretsmanager", "secret:dev-ls-report-link-key-??????")
+REPORTS = arn("dynamodb", "table/dev-ls-reports")
 
 
 def test_the_documents_three_functions_and_the_report_page(graph: Graph) -> None:
@@ -75,14 +76,16 @@ def test_the_documents_three_functions_and_the_report_page(graph: Graph) -> None
 
 def test_tables_and_their_keys(graph: Graph) -> None:
     tables = {t.inputs["name"]: t.inputs for t in graph.of_type("aws:dynamodb/table:Table")}
-    assert set(tables) == {"dev-ls-touches", "dev-ls-identities", "dev-ls-enquiries"}
+    assert set(tables) == {"dev-ls-touches", "dev-ls-identities", "dev-ls-enquiries", "dev-ls-reports"}
     keys = {name: (t["hashKey"], t.get("rangeKey")) for name, t in tables.items()}
     assert keys == {
         "dev-ls-touches": ("visitor_id", "at"),
         "dev-ls-identities": ("identity_key", "visitor_id"),
         "dev-ls-enquiries": ("month", "enquiry_id"),
+        "dev-ls-reports": ("period", "item"),  # the mailed report and its views, per period
     }
     assert tables["dev-ls-touches"]["ttl"] == {"attributeName": "ttl", "enabled": True}
+    assert tables["dev-ls-reports"]["ttl"] == {"attributeName": "ttl", "enabled": True}
     assert "ttl" not in tables["dev-ls-identities"]
     assert tables["dev-ls-enquiries"]["streamEnabled"] is True
     assert tables["dev-ls-enquiries"]["streamViewType"] == "NEW_IMAGE"
@@ -209,6 +212,7 @@ def test_report_reads_by_query_and_sends_only_as_the_sender(graph: Graph) -> Non
         *READ_ONLY,
         (("ses:SendEmail",), (arn("ses", "identity/example.com"),)),
         (("secretsmanager:GetSecretValue",), (LINK_KEY,)),
+        (("dynamodb:PutItem",), (REPORTS,)),  # the mailed report, for its page
         (("sqs:SendMessage",), (arn("sqs", "dev-ls-report-failures"),)),
     }
     policy = graph.named("aws:iam/rolePolicy:RolePolicy", "dev-ls-report-grants")
@@ -217,7 +221,7 @@ def test_report_reads_by_query_and_sends_only_as_the_sender(graph: Graph) -> Non
     assert send["Condition"] == {"StringEquals": {"ses:FromAddress": ["crm-bot@example.com"]}}
 
 
-def test_the_report_page_may_only_query_the_three_tables_and_read_its_link_key(
+def test_the_report_page_queries_the_three_tables_serves_stored_reports_and_reads_its_link_key(
     graph: Graph,
 ) -> None:
     assert grants_of(graph, "ls-report-page") == {
@@ -225,10 +229,13 @@ def test_the_report_page_may_only_query_the_three_tables_and_read_its_link_key(
         (("dynamodb:Query",), (TOUCHES,)),
         (("dynamodb:Query",), (IDENTITIES,)),
         (("dynamodb:Query",), (ENQUIRIES,)),
+        (("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"), (REPORTS,)),
         (("secretsmanager:GetSecretValue",), (LINK_KEY,)),
     }
     env = functions(graph)["dev-ls-report-page"].inputs["environment"]["variables"]
     assert env["REPORT_LINK_KEY_SECRET"] == "dev-ls-report-link-key"
+    assert env["REPORTS_TABLE"] == "dev-ls-reports"
+    assert env["REPORT_LINK_VIEWS"] == "100"
     report_env = functions(graph)["dev-ls-report"].inputs["environment"]["variables"]
     # ls-report signs the links to the page's own Function URL, valid 28 days by default.
     assert report_env["REPORT_PAGE_URL"] == "https://dev-ls-report-page.lambda-url.us-east-1.on.aws/"
@@ -271,6 +278,7 @@ def test_children_are_parented_to_the_system(graph: Graph) -> None:
         ("crm:index:GuardedTable", "ls-touches"),
         ("crm:index:GuardedTable", "ls-identities"),
         ("crm:index:GuardedTable", "ls-enquiries"),
+        ("crm:index:GuardedTable", "ls-reports"),
         ("crm:index:WorkQueue", "ls-stitch-failures"),
         ("crm:index:SecretSlot", "ls-email-hash-key"),
         ("crm:index:SecretSlot", "ls-report-link-key"),

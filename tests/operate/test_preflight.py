@@ -140,6 +140,30 @@ def test_lambda_concurrency_of_a_new_account(stubs: Stubs) -> None:
     assert pf.lambda_concurrency(stubs, "us-east-1", 16).status == "ok"
 
 
+def test_public_concurrency_on_a_young_a_shared_and_a_roomy_account(stubs: Stubs) -> None:
+    usage = {"TotalCodeSize": 0, "FunctionCount": 0}
+    for total, free in ((10, 10), (1000, 150), (1000, 1000)):
+        stubs.answer("lambda", "us-east-1", "get_account_settings", {
+            "AccountLimit": {"ConcurrentExecutions": total, "UnreservedConcurrentExecutions": free},
+            "AccountUsage": usage})
+    young = pf.public_concurrency(stubs, "us-east-1", reserved=70, functions=7)
+    assert young.status == "FAIL" and "quota is 10 concurrent executions" in young.detail
+    assert "publicConcurrency: null" in young.fix and "uncappedPublicFunctions" in young.fix
+    shared = pf.public_concurrency(stubs, "us-east-1", reserved=70, functions=7)
+    assert shared.status == "warn" and "150 of 1000 unreserved" in shared.detail
+    roomy = pf.public_concurrency(stubs, "us-east-1", reserved=70, functions=7)
+    assert roomy.status == "ok" and "reserves 70 for 7 public functions" in roomy.detail
+
+
+def test_the_prod_plan_reserves_for_every_public_surface(graphs: GraphCache) -> None:
+    prod = graphs.run("prod")
+    found = pf.public_reservations(prod)
+    assert sum(n for _, n in found.values()) == 7  # the seven public URLs in prod
+    assert all(reserved == 10 * n for reserved, n in found.values())  # publicConcurrency: 10
+    names = [c.func.__name__ for c in pf.plan(prod)]  # type: ignore[attr-defined]
+    assert names.count("public_concurrency") == len(found)
+
+
 def test_sms_identity_pool_phone_and_missing(stubs: Stubs) -> None:
     pool = {"PoolArn": "arn:aws:sms-voice:eu-west-2:123456789012:pool/pool-1", "PoolId": "pool-1",
             "Status": "ACTIVE", "MessageType": "TRANSACTIONAL", "TwoWayEnabled": False,
@@ -206,7 +230,8 @@ def test_main_prints_each_failure_with_its_fix_and_page(
     for check in pf.plan(graphs.run("dev")):
         region = check.keywords["region"]  # type: ignore[attr-defined]
         service = {"bedrock_model": "bedrock", "ses_account": "sesv2", "ses_identity": "sesv2",
-                   "lambda_concurrency": "lambda", "sms_identity": "pinpoint-sms-voice-v2",
+                   "lambda_concurrency": "lambda", "public_concurrency": "lambda",
+                   "sms_identity": "pinpoint-sms-voice-v2",
                    "receipt_rule_set": "ses", "powertools_layer": "ssm"}[check.func.__name__]  # type: ignore[attr-defined]
         op = {"bedrock": "get_foundation_model_availability", "sesv2": "get_account" if check.func.__name__ == "ses_account" else "get_email_identity",  # type: ignore[attr-defined]
               "lambda": "get_account_settings", "pinpoint-sms-voice-v2": "describe_pools",
@@ -214,8 +239,8 @@ def test_main_prints_each_failure_with_its_fix_and_page(
         stubs.refuse(service, region, op, "AccessDeniedException", 403)
     assert pf.main(["--stack", "dev"], clients=stubs) == 1
     out = capsys.readouterr().out
-    assert out.count("FAIL") == 11 and out.count("fix: ") == 11
-    assert "preflight dev: 11 checks, 11 failed" in out
+    assert out.count("FAIL") == 13 and out.count("fix: ") == 13  # 2 public-concurrency regions
+    assert "preflight dev: 13 checks, 13 failed" in out
 
 
 def test_no_credentials_is_one_line_per_check_not_a_traceback(
@@ -237,7 +262,7 @@ def test_no_credentials_is_one_line_per_check_not_a_traceback(
 
     assert pf.main(["--stack", "dev"], clients=lambda service, region: Nobody()) == 1
     out = capsys.readouterr().out
-    assert out.count("NoCredentialsError") == 11 and "aws configure" in out
+    assert out.count("NoCredentialsError") == 13 and "aws configure" in out
 
 
 def test_verify_without_credentials_says_so_once_not_a_traceback(

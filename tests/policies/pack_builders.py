@@ -96,6 +96,7 @@ def function(
     trust: str = LAMBDA_TRUST,
     prefix: str = PREFIX,
     alarms: bool = True,
+    reserved: int | None = 10,
 ) -> list[Spec]:
     """A ScopedLambda-like function: role, inline policy, log group, function, optional URL,
     and (unless ``alarms=False``) an Errors and a Throttles alarm of its own."""
@@ -128,6 +129,12 @@ def function(
                 "tags": tags,
                 "environment": {"variables": {"CRM_STACK": prefix, **(env or {})}},
                 "loggingConfig": {"logFormat": "JSON", "logGroup": group},
+                # A public URL's function is capped as ScopedLambda caps it (publicConcurrency).
+                **(
+                    {"reservedConcurrentExecutions": reserved}
+                    if url == "NONE" and reserved is not None
+                    else {}
+                ),
             },
         ),
     ]

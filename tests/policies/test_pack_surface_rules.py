@@ -1,5 +1,5 @@
-"""Who may do what: unique-function-role, public-surface-allowlist, model-access-allowlist,
-function-identity."""
+"""Who may do what: unique-function-role, public-surface-allowlist, public-surface-capped,
+model-access-allowlist, function-identity."""
 
 from __future__ import annotations
 
@@ -216,6 +216,34 @@ def test_scoped_service_writes_pass() -> None:
         run([(BUCKET_POLICY, "bp", {"bucket": "b", "policy": policy})], "public-surface-allowlist")
         == []
     )
+
+
+# public-surface-capped ---------------------------------------------------------------------
+
+
+def test_public_functions_with_a_concurrency_cap_pass() -> None:
+    specs = (
+        compliant_stack()
+        + function("rrs-webhook", url="NONE", reserved=5)
+        + function("ler-intake", url="NONE")
+        + function("ls-report", url="AWS_IAM", reserved=None)  # IAM-signed callers only
+    )
+    assert run(specs, "public-surface-capped") == []
+
+
+@pytest.mark.parametrize("reserved", [None, 0, -1])
+def test_a_public_function_without_a_cap_is_refused(reserved: int | None) -> None:
+    specs = function("upsr-order", url="NONE", reserved=None)
+    if reserved is not None:
+        specs = [
+            (kind, name, {**props, "reservedConcurrentExecutions": reserved} if kind == FUNCTION else props)
+            for kind, name, props in specs
+        ]
+    [found] = messages(run(specs, "public-surface-capped"))
+    assert "dev-upsr-order answers a public Function URL without a concurrency cap" in found
+    # An account that cannot reserve lists it, and says so in the pack config.
+    config = {"public-surface-capped": {"uncappedPublicFunctions": ["upsr-order"]}}
+    assert run(specs, "public-surface-capped", config=config) == []
 
 
 # model-access-allowlist --------------------------------------------------------------------

@@ -117,8 +117,8 @@ def test_the_checks_catch_what_they_look_for(chromium: Browser) -> None:
 
 def test_the_ls_mails_link_opens_its_page_and_a_bad_copy_a_refusal(tmp_path: Any) -> None:
     """The ls documents come from one week of rows through the handlers: the page is what the
-    mail's own link opened on ls-report-page (200), a cut copy 403 and the link four weeks on
-    410, each a page; in the written folder the mail's button opens the page's file."""
+    mail's own link opened on ls-report-page (200), a cut copy 403, the link four weeks on
+    410 and past its view limit 429, each a page; in the written folder the mail's button opens the page's file."""
     ls = {d.name: d for d in gallery.ls_documents()}
     mail = ls["ls-report-mail"]
     [(link, target)] = mail.opens
@@ -127,6 +127,7 @@ def test_the_ls_mails_link_opens_its_page_and_a_bad_copy_a_refusal(tmp_path: Any
     assert ls["ls-report-page"].status == 200
     assert "42 enquiries from Mon 23 Nov 2026 to Sun 29 Nov 2026" in ls["ls-report-page"].html
     assert (ls["ls-report-link-refused"].status, ls["ls-report-link-expired"].status) == (403, 410)
+    assert ls["ls-report-link-used-up"].status == 429
     gallery.write(str(tmp_path), shots=False)
     written = (tmp_path / "ls-report-mail.html").read_text(encoding="utf-8")
     assert "href='ls-report-page.html'" in written and link not in written

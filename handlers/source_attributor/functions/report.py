@@ -11,7 +11,8 @@ from handlers.common.aws_clients import client
 from handlers.common.clock import Clock
 from handlers.common.link_tokens import Keyring
 from handlers.common.secrets import get_secret
-from handlers.source_attributor import contract, report_link, report_mail, reporting
+from handlers.source_attributor import contract, report_link, report_mail, reporting, stored_report
+from handlers.source_attributor.stored_report import DynamoReports
 
 
 def wire(config: contract.ReportSettings, clock: Clock) -> reporting.ReportApp:
@@ -25,11 +26,13 @@ def run(app: reporting.ReportApp, event: dict[str, Any], context: Any, clock: Cl
     config = settings.current(contract.ReportSettings)
     if not (config.sender_email and config.report_recipient):
         raise RuntimeError("ls-report was scheduled without SENDER_EMAIL and REPORT_RECIPIENT")
-    link = None
-    if config.report_page_url and config.report_link_key_secret:
+    link = keep = None
+    if config.report_page_url and config.report_link_key_secret and config.reports_table:
         keyring = Keyring.from_secret_string(get_secret(config.report_link_key_secret))
-        link = report_link.signer(
-            config.report_page_url, keyring, days=config.report_link_days, now=clock().timestamp()
+        now = clock().timestamp()
+        link = report_link.signer(config.report_page_url, keyring, days=config.report_link_days, now=now)
+        keep = stored_report.keeper(
+            DynamoReports(config.reports_table), int(now) + config.report_link_days * 86_400
         )
     sent = report_mail.send_weekly(
         app.store,
@@ -39,6 +42,7 @@ def run(app: reporting.ReportApp, event: dict[str, Any], context: Any, clock: Cl
         today=clock().date(),
         workers=app.workers,
         link=link,
+        keep=keep,
     )
     return {"from": sent.start.isoformat(), "to": sent.end.isoformat(),
             "enquiries": sent.enquiries, "message_id": sent.message_id}

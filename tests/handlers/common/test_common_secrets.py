@@ -196,3 +196,40 @@ def test_parameter_ids_are_told_from_secret_ids() -> None:
     assert is_parameter("arn:aws:ssm:eu-west-2:123456789012:parameter/dev/dm-crm-read")
     assert not is_parameter("dev-dm-crm-read")
     assert not is_parameter("arn:aws:secretsmanager:eu-west-2:123456789012:secret:dev-x-AbCdEf")
+
+
+def test_a_throttled_parameter_read_is_retried_with_back_off_then_named_throttled(
+    aws: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Parameter Store's shared rate refused every attempt: the SDK's standard mode tried three
+    times, sleeping between (its exponential back-off), and the error says throttled."""
+    import time
+
+    from botocore.awsrequest import AWSResponse, HTTPHeaders
+
+    from handlers.common.secrets import SecretThrottled
+
+    client("ssm").put_parameter(Name="/dev/ls-report-link-key", Value="k", Type="SecureString")
+    ssm = client("ssm")
+    attempts: list[str] = []
+
+    class Raw:
+        def stream(self, **_: Any) -> Any:
+            yield b'{"__type": "ThrottlingException", "message": "Rate exceeded"}'
+
+    def throttle(request: Any, **_: Any) -> AWSResponse:
+        attempts.append(request.url)
+        headers = HTTPHeaders()
+        headers["x-amzn-ErrorType"] = "ThrottlingException"
+        return AWSResponse(request.url, 400, headers, Raw())
+
+    sleeps: list[float] = []
+    monkeypatch.setattr(time, "sleep", sleeps.append)
+    ssm.meta.events.register_first("before-send.ssm.GetParameter", throttle)
+    try:
+        with pytest.raises(SecretThrottled, match="GetParameter throttled: ThrottlingException"):
+            SecretCache(ssm_client_factory=lambda: ssm).get_string("/dev/ls-report-link-key")
+    finally:
+        ssm.meta.events.unregister("before-send.ssm.GetParameter", throttle)
+    assert len(attempts) == 3 and len(sleeps) == 2 and all(s > 0 for s in sleeps)
+    assert SecretCache().get_string("/dev/ls-report-link-key") == "k"  # the rate recovered

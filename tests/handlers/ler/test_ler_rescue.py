@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from handlers.common.clock import utc_now
 from handlers.common.entry import registry
 from handlers.common.function_url import Request
 from handlers.common.link_tokens import Keyring, issue_token
@@ -49,6 +50,19 @@ def http(url: str, method: str, headers: dict[str, str] = BROWSER) -> dict[str, 
     event["queryStringParameters"] = dict(p.split("=", 1) for p in parts.query.split("&") if "=" in p)
     answer: dict[str, Any] = rescue_fn.handler(event, context("dev-ler-rescue"))
     return answer
+
+
+def press(link: str, headers: dict[str, str] = BROWSER, *, after_s: float = 5) -> dict[str, Any]:
+    """A person: opens the link, reads the page for ``after_s`` seconds, presses its button."""
+    page = http(link, "GET")
+    found = re.search(r"<form method=post action='([^']+)'", page["body"])
+    assert found, page["body"]
+    later = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=after_s)
+    registry.override(clock=lambda: later)
+    try:
+        return http(found.group(1).replace("&amp;", "&"), "POST", headers)
+    finally:
+        registry.override(clock=utc_now)
 
 
 def dropped_and_digested(ler: Ler) -> dict[str, str]:
@@ -89,7 +103,7 @@ def test_the_digest_links_each_dropped_lead_and_the_link_rescues_it_into_the_crm
     assert "<form method=post action='/rescue?t=" in page["body"]
     assert junk_entries(ler) == before and not ler.queued()  # a GET (a mail scanner) acts on nothing
 
-    done = http(link, "POST")
+    done = press(link)
     assert done["statusCode"] == 200 and "Sent back: Mike Rank" in done["body"]
     assert f"rescued by {RECIPIENT}" in done["body"]
     entry = junk_entries(ler)["outreach@rank-agency.co.uk"]
@@ -111,6 +125,51 @@ def test_the_digest_links_each_dropped_lead_and_the_link_rescues_it_into_the_crm
     assert program["statusCode"] == 409
     assert json.loads(program["body"])["error"]["code"] == "already_rescued"
     assert not ler.queued() and creates(ler) == ["outreach@rank-agency.co.uk"]
+
+
+@pytest.mark.parametrize("headers", [BROWSER, PROGRAM])
+def test_a_scanner_that_submits_the_form_at_once_rescues_nothing(ler: Ler, headers: dict[str, str]) -> None:
+    """A mail scanner fetches the link and submits the form it finds, within a second; a
+    person reads first. The scanner gets the button again (409) and nothing changes; the
+    link and the person's later press still work."""
+    link = dropped_and_digested(ler)["Mike Rank (outreach@rank-agency.co.uk)"]
+    before = junk_entries(ler)
+    action = re.search(r"action='([^']+)'", http(link, "GET")["body"])
+    assert action and "&amp;c=v1." in action.group(1)
+    bot = http(action.group(1).replace("&amp;", "&"), "POST", headers)  # at once
+    assert bot["statusCode"] == 409
+    if headers is BROWSER:
+        assert "Nothing was sent: press the button below" in bot["body"] and "<form method=post" in bot["body"]
+    else:
+        assert json.loads(bot["body"])["error"]["code"] == "not_confirmed"
+    assert http(link, "POST", headers)["statusCode"] == 409  # no confirmation at all
+    forged = link + "&c=" + link.partition("?t=")[2]  # the link's own token is not a confirmation
+    assert http(forged, "POST", headers)["statusCode"] == 409
+    assert junk_entries(ler) == before and not ler.queued()
+    assert press(link, headers)["statusCode"] == 200 and len(ler.queued()) == 1
+
+
+def test_a_confirmation_is_for_its_own_link_and_expires(ler: Ler) -> None:
+    links = dropped_and_digested(ler)
+    mike, max_ = links["Mike Rank (outreach@rank-agency.co.uk)"], links["Max (sales@growth-hackers.co.uk)"]
+
+    def confirmation(link: str) -> str:
+        found = re.search(r"&amp;c=([\w.\-]+)'", http(link, "GET")["body"])
+        assert found
+        return found.group(1)
+
+    def post_at(url: str, seconds: float) -> int:
+        later = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=seconds)
+        registry.override(clock=lambda: later)
+        try:
+            return int(http(url, "POST")["statusCode"])
+        finally:
+            registry.override(clock=utc_now)
+
+    assert post_at(f"{mike}&c={confirmation(max_)}", 10) == 409  # Max's page, Mike's link
+    assert post_at(f"{mike}&c={confirmation(mike)}", 901) == 409  # a page left open too long
+    assert not ler.queued()
+    assert post_at(f"{mike}&c={confirmation(mike)}", 10) == 200
 
 
 def test_a_rescued_lead_is_listed_as_rescued_in_the_next_digest_without_a_link() -> None:
@@ -198,7 +257,7 @@ def test_of_two_clicks_read_together_only_one_rescues(ler: Ler) -> None:
     service = desk()
     stale = service._read(claims.subject)  # the second click read the object before the first wrote
     assert stale is not None
-    assert http(link, "POST")["statusCode"] == 200
+    assert press(link)["statusCode"] == 200
     late = service._rescue(Request("POST", BROWSER, {}, b""), stale, claims, dt.datetime.now(dt.UTC))
     assert late["statusCode"] == 409 and "already rescued" in late["body"]
     assert len(ler.queued()) == 1  # the lead went back once
@@ -218,7 +277,7 @@ def test_a_lead_the_queue_refuses_is_not_marked_rescued_and_the_link_still_works
     failed = service._rescue(Request("POST", BROWSER, {}, b""), dropped, claims, dt.datetime.now(dt.UTC))
     assert failed["statusCode"] == 503 and "the link still works" in failed["body"]
     assert "rescue" not in junk_entries(ler)["outreach@rank-agency.co.uk"]
-    assert http(link, "POST")["statusCode"] == 200  # the real queue takes it on the next click
+    assert press(link)["statusCode"] == 200  # the real queue takes it on the next click
     assert len(ler.queued()) == 1
 
 
@@ -266,7 +325,7 @@ def test_a_redelivered_drop_keeps_the_rescue_on_its_junk_record(ler: Ler) -> Non
     drop arriving again after a person rescued the lead leaves who and when on the record."""
     links = dropped_and_digested(ler)
     for link in links.values():
-        assert http(link, "POST")["statusCode"] == 200
+        assert press(link)["statusCode"] == 200
     rescued = junk_entries(ler)
     assert {e["stage"] for e in rescued.values()} == {"filter", "intake"}
     assert all(e["rescue"]["by"] == RECIPIENT for e in rescued.values())

@@ -16,12 +16,13 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from handlers.common.aws_clients import table
 from handlers.common.function_url import Request
 from handlers.common.link_tokens import Keyring, issue_token
 from handlers.source_attributor import report_link
 from handlers.source_attributor.functions import report, report_page
 from handlers.source_attributor.week_page import WeekPage
-from tests.handlers.ls.conftest import LINK_KEYRING, Clock
+from tests.handlers.ls.conftest import LINK_KEYRING, Clock, items
 from tests.handlers.ls.test_ls_report import hand_fixture, load_into_dynamo
 
 BROWSER = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
@@ -72,6 +73,18 @@ def test_the_mails_link_opens_the_same_weeks_report_as_a_page(apps: Clock) -> No
         assert figure in html
     assert "works until Tue 8 Sep 2026" in html  # 28 days after the mail of 11 August
     assert "The link works until Tue 8 Sep 2026." in mail_html  # the mail says so too
+
+
+def test_the_page_is_the_report_the_mail_stored_not_the_rows_as_they_are_now(apps: Clock) -> None:
+    link, _ = mailed_link()
+    enquiries = table("dev-ls-enquiries")
+    for item in items("dev-ls-enquiries"):  # the week's rows go after the mail was sent
+        enquiries.delete_item(Key={"month": item["month"], "enquiry_id": item["enquiry_id"]})
+    page = report_page.handler(request(link), None)
+    assert page["statusCode"] == 200
+    assert "4 enquiries from Tue 4 Aug 2026 to Mon 10 Aug 2026" in page["body"]
+    [views] = [i for i in items("dev-ls-reports") if i["item"] == "views"]
+    assert views["views"] == 1 and views["period"] == WEEK
 
 
 @pytest.mark.parametrize("accept", [BROWSER, "application/json"])
@@ -126,7 +139,7 @@ def test_a_refused_link_reads_nothing(name: str) -> None:
         keyring_reads.append(1)
         return KEYS
 
-    page = WeekPage(NoReads(), keyring, clock=lambda: NOW)
+    page = WeekPage(NoReads(), keyring, NoReads(), 100, clock=lambda: NOW)
     browser = page(Request.read(request(f"{PAGE_URL}{path}")))
     program = page(Request.read(request(f"{PAGE_URL}{path}", accept="application/json")))
     assert browser["statusCode"] == program["statusCode"] == status
@@ -138,19 +151,19 @@ def test_a_refused_link_reads_nothing(name: str) -> None:
 
 
 def test_an_expired_link_reads_nothing() -> None:
-    page = WeekPage(NoReads(), lambda: KEYS, clock=lambda: NOW + dt.timedelta(days=28))
+    page = WeekPage(NoReads(), lambda: KEYS, NoReads(), 100, clock=lambda: NOW + dt.timedelta(days=28))
     assert page(Request.read(request(f"{PAGE_URL}{report_link.PATH}?t={GOOD}")))["statusCode"] == 410
 
 
 @pytest.mark.parametrize("method", ["POST", "PUT", "DELETE"])
 def test_the_page_is_read_only(method: str) -> None:
-    page = WeekPage(NoReads(), lambda: KEYS, clock=lambda: NOW)
+    page = WeekPage(NoReads(), lambda: KEYS, NoReads(), 100, clock=lambda: NOW)
     answer = page(Request.read(request(f"{PAGE_URL}{report_link.PATH}?t={GOOD}", method=method)))
     assert answer["statusCode"] == 405
 
 
-def test_a_good_link_reads_by_query_the_week_it_names() -> None:
-    from testsupport.ls import InMemoryStore
+def test_a_good_link_reads_by_query_the_week_it_names_once_then_the_stored_report() -> None:
+    from testsupport.ls import InMemoryReports, InMemoryStore
 
     store = hand_fixture()
     months: list[str] = []
@@ -166,10 +179,37 @@ def test_a_good_link_reads_by_query_the_week_it_names() -> None:
         def touches(self, visitor_id: str) -> list[Any]:
             return store.touches(visitor_id)
 
-    page = WeekPage(Watched(), lambda: KEYS, clock=lambda: NOW)
+    reports = InMemoryReports()  # a period stored nowhere: mailed before ls-reports existed
+    page = WeekPage(Watched(), lambda: KEYS, reports, 100, clock=lambda: NOW)
     answer = page(Request.read(request(f"{PAGE_URL}{report_link.PATH}?t={GOOD}")))
     assert answer["statusCode"] == 200 and months == ["2026-08"]
     assert "4 enquiries from Tue 4 Aug 2026 to Mon 10 Aug 2026" in answer["body"]
+    for _ in range(5):  # later views read the report the first one stored, and Query nothing
+        assert page(Request.read(request(f"{PAGE_URL}{report_link.PATH}?t={GOOD}")))["body"] == answer["body"]
+    assert months == ["2026-08"] and reports.reads == 6 and reports.views == {WEEK: 6}
+
+
+@pytest.mark.parametrize("accept", [BROWSER, "application/json"])
+def test_a_link_past_its_view_limit_is_refused_without_a_read(accept: str) -> None:
+    from testsupport.ls import InMemoryReports
+
+    reports = InMemoryReports()
+    reports.reports[WEEK] = hand_report()
+    page = WeekPage(NoReads(), lambda: KEYS, reports, 3, clock=lambda: NOW)
+    link = f"{PAGE_URL}{report_link.PATH}?t={GOOD}"
+    assert [page(Request.read(request(link, accept=accept)))["statusCode"] for _ in range(4)] == [200, 200, 200, 429]
+    refused = page(Request.read(request(link, accept=accept)))
+    assert refused["statusCode"] == 429 and reports.reads == 3 and reports.views == {WEEK: 3}
+    if accept == BROWSER:
+        assert "opened 3 times, its limit. The next weekly mail brings a new link." in refused["body"]
+    else:
+        assert json.loads(refused["body"])["error"]["code"] == "view_limit"
+
+
+def hand_report() -> Any:
+    from handlers.source_attributor.reporting import generate, owner_query
+
+    return generate(hand_fixture(), owner_query(*report_link.period(WEEK)))
 
 
 def test_the_period_in_a_token_is_a_week_or_so_and_nothing_else() -> None:
@@ -177,3 +217,29 @@ def test_the_period_in_a_token_is_a_week_or_so_and_nothing_else() -> None:
     for bad in ("", "2026-08-04", "2026-08-10..2026-08-04", "2026-08-04..2026-09-30", "a..b"):
         with pytest.raises(ValueError):
             report_link.period(bad)
+
+
+@pytest.mark.parametrize("accept", [BROWSER, "application/json"])
+def test_a_throttled_key_read_answers_503_with_retry_after(
+    apps: Clock, accept: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Parameter Store's shared rate refused the keyring read (after the SDK's retries): the
+    caller is told to come back (503, Retry-After), not given a 500."""
+    from handlers.common.secrets import SecretThrottled
+    from handlers.source_attributor import week_page
+
+    link, _ = mailed_link()
+
+    def throttled(secret_id: str) -> str:
+        raise SecretThrottled(secret_id, "GetParameter throttled: ThrottlingException")
+
+    monkeypatch.setattr(week_page, "get_secret", throttled)
+    answer = report_page.handler(request(link, accept=accept), None)
+    assert answer["statusCode"] == 503 and answer["headers"]["retry-after"] == "5"
+    if accept == BROWSER:
+        assert "Try again in a few seconds." in answer["body"]
+    else:
+        assert json.loads(answer["body"])["error"]["code"] == "busy"
+    monkeypatch.setattr(report, "get_secret", throttled)
+    with pytest.raises(SecretThrottled):  # the schedule's invocation: Lambda retries it
+        report.handler({"job": "ls-report"}, None)
