@@ -31,6 +31,7 @@ from sandbox.lambda_api import LambdaApi
 from sandbox.modules import ModuleSwap
 from sandbox.runtime import Resolver, Runtime
 from sandbox.standins import ModelStandIn, Outbox, sms_stand_in
+from sandbox.takeover import Takeover
 from sandbox.triggers import Triggers
 from sandbox.urls import FunctionUrlServer
 
@@ -63,6 +64,7 @@ class Sandbox:
         resolver: Resolver | None = None,
         emulator_port: int | None = None,
         url_base_port: int | None = None,
+        takeover: Takeover | None = None,
     ) -> None:
         self.graph = graph
         self.topology = Topology.from_graph(graph)
@@ -86,7 +88,8 @@ class Sandbox:
         self._resolver = resolver
         self._emulator_port = emulator_port
         self._url_base_port = url_base_port
-        self.emulator: emulator.Emulator | None = None
+        self._takeover = takeover
+        self.emulator: emulator.Emulator | emulator.Attached | None = None
         self.internal = Clients(internal=True)
         self.external = Clients(internal=False)
         self.runtime: Runtime | None = None
@@ -107,17 +110,23 @@ class Sandbox:
         import os
 
         self._saved_env = dict(os.environ)
-        self.emulator = emulator.start(port=self._emulator_port)
+        if self._takeover is not None:  # an upgrade: the old release's state, its clock
+            self.emulator = emulator.attach(self._takeover.endpoint)
+            self.clock.jump_to(self._takeover.clock)
+        else:
+            self.emulator = emulator.start(port=self._emulator_port)
         self._fresh_handler_modules()
         # New containers on the sandbox's time: no service wired or collaborator given before.
         registry.clear()
         registry.override(clock=self.clock.now)
         self.interceptor.install()
-        self.deployed = deploy(self.topology, self.internal)
+        self.deployed = deploy(self.topology, self.internal, existing=self._takeover is not None)
         self.runtime = Runtime(self.topology, self.interceptor, resolver=self._resolver)
         self.runtime.install_log_routing()
         self.triggers = Triggers(self.topology, self.runtime, self.internal, self.clock)
         self.triggers.setup()
+        if self._takeover is not None:
+            self._takeover.resume(self.triggers)
         lambda_api = LambdaApi(self.triggers)
         self.interceptor.stand_ins[("lambda", "Invoke")] = lambda_api.invoke
         self.interceptor.stand_ins[("lambda", "GetFunctionUrlConfig")] = (
