@@ -22,6 +22,7 @@ else with an environment ``uv sync`` builds from its own lock.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import shutil
@@ -152,16 +153,34 @@ def in_flight(sb: Sandbox) -> InFlight:
     return InFlight(queues, dead, one_off)
 
 
-def _handled(invocations: list[Invocation], source: str) -> Counter[str]:
-    """How many times each message of ``source`` was handled (delivered and not failed)."""
+def _handled(invocations: list[Invocation], source: str) -> tuple[Counter[str], set[str]]:
+    """How many times each message of ``source`` was acknowledged (delivered and not failed),
+    and which were acknowledged although the handler logged an error about them: dropped with
+    a log line as their only trace (0.1.0's ``batch.Unusable``)."""
     handled: Counter[str] = Counter()
+    errored: set[str] = set()
     for inv in invocations:
         if inv.source != source:
             continue
         ids = [r["messageId"] for r in inv.event.get("Records", [])]
         failed = failed_ids(inv, ids, True)
-        handled.update(i for i in ids if i not in failed)
-    return handled
+        acknowledged = [i for i in ids if i not in failed]
+        handled.update(acknowledged)
+        errored.update(i for i in acknowledged if i in _error_records(inv.logs))
+    return handled, errored
+
+
+def _error_records(logs: str) -> set[str]:
+    """The records an invocation's ERROR log lines name (Powertools' JSON lines)."""
+    named = set()
+    for line in logs.splitlines():
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(entry, dict) and entry.get("level") == "ERROR" and entry.get("record"):
+            named.add(str(entry["record"]))
+    return named
 
 
 def judge(sb: Sandbox, before: InFlight) -> list[Row]:
@@ -175,7 +194,7 @@ def judge(sb: Sandbox, before: InFlight) -> list[Row]:
         q = next(q for q in t.queues if q.name == name)
         consumer = ", ".join(m.function for m in t.queue_mappings if m.queue_arn == q.arn)
         row = Row("queue", f"{name} -> {consumer}", len(ids))
-        handled = _handled(invocations, f"sqs:{name}")
+        handled, errored = _handled(invocations, f"sqs:{name}")
         dlq = q.dead_letter_arn.rsplit(":", 1)[-1] if q.dead_letter_arn else ""
         dead = message_ids(dlq, q.region) - before.dead_letters.get(dlq, set()) if dlq else set()
         waiting = message_ids(name, q.region)
@@ -183,12 +202,15 @@ def judge(sb: Sandbox, before: InFlight) -> list[Row]:
             if handled[i] > 1:
                 row.outcomes["done twice"] += 1
                 row.problems.append(f"message {i} handled {handled[i]} times")
+            elif handled[i] == 1 and i in errored:
+                row.outcomes["dropped"] += 1
+                row.problems.append(f"message {i} acknowledged after an error: dropped")
             elif handled[i] == 1:
                 row.outcomes["processed"] += 1
             elif i in dead:
-                counted = f"{dlq}-depth" in alarms
-                row.outcomes["dead-lettered, counted" if counted else "dead-lettered, no alarm"] += 1
-                if not counted:
+                # Counted by the DLQ's depth metric; alarmed where the stack has alarms on.
+                row.outcomes[f"dead-lettered to {dlq}, counted"] += 1
+                if alarms and f"{dlq}-depth" not in alarms:
                     row.problems.append(f"{dlq} has no depth alarm")
             elif i in waiting:
                 row.outcomes["still waiting"] += 1
