@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from handlers.common import batch
+from handlers.common.observability import get_logger
 from sandbox.core import Sandbox
 from sandbox.upgrade_check import Row, in_flight, judge
 from testsupport.graphs import shared
@@ -52,7 +53,7 @@ def test_the_check_fails_when_the_drop_is_put_back() -> None:
                 try:
                     return handle(record)
                 except batch.Unusable as err:
-                    batch.get_logger().error(
+                    get_logger().error(
                         "unusable record dropped", extra={"record": batch._id(record), "error": str(err)}
                     )
                     return "dropped"
