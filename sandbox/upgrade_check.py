@@ -248,6 +248,26 @@ def judge(sb: Sandbox, before: InFlight) -> list[Row]:
     return rows
 
 
+def item_states(sb: Sandbox) -> dict[str, Counter[str]]:
+    """Each table's items by their ``state`` (``-`` for items without one)."""
+    return {
+        t.name: Counter(str(item.get("state", "-")) for item in sb.items(t.name))
+        for t in sb.topology.tables
+    }
+
+
+def states_table(before: dict[str, Counter[str]], after: dict[str, Counter[str]]) -> str:
+    """The tables' items by state at the hand-over and a week later (no verdict: items move
+    on, expire and are deleted by design; the rows above judge the work)."""
+    def shown(states: Counter[str]) -> str:
+        return ", ".join(f"{s} {n}" for s, n in sorted(states.items())) or "empty"
+
+    lines = ["items by state: at the hand-over -> a week later"]
+    for name in before:
+        lines.append(f"  {name}: {shown(before[name])} -> {shown(after[name])}")
+    return "\n".join(lines)
+
+
 def table(rows: list[Row]) -> str:
     width = max(len(r.name) for r in rows)
     lines = [f"{'kind':<9} {'work in flight':<{width}} {'n':>3}  how it ended"]
@@ -258,8 +278,8 @@ def table(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
-def check(commit: str, stack: str = "dev") -> tuple[list[Row], str]:
-    """Play the upgrade from ``commit``; the rows and a one-line summary of the run."""
+def check(commit: str, stack: str = "dev") -> tuple[list[Row], str, str]:
+    """Play the upgrade from ``commit``; the rows, the items by state and the timing."""
     from components.offline.program import program_graph
     from sandbox import emulator, scenarios
     from sandbox.play import enabled_systems
@@ -279,10 +299,12 @@ def check(commit: str, stack: str = "dev") -> tuple[list[Row], str]:
                     if scenario is not None:
                         scenario.prepare(sb)  # the outside world's stand-ins, as the old run had
                 before = in_flight(sb)
+                items = item_states(sb)
                 sb.advance(hours=HOURS)
                 rows = judge(sb, before)
+                states = states_table(items, item_states(sb))
     total = time.monotonic() - started
-    return rows, f"old release {old_s:.0f} s, upgrade and {HOURS} h {total - old_s:.0f} s"
+    return rows, states, f"old release {old_s:.0f} s, upgrade and {HOURS} h {total - old_s:.0f} s"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -291,7 +313,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--stack", default="dev")
     args = parser.parse_args(argv)
     print(f"upgrade check: {args.commit} -> this checkout, {args.stack} stack", flush=True)
-    rows, timing = check(args.commit, args.stack)
+    rows, states, timing = check(args.commit, args.stack)
+    print(states)
     print(table(rows))
     failed = [r for r in rows if not r.ok]
     print(f"{len(rows) - len(failed)} of {len(rows)} kinds of work in flight ended well ({timing})")
