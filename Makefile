@@ -62,14 +62,14 @@ typecheck: install ## mypy, strict, on every Python folder (components, policies
 unit: install browser ## pytest on two workers; an idle worker takes tests queued on the other (worksteal)
 	$(VENV)/bin/pytest -n 2 --dist worksteal
 
-upgrade-check: install ## an upgrade with work in flight, FROM a commit (default: the previous release) to this checkout: make upgrade-check FROM=37ebbbf [STACK=prod]
+upgrade-check: install ## an upgrade with work in flight, FROM a commit (default: the previous release) to this checkout: make upgrade-check FROM=37ebbbf [STACK=dev,prod]
 	$(PY) -m sandbox.upgrade_check --from $(FROM) --stack $(STACK)
 
 # mypy (one core, about 40 s without a cache) runs beside pytest, whose two workers leave a
-# core idle part of the time; the upgrade check from the previous release (about 2 minutes,
-# mostly one core) takes mypy's slot when it finishes.
+# core idle part of the time; the upgrade check from the previous release, both stacks (about
+# 45 s each on an idle machine, one core), takes mypy's slot when it finishes.
 test: lint ## everything CI runs: ruff, then mypy and the upgrade check beside pytest
-	@$(MAKE) --no-print-directory -j 2 typecheck unit upgrade-check FROM=$(PREVIOUS_RELEASE) STACK=dev
+	@$(MAKE) --no-print-directory -j 2 typecheck unit upgrade-check FROM=$(PREVIOUS_RELEASE) STACK=dev,prod
 
 plan: install ## offline plan of a stack on the mock engine: make plan STACK=dev [JSON=plan.json] [BASE=saved.json]
 	$(PY) -m components.offline.plan --stack $(STACK) $(if $(JSON),--json $(JSON)) $(if $(BASE),--base $(BASE))

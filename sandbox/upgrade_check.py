@@ -310,15 +310,18 @@ def check(commit: str, stack: str = "dev") -> tuple[list[Row], str, str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m sandbox.upgrade_check", description=__doc__)
     parser.add_argument("--from", dest="commit", required=True, help="the release upgraded from")
-    parser.add_argument("--stack", default="dev")
+    parser.add_argument("--stack", default="dev", help="a stack, or several: dev,prod")
     args = parser.parse_args(argv)
-    print(f"upgrade check: {args.commit} -> this checkout, {args.stack} stack", flush=True)
-    rows, states, timing = check(args.commit, args.stack)
-    print(states)
-    print(table(rows))
-    failed = [r for r in rows if not r.ok]
-    print(f"{len(rows) - len(failed)} of {len(rows)} kinds of work in flight ended well ({timing})")
-    return 1 if failed else 0
+    failures = 0
+    for stack in args.stack.split(","):
+        print(f"upgrade check: {args.commit} -> this checkout, {stack} stack", flush=True)
+        rows, states, timing = check(args.commit, stack)
+        print(states)
+        print(table(rows))
+        failed = [r for r in rows if not r.ok]
+        failures += len(failed)
+        print(f"{len(rows) - len(failed)} of {len(rows)} kinds of work in flight ended well ({timing})")
+    return 1 if failures else 0
 
 
 if __name__ == "__main__":

@@ -118,10 +118,15 @@ def _new_orders_and_jobs(sb: Any) -> None:
     shop = scenarios.load("upsr")
     shop._webhook(sb, upsr._order(6001, sb.clock.now() - dt.timedelta(minutes=1)))  # type: ignore[union-attr]
     rrs: Any = scenarios.load("rrs")
+    # In the business's opening hours, whatever the hour the days ended at (the asks and the
+    # owner's handovers wait for them), as the rrs day does.
+    from sandbox.scenarios.rrs import _next_working_morning
+
+    _next_working_morning(sb)
     for completion, customer, rating in (("up-1", "c-bob", 1), ("up-2", "c-dan", 2)):
         rrs._event(sb, rrs._completion(sb, f"cmp-{completion}", customer, rating, "upgrade day"))
     sb.drain()
-    sb.advance(hours=30)  # every at() schedule of these jobs fires: rrs-work holds their sends
+    sb.advance(hours=3)  # every at() schedule of these jobs fires: rrs-work holds their sends
     rrs._event(sb, rrs._completion(sb, "cmp-up-3", "c-ann", 5, "before the cut-over"))
     sb.drain()
 
