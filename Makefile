@@ -13,9 +13,12 @@ UV := $(shell command -v uv 2>/dev/null || echo $(UV_HOME)/bin/uv)
 STACK ?= dev
 JSON ?=
 BASE ?=
+# The commit of the release before this one (0.1.0); `make test` upgrades from it.
+PREVIOUS_RELEASE := 37ebbbf
+FROM ?= $(PREVIOUS_RELEASE)
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: help uv install browser secrets preflight verify teardown test lint typecheck unit plan cost docs deploy-policy bench-libs bench-init bench-dm bench-dm-read bench-ls bench-ls-views demo sandbox clean
+.PHONY: help uv install browser secrets preflight verify teardown test lint typecheck unit upgrade-check plan cost docs deploy-policy bench-libs bench-init bench-dm bench-dm-read bench-ls bench-ls-views demo sandbox clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -59,10 +62,14 @@ typecheck: install ## mypy, strict, on every Python folder (components, policies
 unit: install browser ## pytest on two workers; an idle worker takes tests queued on the other (worksteal)
 	$(VENV)/bin/pytest -n 2 --dist worksteal
 
+upgrade-check: install ## an upgrade with work in flight, FROM a commit (default: the previous release) to this checkout: make upgrade-check FROM=37ebbbf [STACK=dev,prod]
+	$(PY) -m sandbox.upgrade_check --from $(FROM) --stack $(STACK)
+
 # mypy (one core, about 40 s without a cache) runs beside pytest, whose two workers leave a
-# core idle part of the time: `make test` takes about the time of pytest alone.
-test: lint ## everything CI runs: ruff, then mypy beside pytest
-	@$(MAKE) --no-print-directory -j 2 typecheck unit
+# core idle part of the time; the upgrade check from the previous release, both stacks (about
+# 45 s each on an idle machine, one core), takes mypy's slot when it finishes.
+test: lint ## everything CI runs: ruff, then mypy and the upgrade check beside pytest
+	@$(MAKE) --no-print-directory -j 2 typecheck unit upgrade-check FROM=$(PREVIOUS_RELEASE) STACK=dev,prod
 
 plan: install ## offline plan of a stack on the mock engine: make plan STACK=dev [JSON=plan.json] [BASE=saved.json]
 	$(PY) -m components.offline.plan --stack $(STACK) $(if $(JSON),--json $(JSON)) $(if $(BASE),--base $(BASE))

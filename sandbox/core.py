@@ -42,6 +42,7 @@ from sandbox.modules import ModuleSwap
 from sandbox.runtime import Resolver, Runtime
 from sandbox.service_requests import Refusal, ses_invokes, ses_puts_object
 from sandbox.standins import ModelStandIn, Outbox, sms_stand_in
+from sandbox.takeover import Takeover
 from sandbox.traces import Trace
 from sandbox.triggers import Triggers
 from sandbox.urls import FunctionUrlServer
@@ -73,6 +74,7 @@ class Sandbox:
         resolver: Resolver | None = None,
         emulator_port: int | None = None,
         url_base_port: int | None = None,
+        takeover: Takeover | None = None,
     ) -> None:
         self.graph = graph
         self.topology = Topology.from_graph(graph)
@@ -96,7 +98,8 @@ class Sandbox:
         self._resolver = resolver
         self._emulator_port = emulator_port
         self._url_base_port = url_base_port
-        self.emulator: emulator.Emulator | None = None
+        self._takeover = takeover
+        self.emulator: emulator.Emulator | emulator.Attached | None = None
         self.internal = Clients(internal=True)
         self.external = Clients(internal=False)
         self.runtime: Runtime | None = None
@@ -115,17 +118,23 @@ class Sandbox:
 
     def start(self) -> Sandbox:
         self._saved_env = dict(os.environ)
-        self.emulator = emulator.start(port=self._emulator_port)
+        if self._takeover is not None:  # an upgrade: the old release's state, its clock
+            self.emulator = emulator.attach(self._takeover.endpoint)
+            self.clock.jump_to(self._takeover.clock)
+        else:
+            self.emulator = emulator.start(port=self._emulator_port)
         self._fresh_handler_modules()
         # New containers on the sandbox's time: no service wired or collaborator given before.
         registry.clear()
         registry.override(clock=self.clock.now)
         self.interceptor.install()
-        self.deployed = deploy(self.topology, self.internal)
+        self.deployed = deploy(self.topology, self.internal, existing=self._takeover is not None)
         self.runtime = Runtime(self.topology, self.interceptor, resolver=self._resolver)
         self.runtime.install_log_routing()
         self.triggers = Triggers(self.topology, self.runtime, self.internal, self.clock)
         self.triggers.setup()
+        if self._takeover is not None:
+            self._takeover.resume(self.triggers)
         lambda_api = LambdaApi(self.triggers)
         self.interceptor.stand_ins[("lambda", "Invoke")] = lambda_api.invoke
         self.interceptor.stand_ins[("lambda", "GetFunctionUrlConfig")] = (

@@ -6,14 +6,23 @@ settings the program declared (keys and GSIs, TTL, streams, DLQ redrive, version
 Functions are not created in the emulator (moto would need Docker to run them): the sandbox
 runs them in-process. Secrets are created empty, as the program creates them; a scenario sets
 local demo values the way an operator would.
+
+Over an existing state (``existing``: ``make upgrade-check``, the new release's ``pulumi up``)
+what exists is kept, as an update keeps it: tables with their items, queues with their
+messages, secrets with the values set, one-off schedules; queue attributes and the declared
+schedules are updated to the new release's.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
+
+from botocore.exceptions import ClientError
 
 from components.offline.engine import gsi_keys
 from components.secret_slot import PLACEHOLDER
@@ -28,45 +37,84 @@ class DeployReport:
 
     created: list[tuple[str, str, str]] = field(default_factory=list)  # (kind, name, region)
     skipped: list[tuple[str, str, str]] = field(default_factory=list)  # (kind, name, reason)
+    kept: list[tuple[str, str]] = field(default_factory=list)  # (kind, name) found existing
 
     def count(self, kind: str) -> int:
         return sum(1 for k, _, _ in self.created if k == kind)
 
 
-def deploy(topology: Topology, client: ClientFactory) -> DeployReport:
-    """Create every declared data-plane resource; return what happened."""
+_EXISTS = frozenset(
+    {
+        "ResourceInUseException",  # dynamodb
+        "ResourceExistsException",  # secretsmanager
+        "ParameterAlreadyExists",  # ssm
+        "BucketAlreadyOwnedByYou",  # s3
+        "BucketAlreadyExists",
+        "AlreadyExistsException",  # sesv2
+        "ConflictException",  # scheduler
+        "QueueAlreadyExists",  # sqs, other attributes
+        "QueueNameExists",
+    }
+)
+
+
+def deploy(topology: Topology, client: ClientFactory, *, existing: bool = False) -> DeployReport:
+    """Create every declared data-plane resource (keeping what exists, with ``existing``);
+    return what happened."""
     report = DeployReport()
-    _tables(topology, client, report)
-    _queues(topology, client, report)
-    _buckets(topology, client, report)
+
+    @contextmanager
+    def kept(kind: str, name: str, update: Callable[[], object] | None = None) -> Iterator[None]:
+        try:
+            yield
+        except ClientError as err:
+            if not existing or err.response.get("Error", {}).get("Code") not in _EXISTS:
+                raise
+            if update is not None:
+                update()
+            report.kept.append((kind, name))
+
+    _tables(topology, client, report, kept)
+    _queues(topology, client, report, kept)
+    _buckets(topology, client, report, kept, existing=existing)
     for name, region in topology.topics:
         client("sns", region).create_topic(Name=name)
         report.created.append(("topic", name, region))
     for name, region, description in topology.secrets:
-        if name in topology.parameters:  # what `pulumi up` writes: the placeholder, version 1
-            client("ssm", region).put_parameter(
-                Name=name, Description=description, Value=PLACEHOLDER, Type="SecureString"
-            )
-        else:
-            client("secretsmanager", region).create_secret(Name=name, Description=description)
-        report.created.append(("secret", name, region))
+        with kept("secret", name):  # a value the operator set survives the update
+            if name in topology.parameters:  # what `pulumi up` writes: the placeholder, version 1
+                client("ssm", region).put_parameter(
+                    Name=name, Description=description, Value=PLACEHOLDER, Type="SecureString"
+                )
+            else:
+                client("secretsmanager", region).create_secret(Name=name, Description=description)
+            report.created.append(("secret", name, region))
     for identity, region in topology.identities:
-        client("sesv2", region).create_email_identity(EmailIdentity=identity)
-        report.created.append(("ses-identity", identity, region))
+        with kept("ses-identity", identity):
+            client("sesv2", region).create_email_identity(EmailIdentity=identity)
+            report.created.append(("ses-identity", identity, region))
     _receipt_rules(topology, client, report)
     for name, region in topology.schedule_groups:
-        client("scheduler", region).create_schedule_group(Name=name)
+        scheduler = client("scheduler", region)
+        # moto replaces an existing group (and drops its schedules) where AWS refuses: look first.
+        if existing and _exists(partial(scheduler.get_schedule_group, Name=name)):
+            report.kept.append(("schedule-group", name))
+            continue
+        scheduler.create_schedule_group(Name=name)
         report.created.append(("schedule-group", name, region))
     for s in topology.schedules:
-        client("scheduler", s.region).create_schedule(
-            Name=s.name,
-            GroupName=s.group,
-            ScheduleExpression=s.expression,
-            ScheduleExpressionTimezone=s.timezone,
-            FlexibleTimeWindow={"Mode": "OFF"},
-            Target={"Arn": s.target_arn, "RoleArn": s.role_arn, "Input": s.input},
-        )
-        report.created.append(("schedule", s.name, s.region))
+        schedule: dict[str, Any] = {
+            "Name": s.name,
+            "GroupName": s.group,
+            "ScheduleExpression": s.expression,
+            "ScheduleExpressionTimezone": s.timezone,
+            "FlexibleTimeWindow": {"Mode": "OFF"},
+            "Target": {"Arn": s.target_arn, "RoleArn": s.role_arn, "Input": s.input},
+        }
+        scheduler = client("scheduler", s.region)
+        with kept("schedule", s.name, partial(scheduler.update_schedule, **schedule)):
+            scheduler.create_schedule(**schedule)
+            report.created.append(("schedule", s.name, s.region))
     for rule in topology.rules:
         client("events", rule.region).put_rule(
             Name=rule.name, EventBusName=rule.bus, EventPattern=json.dumps(rule.pattern)
@@ -75,7 +123,11 @@ def deploy(topology: Topology, client: ClientFactory) -> DeployReport:
     return report
 
 
-def _tables(topology: Topology, client: ClientFactory, report: DeployReport) -> None:
+Kept = Callable[..., Any]
+"""``deploy``'s ``kept(kind, name, update=None)`` context: an existing resource kept (updated)."""
+
+
+def _tables(topology: Topology, client: ClientFactory, report: DeployReport, kept: Kept) -> None:
     for t in topology.tables:
         keys = [{"AttributeName": t.hash_key, "KeyType": "HASH"}]
         if t.range_key:
@@ -93,13 +145,14 @@ def _tables(topology: Topology, client: ClientFactory, report: DeployReport) -> 
         if t.stream_view:
             args["StreamSpecification"] = {"StreamEnabled": True, "StreamViewType": t.stream_view}
         ddb = client("dynamodb", t.region)
-        ddb.create_table(**args)
-        if t.ttl_attribute:
-            ddb.update_time_to_live(
-                TableName=t.name,
-                TimeToLiveSpecification={"Enabled": True, "AttributeName": t.ttl_attribute},
-            )
-        report.created.append(("table", t.name, t.region))
+        with kept("table", t.name):
+            ddb.create_table(**args)
+            if t.ttl_attribute:
+                ddb.update_time_to_live(
+                    TableName=t.name,
+                    TimeToLiveSpecification={"Enabled": True, "AttributeName": t.ttl_attribute},
+                )
+            report.created.append(("table", t.name, t.region))
 
 
 def _index(spec: dict[str, Any]) -> dict[str, Any]:
@@ -113,7 +166,7 @@ def _index(spec: dict[str, Any]) -> dict[str, Any]:
     return {"IndexName": spec["name"], "KeySchema": keys, "Projection": projection}
 
 
-def _queues(topology: Topology, client: ClientFactory, report: DeployReport) -> None:
+def _queues(topology: Topology, client: ClientFactory, report: DeployReport, kept: Kept) -> None:
     # Dead-letter queues first, so every redrive policy names an existing queue.
     ordered = sorted(topology.queues, key=lambda q: q.dead_letter_arn is not None)
     for q in ordered:
@@ -124,19 +177,39 @@ def _queues(topology: Topology, client: ClientFactory, report: DeployReport) -> 
             attributes["RedrivePolicy"] = json.dumps(
                 {"deadLetterTargetArn": q.dead_letter_arn, "maxReceiveCount": q.max_receive_count}
             )
-        client("sqs", q.region).create_queue(QueueName=q.name, Attributes=attributes)
-        report.created.append(("queue", q.name, q.region))
+        sqs = client("sqs", q.region)
+        with kept("queue", q.name, partial(_set_attributes, sqs, q.name, attributes)):
+            sqs.create_queue(QueueName=q.name, Attributes=attributes)
+            report.created.append(("queue", q.name, q.region))
 
 
-def _buckets(topology: Topology, client: ClientFactory, report: DeployReport) -> None:
+def _exists(describe: Callable[[], object]) -> bool:
+    try:
+        describe()
+    except ClientError:
+        return False
+    return True
+
+
+def _set_attributes(sqs: Any, name: str, attributes: dict[str, str]) -> None:
+    sqs.set_queue_attributes(QueueUrl=sqs.get_queue_url(QueueName=name)["QueueUrl"], Attributes=attributes)
+
+
+def _buckets(
+    topology: Topology, client: ClientFactory, report: DeployReport, kept: Kept, *, existing: bool
+) -> None:
     for b in topology.buckets:
         s3 = client("s3", b.region)
-        if b.region == "us-east-1":
-            s3.create_bucket(Bucket=b.name)
-        else:
-            s3.create_bucket(
-                Bucket=b.name, CreateBucketConfiguration={"LocationConstraint": b.region}
-            )
+        if existing and _exists(partial(s3.head_bucket, Bucket=b.name)):  # as for groups above
+            report.kept.append(("bucket", b.name))
+            continue
+        with kept("bucket", b.name):
+            if b.region == "us-east-1":
+                s3.create_bucket(Bucket=b.name)
+            else:
+                s3.create_bucket(
+                    Bucket=b.name, CreateBucketConfiguration={"LocationConstraint": b.region}
+                )
         if b.versioned:
             s3.put_bucket_versioning(Bucket=b.name, VersioningConfiguration={"Status": "Enabled"})
         report.created.append(("bucket", b.name, b.region))

@@ -93,6 +93,25 @@ def start(host: str = "127.0.0.1", port: int | None = None) -> Emulator:
     return Emulator(host, chosen, server, thread)
 
 
+@dataclass
+class Attached:
+    """An emulator someone else runs (``make upgrade-check``: one release's sandbox after
+    another on the same state): attached to without a reset, left running at stop."""
+
+    endpoint: str
+
+    def stop(self) -> None:
+        return None
+
+
+def attach(endpoint: str) -> Attached:
+    """Point this process's AWS env at a running emulator, keeping its state."""
+    os.environ.update(FAKE_ENV)
+    os.environ.pop("AWS_PROFILE", None)
+    os.environ["AWS_ENDPOINT_URL"] = endpoint
+    return Attached(endpoint)
+
+
 @contextmanager
 def running(host: str = "127.0.0.1", port: int | None = None) -> Iterator[Emulator]:
     """The emulator for the duration of a ``with`` block; the environment restored after."""

@@ -6,11 +6,17 @@ turns on (``ReportBatchItemFailures``, components/scoped_lambda.py). A record en
 three ways:
 
 * handled: the record handler returned;
-* unusable: it raised :class:`Unusable` (malformed, or of the wrong kind and not worth a retry):
-  logged and dropped, never retried;
+* refused: it raised :class:`Unusable` (malformed, or a format this code does not read, such as
+  a message a newer or older release wrote): logged and reported like a failure, never
+  acknowledged, so it ends in the queue's DLQ or the stream's on-failure destination, where the
+  DLQ depth alarm counts it and an operator re-drives it after a fix (docs/upgrading.md);
 * failed: any other exception: logged and reported, so SQS redelivers it (and, after the queue's
   ``maxReceiveCount``, moves it to its DLQ) or the stream mapping retries it up to its limit and
   then sends it to its on-failure destination.
+
+A refused record is retried like a failed one (its receives are cheap: it is refused before any
+write) rather than sent to the DLQ by the handler, so no consumer needs a grant on its DLQ and
+the one path to a DLQ stays the queue's redrive policy.
 
 A batch in which every record failed is reported record by record, like a partial one
 (``raise_on_entire_batch_failure=False``): the retries are the same and the errors are already
@@ -36,7 +42,7 @@ if TYPE_CHECKING:
 
 
 class Unusable(Exception):
-    """The record can never be handled: drop it (logged) instead of retrying it."""
+    """This code can never handle the record: refuse it into the dead-letter path (logged)."""
 
 
 def sqs_batch(
@@ -66,8 +72,9 @@ def _process(
         try:
             return handle(record)
         except Unusable as err:
-            logger.error("unusable record dropped", extra={"record": _id(record), "error": str(err)})
-            return "dropped"
+            # Never acknowledged: an upgrade's old-format message must survive for a re-drive.
+            logger.error("unusable record refused", extra={"record": _id(record), "error": str(err)})
+            raise
         except Exception:
             logger.exception("record failed", extra={"record": _id(record)})
             raise

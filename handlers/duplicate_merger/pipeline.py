@@ -63,6 +63,12 @@ DEFAULT_RECORD_FLOOR = -10.0
 """Pairs scoring below this (about a thousand to one against) are not recorded."""
 
 MESSAGE_VERSION = 8
+KEY_KINDS_OF_VERSION = {7: len(KEY_NAMES) - 1, MESSAGE_VERSION: len(KEY_NAMES)}
+"""The block message formats dm-score reads, with the key kinds each row of ``keys`` holds.
+Version 7 (release 0.1.0) is version 8 without the ``employer`` key, which 8 appended last to
+``KEY_NAMES``: read as 8 with that key empty, a v7 message owns and scores the same pairs the
+v7 code did (its blocks name no employer key), so one left on dm-blocks by an upgrade is
+scored, not refused."""
 MAX_MESSAGE_BYTES = 240_000
 """Below SQS's 256 KiB message limit, with room for the attributes SQS counts too."""
 
@@ -286,8 +292,12 @@ def decode_message(body: str) -> BlockMessage:
         data = json.loads(body)
     except ValueError as err:
         raise MessageError("not JSON") from err
-    if not isinstance(data, dict) or data.get("v") != MESSAGE_VERSION:
-        raise MessageError(f"not a version {MESSAGE_VERSION} block message")
+    version = data.get("v") if isinstance(data, dict) else None
+    if type(version) is not int or version not in KEY_KINDS_OF_VERSION:
+        readable = ", ".join(map(str, KEY_KINDS_OF_VERSION))
+        raise MessageError(f"not a block message of a version read here ({readable})")
+    kinds = KEY_KINDS_OF_VERSION[version]
+    missing = ("",) * (len(KEY_NAMES) - kinds)  # key kinds added since: none in this message
     try:
         profiles = tuple(Profile.from_wire(row) for row in data["profiles"])
         counts = tuple(tuple(int(c) for c in row) for row in data["counts"])
@@ -307,10 +317,11 @@ def decode_message(body: str) -> BlockMessage:
         raise MessageError("baseline out of range")
     if len(counts) != n or len(keys) != n or total < n:
         raise MessageError("profiles, counts and keys differ in length")
-    if any(len(c) != len(FIELDS) for c in counts) or any(len(k) != len(KEY_NAMES) for k in keys):
+    if any(len(c) != len(FIELDS) for c in counts) or any(len(k) != kinds for k in keys):
         raise MessageError("a counts or keys row has the wrong length")
+    keys = tuple(k + missing for k in keys)
     for key, members in blocks:
-        if key not in KEY_NAMES or any(not 0 <= i < n for i in members):
+        if key not in KEY_NAMES[:kinds] or any(not 0 <= i < n for i in members):
             raise MessageError("a block names an unknown key or member")
     return BlockMessage(
         run_id, total, bits, contexts, dependence, profiles, counts, keys, capped, blocks

@@ -68,7 +68,7 @@ class Normalizer:
         try:
             lead = Lead.from_json(json.loads(body))
         except (ValueError, TypeError) as err:
-            # A message that can never parse would only cycle through the DLQ: drop it.
+            # Refused into the DLQ, never dropped: an older release's lead is re-driven after a fix.
             raise Unusable(f"unreadable lead message: {err}") from err
         normalize_lead(
             lead,

@@ -1,6 +1,7 @@
 """dm-score: the ``dm-blocks`` consumer; each block message is scored on its own.
 
-A malformed message is dropped (``batch.Unusable``: retrying cannot fix it); any other failure
+A malformed message, or one of a format not read here (``pipeline.KEY_KINDS_OF_VERSION``), is
+refused (``batch.Unusable``): never acknowledged, it ends in dm-blocks' DLQ; any other failure
 fails that message only and SQS redelivers it (every write of ``scoring.process`` is idempotent
 for a redelivery). The run's calibrated bands live in the wired service: one read of the
 counters per run and container.

@@ -1,6 +1,7 @@
 """ler-normalize: ler-intake-queue (batch size 1) -> deterministic cleanup -> le.normalized.
 
-A failed message is reported and retried, an unreadable one dropped (``handlers.common.batch``).
+A failed message is reported and retried, an unreadable one refused into the DLQ
+(``handlers.common.batch``).
 """
 
 from __future__ import annotations

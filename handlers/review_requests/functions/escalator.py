@@ -3,7 +3,8 @@ and the owner's notice of degradations when rrs-sweep asks for it (reason ``degr
 
 rrs-escalations carries ``escalate`` messages only, consumed through
 ``handlers.common.batch``: a message of another kind is failed (not dropped), so after five
-receives it waits in rrs-escalations-dlq for an operator; a malformed ``escalate`` is dropped.
+receives it waits in rrs-escalations-dlq for an operator; so does a malformed ``escalate``
+(refused, ``batch.Unusable``).
 """
 
 from __future__ import annotations

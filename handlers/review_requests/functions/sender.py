@@ -4,7 +4,7 @@ Each record is one request, handled through ``handlers.common.batch``: records f
 individually (partial batch response), so one throttled model call does not re-drive the
 others. After five receives a message lands in rrs-work-dlq; the request stays ``scheduled``
 and the sweep picks it up again. A message of another kind (rrs-work carries ``send`` only) is
-failed too, so it reaches the DLQ, not oblivion; a malformed ``send`` is dropped (logged).
+failed too, so it reaches the DLQ, not oblivion; so does a malformed ``send`` (refused).
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ def run(sender: Sender, record: SQSRecord, context: Any, clock: Clock) -> str:
     try:
         request_id = send_request_id(record.body)
     except ValueError as err:
-        # A malformed message never becomes valid: drop it, do not retry it.
+        # Never valid here: refused into rrs-work-dlq (an older format is re-driven after a fix).
         raise batch.Unusable(f"unusable send message: {err}") from err
     # The claim is unique per attempt, so only the attempt that moved the state may undo it.
     claim = f"{record.message_id}:{uuid.uuid4().hex[:12]}"

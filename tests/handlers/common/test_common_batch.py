@@ -1,4 +1,4 @@
-"""One batch semantics: handled, unusable (dropped), failed (reported for a retry)."""
+"""One batch semantics: handled, or reported (unusable: refused into the DLQ; failed: retried)."""
 
 from __future__ import annotations
 
@@ -21,9 +21,11 @@ def handle(record: Any) -> str:
     return body
 
 
-def test_only_failed_records_are_reported() -> None:
+def test_unusable_and_failed_records_are_reported_never_acknowledged() -> None:
+    """An unusable record (an older release's format) is reported, so the queue's redrive
+    policy moves it to the DLQ; acknowledging it would drop it without a trace."""
     answer = sqs_batch(sqs_event("ok", "bad", "boom", "ok"), None, handle)
-    assert answer == {"batchItemFailures": [{"itemIdentifier": "m-2"}]}
+    assert answer == {"batchItemFailures": [{"itemIdentifier": "m-1"}, {"itemIdentifier": "m-2"}]}
 
 
 def test_a_wholly_failed_batch_is_reported_record_by_record_not_raised() -> None:
@@ -32,7 +34,7 @@ def test_a_wholly_failed_batch_is_reported_record_by_record_not_raised() -> None
 
 
 def test_an_all_good_batch_reports_nothing() -> None:
-    assert sqs_batch(sqs_event("ok", "bad"), None, handle) == {"batchItemFailures": []}
+    assert sqs_batch(sqs_event("ok", "ok"), None, handle) == {"batchItemFailures": []}
 
 
 def test_stream_records_are_reported_by_sequence_number() -> None:

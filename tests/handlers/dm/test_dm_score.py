@@ -147,10 +147,10 @@ def test_every_message_of_a_run_is_scored_with_the_calibrated_bands(dm_aws: DmAw
 # Merging ---------------------------------------------------------------------------------
 
 
-def test_score_drops_a_malformed_message_and_reports_a_failing_one(
+def test_score_refuses_a_malformed_message_and_reports_a_failing_one(
     dm_aws: DmAws, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """One batch, three outcomes: scored, dropped (retrying cannot fix it), retried."""
+    """One batch, three outcomes: scored, refused (reported: it ends in dm-blocks-dlq), retried."""
     from handlers.common.aws_clients import client
     from handlers.duplicate_merger.functions import score
 
@@ -175,5 +175,7 @@ def test_score_drops_a_malformed_message_and_reports_a_failing_one(
         {"messageId": "failing", "body": "boom", "eventSource": "aws:sqs"},
     ]
     answer = score.handler({"Records": records}, None)
-    assert answer == {"batchItemFailures": [{"itemIdentifier": "failing"}]}
+    assert answer == {
+        "batchItemFailures": [{"itemIdentifier": "malformed"}, {"itemIdentifier": "failing"}]
+    }
     assert dm_aws.pairs.get_item(Key={"pair_key": "101#102"})["Item"]["band"] == "automatic"

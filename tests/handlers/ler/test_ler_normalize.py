@@ -223,8 +223,9 @@ def test_a_check_lead_from_make_verify_is_normalized_like_any_lead(ler: Ler) -> 
     assert list(ler.objects(RECORDS, "normalized/")) == ["normalized/f-1.json"]
 
 
-def test_an_unreadable_message_is_dropped_not_retried(ler: Ler) -> None:
-    assert ler.normalize(["not json", json.dumps({"no": "lead"})]) == {"batchItemFailures": []}
+def test_an_unreadable_message_is_refused_into_the_dlq(ler: Ler) -> None:
+    answer = ler.normalize(["not json", json.dumps({"no": "lead"})])
+    assert answer == {"batchItemFailures": [{"itemIdentifier": "m-0"}, {"itemIdentifier": "m-1"}]}
     assert ler.emitted() == []
 
 

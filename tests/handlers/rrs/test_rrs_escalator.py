@@ -177,8 +177,9 @@ def test_claim_decisions() -> None:
     )
 
 
-def test_unusable_escalations_are_dropped(rrs: Rrs) -> None:
-    assert escalate({"kind": "escalate", "request_id": RID}) == {"batchItemFailures": []}
+def test_unusable_escalations_are_refused_into_the_dlq(rrs: Rrs) -> None:
+    answer = escalate({"kind": "escalate", "request_id": RID})
+    assert answer == {"batchItemFailures": [{"itemIdentifier": "m-0-1"}]}
     assert owner_mail(rrs) == []
 
 

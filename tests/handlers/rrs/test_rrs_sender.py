@@ -377,9 +377,9 @@ def test_a_carrier_opt_out_is_recorded_as_suppressed(
     assert (item["state"], item["suppressed_reason"]) == ("suppressed", "opted_out_at_carrier")
 
 
-def test_malformed_send_messages_are_dropped_not_retried(rrs: Rrs) -> None:
+def test_malformed_send_messages_are_refused_into_the_dlq(rrs: Rrs) -> None:
     answer = send({"kind": "send"}, {"kind": "send", "request_id": "no-prefix"})
-    assert answer == {"batchItemFailures": []}
+    assert answer == {"batchItemFailures": [{"itemIdentifier": "m-0-1"}, {"itemIdentifier": "m-1-1"}]}
     assert rrs.emails() == []
 
 
