@@ -63,10 +63,10 @@ def history() -> None:
         ["git", "-C", str(ROOT), "rev-parse", "--is-shallow-repository"], capture_output=True, text=True
     )
     if done.returncode != 0:
-        tools.skip_or_fail("the release pin check", "this copy is not a git clone (no history to pin to)")
+        tools.skip_or_fail("release pin checks", "this copy is not a git clone (no history to pin to)")
     if done.stdout.strip() == "true":
         tools.skip_or_fail(
-            "the release pin check", "a shallow clone holds no release commits: `git fetch --unshallow`"
+            "release pin checks", "a shallow clone holds no release commits: `git fetch --unshallow`"
         )
 
 

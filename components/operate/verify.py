@@ -69,7 +69,7 @@ from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 
 from components.offline.engine import Graph
-from components.operate import plan_graph, stack_command
+from components.operate import no_credentials, plan_graph, stack_command
 from components.operate.stack_secrets import StackSecret, has_value, read_value, secrets_in
 from handlers.common.function_url import CHECK_HEADER
 from handlers.common.link_tokens import Keyring, issue_token, verify_token
@@ -559,9 +559,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--wait", type=float, default=WAIT_S, metavar="SECONDS",
                         help=f"how long ler's check lead may take to reach ler-push (default {WAIT_S:g})")
     options = parser.parse_args(argv)
-    if not options.sandbox and boto3.Session().get_credentials() is None:
-        print("make verify: no AWS credentials (aws configure, AWS_PROFILE): "
-              "use the ones `pulumi up` used", file=sys.stderr)
+    if not options.sandbox and no_credentials("verify"):
         return 2
     graph = plan_graph(options.stack)
     if graph is None:
