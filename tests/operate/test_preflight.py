@@ -5,7 +5,7 @@ account. Response bodies follow the API reference pages named in components/oper
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import boto3
@@ -259,9 +259,11 @@ def test_without_credentials_a_command_says_so_once_not_a_traceback(
     monkeypatch.setenv("AWS_CONFIG_FILE", os.devnull)
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
     monkeypatch.setattr(engine, "run", lambda stack, overrides=None: pytest.fail("planned without credentials"))
-    main = {"preflight": pf.main, "verify": verify.main,
-            "secrets": lambda argv: stack_secrets.main(argv, stdin=io.StringIO(""))}[command]
-    assert main(["--stack", "dev"]) == 2
+    main: dict[str, Callable[[list[str]], int]] = {
+        "preflight": pf.main, "verify": verify.main,
+        "secrets": lambda argv: stack_secrets.main(argv, stdin=io.StringIO("")),
+    }
+    assert main[command](["--stack", "dev"]) == 2
     captured = capsys.readouterr()
     assert captured.out == "" and captured.err.count("\n") == 1
     assert captured.err.startswith(f"make {command}: no AWS credentials") and "aws configure" in captured.err
