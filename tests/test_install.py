@@ -22,6 +22,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from testsupport import tools
+
 ROOT = Path(__file__).resolve().parents[1]
 VERSION = f"python{sys.version_info.major}.{sys.version_info.minor}"
 STUB_UV_VERSION = "0.13.9"
@@ -187,5 +189,5 @@ def test_ci_runs_the_readmes_test_command_as_a_fresh_machine(tmp_path: Path) -> 
     assert seen["goals"] == command.removeprefix("make ")
     assert seen["home"] != str(tmp_path) and seen["in-home"] == ""
     assert not Path(seen["home"]).exists(), "the empty HOME is removed afterwards"
-    assert seen["path"] == "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+    assert seen["path"] == tools.SYSTEM_PATH
     assert seen["ci"] == "true" and seen["kept"] == "yes"

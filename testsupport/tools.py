@@ -23,6 +23,9 @@ ROOT = Path(__file__).resolve().parents[1]
 BOOTSTRAPPED_UV = ROOT / ".tools" / "uv" / "bin" / "uv"
 """Where the Makefile bootstraps uv when none is on PATH (its ``UV`` variable)."""
 
+SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+"""A fresh machine's PATH: the system directories only (``.ci/run`` runs ``make test`` with it)."""
+
 BROWSER_VARIABLES = ("CHROME", "CHROMIUM")
 # The usual install locations, then names on PATH. macOS keeps the binary inside the app bundle
 # (https://developer.chrome.com/docs/chromium/headless, "Use Headless Chrome").

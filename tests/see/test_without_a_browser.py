@@ -23,7 +23,6 @@ import pytest
 
 from testsupport import gallery, tools
 
-SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 NOBODY = 65534
 SETPRIV = (
     f"setpriv --reuid={NOBODY} --regid={NOBODY} --clear-groups"
@@ -48,7 +47,7 @@ def place() -> Iterator[Path]:
 
 def _hidden(argv: list[str], *, drop_root: bool) -> list[str]:
     """``argv`` where no browser is to be found, as root or (``drop_root``) as a plain user."""
-    hide = "".join(f"mount --bind /dev/null {shlex.quote(b)} && " for b in tools.browsers_installed(SYSTEM_PATH))
+    hide = "".join(f"mount --bind /dev/null {shlex.quote(b)} && " for b in tools.browsers_installed(tools.SYSTEM_PATH))
     if os.geteuid() == 0:
         run = f"{hide}exec {SETPRIV if drop_root else ''} \"$@\""
         return ["unshare", "-m", "sh", "-c", run, "sh", *argv]
@@ -61,7 +60,7 @@ def _hidden(argv: list[str], *, drop_root: bool) -> list[str]:
 
 
 def _run(argv: list[str], place: Path, *, drop_root: bool = True) -> subprocess.CompletedProcess[str]:
-    env = {"PATH": f"{place / 'bin'}:{SYSTEM_PATH}", "HOME": str(place), "PYTHONDONTWRITEBYTECODE": "1"}
+    env = {"PATH": f"{place / 'bin'}:{tools.SYSTEM_PATH}", "HOME": str(place), "PYTHONDONTWRITEBYTECODE": "1"}
     if not shutil.which("unshare"):
         tools.skip_or_fail("the no-browser checks", "unshare (util-linux) is missing")
     done = subprocess.run(_hidden(argv, drop_root=drop_root), capture_output=True, text=True, env=env, cwd=tools.ROOT)
