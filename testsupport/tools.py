@@ -123,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Find a tool the tests and make demo run.")
     parser.add_argument("tool", choices=["browser"])
     parser.add_argument("--install", action="store_true", help="install it where that is allowed")
-    parser.add_argument("--quiet", action="store_true", help="say nothing when it is missing")
+    parser.add_argument("--quiet", action="store_true", help="print nothing: whoever needs the browser says what is missing")
     options = parser.parse_args(argv)
     chosen = any(os.environ.get(name, "").strip() for name in BROWSER_VARIABLES)
     try:
