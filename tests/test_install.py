@@ -64,7 +64,8 @@ def _marked_interpreter(root: Path) -> Path:
         if entry.name != VERSION:
             (root / "lib" / entry.name).symlink_to(entry)
     for entry in (base / "lib" / VERSION).iterdir():
-        (root / "lib" / VERSION / entry.name).symlink_to(entry)
+        if entry.name != "EXTERNALLY-MANAGED":  # a system Python's own: written through a link, it would be replaced
+            (root / "lib" / VERSION / entry.name).symlink_to(entry)
     (root / "lib" / VERSION / "EXTERNALLY-MANAGED").write_text(
         "[externally-managed]\nError=this Python is managed by the system\n"
     )
@@ -177,7 +178,7 @@ def test_ci_runs_the_readmes_test_command_as_a_fresh_machine(tmp_path: Path) -> 
         "ifeq ($(MAKELEVEL),0)\n$(info seen goals=$(MAKECMDGOALS)|home=$(HOME)"
         "|in-home=$(shell ls -A $(HOME))|path=$(PATH)|ci=$(CI)|kept=$(KEPT))\nendif\n"
     )
-    env = {k: v for k, v in os.environ.items() if k != "CI"}
+    env = {k: v for k, v in os.environ.items() if k not in {"CI", "MAKELEVEL"}}  # run by make test, too
     env |= {"MAKEFILES": str(probe), "MAKEFLAGS": "-n", "KEPT": "yes", "HOME": str(tmp_path)}
     done = subprocess.run(
         ["bash", str(ROOT / ".ci" / "run")], capture_output=True, text=True, env=env, cwd=tmp_path
