@@ -48,12 +48,17 @@ def test_version_license_and_changelog_agree() -> None:
     assert first is not None and first.group(1) == project["version"]
 
 
+def _guide() -> str:
+    """What a user reads: the README and the pages under docs/ (wherever the pin is told)."""
+    return "\n".join(p.read_text() for p in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))])
+
+
 def test_the_readme_pins_the_newest_release_by_commit_not_by_tag() -> None:
-    readme = (ROOT / "README.md").read_text()
-    pins = list(PIN.finditer(readme))
+    guide = _guide()
+    pins = list(PIN.finditer(guide))
     assert len(pins) == 1, "one pin instruction, `git checkout \"$(git log ... -S'## <version> (<date>' ...)\"`"
     assert (pins[0]["version"], pins[0]["date"]) == _releases()[0]
-    assert "--branch v" not in readme and "git tag" not in readme, "the published repository has no tags"
+    assert "--branch v" not in guide and "git tag" not in guide, "the published repository has no tags"
 
 
 @pytest.fixture(scope="module")
@@ -74,7 +79,7 @@ def history() -> None:
 def test_the_pin_instruction_finds_each_releases_commit(history: None, version: str, date: str) -> None:
     """The README's command, for each release: one commit, whose pyproject.toml carries the
     version and whose CHANGELOG opens with the dated heading."""
-    pin = PIN.search((ROOT / "README.md").read_text())
+    pin = PIN.search(_guide())
     assert pin is not None
     find = pin["find"].replace(f"## {pin['version']} ({pin['date']}", f"## {version} ({date}")
     done = subprocess.run(["bash", "-c", find], capture_output=True, text=True, cwd=ROOT)
