@@ -39,6 +39,7 @@ from sandbox.core import Sandbox
 from sandbox.graph import Topology
 from sandbox.records import failed_ids
 from sandbox.runtime import Invocation
+from testsupport import tools
 
 ROOT = Path(__file__).resolve().parents[1]
 HOURS = 7 * 24
@@ -86,8 +87,7 @@ def python_for(tree: Path) -> str:
     theirs = locked_packages((tree / "uv.lock").read_text())
     if theirs <= ours:
         return sys.executable
-    uv = shutil.which("uv") or str(ROOT / ".tools" / "uv" / "bin" / "uv")
-    subprocess.run([uv, "sync", "--frozen", "--quiet"], cwd=tree, check=True)  # noqa: S603
+    subprocess.run([tools.uv(), "sync", "--frozen", "--quiet"], cwd=tree, check=True)  # noqa: S603
     return str(tree / ".venv" / "bin" / "python")
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from testsupport import tools
 from testsupport.graphs import GraphCache, share_in, shared
 
 os.environ["CRM_NATIVE_WHEELS"] = "host"
@@ -33,3 +34,13 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 def graphs() -> GraphCache:
     """The program's graphs, each built once per run (see testsupport/graphs.py)."""
     return shared()
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Checks skipped for want of a tool (``tools.skip_or_fail``): one line each saying why,
+    not one per check."""
+    reasons = [report.longrepr[2] for report in terminalreporter.stats.get("skipped", [])
+               if isinstance(report.longrepr, tuple)]
+    said = [r.removeprefix("Skipped: ") for r in reasons]
+    for reason in sorted({r for r in said if tools.SKIPPED in r}):
+        terminalreporter.write_line(f"{said.count(reason)} {reason}")

@@ -22,6 +22,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from testsupport import tools
+
 ROOT = Path(__file__).resolve().parents[1]
 VERSION = f"python{sys.version_info.major}.{sys.version_info.minor}"
 STUB_UV_VERSION = "0.13.9"
@@ -62,7 +64,8 @@ def _marked_interpreter(root: Path) -> Path:
         if entry.name != VERSION:
             (root / "lib" / entry.name).symlink_to(entry)
     for entry in (base / "lib" / VERSION).iterdir():
-        (root / "lib" / VERSION / entry.name).symlink_to(entry)
+        if entry.name != "EXTERNALLY-MANAGED":  # a system Python's own: written through a link, it would be replaced
+            (root / "lib" / VERSION / entry.name).symlink_to(entry)
     (root / "lib" / VERSION / "EXTERNALLY-MANAGED").write_text(
         "[externally-managed]\nError=this Python is managed by the system\n"
     )
@@ -160,3 +163,32 @@ def test_pulumi_runs_the_venv_make_install_builds_without_uv_on_path() -> None:
         spec.startswith("pip") for group in groups for spec in pyproject["dependency-groups"][group]
         if isinstance(spec, str)
     ), "make install's .venv must hold pip for the pip toolchain's package listing"
+
+
+def test_ci_runs_the_readmes_test_command_as_a_fresh_machine(tmp_path: Path) -> None:
+    """`.ci/run` runs the Quick start's test command with an empty HOME and only the system
+    directories on PATH, the rest of the environment kept: a uv in ~/.local/bin or a pyenv shim
+    cannot hide a missing install step. Make reads the makefiles named in ``MAKEFILES`` first;
+    this one prints what make sees, and ``-n`` runs nothing."""
+    quick = (ROOT / "README.md").read_text().split("## Quick start", 1)[1].split("```", 2)[1]
+    command = next(line.split("#")[0].strip() for line in quick.splitlines() if "pytest" in line)
+    assert command == "make test"
+    probe = tmp_path / "probe.mk"
+    probe.write_text(
+        "ifeq ($(MAKELEVEL),0)\n$(info seen goals=$(MAKECMDGOALS)|home=$(HOME)"
+        "|in-home=$(shell ls -A $(HOME))|path=$(PATH)|ci=$(CI)|kept=$(KEPT))\nendif\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in {"CI", "MAKELEVEL"}}  # run by make test, too
+    env |= {"MAKEFILES": str(probe), "MAKEFLAGS": "-n", "KEPT": "yes", "HOME": str(tmp_path)}
+    done = subprocess.run(
+        ["bash", str(ROOT / ".ci" / "run")], capture_output=True, text=True, env=env, cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    seen = dict(
+        part.split("=", 1) for part in done.stdout.split("seen ", 1)[1].splitlines()[0].split("|")
+    )
+    assert seen["goals"] == command.removeprefix("make ")
+    assert seen["home"] != str(tmp_path) and seen["in-home"] == ""
+    assert not Path(seen["home"]).exists(), "the empty HOME is removed afterwards"
+    assert seen["path"] == tools.SYSTEM_PATH
+    assert seen["ci"] == "true" and seen["kept"] == "yes"

@@ -6,7 +6,7 @@ https://chromedevtools.github.io/devtools-protocol/). No port, no network, no ex
 one browser process renders every page and mail of a test run, each in a fresh tab at the
 size asked for, and measures it with a script run in the page.
 
-Debian's ``chromium`` package is the browser (``make browser`` installs it where missing).
+The browser is whichever Chromium or Chrome ``testsupport.tools.browser`` finds.
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+from testsupport import tools
+
 FLAGS = (
     "--headless",
     "--no-sandbox",
@@ -93,9 +94,8 @@ class BrowserError(RuntimeError):
 class Browser:
     """A Chromium process and its pipe; ``render`` opens one tab per document."""
 
-    def __init__(self, binary: str = CHROMIUM) -> None:
-        if not Path(binary).exists():
-            raise BrowserError(f"{binary} is missing: run `make browser` (Debian's chromium)")
+    def __init__(self, binary: str | None = None) -> None:
+        binary = binary or tools.browser()  # ToolMissing when there is none
         self.profile = tempfile.mkdtemp(prefix="see-chromium-")
         to_browser_r, self._write = os.pipe()
         self._read, from_browser_w = os.pipe()

@@ -450,6 +450,13 @@ def write(folder: str, *, shots: bool = True) -> list[str]:
 if __name__ == "__main__":
     import sys
 
+    from testsupport import tools
+
     target = sys.argv[1] if len(sys.argv) > 1 else "build/see"
-    names = write(target)
+    try:
+        shots = bool(tools.browser())
+    except tools.ToolMissing as missing:  # every page, mail and SMS is still written
+        print(f"screenshots skipped: {missing}")
+        shots = False
+    names = write(target, shots=shots)
     print(f"{len(names)} files written to {target}/ (open {target}/index.html)")

@@ -22,6 +22,21 @@ def stack_command(doc: str) -> argparse.ArgumentParser:
     return parser
 
 
+CREDENTIALS_PAGE = "https://docs.aws.amazon.com/cli/latest/userguide/cli-configure-files.html"
+
+
+def no_credentials(command: str) -> bool:
+    """Whether boto3 finds no credentials; if so, after saying it once, naming the fix (not once
+    per region or per check: every call would fail the same way)."""
+    import boto3  # botocore's data loads in a second or so: only for the commands that call AWS
+
+    if boto3.Session().get_credentials() is not None:
+        return False
+    print(f"make {command}: no AWS credentials: give the AWS CLI the ones `pulumi up` uses "
+          f"(aws configure, AWS_PROFILE; {CREDENTIALS_PAGE})", file=sys.stderr)
+    return True
+
+
 def plan_graph(stack: str) -> Graph | None:
     """The stack's offline graph; None after printing its config error (one line, no value)."""
     # The mock engine loads Pulumi and the program: only once a command has parsed its options.

@@ -35,7 +35,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from components.config import ModelChoice, StackConfig
 from components.offline.engine import Graph
-from components.operate import plan_graph, stack_command
+from components.operate import CREDENTIALS_PAGE, no_credentials, plan_graph, stack_command
 from components.stack import POWERTOOLS_PARAMETER
 
 Status = Literal["ok", "warn", "FAIL"]
@@ -398,6 +398,8 @@ def report(findings: Iterable[Finding]) -> Iterator[str]:
 def main(argv: list[str] | None = None, clients: Clients | None = None) -> int:
     parser = stack_command(__doc__ or "")
     options = parser.parse_args(argv)
+    if clients is None and no_credentials("preflight"):
+        return 2
     graph = plan_graph(options.stack)
     if graph is None:
         return 2
@@ -412,13 +414,13 @@ def main(argv: list[str] | None = None, clients: Clients | None = None) -> int:
     for check in plan(graph):
         try:
             findings.append(check(clients or default))
-        except BotoCoreError as err:  # no credentials, no network: one line, not a traceback
+        except BotoCoreError as err:  # an expired login, no network: one line, not a traceback
             name = getattr(check, "func", check).__name__
             where = str(getattr(check, "keywords", {}).get("region", ""))
             findings.append(Finding(
                 name, where, "FAIL", f"{type(err).__name__}: {err}",
                 "give the AWS CLI credentials (aws configure, AWS_PROFILE) and retry",
-                "https://docs.aws.amazon.com/cli/latest/userguide/cli-configure-files.html",
+                CREDENTIALS_PAGE,
             ))
     print("\n".join(report(findings)))
     failed = sum(f.status == "FAIL" for f in findings)

@@ -37,6 +37,7 @@ from botocore.exceptions import BotoCoreError
 
 from components.config import ConfigError
 from components.offline.engine import Graph
+from components.operate import no_credentials, plan_graph
 from handlers.common.link_tokens import Keyring
 
 SHOPIFY_CLIENT_ID = re.compile(r"^[0-9a-f]{32}$")
@@ -203,12 +204,11 @@ def read_command(secret: StackSecret) -> str:
             f"{secret.region} --query SecretString --output text")
 
 
-def stack_secrets(stack: str) -> list[StackSecret]:
-    """Every secret of the stack with its region, read from the offline plan's graph."""
-    # the mock engine loads Pulumi and the program (seconds): only on this path
-    from components.offline.engine import run
-
-    return secrets_in(run(stack))
+def stack_secrets(stack: str) -> list[StackSecret] | None:
+    """Every secret of the stack with its region, read from the offline plan's graph; None
+    after printing the stack's config error."""
+    graph = plan_graph(stack)
+    return None if graph is None else secrets_in(graph)
 
 
 def secrets_in(graph: Graph) -> list[StackSecret]:
@@ -324,8 +324,12 @@ def main(argv: list[str] | None = None, stdin: TextIO = sys.stdin) -> int:
         "--replace", default="", help="comma-separated secret names to set again (dm-link-key,...)"
     )
     options = parser.parse_args(argv)
+    if no_credentials("secrets"):
+        return 2
+    found = stack_secrets(options.stack)
+    if found is None:
+        return 2
     try:
-        found = stack_secrets(options.stack)
         values = Values(stdin)
     except ConfigError as err:
         print(err, file=sys.stderr)
@@ -344,7 +348,7 @@ def main(argv: list[str] | None = None, stdin: TextIO = sys.stdin) -> int:
 
     try:
         results = run(found, values, client_for, replace)
-    except BotoCoreError as err:  # no credentials, no network: one line, not a traceback
+    except BotoCoreError as err:  # an expired login, no network: one line, not a traceback
         print(f"make secrets: {type(err).__name__}: {err} (aws configure, AWS_PROFILE)", file=sys.stderr)
         return 2
     print("\n".join(table(results)))

@@ -21,10 +21,8 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Collection, Iterator
 
-import boto3
-
 from components.offline.engine import Graph
-from components.operate import plan_graph, stack_command
+from components.operate import no_credentials, plan_graph, stack_command
 from components.operate.probes import dm, ler, ls, rrs, upsr
 from components.operate.probing import WAIT_S, Context, Failed, Target
 from components.operate.stack_secrets import has_value, secrets_in
@@ -72,9 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--wait", type=float, default=WAIT_S, metavar="SECONDS",
                         help=f"how long ler's check lead may take to reach ler-push (default {WAIT_S:g})")
     options = parser.parse_args(argv)
-    if not options.sandbox and boto3.Session().get_credentials() is None:
-        print("make verify: no AWS credentials (aws configure, AWS_PROFILE): "
-              "use the ones `pulumi up` used", file=sys.stderr)
+    if not options.sandbox and no_credentials("verify"):
         return 2
     graph = plan_graph(options.stack)
     if graph is None:

@@ -5,7 +5,7 @@ account. Response bodies follow the API reference pages named in components/oper
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import boto3
@@ -243,9 +243,10 @@ def test_main_prints_each_failure_with_its_fix_and_page(
     assert "preflight dev: 13 checks, 13 failed" in out
 
 
-def test_no_credentials_is_one_line_per_check_not_a_traceback(
+def test_an_error_before_aws_answers_is_one_line_per_check_not_a_traceback(
     graphs: GraphCache, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """Credentials that fail once the checks run (an expired login, no network)."""
     from botocore.exceptions import NoCredentialsError
 
     from components.offline import engine
@@ -265,14 +266,17 @@ def test_no_credentials_is_one_line_per_check_not_a_traceback(
     assert out.count("NoCredentialsError") == 13 and "aws configure" in out
 
 
-def test_verify_without_credentials_says_so_once_not_a_traceback(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize("command", ["preflight", "secrets", "verify"])
+def test_without_credentials_a_command_says_so_once_not_a_traceback(
+    command: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """One line naming the fix, before the plan is even built (not the same error five times)."""
+    """One line naming the fix, before the plan is even built (not the same error per check,
+    region or system)."""
+    import io
     import os
 
     from components.offline import engine
-    from components.operate import verify
+    from components.operate import stack_secrets, verify
 
     for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
         monkeypatch.delenv(name, raising=False)
@@ -280,7 +284,11 @@ def test_verify_without_credentials_says_so_once_not_a_traceback(
     monkeypatch.setenv("AWS_CONFIG_FILE", os.devnull)
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
     monkeypatch.setattr(engine, "run", lambda stack, overrides=None: pytest.fail("planned without credentials"))
-    assert verify.main(["--stack", "dev"]) == 2
+    main: dict[str, Callable[[list[str]], int]] = {
+        "preflight": pf.main, "verify": verify.main,
+        "secrets": lambda argv: stack_secrets.main(argv, stdin=io.StringIO("")),
+    }
+    assert main[command](["--stack", "dev"]) == 2
     captured = capsys.readouterr()
     assert captured.out == "" and captured.err.count("\n") == 1
-    assert "no AWS credentials" in captured.err and "aws configure" in captured.err
+    assert captured.err.startswith(f"make {command}: no AWS credentials") and "aws configure" in captured.err

@@ -197,3 +197,25 @@ def test_stdin_lines_name_known_secrets_and_a_bad_line_is_not_echoed() -> None:
     with pytest.raises(ConfigError) as err:
         cmd.Values(io.StringIO(f"storeKey={CLIENT_SECRET}\n"))
     assert CLIENT_SECRET not in str(err.value) and "stdin line 1" in str(err.value)
+
+
+def test_the_bytecode_note_is_left_to_make_plan(
+    graphs: GraphCache, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Whether archives carry bytecode ("no Python 3.14 found") matters to `make plan` and
+    `pulumi up`; `make secrets` reads only names and regions from the plan."""
+    import logging
+
+    from components.offline import engine
+
+    dev = graphs.run("dev")
+    caplog.clear()  # building it may have said so already
+
+    def run(stack: str, overrides: Any = None) -> Any:
+        logging.getLogger("components.archive").warning("no Python 3.14 found")  # as archive.build does
+        return dev
+
+    monkeypatch.setattr(engine, "run", run)
+    with caplog.at_level(logging.WARNING):
+        assert cmd.stack_secrets("dev") == cmd.secrets_in(dev)
+    assert not [r.getMessage() for r in caplog.records if r.name == "components.archive"]

@@ -33,6 +33,7 @@ from components.offline.policy_view import policy_resources
 from policies.pack import ALL_POLICIES
 from policies.runner import evaluate, policy_configs
 from policies.testing import make_resources
+from testsupport import tools
 from testsupport.graphs import GraphCache
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -42,12 +43,6 @@ pytestmark = pytest.mark.pypi
 
 Finding = tuple[str, str, str]
 """(policy, message, urn)."""
-
-
-def _uv() -> str:
-    found = shutil.which("uv") or str(Path.home() / ".local" / "bin" / "uv")
-    assert Path(found).exists(), "uv is missing: `make install` puts it in ~/.local/bin"
-    return found
 
 
 def _clean_env() -> dict[str, str]:
@@ -99,7 +94,7 @@ def pack(tmp_path_factory: pytest.TempPathFactory) -> Path:
     copy = tmp_path_factory.mktemp("published") / "crm-automations-guard-v0.2.0"
     shutil.copytree(PACK_DIR, copy, ignore=shutil.ignore_patterns("__pycache__", "venv"))
     venv = copy / "venv"  # PulumiPolicy.yaml's runtime.options.virtualenv
-    uv, env = _uv(), _clean_env()
+    uv, env = tools.uv(), _clean_env()
     subprocess.run([uv, "venv", "--quiet", "--python", sys.executable, str(venv)], check=True)
     install = [uv, "pip", "install", "--quiet", "--python", str(venv / "bin" / "python")]
     install += ["-r", str(copy / "requirements.txt")]

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from handlers.common import sms as sms_kit
-from testsupport import gallery
+from testsupport import gallery, tools
 from testsupport.browser import DESKTOP, PHONE, Browser, Rendering, browser
 
 DOCUMENTS = gallery.documents()
@@ -26,6 +26,10 @@ VAGUE_LINKS = {"here", "click here", "link", "this link", "more", "open", "undo"
 
 @pytest.fixture(scope="module")
 def chromium() -> Iterator[Browser]:
+    try:
+        tools.browser()
+    except tools.ToolMissing as missing:
+        tools.skip_or_fail("browser checks", missing)
     with browser() as b:
         yield b
 
