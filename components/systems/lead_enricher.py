@@ -64,6 +64,10 @@ EMAIL_CHECK = ("email-validator", "idna")
 FAILS_BEFORE_DLQ = 2
 """"ler-dlq catches any event that fails twice": two receives, or one retry of an async invoke."""
 ASYNC_RETRIES = FAILS_BEFORE_DLQ - 1
+NORMALIZE_CONCURRENCY = 5
+"""At most five ler-normalize invocations at once: a 10,000-line upload waits on
+ler-intake-queue and enters the paid chain (Bedrock, the enrichment provider, HubSpot) at the
+pace five workers take it, as upsr-picker and rrs-sender are paced."""
 INTAKE_SENDERS = "the forms and tools that post leads to the intake"
 """Where the intake's address is set up outside AWS (FunctionUrl.registered_in)."""
 
@@ -395,7 +399,7 @@ class LeadEnricher(System):
             ],
             contract.NormalizeSettings.environment(b.values),
             # Polled from SQS, never invoked asynchronously: no on-failure destination.
-            queues=(QueueTrigger(self.intake_queue, batch_size=1),),
+            queues=(QueueTrigger(self.intake_queue, batch_size=1, maximum_concurrency=NORMALIZE_CONCURRENCY),),
             vendored=PHONENUMBERS + EMAIL_CHECK,
         )
 

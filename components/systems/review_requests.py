@@ -68,6 +68,8 @@ SIZES: dict[str, tuple[int, int]] = {
 }
 SENDER_CONCURRENCY = 5
 """At most five sender invocations at once: a burst of completions cannot flood Bedrock/SMS."""
+ESCALATOR_CONCURRENCY = 2
+"""The fewest SQS allows: handovers are a few a week, and each is one owner mail (SES)."""
 
 
 
@@ -345,7 +347,7 @@ class ReviewRequests(System):
                 b.d.grant_send_email("SendOwnerHandover", b.s.sender_email),
             ),
             contract.EscalatorSettings.environment(b.values),
-            queues=(QueueTrigger(self.escalations, batch_size=5),),
+            queues=(QueueTrigger(self.escalations, batch_size=5, maximum_concurrency=ESCALATOR_CONCURRENCY),),
             vendored=("tzdata",),
         )
 

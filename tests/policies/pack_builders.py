@@ -573,13 +573,15 @@ def stream_mapping(seed: str, function_seed: str, table_seed: str) -> Spec:
     )
 
 
-def queue_mapping(seed: str, function_seed: str, queue_seed: str) -> Spec:
-    """An SQS event source mapping of ``function_seed`` on ``queue_seed``."""
-    return (
-        MAPPING,
-        seed,
-        {
-            "functionName": f"{PREFIX}-{function_seed}",
-            "eventSourceArn": queue_arn(f"{PREFIX}-{queue_seed}"),
-        },
-    )
+def queue_mapping(
+    seed: str, function_seed: str, queue_seed: str, *, maximum_concurrency: int | None = 5
+) -> Spec:
+    """An SQS event source mapping of ``function_seed`` on ``queue_seed`` (paced, as
+    queue-consumers-paced asks, unless ``maximum_concurrency`` is None)."""
+    props: dict[str, Any] = {
+        "functionName": f"{PREFIX}-{function_seed}",
+        "eventSourceArn": queue_arn(f"{PREFIX}-{queue_seed}"),
+    }
+    if maximum_concurrency is not None:
+        props["scalingConfig"] = {"maximumConcurrency": maximum_concurrency}
+    return (MAPPING, seed, props)

@@ -26,7 +26,9 @@ from tests.policies.pack_builders import (
     function,
     messages,
     queue_arn,
+    queue_mapping,
     run,
+    stream_mapping,
 )
 
 
@@ -401,3 +403,23 @@ def test_tags_all_counts_as_tags() -> None:
 
 def test_document_text_is_json() -> None:
     assert json.loads(document(allow("sqs:SendMessage", "*")))["Statement"][0]["Effect"] == "Allow"
+
+
+# queue-consumers-paced ---------------------------------------------------------------------
+
+
+def test_a_paced_queue_consumer_and_a_stream_consumer_pass() -> None:
+    specs = [
+        *compliant_stack(),
+        queue_mapping("picker-jobs", "upsr-picker", "upsr-jobs", maximum_concurrency=5),
+        stream_mapping("stitch-enquiries", "ls-stitch", "ls-enquiries"),  # paced by its shards
+    ]
+    assert run(specs, "queue-consumers-paced") == []
+
+
+@pytest.mark.parametrize("cap", [None, 1, 1001])
+def test_a_queue_consumer_without_a_valid_maximum_concurrency_is_refused(cap: int | None) -> None:
+    specs = [*compliant_stack(), queue_mapping("normalize-intake", "ler-normalize", "ler-intake-queue",
+                                               maximum_concurrency=cap)]
+    [found] = messages(run(specs, "queue-consumers-paced"))
+    assert "normalize-intake of dev-ler-normalize reads an SQS queue without a maximum concurrency" in found
