@@ -383,9 +383,9 @@ def test_a_send_0_1_0_scheduled_is_sent_and_a_newer_format_refused(scheduled: Rr
     1, a newer one is refused into the DLQ, nothing sent (handlers.common.formats)."""
     target = json.loads(scheduled.schedule(RID)["Target"]["Input"])
     assert target == {**SEND, "v": 1}
+    script(scheduled, "happy", GOOD_EMAIL_DRAFT)  # refused before any model call
     assert send({**SEND, "v": 2}) == {"batchItemFailures": [{"itemIdentifier": "m-0-1"}]}
     assert scheduled.emails() == [] and scheduled.request(RID)["state"] == "scheduled"
-    script(scheduled, "happy", GOOD_EMAIL_DRAFT)
     assert send(SEND) == {"batchItemFailures": []}
     assert len(scheduled.emails()) == 1
 
