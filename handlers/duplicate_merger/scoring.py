@@ -2,9 +2,10 @@
 
 For each pair the message owns: skip it if a decision exists (a "not a duplicate" is never
 proposed again), else upsert its row (one row per pair: ``min#max``), and send an
-automatic-band pair to ``dm-merges`` the first time this run sees it in that band. A malformed
-message is logged and dropped (retrying cannot fix it); any other failure fails that message
-only, and SQS redelivers it: every write here is idempotent for a redelivery.
+automatic-band pair to ``dm-merges`` (format version stamped) the first time this run sees it
+in that band. A malformed message is refused into dm-blocks' DLQ (``functions/score.py``); any
+other failure fails that message only, and SQS redelivers it: every write here is idempotent
+for a redelivery.
 """
 
 from __future__ import annotations

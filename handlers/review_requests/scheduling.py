@@ -1,7 +1,8 @@
 """One-off EventBridge Scheduler schedules: one per request, named from the request id.
 
-The schedule sends ``{"kind": "send", "request_id": ...}`` to rrs-work at the due time through
-the role that may only send there, then deletes itself (``ActionAfterCompletion: DELETE``).
+The schedule sends ``{"kind": "send", "request_id": ..., "v": 1}`` to rrs-work at the due time
+through the role that may only send there, then deletes itself (``ActionAfterCompletion:
+DELETE``).
 Creating it twice is harmless: the name is the request id, so the second create is refused as
 a conflict and treated as done.
 """
