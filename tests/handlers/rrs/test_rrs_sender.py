@@ -380,7 +380,9 @@ def test_a_carrier_opt_out_is_recorded_as_suppressed(
 
 def test_a_send_0_1_0_scheduled_is_sent_and_a_newer_format_refused(scheduled: Rrs) -> None:
     """rrs-work: the ask schedule's input is version 1; 0.1.0's (``SEND``, no ``v``) is read as
-    1, a newer one is refused into the DLQ, nothing sent (handlers.common.formats)."""
+    1, a newer one is refused into the DLQ, nothing sent (handlers.common.formats). Scheduler
+    sends the ``Input`` as the message body (templated SQS target:
+    https://docs.aws.amazon.com/scheduler/latest/UserGuide/managing-targets-templated.html)."""
     target = json.loads(scheduled.schedule(RID)["Target"]["Input"])
     assert target == {**SEND, "v": 1}
     script(scheduled, "happy", GOOD_EMAIL_DRAFT)  # refused before any model call
