@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 
+from handlers.common.batch import Unusable
+from handlers.upsell_recommender import suggesting
 from handlers.upsell_recommender.domain import Channel, Contact
 from handlers.upsell_recommender.nudges import AwsMessenger, Nudge, NudgeRejected, compose
 from tests.handlers.upsr.conftest import (
@@ -161,9 +163,7 @@ def test_picker_handler_reports_only_the_bad_record_as_failed(
     assert offer is not None and offer["state"] == "chosen"
 
 
-def test_a_job_0_1_0_queued_is_picked_and_a_newer_format_refused(
-    world: World, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_job_0_1_0_queued_is_picked_and_a_newer_format_refused(world: World) -> None:
     """upsr-jobs: a job carries ``version`` 1 as 0.1.0's did; a newer one is refused
     (``batch.Unusable``: logged, then the DLQ), never half-read (handlers.common.formats)."""
     world.sync()
@@ -176,7 +176,9 @@ def test_a_job_0_1_0_queued_is_picked_and_a_newer_format_refused(
     assert picker.handler({"Records": [newer]}, Context()) == {
         "batchItemFailures": [{"itemIdentifier": "m-newer"}]
     }
-    assert "unusable record refused" in capsys.readouterr().out and world.offer() is None
+    with pytest.raises(Unusable, match="suggest job"):  # refused, not failed like a bad job
+        suggesting.process_record(newer, world.picker_deps(), now=T0 + 5)
+    assert world.offer() is None
     assert picker.handler({"Records": [job]}, Context()) == {"batchItemFailures": []}
     offer = world.offer()
     assert offer is not None and offer["state"] == "chosen"
