@@ -52,6 +52,8 @@ BLOCKS_QUEUE: Final = "dm-blocks"
 """dm-block -> dm-score: one message per block (or block window)."""
 MERGES_QUEUE: Final = "dm-merges"
 """dm-score -> dm-merge: automatic-band pairs (the CRM write credential stays with dm-merge)."""
+MERGE_REQUEST_VERSION: Final = 1
+"""Format version of a dm-merges message (``handlers.common.formats``)."""
 UNDO_BUCKET: Final = "dm-undo"
 UNDO_PREFIX: Final = "undo/"
 """dm-undo: one undo bundle per merge."""

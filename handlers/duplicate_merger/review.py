@@ -32,16 +32,16 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from handlers.common import formats, metrics
 from handlers.common import function_url as fu
 from handlers.common import html_kit as kit
 from handlers.common import link_tokens as lt
-from handlers.common import metrics
 from handlers.common.aws_clients import client, table
 from handlers.common.link_tokens import Keyring, issue_token
 from handlers.common.secrets import get_secret
 from handlers.duplicate_merger import digest as dg
 from handlers.duplicate_merger import pages
-from handlers.duplicate_merger.contract import MergeSettings
+from handlers.duplicate_merger.contract import MERGE_REQUEST_VERSION, MergeSettings
 from handlers.duplicate_merger.crm import CrmWriter
 from handlers.duplicate_merger.matcher import Thresholds, describe, split_pair_key, week_of
 from handlers.duplicate_merger.merging import LinkUse, MergeFailed, MergeService, Outcome, stuck
@@ -270,8 +270,10 @@ class App:
     # Automatic merges --------------------------------------------------------------------
 
     def automatic(self, body: str) -> Outcome:
-        """One automatic-band pair from dm-score; busy or failed raises (SQS retries)."""
+        """One automatic-band pair from dm-score; busy or failed raises (SQS retries), a
+        format this code does not read is refused (``formats.read``)."""
         message = json.loads(body)
+        formats.read(message, current=MERGE_REQUEST_VERSION, what="merge request")
         pair_key = str(message["pair_key"])
         pair = self.pairs.get(pair_key)
         if pair is None or pair.get("band") != "automatic":

@@ -2,9 +2,10 @@
 
 For each pair the message owns: skip it if a decision exists (a "not a duplicate" is never
 proposed again), else upsert its row (one row per pair: ``min#max``), and send an
-automatic-band pair to ``dm-merges`` the first time this run sees it in that band. A malformed
-message is logged and dropped (retrying cannot fix it); any other failure fails that message
-only, and SQS redelivers it: every write here is idempotent for a redelivery.
+automatic-band pair to ``dm-merges`` (format version stamped) the first time this run sees it
+in that band. A malformed message is refused into dm-blocks' DLQ (``functions/score.py``); any
+other failure fails that message only, and SQS redelivers it: every write here is idempotent
+for a redelivery.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ import datetime as dt
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
-from handlers.common import metrics
+from handlers.common import formats, metrics
+from handlers.duplicate_merger.contract import MERGE_REQUEST_VERSION
 from handlers.duplicate_merger.matcher import ClassCalibration, Profile, Thresholds
 from handlers.duplicate_merger.pipeline import decode_message, score_message
 
@@ -79,7 +81,8 @@ def process(
         bands[s.band] = bands.get(s.band, 0) + 1
         seen = previous.get("run_id") == message.run_id and previous.get("band") == "automatic"
         if s.band == "automatic" and not seen:
-            merges.send({"pair_key": s.pair_key, "run": message.run_id, "score": round(s.score, 3)})
+            request = {"pair_key": s.pair_key, "run": message.run_id, "score": round(s.score, 3)}
+            merges.send(formats.stamp(request, MERGE_REQUEST_VERSION))
             counts["automatic_sent"] += 1
     for band, n in sorted(bands.items()):
         metrics.count("PairsScored", n, band)

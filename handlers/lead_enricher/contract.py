@@ -43,6 +43,8 @@ RAW_BUCKET: Final = "ler-raw"
 RECORDS_BUCKET: Final = "ler-records"
 JUNK_BUCKET: Final = "ler-junk"
 INTAKE_QUEUE: Final = "ler-intake-queue"
+LEAD_MESSAGE_VERSION: Final = 1
+"""Format version of a ler-intake-queue message (``Lead.to_json``; ``handlers.common.formats``)."""
 INTAKE_DLQ: Final = "ler-intake-dlq"
 """ler-intake-queue's own dead-letter queue (SQS redrive), re-driven by ler-retry."""
 DLQ: Final = "ler-dlq"

@@ -7,8 +7,15 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+from handlers.common import formats
 from handlers.common.aws_clients import client
+from handlers.lead_enricher.contract import LEAD_MESSAGE_VERSION
 from handlers.lead_enricher.lead import Lead
+
+
+def message(lead: Lead) -> dict[str, Any]:
+    """A lead as ler-intake-queue carries it: its wire form with the format version."""
+    return formats.stamp(lead.to_json(), LEAD_MESSAGE_VERSION)
 
 
 class LeadQueue:
@@ -36,7 +43,7 @@ class LeadQueue:
         answer = self._client.send_message_batch(
             QueueUrl=self.queue_url,
             Entries=[
-                {"Id": str(i), "MessageBody": json.dumps(lead.to_json(), separators=(",", ":"))}
+                {"Id": str(i), "MessageBody": json.dumps(message(lead), separators=(",", ":"))}
                 for i, lead in enumerate(leads)
             ],
         )

@@ -10,11 +10,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from handlers.common import formats
 from handlers.common.batch import Unusable
 from handlers.common.observability import get_logger
 from handlers.lead_enricher.cleanup import clean
 from handlers.lead_enricher.contract import (
     EVENT_BUS,
+    LEAD_MESSAGE_VERSION,
     NORMALIZED,
     NORMALIZED_PREFIX,
     NormalizeSettings,
@@ -66,7 +68,9 @@ class Normalizer:
 
     def process(self, body: str) -> Lead:
         try:
-            lead = Lead.from_json(json.loads(body))
+            data = json.loads(body)
+            formats.read(data, current=LEAD_MESSAGE_VERSION, what="lead message")
+            lead = Lead.from_json(data)
         except (ValueError, TypeError) as err:
             # Refused into the DLQ, never dropped: an older release's lead is re-driven after a fix.
             raise Unusable(f"unreadable lead message: {err}") from err

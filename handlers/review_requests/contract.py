@@ -64,6 +64,9 @@ SEND: Final = "send"
 """Kind of the rrs-work messages: ask this request's customer now."""
 ESCALATE: Final = "escalate"
 """Kind of the rrs-escalations messages: hand this request over to the owner."""
+WORK_MESSAGE_VERSION: Final = 1
+"""Format version of a work message of either kind, on a queue or in an ask schedule's input
+(``handlers.common.formats``)."""
 DEGRADED_REASON: Final = "degraded"
 """The reason of the ``escalate`` message that asks for the owner's notice of degradations."""
 NOTICES_ID: Final = "owner-notices"

@@ -16,7 +16,8 @@ from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from handlers.review_requests.contract import ESCALATE, SEND
+from handlers.common import formats
+from handlers.review_requests.contract import ESCALATE, SEND, WORK_MESSAGE_VERSION
 
 
 class State(StrEnum):
@@ -166,13 +167,14 @@ class WorkMessage:
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def body(self) -> dict[str, Any]:
+        """The wire form, on a queue or in an ask schedule's input, with its format version."""
         body: dict[str, Any] = {"kind": self.kind, "request_id": self.request_id}
         if self.reason:
             body["reason"] = self.reason
         if self.dedupe_key:
             body["dedupe_key"] = self.dedupe_key
         body.update(self.extra)
-        return body
+        return formats.stamp(body, WORK_MESSAGE_VERSION)
 
 
 FEEDBACK_ACTION = "feedback"

@@ -1,7 +1,11 @@
 """One-off EventBridge Scheduler schedules: one per request, named from the request id.
 
-The schedule sends ``{"kind": "send", "request_id": ...}`` to rrs-work at the due time through
-the role that may only send there, then deletes itself (``ActionAfterCompletion: DELETE``).
+The schedule sends ``{"kind": "send", "request_id": ..., "v": 1}`` to rrs-work at the due time
+through the role that may only send there, then deletes itself (``ActionAfterCompletion:
+DELETE``). The SQS target is a templated ``SendMessage``: the target's ``Input`` is the message
+body rrs-sender reads, format version included (EventBridge Scheduler User Guide, "Using
+templated targets": https://docs.aws.amazon.com/scheduler/latest/UserGuide/managing-targets-templated.html ;
+API Reference, "Target": https://docs.aws.amazon.com/scheduler/latest/APIReference/API_Target.html).
 Creating it twice is harmless: the name is the request id, so the second create is refused as
 a conflict and treated as done.
 """

@@ -12,8 +12,9 @@ import json
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+from handlers.common import formats
 from handlers.common.aws_clients import client
-from handlers.review_requests.contract import ESCALATE, SEND
+from handlers.review_requests.contract import ESCALATE, SEND, WORK_MESSAGE_VERSION
 from handlers.review_requests.domain import WorkMessage
 
 
@@ -26,7 +27,8 @@ class WrongKind(Exception):
 
 
 def expect_kind(body: str, kind: str) -> dict[str, Any]:
-    """The JSON object of a work message whose ``kind`` is ``kind``; WrongKind otherwise."""
+    """The JSON object of a work message whose ``kind`` is ``kind``; WrongKind otherwise,
+    ``batch.Unusable`` for a format version not read here (``formats.read``)."""
     try:
         data = json.loads(body)
     except ValueError as err:
@@ -34,6 +36,7 @@ def expect_kind(body: str, kind: str) -> dict[str, Any]:
     found = data.get("kind") if isinstance(data, dict) else None
     if found != kind:
         raise WrongKind(f"a {found!r} message on the {kind} queue")
+    formats.read(data, current=WORK_MESSAGE_VERSION, what=f"{kind} message")
     return dict(data)
 
 

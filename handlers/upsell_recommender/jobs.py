@@ -7,7 +7,7 @@ Prices travel as decimal strings (no float rounding), times as unix seconds.
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Literal
+from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -20,6 +20,11 @@ from handlers.upsell_recommender.domain import (
     Channel,
     Contact,
 )
+
+JOB_VERSION: Final = 1
+"""Format version of a suggest job (``handlers.common.formats``); ``SuggestJob.version`` writes it."""
+VERSION_KEY: Final = "version"
+"""Where a suggest job carries its version: there since 0.1.0, whose model forbids other keys."""
 
 
 class JobLine(BaseModel):
@@ -55,7 +60,7 @@ class SuggestJob(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     kind: Literal["suggest"] = "suggest"
-    version: Literal[1] = 1
+    version: Literal[1] = 1  # JOB_VERSION; a new version adds its literal here
     order_id: str = Field(min_length=1, max_length=64)
     customer_id: str = Field(min_length=1, max_length=64)
     ordered_at: int = Field(ge=0)

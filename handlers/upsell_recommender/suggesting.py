@@ -14,12 +14,13 @@ every time and lands in upsr-jobs-dlq for a person to read.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
-from handlers.common import metrics
+from handlers.common import formats, metrics
 from handlers.common.aws_clients import table
 from handlers.common.degradations import Ledger
 from handlers.common.model_call import NoValidAnswer, call_structured
@@ -27,7 +28,7 @@ from handlers.common.observability import get_logger
 from handlers.upsell_recommender.catalogue import fetch, snapshot
 from handlers.upsell_recommender.contract import OFFERS_KEY, OFFERS_TTL
 from handlers.upsell_recommender.domain import OfferState, offer_id_for
-from handlers.upsell_recommender.jobs import SuggestJob
+from handlers.upsell_recommender.jobs import JOB_VERSION, VERSION_KEY, SuggestJob
 from handlers.upsell_recommender.offers import put_offer
 from handlers.upsell_recommender.picking import (
     SYSTEM_PROMPT,
@@ -112,10 +113,13 @@ class PickerDeps:
 
 
 def process_record(record: Mapping[str, Any], deps: PickerDeps, *, now: float) -> PickOutcome:
-    """One SQS record (the raw Lambda shape): parse the job and pick for it."""
+    """One SQS record (the raw Lambda shape): parse the job and pick for it; a format version
+    not read here is refused (``formats.read``), a malformed job fails (retried, then DLQ)."""
     attributes = record.get("attributes") or {}
     receives = int(attributes.get("ApproximateReceiveCount", "1"))
-    job = SuggestJob.model_validate_json(str(record.get("body", "")))
+    body = str(record.get("body", ""))
+    formats.read(json.loads(body), current=JOB_VERSION, what="suggest job", key=VERSION_KEY)
+    job = SuggestJob.model_validate_json(body)
     get_logger().append_keys(order_id=job.order_id)
     return pick(job, deps, now=now, receive_count=receives)
 

@@ -294,6 +294,24 @@ def test_automatic_merges_arrive_on_the_merge_queue(dm_aws: DmAws, monkeypatch: 
     assert decision["decided_by"] == "automatic" and decision["decision"] == "merged"
 
 
+def test_a_merge_request_0_1_0_wrote_is_merged_and_a_newer_format_refused(dm_aws: DmAws) -> None:
+    """dm-merges: dm-score stamps version 1; 0.1.0's message (no ``v``) is read as 1, a newer
+    one is refused into the DLQ untouched (handlers.common.formats)."""
+    crm = crm_with_duplicates()
+    run_week(dm_aws, crm)
+    registry.override(merge, crm=lambda: crm)
+    registry.override(clock=lambda: NOW)
+    (message,) = queued_merges(dm_aws)
+    assert message["v"] == 1
+    newer = {"messageId": "newer", "body": json.dumps({**message, "v": 2}), "eventSource": "aws:sqs"}
+    assert merge.handler({"Records": [newer]}, None) == {"batchItemFailures": [{"itemIdentifier": "newer"}]}
+    assert crm.writes == 0
+    unversioned = {k: v for k, v in message.items() if k != "v"}
+    old = {"messageId": "old", "body": json.dumps(unversioned), "eventSource": "aws:sqs"}
+    assert merge.handler({"Records": [old]}, None) == {"batchItemFailures": []}
+    assert "102" in crm.archived
+
+
 def test_the_weekly_digest_lists_proposals_and_undo_links(dm_aws: DmAws, monkeypatch: pytest.MonkeyPatch) -> None:
     from handlers.common.aws_clients import client
 

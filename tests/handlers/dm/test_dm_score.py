@@ -33,7 +33,9 @@ def test_the_week_finds_the_pair_once_and_queues_its_automatic_merge(dm_aws: DmA
     assert row["explanation"] == "same rare surname, same mobile, same phone"
     assert {t["field"] for t in row["terms"]} >= {"email", "phone", "last"}
     assert dm_aws.pairs.get_item(Key={"pair_key": "102#101"}).get("Item") is None
-    assert queued_merges(dm_aws) == [{"pair_key": "101#102", "run": "2026-W32", "score": float(row["score"])}]
+    assert queued_merges(dm_aws) == [
+        {"pair_key": "101#102", "run": "2026-W32", "score": float(row["score"]), "v": 1}
+    ]
     summary = dm_aws.pairs.get_item(Key={"pair_key": "run#latest"})["Item"]
     assert summary["run_id"] == "2026-W32" and summary["contacts"] == 402
 

@@ -65,6 +65,7 @@ def test_a_check_lead_is_stored_and_queued_marked_and_names_what_it_wrote(ler: L
     assert list(ler.objects(RAW, "form/")) == [written["raw_key"]]
     [queued] = ler.queued()
     assert json.loads(queued)["signals"]["check"] is True
+    assert json.loads(queued)["v"] == 1  # its format version (handlers.common.formats)
 
 
 def test_a_timestamped_signature_is_accepted_and_a_stale_one_refused(ler: Ler) -> None:

@@ -11,6 +11,7 @@ from handlers.lead_enricher.cleanup import clean, clean_domain, clean_email, pho
 from handlers.lead_enricher.countries import country_code
 from handlers.lead_enricher.events import EventBridgeSink
 from handlers.lead_enricher.functions import normalize
+from handlers.lead_enricher.intake_queue import message
 from handlers.lead_enricher.lead import Lead
 from handlers.lead_enricher.normalize_model import FieldResolution, apply
 from handlers.lead_enricher.normalizing import normalize_lead
@@ -227,6 +228,19 @@ def test_an_unreadable_message_is_refused_into_the_dlq(ler: Ler) -> None:
     answer = ler.normalize(["not json", json.dumps({"no": "lead"})])
     assert answer == {"batchItemFailures": [{"itemIdentifier": "m-0"}, {"itemIdentifier": "m-1"}]}
     assert ler.emitted() == []
+
+
+def test_a_lead_0_1_0_queued_is_read_and_a_newer_format_refused(ler: Ler) -> None:
+    """ler-intake-queue: intake stamps version 1; 0.1.0's body (``Lead.to_json`` alone) is read
+    as 1, a newer one is refused into the DLQ, never normalised (handlers.common.formats)."""
+    queued = message(lead(email="ada@analytical-engines.co.uk", name="ada lovelace"))
+    assert queued["v"] == 1
+    old = {k: v for k, v in queued.items() if k != "v"}
+    newer = {**queued, "lead_id": "f-2", "v": 2}
+    answer = ler.normalize([json.dumps(newer), json.dumps(old)])
+    assert answer == {"batchItemFailures": [{"itemIdentifier": "m-0"}]}
+    assert [e["detail"]["lead_id"] for e in ler.emitted()] == ["f-1"]
+    assert list(ler.objects(RECORDS, "normalized/")) == ["normalized/f-1.json"]
 
 
 def test_a_failure_is_reported_for_that_message_only(

@@ -32,6 +32,7 @@ NOTICE = {
     "request_id": "owner-notices",
     "reason": "degraded",
     "dedupe_key": "degraded-2026-06-10",
+    "v": 1,
 }
 
 

@@ -177,6 +177,20 @@ def test_claim_decisions() -> None:
     )
 
 
+def test_escalations_0_1_0_queued_are_handled_and_a_newer_format_refused(unhappy: Rrs) -> None:
+    """rrs-escalations: the writers stamp version 1; 0.1.0's message (no ``v``) is read as 1,
+    a newer one is refused into the DLQ, no mail sent (handlers.common.formats)."""
+    queued = unhappy.drain()
+    assert [m["v"] for m in queued] == [1, 1]
+    assert escalate(*({**m, "v": 2} for m in queued)) == {
+        "batchItemFailures": [{"itemIdentifier": "m-0-1"}, {"itemIdentifier": "m-1-1"}]
+    }
+    assert owner_mail(unhappy) == []
+    old = [{k: v for k, v in m.items() if k != "v"} for m in queued]
+    assert escalate(*old) == {"batchItemFailures": []}
+    assert len(owner_mail(unhappy)) == 2
+
+
 def test_unusable_escalations_are_refused_into_the_dlq(rrs: Rrs) -> None:
     answer = escalate({"kind": "escalate", "request_id": RID})
     assert answer == {"batchItemFailures": [{"itemIdentifier": "m-0-1"}]}

@@ -129,6 +129,7 @@ def test_an_unhappy_grade_never_receives_the_public_review_link(scheduled: Rrs) 
             "request_id": RID,
             "reason": "unhappy_grade",
             "dedupe_key": "unhappy-grade",
+            "v": 1,
         }
     ]
 
@@ -252,7 +253,7 @@ def test_the_sweep_racing_the_live_send_gives_one_message(
     stale = scheduled.request(RID)
     assert sweep_module.handler({}, None)["requeued"] == 1
     swept = scheduled.drain()
-    assert swept == [SEND]
+    assert swept == [{**SEND, "v": 1}]
     # The live schedule's message and the sweep's copy are read before either commits.
     script(scheduled, "happy", GOOD_EMAIL_DRAFT)
     script(scheduled, "happy", GOOD_EMAIL_DRAFT)
@@ -375,6 +376,20 @@ def test_a_carrier_opt_out_is_recorded_as_suppressed(
     assert send(SEND) == {"batchItemFailures": []}
     item = scheduled.request(RID)
     assert (item["state"], item["suppressed_reason"]) == ("suppressed", "opted_out_at_carrier")
+
+
+def test_a_send_0_1_0_scheduled_is_sent_and_a_newer_format_refused(scheduled: Rrs) -> None:
+    """rrs-work: the ask schedule's input is version 1; 0.1.0's (``SEND``, no ``v``) is read as
+    1, a newer one is refused into the DLQ, nothing sent (handlers.common.formats). Scheduler
+    sends the ``Input`` as the message body (templated SQS target:
+    https://docs.aws.amazon.com/scheduler/latest/UserGuide/managing-targets-templated.html)."""
+    target = json.loads(scheduled.schedule(RID)["Target"]["Input"])
+    assert target == {**SEND, "v": 1}
+    script(scheduled, "happy", GOOD_EMAIL_DRAFT)  # refused before any model call
+    assert send({**SEND, "v": 2}) == {"batchItemFailures": [{"itemIdentifier": "m-0-1"}]}
+    assert scheduled.emails() == [] and scheduled.request(RID)["state"] == "scheduled"
+    assert send(SEND) == {"batchItemFailures": []}
+    assert len(scheduled.emails()) == 1
 
 
 def test_malformed_send_messages_are_refused_into_the_dlq(rrs: Rrs) -> None:

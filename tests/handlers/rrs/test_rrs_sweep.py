@@ -44,13 +44,13 @@ def test_a_straggler_is_requeued_then_given_up_and_escalated(straggler: Rrs) -> 
     for attempt in range(1, 4):
         assert sweep() == {"requeued": 1, "escalated": 0, "lost_races": 0, "unconfirmed": 0, "degraded_notice": 0}
         assert straggler.escalations() == []
-        assert straggler.sends() == [{"kind": "send", "request_id": RID}]
+        assert straggler.sends() == [{"kind": "send", "request_id": RID, "v": 1}]
         assert straggler.request(RID)["sweeps"] == attempt
         straggler.now += dt.timedelta(minutes=15)
     assert sweep() == {"requeued": 0, "escalated": 1, "lost_races": 0, "unconfirmed": 0, "degraded_notice": 0}
     assert straggler.sends() == []
     assert straggler.escalations() == [
-        {"kind": "escalate", "request_id": RID, "reason": "straggler", "dedupe_key": "straggler"}
+        {"kind": "escalate", "request_id": RID, "reason": "straggler", "dedupe_key": "straggler", "v": 1}
     ]
     item = straggler.request(RID)
     assert (item["state"], item["suppressed_reason"]) == ("suppressed", "undelivered_after_sweeps")

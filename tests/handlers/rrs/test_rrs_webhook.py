@@ -137,7 +137,7 @@ def test_a_completion_delivered_three_times_gives_one_request_and_one_schedule(r
     assert schedule["ActionAfterCompletion"] == "DELETE"
     assert schedule["Target"]["Arn"] == ENV["WORK_QUEUE_ARN"]
     assert schedule["Target"]["RoleArn"] == ENV["SCHEDULE_ROLE_ARN"]
-    assert json.loads(schedule["Target"]["Input"]) == {"kind": "send", "request_id": RID}
+    assert json.loads(schedule["Target"]["Input"]) == {"kind": "send", "request_id": RID, "v": 1}
     assert rrs.drain() == []  # nothing enqueued: the schedule sends at the due time
 
 
@@ -240,6 +240,7 @@ def test_private_feedback_is_audited_and_escalated_once_per_event(rrs: Rrs) -> N
             "request_id": RID,
             "reason": "private_feedback",
             "dedupe_key": "feedback-fb-1",
+            "v": 1,
         }
     ]
 

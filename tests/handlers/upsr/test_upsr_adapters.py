@@ -3,11 +3,14 @@ and each scheduled or queued handler run from its environment."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from typing import Any
 
 import pytest
 
+from handlers.common.batch import Unusable
+from handlers.upsell_recommender import suggesting
 from handlers.upsell_recommender.domain import Channel, Contact
 from handlers.upsell_recommender.nudges import AwsMessenger, Nudge, NudgeRejected, compose
 from tests.handlers.upsr.conftest import (
@@ -156,6 +159,27 @@ def test_picker_handler_reports_only_the_bad_record_as_failed(
     picker = _fresh_module("picker", model_client=world.bedrock)
     answer = picker.handler({"Records": [good, bad]}, Context())
     assert answer == {"batchItemFailures": [{"itemIdentifier": "m-bad"}]}
+    offer = world.offer()
+    assert offer is not None and offer["state"] == "chosen"
+
+
+def test_a_job_0_1_0_queued_is_picked_and_a_newer_format_refused(world: World) -> None:
+    """upsr-jobs: a job carries ``version`` 1 as 0.1.0's did; a newer one is refused
+    (``batch.Unusable``: logged, then the DLQ), never half-read (handlers.common.formats)."""
+    world.sync()
+    world.deliver(webhook_event(shopify_order()))
+    [job] = world.jobs()
+    assert json.loads(job["body"])["version"] == 1
+    newer = {**job, "messageId": "m-newer", "body": json.dumps({**json.loads(job["body"]), "version": 2})}
+    world.bedrock.add_tool_answer({"suggestions": [{"sku": "MAT-1", "line": "Comfy."}]})
+    picker = _fresh_module("picker", model_client=world.bedrock)
+    assert picker.handler({"Records": [newer]}, Context()) == {
+        "batchItemFailures": [{"itemIdentifier": "m-newer"}]
+    }
+    with pytest.raises(Unusable, match="suggest job"):  # refused, not failed like a bad job
+        suggesting.process_record(newer, world.picker_deps(), now=T0 + 5)
+    assert world.offer() is None
+    assert picker.handler({"Records": [job]}, Context()) == {"batchItemFailures": []}
     offer = world.offer()
     assert offer is not None and offer["state"] == "chosen"
 
