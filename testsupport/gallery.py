@@ -20,9 +20,9 @@ from urllib.parse import parse_qs, urlsplit
 from handlers.common import html_kit as kit
 from handlers.common import sms as sms_kit
 from handlers.common.degradations import Degradation
-from handlers.common.emails import from_address
 from handlers.common.function_url import Request
 from handlers.common.link_tokens import Keyring, issue_short_token, issue_token
+from handlers.common.mail_from import from_address
 from handlers.duplicate_merger import digest, pages
 from handlers.lead_enricher import rescue_pages
 from handlers.lead_enricher.junk_digest import RescueLinks, summarise

@@ -12,7 +12,6 @@ identities on it.
 
 from __future__ import annotations
 
-from email.utils import formataddr
 from functools import lru_cache
 
 from handlers.common import cold_path
@@ -43,11 +42,3 @@ def is_email(value: object) -> bool:
     """Whether ``value`` is a string holding one valid address."""
     return isinstance(value, str) and normalise_email(value) is not None
 
-
-def from_address(name: str, address: str) -> str:
-    """``"Name" <address>`` for SES's ``FromEmailAddress``: a customer sees who writes, not a
-    bare mailbox. SES takes a display name in RFC 5322 form, non-ASCII as an RFC 2047
-    encoded-word (SES v2 SendEmail, FromEmailAddress:
-    https://docs.aws.amazon.com/ses/latest/APIReference-V2/API_SendEmail.html);
-    ``email.utils.formataddr`` quotes and encodes it."""
-    return formataddr((" ".join(name.split()), address))

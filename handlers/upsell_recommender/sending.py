@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING, Any
 
 from handlers.common import metrics
 from handlers.common.aws_clients import table
-from handlers.common.emails import from_address
 from handlers.common.link_tokens import Keyring, issue_short_token
+from handlers.common.mail_from import from_address
 from handlers.common.observability import get_logger
 from handlers.common.secrets import get_secret
 from handlers.upsell_recommender import customers, offers

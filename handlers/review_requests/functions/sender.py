@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 from handlers.common import batch, entry
 from handlers.common.clock import Clock
 from handlers.common.degradations import NotingRefusals
-from handlers.common.emails import from_address
 from handlers.common.link_tokens import Keyring
+from handlers.common.mail_from import from_address
 from handlers.common.observability import get_logger
 from handlers.common.secrets import get_secret
 from handlers.review_requests import contract
