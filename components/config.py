@@ -696,6 +696,7 @@ PATTERN_WORDS: dict[str, str] = {
         "an End User Messaging SMS identity: pool/<id>, phone-number/<id> or sender-id/<id>/<country>"
     ),
     r"^\d{4}-(01|04|07|10)$": "a quarterly Shopify API version such as 2026-10",
+    r"^[^<>\"@\r\n]+$": "a name on one line without <, >, \" or @ (it is shown as the sender)",
 }
 
 
