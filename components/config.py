@@ -402,7 +402,24 @@ class LsSettings(SystemSettings):
         return self
 
 
-class UpsrSettings(SystemSettings):
+_HTTPS_SITE = re.compile(r"^https://[A-Za-z0-9.-]+\.[A-Za-z]{2,}(/[A-Za-z0-9._~/-]*)?$")
+WebAddress = Annotated[str, _matches(_HTTPS_SITE, "an https:// web address such as https://www.example.com")]
+
+
+class CustomerVoice(_Section):
+    """How a system that writes to customers (upsr, rrs) signs what it sends: every SMS starts
+    with ``businessName``, every email comes from "senderName <senderEmail>" with replies to
+    ``replyToEmail``, and every page a customer lands on links back to ``websiteUrl``."""
+
+    sender_name: str | None = Field(default=None, min_length=1, max_length=60, pattern=r"^[^<>\"@\r\n]+$")
+    """Display name of the emails to customers ("Name <address>"); default ``businessName``."""
+    reply_to_email: Email | None = None
+    """Where a customer's reply to an email goes; default ``senderEmail``."""
+    website_url: WebAddress | None = None
+    """The business's own web address, offered on every page a customer lands on."""
+
+
+class UpsrSettings(SystemSettings, CustomerVoice):
     """Upsell recommender."""
 
     services = (
@@ -418,6 +435,10 @@ class UpsrSettings(SystemSettings):
     """The model upsr-picker calls for the ranked shortlist (the only Bedrock caller)."""
     store_domain: str = Field(pattern=r"^[a-z0-9-]+\.myshopify\.com$")
     """The Shopify store: Admin API host and add-to-cart links."""
+    business_name: str = Field(min_length=1, max_length=24, pattern=r"^[^<>\"@\r\n]+$")
+    """The shop's name as customers know it: the first words of every nudge, the name on the
+    emails and on every page a tap lands on. At most 24 characters: beside the one-tap link and
+    the opt-out line, a one-segment SMS has room for the name and a short product title."""
     sender_email: Email
     """SES sender of the owner's roll-up (and of email nudges); its domain is verified in SES."""
     owner_email: Email
@@ -498,7 +519,7 @@ class OpeningHours(_Section):
     """IANA time zone the hours are read in."""
 
 
-class RrsSettings(SystemSettings):
+class RrsSettings(SystemSettings, CustomerVoice):
     """Review request sender."""
 
     services = (
@@ -675,6 +696,7 @@ PATTERN_WORDS: dict[str, str] = {
         "an End User Messaging SMS identity: pool/<id>, phone-number/<id> or sender-id/<id>/<country>"
     ),
     r"^\d{4}-(01|04|07|10)$": "a quarterly Shopify API version such as 2026-10",
+    r"^[^<>\"@\r\n]+$": "a name on one line without <, >, \" or @ (it is shown as the sender)",
 }
 
 

@@ -18,21 +18,28 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from handlers.common import html_kit as kit
+from handlers.common import sms as sms_kit
 from handlers.common.degradations import Degradation
 from handlers.common.function_url import Request
 from handlers.common.link_tokens import Keyring, issue_short_token, issue_token
+from handlers.common.mail_from import from_address
 from handlers.duplicate_merger import digest, pages
 from handlers.lead_enricher import rescue_pages
 from handlers.lead_enricher.junk_digest import RescueLinks, summarise
-from handlers.review_requests import handover, notice
+from handlers.review_requests import drafting, handover, notice
+from handlers.review_requests.domain import Channel as RrsChannel
+from handlers.review_requests.domain import Purpose, request_id_for
+from handlers.review_requests.sending import feedback_link, feedback_ref
 from handlers.source_attributor import report_link, report_mail, stored_report
 from handlers.source_attributor.attribution import Report, RuleResult
 from handlers.source_attributor.records import Enquiry, Touch
 from handlers.source_attributor.week_page import WeekPage
+from handlers.upsell_recommender import taps
 from handlers.upsell_recommender.domain import ADD_ACTION, Channel, Contact, OfferState
 from handlers.upsell_recommender.nudges import compose
 from handlers.upsell_recommender.report import Rollup, render
 from handlers.upsell_recommender.sending import link_subject, link_url
+from handlers.upsell_recommender.taps import AddlinkDeps
 from testsupport.browser import DESKTOP, PHONE
 from testsupport.browser import browser as headless_browser
 from testsupport.ls import InMemoryReports, InMemoryStore
@@ -42,6 +49,17 @@ FUNCTION_URL = "https://" + "a" * 32 + ".lambda-url.eu-west-2.on.aws/"
 https://docs.aws.amazon.com/lambda/latest/dg/lambda-urls.html): links are measured with it."""
 
 DM_URL = "https://" + "d" * 32 + ".lambda-url.us-east-1.on.aws"
+SHOP = "Example Shop"
+"""upsr's businessName: the shop customers bought from (at most 24 characters)."""
+SHOP_EMAIL = "orders@example-shop.example"
+SHOP_SITE = "https://www.example-shop.example"
+TRADE = "Acme Heating"
+"""rrs's businessName: the home-services business whose customer is asked."""
+TRADE_EMAIL = "office@acme-heating.example"
+FEEDBACK_URL = "https://forms.example/acme-feedback"
+"""A feedback form address as short as a hosted form's (the rrs dev stack's is 32 characters)."""
+REVIEW_URL = "https://g.page/r/CdE1xAmPlE2aEBM/review"
+"""A Google Business Profile review link as long as a real one."""
 NOW = dt.datetime(2026, 8, 3, 9, 0, tzinfo=dt.UTC)
 
 
@@ -68,6 +86,20 @@ class Document:
 class Sms:
     name: str
     text: str
+
+
+@dataclass(frozen=True)
+class CustomerMessage:
+    """One message to a customer, as its system hands it to SES or End User Messaging SMS."""
+
+    name: str
+    business: str
+    """The stack's businessName for the system that writes it."""
+    channel: str  # "sms" | "email"
+    text: str
+    html: str = ""
+    sender: str = ""
+    """An email's From, as the function is wired to send it (``emails.from_address``)."""
 
 
 def _token(n: int) -> str:
@@ -180,12 +212,24 @@ def upsr_documents() -> Iterator[Document]:
     assert quiet is not None
     yield Document("upsr-rollup-quiet", "mail", quiet.html, ("quiet week",), text=quiet.text)
     nudge = _upsr_email_nudge()
-    yield Document("upsr-nudge-email", "mail", nudge.html, ("Ann", "Mat strap"), action=True, text=nudge.text)
-    browser = {"headers": {"accept": "text/html"}}
-    yield Document("upsr-tap-expired", "page",
-                   kit.answer(browser, 410, "link_expired", "This offer has ended",
-                              "This link has expired. The offer it was for has ended.")["body"],
-                   ("offer has ended",), status=410)
+    yield Document("upsr-nudge-email", "mail", nudge.html, ("Ann", "Mat strap", SHOP), action=True, text=nudge.text)
+    yield from upsr_tap_pages()
+
+
+def upsr_tap_pages() -> Iterator[Document]:
+    """What upsr-addlink answers a customer's browser when a tap cannot go to the cart: the
+    real handler on an expired and on a cut link (neither reads upsr-offers)."""
+    keys = Keyring.from_secret_string('{"active_kid": "k1", "keys": {"k1": "' + "s" * 40 + '"}}')
+    deps = AddlinkDeps(offers=None, keyring=lambda: keys,  # type: ignore[arg-type]
+                       store_domain="example-shop.myshopify.com", business=SHOP, website=SHOP_SITE)
+    now = NOW.timestamp()
+    old = issue_short_token(keys, subject=link_subject("ofr-5443254255890"), action=ADD_ACTION,
+                            ttl_seconds=17 * 86400, now=now - 30 * 86400)
+    accept = {"accept": "text/html,application/xhtml+xml,*/*;q=0.8", "user-agent": "Mozilla/5.0 (iPhone)"}
+    for name, token in (("upsr-tap-expired", old), ("upsr-tap-invalid", old[:12])):
+        answer = taps.handle(Request("GET", accept, {}, b"", path=f"/{token}"), deps, now=now)
+        yield Document(name, "page", answer["body"], (SHOP, f"Go to {SHOP}"), action=True,
+                       status=answer["statusCode"])
 
 
 def _upsr_email_nudge() -> Any:
@@ -194,7 +238,7 @@ def _upsr_email_nudge() -> Any:
     token = issue_short_token(keys, subject=link_subject("ofr-5443254255890"), action=ADD_ACTION,
                               ttl_seconds=17 * 86400, now=NOW.timestamp())
     return compose(Contact(Channel.EMAIL, "ann.smith@example.org", "Ann"), "Mat strap",
-                   "Keeps your new mat rolled tight", link_url(FUNCTION_URL, token))
+                   "Keeps your new mat rolled tight", link_url(FUNCTION_URL, token), business=SHOP)
 
 
 def upsr_sms() -> Iterator[Sms]:
@@ -208,7 +252,8 @@ def upsr_sms() -> Iterator[Sms]:
          "Organic Cotton \u201cPremium\u201d Gift Wrap with a Handwritten Card \U0001f381", "It makes the present"),
         ("upsr-sms-no-name", "", "Yoga block", "Steadies the harder poses."),
     ):
-        yield Sms(name, compose(Contact(Channel.SMS, "+447700900123", first), title, line, url).text)
+        yield Sms(name, compose(Contact(Channel.SMS, "+447700900123", first), title, line, url,
+                                business=SHOP).text)
 
 
 # ler ------------------------------------------------------------------------------------------
@@ -384,6 +429,45 @@ def rrs_documents() -> Iterator[Document]:
     yield Document("rrs-handover", "mail", mail.html, ("Ann Smith", "Boiler service", "still cold"),
                    action=True, text=mail.text)
     yield rrs_degraded_notice()
+    yield from rrs_ask_documents()
+
+
+def rrs_asks() -> Iterator[tuple[str, drafting.DraftRequest, str, str, str]]:
+    """(name, request, subject, text, html) of the four asks rrs-sender can send: the fixed
+    template (what goes out whenever a draft is refused), the link exactly as rrs-sender makes it."""
+    keys = Keyring.from_secret_string('{"active_kid": "k1", "keys": {"k1": "' + "s" * 40 + '"}}')
+    ref = feedback_ref(keys, request_id_for("done-3"), dt.timedelta(days=30), NOW)
+    for purpose, link in ((Purpose.REVIEW, REVIEW_URL), (Purpose.FEEDBACK, feedback_link(FEEDBACK_URL, ref))):
+        for channel in (Channel.EMAIL, Channel.SMS):
+            request = drafting.DraftRequest("Ann", TRADE, "boiler service", RrsChannel(channel.value), purpose)
+            subject, text, html = drafting.finish(drafting.template(request), request, link)
+            yield f"rrs-ask-{purpose.value}-{channel.value}", request, subject, text, html
+
+
+def rrs_ask_documents() -> Iterator[Document]:
+    for name, _, _, text, html in rrs_asks():
+        if html:
+            yield Document(name, "mail", html, ("Ann", TRADE), action=True, text=text)
+
+
+def rrs_sms() -> Iterator[Sms]:
+    """rrs asks by SMS: measured in GSM-7 segments, not held to one (a drafted ask runs to 200
+    characters of words before its link)."""
+    for name, _, _, text, html in rrs_asks():
+        if not html:
+            yield Sms(name, text)
+
+
+def customer_messages() -> list[CustomerMessage]:
+    """Every message a customer receives (upsr nudges, rrs asks), with the From it is sent from."""
+    shop_from = from_address(SHOP, SHOP_EMAIL)
+    nudge = _upsr_email_nudge()
+    found = [CustomerMessage("upsr-nudge-email", SHOP, "email", nudge.text, nudge.html, shop_from)]
+    found += [CustomerMessage(m.name, SHOP, "sms", m.text) for m in upsr_sms()]
+    for name, request, _, text, html in rrs_asks():
+        sender = from_address(TRADE, TRADE_EMAIL) if html else ""
+        found.append(CustomerMessage(name, request.business, "email" if html else "sms", text, html, sender))
+    return found
 
 
 def rrs_degraded_notice() -> Document:
@@ -410,7 +494,17 @@ def documents() -> list[Document]:
 
 
 def sms() -> list[Sms]:
+    """Every SMS that must fit one GSM-7 segment (rrs asks are listed apart: ``rrs_sms``)."""
     return [*upsr_sms()]
+
+
+def segments(text: str) -> str:
+    """How a carrier bills ``text``: GSM-7 segments (153 septets each when split), or UCS-2."""
+    septets = sms_kit.gsm7_septets(text)
+    if septets is None:
+        return "UCS-2"
+    count = 1 if septets <= sms_kit.SEGMENT else -(-septets // 153)
+    return f"{count} GSM-7 segment{'s' if count > 1 else ''}"
 
 
 def write(folder: str, *, shots: bool = True) -> list[str]:
@@ -432,9 +526,13 @@ def write(folder: str, *, shots: bool = True) -> list[str]:
             (out / f"{doc.name}.txt").write_text(doc.text, encoding="utf-8")
             extra = f" · {kit.link(doc.name + '.txt', 'plain-text part')}"
         rows.append(f"<li>{kit.link(doc.name + '.html', doc.name)} ({doc.kind}){extra}</li>")
-    for message in sms():
+    for message in [*sms(), *rrs_sms()]:
         (out / f"{message.name}.txt").write_text(message.text + "\n", encoding="utf-8")
-        rows.append(f"<li>{kit.link(message.name + '.txt', message.name)} (SMS, {len(message.text)} characters)</li>")
+        rows.append(f"<li>{kit.link(message.name + '.txt', message.name)} (SMS, {len(message.text)} characters, "
+                    f"{segments(message.text)})</li>")
+    senders = {m.name: m.sender for m in customer_messages() if m.sender}
+    for name, sender in senders.items():  # what the customer's mail app shows as the sender
+        (out / f"{name}.from.txt").write_text(f"From: {sender}\n", encoding="utf-8")
     if shots:
         with headless_browser() as b:
             for doc in docs:

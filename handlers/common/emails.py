@@ -41,3 +41,4 @@ def normalise_email(raw: str) -> str | None:
 def is_email(value: object) -> bool:
     """Whether ``value`` is a string holding one valid address."""
     return isinstance(value, str) and normalise_email(value) is not None
+

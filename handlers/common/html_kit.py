@@ -167,6 +167,15 @@ def link(url: str, label: str) -> Html:
     return Html(f"<a href='{esc(url)}' style='color:{LINK};text-decoration:underline'>{esc(label)}</a>")
 
 
+def way_back(business: str, url: str) -> Html:
+    """The foot of every page a customer lands on: who sent the link and the way back to them,
+    so a dead link is never a dead end."""
+    return Html(
+        para(f"This link came from {business}.")
+        + actions(button(url, f"Go to {business}", primary=True, method="get"))
+    )
+
+
 def differs(value: str) -> Html:
     """A value that differs from its counterpart: highlighted, bold, and tagged in words."""
     return Html(

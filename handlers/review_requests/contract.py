@@ -120,6 +120,8 @@ class SenderSettings(Settings):
     feedback_url: str
     business_name: str
     link_ttl_days: int
+    sender_name: str | None
+    reply_to_email: str | None
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ A request moves ``scheduled`` -> ``asked`` / ``diverted`` / ``suppressed`` and n
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
@@ -179,6 +180,24 @@ class WorkMessage:
 
 FEEDBACK_ACTION = "feedback"
 """The action the feedback link's ref token is issued for (rrs-sender signs, rrs-webhook checks)."""
+
+_REQUEST_ID = re.compile(r"^rq-[0-9a-f]{40}$")
+
+
+def ref_subject(request_id: str) -> str:
+    """What the short feedback ref signs: the request id's 160-bit hash as a decimal number,
+    which ``issue_short_token`` packs into 20 bytes (the id as text would take 43), so the
+    feedback link stays under 100 characters."""
+    if _REQUEST_ID.match(request_id):
+        return str(int(request_id[3:], 16))
+    return request_id
+
+
+def request_id_of(subject: str) -> str:
+    """The request id a short ref's subject stands for (``ref_subject`` reversed)."""
+    if subject.isdigit():
+        return f"rq-{int(subject):040x}"
+    return subject
 
 
 def send_message(request_id: str) -> WorkMessage:

@@ -20,6 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from handlers.common import html_kit as kit
 from handlers.common.customer_text import refusals
 from handlers.common.model_call import ConverseClient, ModelAnswer, call_structured
 from handlers.review_requests.domain import Channel, Purpose
@@ -144,7 +145,7 @@ def template(request: DraftRequest) -> Draft:
         subject = f"How did we do, {name}?" if request.first_name else "How did we do?"
         if request.channel is Channel.SMS:
             body = (
-                f"Hi {name}, thanks for choosing {business}. If you were happy with your "
+                f"Hi {name}, thanks for choosing us. If you were happy with your "
                 f"{job}, we'd be grateful for a quick review:"
             )
         else:
@@ -157,7 +158,7 @@ def template(request: DraftRequest) -> Draft:
         subject = f"How did your {job} go?"
         if request.channel is Channel.SMS:
             body = (
-                f"Hi {name}, thanks for choosing {business}. How did your {job} go? "
+                f"Hi {name}, thanks for choosing us. How did your {job} go? "
                 "We'd value your honest feedback:"
             )
         else:
@@ -211,12 +212,24 @@ def compose(request: DraftRequest, *, model_id: str, client: ConverseClient | No
     return Draft(body, subject, "model", model_id=model_id)
 
 
-def finish(draft: Draft, request: DraftRequest, link: str) -> tuple[str, str]:
-    """(subject, full text): the validated words, then the link and the opt-out line, by code."""
+def finish(draft: Draft, request: DraftRequest, link: str) -> tuple[str, str, str]:
+    """(subject, plain text, HTML part) of the ask: the validated words, then the link, the
+    business and the opt-out, by code. An SMS names the business in its first words (a text
+    from an unknown sender with a link reads like phishing) and has no HTML part."""
+    business = request.business
     if request.channel is Channel.SMS:
-        return "", f"{draft.body.rstrip()} {link}\nReply STOP to opt out."
-    text = (
-        f"{draft.body.rstrip()}\n\n{link}\n\n{request.business}\n\n"
-        "If you'd rather not hear from us again, just reply to this email and tell us."
+        return "", f"{business}: {draft.body.rstrip()} {link}\nReply STOP to opt out.", ""
+    stop = "If you'd rather not hear from us again, just reply to this email and tell us."
+    label = "Leave a review" if request.purpose is Purpose.REVIEW else "Tell us how it went"
+    paragraphs = [p.strip() for p in draft.body.strip().split("\n\n") if p.strip()]
+    mail = kit.mail(
+        draft.subject,
+        [draft.body.rstrip(), "", link, "", business, "", stop],
+        kit.join((
+            *(kit.para(p) for p in paragraphs),
+            kit.actions(kit.button(link, label, primary=True, method="get")),
+            kit.para(business),
+            kit.detail(stop),
+        )),
     )
-    return draft.subject, text
+    return mail.subject, mail.text, mail.html

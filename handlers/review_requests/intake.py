@@ -19,7 +19,13 @@ from typing import Any
 from handlers.common import metrics
 from handlers.common.dynamo_limits import Unstorable, bounded_payload, check_item
 from handlers.common.function_url import RequestError
-from handlers.common.link_tokens import Keyring, TokenError, verify_token
+from handlers.common.link_tokens import (
+    Keyring,
+    LinkClaims,
+    TokenError,
+    verify_short_token,
+    verify_token,
+)
 from handlers.review_requests.contacts import InvalidContact, normalise_contact
 from handlers.review_requests.contract import REQUESTS_TTL
 from handlers.review_requests.domain import (
@@ -27,6 +33,7 @@ from handlers.review_requests.domain import (
     State,
     escalate_message,
     request_id_for,
+    request_id_of,
 )
 from handlers.review_requests.events import Completion, Feedback, OptOut
 from handlers.review_requests.gate import capture_signal, decide, merge_customer
@@ -213,16 +220,13 @@ class Intake:
     def feedback(self, event: Feedback, now: dt.datetime) -> dict[str, Any]:
         """Append the feedback to the request's audit and enqueue an escalation."""
         try:
-            claims = verify_token(
-                event.ref, self.keyring(), action=FEEDBACK_ACTION, now=now.timestamp()
-            )
+            request_id = self._ref_request(event.ref, now)
         except TokenError as err:
             raise RequestError(
                 400,
                 "invalid_reference",
                 f"the feedback reference is not valid ({err.reason.value})",
             ) from err
-        request_id = claims.subject
         request = self.requests.get(request_id)
         if request is None:
             raise RequestError(404, "unknown_request", "no review request matches the reference")
@@ -247,6 +251,15 @@ class Intake:
             escalate_message(request_id, "private_feedback", f"feedback-{event.event_id}")
         )
         return {"request_id": request_id, "escalation": "queued"}
+
+    def _ref_request(self, ref: str, now: dt.datetime) -> str:
+        """The request a feedback ref names: a short token, or (an ask sent before short refs,
+        valid up to ``linkTtlDays``) a full ``v1.`` token whose subject is the request id."""
+        if ref.startswith("v1."):
+            claims: LinkClaims = verify_token(ref, self.keyring(), action=FEEDBACK_ACTION, now=now.timestamp())
+            return claims.subject
+        claims = verify_short_token(ref, self.keyring(), action=FEEDBACK_ACTION, now=now.timestamp())
+        return request_id_of(claims.subject)
 
     def opt_out(self, event: OptOut, now: dt.datetime) -> dict[str, Any]:
         """Record the contact on the suppression list (the first opt-out is kept)."""

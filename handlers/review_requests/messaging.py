@@ -41,12 +41,14 @@ class Messenger(Protocol):
 
 
 class AwsMessenger:
-    """SES v2 for email from ``sender_email``; End User Messaging SMS from ``sms_identity``
-    (None for a function that sends email only)."""
+    """SES v2 for email from ``sender_email`` ("Name <address>" for a customer:
+    ``emails.from_address``), replies to ``reply_to``; End User Messaging SMS from
+    ``sms_identity`` (None for a function that sends email only)."""
 
-    def __init__(self, sender_email: str, sms_identity: str | None) -> None:
+    def __init__(self, sender_email: str, sms_identity: str | None, reply_to: str | None = None) -> None:
         self.sender_email = sender_email
         self.sms_identity = sms_identity
+        self.reply_to = reply_to
 
     def send(self, message: Outgoing) -> str:
         if message.channel is Channel.EMAIL:
@@ -60,6 +62,7 @@ class AwsMessenger:
         answer = client("sesv2").send_email(
             FromEmailAddress=self.sender_email,
             Destination={"ToAddresses": [message.to]},
+            ReplyToAddresses=[self.reply_to] if self.reply_to else [],
             Content={
                 "Simple": {
                     "Subject": {"Data": message.subject, "Charset": "UTF-8"},

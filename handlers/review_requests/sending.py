@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from handlers.common import metrics
-from handlers.common.link_tokens import Keyring, issue_token
+from handlers.common.link_tokens import Keyring, issue_short_token
 from handlers.common.model_call import ConverseClient
 from handlers.review_requests import drafting, grading
 from handlers.review_requests.domain import (
@@ -32,6 +32,7 @@ from handlers.review_requests.domain import (
     State,
     escalate_message,
     purpose_for,
+    ref_subject,
 )
 from handlers.review_requests.messaging import Messenger, OptedOutAtCarrier, Outgoing
 from handlers.review_requests.store import Audit, AuditEntry, OptOuts, Requests, finish_with_audit
@@ -77,6 +78,18 @@ def feedback_link(base: str, token: str) -> str:
     """The feedback form URL with the signed ref appended."""
     joiner = "&" if "?" in base else "?"
     return f"{base}{joiner}ref={token}"
+
+
+def feedback_ref(keyring: Keyring, request_id: str, ttl: dt.timedelta, now: dt.datetime) -> str:
+    """The feedback link's ref: a short token (about 55 characters, where a full one takes
+    over 150), so the whole link a customer sees stays under 100 characters."""
+    return issue_short_token(
+        keyring,
+        subject=ref_subject(request_id),
+        action=FEEDBACK_ACTION,
+        ttl_seconds=int(ttl.total_seconds()),
+        now=now.timestamp(),
+    )
 
 
 @dataclass
@@ -166,7 +179,7 @@ class Sender:
             if purpose is Purpose.REVIEW
             else feedback_link(cfg.feedback_url, self._ref(request_id, now))
         )
-        subject, text = drafting.finish(draft, request, link)
+        subject, text, html = drafting.finish(draft, request, link)
         if purpose is not Purpose.REVIEW and cfg.review_url in f"{subject}\n{text}":
             raise LinkLeak(f"request {request_id}: review link in a {grade.band} ask")
         if grade.band is Band.UNHAPPY:
@@ -229,7 +242,7 @@ class Sender:
         if not won:
             return "lost_race"
         try:
-            message_id = self.messenger.send(Outgoing(channel, to, text, subject))
+            message_id = self.messenger.send(Outgoing(channel, to, text, subject, html))
         except OptedOutAtCarrier:
             self.requests.correct_to_suppressed(
                 request_id, new_state.value, claim, "opted_out_at_carrier", iso(now)
@@ -268,10 +281,4 @@ class Sender:
         return new_state.value
 
     def _ref(self, request_id: str, now: dt.datetime) -> str:
-        return issue_token(
-            self.keyring(),
-            subject=request_id,
-            action=FEEDBACK_ACTION,
-            ttl_seconds=int(self.config.link_ttl.total_seconds()),
-            now=now.timestamp(),
-        )
+        return feedback_ref(self.keyring(), request_id, self.config.link_ttl, now)

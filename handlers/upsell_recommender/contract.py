@@ -94,6 +94,8 @@ class AddlinkSettings(Settings):
     offers_table: str
     store_domain: str
     addlink_key_secret_id: str
+    business_name: str
+    website_url: str | None
 
 
 @dataclass(frozen=True)
@@ -112,6 +114,9 @@ class SenderSettings(Settings):
     sms_origination_identity: str
     sender_email: str
     link_grace_days: int
+    business_name: str
+    sender_name: str | None
+    reply_to_email: str | None
 
 
 @dataclass(frozen=True)

@@ -53,21 +53,25 @@ class Messenger(Protocol):
         ...
 
 
-def compose(contact: Contact, title: str, line: str, url: str) -> Nudge:
-    """The nudge text: greeting, the pitch, the one-tap link, how to stop."""
+def compose(contact: Contact, title: str, line: str, url: str, *, business: str) -> Nudge:
+    """The nudge text: who writes (the shop's name first), greeting, the pitch, the one-tap
+    link, how to stop. A message that does not name its sender reads like phishing to a
+    customer, and carriers filter it as such."""
     hello = f"Hi {contact.first_name}," if contact.first_name else "Hi,"
     pitch = _sentence(line)
     if contact.channel is Channel.SMS:
-        return Nudge(contact, EMAIL_SUBJECT, sms_text(contact.first_name, title, pitch, url))
-    thanks = f"Thanks for your order! {pitch}"
+        return Nudge(contact, EMAIL_SUBJECT, sms_text(contact.first_name, title, pitch, url, business))
+    thanks = f"Thanks for your order with {business}! {pitch}"
     stop = "Not interested in suggestions like this? Reply to this email and we will stop."
+    subject = f"{business}: {EMAIL_SUBJECT.lower()}"
     mail = kit.mail(
-        EMAIL_SUBJECT,
-        [hello, "", thanks, "", f"Add {title} to your cart in one tap:", url, "", stop],
+        subject,
+        [hello, "", thanks, "", f"Add {title} to your cart in one tap:", url, "", business, "", stop],
         kit.join((
             kit.para(hello),
             kit.para(thanks),
             kit.actions(kit.button(url, f"Add {title} to your cart", primary=True, method="get")),
+            kit.para(business),
             kit.detail(stop),
         )),
     )
@@ -79,29 +83,31 @@ def _sentence(text: str) -> str:
     return text + "." if text and text[-1] not in ".!?" else text
 
 
-def sms_text(first_name: str | None, title: str, pitch: str, url: str) -> str:
+def sms_text(first_name: str | None, title: str, pitch: str, url: str, business: str) -> str:
     """The longest wording that fits one GSM-7 segment with its link: a second segment is a
     second charge, and one character outside GSM-7 would make it UCS-2 (70 a segment). The
-    link and the opt-out are always whole; the pitch, the greeting, then the title give way."""
+    shop's name (first), the link and the opt-out are always whole; the pitch, the greeting,
+    then the title give way."""
 
+    shop = to_gsm7(business) + ":"
     hi = to_gsm7(f"Hi {first_name},") if first_name else ""
     name, pitch = to_gsm7(title) or "it", to_gsm7(pitch)
     stop = "Reply STOP to opt out."
-    for text in (
-        f"{hi} thanks for your order! {pitch} Add {name} in one tap: {url} {stop}",
-        f"{hi} thanks for your order! Add {name} in one tap: {url} {stop}",
-        f"{hi} add {name} to your order in one tap: {url} {stop}",
-        f"{hi} add {name}: {url} {stop}",
-        f"Add {name}: {url} {stop}",
+    for words in (
+        f"{hi} thanks for your order! {pitch} Add {name} in one tap:",
+        f"{hi} thanks for your order! Add {name} in one tap:",
+        f"{hi} add {name} to your order in one tap:",
+        f"{hi} add {name}:",
+        f"Add {name}:",
     ):
-        text = " ".join(text.split())
-        text = text[:1].upper() + text[1:]  # no name: "Thanks for your order!", "Add ..."
+        words = " ".join(words.split())
+        text = f"{shop} {words[:1].upper()}{words[1:]} {url} {stop}"  # "Thanks ...", "Add ..."
         if fits_one_segment(text):
             return text
-    # A long title is cut to what is left beside the link and the opt-out.
-    room = SEGMENT - (gsm7_septets(f"Add ...: {url} {stop}") or SEGMENT)
+    # A long title is cut to what is left beside the name, the link and the opt-out.
+    room = SEGMENT - (gsm7_septets(f"{shop} Add ...: {url} {stop}") or SEGMENT)
     short = name[: max(room, 0)].rstrip()
-    return f"Add {short}...: {url} {stop}" if short else f"Add it: {url} {stop}"
+    return f"{shop} Add {short}...: {url} {stop}" if short else f"{shop} Add it: {url} {stop}"
 
 
 def _error_code(err: Exception) -> str | None:
@@ -120,11 +126,13 @@ class AwsMessenger:
         *,
         origination_identity: str,
         sender_email: str,
+        reply_to: str | None = None,
         sms_client: Callable[[], Any] | None = None,
         email_client: Callable[[], Any] | None = None,
     ) -> None:
         self.origination_identity = origination_identity
-        self.sender_email = sender_email
+        self.sender_email = sender_email  # "Name <address>" (emails.from_address)
+        self.reply_to = reply_to
         self._sms_client = sms_client or _client("pinpoint-sms-voice-v2")
         self._email_client = email_client or _client("sesv2")
 
@@ -144,6 +152,7 @@ class AwsMessenger:
             answer = self._email_client().send_email(
                 FromEmailAddress=self.sender_email,
                 Destination={"ToAddresses": [nudge.contact.address]},
+                ReplyToAddresses=[self.reply_to] if self.reply_to else [],
                 Content={
                     "Simple": {
                         "Subject": {"Data": nudge.subject, "Charset": "UTF-8"},

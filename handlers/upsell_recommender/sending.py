@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from handlers.common import metrics
 from handlers.common.aws_clients import table
 from handlers.common.link_tokens import Keyring, issue_short_token
+from handlers.common.mail_from import from_address
 from handlers.common.observability import get_logger
 from handlers.common.secrets import get_secret
 from handlers.upsell_recommender import customers, offers
@@ -63,6 +64,7 @@ class SenderDeps:
         retention_s: Offer retention after the window (TTL).
         grace_s: How long after the window the link still works (late taps are recorded).
         max_nudges: Nudges allowed per 30 days.
+        business: The shop's name, first in every nudge.
     """
 
     offers: Table
@@ -76,6 +78,7 @@ class SenderDeps:
     retention_s: int
     grace_s: int
     max_nudges: int
+    business: str
 
     @classmethod
     def from_settings(cls, config: SenderSettings, *, messenger: Messenger | None = None) -> SenderDeps:
@@ -88,7 +91,8 @@ class SenderDeps:
             messenger=messenger
             or AwsMessenger(
                 origination_identity=config.sms_origination_identity,
-                sender_email=config.sender_email,
+                sender_email=from_address(config.sender_name or config.business_name, config.sender_email),
+                reply_to=config.reply_to_email,
             ),
             keyring=lambda: Keyring.from_secret_string(get_secret(key_id)),
             addlink_url=config.addlink_url,
@@ -96,6 +100,7 @@ class SenderDeps:
             retention_s=config.offer_retention_days * 86400,
             grace_s=config.link_grace_days * 86400,
             max_nudges=config.max_nudges_per_30_days,
+            business=config.business_name,
         )
 
 
@@ -171,7 +176,7 @@ def send_one(offer: Mapping[str, Any], deps: SenderDeps, keyring: Keyring, *, no
     # The pitch passed the bound when it was picked; checked again here, the last point before
     # the customer (an offer stored by an older picker, or a bound tightened since).
     line = clean_line(str(offer.get("line") or ""), title)
-    nudge = compose(contact, title, line, link_url(deps.addlink_url, token))
+    nudge = compose(contact, title, line, link_url(deps.addlink_url, token), business=deps.business)
     try:
         message_id = deps.messenger.send(nudge)
     except NudgeRejected as err:

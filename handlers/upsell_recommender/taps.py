@@ -73,11 +73,15 @@ class AddlinkDeps:
         offers: upsr-offers (conditional UpdateItem only).
         keyring: The add-link keyring (its own secret).
         store_domain: The shop the cart URL points at.
+        business: The shop's name, on every page a tap lands on.
+        website: The shop's own web address, the way back from a refused link.
     """
 
     offers: Table
     keyring: Callable[[], Keyring]
     store_domain: str
+    business: str
+    website: str
 
     @classmethod
     def from_settings(cls, config: AddlinkSettings) -> AddlinkDeps:
@@ -86,6 +90,9 @@ class AddlinkDeps:
             offers=table(config.offers_table),
             keyring=lambda: Keyring.from_secret_string(get_secret(key_id)),
             store_domain=config.store_domain,
+            business=config.business_name,
+            # The myshopify.com address answers with a redirect to the shop's primary domain.
+            website=config.website_url or f"https://{shop_domain(config.store_domain)}",
         )
 
 
@@ -115,9 +122,13 @@ def _claims(request: http.Request, deps: AddlinkDeps, now: float) -> tuple[str, 
     return offer_id_for(claims.subject), None
 
 
-def _refuse(request: http.Request, status: int, code: str, title: str, message: str) -> dict[str, Any]:
-    """A customer's browser gets a page it can read; anything else the JSON error."""
-    return kit.answer(request, status, code, title, message)
+def _refuse(
+    request: http.Request, deps: AddlinkDeps, status: int, code: str, title: str, message: str
+) -> dict[str, Any]:
+    """A customer's browser gets a page it can read, naming the shop, with the way back to it;
+    anything else the JSON error."""
+    return kit.answer(request, status, code, title, message,
+                      more=kit.way_back(deps.business, deps.website))
 
 
 def handle(request: http.Request, deps: AddlinkDeps, *, now: float) -> dict[str, Any]:
@@ -126,14 +137,14 @@ def handle(request: http.Request, deps: AddlinkDeps, *, now: float) -> dict[str,
     try:
         offer_id, variant_id = _claims(request, deps, now)
     except TokenExpired:
-        return _refuse(request, 410, "link_expired", "This offer has ended",
+        return _refuse(request, deps, 410, "link_expired", "This offer has ended",
                        "This link has expired. The offer it was for has ended.")
     except MalformedToken:
-        return _refuse(request, 400, "invalid_link", "This link is not valid",
+        return _refuse(request, deps, 400, "invalid_link", "This link is not valid",
                        "This link is not valid: part of it may be missing. Open it from the message again.")
     except TokenError as err:
         log.warning("link token refused", extra={"reason": err.reason.value})
-        return _refuse(request, 403, "invalid_link", "This link is not valid",
+        return _refuse(request, deps, 403, "invalid_link", "This link is not valid",
                        "This link is not valid: part of it may be missing. Open it from the message again.")
 
     if request.method not in ("GET", "HEAD"):
@@ -151,7 +162,7 @@ def handle(request: http.Request, deps: AddlinkDeps, *, now: float) -> dict[str,
     item = result.item or {}
     variant = variant_id or str(item.get("variant_id") or "")
     if not result.found or not is_variant_id(variant):
-        return _refuse(request, 404, "offer_not_found", "This offer has ended",
+        return _refuse(request, deps, 404, "offer_not_found", "This offer has ended",
                        "This offer no longer exists.")
     log.info(
         "tap",

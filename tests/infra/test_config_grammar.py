@@ -109,6 +109,7 @@ def test_every_default_is_accepted() -> None:
         LsSettings: {"siteOrigins": ["https://www.example.com"]},
         UpsrSettings: {
             "storeDomain": "shop.myshopify.com",
+            "businessName": "Shop",
             "senderEmail": "a@example.com",
             "ownerEmail": "b@example.com",
             "smsOriginationIdentity": "pool/pool-1",

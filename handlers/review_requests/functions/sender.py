@@ -17,6 +17,7 @@ from handlers.common import batch, entry
 from handlers.common.clock import Clock
 from handlers.common.degradations import NotingRefusals
 from handlers.common.link_tokens import Keyring
+from handlers.common.mail_from import from_address
 from handlers.common.observability import get_logger
 from handlers.common.secrets import get_secret
 from handlers.review_requests import contract
@@ -37,7 +38,11 @@ def wire(s: contract.SenderSettings, clock: Clock) -> Sender:
         requests=Requests(s.requests_table, contract.REQUESTS_INDEX),
         optouts=OptOuts(s.optout_table),
         audit=Audit(s.audit_table),
-        messenger=AwsMessenger(s.sender_email, s.sms_origination_identity),
+        messenger=AwsMessenger(
+            from_address(s.sender_name or s.business_name, s.sender_email),
+            s.sms_origination_identity,
+            reply_to=s.reply_to_email,
+        ),
         # Unhappy grades are escalated; the sender never enqueues a send.
         work=KindRoutedQueue({contract.ESCALATE: SqsWorkQueue(s.escalations_queue_url)}),
         keyring=lambda: Keyring.from_secret_string(get_secret(s.messaging_key_secret_id)),

@@ -48,6 +48,8 @@ class Rrs:
 
     bedrock: FakeBedrockClient = field(default_factory=FakeBedrockClient)
     sms: list[dict[str, Any]] = field(default_factory=list)
+    mail: list[dict[str, Any]] = field(default_factory=list)
+    """Every SES v2 SendEmail request, as sent (moto keeps only the HTML part of a mail)."""
     now: dt.datetime = NOW
 
     def table(self, key: str) -> Any:
@@ -107,6 +109,10 @@ class Rrs:
 
         return list(ses_backends[DEFAULT_ACCOUNT_ID][REGION].sent_messages)
 
+    def texts(self) -> list[str]:
+        """The plain-text part of every mail sent, in order."""
+        return [m["Content"]["Simple"]["Body"]["Text"]["Data"] for m in self.mail]
+
     def put_customer(self, customer_id: str = "c-1", **fields: Any) -> None:
         item = {
             "customer_id": customer_id,
@@ -156,6 +162,14 @@ def rrs(function_env: FunctionEnv, monkeypatch: pytest.MonkeyPatch) -> Iterator[
 
     stubber.activate()
     monkeypatch.setattr(sms_client, "send_text_message", record_sms)
+    ses = client("sesv2")
+    send_email = ses.send_email
+
+    def record_mail(**kwargs: Any) -> dict[str, Any]:
+        state.mail.append(kwargs)
+        return dict(send_email(**kwargs))
+
+    monkeypatch.setattr(ses, "send_email", record_mail)
     yield state
     stubber.deactivate()
 

@@ -67,9 +67,9 @@ def test_a_hostile_draft_falls_back_to_the_template(rrs: Rrs, case: str, body: s
     send()
     compose_prompt = str(rrs.bedrock.calls[1]["messages"])
     assert "IGNORE PREVIOUS" not in compose_prompt  # the injected title never reached it either
-    [email] = rrs.emails()
-    assert body not in email.body, case
-    assert email.body.startswith("Hi Ann,\n\nThank you for choosing"), case  # the template
+    [email], [text] = rrs.emails(), rrs.texts()
+    assert body not in email.body and body not in text, case
+    assert text.startswith("Hi Ann,\n\nThank you for choosing"), case  # the template
     for banned in ("FREE100", "50%", "£49", "07700", "reply YES", "example-reviews", "refund"):
         assert banned not in email.body and banned not in email.subject, (case, banned)
     assert rrs.request(RID)["draft_source"] == "template"

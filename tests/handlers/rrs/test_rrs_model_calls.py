@@ -102,7 +102,7 @@ def test_a_clean_draft_is_used_and_the_link_is_added_by_code() -> None:
     draft = compose(REVIEW_EMAIL, model_id=MODEL, client=fake)
     assert draft.source == "model" and draft.rejected == ()
     assert "http" not in json.dumps(fake.calls[0])  # the model never sees a link
-    subject, text = finish(draft, REVIEW_EMAIL, "https://g.page/r/x/review")
+    subject, text, _ = finish(draft, REVIEW_EMAIL, "https://g.page/r/x/review")
     assert subject == "How did we do, Ann?"
     assert text.startswith(GOOD) and text.count("https://g.page/r/x/review") == 1
 
@@ -146,7 +146,7 @@ def test_a_draft_with_a_link_or_price_falls_back_to_the_template(bad: str) -> No
     draft = compose(REVIEW_EMAIL, model_id=MODEL, client=fake)
     assert draft.source == "template" and draft.rejected
     assert draft.body == template(REVIEW_EMAIL).body
-    _, text = finish(draft, REVIEW_EMAIL, "https://g.page/r/x/review")
+    _, text, _ = finish(draft, REVIEW_EMAIL, "https://g.page/r/x/review")
     assert "fake" not in text and "£" not in text
 
 
@@ -169,7 +169,7 @@ def test_every_template_passes_the_same_validation(
 
 def test_sms_keeps_the_link_and_stop_line_after_the_words() -> None:
     draft = template(FEEDBACK_SMS)
-    subject, text = finish(draft, FEEDBACK_SMS, "https://www.example.com/feedback?ref=abc")
+    subject, text, _ = finish(draft, FEEDBACK_SMS, "https://www.example.com/feedback?ref=abc")
     assert subject == ""
     assert text.endswith("https://www.example.com/feedback?ref=abc\nReply STOP to opt out.")
     assert len(text) <= 320

@@ -10,8 +10,8 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from handlers.common.entry import registry
-from handlers.common.link_tokens import Keyring, verify_token
-from handlers.review_requests.domain import Channel, Purpose, request_id_for
+from handlers.common.link_tokens import Keyring, verify_short_token
+from handlers.review_requests.domain import Channel, Purpose, request_id_for, request_id_of
 from handlers.review_requests.drafting import DraftRequest, template
 from handlers.review_requests.functions import sender as sender_module
 from handlers.review_requests.functions import sweep as sweep_module
@@ -79,11 +79,13 @@ def test_a_happy_customer_is_asked_for_a_public_review_and_it_is_all_audited(
     script(scheduled, "happy", GOOD_EMAIL_DRAFT)
     assert send(SEND) == {"batchItemFailures": []}
 
-    [email] = scheduled.emails()
+    [email], [text] = scheduled.emails(), scheduled.texts()
     assert email.destinations["ToAddresses"] == ["ann@example.org"]
-    assert email.source == "crm-bot@example.com"
+    assert email.source == "Example Home Services <crm-bot@example.com>"
+    assert scheduled.mail[0]["ReplyToAddresses"] == ["office@example.com"]
     assert email.subject == "How did we do, Ann?"
-    assert email.body.startswith(GOOD_EMAIL_DRAFT) and email.body.count(REVIEW_URL) == 1
+    assert text.startswith(GOOD_EMAIL_DRAFT) and text.count(REVIEW_URL) == 1
+    assert "Leave a review</a>" in email.body  # the HTML part's button
     assert FEEDBACK_URL not in email.body
 
     item = scheduled.request(RID)
@@ -101,7 +103,7 @@ def test_a_happy_customer_is_asked_for_a_public_review_and_it_is_all_audited(
     assert grade["facts_given"]["notes"] == "Spotless, thanks"
     assert grade["signal"]["source"] == "event"
     message = audit_facts(scheduled, "message")
-    assert message["text"] == email.body and message["link"] == REVIEW_URL
+    assert message["text"] == text and message["link"] == REVIEW_URL
     assert message["to"] == "ann@example.org" and message["purpose"] == "review"
     assert message["facts_given"]["customer_first_name"] == "Ann"
     assert audit_facts(scheduled, "delivered")["provider_message_id"]
@@ -111,13 +113,14 @@ def test_an_unhappy_grade_never_receives_the_public_review_link(scheduled: Rrs) 
     script(scheduled, "unhappy", GOOD_FEEDBACK_DRAFT, "How did your boiler service go?")
     send(SEND)
 
-    [email] = scheduled.emails()
+    [email], [text] = scheduled.emails(), scheduled.texts()
     assert REVIEW_URL not in email.body and "g.page" not in email.body
-    link = next(word for word in email.body.split() if word.startswith(FEEDBACK_URL))
+    link = next(word for word in text.split() if word.startswith(FEEDBACK_URL))
+    assert len(link) <= 100, link  # a short ref (a full token made it over 200)
     ref = parse_qs(urlsplit(link).query)["ref"][0]
     keyring = Keyring.from_secret_string(json.dumps(KEYRING))
-    claims = verify_token(ref, keyring, action="feedback", now=DUE.timestamp())
-    assert claims.subject == RID
+    claims = verify_short_token(ref, keyring, action="feedback", now=DUE.timestamp())
+    assert request_id_of(claims.subject) == RID
 
     item = scheduled.request(RID)
     assert (item["state"], item["band"], item["purpose"]) == ("diverted", "unhappy", "feedback")
@@ -178,12 +181,12 @@ def test_a_bad_model_draft_is_rejected_and_the_template_goes_out(
 ) -> None:
     script(scheduled, band, bad_draft)
     send(SEND)
-    [email] = scheduled.emails()
+    [email], [text] = scheduled.emails(), scheduled.texts()
     purpose = Purpose.REVIEW if band == "happy" else Purpose.FEEDBACK
     expected = template(
         DraftRequest("Ann", "Example Home Services", "boiler service", Channel.EMAIL, purpose)
     )
-    assert email.body.startswith(expected.body) and email.subject == expected.subject
+    assert text.startswith(expected.body) and email.subject == expected.subject
     assert "other/review" not in email.body and "£" not in email.body and "refund" not in email.body
     message = audit_facts(scheduled, "message")
     assert message["draft_source"] == "template" and problem in message["rejected"]

@@ -35,7 +35,7 @@ def test_sms_goes_through_end_user_messaging_from_the_configured_identity(aws: N
 
     sms = client("pinpoint-sms-voice-v2")
     identity = "arn:aws:sms-voice:eu-west-2:123456789012:pool/pool-abc"
-    nudge = compose(Contact(Channel.SMS, "+447700900123", "Ann"), "Mat", "Comfy.", "https://l/?t=x")
+    nudge = compose(Contact(Channel.SMS, "+447700900123", "Ann"), "Mat", "Comfy.", "https://l/?t=x", business="Example Shop")
     with Stubber(sms) as stub:
         stub.add_response(
             "send_text_message",
@@ -63,14 +63,14 @@ def test_email_nudge_goes_through_ses_from_the_sender(aws: None) -> None:
 
     client("ses").verify_domain_identity(Domain="example.com")
     messenger = AwsMessenger(origination_identity="pool/x", sender_email=SENDER)
-    nudge = compose(Contact(Channel.EMAIL, "ann@example.com"), "Mat", "Comfy.", "https://l/?t=x")
+    nudge = compose(Contact(Channel.EMAIL, "ann@example.com"), "Mat", "Comfy.", "https://l/?t=x", business="Example Shop")
     assert messenger.send(nudge)
     [message] = ses_backends["123456789012"]["eu-west-2"].sent_messages
     assert message.source == SENDER and message.destinations["ToAddresses"] == ["ann@example.com"]
     assert "Hi," in nudge.text and "Reply to this email" in nudge.text
-    assert nudge.text == (  # the plain-text part is kept as it was
-        "Hi,\n\nThanks for your order! Comfy.\n\nAdd Mat to your cart in one tap:\n"
-        "https://l/?t=x\n\nNot interested in suggestions like this? Reply to this email and "
+    assert nudge.text == (  # the plain-text part, signed by the shop
+        "Hi,\n\nThanks for your order with Example Shop! Comfy.\n\nAdd Mat to your cart in one tap:\n"
+        "https://l/?t=x\n\nExample Shop\n\nNot interested in suggestions like this? Reply to this email and "
         "we will stop.\n"
     )
     # moto keeps the HTML part when there is one: the button says what it does.

@@ -122,7 +122,7 @@ def test_the_sms_link_fits_one_segment_with_a_real_function_url() -> None:
     url = link_url(FUNCTION_URL, token)
     assert len(token) <= 36 and url.count("/") == 3
     for title in ("Mat", "Organic Cotton \u201cPremium\u201d Gift Wrap with a Handwritten Card \U0001f381"):
-        nudge = compose(Contact(Channel.SMS, "+447700900123", "Ann"), title, "It goes with it", url)
+        nudge = compose(Contact(Channel.SMS, "+447700900123", "Ann"), title, "It goes with it", url, business="Example Shop")
         assert fits_one_segment(nudge.text), nudge.text
         assert url in nudge.text and nudge.text.endswith("STOP to opt out.")
 

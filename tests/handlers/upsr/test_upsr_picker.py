@@ -71,7 +71,7 @@ def test_a_hostile_pitch_never_reaches_the_customer(world: World, case: str, lin
     [nudge] = world.messenger.sent
     # The pitch line is dropped when it does not fit one SMS segment beside the link (#26);
     # whatever stays is the safe template, never the hostile line.
-    assert line not in nudge.text and "Add Mat 1" in nudge.text
+    assert line not in nudge.text and "add mat 1" in nudge.text.lower()
     for banned in ("£0", "FREE100", "SAVE30", "GBP", "07700", "Reply YES", "<b>"):
         assert banned not in nudge.text, (case, nudge.text)
 
