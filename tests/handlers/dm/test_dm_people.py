@@ -1,0 +1,88 @@
+"""The owner's side of a run (issue 40): no proposal about a record an automatic merge of the
+same run took, one item and one page per person, and result pages that say who, what, when, by
+whom and what can still be done."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from handlers.common.entry import registry
+from handlers.common.link_tokens import issue_token
+from handlers.duplicate_merger.functions import merge
+from tests.handlers.dm.conftest import DmAws
+from tests.handlers.dm.flows import (
+    BROWSER,
+    KEYS,
+    NOW,
+    crm_with_duplicates,
+    last_mail,
+    queued_merges,
+    request,
+    run_week,
+)
+from testsupport.dm import InMemoryCrm
+
+
+def crm_with_people() -> InMemoryCrm:
+    """Ann Zyborski twice (merged automatically) and a third Ann sharing the absorbed record's
+    mobile; Zed Quarrington three times, each pair only a proposal."""
+    crm = crm_with_duplicates()
+    crm.add_contact("103", firstname="Ann", lastname="Zyborsky", email="a.zyborsky@home.example",
+                    mobilephone="617-555-0199", city="Boston", createdate="2025-06-01")
+    crm.add_contact("301", firstname="Zed", lastname="Quarrington", email="zq@one.io", city="Tulsa",
+                    phone="918-555-0144")
+    crm.add_contact("302", firstname="Zed", lastname="Quarington", email="zed.q@two.io", city="Tulsa",
+                    phone="918-555-0144")
+    crm.add_contact("303", firstname="Zed", lastname="Quarrington", email="zed@three.io", city="Tulsa",
+                    phone="918-555-0144")
+    return crm
+
+
+def pairs_of(dm_aws: DmAws, band: str) -> dict[str, float]:
+    return {i["pair_key"]: float(i["score"]) for i in dm_aws.pairs.scan()["Items"]
+            if i.get("band") == band}
+
+
+def test_the_scenario_has_what_the_rules_are_about(dm_aws: DmAws) -> None:
+    """Guards the fixture: without these pairs the tests below would pass vacuously."""
+    run_week(dm_aws, crm_with_people())
+    proposed = pairs_of(dm_aws, "propose")
+    assert set(pairs_of(dm_aws, "automatic")) == {"101#102"}
+    assert "102#103" in proposed, proposed
+    assert {"301#302", "302#303"} <= set(proposed), proposed
+
+
+def test_no_proposal_touches_a_record_the_run_merged_and_a_person_is_one_item(
+    dm_aws: DmAws,
+) -> None:
+    crm = crm_with_people()
+    run_week(dm_aws, crm)
+    registry.override(merge, crm=lambda: crm)
+    registry.override(clock=lambda: NOW)
+    (message,) = queued_merges(dm_aws)
+    merge.handler({"Records": [{"messageId": "m1", "body": json.dumps(message)}]}, None)
+    assert "102" in crm.archived
+    result = merge.handler({"action": "digest"}, None)
+    html = str(json.loads(last_mail())["body"])
+    review = html.split("<h2>To review</h2>")[1].split("</ol>")[0]
+    items = review.split("<li")[1:]
+    assert not [i for i in items if "Zyborsky" in i], review  # 102 is gone: no such proposal
+    zeds = [i for i in items if "Zed Qua" in i]
+    assert len(zeds) == 1, review  # three records of Zed: one item
+    assert "3 records" in zeds[0], zeds[0]
+    assert result["proposals"] == len(items)
+
+
+def test_a_person_with_three_records_has_one_page_with_every_record(dm_aws: DmAws) -> None:
+    crm = crm_with_people()
+    run_week(dm_aws, crm)
+    registry.override(merge, crm=lambda: crm)
+    registry.override(clock=lambda: NOW)
+    token = issue_token(KEYS, subject="302#303", action="review", ttl_seconds=86_400, now=NOW.timestamp())
+    page = merge.handler(request("GET", "/review", token, BROWSER), None)
+    assert page["statusCode"] == 200
+    body = page["body"]
+    assert body.count("Zed Quarington") >= 1 and body.count("Zed Quarrington") >= 2
+    forms = re.findall(r"action='(/confirm\?t=[^']+)'", body)
+    assert len(forms) == len([k for k in pairs_of(dm_aws, "propose") if k.startswith("30")])
