@@ -43,6 +43,9 @@ class DigestItem:
     confirm: str = ""
     reject: str = ""
     undo: str = ""
+    records: int = 2
+    """Records of the person: from three up the item has only ``review``, the person's page
+    (a decision per pair there)."""
 
 
 @dataclass(frozen=True)
@@ -71,6 +74,15 @@ def _heading(item: DigestItem) -> str:
 
 
 def _proposal_html(item: DigestItem, first: bool) -> kit.Html:
+    if item.records > 2:
+        return kit.Html(
+            f"<li style='margin-bottom:20px'><strong>{kit.esc(_heading(item))}</strong><br>"
+            f"{kit.esc(item.reason)}<br>{kit.esc(item.confidence)}"
+            + kit.actions(kit.button(item.review, f"See all {item.records} records and decide",
+                                     primary=first, method="get"))
+            + f"<span class=detail style='color:{kit.MUTED};font-size:14px'> "
+            f"(best score {item.score:+.1f} bits)</span></li>"
+        )
     return kit.Html(
         f"<li style='margin-bottom:20px'><strong>{kit.esc(_heading(item))}</strong><br>"
         f"{kit.esc(item.reason)}<br>{kit.esc(item.confidence)}"
@@ -123,13 +135,17 @@ def compose(
         lines.append("To review: each link opens a page with one button.")
         html.append("<h2>To review</h2><ol>")
         for n, item in enumerate(props, 1):
+            links = [f"   See all {item.records} records and decide: {item.review}"] if (
+                item.records > 2) else [
+                f"   Confirm, merge them: {item.confirm}",
+                f"   Not a duplicate: {item.reject}",
+                f"   See both records: {item.review}",
+            ]
             lines += [
                 f"{n}. {_heading(item)}",
                 f"   {item.reason}",
                 f"   {item.confidence}",
-                f"   Confirm, merge them: {item.confirm}",
-                f"   Not a duplicate: {item.reject}",
-                f"   See both records: {item.review}",
+                *links,
                 f"   Detail: score {item.score:+.1f} bits",
                 "",
             ]

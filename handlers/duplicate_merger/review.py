@@ -40,7 +40,7 @@ from handlers.common.aws_clients import client, table
 from handlers.common.link_tokens import Keyring, issue_token
 from handlers.common.secrets import get_secret
 from handlers.duplicate_merger import digest as dg
-from handlers.duplicate_merger import pages
+from handlers.duplicate_merger import pages, people
 from handlers.duplicate_merger.contract import MergeSettings
 from handlers.duplicate_merger.crm import CrmWriter
 from handlers.duplicate_merger.matcher import Thresholds, describe, split_pair_key, week_of
@@ -55,6 +55,12 @@ from handlers.duplicate_merger.store import (
 )
 
 MERGE_ID = re.compile(r"mrg_\d{4}_\d{2}_\d{2}_[0-9a-f]{6}")
+WITHDRAWN = (
+    "One of these two records was merged automatically into another record in the same run, "
+    "so this pair is no longer a question. Nothing was changed. The record that was kept is "
+    "proposed again next week if it still looks like a duplicate."
+)
+"""The page for a pair the digest no longer shows (``people``): who, what, and what follows."""
 NOTES_DAYS = 7
 """The digest lists the notes of the week before it (it is weekly)."""
 ROUTES = {
@@ -149,7 +155,15 @@ class App:
             decided = self._decided(pair)
             if decided:
                 return kit.answer(event, 409, "already_decided", f"Already decided: {pages.who(pair)}",
-                                  decided)
+                                  decided, more=self._still(pair, base, now))
+            if route == "review" and pair.get("band") == "propose" and pair.get("run_id"):
+                found = people.person_of(claims.subject, self._people(str(pair["run_id"])))
+                if found is None:  # a record of the pair went in an automatic merge of its run
+                    return kit.answer(event, 410, "proposal_withdrawn", f"Nothing to decide: {pages.who(pair)}",
+                                      WITHDRAWN)
+                if len(found.records) > 2:
+                    return pages.person([self._choice(p, base, claims.expires_at, now, found)
+                                         for p in found.pairs])
             this = f"{base}/{route}?t={_token_of(claims, self)}"
             confirm = this if route == "confirm" else self._link(
                 base, "/confirm", "confirm", claims.subject, claims.expires_at, now)
@@ -170,14 +184,14 @@ class App:
         return pages.names(pair) if pair else {}
 
     def _decided(self, pair: Mapping[str, Any]) -> str:
-        """"Recorded as not a duplicate by ... on ..." when the pair is decided; "" otherwise."""
+        """"Ann and Ann were merged by ... on ..." when the pair is decided; "" otherwise."""
 
         decision = self.ledger.decision(str(pair["pair_key"]))
-        if not decision:
+        if not decision or decision.get("decision") not in ("merged", "not_a_duplicate"):
             return ""
-        what = {"merged": "merged", "rejected": "recorded as not a duplicate"}.get(
-            str(decision.get("decision")), "decided"
-        )
+        what = "merged" if decision["decision"] == "merged" else "recorded as not a duplicate"
+        if decision.get("undone"):
+            what = "merged, and the merge was undone: they count as not a duplicate"
         by = str(decision.get("decided_by") or "someone")
         by = "automatically" if by == "automatic" else f"by {by}"
         at = str(decision.get("decided_at") or "")
@@ -186,6 +200,62 @@ class App:
         except ValueError:
             when = ""
         return f"{pages.who(pair)} were already {what} {by}{when}."
+
+    def _still(self, pair: Mapping[str, Any], base: str, now: dt.datetime) -> kit.Html:
+        """What can still be done about a decided pair: the undo while it can be undone, or
+        what not a duplicate means."""
+        decision = self.ledger.decision(str(pair["pair_key"])) or {}
+        if decision.get("decision") == "not_a_duplicate":
+            return kit.para("It will not be proposed again. If they are one person after all, "
+                            "merge them in HubSpot.")
+        record = self.ledger.merge(str(decision["merge_id"])) if decision.get("merge_id") else None
+        if decision.get("decision") != "merged" or not record:
+            return kit.Html("")
+        until = str(record.get("undoable_until") or "")
+        try:
+            last = dt.datetime.combine(dt.date.fromisoformat(until[:10]), dt.time(23, 59), dt.UTC)
+        except ValueError:
+            return kit.Html("")
+        expires = min(int(last.timestamp()), _undo_expiry(now, self.env))
+        if expires <= int(now.timestamp()):
+            return kit.para("The time to undo it has passed.")
+        undo = self._link(base, "/undo", "undo", str(record["merge_id"]), expires, now)
+        return kit.join((
+            kit.para(f"You can still undo this merge until {pages.day(until)}."),
+            kit.actions(kit.button(undo, "Undo this merge", method="get")),
+        ))
+
+    def _people(self, run_id: str) -> list[people.Person]:
+        """The run's proposals as people, without those an automatic merge took a record of."""
+        gone = people.absorbed(self.pairs.review(run_id, "automatic"), self.ledger.decision,
+                               self.ledger.merge)
+        return people.people(self.pairs.review(run_id, "propose"), gone)
+
+    def _choice(self, pair: Mapping[str, Any], base: str, expires: int, now: dt.datetime,
+                found: people.Person) -> pages.Choice:
+        """One pair of a person's page: what was decided, or its confirm and reject links."""
+        key = str(pair["pair_key"])
+        decided = self._decided(pair)
+        if not decided:
+            merged = self._merged_away(found)
+            taken = [c for c in split_pair_key(key) if c in merged]
+            if taken:
+                return pages.Choice(pair, merged_away=(taken[0], merged[taken[0]]))
+        if decided:
+            return pages.Choice(pair, decided)
+        return pages.Choice(pair, "", self._link(base, "/confirm", "confirm", key, expires, now),
+                            self._link(base, "/reject", "reject", key, expires, now))
+
+    def _merged_away(self, found: people.Person) -> dict[str, str]:
+        """Absorbed id -> kept id, for the merges of this person's pairs."""
+        out: dict[str, str] = {}
+        for pair in found.pairs:
+            decision = self.ledger.decision(str(pair["pair_key"])) or {}
+            if decision.get("decision") == "merged" and decision.get("merge_id"):
+                record = self.ledger.merge(str(decision["merge_id"])) or {}
+                if record.get("merged_id"):
+                    out[str(record["merged_id"])] = str(record.get("kept_id"))
+        return out
 
     def _act(
         self, event: Mapping[str, Any], route: str, claims: Any, base: str, now: dt.datetime
@@ -330,14 +400,22 @@ class App:
         run_id = str(run["run_id"])
         expires = int(now.timestamp()) + self.env.link_ttl_days * 86_400
         proposals = []
-        for pair in self.pairs.review(run_id, "propose"):
-            key = str(pair["pair_key"])
-            if self.ledger.decision(key):
+        for person in self._people(run_id):
+            open_pairs = [p for p in person.pairs if not self.ledger.decision(str(p["pair_key"]))]
+            if not open_pairs:
+                continue
+            pair, key = open_pairs[0], str(open_pairs[0]["pair_key"])
+            review = self._link(base, "/review", "review", key, expires, now)
+            if len(person.records) > 2:  # one item, one page for the person
+                proposals.append(dg.DigestItem(
+                    key, pages.everyone(person.pairs), pages.company(pair), pages.reason(pair),
+                    pages.confidence(float(pair["score"])), float(pair["score"]), review=review,
+                    records=len(person.records),
+                ))
                 continue
             proposals.append(dg.DigestItem(
                 key, pages.who(pair), pages.company(pair), pages.reason(pair),
-                pages.confidence(float(pair["score"])), float(pair["score"]),
-                review=self._link(base, "/review", "review", key, expires, now),
+                pages.confidence(float(pair["score"])), float(pair["score"]), review=review,
                 confirm=self._link(base, "/confirm", "confirm", key, expires, now),
                 reject=self._link(base, "/reject", "reject", key, expires, now),
             ))

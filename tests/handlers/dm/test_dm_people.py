@@ -70,7 +70,7 @@ def test_no_proposal_touches_a_record_the_run_merged_and_a_person_is_one_item(
     assert not [i for i in items if "Zyborsky" in i], review  # 102 is gone: no such proposal
     zeds = [i for i in items if "Zed Qua" in i]
     assert len(zeds) == 1, review  # three records of Zed: one item
-    assert "3 records" in zeds[0], zeds[0]
+    assert "3 records" in zeds[0] and "See all 3 records" in zeds[0], zeds[0]
     assert result["proposals"] == len(items)
 
 
