@@ -309,10 +309,9 @@ class App:
             status, title, message = refusals[outcome.status]
             if not kit.wants_html(event):
                 return kit.answer(event, status, outcome.status, title, message)
-            if outcome.status == "already_decided" and pair is not None:
-                message = self._decided(pair) or message
-            return kit.answer(event, status, outcome.status, title, _sentence(message),
-                              more=kit.para(f"About {about}.") if about else None)
+            return self._refused(event, outcome.status, status, title, message, route, base, now,
+                                 pair if pair is not None else self._about_pair(claims.subject, record),
+                                 about)
         if outcome.status == "merged" and outcome.merge_id:
             undo = self._link(base, "/undo", "undo", outcome.merge_id, _undo_expiry(now, self.env), now)
             until = dt.datetime.fromtimestamp(_undo_expiry(now, self.env), dt.UTC).date().isoformat()
@@ -329,13 +328,34 @@ class App:
     ) -> str:
         """Who a POST is about, in names: the pair's, or the undone merge's pair's."""
 
-        found: Mapping[str, Any] | None
-        if route == "undo":
-            key = str((record or {}).get("pair_key") or "")
-            found = self.pairs.get(key) if key else None
-        else:
-            found = pair if pair is not None else self.pairs.get(subject)
+        found = pair if pair is not None and route != "undo" else self._about_pair(
+            subject if route != "undo" else "", record)
         return pages.who(found) if found else ""
+
+    def _about_pair(self, subject: str, record: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+        """The pair row a link is about: its own, or the pair of the merge it undoes."""
+        key = str((record or {}).get("pair_key") or subject or "")
+        return self.pairs.get(key) if key else None
+
+    def _refused(
+        self, event: Mapping[str, Any], code: str, status: int, title: str, message: str,
+        route: str, base: str, now: dt.datetime, pair: Mapping[str, Any] | None, about: str,
+    ) -> dict[str, Any]:
+        """A refusal as a page: who, what was decided (when and by whom) and what can still be
+        done; a used or decided link says what became of the pair, not only that it was used."""
+        decided = self._decided(pair) if pair is not None else ""
+        if code in ("link_used", "already_decided") and decided:
+            return kit.answer(event, status, code, f"{title}: {pages.who(pair or {})}"
+                              if pair else title, decided, more=self._still(pair or {}, base, now))
+        if code == "gone":
+            message = ("Nothing was changed: one of these two records is no longer in HubSpot "
+                       "(merged into another record, or deleted there). There is nothing left to "
+                       "decide for this pair; the record that remains is proposed again next week "
+                       "if it still looks like a duplicate")
+            return kit.answer(event, status, code, f"Nothing to merge: {about}" if about else title,
+                              _sentence(message))
+        return kit.answer(event, status, code, title, _sentence(message),
+                          more=kit.para(f"About {about}.") if about else None)
 
     # Automatic merges --------------------------------------------------------------------
 

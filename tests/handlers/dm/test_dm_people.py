@@ -17,6 +17,7 @@ from tests.handlers.dm.flows import (
     NOW,
     crm_with_duplicates,
     last_mail,
+    link_token,
     queued_merges,
     request,
     run_week,
@@ -86,3 +87,38 @@ def test_a_person_with_three_records_has_one_page_with_every_record(dm_aws: DmAw
     assert body.count("Zed Quarington") >= 1 and body.count("Zed Quarrington") >= 2
     forms = re.findall(r"action='(/confirm\?t=[^']+)'", body)
     assert len(forms) == len([k for k in pairs_of(dm_aws, "propose") if k.startswith("30")])
+
+
+def test_an_old_link_to_a_pair_an_automatic_merge_took_says_who_and_what(dm_aws: DmAws) -> None:
+    crm = crm_with_people()
+    run_week(dm_aws, crm)
+    registry.override(merge, crm=lambda: crm)
+    registry.override(clock=lambda: NOW)
+    (message,) = queued_merges(dm_aws)
+    merge.handler({"Records": [{"messageId": "m1", "body": json.dumps(message)}]}, None)
+
+    def token(action: str) -> str:
+        return issue_token(KEYS, subject="102#103", action=action, ttl_seconds=86_400, now=NOW.timestamp())
+
+    page = merge.handler(request("GET", "/review", token("review"), BROWSER), None)
+    assert page["statusCode"] == 410
+    assert "Ann Zyborski and Ann Zyborsky" in page["body"] and "merged automatically" in page["body"]
+    gone = merge.handler(request("POST", "/confirm", token("confirm"), BROWSER), None)
+    assert gone["statusCode"] == 410 and "Ann Zyborski and Ann Zyborsky" in gone["body"]
+    assert "Nothing was changed" in gone["body"] and "proposed again next week" in gone["body"]
+
+
+def test_the_person_page_after_one_merge_says_what_is_left(dm_aws: DmAws) -> None:
+    crm = crm_with_people()
+    run_week(dm_aws, crm)
+    registry.override(merge, crm=lambda: crm)
+    registry.override(clock=lambda: NOW)
+    review = issue_token(KEYS, subject="302#303", action="review", ttl_seconds=86_400, now=NOW.timestamp())
+    body = merge.handler(request("GET", "/review", review, BROWSER), None)["body"]
+    first = re.findall(r"action='(/confirm\?t=[^']+)'", body)[0].replace("&amp;", "&")
+    done = merge.handler(request("POST", "/confirm", link_token(first)), None)
+    assert done["statusCode"] == 200
+    after = merge.handler(request("GET", "/review", review, BROWSER), None)["body"]
+    assert "were already merged by " in after
+    assert "nothing left to decide for this pair" in after
+    assert len(re.findall(r"action='(/confirm\?t=[^']+)'", after)) == 1, after  # the one pair left
