@@ -9,6 +9,7 @@ import re
 
 from handlers.common.entry import registry
 from handlers.common.link_tokens import issue_token
+from handlers.duplicate_merger import people
 from handlers.duplicate_merger.functions import merge
 from tests.handlers.dm.conftest import DmAws
 from tests.handlers.dm.flows import (
@@ -122,3 +123,19 @@ def test_the_person_page_after_one_merge_says_what_is_left(dm_aws: DmAws) -> Non
     assert "were already merged by " in after
     assert "nothing left to decide for this pair" in after
     assert len(re.findall(r"action='(/confirm\?t=[^']+)'", after)) == 1, after  # the one pair left
+
+
+def test_what_an_automatic_merge_takes_depends_on_where_it_is() -> None:
+    """Finished: the absorbed record; queued or in flight: both (the kept one is not chosen
+    yet); undone: nothing."""
+    auto = [{"pair_key": "1#2"}, {"pair_key": "3#4"}, {"pair_key": "5#6"}, {"pair_key": "7#8"}]
+    decisions = {"1#2": {"decision": "merged", "merge_id": "m1"},
+                 "5#6": {"decision": "merging", "merge_id": "m3"},
+                 "7#8": {"decision": "not_a_duplicate", "undone": True, "merge_id": "m4"}}
+    merges = {"m1": {"merged_id": "2", "kept_id": "1"}}
+    assert people.absorbed(auto, decisions.get, merges.get) == {"2", "3", "4", "5", "6"}
+    proposals = [{"pair_key": k, "score": s} for k, s in
+                 (("1#9", 3.0), ("2#9", 5.0), ("10#7", 1.0), ("10#11", 2.0), ("12#4", 9.0))]
+    found = people.people(proposals, frozenset({"2", "3", "4", "5", "6"}))
+    assert [p.records for p in found] == [("1", "9"), ("10", "11", "7")]
+    assert [p.key for p in found] == ["1#9", "10#11"]  # the best pair of each person
