@@ -10,6 +10,7 @@ SES.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -110,8 +111,8 @@ def compose(
     props = list(proposals)[:MAX_LISTED]
     autos = list(automatic)[:MAX_LISTED]
     notes = list(notices)[:MAX_LISTED]
-    run_id = str((run or {}).get("run_id", "this week"))
-    subject = f"Duplicate contacts {run_id}: {len(props)} to review, {len(autos)} merged automatically"
+    subject = (f"Duplicate contacts {_week(run)}: {len(props)} to review, {len(autos)} merged "
+               "automatically")
     if notes:
         subject += f", {len(notes)} to look at"
     lines = [subject, ""]
@@ -170,6 +171,9 @@ def compose(
         lines.append("Nothing to review this week.")
         html.append(kit.para("Nothing to review this week."))
     details: list[str] = []
+    if run and run.get("run_id"):  # the run's name ("2026-W32") is for whoever reads the logs
+        lines += ["", f"Detail: run {run['run_id']}"]
+        details.append(f"<p>Run {kit.esc(str(run['run_id']))}</p>")
     if bands:
         lines.append("")
         lines.extend(f"Detail: {b}" for b in bands)
@@ -193,6 +197,14 @@ def compose(
         html.append(f"<div class=detail style='color:{kit.MUTED};font-size:14px'>{''.join(details)}</div>")
     m = kit.mail(subject, lines, kit.join(html))
     return Digest(m.subject, m.text, m.html, len(props), len(autos))
+
+
+def _week(run: Mapping[str, Any] | None) -> str:
+    """"week of Mon 3 Aug 2026" from the run's start; "this week" without one."""
+    try:
+        return f"week of {kit.local_day(dt.date.fromisoformat(str((run or {})['started_at'])[:10]))}"
+    except (KeyError, ValueError):
+        return "this week"
 
 
 def _names(pair_key: str, pair: Mapping[str, Any] | None) -> tuple[str, dict[str, str]]:

@@ -66,7 +66,10 @@ def test_no_proposal_touches_a_record_the_run_merged_and_a_person_is_one_item(
     merge.handler({"Records": [{"messageId": "m1", "body": json.dumps(message)}]}, None)
     assert "102" in crm.archived
     result = merge.handler({"action": "digest"}, None)
-    html = str(json.loads(last_mail())["body"])
+    sent = json.loads(last_mail())
+    assert "week of Mon 3 Aug 2026" in sent["subject"] and "W32" not in sent["subject"]
+    html = str(sent["body"])
+    assert "W32" not in html.split("class=detail")[0]  # the run's name only as detail
     review = html.split("<h2>To review</h2>")[1].split("</ol>")[0]
     items = review.split("<li")[1:]
     assert not [i for i in items if "Zyborsky" in i], review  # 102 is gone: no such proposal
