@@ -27,6 +27,21 @@ FIELDS = {
 }
 """The card's keys (``scoring.card``) as a person calls them, in the order shown."""
 
+WITHDRAWN = (
+    "One of these two records was merged automatically into another record in the same run, "
+    "so this pair is no longer a question. Nothing was changed. The record that was kept is "
+    "proposed again next week if it still looks like a duplicate."
+)
+"""A pair the digest no longer shows (``people``): what happened, and what follows."""
+GONE = (
+    "Nothing was changed: one of these two records is no longer in HubSpot (merged into another "
+    "record, or deleted there). There is nothing left to decide for this pair; the record that "
+    "remains is proposed again next week if it still looks like a duplicate."
+)
+NOT_A_DUPLICATE_NEXT = (
+    "It will not be proposed again. If they are one person after all, merge them in HubSpot."
+)
+
 _LEVELS = {
     "exact": "the same",
     "similar": "similar",
@@ -256,6 +271,14 @@ def merged(
         parts.append(kit.actions(kit.button(undo_url, "Undo this merge")))
     parts.append(kit.detail(f"HubSpot ids {kept} (kept) and {gone} (merged)."))
     return kit.page(f"Merged: {a} and {b}", kit.join(parts))
+
+
+def undo_offer(undo_url: str, until: str) -> kit.Html:
+    """What can still be done about a decided merge: its undo, while the link is valid."""
+    return kit.join((
+        kit.para(f"You can still undo this merge until {day(until)}."),
+        kit.actions(kit.button(undo_url, "Undo this merge", method="get")),
+    ))
 
 
 def _two(named: Mapping[str, str], kept: str, gone: str) -> tuple[str, str]:

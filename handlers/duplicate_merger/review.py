@@ -55,12 +55,6 @@ from handlers.duplicate_merger.store import (
 )
 
 MERGE_ID = re.compile(r"mrg_\d{4}_\d{2}_\d{2}_[0-9a-f]{6}")
-WITHDRAWN = (
-    "One of these two records was merged automatically into another record in the same run, "
-    "so this pair is no longer a question. Nothing was changed. The record that was kept is "
-    "proposed again next week if it still looks like a duplicate."
-)
-"""The page for a pair the digest no longer shows (``people``): who, what, and what follows."""
 NOTES_DAYS = 7
 """The digest lists the notes of the week before it (it is weekly)."""
 ROUTES = {
@@ -160,7 +154,7 @@ class App:
                 found = people.person_of(claims.subject, self._people(str(pair["run_id"])))
                 if found is None:  # a record of the pair went in an automatic merge of its run
                     return kit.answer(event, 410, "proposal_withdrawn", f"Nothing to decide: {pages.who(pair)}",
-                                      WITHDRAWN)
+                                      pages.WITHDRAWN)
                 if len(found.records) > 2:
                     return pages.person([self._choice(p, base, claims.expires_at, now, found)
                                          for p in found.pairs])
@@ -206,8 +200,7 @@ class App:
         what not a duplicate means."""
         decision = self.ledger.decision(str(pair["pair_key"])) or {}
         if decision.get("decision") == "not_a_duplicate":
-            return kit.para("It will not be proposed again. If they are one person after all, "
-                            "merge them in HubSpot.")
+            return kit.para(pages.NOT_A_DUPLICATE_NEXT)
         record = self.ledger.merge(str(decision["merge_id"])) if decision.get("merge_id") else None
         if decision.get("decision") != "merged" or not record:
             return kit.Html("")
@@ -219,11 +212,7 @@ class App:
         expires = min(int(last.timestamp()), _undo_expiry(now, self.env))
         if expires <= int(now.timestamp()):
             return kit.para("The time to undo it has passed.")
-        undo = self._link(base, "/undo", "undo", str(record["merge_id"]), expires, now)
-        return kit.join((
-            kit.para(f"You can still undo this merge until {pages.day(until)}."),
-            kit.actions(kit.button(undo, "Undo this merge", method="get")),
-        ))
+        return pages.undo_offer(self._link(base, "/undo", "undo", str(record["merge_id"]), expires, now), until)
 
     def _people(self, run_id: str) -> list[people.Person]:
         """The run's proposals as people, without those an automatic merge took a record of."""
@@ -348,12 +337,8 @@ class App:
             return kit.answer(event, status, code, f"{title}: {pages.who(pair or {})}"
                               if pair else title, decided, more=self._still(pair or {}, base, now))
         if code == "gone":
-            message = ("Nothing was changed: one of these two records is no longer in HubSpot "
-                       "(merged into another record, or deleted there). There is nothing left to "
-                       "decide for this pair; the record that remains is proposed again next week "
-                       "if it still looks like a duplicate")
             return kit.answer(event, status, code, f"Nothing to merge: {about}" if about else title,
-                              _sentence(message))
+                              pages.GONE)
         return kit.answer(event, status, code, title, _sentence(message),
                           more=kit.para(f"About {about}.") if about else None)
 
