@@ -63,12 +63,12 @@ def names(pair: Mapping[str, Any]) -> dict[str, str]:
 
 
 def who(pair: Mapping[str, Any]) -> str:
-    """"Wanda Williams and Wanda Wixlliams"; one name twice is told apart by id."""
+    """"Wanda Williams and Wanda Wixlliams"; "Ann Lee (two records)" for one name twice."""
     low, high = split_pair_key(str(pair["pair_key"]))
     n = names(pair)
     a, b = n[low], n[high]
-    if a == b:  # one name twice says nothing: tell them apart by id
-        return f"{a} (ids {low} and {high})"
+    if a == b:  # one name twice: say there are two (the ids stay in the detail line)
+        return f"{a} (two records)"
     return f"{a} and {b}"
 
 
