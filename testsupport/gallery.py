@@ -159,7 +159,9 @@ def dm_documents() -> Iterator[Document]:
                    ("Wanda Williams",), status=410)
     zeds = dm_person()
     yield Document("dm-person", "page",
-                   pages.person([pages.Choice(zeds[0], "", link, link.replace("confirm", "reject")),
+                   pages.person([pages.Choice(zeds[0], "Already merged by owner@example.com on Mon 3 Aug 2026, "
+                                              "10:00 BST.", still=pages.undo_offer(f"{DM_URL}/undo?t={_token(9)}",
+                                                                                  "2026-09-02")),
                                  pages.Choice(zeds[1], "", link, link.replace("confirm", "reject")),
                                  pages.Choice(zeds[2], merged_away=("303", "301"))])["body"],
                    ("Zed Quarrington", "Zed Quarington"), action=True)
@@ -178,7 +180,7 @@ def dm_documents() -> Iterator[Document]:
             "contacts": {"low": {"name": "Li Na Zhou", "company": "Contoso"}, "high": {"name": "Lina Zhou", "company": "Contoso"}}}
     autos = [digest.DigestItem(auto["pair_key"], pages.who(auto), pages.company(auto), pages.reason(auto),
                                pages.confidence(auto["score"]), auto["score"], undo=f"{DM_URL}/undo?t={_token(5)}")]
-    run = {"run_id": "2026-W32", "capped_count": 1, "capped": [{"key": "phone", "value": "+1 800 555 ••••", "size": 412}]}
+    run = {"run_id": "2026-W32", "started_at": NOW.isoformat(), "capped_count": 1, "capped": [{"key": "phone", "value": "+1 800 555 ••••", "size": 412}]}
     bands = ["Bands as configured (proposed from +0.00 bits, merged automatically from +12.00): "
              "5 of your decisions read so far; each kind of pair needs 30 before they move its bands."]
     d = digest.compose(run, items, autos, bands=bands)

@@ -199,6 +199,8 @@ class Choice:
     reject: str = ""
     merged_away: tuple[str, str] | None = None
     """(absorbed id, kept id) when another pair's merge took one of this pair's records."""
+    still: kit.Html | None = None
+    """What can still be done about a decided pair (its undo)."""
 
 
 def person(choices: Sequence[Choice]) -> dict[str, Any]:
@@ -227,7 +229,7 @@ def person(choices: Sequence[Choice]) -> dict[str, Any]:
                                   "for this pair.", strong=True))
             continue
         if choice.decided:
-            parts.append(kit.para(choice.decided, strong=True))
+            parts += [kit.para(choice.decided, strong=True), choice.still or kit.Html("")]
             continue
         parts.append(kit.actions(
             kit.button(choice.confirm, f"Confirm: merge {label[low]} and {label[high]}", primary=first),

@@ -178,7 +178,12 @@ class App:
         return pages.names(pair) if pair else {}
 
     def _decided(self, pair: Mapping[str, Any]) -> str:
-        """"Ann and Ann were merged by ... on ..." when the pair is decided; "" otherwise."""
+        """"Ann and Ann were already merged by ... on ..." when the pair is decided; "" otherwise."""
+        verdict = self._verdict(pair)
+        return f"{pages.who(pair)} were already {verdict}." if verdict else ""
+
+    def _verdict(self, pair: Mapping[str, Any]) -> str:
+        """"merged by ... on ..." when the pair is decided; "" otherwise."""
 
         decision = self.ledger.decision(str(pair["pair_key"]))
         if not decision or decision.get("decision") not in ("merged", "not_a_duplicate"):
@@ -193,7 +198,7 @@ class App:
             when = f" on {kit.local_time(dt.datetime.fromisoformat(at), self.env.timezone)}"
         except ValueError:
             when = ""
-        return f"{pages.who(pair)} were already {what} {by}{when}."
+        return f"{what} {by}{when}"
 
     def _still(self, pair: Mapping[str, Any], base: str, now: dt.datetime) -> kit.Html:
         """What can still be done about a decided pair: the undo while it can be undone, or
@@ -224,14 +229,13 @@ class App:
                 found: people.Person) -> pages.Choice:
         """One pair of a person's page: what was decided, or its confirm and reject links."""
         key = str(pair["pair_key"])
-        decided = self._decided(pair)
-        if not decided:
-            merged = self._merged_away(found)
-            taken = [c for c in split_pair_key(key) if c in merged]
-            if taken:
-                return pages.Choice(pair, merged_away=(taken[0], merged[taken[0]]))
-        if decided:
-            return pages.Choice(pair, decided)
+        verdict = self._verdict(pair)
+        if verdict:
+            return pages.Choice(pair, f"Already {verdict}.", still=self._still(pair, base, now))
+        merged = self._merged_away(found)
+        taken = [c for c in split_pair_key(key) if c in merged]
+        if taken:
+            return pages.Choice(pair, merged_away=(taken[0], merged[taken[0]]))
         return pages.Choice(pair, "", self._link(base, "/confirm", "confirm", key, expires, now),
                             self._link(base, "/reject", "reject", key, expires, now))
 
