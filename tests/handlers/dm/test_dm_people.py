@@ -41,6 +41,29 @@ def crm_with_people() -> InMemoryCrm:
     return crm
 
 
+def week_with_its_automatic_merge(dm_aws: DmAws) -> InMemoryCrm:
+    """The week's run, then the automatic merge it queued (Ann 102 into Ann 101)."""
+    crm = crm_with_people()
+    run_week(dm_aws, crm)
+    registry.override(merge, crm=lambda: crm)
+    registry.override(clock=lambda: NOW)
+    (message,) = queued_merges(dm_aws)
+    merge.handler({"Records": [{"messageId": "m1", "body": json.dumps(message)}]}, None)
+    return crm
+
+
+def zeds_page(dm_aws: DmAws) -> tuple[str, str]:
+    """The week's run, then Zed's page from one of his pairs: (its review token, the page)."""
+    crm = crm_with_people()
+    run_week(dm_aws, crm)
+    registry.override(merge, crm=lambda: crm)
+    registry.override(clock=lambda: NOW)
+    review = issue_token(KEYS, subject="302#303", action="review", ttl_seconds=86_400, now=NOW.timestamp())
+    page = merge.handler(request("GET", "/review", review, BROWSER), None)
+    assert page["statusCode"] == 200
+    return review, str(page["body"])
+
+
 def pairs_of(dm_aws: DmAws, band: str) -> dict[str, float]:
     return {i["pair_key"]: float(i["score"]) for i in dm_aws.pairs.scan()["Items"]
             if i.get("band") == band}
@@ -58,12 +81,7 @@ def test_the_scenario_has_what_the_rules_are_about(dm_aws: DmAws) -> None:
 def test_no_proposal_touches_a_record_the_run_merged_and_a_person_is_one_item(
     dm_aws: DmAws,
 ) -> None:
-    crm = crm_with_people()
-    run_week(dm_aws, crm)
-    registry.override(merge, crm=lambda: crm)
-    registry.override(clock=lambda: NOW)
-    (message,) = queued_merges(dm_aws)
-    merge.handler({"Records": [{"messageId": "m1", "body": json.dumps(message)}]}, None)
+    crm = week_with_its_automatic_merge(dm_aws)
     assert "102" in crm.archived
     result = merge.handler({"action": "digest"}, None)
     sent = json.loads(last_mail())
@@ -80,26 +98,14 @@ def test_no_proposal_touches_a_record_the_run_merged_and_a_person_is_one_item(
 
 
 def test_a_person_with_three_records_has_one_page_with_every_record(dm_aws: DmAws) -> None:
-    crm = crm_with_people()
-    run_week(dm_aws, crm)
-    registry.override(merge, crm=lambda: crm)
-    registry.override(clock=lambda: NOW)
-    token = issue_token(KEYS, subject="302#303", action="review", ttl_seconds=86_400, now=NOW.timestamp())
-    page = merge.handler(request("GET", "/review", token, BROWSER), None)
-    assert page["statusCode"] == 200
-    body = page["body"]
+    _, body = zeds_page(dm_aws)
     assert body.count("Zed Quarington") >= 1 and body.count("Zed Quarrington") >= 2
     forms = re.findall(r"action='(/confirm\?t=[^']+)'", body)
     assert len(forms) == len([k for k in pairs_of(dm_aws, "propose") if k.startswith("30")])
 
 
 def test_an_old_link_to_a_pair_an_automatic_merge_took_says_who_and_what(dm_aws: DmAws) -> None:
-    crm = crm_with_people()
-    run_week(dm_aws, crm)
-    registry.override(merge, crm=lambda: crm)
-    registry.override(clock=lambda: NOW)
-    (message,) = queued_merges(dm_aws)
-    merge.handler({"Records": [{"messageId": "m1", "body": json.dumps(message)}]}, None)
+    week_with_its_automatic_merge(dm_aws)
 
     def token(action: str) -> str:
         return issue_token(KEYS, subject="102#103", action=action, ttl_seconds=86_400, now=NOW.timestamp())
@@ -113,12 +119,7 @@ def test_an_old_link_to_a_pair_an_automatic_merge_took_says_who_and_what(dm_aws:
 
 
 def test_the_person_page_after_one_merge_says_what_is_left(dm_aws: DmAws) -> None:
-    crm = crm_with_people()
-    run_week(dm_aws, crm)
-    registry.override(merge, crm=lambda: crm)
-    registry.override(clock=lambda: NOW)
-    review = issue_token(KEYS, subject="302#303", action="review", ttl_seconds=86_400, now=NOW.timestamp())
-    body = merge.handler(request("GET", "/review", review, BROWSER), None)["body"]
+    review, body = zeds_page(dm_aws)
     first = re.findall(r"action='(/confirm\?t=[^']+)'", body)[0].replace("&amp;", "&")
     done = merge.handler(request("POST", "/confirm", link_token(first)), None)
     assert done["statusCode"] == 200
