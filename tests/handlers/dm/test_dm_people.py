@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
+from typing import Any
 
 from handlers.common.entry import registry
 from handlers.common.link_tokens import issue_token
@@ -133,10 +135,10 @@ def test_what_an_automatic_merge_takes_depends_on_where_it_is() -> None:
     """Finished: the absorbed record; queued or in flight: both (the kept one is not chosen
     yet); undone: nothing."""
     auto = [{"pair_key": "1#2"}, {"pair_key": "3#4"}, {"pair_key": "5#6"}, {"pair_key": "7#8"}]
-    decisions = {"1#2": {"decision": "merged", "merge_id": "m1"},
+    decisions: dict[str, Mapping[str, Any]] = {"1#2": {"decision": "merged", "merge_id": "m1"},
                  "5#6": {"decision": "merging", "merge_id": "m3"},
                  "7#8": {"decision": "not_a_duplicate", "undone": True, "merge_id": "m4"}}
-    merges = {"m1": {"merged_id": "2", "kept_id": "1"}}
+    merges: dict[str, Mapping[str, Any]] = {"m1": {"merged_id": "2", "kept_id": "1"}}
     assert people.absorbed(auto, decisions.get, merges.get) == {"2", "3", "4", "5", "6"}
     proposals = [{"pair_key": k, "score": s} for k, s in
                  (("1#9", 3.0), ("2#9", 5.0), ("10#7", 1.0), ("10#11", 2.0), ("12#4", 9.0))]
