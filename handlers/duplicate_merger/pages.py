@@ -214,11 +214,11 @@ def person(choices: Sequence[Choice]) -> dict[str, Any]:
                       "merging keeps the older record, and each merge can be undone.")]
     for cid, card in found.items():
         facts = " · ".join(str(card[k]) for k in FIELDS if k != "name" and card.get(k))
-        parts.append(kit.para(f"{label[cid]}: {card.get('name') or 'no name'}", strong=True))
-        if facts:
-            parts.append(kit.para(facts))
+        head = kit.esc(f"{label[cid]}: {card.get('name') or 'no name'}")
+        parts.append(kit.para(kit.Html(f"<strong>{head}</strong>" + (f"<br>{kit.esc(facts)}" if facts else ""))))
     first = True
-    for choice in choices:
+    # What is left to decide first (its button in the first screen), then what was decided.
+    for choice in sorted(choices, key=lambda c: bool(c.decided or c.merged_away)):
         low, high = split_pair_key(str(choice.pair["pair_key"]))
         parts += [kit.heading(f"{label[low]} and {label[high]}"), kit.para(reason(choice.pair)),
                   kit.para(confidence(float(choice.pair.get("score", 0))))]

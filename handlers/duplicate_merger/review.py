@@ -151,11 +151,13 @@ class App:
                 return kit.answer(event, 409, "already_decided", f"Already decided: {pages.who(pair)}",
                                   decided, more=self._still(pair, base, now))
             if route == "review" and pair.get("band") == "propose" and pair.get("run_id"):
-                found = people.person_of(claims.subject, self._people(str(pair["run_id"])))
-                if found is None:  # a record of the pair went in an automatic merge of its run
+                run_id = str(pair["run_id"])
+                gone = self._gone(run_id)
+                if gone.intersection(split_pair_key(claims.subject)):  # an automatic merge took one
                     return kit.answer(event, 410, "proposal_withdrawn", f"Nothing to decide: {pages.who(pair)}",
                                       pages.WITHDRAWN)
-                if len(found.records) > 2:
+                found = people.person_of(claims.subject, self._people(run_id, gone))
+                if found is not None and len(found.records) > 2:
                     return pages.person([self._choice(p, base, claims.expires_at, now, found)
                                          for p in found.pairs])
             this = f"{base}/{route}?t={_token_of(claims, self)}"
@@ -219,11 +221,15 @@ class App:
             return kit.para("The time to undo it has passed.")
         return pages.undo_offer(self._link(base, "/undo", "undo", str(record["merge_id"]), expires, now), until)
 
-    def _people(self, run_id: str) -> list[people.Person]:
-        """The run's proposals as people, without those an automatic merge took a record of."""
-        gone = people.absorbed(self.pairs.review(run_id, "automatic"), self.ledger.decision,
+    def _gone(self, run_id: str) -> frozenset[str]:
+        """The records the run's automatic merges took or will take (``people.absorbed``)."""
+        return people.absorbed(self.pairs.review(run_id, "automatic"), self.ledger.decision,
                                self.ledger.merge)
-        return people.people(self.pairs.review(run_id, "propose"), gone)
+
+    def _people(self, run_id: str, gone: frozenset[str] | None = None) -> list[people.Person]:
+        """The run's proposals as people, without those an automatic merge took a record of."""
+        taken = self._gone(run_id) if gone is None else gone
+        return people.people(self.pairs.review(run_id, "propose"), taken)
 
     def _choice(self, pair: Mapping[str, Any], base: str, expires: int, now: dt.datetime,
                 found: people.Person) -> pages.Choice:
