@@ -62,7 +62,7 @@ def absorbed(
 
 def people(proposals: Iterable[Row], gone: frozenset[str] = frozenset()) -> list[Person]:
     """The proposals not touching a ``gone`` record, grouped by person; the person with the
-    best pair first (the order of ``proposals`` is kept within a person)."""
+    best pair first, each person's pairs best score first."""
     kept = [p for p in proposals if not gone.intersection(split_pair_key(str(p["pair_key"])))]
     parent: dict[str, str] = {}
 
