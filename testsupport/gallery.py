@@ -135,6 +135,17 @@ def dm_pair(low: str = "101", high: str = "102") -> dict[str, Any]:
     }
 
 
+def dm_person() -> list[dict[str, Any]]:
+    """Three records of one person, as three proposed pairs (best first)."""
+    cards = {"301": {"name": "Zed Quarrington", "email": "zq@one.example", "phone": "+1 918 555 0144", "city": "Tulsa"},
+             "302": {"name": "Zed Quarington", "email": "zed.q@two.example", "phone": "+1 918 555 0144", "city": "Tulsa"},
+             "303": {"name": "Zed Quarrington", "email": "zed@three.example", "phone": "+1 918 555 0144", "city": "Tulsa"}}
+    why = "same phone (shared by 3 contacts), same city, same rare first name"
+    return [{**dm_pair(a, b), "score": score, "explanation": why, "terms": [],
+             "contacts": {"low": cards[a], "high": cards[b]}}
+            for (a, b), score in ((("301", "303"), 2.8), (("301", "302"), 1.0), (("302", "303"), 1.0))]
+
+
 def dm_documents() -> Iterator[Document]:
     pair = dm_pair()
     second = {**dm_pair("310", "311"), "score": 4.1,
@@ -159,10 +170,33 @@ def dm_documents() -> Iterator[Document]:
                                 "Recorded: not a duplicate. This pair will not be proposed again.")["body"],
                    ("Ravi Okonkwo-Lindqvist", "Priya Okonkwo-Lindqvist"))
     browser = {"headers": {"accept": "text/html,application/xhtml+xml,*/*;q=0.8"}}
+    # As review.App answers a used or decided link (issue 40): what became of the pair, by whom
+    # and when, and the undo while it is valid.
+    decided = f"{pages.who(pair)} were already merged by owner@example.com on Mon 3 Aug 2026, 10:00 BST."
     yield Document("dm-link-used", "page",
-                   kit.answer(browser, 409, "link_used", "This link was already used",
-                              "This link has already been used.", more=kit.para(f"About {pages.who(pair)}."))["body"],
+                   kit.answer(browser, 409, "link_used", f"This link was already used: {pages.who(pair)}",
+                              decided, more=pages.undo_offer(f"{DM_URL}/undo?t={_token(7)}", "2026-09-02"))["body"],
                    ("Wanda Williams",), status=409)
+    rejected = (f"{pages.who(second)} were already recorded as not a duplicate by owner@example.com "
+                "on Mon 3 Aug 2026, 10:00 BST.")
+    yield Document("dm-already-decided", "page",
+                   kit.answer(browser, 409, "already_decided", f"Already decided: {pages.who(second)}",
+                              rejected, more=kit.para(pages.NOT_A_DUPLICATE_NEXT))["body"],
+                   ("Ravi Okonkwo-Lindqvist", "Priya Okonkwo-Lindqvist"), status=409)
+    yield Document("dm-withdrawn", "page",
+                   kit.answer(browser, 410, "proposal_withdrawn", f"Nothing to decide: {pages.who(pair)}",
+                              pages.WITHDRAWN)["body"], ("Wanda Williams",), status=410)
+    yield Document("dm-gone", "page",
+                   kit.answer(browser, 410, "gone", f"Nothing to merge: {pages.who(pair)}", pages.GONE)["body"],
+                   ("Wanda Williams",), status=410)
+    zeds = dm_person()
+    yield Document("dm-person", "page",
+                   pages.person([pages.Choice(zeds[0], "Already merged by owner@example.com on Mon 3 Aug 2026, "
+                                              "10:00 BST.", still=pages.undo_offer(f"{DM_URL}/undo?t={_token(9)}",
+                                                                                  "2026-09-02")),
+                                 pages.Choice(zeds[1], "", link, link.replace("confirm", "reject")),
+                                 pages.Choice(zeds[2], merged_away=("303", "301"))])["body"],
+                   ("Zed Quarrington", "Zed Quarington"), action=True)
     items = [
         digest.DigestItem(p["pair_key"], pages.who(p), pages.company(p), pages.reason(p),
                           pages.confidence(p["score"]), p["score"],
@@ -170,16 +204,20 @@ def dm_documents() -> Iterator[Document]:
                           reject=link.replace("confirm", "reject"))
         for p in (pair, second)
     ]
+    items.insert(1, digest.DigestItem(zeds[0]["pair_key"], pages.everyone(zeds), "", pages.reason(zeds[0]),
+                                      pages.confidence(zeds[0]["score"]), zeds[0]["score"],
+                                      review=f"{DM_URL}/review?t={_token(8)}", records=3))
     auto = {**dm_pair("120", "121"), "band": "automatic", "score": 15.3,
             "explanation": "same email, same mobile, same rare surname",
             "contacts": {"low": {"name": "Li Na Zhou", "company": "Contoso"}, "high": {"name": "Lina Zhou", "company": "Contoso"}}}
     autos = [digest.DigestItem(auto["pair_key"], pages.who(auto), pages.company(auto), pages.reason(auto),
                                pages.confidence(auto["score"]), auto["score"], undo=f"{DM_URL}/undo?t={_token(5)}")]
-    run = {"run_id": "2026-W32", "capped_count": 1, "capped": [{"key": "phone", "value": "+1 800 555 ••••", "size": 412}]}
+    run = {"run_id": "2026-W32", "started_at": NOW.isoformat(), "capped_count": 1, "capped": [{"key": "phone", "value": "+1 800 555 ••••", "size": 412}]}
     bands = ["Bands as configured (proposed from +0.00 bits, merged automatically from +12.00): "
              "5 of your decisions read so far; each kind of pair needs 30 before they move its bands."]
     d = digest.compose(run, items, autos, bands=bands)
-    yield Document("dm-digest", "mail", d.html, ("Wanda Williams", "Wanda Wixlliams", "Priya Okonkwo-Lindqvist", "Li Na Zhou"),
+    yield Document("dm-digest", "mail", d.html, ("Wanda Williams", "Wanda Wixlliams", "Priya Okonkwo-Lindqvist", "Li Na Zhou",
+                                                "Zed Quarington"),
                    action=True, text=d.text)
     # Issue 27: what the sweep finished and what a merge could not keep, with what to do.
     kept = {**dm_pair("130", "131"), "band": "automatic",

@@ -10,6 +10,7 @@ SES.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -43,6 +44,9 @@ class DigestItem:
     confirm: str = ""
     reject: str = ""
     undo: str = ""
+    records: int = 2
+    """Records of the person: from three up the item has only ``review``, the person's page
+    (a decision per pair there)."""
 
 
 @dataclass(frozen=True)
@@ -71,6 +75,15 @@ def _heading(item: DigestItem) -> str:
 
 
 def _proposal_html(item: DigestItem, first: bool) -> kit.Html:
+    if item.records > 2:
+        return kit.Html(
+            f"<li style='margin-bottom:20px'><strong>{kit.esc(_heading(item))}</strong><br>"
+            f"{kit.esc(item.reason)}<br>{kit.esc(item.confidence)}"
+            + kit.actions(kit.button(item.review, f"See all {item.records} records and decide",
+                                     primary=first, method="get"))
+            + f"<span class=detail style='color:{kit.MUTED};font-size:14px'> "
+            f"(best score {item.score:+.1f} bits)</span></li>"
+        )
     return kit.Html(
         f"<li style='margin-bottom:20px'><strong>{kit.esc(_heading(item))}</strong><br>"
         f"{kit.esc(item.reason)}<br>{kit.esc(item.confidence)}"
@@ -98,8 +111,8 @@ def compose(
     props = list(proposals)[:MAX_LISTED]
     autos = list(automatic)[:MAX_LISTED]
     notes = list(notices)[:MAX_LISTED]
-    run_id = str((run or {}).get("run_id", "this week"))
-    subject = f"Duplicate contacts {run_id}: {len(props)} to review, {len(autos)} merged automatically"
+    subject = (f"Duplicate contacts {_week(run)}: {len(props)} to review, {len(autos)} merged "
+               "automatically")
     if notes:
         subject += f", {len(notes)} to look at"
     lines = [subject, ""]
@@ -123,13 +136,17 @@ def compose(
         lines.append("To review: each link opens a page with one button.")
         html.append("<h2>To review</h2><ol>")
         for n, item in enumerate(props, 1):
+            links = [f"   See all {item.records} records and decide: {item.review}"] if (
+                item.records > 2) else [
+                f"   Confirm, merge them: {item.confirm}",
+                f"   Not a duplicate: {item.reject}",
+                f"   See both records: {item.review}",
+            ]
             lines += [
                 f"{n}. {_heading(item)}",
                 f"   {item.reason}",
                 f"   {item.confidence}",
-                f"   Confirm, merge them: {item.confirm}",
-                f"   Not a duplicate: {item.reject}",
-                f"   See both records: {item.review}",
+                *links,
                 f"   Detail: score {item.score:+.1f} bits",
                 "",
             ]
@@ -154,6 +171,9 @@ def compose(
         lines.append("Nothing to review this week.")
         html.append(kit.para("Nothing to review this week."))
     details: list[str] = []
+    if run and run.get("run_id"):  # the run's name ("2026-W32") is for whoever reads the logs
+        lines += ["", f"Detail: run {run['run_id']}"]
+        details.append(f"<p>Run {kit.esc(str(run['run_id']))}</p>")
     if bands:
         lines.append("")
         lines.extend(f"Detail: {b}" for b in bands)
@@ -177,6 +197,14 @@ def compose(
         html.append(f"<div class=detail style='color:{kit.MUTED};font-size:14px'>{''.join(details)}</div>")
     m = kit.mail(subject, lines, kit.join(html))
     return Digest(m.subject, m.text, m.html, len(props), len(autos))
+
+
+def _week(run: Mapping[str, Any] | None) -> str:
+    """"week of Mon 3 Aug 2026" from the run's start; "this week" without one."""
+    try:
+        return f"week of {kit.local_day(dt.date.fromisoformat(str((run or {})['started_at'])[:10]))}"
+    except (KeyError, ValueError):
+        return "this week"
 
 
 def _names(pair_key: str, pair: Mapping[str, Any] | None) -> tuple[str, dict[str, str]]:

@@ -10,7 +10,8 @@ odds in words (``confidence``), and the bits stay in the folded "How this was sc
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from handlers.common import html_kit as kit
@@ -25,6 +26,21 @@ FIELDS = {
     "city": "City",
 }
 """The card's keys (``scoring.card``) as a person calls them, in the order shown."""
+
+WITHDRAWN = (
+    "One of these two records was merged automatically into another record in the same run, "
+    "so this pair is no longer a question. Nothing was changed. The record that was kept is "
+    "proposed again next week if it still looks like a duplicate."
+)
+"""A pair the digest no longer shows (``people``): what happened, and what follows."""
+GONE = (
+    "Nothing was changed: one of these two records is no longer in HubSpot (merged into another "
+    "record, or deleted there). There is nothing left to decide for this pair; the record that "
+    "remains is proposed again next week if it still looks like a duplicate."
+)
+NOT_A_DUPLICATE_NEXT = (
+    "It will not be proposed again. If they are one person after all, merge them in HubSpot."
+)
 
 _LEVELS = {
     "exact": "the same",
@@ -47,14 +63,31 @@ def names(pair: Mapping[str, Any]) -> dict[str, str]:
 
 
 def who(pair: Mapping[str, Any]) -> str:
-    """"Wanda Williams and Wanda Wixlliams" (with companies when they differ)."""
+    """"Wanda Williams and Wanda Wixlliams"; "Ann Lee (two records)" for one name twice."""
     low, high = split_pair_key(str(pair["pair_key"]))
-    pair.get("contacts") or {}
     n = names(pair)
     a, b = n[low], n[high]
-    if a == b:  # one name twice says nothing: tell them apart by id
-        return f"{a} (ids {low} and {high})"
+    if a == b:  # one name twice: say there are two (the ids stay in the detail line)
+        return f"{a} (two records)"
     return f"{a} and {b}"
+
+
+def cards(pairs: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Contact id -> its card, from the rows of one person's pairs, in id order."""
+    found: dict[str, dict[str, Any]] = {}
+    for pair in pairs:
+        low, high = split_pair_key(str(pair["pair_key"]))
+        contacts = pair.get("contacts") or {}
+        for cid, side in ((low, "low"), (high, "high")):
+            found.setdefault(cid, dict(contacts.get(side) or {}))
+    return dict(sorted(found.items(), key=lambda kv: (len(kv[0]), kv[0])))
+
+
+def everyone(pairs: Iterable[Mapping[str, Any]]) -> str:
+    """"Zed Quarrington, Zed Quarington: 3 records": a person's names, each once."""
+    found = cards(pairs)
+    shown = dict.fromkeys(str(c.get("name") or "").strip() or "no name" for c in found.values())
+    return f"{', '.join(shown)}: {len(found)} records"
 
 
 def company(pair: Mapping[str, Any]) -> str:
@@ -156,6 +189,59 @@ def proposal(
     return kit.page(f"Same person? {who(pair)}", body)
 
 
+@dataclass(frozen=True)
+class Choice:
+    """One pair on a person's page: ``decided`` says what became of it, or its two links."""
+
+    pair: Mapping[str, Any]
+    decided: str = ""
+    confirm: str = ""
+    reject: str = ""
+    merged_away: tuple[str, str] | None = None
+    """(absorbed id, kept id) when another pair's merge took one of this pair's records."""
+    still: kit.Html | None = None
+    """What can still be done about a decided pair (its undo)."""
+
+
+def person(choices: Sequence[Choice]) -> dict[str, Any]:
+    """One person with three or more records: every record once, then each proposed pair with
+    its reason, its odds and its buttons (or what was decided). Ids and bits stay in the detail
+    line."""
+    rows = [c.pair for c in choices]
+    found = cards(rows)
+    label = {cid: f"Record {n}" for n, cid in enumerate(found, 1)}
+    parts = [kit.para(f"These {len(found)} records look like one person. Decide each pair below; "
+                      "merging keeps the older record, and each merge can be undone.")]
+    for cid, card in found.items():
+        facts = " · ".join(str(card[k]) for k in FIELDS if k != "name" and card.get(k))
+        head = kit.esc(f"{label[cid]}: {card.get('name') or 'no name'}")
+        parts.append(kit.para(kit.Html(f"<strong>{head}</strong>" + (f"<br>{kit.esc(facts)}" if facts else ""))))
+    first = True
+    # What is left to decide first (its button in the first screen), then what was decided.
+    for choice in sorted(choices, key=lambda c: bool(c.decided or c.merged_away)):
+        low, high = split_pair_key(str(choice.pair["pair_key"]))
+        parts += [kit.heading(f"{label[low]} and {label[high]}"), kit.para(reason(choice.pair)),
+                  kit.para(confidence(float(choice.pair.get("score", 0))))]
+        if choice.merged_away:
+            gone, kept = choice.merged_away
+            into = label.get(kept, "another record")
+            parts.append(kit.para(f"{label[gone]} was merged into {into}: nothing left to decide "
+                                  "for this pair.", strong=True))
+            continue
+        if choice.decided:
+            parts += [kit.para(choice.decided, strong=True), choice.still or kit.Html("")]
+            continue
+        parts.append(kit.actions(
+            kit.button(choice.confirm, f"Confirm: merge {label[low]} and {label[high]}", primary=first),
+            kit.button(choice.reject, "Not a duplicate"),
+        ))
+        first = False
+    ids = ", ".join(f"{label[c]} is HubSpot id {c}" for c in found)
+    scores = ", ".join(f"{float(r.get('score', 0)):+.1f}" for r in rows)
+    parts.append(kit.detail(f"{ids}; scores {scores} bits of log-odds."))
+    return kit.page(f"Same person? {everyone(rows)}", kit.join(parts))
+
+
 def undo_confirmation(
     merge: Mapping[str, Any], undo_url: str, named: Mapping[str, str]
 ) -> dict[str, Any]:
@@ -167,7 +253,7 @@ def undo_confirmation(
             kit.para(f"{b} was merged into {a}.", strong=True),
             kit.para(
                 f"Undo brings back {b} and restores {a} as both were before the merge. "
-                f"It can be undone until {_day(merge.get('undoable_until'))}."
+                f"It can be undone until {day(merge.get('undoable_until'))}."
             ),
             kit.actions(kit.button(undo_url, "Undo this merge", primary=True)),
             kit.detail(f"Merge {merge.get('merge_id')}: HubSpot ids {kept} (kept) and {merged}."),
@@ -183,10 +269,18 @@ def merged(
     a, b = _two(named, kept, gone)
     parts = [kit.para(f"{b} was merged into {a}.", strong=True)]
     if undo_url:
-        parts.append(kit.para(f"Changed your mind? You can undo this until {_day(until)}."))
+        parts.append(kit.para(f"Changed your mind? You can undo this until {day(until)}."))
         parts.append(kit.actions(kit.button(undo_url, "Undo this merge")))
     parts.append(kit.detail(f"HubSpot ids {kept} (kept) and {gone} (merged)."))
     return kit.page(f"Merged: {a} and {b}", kit.join(parts))
+
+
+def undo_offer(undo_url: str, until: str) -> kit.Html:
+    """What can still be done about a decided merge: its undo, while the link is valid."""
+    return kit.join((
+        kit.para(f"You can still undo this merge until {day(until)}."),
+        kit.actions(kit.button(undo_url, "Undo this merge", method="get")),
+    ))
 
 
 def _two(named: Mapping[str, str], kept: str, gone: str) -> tuple[str, str]:
@@ -206,7 +300,7 @@ def _sentence(text: str) -> str:
     return text[:1].upper() + text[1:] + ("" if text.endswith((".", "!", "?")) else ".")
 
 
-def _day(value: object) -> str:
+def day(value: object) -> str:
     """An ISO date from the merge record as people write it; the value itself otherwise."""
     try:
         return kit.local_day(dt.date.fromisoformat(str(value)[:10]))

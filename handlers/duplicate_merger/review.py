@@ -40,7 +40,7 @@ from handlers.common.aws_clients import client, table
 from handlers.common.link_tokens import Keyring, issue_token
 from handlers.common.secrets import get_secret
 from handlers.duplicate_merger import digest as dg
-from handlers.duplicate_merger import pages
+from handlers.duplicate_merger import pages, people
 from handlers.duplicate_merger.contract import MERGE_REQUEST_VERSION, MergeSettings
 from handlers.duplicate_merger.crm import CrmWriter
 from handlers.duplicate_merger.matcher import Thresholds, describe, split_pair_key, week_of
@@ -149,7 +149,17 @@ class App:
             decided = self._decided(pair)
             if decided:
                 return kit.answer(event, 409, "already_decided", f"Already decided: {pages.who(pair)}",
-                                  decided)
+                                  decided, more=self._still(pair, base, now))
+            if route == "review" and pair.get("band") == "propose" and pair.get("run_id"):
+                run_id = str(pair["run_id"])
+                gone = self._gone(run_id)
+                if gone.intersection(split_pair_key(claims.subject)):  # an automatic merge took one
+                    return kit.answer(event, 410, "proposal_withdrawn", f"Nothing to decide: {pages.who(pair)}",
+                                      pages.WITHDRAWN)
+                found = people.person_of(claims.subject, self._people(run_id, gone))
+                if found is not None and len(found.records) > 2:
+                    return pages.person([self._choice(p, base, claims.expires_at, now, found)
+                                         for p in found.pairs])
             this = f"{base}/{route}?t={_token_of(claims, self)}"
             confirm = this if route == "confirm" else self._link(
                 base, "/confirm", "confirm", claims.subject, claims.expires_at, now)
@@ -170,14 +180,19 @@ class App:
         return pages.names(pair) if pair else {}
 
     def _decided(self, pair: Mapping[str, Any]) -> str:
-        """"Recorded as not a duplicate by ... on ..." when the pair is decided; "" otherwise."""
+        """"Ann and Ann were already merged by ... on ..." when the pair is decided; "" otherwise."""
+        verdict = self._verdict(pair)
+        return f"{pages.who(pair)} were already {verdict}." if verdict else ""
+
+    def _verdict(self, pair: Mapping[str, Any]) -> str:
+        """"merged by ... on ..." when the pair is decided; "" otherwise."""
 
         decision = self.ledger.decision(str(pair["pair_key"]))
-        if not decision:
+        if not decision or decision.get("decision") not in ("merged", "not_a_duplicate"):
             return ""
-        what = {"merged": "merged", "rejected": "recorded as not a duplicate"}.get(
-            str(decision.get("decision")), "decided"
-        )
+        what = "merged" if decision["decision"] == "merged" else "recorded as not a duplicate"
+        if decision.get("undone"):
+            what = "merged, and the merge was undone: they count as not a duplicate"
         by = str(decision.get("decided_by") or "someone")
         by = "automatically" if by == "automatic" else f"by {by}"
         at = str(decision.get("decided_at") or "")
@@ -185,7 +200,61 @@ class App:
             when = f" on {kit.local_time(dt.datetime.fromisoformat(at), self.env.timezone)}"
         except ValueError:
             when = ""
-        return f"{pages.who(pair)} were already {what} {by}{when}."
+        return f"{what} {by}{when}"
+
+    def _still(self, pair: Mapping[str, Any], base: str, now: dt.datetime) -> kit.Html:
+        """What can still be done about a decided pair: the undo while it can be undone, or
+        what not a duplicate means."""
+        decision = self.ledger.decision(str(pair["pair_key"])) or {}
+        if decision.get("decision") == "not_a_duplicate":
+            return kit.para(pages.NOT_A_DUPLICATE_NEXT)
+        record = self.ledger.merge(str(decision["merge_id"])) if decision.get("merge_id") else None
+        if decision.get("decision") != "merged" or not record:
+            return kit.Html("")
+        until = str(record.get("undoable_until") or "")
+        try:
+            last = dt.datetime.combine(dt.date.fromisoformat(until[:10]), dt.time(23, 59), dt.UTC)
+        except ValueError:
+            return kit.Html("")
+        expires = min(int(last.timestamp()), _undo_expiry(now, self.env))
+        if expires <= int(now.timestamp()):
+            return kit.para("The time to undo it has passed.")
+        return pages.undo_offer(self._link(base, "/undo", "undo", str(record["merge_id"]), expires, now), until)
+
+    def _gone(self, run_id: str) -> frozenset[str]:
+        """The records the run's automatic merges took or will take (``people.absorbed``)."""
+        return people.absorbed(self.pairs.review(run_id, "automatic"), self.ledger.decision,
+                               self.ledger.merge)
+
+    def _people(self, run_id: str, gone: frozenset[str] | None = None) -> list[people.Person]:
+        """The run's proposals as people, without those an automatic merge took a record of."""
+        taken = self._gone(run_id) if gone is None else gone
+        return people.people(self.pairs.review(run_id, "propose"), taken)
+
+    def _choice(self, pair: Mapping[str, Any], base: str, expires: int, now: dt.datetime,
+                found: people.Person) -> pages.Choice:
+        """One pair of a person's page: what was decided, or its confirm and reject links."""
+        key = str(pair["pair_key"])
+        verdict = self._verdict(pair)
+        if verdict:
+            return pages.Choice(pair, f"Already {verdict}.", still=self._still(pair, base, now))
+        merged = self._merged_away(found)
+        taken = [c for c in split_pair_key(key) if c in merged]
+        if taken:
+            return pages.Choice(pair, merged_away=(taken[0], merged[taken[0]]))
+        return pages.Choice(pair, "", self._link(base, "/confirm", "confirm", key, expires, now),
+                            self._link(base, "/reject", "reject", key, expires, now))
+
+    def _merged_away(self, found: people.Person) -> dict[str, str]:
+        """Absorbed id -> kept id, for the merges of this person's pairs."""
+        out: dict[str, str] = {}
+        for pair in found.pairs:
+            decision = self.ledger.decision(str(pair["pair_key"])) or {}
+            if decision.get("decision") == "merged" and decision.get("merge_id"):
+                record = self.ledger.merge(str(decision["merge_id"])) or {}
+                if record.get("merged_id"):
+                    out[str(record["merged_id"])] = str(record.get("kept_id"))
+        return out
 
     def _act(
         self, event: Mapping[str, Any], route: str, claims: Any, base: str, now: dt.datetime
@@ -239,10 +308,9 @@ class App:
             status, title, message = refusals[outcome.status]
             if not kit.wants_html(event):
                 return kit.answer(event, status, outcome.status, title, message)
-            if outcome.status == "already_decided" and pair is not None:
-                message = self._decided(pair) or message
-            return kit.answer(event, status, outcome.status, title, _sentence(message),
-                              more=kit.para(f"About {about}.") if about else None)
+            return self._refused(event, outcome.status, status, title, message, route, base, now,
+                                 pair if pair is not None else self._about_pair(claims.subject, record),
+                                 about)
         if outcome.status == "merged" and outcome.merge_id:
             undo = self._link(base, "/undo", "undo", outcome.merge_id, _undo_expiry(now, self.env), now)
             until = dt.datetime.fromtimestamp(_undo_expiry(now, self.env), dt.UTC).date().isoformat()
@@ -259,13 +327,30 @@ class App:
     ) -> str:
         """Who a POST is about, in names: the pair's, or the undone merge's pair's."""
 
-        found: Mapping[str, Any] | None
-        if route == "undo":
-            key = str((record or {}).get("pair_key") or "")
-            found = self.pairs.get(key) if key else None
-        else:
-            found = pair if pair is not None else self.pairs.get(subject)
+        found = pair if pair is not None and route != "undo" else self._about_pair(
+            subject if route != "undo" else "", record)
         return pages.who(found) if found else ""
+
+    def _about_pair(self, subject: str, record: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+        """The pair row a link is about: its own, or the pair of the merge it undoes."""
+        key = str((record or {}).get("pair_key") or subject or "")
+        return self.pairs.get(key) if key else None
+
+    def _refused(
+        self, event: Mapping[str, Any], code: str, status: int, title: str, message: str,
+        route: str, base: str, now: dt.datetime, pair: Mapping[str, Any] | None, about: str,
+    ) -> dict[str, Any]:
+        """A refusal as a page: who, what was decided (when and by whom) and what can still be
+        done; a used or decided link says what became of the pair, not only that it was used."""
+        decided = self._decided(pair) if pair is not None else ""
+        if code in ("link_used", "already_decided") and decided:
+            return kit.answer(event, status, code, f"{title}: {pages.who(pair or {})}"
+                              if pair else title, decided, more=self._still(pair or {}, base, now))
+        if code == "gone":
+            return kit.answer(event, status, code, f"Nothing to merge: {about}" if about else title,
+                              pages.GONE)
+        return kit.answer(event, status, code, title, _sentence(message),
+                          more=kit.para(f"About {about}.") if about else None)
 
     # Automatic merges --------------------------------------------------------------------
 
@@ -332,14 +417,22 @@ class App:
         run_id = str(run["run_id"])
         expires = int(now.timestamp()) + self.env.link_ttl_days * 86_400
         proposals = []
-        for pair in self.pairs.review(run_id, "propose"):
-            key = str(pair["pair_key"])
-            if self.ledger.decision(key):
+        for person in self._people(run_id):
+            open_pairs = [p for p in person.pairs if not self.ledger.decision(str(p["pair_key"]))]
+            if not open_pairs:
+                continue
+            pair, key = open_pairs[0], str(open_pairs[0]["pair_key"])
+            review = self._link(base, "/review", "review", key, expires, now)
+            if len(person.records) > 2:  # one item, one page for the person
+                proposals.append(dg.DigestItem(
+                    key, pages.everyone(person.pairs), pages.company(pair), pages.reason(pair),
+                    pages.confidence(float(pair["score"])), float(pair["score"]), review=review,
+                    records=len(person.records),
+                ))
                 continue
             proposals.append(dg.DigestItem(
                 key, pages.who(pair), pages.company(pair), pages.reason(pair),
-                pages.confidence(float(pair["score"])), float(pair["score"]),
-                review=self._link(base, "/review", "review", key, expires, now),
+                pages.confidence(float(pair["score"])), float(pair["score"]), review=review,
                 confirm=self._link(base, "/confirm", "confirm", key, expires, now),
                 reject=self._link(base, "/reject", "reject", key, expires, now),
             ))

@@ -245,9 +245,10 @@ def test_a_browser_gets_a_page_naming_the_pair_for_every_outcome_and_a_program_g
     confirm = token("confirm")
     page(merge.handler(request("POST", "/confirm", confirm, BROWSER), None), 200, "was merged into")
     page(merge.handler(request("POST", "/confirm", confirm, BROWSER), None), 409,
-         "already been used", "Ann Zyborski")
+         "This link was already used", "Ann Zyborski (two records) were already merged by ",
+         "You can still undo this merge until", "Undo this merge")
     page(merge.handler(request("GET", "/review", token("review"), BROWSER), None), 409,
-         "Ann Zyborski (ids 101 and 102) were already merged by ", "Mon 3 Aug 2026, 05:00 EDT")
+         "Ann Zyborski (two records) were already merged by ", "Mon 3 Aug 2026, 05:00 EDT")
     page(merge.handler(request("POST", "/confirm", confirm + "x", BROWSER), None), 403, "not valid")
     registry.override(clock=lambda: NOW + dt.timedelta(hours=2))
     page(merge.handler(request("POST", "/reject", token("reject"), BROWSER), None), 410, "expired")
