@@ -32,6 +32,8 @@ from handlers.common.observability import get_logger
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from handlers.common.function_url import Request  # noqa: E402
+from handlers.source_attributor.beacon import MAX_BODY_BYTES  # noqa: E402
 from handlers.source_attributor.capturing import CaptureApp  # noqa: E402
 from handlers.source_attributor.records import Enquiry, Touch, iso  # noqa: E402
 from handlers.source_attributor.reporting import (  # noqa: E402
@@ -141,7 +143,7 @@ def capture_figures(n_moto: int, n_memory: int) -> None:
         written = 0
         t = time.perf_counter()
         for event in events:
-            response = app(event)
+            response = app(Request.read(event, max_bytes=MAX_BODY_BYTES))  # as the entry reads it
             written += json.loads(response["body"]).get("recorded", False) is True
         return written, time.perf_counter() - t
 

@@ -169,7 +169,7 @@ def dm_documents() -> Iterator[Document]:
                    pages.result(f"Recorded: not a duplicate: {pages.who(second)}",
                                 "Recorded: not a duplicate. This pair will not be proposed again.")["body"],
                    ("Ravi Okonkwo-Lindqvist", "Priya Okonkwo-Lindqvist"))
-    browser = {"headers": {"accept": "text/html,application/xhtml+xml,*/*;q=0.8"}}
+    browser = Request("GET", {"accept": "text/html,application/xhtml+xml,*/*;q=0.8"}, {}, b"")
     # As review.App answers a used or decided link (issue 40): what became of the pair, by whom
     # and when, and the undo while it is valid.
     decided = f"{pages.who(pair)} were already merged by owner@example.com on Mon 3 Aug 2026, 10:00 BST."

@@ -14,6 +14,9 @@ applies ``observability.logged`` (log keys, correlation id, the cold-start metri
 With ``batch=`` the event is a batch handled by ``handlers.common.batch`` and ``run`` gets one
 record at a time; with ``url=True`` (a Function URL) ``run`` gets the event read once into a
 ``function_url.Request``, and a body too large (``max_body``) or undecodable is answered here.
+A function whose Function URL shares it with other triggers (a schedule, a queue, S3) says
+``url="beside_other_triggers"``: its Function URL calls arrive as a ``Request`` and every
+other event as it came, so ``run`` tells them apart with ``isinstance(event, Request)``.
 
 ``wire`` may take keyword-only collaborators with defaults (``crm=None``): the real one is
 built when the keyword is absent; tests and the sandbox give another through
@@ -51,6 +54,7 @@ Function = str | ModuleType
 class _Spec(Generic[S, T]):
     kind: type[S]
     wire: Callable[..., T]
+    reads_requests: bool = False
 
 
 def _key(function: Function) -> str:
@@ -78,9 +82,16 @@ class Registry:
         """Module -> the function that forgets what it keeps."""
         return dict(self._kept)
 
-    def register(self, function: Function, kind: type[S], wire: Callable[..., T]) -> None:
-        """Declare how ``function`` is wired (``handler`` does it at import)."""
-        self._specs[_key(function)] = _Spec(kind, wire)
+    def register(
+        self, function: Function, kind: type[S], wire: Callable[..., T], *, reads_requests: bool = False
+    ) -> None:
+        """Declare how ``function`` is wired (``handler`` does it at import) and whether its
+        Function URL calls reach ``run`` as a ``function_url.Request``."""
+        self._specs[_key(function)] = _Spec(kind, wire, reads_requests)
+
+    def reads_requests(self, function: Function) -> bool:
+        """Whether ``function`` reads its Function URL calls into a ``Request`` at the entry."""
+        return self._specs[_key(function)].reads_requests
 
     def registrations(self) -> dict[str, Any]:
         """Every function's wiring as registered now, for :meth:`reregister` (the sandbox
@@ -175,9 +186,9 @@ def is_function_url(event: Any) -> bool:
     return isinstance(event, Mapping) and "http" in (event.get("requestContext") or {})
 
 
-def busy(event: Mapping[str, Any], retry_after: int) -> dict[str, Any]:
+def busy(request: function_url.Request, retry_after: int) -> dict[str, Any]:
     """503 with ``Retry-After``: a page to a person, the JSON error to a program."""
-    answer = html_kit.answer(event, 503, "busy", "Busy for a moment",
+    answer = html_kit.answer(request, 503, "busy", "Busy for a moment",
                              "The service is busy for a moment. Try again in a few seconds.")
     answer["headers"] = {**answer.get("headers", {}), "retry-after": str(retry_after)}
     return answer
@@ -190,16 +201,16 @@ def handler(
     run: Callable[[T, Any, Any, Clock], Any],
     *,
     batch: Literal["sqs", "stream"] | None = None,
-    url: bool = False,
+    url: bool | Literal["beside_other_triggers"] = False,
     max_body: int = function_url.DEFAULT_MAX_BODY_BYTES,
 ) -> Callable[[Any, Any], Any]:
     """The Lambda handler of ``function`` (its module's ``__name__``): see the module doc."""
-    registry.register(function, kind, wire)
+    registry.register(function, kind, wire, reads_requests=bool(url))
     clock = registry.now
 
     def entry(event: Any, context: Any) -> Any:
         service = registry.service(function)
-        if url:
+        if url is True or (url and is_function_url(event)):
             try:
                 request = function_url.Request.read(event, max_bytes=max_body)
             except function_url.RequestError as err:
@@ -207,14 +218,10 @@ def handler(
             try:
                 return run(service, request, context, clock)
             except SecretThrottled as err:
-                return busy(event, err.retry_after_seconds)
+                return busy(request, err.retry_after_seconds)
         if batch is None:
-            try:
-                return run(service, event, context, clock)
-            except SecretThrottled as err:
-                if not is_function_url(event):
-                    raise  # a queue, stream or schedule retries on its own
-                return busy(event, err.retry_after_seconds)
+            # A queue, stream or schedule retries a throttled secret read on its own.
+            return run(service, event, context, clock)
         split = sqs_batch if batch == "sqs" else stream_batch
         return split(dict(event), context, lambda record: run(service, record, context, clock))
 

@@ -52,19 +52,10 @@ class RequestError(Exception):
         return json_error(self.status, self.code, self.message, headers)
 
 
-def headers(event: Mapping[str, Any]) -> dict[str, str]:
+def _headers(event: Mapping[str, Any]) -> dict[str, str]:
     """The request headers with lower-cased names (Function URLs already lower-case them)."""
     raw = event.get("headers") or {}
     return {str(name).lower(): str(value) for name, value in raw.items()}
-
-
-def header(event: Mapping[str, Any], name: str) -> str | None:
-    """One request header, looked up case-insensitively; None when absent."""
-    wanted = name.lower()
-    for key, value in (event.get("headers") or {}).items():
-        if str(key).lower() == wanted:
-            return str(value)
-    return None
 
 
 CHECK_HEADER = "x-crm-check"
@@ -73,33 +64,15 @@ skips a check; it only holds the outside world back (no customer, no CRM) and ma
 request writes as a check, to be removed."""
 
 
-def is_check(event: Mapping[str, Any]) -> bool:
-    """True when the (already authenticated) request is a ``make verify`` check."""
-    return header(event, CHECK_HEADER) is not None
-
-
-def query_param(event: Mapping[str, Any], name: str) -> str | None:
-    """One query-string parameter (Function URLs join repeated values with commas)."""
-    params = event.get("queryStringParameters") or {}
-    value = params.get(name)
-    return None if value is None else str(value)
-
-
-def http_method(event: Mapping[str, Any]) -> str:
+def _method(event: Mapping[str, Any]) -> str:
     """The request method in upper case ("GET", "POST", "OPTIONS", ...)."""
     http = (event.get("requestContext") or {}).get("http") or {}
     return str(http.get("method", "")).upper()
 
 
-def request_id(event: Mapping[str, Any]) -> str | None:
+def _request_id(event: Mapping[str, Any]) -> str | None:
     """The Function URL request id, the correlation id of everything this request causes."""
     value = (event.get("requestContext") or {}).get("requestId")
-    return None if value is None else str(value)
-
-
-def source_ip(event: Mapping[str, Any]) -> str | None:
-    """The caller's IP address as seen by the Function URL."""
-    value = ((event.get("requestContext") or {}).get("http") or {}).get("sourceIp")
     return None if value is None else str(value)
 
 
@@ -179,6 +152,10 @@ class Request:
     """A ``make verify`` check (``CHECK_HEADER``): to be read only once the request proved
     authentic."""
     max_bytes: int = DEFAULT_MAX_BODY_BYTES
+    request_id: str | None = None
+    """The Function URL request id, the correlation id of everything this request causes."""
+    cookies: tuple[str, ...] = ()
+    """Payload 2.0 ``cookies`` ("name=value" each); a ``cookie`` header when the list is absent."""
     _parsed: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
@@ -187,9 +164,30 @@ class Request:
         large or not decodable."""
         query = {str(k): str(v) for k, v in (event.get("queryStringParameters") or {}).items()}
         body = raw_body(event, max_bytes=max_bytes)
-        names = headers(event)
+        names = _headers(event)
         path = str(event.get("rawPath") or "/")
-        return cls(http_method(event), names, query, body, path, CHECK_HEADER in names, max_bytes)
+        cookies = tuple(str(c).strip() for c in event.get("cookies") or ())
+        if not cookies and "cookie" in names:
+            cookies = tuple(piece.strip() for piece in names["cookie"].split(";"))
+        return cls(
+            _method(event), names, query, body, path, CHECK_HEADER in names, max_bytes,
+            _request_id(event), cookies,
+        )
+
+    def cookie(self, name: str) -> str | None:
+        """One cookie's value; None when the request does not carry it."""
+        for piece in self.cookies:
+            key, _, value = piece.partition("=")
+            if key.strip() == name:
+                return value.strip()
+        return None
+
+    def form(self) -> dict[str, str]:
+        """The body as an urlencoded form, parsed on the first call (``RequestError`` 400/413)."""
+        if "form" not in self._parsed:
+            self._parsed["form"] = parse_form(self.body, max_bytes=self.max_bytes)
+        value: dict[str, str] = self._parsed["form"]
+        return value
 
     def json_object(self) -> dict[str, Any]:
         """The body as a JSON object, parsed on the first call (``RequestError`` 400/413)."""
@@ -286,7 +284,7 @@ def cors_headers(
 
 
 def preflight_response(
-    event: Mapping[str, Any],
+    request: Request,
     allowed_origins: Collection[str],
     *,
     methods: Collection[str] = ("POST", "OPTIONS"),
@@ -294,7 +292,7 @@ def preflight_response(
 ) -> dict[str, Any]:
     """The answer to an ``OPTIONS`` preflight: 204 for an allowed origin, 403 otherwise."""
     cors = cors_headers(
-        header(event, "origin"), allowed_origins, methods=methods, allow_headers=allow_headers
+        request.headers.get("origin"), allowed_origins, methods=methods, allow_headers=allow_headers
     )
     if not cors:
         return json_error(403, "origin_not_allowed", "this origin may not call this endpoint")

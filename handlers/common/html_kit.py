@@ -22,7 +22,7 @@ from html import escape
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from handlers.common.function_url import Request, header, json_error
+from handlers.common.function_url import Request, json_error
 
 
 class Html(str):
@@ -318,18 +318,16 @@ def _accepts(accept: str) -> dict[str, float]:
     return ranges
 
 
-def wants_html(request: Request | Mapping[str, Any]) -> bool:
+def wants_html(request: Request) -> bool:
     """Whether the caller is a browser: it names text/html and ranks it at least as high as
-    JSON. ``*/*`` alone (curl, SDKs) or ``application/json`` keeps the JSON answer. (A raw
-    event is dm-merge's, which does not read its request at the entry yet.)"""
-    accept = request.headers.get("accept") if isinstance(request, Request) else header(request, "accept")
-    ranges = _accepts(accept or "")
+    JSON. ``*/*`` alone (curl, SDKs) or ``application/json`` keeps the JSON answer."""
+    ranges = _accepts(request.headers.get("accept") or "")
     html = ranges.get("text/html", 0.0)
     return html > 0 and html >= ranges.get("application/json", 0.0)
 
 
 def answer(
-    request: Request | Mapping[str, Any],
+    request: Request,
     status: int,
     code: str,
     title: str,

@@ -103,31 +103,31 @@ class App:
 
     # Web ---------------------------------------------------------------------------------
 
-    def web(self, event: Mapping[str, Any]) -> dict[str, Any]:
-        route = ROUTES.get((fu.http_method(event), str(event.get("rawPath") or "/")))
+    def web(self, request: fu.Request) -> dict[str, Any]:
+        route = ROUTES.get((request.method, request.path))
         if route is None:
-            return kit.answer(event, 404, "not_found", "No such page", "There is no page at this address.")
+            return kit.answer(request, 404, "not_found", "No such page", "There is no page at this address.")
         now = self.clock()
         try:
             claims = lt.verify_token(
-                fu.query_param(event, "t"), self.keyring(), action=route, now=now.timestamp()
+                request.query.get("t"), self.keyring(), action=route, now=now.timestamp()
             )
         except lt.TokenExpired:
-            return kit.answer(event, 410, "link_expired", "This link has expired",
+            return kit.answer(request, 410, "link_expired", "This link has expired",
                               "This link has expired. Next week's digest has fresh links.")
         except lt.TokenError:
-            return kit.answer(event, 403, "invalid_link", "This link is not valid",
+            return kit.answer(request, 403, "invalid_link", "This link is not valid",
                               "This link is not valid: it may have been cut or changed. "
                               "Open it again from the digest mail.")
         if not _valid_subject(route, claims.subject):
-            return kit.answer(event, 400, "invalid_subject", "This link is not valid",
+            return kit.answer(request, 400, "invalid_subject", "This link is not valid",
                               "This link does not name a pair or a merge.")
         # Forms post to an origin-relative path: the browser keeps the page's own scheme and
         # host (https on a Function URL, http://127.0.0.1:<port> in the sandbox).
         base = ""
-        if fu.http_method(event) == "GET":
-            return self._render(event, route, claims, base, now)
-        return self._act(event, route, claims, base, now)
+        if request.method == "GET":
+            return self._render(request, route, claims, base, now)
+        return self._act(request, route, claims, base, now)
 
     def _link(self, base: str, path: str, action: str, subject: str, expires_at: int, now: dt.datetime) -> str:
         ttl = max(1, expires_at - int(now.timestamp()))
@@ -135,7 +135,7 @@ class App:
         return f"{base}{path}?t={token}"
 
     def _render(
-        self, event: Mapping[str, Any], route: str, claims: Any, base: str, now: dt.datetime
+        self, request: fu.Request, route: str, claims: Any, base: str, now: dt.datetime
     ) -> dict[str, Any]:
         """A GET: the proposal (review, or confirm / reject from the digest, whose own link is
         the button's target), or what undo will do. Renders only."""
@@ -143,18 +143,18 @@ class App:
         if route in ("review", "confirm", "reject"):
             pair = self.pairs.get(claims.subject)
             if pair is None:
-                return kit.answer(event, 410, "proposal_expired", "This proposal has expired",
+                return kit.answer(request, 410, "proposal_expired", "This proposal has expired",
                                   "This proposal is no longer current: the pair was scored again "
                                   "or has left the review.")
             decided = self._decided(pair)
             if decided:
-                return kit.answer(event, 409, "already_decided", f"Already decided: {pages.who(pair)}",
+                return kit.answer(request, 409, "already_decided", f"Already decided: {pages.who(pair)}",
                                   decided, more=self._still(pair, base, now))
             if route == "review" and pair.get("band") == "propose" and pair.get("run_id"):
                 run_id = str(pair["run_id"])
                 gone = self._gone(run_id)
                 if gone.intersection(split_pair_key(claims.subject)):  # an automatic merge took one
-                    return kit.answer(event, 410, "proposal_withdrawn", f"Nothing to decide: {pages.who(pair)}",
+                    return kit.answer(request, 410, "proposal_withdrawn", f"Nothing to decide: {pages.who(pair)}",
                                       pages.WITHDRAWN)
                 found = people.person_of(claims.subject, self._people(run_id, gone))
                 if found is not None and len(found.records) > 2:
@@ -168,7 +168,7 @@ class App:
             return pages.proposal(pair, confirm, reject, chosen=route)
         record = self.ledger.merge(claims.subject)
         if record is None:
-            return kit.answer(event, 404, "unknown_merge", "No such merge", "This link names no merge.")
+            return kit.answer(request, 404, "unknown_merge", "No such merge", "This link names no merge.")
         return pages.undo_confirmation(
             record, f"{base}/undo?t={_token_of(claims, self)}", self._names(record)
         )
@@ -257,7 +257,7 @@ class App:
         return out
 
     def _act(
-        self, event: Mapping[str, Any], route: str, claims: Any, base: str, now: dt.datetime
+        self, request: fu.Request, route: str, claims: Any, base: str, now: dt.datetime
     ) -> dict[str, Any]:
         """Act on a POST. Everything that can refuse without writing (pair gone, merge unknown)
         is checked first; the link's single-use marker is consumed only inside the claim that
@@ -269,13 +269,13 @@ class App:
         if route == "confirm":
             pair = self.pairs.get(claims.subject)
             if pair is None or pair.get("band") not in ("automatic", "propose"):
-                return kit.answer(event, 410, "proposal_expired", "This proposal has expired",
+                return kit.answer(request, 410, "proposal_expired", "This proposal has expired",
                                   "This proposal is no longer current: the pair was scored again "
                                   "or has left the review.")
         elif route == "undo":
             record = self.ledger.merge(claims.subject)
             if record is None:
-                return kit.answer(event, 404, "unknown_merge", "No such merge", "This link names no merge.")
+                return kit.answer(request, 404, "unknown_merge", "No such merge", "This link names no merge.")
         about = self._about(route, claims.subject, pair, record)
         try:
             service = self.service()
@@ -288,7 +288,7 @@ class App:
             else:
                 outcome = service.undo(claims.subject, undone_by=who, now=now, link=link)
         except MergeFailed as failed:
-            return kit.answer(event, 503, "merge_failed_restored", "The merge failed; nothing changed",
+            return kit.answer(request, 503, "merge_failed_restored", "The merge failed; nothing changed",
                               _sentence(failed.outcome.message) + " The link still works: try again "
                               "in a few minutes.", more=kit.para(f"About {about}.") if about else None)
         if outcome.status in ("already_decided", "already_undone") and self.ledger.link_used(link.token_id):
@@ -306,9 +306,9 @@ class App:
         }
         if outcome.status in refusals:
             status, title, message = refusals[outcome.status]
-            if not kit.wants_html(event):
-                return kit.answer(event, status, outcome.status, title, message)
-            return self._refused(event, outcome.status, status, title, message, route, base, now,
+            if not kit.wants_html(request):
+                return kit.answer(request, status, outcome.status, title, message)
+            return self._refused(request, outcome.status, status, title, message, route, base, now,
                                  pair if pair is not None else self._about_pair(claims.subject, record),
                                  about)
         if outcome.status == "merged" and outcome.merge_id:
@@ -337,19 +337,19 @@ class App:
         return self.pairs.get(key) if key else None
 
     def _refused(
-        self, event: Mapping[str, Any], code: str, status: int, title: str, message: str,
+        self, request: fu.Request, code: str, status: int, title: str, message: str,
         route: str, base: str, now: dt.datetime, pair: Mapping[str, Any] | None, about: str,
     ) -> dict[str, Any]:
         """A refusal as a page: who, what was decided (when and by whom) and what can still be
         done; a used or decided link says what became of the pair, not only that it was used."""
         decided = self._decided(pair) if pair is not None else ""
         if code in ("link_used", "already_decided") and decided:
-            return kit.answer(event, status, code, f"{title}: {pages.who(pair or {})}"
+            return kit.answer(request, status, code, f"{title}: {pages.who(pair or {})}"
                               if pair else title, decided, more=self._still(pair or {}, base, now))
         if code == "gone":
-            return kit.answer(event, status, code, f"Nothing to merge: {about}" if about else title,
+            return kit.answer(request, status, code, f"Nothing to merge: {about}" if about else title,
                               pages.GONE)
-        return kit.answer(event, status, code, title, _sentence(message),
+        return kit.answer(request, status, code, title, _sentence(message),
                           more=kit.para(f"About {about}.") if about else None)
 
     # Automatic merges --------------------------------------------------------------------

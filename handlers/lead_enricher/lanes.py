@@ -101,13 +101,13 @@ class Intake:
 
     # Function URL -------------------------------------------------------------------------
 
-    def form(self, event: Mapping[str, Any]) -> dict[str, Any]:
+    def form(self, request: url.Request) -> dict[str, Any]:
         """One form/webhook POST; 202 for every accepted lead, junk or not (bots learn nothing)."""
         try:
-            body = self._authentic_body(event)
-            if url.http_method(event) != "POST":
+            self._check_authentic(request)
+            if request.method != "POST":
                 raise url.RequestError(405, "method_not_allowed", "POST a lead")
-            payload = self._payload(event, body)
+            payload = self._payload(request)
         except url.RequestError as err:
             get_logger().info("intake request refused", code=err.code, status=err.status)
             return err.response()
@@ -116,8 +116,9 @@ class Intake:
             return url.json_error(400, "no_contact", "a lead needs an email, a phone or a name")
         now = self.clock()
         received = dt.datetime.fromtimestamp(now, dt.UTC)
+        body = request.body
         lead_id = lead_id_for("form", hashlib.sha256(body).hexdigest())
-        is_json = "json" in (url.header(event, "content-type") or "application/json")
+        is_json = "json" in (request.headers.get("content-type") or "application/json")
         raw_key = (
             f"{FORM_PREFIX}{received.date().isoformat()}/{lead_id}{'.json' if is_json else '.txt'}"
         )
@@ -125,8 +126,8 @@ class Intake:
         content_type = "application/json" if is_json else "text/plain; charset=utf-8"
         version = self.store.put_bytes(self.config.raw_bucket, raw_key, body, content_type)
         lead = _lead(lead_id, "form", received, raw, self.config.raw_bucket, raw_key, version)
-        lead.signals["request_id"] = url.request_id(event)
-        if url.is_check(event):
+        lead.signals["request_id"] = request.request_id
+        if request.check:
             # make verify's lead (the request proved authentic above): stored and queued like
             # any other, marked so that no stage lets it reach a person, a paid call or a
             # metric; the answer names what was written so verify can remove it.
@@ -139,37 +140,34 @@ class Intake:
         self.admit([(lead, raw)])
         return url.json_response(202, {"lead_id": lead_id, "status": "accepted"})
 
-    def _authentic_body(self, event: Mapping[str, Any]) -> bytes:
-        """The body, once the request is known to come from a holder of the secret."""
+    def _check_authentic(self, request: url.Request) -> None:
+        """Refuses (401) a request that does not come from a holder of the secret."""
         if self.config.intake_auth == "iam":
-            # The Function URL is AWS_IAM: AWS checked the SigV4 signature before invoking us.
-            return url.raw_body(event, max_bytes=MAX_BODY_BYTES)
+            return  # The Function URL is AWS_IAM: AWS checked the SigV4 signature before invoking us.
         if not self.config.intake_secret_id:
             raise RuntimeError("INTAKE_SECRET_ID is not set in shared_secret mode")
 
         secret = get_secret(self.config.intake_secret_id)
-        given = url.header(event, SECRET_HEADER)
-        signature = url.header(event, SIGNATURE_HEADER)
+        given = request.headers.get(SECRET_HEADER)
+        signature = request.headers.get(SIGNATURE_HEADER)
         if given is not None:
             if not hmac.compare_digest(given.encode("utf-8"), secret.encode("utf-8")):
                 raise url.RequestError(401, "unauthorized", "the intake secret is wrong")
-            return url.raw_body(event, max_bytes=MAX_BODY_BYTES)
+            return
         if signature is None:
             raise url.RequestError(401, "unauthorized", "send the intake secret or a signature")
-        body = url.raw_body(event, max_bytes=MAX_BODY_BYTES)
         try:
-            verify_timestamped(body, signature, secret, now=self.clock())
+            verify_timestamped(request.body, signature, secret, now=self.clock())
         except SignatureError as err:
             raise url.RequestError(401, "unauthorized", "the signature does not match") from err
-        return body
 
     @staticmethod
-    def _payload(event: Mapping[str, Any], body: bytes) -> dict[str, Any]:
-        content_type = (url.header(event, "content-type") or "").split(";")[0].strip().lower()
+    def _payload(request: url.Request) -> dict[str, Any]:
+        content_type = (request.headers.get("content-type") or "").split(";")[0].strip().lower()
         if content_type == "application/x-www-form-urlencoded":
-            return dict(url.parse_form(body, max_bytes=MAX_BODY_BYTES))
+            return request.form()
         if content_type in ("application/json", ""):
-            return url.parse_json_object(body, max_bytes=MAX_BODY_BYTES)
+            return request.json_object()
         raise url.RequestError(415, "unsupported_media_type", "send JSON or a url-encoded form")
 
     # S3 lanes -----------------------------------------------------------------------------

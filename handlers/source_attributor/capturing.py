@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -22,16 +22,12 @@ from urllib.parse import urlsplit
 from handlers.common import metrics
 from handlers.common.clock import Clock, utc_now
 from handlers.common.function_url import (
+    Request,
     RequestError,
     cors_headers,
-    header,
-    http_method,
-    is_check,
     json_error,
     json_response,
-    parse_json_object,
     preflight_response,
-    raw_body,
 )
 from handlers.common.observability import get_logger
 from handlers.common.secrets import get_secret_bytes
@@ -74,29 +70,26 @@ class CaptureApp:
             (urlsplit(o).hostname or "").lower() for o in self.site_origins
         )
 
-    def __call__(self, event: Mapping[str, Any]) -> dict[str, Any]:
-        origin = header(event, "origin")
+    def __call__(self, request: Request) -> dict[str, Any]:
+        origin = request.headers.get("origin")
         if not origin or origin not in self.site_origins:
             return json_error(403, "origin_not_allowed", "this origin may not send beacons")
         cors = cors_headers(origin, self.site_origins, methods=METHODS)
-        method = http_method(event)
-        if method == "OPTIONS":
-            return preflight_response(event, self.site_origins, methods=METHODS)
-        if method != "POST":
+        if request.method == "OPTIONS":
+            return preflight_response(request, self.site_origins, methods=METHODS)
+        if request.method != "POST":
             return json_error(405, "method_not_allowed", "send beacons with POST", cors)
-        if beacon.is_bot(header(event, "user-agent")):
+        if beacon.is_bot(request.headers.get("user-agent")):
             return {"statusCode": 204, "headers": cors, "body": "", "isBase64Encoded": False}
         try:
-            raw = raw_body(event, max_bytes=beacon.MAX_BODY_BYTES)
-            data = parse_json_object(raw, max_bytes=beacon.MAX_BODY_BYTES)
-            message = beacon.parse(data, self.site_origins)
+            message = beacon.parse(request.json_object(), self.site_origins)
         except RequestError as err:
             return err.response(cors)
-        ids = visitor.resolve(visitor.request_cookie(event), message.visitor_id)
+        ids = visitor.resolve(request.cookie(visitor.COOKIE), message.visitor_id)
         # make verify's beacon is recorded like any (the check then removes it) but is not
         # business, so it is counted nowhere. The mark only ever withholds a count: with no
         # authenticity on this endpoint to come first, it changes nothing else.
-        counted = not is_check(event)
+        counted = not request.check
         if isinstance(message, beacon.Arrival):
             answer = self._arrival(message, ids)
             if answer["recorded"] and counted:

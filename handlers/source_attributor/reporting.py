@@ -22,12 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from handlers.common.clock import Clock, utc_now
-from handlers.common.function_url import (
-    RequestError,
-    http_method,
-    json_error,
-    query_param,
-)
+from handlers.common.function_url import Request, RequestError, json_error
 from handlers.common.observability import get_logger
 from handlers.source_attributor.attribution import Mode, Report, attribute
 from handlers.source_attributor.contract import ReportSettings
@@ -53,8 +48,8 @@ class ReportQuery:
     format: Format
 
 
-def _date(event: Mapping[str, Any], name: str, default: dt.date) -> dt.date:
-    text = query_param(event, name)
+def _date(query: Mapping[str, str], name: str, default: dt.date) -> dt.date:
+    text = query.get(name)
     if text is None or text == "":
         return default
     try:
@@ -63,24 +58,25 @@ def _date(event: Mapping[str, Any], name: str, default: dt.date) -> dt.date:
         raise RequestError(400, "invalid_date", f"{name} must be a date YYYY-MM-DD") from None
 
 
-def _choice(event: Mapping[str, Any], name: str, allowed: tuple[str, ...]) -> str:
-    value = (query_param(event, name) or allowed[0]).lower()
+def _choice(query: Mapping[str, str], name: str, allowed: tuple[str, ...]) -> str:
+    value = (query.get(name) or allowed[0]).lower()
     if value not in allowed:
         raise RequestError(400, f"invalid_{name}", f"{name} must be one of {', '.join(allowed)}")
     return value
 
 
-def parse_query(event: Mapping[str, Any], today: dt.date) -> ReportQuery:
-    """The report asked for; RequestError (400) on a bad parameter."""
-    end = _date(event, "to", today)
-    start = _date(event, "from", end - dt.timedelta(days=DEFAULT_DAYS - 1))
+def parse_query(query: Mapping[str, str], today: dt.date) -> ReportQuery:
+    """The report asked for (the request's query string); RequestError (400) on a bad
+    parameter."""
+    end = _date(query, "to", today)
+    start = _date(query, "from", end - dt.timedelta(days=DEFAULT_DAYS - 1))
     if start > end:
         raise RequestError(400, "invalid_range", "from must not be after to")
     if (end - start).days + 1 > MAX_DAYS:
         raise RequestError(400, "invalid_range", f"a report spans at most {MAX_DAYS} days")
-    mode: Mode = "lenient" if _choice(event, "mode", ("strict", "lenient")) == "lenient" else "strict"
-    asked = _choice(event, "include_asked", ("false", "true", "0", "1")) in ("true", "1")
-    fmt: Format = "csv" if _choice(event, "format", ("json", "csv")) == "csv" else "json"
+    mode: Mode = "lenient" if _choice(query, "mode", ("strict", "lenient")) == "lenient" else "strict"
+    asked = _choice(query, "include_asked", ("false", "true", "0", "1")) in ("true", "1")
+    fmt: Format = "csv" if _choice(query, "format", ("json", "csv")) == "csv" else "json"
     return ReportQuery(start, end, mode, asked or mode == "lenient", fmt)
 
 
@@ -237,11 +233,11 @@ class ReportApp:
     def __post_init__(self) -> None:
         self.cache = ReportCache(self.cache_seconds)
 
-    def __call__(self, event: Mapping[str, Any]) -> dict[str, Any]:
-        if http_method(event) not in ("GET", "HEAD"):
+    def __call__(self, request: Request) -> dict[str, Any]:
+        if request.method not in ("GET", "HEAD"):
             return json_error(405, "method_not_allowed", "reports are read with GET")
         try:
-            query = parse_query(event, self.clock().date())
+            query = parse_query(request.query, self.clock().date())
         except RequestError as err:
             return err.response()
         entry = self.cache.get(query)

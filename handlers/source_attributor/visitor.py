@@ -11,9 +11,7 @@ are present and differ; the body's id is then recorded on the touch as a link fo
 from __future__ import annotations
 
 import secrets
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from handlers.source_attributor.records import VISITOR_ID
 
@@ -39,20 +37,6 @@ class VisitorIds:
 def mint() -> str:
     """A new random visitor id (144 bits, URL-safe, 24 characters)."""
     return secrets.token_urlsafe(18)
-
-
-def request_cookie(event: Mapping[str, Any], name: str = COOKIE) -> str | None:
-    """One cookie of a Function URL request (payload 2.0 ``cookies``, else the header)."""
-    pieces: list[str] = [str(c) for c in event.get("cookies") or []]
-    if not pieces:
-        for key, value in (event.get("headers") or {}).items():
-            if str(key).lower() == "cookie":
-                pieces = str(value).split(";")
-    for piece in pieces:
-        key, _, value = piece.strip().partition("=")
-        if key == name:
-            return value.strip()
-    return None
 
 
 def resolve(cookie_id: str | None, body_id: str | None) -> VisitorIds:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 import pulumi
@@ -14,8 +15,10 @@ from components.scheduled_job import Schedule
 from components.scoped_lambda import EventRuleTrigger, FunctionUrl, QueueTrigger
 from components.systems.function_factory import FunctionFactory, entry_point
 from components.work_queue import WorkQueue, WorkQueueArgs, consumer_visibility
+from handlers.common.entry import registry
 from handlers.common.tables import Index, Key, TableSpec
 from tests.infra.conftest import of_type, run_blocks
+from testsupport.graphs import GraphCache
 
 pytestmark = pytest.mark.usefixtures("fake_archives")
 
@@ -179,3 +182,17 @@ def test_cors_methods_without_origins_are_refused() -> None:
     with pytest.raises(ValueError, match="cors_methods without cors_origins"):
         FunctionUrl("AWS_IAM", cors_methods=("GET",))
     assert FunctionUrl("AWS_IAM", cors_origins=("https://example.com",)).cors_methods == ()
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod"])
+def test_every_function_url_call_is_read_once_at_the_entry(graphs: GraphCache, stack: str) -> None:
+    """A function behind a Function URL gets each call as one ``Request`` (method, headers,
+    query, exact body, check mark), never the raw event: ``entry.handler(..., url=...)``."""
+    graph = graphs.run(stack)
+    functions = {str(f.inputs["name"]): f for f in graph.of_type("aws:lambda/function:Function")}
+    behind_url = {str(u.inputs["functionName"]) for u in graph.of_type("aws:lambda/functionUrl:FunctionUrl")}
+    assert behind_url, "the stack has Function URLs"
+    for name, function in functions.items():
+        module_name = str(function.inputs["handler"]).rsplit(".", 1)[0]
+        importlib.import_module(module_name)
+        assert registry.reads_requests(module_name) == (name in behind_url), name

@@ -9,7 +9,6 @@ import runpy
 import select
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -211,7 +210,9 @@ def test_a_function_with_an_unknown_policy_is_reported() -> None:
     assert all("unknown at preview: cannot be judged" in v.message for v in found)
 
 
-def test_pack_is_fast_over_a_few_hundred_resources() -> None:
+def test_pack_finds_nothing_in_a_few_hundred_compliant_resources() -> None:
+    """Many functions, queues, buckets and tables at once (how long it takes is
+    benchmarks/bench_pack.py's figure, not a test's)."""
     specs = []
     for i in range(26):
         seed = f"ler-fn{i}"
@@ -223,12 +224,7 @@ def test_pack_is_fast_over_a_few_hundred_resources() -> None:
         specs.append(table(f"ler-t{i}"))
     resources = make_resources(with_alert_topic(specs))
     assert len(resources) >= 300
-    evaluate(resources[:20])  # warm the caches of the data once, as a long-lived analyzer does
-    started = time.perf_counter()
-    found = evaluate(resources)
-    elapsed = time.perf_counter() - started
-    assert found == []
-    assert elapsed < 3.0, f"{elapsed:.2f}s over {len(resources)} resources"
+    assert evaluate(resources) == []
 
 
 # policy_sentry helpers ----------------------------------------------------------------------

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from handlers.common import aws_clients, batch, entry
 from handlers.common.clock import Clock
+from handlers.common.function_url import Request
 from handlers.common.observability import get_logger
 from handlers.duplicate_merger import contract
 from handlers.duplicate_merger.crm import CrmWriter, hubspot
@@ -49,10 +50,10 @@ def own_url(app: App, context: Any) -> str:
     return str(answer["FunctionUrl"]).rstrip("/")
 
 
-def run(app: App, event: Mapping[str, Any], context: Any, clock: Clock) -> Any:
+def run(app: App, event: Request | Mapping[str, Any], context: Any, clock: Clock) -> Any:
     """Function URL request, SQS batch from dm-merges, or the digest or sweep schedule."""
     logger = get_logger()
-    if isinstance(event.get("requestContext"), Mapping) and "http" in event["requestContext"]:
+    if isinstance(event, Request):
         return app.web(event)
     if isinstance(event.get("Records"), list):
 
@@ -76,4 +77,6 @@ def run(app: App, event: Mapping[str, Any], context: Any, clock: Clock) -> Any:
     return {"ignored": True}
 
 
-handler = entry.handler(__name__, contract.MergeSettings, wire, run)
+handler = entry.handler(
+    __name__, contract.MergeSettings, wire, run, url="beside_other_triggers"
+)

@@ -9,6 +9,7 @@ from typing import Any
 from handlers.common import entry, settings
 from handlers.common.aws_clients import client
 from handlers.common.clock import Clock
+from handlers.common.function_url import Request
 from handlers.common.link_tokens import Keyring
 from handlers.common.secrets import get_secret
 from handlers.source_attributor import contract, report_link, report_mail, reporting, stored_report
@@ -19,10 +20,14 @@ def wire(config: contract.ReportSettings, clock: Clock) -> reporting.ReportApp:
     return reporting.app(config, clock)
 
 
-def run(app: reporting.ReportApp, event: dict[str, Any], context: Any, clock: Clock) -> Any:
+def run(
+    app: reporting.ReportApp, event: Request | dict[str, Any], context: Any, clock: Clock
+) -> Any:
     """Function URL (AWS_IAM) requests; the schedule's ``{"job": "ls-report"}`` sends the mail."""
-    if event.get("job") != contract.REPORT:
+    if isinstance(event, Request):
         return app(event)
+    if event.get("job") != contract.REPORT:
+        raise ValueError("ls-report runs for its Function URL or its schedule's job only")
     config = settings.current(contract.ReportSettings)
     if not (config.sender_email and config.report_recipient):
         raise RuntimeError("ls-report was scheduled without SENDER_EMAIL and REPORT_RECIPIENT")
@@ -48,4 +53,6 @@ def run(app: reporting.ReportApp, event: dict[str, Any], context: Any, clock: Cl
             "enquiries": sent.enquiries, "message_id": sent.message_id}
 
 
-handler = entry.handler(__name__, contract.ReportSettings, wire, run)
+handler = entry.handler(
+    __name__, contract.ReportSettings, wire, run, url="beside_other_triggers"
+)

@@ -15,18 +15,14 @@ from handlers.common.function_url import (
     Request,
     RequestError,
     cors_headers,
-    header,
-    http_method,
     json_error,
     json_response,
     parse_form,
     parse_json,
     parse_json_object,
     preflight_response,
-    query_param,
     raw_body,
     redirect,
-    request_id,
 )
 
 
@@ -87,20 +83,35 @@ def test_oversized_body_is_413(b64: bool) -> None:
     assert raw_body(event(at_limit, b64=b64), max_bytes=1024) == data[:1024]
 
 
-def test_header_lookup_is_case_insensitive() -> None:
+def test_header_names_are_lower_cased() -> None:
     e = event("{}", headers={"X-Shopify-Hmac-Sha256": "sig", "Content-Type": "text/plain"})
-    assert header(e, "x-shopify-hmac-sha256") == "sig"
-    assert header(e, "CONTENT-TYPE") == "text/plain"
-    assert header(e, "origin") is None
-    assert header({"headers": None}, "x") is None
+    request = Request.read(e)
+    assert request.headers.get("x-shopify-hmac-sha256") == "sig"
+    assert request.headers.get("content-type") == "text/plain"
+    assert request.headers.get("origin") is None
+    assert Request.read({"headers": None}).headers == {}
 
 
 def test_request_fields() -> None:
-    e = event("{}", queryStringParameters={"t": "tok"})
-    assert http_method(e) == "POST"
-    assert request_id(e) == "req-1"
-    assert query_param(e, "t") == "tok"
-    assert query_param(e, "missing") is None
+    request = Request.read(event("{}", queryStringParameters={"t": "tok"}, rawPath="/confirm"))
+    assert (request.method, request.path, request.request_id) == ("POST", "/confirm", "req-1")
+    assert request.query.get("t") == "tok"
+    assert request.query.get("missing") is None
+    assert not request.check
+    assert Request.read(event("{}", headers={CHECK_HEADER: "1"})).check
+
+
+def test_cookies_from_the_list_else_the_header() -> None:
+    listed = Request.read(event(None, cookies=["crm_v=abc", "other=1"]))
+    assert (listed.cookie("crm_v"), listed.cookie("other"), listed.cookie("none")) == ("abc", "1", None)
+    header_only = Request.read(event(None, headers={"Cookie": "a=1; crm_v=xyz"}))
+    assert header_only.cookie("crm_v") == "xyz"
+
+
+def test_a_form_is_parsed_once() -> None:
+    request = Request.read(event("a=1&b=two&a=3"))
+    assert request.form() == {"a": "3", "b": "two"}
+    assert request.form() is request.form()
 
 
 @pytest.mark.parametrize(
@@ -197,10 +208,12 @@ def test_cors_allowlist() -> None:
 
 def test_preflight() -> None:
     allowed = ["https://www.example.com"]
-    ok = preflight_response(event(None, headers={"Origin": "https://www.example.com"}), allowed)
+    ok = preflight_response(
+        Request.read(event(None, headers={"Origin": "https://www.example.com"})), allowed
+    )
     assert ok["statusCode"] == 204
     refused = preflight_response(
-        event(None, headers={"origin": "https://evil.example.com"}), allowed
+        Request.read(event(None, headers={"origin": "https://evil.example.com"})), allowed
     )
     assert refused["statusCode"] == 403
     assert "access-control-allow-origin" not in refused["headers"]

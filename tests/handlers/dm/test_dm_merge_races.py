@@ -29,6 +29,7 @@ from typing import Any
 import pytest
 
 from handlers.common.entry import registry
+from handlers.common.function_url import Request
 from handlers.common.link_tokens import Keyring, issue_token
 from handlers.duplicate_merger.crm import Association, ContactSnapshot
 from handlers.duplicate_merger.functions import merge
@@ -116,13 +117,13 @@ def add_pair(crm: InMemoryCrm, dm_aws: DmAws, trial: int) -> tuple[str, str, str
     return pair_key, low, high
 
 
-def request(method: str, path: str, token: str) -> dict[str, Any]:
-    return {
+def request(method: str, path: str, token: str) -> Request:
+    return Request.read({
         "rawPath": path,
         "queryStringParameters": {"t": token},
         "headers": {"host": "dm.example.test"},
         "requestContext": {"http": {"method": method, "sourceIp": "192.0.2.1"}, "requestId": "r1"},
-    }
+    })
 
 
 def token(subject: str, action: str) -> str:

@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from handlers.common.entry import registry
+from handlers.common.function_url import Request
 from handlers.source_attributor.attribution import attribute, is_guessed
 from handlers.source_attributor.functions import capture, report, stitch
 from handlers.source_attributor.records import Enquiry, Touch
@@ -180,12 +181,12 @@ class CountingStore(InMemoryStore):
         return super().enquiries(month)
 
 
-def get(params: dict[str, str], method: str = "GET") -> dict[str, Any]:
-    return {
+def get(params: dict[str, str], method: str = "GET") -> Request:
+    return Request.read({
         "version": "2.0",
         "queryStringParameters": params,
         "requestContext": {"requestId": "r", "http": {"method": method}},
-    }
+    })
 
 
 def test_reports_are_cached_for_a_day_by_range_mode_and_format() -> None:
