@@ -77,6 +77,7 @@ from components.archive import (  # noqa: E402
     stage_runtime_packages,
     vendored_distribution,
 )
+from components.offline import cold_start  # noqa: E402
 
 FIXTURE = REPO / "tests" / "fixtures" / "archive_system"
 REFERENCE_IMPORTS = {
@@ -102,14 +103,8 @@ class Row:
     pyc_ms: float
 
 
-FULL_VCPU_MB = 1769
-"""Lambda gives a function CPU in proportion to its memory; at 1,769 MB it has one full vCPU
-(AWS Lambda Developer Guide, "Configure Lambda function memory":
-https://docs.aws.amazon.com/lambda/latest/dg/configuration-memory.html)."""
 WEBHOOK_BUDGET_MS = 5000
 """Shopify drops a webhook delivery not answered within 5 s."""
-PUBLIC_TARGET_MS = 1500
-"""Issue 28's target for a public surface's predicted first invocation."""
 
 
 @dataclass(frozen=True)
@@ -122,20 +117,31 @@ class FirstCall:
     outcome: str
     source: str
     """What delivered the event in the sandbox (url, sqs, schedule, rule, s3...)."""
-    cpu_ms: float = 0.0
-    """CPU time of import and call together (this process only; waits excluded)."""
+    import_cpu_ms: float = 0.0
+    call_cpu_ms: float = 0.0
+    """CPU time of import and of the call (this process only; waits excluded)."""
     memory_mb: int = 0
+    calls: tuple[cold_start.Call, ...] = ()
+    """The AWS calls the first request made, as recorded."""
+    outside: tuple[str, ...] = ()
+    """The outside HTTPS hosts it called."""
+    public: bool = False
+    """An auth-NONE Function URL's function."""
 
     @property
     def total_ms(self) -> float:
         return self.import_ms + self.call_ms
 
     @property
-    def predicted_ms(self) -> float:
-        """At its configured memory: CPU time scaled by 1,769 MB / memory (a fraction of a
-        vCPU takes longer for the same work), plus the time spent waiting, unscaled."""
-        share = min(1.0, self.memory_mb / FULL_VCPU_MB) if self.memory_mb else 1.0
-        return self.cpu_ms / share + max(0.0, self.total_ms - self.cpu_ms)
+    def cpu_ms(self) -> float:
+        return self.import_cpu_ms + self.call_cpu_ms
+
+    def prediction(self, latencies: cold_start.Latencies) -> cold_start.Prediction:
+        """At its configured memory, with the waits of the calls it made."""
+        return cold_start.predict(
+            self.cpu_ms, self.memory_mb or cold_start.FULL_VCPU_MB, self.calls,
+            len(self.outside), latencies,
+        )
 
 
 def time_code(code: str, paths: list[Path], runs: int) -> float:
@@ -322,10 +328,14 @@ def _canned(url, method):
     return 200, "customer_id,name,email,phone\n"  # a sheet with no rows
 
 
+_outside = []
+
+
 def _urlopen(request, data=None, timeout=None, **kwargs):
     url = request.full_url if hasattr(request, "full_url") else str(request)
     if urllib.parse.urlsplit(url).hostname in ("127.0.0.1", "localhost"):
         return _local_open(request, data, timeout) if timeout else _local_open(request, data)
+    _outside.append(urllib.parse.urlsplit(url).hostname)
     method = request.get_method() if hasattr(request, "get_method") else ("POST" if data else "GET")
     status, body = _canned(url, method)
     if isinstance(body, str):
@@ -381,6 +391,25 @@ if spec.get("clock_offset_s"):
         clock=lambda: _dt.datetime.now(_dt.UTC) + _offset
     )
     imported, imported_cpu = time.perf_counter(), time.process_time()
+# Record every AWS call of the first request: a before-call hook on each boto3 session the
+# one client factory (handlers.common.aws_clients) makes; its clients copy the session's hooks.
+_calls = []
+_clients = sys.modules["handlers.common.aws_clients"]
+_make_session = _clients._session
+
+
+def _recorded_session(region):
+    session = _make_session(region)
+    if not getattr(session, "_bench_recorded", False):
+        def _record(model, request_signer=None, **kwargs):
+            _calls.append([model.service_model.service_name, model.name, id(request_signer)])
+        session.events.register("before-call", _record)
+        session._bench_recorded = True
+    return session
+
+
+_clients._session = _recorded_session
+imported, imported_cpu = time.perf_counter(), time.process_time()
 try:
     outcome = _outcome(handler(spec["event"], Context(spec)))
 except Exception as err:
@@ -394,6 +423,8 @@ with open(spec["out"], "w") as out:
             "import_cpu_s": imported_cpu - started_cpu,
             "call_cpu_s": called_cpu - imported_cpu,
             "outcome": outcome,
+            "calls": _calls,
+            "outside": _outside,
         },
         out,
     )
@@ -536,9 +567,10 @@ def first_call(
     paths: list[Path],
     scratch: Path,
     clock_offset_s: float = 0.0,
-) -> tuple[float, float, float, str]:
+) -> dict[str, Any]:
     """Import and call ``spec``'s handler once on ``event`` in a fresh interpreter whose
-    clock runs ``clock_offset_s`` ahead of real time (the sandbox's clock)."""
+    clock runs ``clock_offset_s`` ahead of real time (the sandbox's clock): ``FirstCall``'s
+    measured fields."""
     job = scratch / f"{spec.name}-first-call.json"
     out = scratch / f"{spec.name}-first-call.out.json"
     job.write_text(
@@ -570,10 +602,17 @@ def first_call(
     )
     if done.returncode != 0 or not out.is_file():
         last = (done.stderr.strip().splitlines() or ["no output"])[-1]
-        return 0.0, 0.0, 0.0, f"child failed: {last[:100]}"
+        return {"import_ms": 0.0, "call_ms": 0.0, "outcome": f"child failed: {last[:100]}"}
     found = json.loads(out.read_text())
-    cpu_ms = (found["import_cpu_s"] + found["call_cpu_s"]) * 1000
-    return found["import_s"] * 1000, found["call_s"] * 1000, cpu_ms, str(found["outcome"])
+    return {
+        "import_ms": found["import_s"] * 1000,
+        "call_ms": found["call_s"] * 1000,
+        "import_cpu_ms": found["import_cpu_s"] * 1000,
+        "call_cpu_ms": found["call_cpu_s"] * 1000,
+        "outcome": str(found["outcome"]),
+        "calls": tuple(cold_start.Call(*c) for c in found["calls"]),
+        "outside": tuple(found["outside"]),
+    }
 
 
 def first_invocations(
@@ -597,6 +636,12 @@ def first_invocations(
         fn.inputs["name"]: fn.inputs["tags"]["crm:function"]
         for fn in graph.of_type("aws:lambda/function:Function")
     }
+    # The public surfaces: functions behind a Function URL anyone may call (auth NONE).
+    public = {
+        str(url.inputs.get("functionName"))
+        for url in graph.of_type("aws:lambda/functionUrl:FunctionUrl")
+        if url.inputs.get("authorizationType") == "NONE"
+    }
     found: dict[str, FirstCall] = {}
     trees: dict[str, Path] = {}
     precompile([runtime], scratch / "pycache")
@@ -617,17 +662,15 @@ def first_invocations(
                 env = {**rt.environment(spec), **services.environment()}
                 services.function, services.region = spec.name, spec.region
                 offset = (sb.clock.now() - dt.datetime.now(dt.UTC)).total_seconds()
-                import_ms, call_ms, cpu_ms, outcome = first_call(
+                measured = first_call(
                     spec, event, env, [trees[spec.name], runtime], scratch, offset
                 )
                 found[spec.name] = FirstCall(
                     names.get(spec.name, spec.name),
-                    import_ms,
-                    call_ms,
-                    outcome,
-                    source,
-                    cpu_ms=cpu_ms,
+                    source=source,
                     memory_mb=int(spec.memory_mb),
+                    public=spec.name in public or spec.arn in public,
+                    **measured,
                 )
                 # The child's AWS calls bypass the sandbox's interceptor, which tells the pump
                 # what to poll: have it look at every kind of source once.
@@ -680,6 +723,11 @@ def main() -> int:
         action="store_false",
         help="skip the first-invocation figures (they play make demo)",
     )
+    parser.add_argument(
+        "--record",
+        action="store_true",
+        help="write each function's import CPU to components/offline/cold_starts.yaml (make cost)",
+    )
     args = parser.parse_args()
 
     handlers = [h for h in discover_handlers() if args.only in h]
@@ -721,6 +769,7 @@ def main() -> int:
         }
         firsts: list[FirstCall] = []
         never: list[str] = []
+        predicted: dict[str, cold_start.Prediction] = {}
         if args.first_call and deployed:
             archives = {physical: archive for _, _, archive, physical in deployed}
             firsts, never = first_invocations(archives, scratch, runtime, args.only)
@@ -754,48 +803,79 @@ def main() -> int:
         )
     )
     if firsts:
-        sizes = {r.function: r.kib for r in rows}
+        latencies = cold_start.load_latencies()
         print(
             "\nfirst invocation (fresh interpreter, archive + runtime dir, the event the"
             " function first got in make demo, AWS on moto, model/SMS/outside APIs stand-ins):\n"
         )
-        def verdict(f: FirstCall) -> str:
-            if f.source != "url":
-                return "-"
-            over = f.predicted_ms > WEBHOOK_BUDGET_MS
-            return "OVER 5 s" if over else ("ok" if f.predicted_ms <= PUBLIC_TARGET_MS else "> 1.5 s")
 
+        def verdict(f: FirstCall, p: cold_start.Prediction) -> str:
+            if not f.public:
+                return "-"
+            if p.total_ms > WEBHOOK_BUDGET_MS:
+                return "OVER 5 s"
+            return "OVER 1.5 s" if p.over_target else "ok"
+
+        predicted.update({f.function: f.prediction(latencies) for f in firsts})
         print(
             table(
                 [
-                    "function", "KiB", "MB", "import ms", "first call ms", "wall ms", "cpu ms",
-                    "predicted ms", "public", "event", "outcome",
+                    "function", "MB", "import ms", "call ms", "import cpu", "call cpu",
+                    "cpu@MB", "calls", "aws wait", "conns", "outside", "predicted ms",
+                    "public", "event", "outcome",
                 ],
                 [
                     [
                         f.function,
-                        f"{sizes.get(f.function, 0):.0f}",
                         str(f.memory_mb),
                         f"{f.import_ms:.0f}",
                         f"{f.call_ms:.0f}",
-                        f"{f.total_ms:.0f}",
-                        f"{f.cpu_ms:.0f}",
-                        f"{f.predicted_ms:.0f}",
-                        verdict(f),
+                        f"{f.import_cpu_ms:.0f}",
+                        f"{f.call_cpu_ms:.0f}",
+                        f"{p.cpu_ms:.0f}",
+                        str(p.calls),
+                        f"{p.aws_ms:.0f}",
+                        f"{p.connect_ms:.0f}",
+                        f"{p.outside_ms:.0f}",
+                        f"{p.total_ms:.0f}",
+                        verdict(f, p),
                         f.source,
-                        f.outcome,
+                        f.outcome[:50],
                     ]
                     for f in firsts
+                    for p in [predicted[f.function]]
                 ],
-                right={1, 2, 3, 4, 5, 6, 7},
+                right=set(range(1, 12)),
             )
         )
         print(
-            "\none run per function: a first delivery happens once. predicted = cpu x 1769 MB /"
-            " memory (at most one vCPU) + the wait (wall - cpu). public: a Function URL's"
-            f" predicted time against the {PUBLIC_TARGET_MS / 1000:g} s target and Shopify's"
-            f" {WEBHOOK_BUDGET_MS / 1000:g} s"
+            "\none run per function: a first delivery happens once. import/call ms: wall time"
+            " here; cpu@MB = (import cpu + call cpu) x 1769 MB / memory (at most one vCPU);"
+            " aws wait = each recorded AWS call at its latency, conns = one new connection per"
+            " client and outside call, outside = outside HTTPS calls"
+            " (components/offline/latencies.yaml); predicted = cpu@MB + aws wait + conns +"
+            f" outside. public (auth-NONE Function URL): against the"
+            f" {cold_start.PUBLIC_TARGET_MS / 1000:g} s target and Shopify's"
+            f" {WEBHOOK_BUDGET_MS / 1000:g} s\n"
         )
+        for f in firsts:
+            if f.public:
+                unknown = {
+                    f"{c.service}.{c.operation}" for c in f.calls
+                    if not latencies.known(c.service, c.operation)
+                }
+                marks = f" (? no latency: {', '.join(sorted(unknown))})" if unknown else ""
+                outside = f"; outside: {', '.join(f.outside)}" if f.outside else ""
+                print(f"{f.function}: {cold_start.summary(f.calls)}{outside}{marks}")
+        if args.record:
+            figures = {f.function: f.import_cpu_ms for f in firsts if f.import_cpu_ms > 0}
+            note = (
+                f"{dt.date.today().isoformat()}, {sys.implementation.name}"
+                f" {sys.version.split()[0]} on {sys.platform}, one fresh interpreter per function"
+                " (the archive's sources compiled on import, as on Lambda)"
+            )
+            cold_start.write_cold_starts(figures, note)
+            print(f"\nimport CPU of {len(figures)} functions written to {cold_start.COLD_STARTS.relative_to(REPO)}")
     for function in never:
         print(f"first invocation: {function} was not invoked by make demo (no figure)")
     for failure in failures:
@@ -808,7 +888,15 @@ def main() -> int:
                     "functions": [r.__dict__ for r in rows],
                     "reference_ms": reference,
                     "first_invocations": [
-                        {**f.__dict__, "total_ms": f.total_ms, "predicted_ms": f.predicted_ms}
+                        {
+                            **f.__dict__,
+                            "calls": [c.__dict__ for c in f.calls],
+                            "total_ms": f.total_ms,
+                            "predicted": {
+                                **predicted[f.function].__dict__,
+                                "total_ms": predicted[f.function].total_ms,
+                            },
+                        }
                         for f in firsts
                     ],
                     "not_invoked_by_demo": never,
