@@ -49,6 +49,16 @@ def test_clients_are_created_once_and_lazily(aws: None) -> None:
     assert client("sqs") is not first
 
 
+def test_tables_of_a_region_share_one_client(aws: None) -> None:
+    """One DynamoDB resource per region: its tables make one client (one connection on the
+    first request), not one each."""
+    orders, customers = table("orders"), table("customers")
+    assert orders.meta.client is customers.meta.client
+    assert table("orders", "us-east-1").meta.client is not orders.meta.client
+    reset_clients()
+    assert table("orders").meta.client is not orders.meta.client
+
+
 def test_model_profile_disables_sdk_retries() -> None:
     from handlers.common.aws_clients import bedrock_runtime
 
