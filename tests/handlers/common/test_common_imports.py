@@ -3,6 +3,7 @@ measured cold-path weights (handlers/common/cold_path.py), which load on first u
 
 from __future__ import annotations
 
+import ast
 import json
 import pkgutil
 import subprocess
@@ -64,3 +65,31 @@ def test_model_profile_disables_sdk_retries() -> None:
 
     assert bedrock_runtime().meta.config.retries["total_max_attempts"] == 1
     assert client("sqs").meta.config.retries["total_max_attempts"] == 3
+
+
+def _defers_build(node: ast.ClassDef) -> bool:
+    for statement in node.body:
+        if (
+            isinstance(statement, ast.Assign)
+            and [getattr(t, "id", None) for t in statement.targets] == ["model_config"]
+            and isinstance(statement.value, ast.Call)
+        ):
+            return any(
+                k.arg == "defer_build" and getattr(k.value, "value", None) is True
+                for k in statement.value.keywords
+            )
+    return False
+
+
+def test_every_handler_model_is_built_on_first_use() -> None:
+    """A pydantic model builds its validator at class creation unless it defers the build:
+    in a handler that is INIT time every cold start pays (and Lambda bills), for a model a
+    refused request never uses. One way for every system: ``defer_build=True``."""
+    eager = []
+    for path in sorted((REPO / "handlers").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ClassDef) and any(
+                getattr(b, "id", None) == "BaseModel" for b in node.bases
+            ) and not _defers_build(node):
+                eager.append(f"{path.relative_to(REPO)}:{node.name}")
+    assert eager == []
