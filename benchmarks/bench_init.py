@@ -22,11 +22,18 @@ get a canned answer in the child (an empty portal, an unknown company, a token a
 products, an empty sheet). The sandbox then runs its own invocation as usual, which for an
 exactly-once handler is a redelivery. The child reads the sandbox's clock (real time plus
 the offset the scenario moved it by), so a signed event the scenario dated is checked at the
-time it was signed for; the ``outcome`` column says what the first call answered. One run per function (a first delivery happens once). Wall
-and CPU time are both printed, and a predicted first invocation at the function's configured
-memory: Lambda gives CPU in proportion to memory (one vCPU at 1,769 MB), so the CPU time is
-scaled by 1,769 / memory and the waiting time is added unscaled; a Function URL's prediction
-is set against the 1.5 s target and Shopify's 5 s.
+time it was signed for; the ``outcome`` column says what the first call answered. One run per
+function, and on a Function URL one per kind of request (method, path, JSON ``type``): any kind
+can meet a cold environment (a first delivery happens once). Wall and CPU time are both
+printed, and a predicted first invocation at the function's configured memory
+(components/offline/cold_start.py): the CPU time scaled by 1,769 / memory (Lambda gives CPU in
+proportion to memory), plus each AWS call the request made, recorded by a before-call hook on
+the child's boto3 sessions, at its in-region latency, plus one new connection per client, plus
+any outside HTTPS call (components/offline/latencies.yaml: sources and assumptions). The
+waits measured here are moto's on this machine, not Lambda's, so they are printed, not used.
+A public surface's (an auth-NONE Function URL's) prediction is set against the 1.5 s target
+and Shopify's 5 s. ``--record`` keeps each function's import CPU in
+components/offline/cold_starts.yaml, the INIT phase ``make cost`` bills.
 
 Two columns: ``src ms`` imports the archive as built here (sources only when no Python 3.14 is
 available; ``-B`` so nothing is cached, as on Lambda's read-only /var/task), and ``pyc ms``
@@ -44,9 +51,11 @@ the script runs on any layout the archive builder supports (``components/archive
 from __future__ import annotations
 
 import argparse
+import base64
 import datetime as dt
 import io
 import json
+import pstats
 import shutil
 import statistics
 import subprocess
@@ -127,6 +136,9 @@ class FirstCall:
     """The outside HTTPS hosts it called."""
     public: bool = False
     """An auth-NONE Function URL's function."""
+    request: str = ""
+    """A Function URL request's kind (``POST /r job.completed``): each kind is a first
+    invocation of its own, since any of them can meet a cold environment."""
 
     @property
     def total_ms(self) -> float:
@@ -410,11 +422,18 @@ def _recorded_session(region):
 
 _clients._session = _recorded_session
 imported, imported_cpu = time.perf_counter(), time.process_time()
+if spec.get("profile"):
+    import cProfile
+    _profiler = cProfile.Profile(time.process_time)
+    _profiler.enable()
 try:
     outcome = _outcome(handler(spec["event"], Context(spec)))
 except Exception as err:
     outcome = "raised %s: %s" % (type(err).__name__, " ".join(str(err).split())[:90])
 called, called_cpu = time.perf_counter(), time.process_time()
+if spec.get("profile"):
+    _profiler.disable()
+    _profiler.dump_stats(spec["profile"])
 with open(spec["out"], "w") as out:
     json.dump(
         {
@@ -567,6 +586,7 @@ def first_call(
     paths: list[Path],
     scratch: Path,
     clock_offset_s: float = 0.0,
+    profile: Path | None = None,
 ) -> dict[str, Any]:
     """Import and call ``spec``'s handler once on ``event`` in a fresh interpreter whose
     clock runs ``clock_offset_s`` ahead of real time (the sandbox's clock): ``FirstCall``'s
@@ -585,6 +605,7 @@ def first_call(
                 "timeout_s": spec.timeout_s,
                 "clock_offset_s": clock_offset_s,
                 "out": str(out),
+                "profile": str(profile) if profile else None,
             },
             default=str,
         )
@@ -615,8 +636,22 @@ def first_call(
     }
 
 
+def request_kind(event: Mapping[str, Any]) -> str:
+    """``POST /path type``: a Function URL request's method, path and JSON body ``type``."""
+    http = (event.get("requestContext") or {}).get("http") or {}
+    kind = f"{http.get('method', '?')} {event.get('rawPath', '/')}"
+    body = event.get("body") or ""
+    try:
+        raw = base64.b64decode(body) if event.get("isBase64Encoded") else body
+        typed = json.loads(raw).get("type") if raw else None
+    except (ValueError, AttributeError):
+        typed = None
+    return f"{kind} {typed}" if isinstance(typed, str) else kind
+
+
 def first_invocations(
-    archives: Mapping[str, Path], scratch: Path, runtime: Path, only: str
+    archives: Mapping[str, Path], scratch: Path, runtime: Path, only: str,
+    profile: str = "",
 ) -> tuple[list[FirstCall], list[str]]:
     """Play ``make demo``; time each function's first event in a fresh interpreter first.
 
@@ -642,7 +677,7 @@ def first_invocations(
         for url in graph.of_type("aws:lambda/functionUrl:FunctionUrl")
         if url.inputs.get("authorizationType") == "NONE"
     }
-    found: dict[str, FirstCall] = {}
+    found: dict[tuple[str, str], FirstCall] = {}
     trees: dict[str, Path] = {}
     precompile([runtime], scratch / "pycache")
     with Sandbox(graph) as sb:
@@ -656,20 +691,29 @@ def first_invocations(
         def invoke(function: str, event: Any, *, source: str) -> Any:
             spec = rt.topology.functions[function]
             wanted = spec.name in archives and only in names.get(spec.name, spec.name)
-            if wanted and spec.name not in found:
+            kind = request_kind(event) if source == "url" else ""
+            if wanted and (spec.name, kind) not in found:
                 if spec.name not in trees:
                     trees[spec.name] = unpack(spec.name, archives[spec.name], scratch)[0]
                 env = {**rt.environment(spec), **services.environment()}
                 services.function, services.region = spec.name, spec.region
                 offset = (sb.clock.now() - dt.datetime.now(dt.UTC)).total_seconds()
+                profiled = None
+                if profile and profile == names.get(spec.name) and not any(
+                    name == spec.name for name, _ in found
+                ):
+                    profiled = Path(f"{profile}.first-call.prof").resolve()
                 measured = first_call(
-                    spec, event, env, [trees[spec.name], runtime], scratch, offset
+                    spec, event, env, [trees[spec.name], runtime], scratch, offset, profiled
                 )
-                found[spec.name] = FirstCall(
+                if profiled is not None:
+                    pstats.Stats(str(profiled)).sort_stats("cumulative").print_stats(40)
+                found[spec.name, kind] = FirstCall(
                     names.get(spec.name, spec.name),
                     source=source,
                     memory_mb=int(spec.memory_mb),
                     public=spec.name in public or spec.arn in public,
+                    request=kind,
                     **measured,
                 )
                 # The child's AWS calls bypass the sandbox's interceptor, which tells the pump
@@ -685,10 +729,9 @@ def first_invocations(
         finally:
             rt.invoke = original  # type: ignore[method-assign]
             services.close()
-    missing = sorted(
-        names[n] for n in archives if n not in found and only in names.get(n, n)
-    )
-    return sorted(found.values(), key=lambda r: r.function), missing
+    seen = {name for name, _ in found}
+    missing = sorted(names[n] for n in archives if n not in seen and only in names.get(n, n))
+    return sorted(found.values(), key=lambda r: (r.function, r.request)), missing
 
 
 def table(headers: list[str], rows: list[list[str]], right: set[int]) -> str:
@@ -722,6 +765,12 @@ def main() -> int:
         dest="first_call",
         action="store_false",
         help="skip the first-invocation figures (they play make demo)",
+    )
+    parser.add_argument(
+        "--profile",
+        default="",
+        metavar="FUNCTION",
+        help="profile FUNCTION's first call (CPU time); stats printed, kept in FUNCTION.first-call.prof",
     )
     parser.add_argument(
         "--record",
@@ -769,10 +818,12 @@ def main() -> int:
         }
         firsts: list[FirstCall] = []
         never: list[str] = []
-        predicted: dict[str, cold_start.Prediction] = {}
+        predicted: dict[tuple[str, str], cold_start.Prediction] = {}
         if args.first_call and deployed:
             archives = {physical: archive for _, _, archive, physical in deployed}
-            firsts, never = first_invocations(archives, scratch, runtime, args.only)
+            firsts, never = first_invocations(
+                archives, scratch, runtime, args.only, args.profile
+            )
 
     print(
         table(
@@ -816,7 +867,7 @@ def main() -> int:
                 return "OVER 5 s"
             return "OVER 1.5 s" if p.over_target else "ok"
 
-        predicted.update({f.function: f.prediction(latencies) for f in firsts})
+        predicted.update({(f.function, f.request): f.prediction(latencies) for f in firsts})
         print(
             table(
                 [
@@ -839,17 +890,18 @@ def main() -> int:
                         f"{p.outside_ms:.0f}",
                         f"{p.total_ms:.0f}",
                         verdict(f, p),
-                        f.source,
+                        f"url {f.request}" if f.request else f.source,
                         f.outcome[:50],
                     ]
                     for f in firsts
-                    for p in [predicted[f.function]]
+                    for p in [predicted[f.function, f.request]]
                 ],
                 right=set(range(1, 12)),
             )
         )
         print(
-            "\none run per function: a first delivery happens once. import/call ms: wall time"
+            "\none run per function (per request kind on a Function URL): a first delivery"
+            " happens once. import/call ms: wall time"
             " here; cpu@MB = (import cpu + call cpu) x 1769 MB / memory (at most one vCPU);"
             " aws wait = each recorded AWS call at its latency, conns = one new connection per"
             " client and outside call, outside = outside HTTPS calls"
@@ -866,9 +918,21 @@ def main() -> int:
                 }
                 marks = f" (? no latency: {', '.join(sorted(unknown))})" if unknown else ""
                 outside = f"; outside: {', '.join(f.outside)}" if f.outside else ""
-                print(f"{f.function}: {cold_start.summary(f.calls)}{outside}{marks}")
+                print(f"{f.function} [{f.request or f.source}]: {cold_start.summary(f.calls)}{outside}{marks}")
+        worst: dict[str, cold_start.Prediction] = {}
+        for f in firsts:
+            p = predicted[f.function, f.request]
+            if f.public and (f.function not in worst or p.total_ms > worst[f.function].total_ms):
+                worst[f.function] = p
+        print("\npublic surfaces, slowest first request kind predicted:")
+        for name, p in sorted(worst.items()):
+            mark = "OVER 1.5 s" if p.over_target else "ok"
+            print(f"  {name:<16} {p.total_ms:6.0f} ms  {mark}")
         if args.record:
-            figures = {f.function: f.import_cpu_ms for f in firsts if f.import_cpu_ms > 0}
+            figures: dict[str, float] = {}
+            for f in firsts:  # a function's first request (by kind) imported it first
+                if f.import_cpu_ms > 0:
+                    figures.setdefault(f.function, f.import_cpu_ms)
             note = (
                 f"{dt.date.today().isoformat()}, {sys.implementation.name}"
                 f" {sys.version.split()[0]} on {sys.platform}, one fresh interpreter per function"
@@ -893,8 +957,8 @@ def main() -> int:
                             "calls": [c.__dict__ for c in f.calls],
                             "total_ms": f.total_ms,
                             "predicted": {
-                                **predicted[f.function].__dict__,
-                                "total_ms": predicted[f.function].total_ms,
+                                **predicted[f.function, f.request].__dict__,
+                                "total_ms": predicted[f.function, f.request].total_ms,
                             },
                         }
                         for f in firsts
