@@ -707,7 +707,8 @@ def first_invocations(
                 if profile and profile == names.get(spec.name) and not any(
                     name == spec.name for name, _ in found
                 ):
-                    profiled = Path(f"{profile}.first-call.prof").resolve()
+                    profiled = REPO / "build" / f"{profile}.first-call.prof"
+                    profiled.parent.mkdir(parents=True, exist_ok=True)
                 measured = first_call(
                     spec, event, env, [trees[spec.name], runtime], scratch, offset, profiled
                 )
@@ -776,7 +777,7 @@ def main() -> int:
         "--profile",
         default="",
         metavar="FUNCTION",
-        help="profile FUNCTION's first call (CPU time); stats printed, kept in FUNCTION.first-call.prof",
+        help="profile FUNCTION's first call (CPU time): printed, kept in build/FUNCTION.first-call.prof",
     )
     parser.add_argument(
         "--record",
