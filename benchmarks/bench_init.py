@@ -868,7 +868,7 @@ def main() -> int:
         )
 
         def verdict(f: FirstCall, p: cold_start.Prediction) -> str:
-            if not f.public:
+            if not f.public or not f.request:  # a queue or schedule: nobody waits on it
                 return "-"
             if p.total_ms > WEBHOOK_BUDGET_MS:
                 return "OVER 5 s"
@@ -929,7 +929,8 @@ def main() -> int:
         worst: dict[str, cold_start.Prediction] = {}
         for f in firsts:
             p = predicted[f.function, f.request]
-            if f.public and (f.function not in worst or p.total_ms > worst[f.function].total_ms):
+            slower = f.function not in worst or p.total_ms > worst[f.function].total_ms
+            if f.public and f.request and slower:
                 worst[f.function] = p
         print("\npublic surfaces, slowest first request kind predicted:")
         for name, p in sorted(worst.items()):
