@@ -55,6 +55,7 @@ import base64
 import datetime as dt
 import io
 import json
+import os
 import pstats
 import shutil
 import statistics
@@ -944,7 +945,8 @@ def main() -> int:
             note = (
                 f"{dt.date.today().isoformat()}, {sys.implementation.name}"
                 f" {sys.version.split()[0]} on {sys.platform}, one fresh interpreter per function"
-                " (the archive's sources compiled on import, as on Lambda)"
+                " (the archive's sources compiled on import, as on Lambda), load average"
+                f" {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (CPU time grows with load)"
             )
             cold_start.write_cold_starts(figures, note)
             print(f"\nimport CPU of {len(figures)} functions written to {cold_start.COLD_STARTS.relative_to(REPO)}")
