@@ -407,8 +407,8 @@ if spec.get("clock_offset_s"):
 # Record every AWS call of the first request: a before-call hook on each boto3 session the
 # one client factory (handlers.common.aws_clients) makes; its clients copy the session's hooks.
 _calls = []
-_clients = sys.modules["handlers.common.aws_clients"]
-_make_session = _clients._session
+_clients = sys.modules.get("handlers.common.aws_clients")
+_make_session = getattr(_clients, "_session", None)
 
 
 def _recorded_session(region):
@@ -421,7 +421,8 @@ def _recorded_session(region):
     return session
 
 
-_clients._session = _recorded_session
+if _make_session is not None:
+    _clients._session = _recorded_session
 imported, imported_cpu = time.perf_counter(), time.process_time()
 if spec.get("profile"):
     import cProfile
