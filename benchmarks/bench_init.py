@@ -22,11 +22,18 @@ get a canned answer in the child (an empty portal, an unknown company, a token a
 products, an empty sheet). The sandbox then runs its own invocation as usual, which for an
 exactly-once handler is a redelivery. The child reads the sandbox's clock (real time plus
 the offset the scenario moved it by), so a signed event the scenario dated is checked at the
-time it was signed for; the ``outcome`` column says what the first call answered. One run per function (a first delivery happens once). Wall
-and CPU time are both printed, and a predicted first invocation at the function's configured
-memory: Lambda gives CPU in proportion to memory (one vCPU at 1,769 MB), so the CPU time is
-scaled by 1,769 / memory and the waiting time is added unscaled; a Function URL's prediction
-is set against the 1.5 s target and Shopify's 5 s.
+time it was signed for; the ``outcome`` column says what the first call answered. One run per
+function, and on a Function URL one per kind of request (method, path, JSON ``type``): any kind
+can meet a cold environment (a first delivery happens once). Wall and CPU time are both
+printed, and a predicted first invocation at the function's configured memory
+(components/offline/cold_start.py): the CPU time scaled by 1,769 / memory (Lambda gives CPU in
+proportion to memory), plus each AWS call the request made, recorded by a before-call hook on
+the child's boto3 sessions, at its in-region latency, plus one new connection per client, plus
+any outside HTTPS call (components/offline/latencies.yaml: sources and assumptions). The
+waits measured here are moto's on this machine, not Lambda's, so they are printed, not used.
+A public surface's (an auth-NONE Function URL's) prediction is set against the 1.5 s target
+and Shopify's 5 s. ``--record`` keeps each function's import CPU in
+components/offline/cold_starts.yaml, the INIT phase ``make cost`` bills.
 
 Two columns: ``src ms`` imports the archive as built here (sources only when no Python 3.14 is
 available; ``-B`` so nothing is cached, as on Lambda's read-only /var/task), and ``pyc ms``
@@ -44,9 +51,12 @@ the script runs on any layout the archive builder supports (``components/archive
 from __future__ import annotations
 
 import argparse
+import base64
 import datetime as dt
 import io
 import json
+import os
+import pstats
 import shutil
 import statistics
 import subprocess
@@ -77,6 +87,7 @@ from components.archive import (  # noqa: E402
     stage_runtime_packages,
     vendored_distribution,
 )
+from components.offline import cold_start  # noqa: E402
 
 FIXTURE = REPO / "tests" / "fixtures" / "archive_system"
 REFERENCE_IMPORTS = {
@@ -102,14 +113,8 @@ class Row:
     pyc_ms: float
 
 
-FULL_VCPU_MB = 1769
-"""Lambda gives a function CPU in proportion to its memory; at 1,769 MB it has one full vCPU
-(AWS Lambda Developer Guide, "Configure Lambda function memory":
-https://docs.aws.amazon.com/lambda/latest/dg/configuration-memory.html)."""
 WEBHOOK_BUDGET_MS = 5000
 """Shopify drops a webhook delivery not answered within 5 s."""
-PUBLIC_TARGET_MS = 1500
-"""Issue 28's target for a public surface's predicted first invocation."""
 
 
 @dataclass(frozen=True)
@@ -122,20 +127,34 @@ class FirstCall:
     outcome: str
     source: str
     """What delivered the event in the sandbox (url, sqs, schedule, rule, s3...)."""
-    cpu_ms: float = 0.0
-    """CPU time of import and call together (this process only; waits excluded)."""
+    import_cpu_ms: float = 0.0
+    call_cpu_ms: float = 0.0
+    """CPU time of import and of the call (this process only; waits excluded)."""
     memory_mb: int = 0
+    calls: tuple[cold_start.Call, ...] = ()
+    """The AWS calls the first request made, as recorded."""
+    outside: tuple[str, ...] = ()
+    """The outside HTTPS hosts it called."""
+    public: bool = False
+    """An auth-NONE Function URL's function."""
+    request: str = ""
+    """A Function URL request's kind (``POST /r job.completed``): each kind is a first
+    invocation of its own, since any of them can meet a cold environment."""
 
     @property
     def total_ms(self) -> float:
         return self.import_ms + self.call_ms
 
     @property
-    def predicted_ms(self) -> float:
-        """At its configured memory: CPU time scaled by 1,769 MB / memory (a fraction of a
-        vCPU takes longer for the same work), plus the time spent waiting, unscaled."""
-        share = min(1.0, self.memory_mb / FULL_VCPU_MB) if self.memory_mb else 1.0
-        return self.cpu_ms / share + max(0.0, self.total_ms - self.cpu_ms)
+    def cpu_ms(self) -> float:
+        return self.import_cpu_ms + self.call_cpu_ms
+
+    def prediction(self, latencies: cold_start.Latencies) -> cold_start.Prediction:
+        """At its configured memory, with the waits of the calls it made."""
+        return cold_start.predict(
+            self.cpu_ms, self.memory_mb or cold_start.FULL_VCPU_MB, self.calls,
+            len(self.outside), latencies,
+        )
 
 
 def time_code(code: str, paths: list[Path], runs: int) -> float:
@@ -322,10 +341,14 @@ def _canned(url, method):
     return 200, "customer_id,name,email,phone\n"  # a sheet with no rows
 
 
+_outside = []
+
+
 def _urlopen(request, data=None, timeout=None, **kwargs):
     url = request.full_url if hasattr(request, "full_url") else str(request)
     if urllib.parse.urlsplit(url).hostname in ("127.0.0.1", "localhost"):
         return _local_open(request, data, timeout) if timeout else _local_open(request, data)
+    _outside.append(urllib.parse.urlsplit(url).hostname)
     method = request.get_method() if hasattr(request, "get_method") else ("POST" if data else "GET")
     status, body = _canned(url, method)
     if isinstance(body, str):
@@ -381,11 +404,38 @@ if spec.get("clock_offset_s"):
         clock=lambda: _dt.datetime.now(_dt.UTC) + _offset
     )
     imported, imported_cpu = time.perf_counter(), time.process_time()
+# Record every AWS call of the first request: a before-call hook on each boto3 session the
+# one client factory (handlers.common.aws_clients) makes; its clients copy the session's hooks.
+_calls = []
+_clients = sys.modules.get("handlers.common.aws_clients")
+_make_session = getattr(_clients, "_session", None)
+
+
+def _recorded_session(region):
+    session = _make_session(region)
+    if not getattr(session, "_bench_recorded", False):
+        def _record(model, request_signer=None, **kwargs):
+            _calls.append([model.service_model.service_name, model.name, id(request_signer)])
+        session.events.register("before-call", _record)
+        session._bench_recorded = True
+    return session
+
+
+if _make_session is not None:
+    _clients._session = _recorded_session
+imported, imported_cpu = time.perf_counter(), time.process_time()
+if spec.get("profile"):
+    import cProfile
+    _profiler = cProfile.Profile(time.process_time)
+    _profiler.enable()
 try:
     outcome = _outcome(handler(spec["event"], Context(spec)))
 except Exception as err:
     outcome = "raised %s: %s" % (type(err).__name__, " ".join(str(err).split())[:90])
 called, called_cpu = time.perf_counter(), time.process_time()
+if spec.get("profile"):
+    _profiler.disable()
+    _profiler.dump_stats(spec["profile"])
 with open(spec["out"], "w") as out:
     json.dump(
         {
@@ -394,6 +444,8 @@ with open(spec["out"], "w") as out:
             "import_cpu_s": imported_cpu - started_cpu,
             "call_cpu_s": called_cpu - imported_cpu,
             "outcome": outcome,
+            "calls": _calls,
+            "outside": _outside,
         },
         out,
     )
@@ -536,9 +588,11 @@ def first_call(
     paths: list[Path],
     scratch: Path,
     clock_offset_s: float = 0.0,
-) -> tuple[float, float, float, str]:
+    profile: Path | None = None,
+) -> dict[str, Any]:
     """Import and call ``spec``'s handler once on ``event`` in a fresh interpreter whose
-    clock runs ``clock_offset_s`` ahead of real time (the sandbox's clock)."""
+    clock runs ``clock_offset_s`` ahead of real time (the sandbox's clock): ``FirstCall``'s
+    measured fields."""
     job = scratch / f"{spec.name}-first-call.json"
     out = scratch / f"{spec.name}-first-call.out.json"
     job.write_text(
@@ -553,6 +607,7 @@ def first_call(
                 "timeout_s": spec.timeout_s,
                 "clock_offset_s": clock_offset_s,
                 "out": str(out),
+                "profile": str(profile) if profile else None,
             },
             default=str,
         )
@@ -570,14 +625,40 @@ def first_call(
     )
     if done.returncode != 0 or not out.is_file():
         last = (done.stderr.strip().splitlines() or ["no output"])[-1]
-        return 0.0, 0.0, 0.0, f"child failed: {last[:100]}"
+        return {"import_ms": 0.0, "call_ms": 0.0, "outcome": f"child failed: {last[:100]}"}
     found = json.loads(out.read_text())
-    cpu_ms = (found["import_cpu_s"] + found["call_cpu_s"]) * 1000
-    return found["import_s"] * 1000, found["call_s"] * 1000, cpu_ms, str(found["outcome"])
+    return {
+        "import_ms": found["import_s"] * 1000,
+        "call_ms": found["call_s"] * 1000,
+        "import_cpu_ms": found["import_cpu_s"] * 1000,
+        "call_cpu_ms": found["call_cpu_s"] * 1000,
+        "outcome": str(found["outcome"]),
+        "calls": tuple(cold_start.Call(*c) for c in found["calls"]),
+        "outside": tuple(found["outside"]),
+    }
+
+
+def request_kind(event: Mapping[str, Any]) -> str:
+    """``POST /path type``: a Function URL request's method, path and JSON body ``type``."""
+    http = (event.get("requestContext") or {}).get("http") or {}
+    # A link's token is not a kind: a segment that is not a short word becomes ``*``.
+    path = "/".join(
+        s if not s or (s.isalpha() and len(s) <= 20) else "*"
+        for s in str(event.get("rawPath") or "/").split("/")
+    )
+    kind = f"{http.get('method', '?')} {path or '/'}"
+    body = event.get("body") or ""
+    try:
+        raw = base64.b64decode(body) if event.get("isBase64Encoded") else body
+        typed = json.loads(raw).get("type") if raw else None
+    except (ValueError, AttributeError):
+        typed = None
+    return f"{kind} {typed}" if isinstance(typed, str) else kind
 
 
 def first_invocations(
-    archives: Mapping[str, Path], scratch: Path, runtime: Path, only: str
+    archives: Mapping[str, Path], scratch: Path, runtime: Path, only: str,
+    profile: str = "",
 ) -> tuple[list[FirstCall], list[str]]:
     """Play ``make demo``; time each function's first event in a fresh interpreter first.
 
@@ -597,7 +678,13 @@ def first_invocations(
         fn.inputs["name"]: fn.inputs["tags"]["crm:function"]
         for fn in graph.of_type("aws:lambda/function:Function")
     }
-    found: dict[str, FirstCall] = {}
+    # The public surfaces: functions behind a Function URL anyone may call (auth NONE).
+    public = {
+        str(url.inputs.get("functionName"))
+        for url in graph.of_type("aws:lambda/functionUrl:FunctionUrl")
+        if url.inputs.get("authorizationType") == "NONE"
+    }
+    found: dict[tuple[str, str], FirstCall] = {}
     trees: dict[str, Path] = {}
     precompile([runtime], scratch / "pycache")
     with Sandbox(graph) as sb:
@@ -611,23 +698,32 @@ def first_invocations(
         def invoke(function: str, event: Any, *, source: str) -> Any:
             spec = rt.topology.functions[function]
             wanted = spec.name in archives and only in names.get(spec.name, spec.name)
-            if wanted and spec.name not in found:
+            kind = request_kind(event) if source == "url" else ""
+            if wanted and (spec.name, kind) not in found:
                 if spec.name not in trees:
                     trees[spec.name] = unpack(spec.name, archives[spec.name], scratch)[0]
                 env = {**rt.environment(spec), **services.environment()}
                 services.function, services.region = spec.name, spec.region
                 offset = (sb.clock.now() - dt.datetime.now(dt.UTC)).total_seconds()
-                import_ms, call_ms, cpu_ms, outcome = first_call(
-                    spec, event, env, [trees[spec.name], runtime], scratch, offset
+                profiled = None
+                if profile and profile == names.get(spec.name) and not any(
+                    name == spec.name for name, _ in found
+                ):
+                    profiled = REPO / "build" / f"{profile}.first-call.prof"
+                    profiled.parent.mkdir(parents=True, exist_ok=True)
+                measured = first_call(
+                    spec, event, env, [trees[spec.name], runtime], scratch, offset, profiled
                 )
-                found[spec.name] = FirstCall(
+                if profiled is not None:
+                    pstats.Stats(str(profiled)).sort_stats("cumulative").print_stats(40)
+                    measured["outcome"] += " (profiled: call CPU inflated)"
+                found[spec.name, kind] = FirstCall(
                     names.get(spec.name, spec.name),
-                    import_ms,
-                    call_ms,
-                    outcome,
-                    source,
-                    cpu_ms=cpu_ms,
+                    source=source,
                     memory_mb=int(spec.memory_mb),
+                    public=spec.name in public or spec.arn in public,
+                    request=kind,
+                    **measured,
                 )
                 # The child's AWS calls bypass the sandbox's interceptor, which tells the pump
                 # what to poll: have it look at every kind of source once.
@@ -642,10 +738,9 @@ def first_invocations(
         finally:
             rt.invoke = original  # type: ignore[method-assign]
             services.close()
-    missing = sorted(
-        names[n] for n in archives if n not in found and only in names.get(n, n)
-    )
-    return sorted(found.values(), key=lambda r: r.function), missing
+    seen = {name for name, _ in found}
+    missing = sorted(names[n] for n in archives if n not in seen and only in names.get(n, n))
+    return sorted(found.values(), key=lambda r: (r.function, r.request)), missing
 
 
 def table(headers: list[str], rows: list[list[str]], right: set[int]) -> str:
@@ -679,6 +774,17 @@ def main() -> int:
         dest="first_call",
         action="store_false",
         help="skip the first-invocation figures (they play make demo)",
+    )
+    parser.add_argument(
+        "--profile",
+        default="",
+        metavar="FUNCTION",
+        help="profile FUNCTION's first call (CPU time): printed, kept in build/FUNCTION.first-call.prof",
+    )
+    parser.add_argument(
+        "--record",
+        action="store_true",
+        help="write each function's import CPU to components/offline/cold_starts.yaml (make cost)",
     )
     args = parser.parse_args()
 
@@ -721,9 +827,12 @@ def main() -> int:
         }
         firsts: list[FirstCall] = []
         never: list[str] = []
+        predicted: dict[tuple[str, str], cold_start.Prediction] = {}
         if args.first_call and deployed:
             archives = {physical: archive for _, _, archive, physical in deployed}
-            firsts, never = first_invocations(archives, scratch, runtime, args.only)
+            firsts, never = first_invocations(
+                archives, scratch, runtime, args.only, args.profile
+            )
 
     print(
         table(
@@ -754,48 +863,94 @@ def main() -> int:
         )
     )
     if firsts:
-        sizes = {r.function: r.kib for r in rows}
+        latencies = cold_start.load_latencies()
         print(
             "\nfirst invocation (fresh interpreter, archive + runtime dir, the event the"
             " function first got in make demo, AWS on moto, model/SMS/outside APIs stand-ins):\n"
         )
-        def verdict(f: FirstCall) -> str:
-            if f.source != "url":
-                return "-"
-            over = f.predicted_ms > WEBHOOK_BUDGET_MS
-            return "OVER 5 s" if over else ("ok" if f.predicted_ms <= PUBLIC_TARGET_MS else "> 1.5 s")
 
+        def verdict(f: FirstCall, p: cold_start.Prediction) -> str:
+            if not f.public or not f.request:  # a queue or schedule: nobody waits on it
+                return "-"
+            if p.total_ms > WEBHOOK_BUDGET_MS:
+                return "OVER 5 s"
+            return "OVER 1.5 s" if p.over_target else "ok"
+
+        predicted.update({(f.function, f.request): f.prediction(latencies) for f in firsts})
         print(
             table(
                 [
-                    "function", "KiB", "MB", "import ms", "first call ms", "wall ms", "cpu ms",
-                    "predicted ms", "public", "event", "outcome",
+                    "function", "MB", "import ms", "call ms", "import cpu", "call cpu",
+                    "cpu@MB", "calls", "aws wait", "conns", "outside", "predicted ms",
+                    "public", "event", "outcome",
                 ],
                 [
                     [
                         f.function,
-                        f"{sizes.get(f.function, 0):.0f}",
                         str(f.memory_mb),
                         f"{f.import_ms:.0f}",
                         f"{f.call_ms:.0f}",
-                        f"{f.total_ms:.0f}",
-                        f"{f.cpu_ms:.0f}",
-                        f"{f.predicted_ms:.0f}",
-                        verdict(f),
-                        f.source,
-                        f.outcome,
+                        f"{f.import_cpu_ms:.0f}",
+                        f"{f.call_cpu_ms:.0f}",
+                        f"{p.cpu_ms:.0f}",
+                        str(p.calls),
+                        f"{p.aws_ms:.0f}",
+                        f"{p.connect_ms:.0f}",
+                        f"{p.outside_ms:.0f}",
+                        f"{p.total_ms:.0f}",
+                        verdict(f, p),
+                        f"url {f.request}" if f.request else f.source,
+                        f.outcome[:50],
                     ]
                     for f in firsts
+                    for p in [predicted[f.function, f.request]]
                 ],
-                right={1, 2, 3, 4, 5, 6, 7},
+                right=set(range(1, 12)),
             )
         )
         print(
-            "\none run per function: a first delivery happens once. predicted = cpu x 1769 MB /"
-            " memory (at most one vCPU) + the wait (wall - cpu). public: a Function URL's"
-            f" predicted time against the {PUBLIC_TARGET_MS / 1000:g} s target and Shopify's"
-            f" {WEBHOOK_BUDGET_MS / 1000:g} s"
+            "\none run per function (per request kind on a Function URL): a first delivery"
+            " happens once. import/call ms: wall time"
+            " here; cpu@MB = (import cpu + call cpu) x 1769 MB / memory (at most one vCPU);"
+            " aws wait = each recorded AWS call at its latency, conns = one new connection per"
+            " client and outside call, outside = outside HTTPS calls"
+            " (components/offline/latencies.yaml); predicted = cpu@MB + aws wait + conns +"
+            f" outside. public (auth-NONE Function URL): against the"
+            f" {cold_start.PUBLIC_TARGET_MS / 1000:g} s target and Shopify's"
+            f" {WEBHOOK_BUDGET_MS / 1000:g} s\n"
         )
+        for f in firsts:
+            if f.public:
+                unknown = {
+                    f"{c.service}.{c.operation}" for c in f.calls
+                    if not latencies.known(c.service, c.operation)
+                }
+                marks = f" (? no latency: {', '.join(sorted(unknown))})" if unknown else ""
+                outside = f"; outside: {', '.join(f.outside)}" if f.outside else ""
+                print(f"{f.function} [{f.request or f.source}]: {cold_start.summary(f.calls)}{outside}{marks}")
+        worst: dict[str, cold_start.Prediction] = {}
+        for f in firsts:
+            p = predicted[f.function, f.request]
+            slower = f.function not in worst or p.total_ms > worst[f.function].total_ms
+            if f.public and f.request and slower:
+                worst[f.function] = p
+        print("\npublic surfaces, slowest first request kind predicted:")
+        for name, p in sorted(worst.items()):
+            mark = "OVER 1.5 s" if p.over_target else "ok"
+            print(f"  {name:<16} {p.total_ms:6.0f} ms  {mark}")
+        if args.record:
+            figures: dict[str, float] = {}
+            for f in firsts:  # a function's first request (by kind) imported it first
+                if f.import_cpu_ms > 0:
+                    figures.setdefault(f.function, f.import_cpu_ms)
+            note = (
+                f"{dt.date.today().isoformat()}, {sys.implementation.name}"
+                f" {sys.version.split()[0]} on {sys.platform}, one fresh interpreter per function"
+                " (the archive's sources compiled on import, as on Lambda), load average"
+                f" {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (CPU time grows with load)"
+            )
+            cold_start.write_cold_starts(figures, note)
+            print(f"\nimport CPU of {len(figures)} functions written to {cold_start.COLD_STARTS.relative_to(REPO)}")
     for function in never:
         print(f"first invocation: {function} was not invoked by make demo (no figure)")
     for failure in failures:
@@ -808,7 +963,15 @@ def main() -> int:
                     "functions": [r.__dict__ for r in rows],
                     "reference_ms": reference,
                     "first_invocations": [
-                        {**f.__dict__, "total_ms": f.total_ms, "predicted_ms": f.predicted_ms}
+                        {
+                            **f.__dict__,
+                            "calls": [c.__dict__ for c in f.calls],
+                            "total_ms": f.total_ms,
+                            "predicted": {
+                                **predicted[f.function, f.request].__dict__,
+                                "total_ms": predicted[f.function, f.request].total_ms,
+                            },
+                        }
                         for f in firsts
                     ],
                     "not_invoked_by_demo": never,

@@ -119,7 +119,7 @@ def _container_modules() -> list[tuple[Any, tuple[str, ...]]]:
     try:
         from handlers.common import aws_clients, observability, secrets, settings
 
-        found.append((aws_clients, ("_sessions", "_clients", "_tables")))
+        found.append((aws_clients, ("_sessions", "_clients", "_tables", "_resources")))
         found.append((settings, ("_cache",)))  # each function reads its own environment
         found.append((observability, ("_container",)))  # each function has its cold start
         found.append((secrets.default_cache, ("_entries",)))

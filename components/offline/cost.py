@@ -33,6 +33,11 @@ and 100x the volumes; volumes scale (requests, messages, events, storage, and a 
 sends and item reads and writes), durations do not (dm-block's read of a larger CRM is
 held at 1x, so dm's 10x and 100x understate).
 
+Lambda's INIT phase is billed since 1 August 2025 (components/offline/cold_start.py): each
+function's cold starts (requests x ``cold_start_share``, usage.yaml's assumption) times its
+handler's import at its memory, from ``cold_starts.yaml`` (written by ``bench_init.py --record``,
+not run here), is a line of its own beside the invoke GB-seconds.
+
 No free tier is subtracted (prices.yaml says why). Not counted: data transfer out, SNS email
 notifications (a handful a month), CloudWatch API requests (a few thousand a month).
 """
@@ -53,6 +58,7 @@ from typing import Any
 import yaml
 
 from components.monitoring import schedule_interval_s
+from components.offline.cold_start import init_gb_seconds, load_cold_starts
 from handlers.common import metrics
 
 HERE = Path(__file__).resolve().parent
@@ -429,6 +435,12 @@ class Assumptions:
     sms_countries: Mapping[str, str] = field(default_factory=dict)
     caps: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
     budget: bool = False
+    init_cpu_ms: Mapping[str, float] = field(default_factory=dict)
+    """Function -> its handler's import CPU at one vCPU (cold_starts.yaml): the INIT phase
+    each cold start bills; a function with no figure is priced at the largest one."""
+
+    def init_ms(self, function: str) -> float:
+        return self.init_cpu_ms.get(function, max(self.init_cpu_ms.values(), default=0.0))
 
 
 def estimate(
@@ -496,9 +508,15 @@ def _functions(plan: Plan, bill: Bill, usage: Usage, *, idle: bool, assumptions:
             continue
         system, region = plan.system(fn), plan.region(fn)
         duration_ms = requests * u["idle_duration_ms" if idle else "avg_duration_ms"]
-        gb_s = duration_ms / 1000 * float(fn.inputs.get("memorySize") or 128) / 1024
+        memory_mb = float(fn.inputs.get("memorySize") or 128)
+        gb_s = duration_ms / 1000 * memory_mb / 1024
         bill.add(system, "lambda", "requests", region, "lambda_requests", requests)
         bill.add(system, "lambda", "GB-seconds", region, "lambda_arm_gb_seconds", gb_s)
+        # INIT is billed like the invoke phase since 1 August 2025 (components/offline/
+        # cold_start.py): the handler's import once per cold start, at the function's memory.
+        cold = min(requests * u["cold_start_share"], requests)
+        bill.add(system, "lambda", "INIT GB-seconds (cold starts)", region, "lambda_arm_gb_seconds",
+                 init_gb_seconds(assumptions.init_ms(seed(fn)), memory_mb, cold))
         gb = requests * u["log_bytes_per_request"] / 1e9
         bill.add(system, "logs", "log ingestion (GB)", region, "logs_ingestion", gb)
         # Every log group keeps 7 days: about a quarter of a month's ingestion is stored.
@@ -538,7 +556,6 @@ def _functions(plan: Plan, bill: Bill, usage: Usage, *, idle: bool, assumptions:
                 bill.add(system, "sms", f"text messages to {country}", region,
                          f"sms_outbound_{country.lower()}", texts)
         if _metrics_on(fn) and metrics.PER_FUNCTION_SERIES:
-            cold = min(requests * u["cold_start_share"], requests)
             hours = active_hours(cold) * len(metrics.PER_FUNCTION_SERIES)
             bill.add(system, "custom metrics", "per-function series (series-months)", region,
                      "cloudwatch_custom_metric", hours / HOURS_PER_MONTH)
@@ -719,8 +736,8 @@ def graph_cost(graph: Any, usage: Usage, prices: Mapping[str, Price]) -> StackCo
     stack = str(graph.stack)
     caps = model_caps()
     check_caps(usage, caps)
-    expected = Assumptions(sms_countries(graph.config), caps)
-    worst = Assumptions(expected.sms_countries, caps, budget=True)
+    expected = Assumptions(sms_countries(graph.config), caps, init_cpu_ms=load_cold_starts())
+    worst = Assumptions(expected.sms_countries, caps, budget=True, init_cpu_ms=expected.init_cpu_ms)
     return StackCost(
         stack,
         estimate(graph.resources, usage, prices, idle=True, assumptions=expected),

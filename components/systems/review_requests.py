@@ -58,8 +58,9 @@ PACKAGE = "handlers.review_requests"
 # the sync pages a sheet of a few thousand rows.
 SIZES: dict[str, tuple[int, int]] = {
     # A public surface answers a caller who waits (Shopify drops a webhook after 5 s): 512 MB,
-    # chosen by `make bench-init`, whose first invocation costs 210-350 ms of CPU, which at
-    # 256 MB (a seventh of a vCPU) predicts 1.4-2.5 s against the 1.5 s target; 0.7-1.2 s here.
+    # chosen by `make bench-init`: a first invocation costs 240-470 ms of CPU (more as this
+    # machine's load grows), which with its AWS waits predicts 1.0-1.8 s here against the
+    # 1.5 s target; at 256 MB (a seventh of a vCPU) it would be 2-3.5 s.
     contract.WEBHOOK: (512, 10),
     contract.SENDER: (512, 90),
     contract.ESCALATOR: (256, 30),

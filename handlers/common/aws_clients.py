@@ -9,6 +9,11 @@ All clients of one region come from one boto3 session, so botocore parses each s
 once per process: a session per client re-read the models every time (five ``table()`` calls
 cost about 870 ms against 166 ms with one session). Sessions are not thread-safe, so clients
 are made under the lock; the clients themselves are.
+
+All tables of one region come from one DynamoDB resource, so they share its one client and
+its connections: a resource per table made a client per table, each paying its own creation
+and, on its first call, its own TLS connection (upsr-order's three tables: two clients and two
+handshakes more on its first request; ``make bench-init`` counts them).
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ _lock = threading.Lock()
 _sessions: dict[str | None, Any] = {}
 _clients: dict[tuple[str, str | None, str], Any] = {}
 _tables: dict[tuple[str, str | None], Table] = {}
+_resources: dict[str | None, Any] = {}
 
 # Bedrock calls are retried by handlers.common.model_call with its own bounded backoff, so the
 # SDK must not retry them a second time underneath; other services keep the SDK's standard mode.
@@ -81,7 +87,8 @@ def bedrock_runtime(region: str | None = None) -> Any:
 
 
 def table(name: str, region: str | None = None) -> Table:
-    """The cached DynamoDB ``Table`` resource for ``name`` (types converted by boto3)."""
+    """The cached DynamoDB ``Table`` resource for ``name`` (types converted by boto3), on the
+    region's one DynamoDB resource."""
     key = (name, region)
     found = _tables.get(key)
     if found is not None:
@@ -89,7 +96,10 @@ def table(name: str, region: str | None = None) -> Table:
     with _lock:
         found = _tables.get(key)
         if found is None:
-            resource = _session(region).resource("dynamodb", region_name=region)
+            resource = _resources.get(region)
+            if resource is None:
+                resource = _session(region).resource("dynamodb", region_name=region)
+                _resources[region] = resource
             found = resource.Table(name)
             _tables[key] = found
         return found
@@ -101,3 +111,4 @@ def reset_clients() -> None:
     with _lock:
         _clients.clear()
         _tables.clear()
+        _resources.clear()

@@ -12,6 +12,10 @@ Lambda gives a function CPU in proportion to its memory (one vCPU at 1,769 MB), 
 import at 256 MB is about 350 ms of a first invocation. ``tests/test_import_structure.py``
 refuses any other function-local import, and ``components/archive.py`` counts each ``load`` as
 an import when it decides what a function's archive vendors.
+
+pydantic is imported at the top, but a handler's models defer building their validators to
+their first use (``ConfigDict(defer_build=True)``): a refused request never pays for them, and
+neither does INIT, which Lambda bills (``tests/handlers/common/test_common_imports.py``).
 """
 
 from __future__ import annotations

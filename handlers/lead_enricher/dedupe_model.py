@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from handlers.common.model_call import ModelAnswer, call_structured
 from handlers.lead_enricher.matching import Profile
@@ -29,6 +29,8 @@ SYSTEM = (
 
 class SamePersonAnswer(BaseModel):
     """The model's judgement."""
+
+    model_config = ConfigDict(defer_build=True)
 
     same_person_crm_id: str | None = Field(
         default=None, description="The id of the contact who is the same person, or null"

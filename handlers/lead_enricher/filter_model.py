@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from handlers.common.model_call import ModelAnswer, call_structured
 from handlers.lead_enricher.junk_signals import Weighed
@@ -32,6 +32,8 @@ DROP_REASONS: tuple[str, ...] = DropReason.__args__  # type: ignore[attr-defined
 
 class LeadJudgement(BaseModel):
     """Keep or drop, and why."""
+
+    model_config = ConfigDict(defer_build=True)
 
     decision: Literal["keep", "drop"] = Field(description="keep the lead or drop it as junk")
     reason: str = Field(description="For drop: one of " + ", ".join(DROP_REASONS))

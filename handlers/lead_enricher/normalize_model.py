@@ -17,7 +17,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from handlers.common.model_call import ModelAnswer, call_structured
 from handlers.lead_enricher.cleanup import Cleanup, case_name, name_tokens, phone_e164, phone_region
@@ -36,6 +36,8 @@ SYSTEM = (
 
 class FieldResolution(BaseModel):
     """The model's proposal for the ambiguous fields (null where it has none)."""
+
+    model_config = ConfigDict(defer_build=True)
 
     first_name: str | None = Field(default=None, description="Given name, words from the input")
     last_name: str | None = Field(default=None, description="Family name, words from the input")

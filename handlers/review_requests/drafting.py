@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from handlers.common import html_kit as kit
 from handlers.common.customer_text import refusals
@@ -172,6 +172,8 @@ def template(request: DraftRequest) -> Draft:
 
 class AskDraft(BaseModel):
     """The words of one ask, without any link."""
+
+    model_config = ConfigDict(defer_build=True)
 
     subject: str | None = Field(
         default=None, max_length=200, description="Email subject line; null for SMS"

@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from handlers.common.model_call import ConverseClient, ModelAnswer, call_structured
 from handlers.review_requests.domain import Band, Signal
@@ -39,6 +39,8 @@ class GradeUnavailable(Exception):
 
 class GradeAnswer(BaseModel):
     """The grade of one customer's signal."""
+
+    model_config = ConfigDict(defer_build=True)
 
     band: Literal["happy", "neutral", "unhappy"] = Field(
         description="How the customer feels about the job"

@@ -30,7 +30,7 @@ VERSION_KEY: Final = "version"
 class JobLine(BaseModel):
     """One basket line."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     sku: str = Field(min_length=1, max_length=64)
     title: str = Field(default="", max_length=255)
@@ -44,7 +44,7 @@ class JobLine(BaseModel):
 class JobContact(BaseModel):
     """Where the nudge may go (the consented channel)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     channel: Channel
     address: str = Field(min_length=3, max_length=254)
@@ -57,7 +57,7 @@ class JobContact(BaseModel):
 class SuggestJob(BaseModel):
     """Pick one add-on for one order."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     kind: Literal["suggest"] = "suggest"
     version: Literal[1] = 1  # JOB_VERSION; a new version adds its literal here

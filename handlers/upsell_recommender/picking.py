@@ -51,7 +51,7 @@ SYSTEM_PROMPT = (
 class Suggestion(BaseModel):
     """One ranked suggestion from the model."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     sku: str = Field(min_length=1, max_length=64, description="SKU from the candidate list")
     line: str = Field(
@@ -62,7 +62,7 @@ class Suggestion(BaseModel):
 class Shortlist(BaseModel):
     """The model's answer: at most five suggestions, best first; empty when nothing fits."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     suggestions: list[Suggestion] = Field(default_factory=list, max_length=MAX_SUGGESTIONS)
 

@@ -43,12 +43,12 @@ class PayloadError(ValueError):
 
 
 class _Consent(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", defer_build=True)
     state: str | None = None
 
 
 class _Customer(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", defer_build=True)
     id: int | str
     first_name: str | None = None
     last_name: str | None = None
@@ -59,7 +59,7 @@ class _Customer(BaseModel):
 
 
 class _Line(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", defer_build=True)
     sku: str | None = None
     variant_id: int | None = None
     title: str = ""
@@ -68,7 +68,7 @@ class _Line(BaseModel):
 
 
 class _Order(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", defer_build=True)
     id: int
     name: str = ""
     created_at: dt.datetime

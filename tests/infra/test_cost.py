@@ -324,3 +324,25 @@ def test_prod_prints_sms_expected_worst_case_and_cost_per_unit(
     assert ler_model < sum(i.usd for i in c.budget if i.system == "ler" and i.kind == "bedrock") / 3
     for unit in cost.UNITS.values():
         assert f"| {unit} |" in out
+
+
+def test_init_is_billed_per_cold_start_at_the_functions_memory() -> None:
+    """Lambda bills INIT since 1 August 2025 (components/offline/cold_start.py): each cold
+    start imports the handler, whose CPU at one vCPU takes 1,769 / 512 times longer at 512 MB
+    and is billed at 0.5 GB."""
+    figures = cost.Assumptions(init_cpu_ms={"rrs-sync": 100.0, "other": 300.0})
+    items = cost.estimate(small_plan(), IDLE, prices(), idle=True, assumptions=figures)
+    [init] = [i for i in items if i.what == "INIT GB-seconds (cold starts)"]
+    # 2,920 runs, every one cold: 2,920 x 0.1 s x 1769/512 x 0.5 GB = 504.4 GB-s x $0.001
+    assert init.kind == "lambda"
+    assert init.usd == pytest.approx(2920 * 0.1 * 1769 / 512 * 0.5 * 0.001)
+    assert init.usd == pytest.approx(0.5044, abs=1e-4)
+    # Half the requests cold: half the INIT; a function with no figure: the largest one.
+    half = cost.Usage(defaults={**IDLE.defaults, "function": {**IDLE.defaults["function"], "cold_start_share": 0.5}})
+    [halved] = [i for i in cost.estimate(small_plan(), half, prices(), idle=True, assumptions=figures)
+                if i.what.startswith("INIT")]
+    assert halved.usd == pytest.approx(init.usd / 2)
+    unknown = cost.Assumptions(init_cpu_ms={"other": 300.0})
+    [largest] = [i for i in cost.estimate(small_plan(), IDLE, prices(), idle=True, assumptions=unknown)
+                 if i.what.startswith("INIT")]
+    assert largest.usd == pytest.approx(init.usd * 3)

@@ -28,7 +28,7 @@ def _fill_every_cache() -> None:
 
 def _kept() -> dict[str, int]:
     return {
-        "clients": len(aws_clients._clients) + len(aws_clients._tables),
+        "clients": len(aws_clients._clients) + len(aws_clients._tables) + len(aws_clients._resources),
         "settings": len(settings._cache),
         "cold start": len(observability._container),
         "secrets": len(secrets.default_cache._entries),

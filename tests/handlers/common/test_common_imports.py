@@ -3,6 +3,7 @@ measured cold-path weights (handlers/common/cold_path.py), which load on first u
 
 from __future__ import annotations
 
+import ast
 import json
 import pkgutil
 import subprocess
@@ -49,8 +50,46 @@ def test_clients_are_created_once_and_lazily(aws: None) -> None:
     assert client("sqs") is not first
 
 
+def test_tables_of_a_region_share_one_client(aws: None) -> None:
+    """One DynamoDB resource per region: its tables make one client (one connection on the
+    first request), not one each."""
+    orders, customers = table("orders"), table("customers")
+    assert orders.meta.client is customers.meta.client
+    assert table("orders", "us-east-1").meta.client is not orders.meta.client
+    reset_clients()
+    assert table("orders").meta.client is not orders.meta.client
+
+
 def test_model_profile_disables_sdk_retries() -> None:
     from handlers.common.aws_clients import bedrock_runtime
 
     assert bedrock_runtime().meta.config.retries["total_max_attempts"] == 1
     assert client("sqs").meta.config.retries["total_max_attempts"] == 3
+
+
+def _defers_build(node: ast.ClassDef) -> bool:
+    for statement in node.body:
+        if (
+            isinstance(statement, ast.Assign)
+            and [getattr(t, "id", None) for t in statement.targets] == ["model_config"]
+            and isinstance(statement.value, ast.Call)
+        ):
+            return any(
+                k.arg == "defer_build" and getattr(k.value, "value", None) is True
+                for k in statement.value.keywords
+            )
+    return False
+
+
+def test_every_handler_model_is_built_on_first_use() -> None:
+    """A pydantic model builds its validator at class creation unless it defers the build:
+    in a handler that is INIT time every cold start pays (and Lambda bills), for a model a
+    refused request never uses. One way for every system: ``defer_build=True``."""
+    eager = []
+    for path in sorted((REPO / "handlers").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ClassDef) and any(
+                getattr(b, "id", None) == "BaseModel" for b in node.bases
+            ) and not _defers_build(node):
+                eager.append(f"{path.relative_to(REPO)}:{node.name}")
+    assert eager == []

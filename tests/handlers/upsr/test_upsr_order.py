@@ -6,7 +6,10 @@ conditional put absorbs a second job)."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,6 +23,37 @@ from tests.handlers.upsr.conftest import T0, World, shopify_order
 from tests.handlers.upsr.conftest import webhook_event as webhook
 
 MAT = {"suggestions": [{"sku": "MAT-1", "line": "A mat for the tent."}]}
+REPO = Path(__file__).resolve().parents[3]
+# Run in a fresh interpreter: which of the handlers' pydantic models the import built, and
+# whether it loaded the SDK (boto3 makes the DynamoDB resource).
+_IMPORT_PROBE = """
+import json, sys
+import handlers.upsell_recommender.functions.order
+from pydantic import BaseModel
+
+def subclasses(cls):
+    for sub in cls.__subclasses__():
+        yield sub
+        yield from subclasses(sub)
+
+built = sorted(
+    c.__qualname__ for c in subclasses(BaseModel)
+    if c.__module__.startswith("handlers.") and c.__pydantic_complete__
+)
+print(json.dumps({"built": built, "sdk": [m for m in ("boto3", "botocore.session") if m in sys.modules]}))
+"""
+
+
+def test_the_import_builds_no_model_and_makes_no_aws_resource() -> None:
+    """Lambda's INIT (waited for by Shopify, billed since August 2025) is the import: the
+    order and job models are built on their first use, and no boto3 resource or client exists
+    before the first request needs one (make bench-init measures what this saves)."""
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO)}  # no AWS variables at all
+    done = subprocess.run(
+        [sys.executable, "-c", _IMPORT_PROBE], capture_output=True, text=True, env=env,
+        cwd=REPO, check=True,
+    )
+    assert json.loads(done.stdout) == {"built": [], "sdk": []}
 
 
 def nothing_written(world: World) -> None:
