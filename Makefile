@@ -18,7 +18,7 @@ PREVIOUS_RELEASE := 37ebbbf
 FROM ?= $(PREVIOUS_RELEASE)
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: help uv install browser secrets preflight verify teardown test lint typecheck unit upgrade-check plan cost docs deploy-policy bench-libs bench-init bench-dm bench-dm-read bench-ls bench-ls-views demo sandbox clean
+.PHONY: help uv install browser secrets preflight verify teardown test lint typecheck unit upgrade-check plan cost docs deploy-policy bench-libs bench-init bench-dm bench-dm-read bench-ls bench-ls-views bench-abuse demo sandbox clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -104,6 +104,9 @@ bench-ls: install ## lead source attributor capture and report throughput
 
 bench-ls-views: install ## one ls report link opened for 60 s on the sandbox: DynamoDB reads per view
 	$(PY) benchmarks/bench_report_views.py
+
+bench-abuse: install ## every public Function URL, N=10 and 100 forged and valid requests on the sandbox: cost per request; fails if it grows with N
+	$(PY) benchmarks/bench_abuse.py
 
 demo: install ## a scripted day per system; every page, mail and SMS written to build/see/
 	@$(FIND_BROWSER) --quiet
