@@ -42,6 +42,7 @@ from sandbox import scenarios  # noqa: E402
 from sandbox.core import HttpAnswer, Sandbox  # noqa: E402
 from sandbox.meter import Cost, Meter  # noqa: E402
 from sandbox.play import enabled_systems, play  # noqa: E402
+from sandbox.scenarios import ler, ls, rrs, upsr  # noqa: E402
 
 BROWSER = {
     "accept": "text/html,application/xhtml+xml,*/*;q=0.8",
@@ -94,8 +95,6 @@ def link_kit(seed: str, link: str) -> Kit:
 
 
 def _ler_intake(secret_ok: bool) -> Send:
-    from sandbox.scenarios.ler import INTAKE_SECRET
-
     def send(sb: Sandbox, i: int) -> HttpAnswer:
         lead = {
             "email": f"buyer{i}@company{i}.co.uk",
@@ -103,7 +102,7 @@ def _ler_intake(secret_ok: bool) -> Send:
             "company": f"Company {i} Ltd",
             "message": "Could you send me a quote for 20 units?",
         }
-        secret = INTAKE_SECRET if secret_ok else "not-the-secret"
+        secret = ler.INTAKE_SECRET if secret_ok else "not-the-secret"
         return sb.http(
             "ler-intake", "POST", "/", body=json.dumps(lead),
             headers={"content-type": "application/json", "x-ler-intake-secret": secret},
@@ -113,18 +112,15 @@ def _ler_intake(secret_ok: bool) -> Send:
 
 
 def _ls_capture(origin_ok: bool) -> Send:
-    from sandbox.scenarios.ls import BROWSER as LS_BROWSER
-    from sandbox.scenarios.ls import SITE
-
     def send(sb: Sandbox, i: int) -> HttpAnswer:
         # The costliest beacon, an enquiry; one address from ever new visitors, so the identity
         # it stitches grows with every request.
-        beacon = {"kind": "enquiry", "url": f"{SITE}/contact", "email": "flood@example.org",
+        beacon = {"kind": "enquiry", "url": f"{ls.SITE}/contact", "email": "flood@example.org",
                   "heard_about": "", "submission_id": f"form-{i:05d}-bench"}
-        origin = SITE if origin_ok else "https://evil.example.net"
+        origin = ls.SITE if origin_ok else "https://evil.example.net"
         return sb.http(
             "ls-capture", "POST", "/", body=json.dumps(beacon),
-            headers={"origin": origin, "user-agent": LS_BROWSER,
+            headers={"origin": origin, "user-agent": ls.BROWSER,
                      "content-type": "text/plain;charset=UTF-8"},
         )
 
@@ -132,16 +128,14 @@ def _ls_capture(origin_ok: bool) -> Send:
 
 
 def _upsr_order(secret_ok: bool) -> Send:
-    from sandbox.scenarios.upsr import SHOP, WEBHOOK_SECRET, _order
-
     def send(sb: Sandbox, i: int) -> HttpAnswer:
-        body = json.dumps(_order(900_000 + i, sb.clock.now() - dt.timedelta(minutes=1))).encode()
-        secret = WEBHOOK_SECRET if secret_ok else "not-the-secret"
+        body = json.dumps(upsr._order(900_000 + i, sb.clock.now() - dt.timedelta(minutes=1))).encode()
+        secret = upsr.WEBHOOK_SECRET if secret_ok else "not-the-secret"
         signature = base64.b64encode(hmac.new(secret.encode(), body, hashlib.sha256).digest())
         return sb.http(
             "upsr-order", "POST", "/", body=body,
             headers={"content-type": "application/json", "x-shopify-topic": "orders/create",
-                     "x-shopify-shop-domain": SHOP, "x-shopify-hmac-sha256": signature.decode(),
+                     "x-shopify-shop-domain": upsr.SHOP, "x-shopify-hmac-sha256": signature.decode(),
                      "x-shopify-webhook-id": f"wh-bench-{i}"},
         )
 
@@ -149,8 +143,6 @@ def _upsr_order(secret_ok: bool) -> Send:
 
 
 def _rrs_webhook(secret_ok: bool) -> Send:
-    from sandbox.scenarios.rrs import WEBHOOK_SECRET
-
     def send(sb: Sandbox, i: int) -> HttpAnswer:
         # the run's own copy: the sandbox imports handler modules anew (sandbox.modules)
         from handlers.common.webhook_signatures import sign_timestamped
@@ -163,7 +155,7 @@ def _rrs_webhook(secret_ok: bool) -> Send:
             "signal": {"rating": 5, "notes": "All good", "complaint": False},
         }
         body = json.dumps(event).encode()
-        secret = WEBHOOK_SECRET if secret_ok else "wrong-secret"
+        secret = rrs.WEBHOOK_SECRET if secret_ok else "wrong-secret"
         signature = sign_timestamped(body, secret, int(sb.clock.now().timestamp()))
         return sb.http(
             "rrs-webhook", "POST", "/", body=body,

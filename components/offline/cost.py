@@ -745,7 +745,7 @@ def higher_throughput(items: Sequence[Item], prices: Mapping[str, Price]) -> flo
 def throughput_line(c: StackCost, prices: Mapping[str, Price]) -> str:
     """``make cost``'s priced option: Parameter Store's higher throughput."""
     return (f"option, Parameter Store higher throughput (account and region wide, "
-            f"{HIGH_THROUGHPUT_SETTING}): this stack's reads would add "
+            f"{HIGH_THROUGHPUT_SETTING}): {c.stack}'s own reads would add "
             f"{money(higher_throughput(c.idle, prices))} a month idle, "
             f"{money(higher_throughput(c.busy, prices))} at volumes")
 

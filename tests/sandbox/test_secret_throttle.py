@@ -16,6 +16,7 @@ import pytest
 
 from sandbox import scenarios
 from sandbox.core import HttpAnswer, Sandbox
+from sandbox.scenarios.rrs import WEBHOOK_SECRET
 from tests.infra.graph_helpers import only_system
 from testsupport.graphs import shared
 
@@ -92,8 +93,6 @@ def _header(answer: HttpAnswer, name: str) -> str:
 
 
 def test_a_flood_on_one_surface_during_a_throttle(sb: Sandbox) -> None:
-    from sandbox.scenarios.rrs import WEBHOOK_SECRET
-
     assert _enquiry(sb, "before-the-flood").status == 200  # ls-capture reads its key now
     sb.drain()
     webhook = sb.name("rrs-webhook")
