@@ -9,10 +9,11 @@ and SMS carrying signed links. Then, for each public surface (each ``NONE``-auth
 in the graph: a new one is included, and the run fails until it knows how to call it), N
 forged requests (a cut link, a wrong secret or signature, a foreign origin) and N
 valid-looking ones (a link from the day's messages reused, or a correctly signed request
-with new content), for two N. After each batch the pump delivers everything it caused; the
-table gives, per request, what the functions did (``sandbox.meter``: DynamoDB reads and
+with new content), for two N. After each batch the pump delivers everything it caused, and
+the table gives per request what the functions did (``sandbox.meter``: DynamoDB reads and
 writes, S3 operations, secret reads, model calls, provider calls, messages sent, other AWS
-calls, downstream invocations).
+calls, downstream invocations) before the clock moves: work the stack defers, such as upsr's
+nudge two hours later or rrs's ask at its hour, shows as the job queued or the schedule made.
 
 Exit status 1 when a surface's cost per request grows with N (the large batch costs more per
 request than the small one), or a forged request wrote, sent, or called a model or provider.
@@ -63,6 +64,8 @@ class Kit:
     forged: Send
     valid: Send
     how: str
+    before: Callable[[Sandbox], None] = lambda sb: None
+    """What the stack's schedules would have done by now (the day moved the clock past them)."""
 
 
 # Surfaces the day's messages link to: the link reused, and cut --------------------------------
@@ -129,7 +132,12 @@ def _ls_capture(origin_ok: bool) -> Send:
 
 def _upsr_order(secret_ok: bool) -> Send:
     def send(sb: Sandbox, i: int) -> HttpAnswer:
-        body = json.dumps(upsr._order(900_000 + i, sb.clock.now() - dt.timedelta(minutes=1))).encode()
+        order = upsr._order(900_000 + i, sb.clock.now() - dt.timedelta(minutes=1))
+        # A new customer each time: a customer with an open offer is not offered again.
+        order["customer"] = {**order["customer"], "id": 800_000 + i,
+                             "email": f"camper{i}@example.org", "phone": f"+4477009{i:05d}"}
+        order["email"] = order["customer"]["email"]
+        body = json.dumps(order).encode()
         secret = upsr.WEBHOOK_SECRET if secret_ok else "not-the-secret"
         signature = base64.b64encode(hmac.new(secret.encode(), body, hashlib.sha256).digest())
         return sb.http(
@@ -165,13 +173,20 @@ def _rrs_webhook(secret_ok: bool) -> Send:
     return send
 
 
+def _fresh_catalogue(sb: Sandbox) -> None:
+    """The 15-minute catalogue sync, run now: the picker offers nothing from a stale one."""
+    sb.fire("upsr-catalog-sync")
+    sb.drain()
+
+
 REQUESTS: dict[str, Callable[[], Kit]] = {
     "ler-intake": lambda: Kit(_ler_intake(False), _ler_intake(True),
                               "a new lead with the form's secret / a wrong secret"),
     "ls-capture": lambda: Kit(_ls_capture(False), _ls_capture(True),
                               "a new visitor's enquiry, one address / from a foreign origin"),
     "upsr-order": lambda: Kit(_upsr_order(False), _upsr_order(True),
-                              "a new order, signed / signed with a wrong secret"),
+                              "a new customer's order, signed / signed with a wrong secret",
+                              _fresh_catalogue),
     "rrs-webhook": lambda: Kit(_rrs_webhook(False), _rrs_webhook(True),
                                "a new completion, signed / signed with a wrong secret"),
 }
@@ -266,6 +281,7 @@ def run(small: int, large: int) -> tuple[list[Row], list[str]]:
                                 "messages, no entry in REQUESTS)")
                 continue
             print(f"  {seed}: {kit.how}", flush=True)
+            kit.before(sb)
             for kind, send in (("forged", kit.forged), ("valid", kit.valid)):
                 measured = []
                 for n in (small, large):

@@ -20,9 +20,7 @@ if TYPE_CHECKING:
     from sandbox.core import Sandbox
     from sandbox.interceptor import CallRecord
 
-DYNAMODB_READS = frozenset(
-    {"GetItem", "BatchGetItem", "Query", "Scan", "TransactGetItems"}
-)
+DYNAMODB_READS = frozenset({"GetItem", "BatchGetItem", "Query", "Scan", "TransactGetItems"})
 DYNAMODB_WRITES = frozenset(
     {"PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems"}
 )
