@@ -241,6 +241,12 @@ def grows(small: Cost, large: Cost) -> list[str]:
 
 
 FORGED_MUST_NOT = ("writes", "s3", "model", "provider", "sent", "other", "invoked")
+"""What a refused request may not cause (it may read its secret and, for a link, its record)."""
+
+
+def spent(forged: Cost) -> list[str]:
+    return [f"{name} {value:.2f}" for name, value in forged.items()
+            if name in FORGED_MUST_NOT and value > 0]
 
 
 def table(rows: list[Row]) -> str:
@@ -292,12 +298,10 @@ def run(small: int, large: int) -> tuple[list[Row], list[str]]:
                 if growth:
                     problems.append(f"{seed} {kind}: per request cost grows with N: "
                                     + ", ".join(growth))
-                if kind == "forged":
-                    spent = [f"{name} {value:.2f}" for name, value in measured[1].cost.items()
-                             if name in FORGED_MUST_NOT and value > 0]
-                    if spent:
-                        problems.append(f"{seed} forged: a refused request cost "
-                                        + ", ".join(spent))
+                cost = [spent(m.cost) for m in measured] if kind == "forged" else []
+                if any(cost):
+                    problems.append(f"{seed} forged: a refused request cost "
+                                    + ", ".join(cost[0] or cost[1]))
         return rows, problems
 
 
