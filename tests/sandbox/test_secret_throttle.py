@@ -17,18 +17,11 @@ import pytest
 from sandbox import scenarios
 from sandbox.core import HttpAnswer, Sandbox
 from sandbox.scenarios.rrs import WEBHOOK_SECRET
-from tests.infra.graph_helpers import only_system
 from testsupport.graphs import shared
 
 FLOOD = 20
 SITE = "https://www.example.com"
 BROWSER_UA = "Mozilla/5.0 (X11; Linux x86_64) Firefox/140.0"
-
-
-def _graph() -> Any:
-    systems = only_system("ls")
-    systems["rrs"] = {**systems["rrs"], "enabled": True}
-    return shared().program("dev", {"systems": systems})
 
 
 def throttled(
@@ -45,7 +38,8 @@ def throttled(
 
 @pytest.fixture(scope="module")
 def sb() -> Iterator[Sandbox]:
-    with Sandbox(_graph()) as running:
+    # The dev stack's graph, built once for the sandbox tests (test_systems.py plays it too).
+    with Sandbox(shared().program("dev")) as running:
         for key in ("ls", "rrs"):
             scenario = scenarios.load(key)
             assert scenario is not None
