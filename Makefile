@@ -18,7 +18,7 @@ PREVIOUS_RELEASE := 37ebbbf
 FROM ?= $(PREVIOUS_RELEASE)
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: help uv install browser secrets preflight verify teardown test lint typecheck unit upgrade-check plan cost docs deploy-policy bench-libs bench-init bench-dm bench-dm-read bench-ls bench-ls-views bench-pack demo sandbox clean
+.PHONY: help uv install browser secrets preflight verify teardown test lint typecheck unit upgrade-check plan cost docs deploy-policy bench-libs bench-init bench-dm bench-dm-read bench-ls bench-ls-views bench-pack demo sandbox clean bench-abuse
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -107,6 +107,8 @@ bench-ls-views: install ## one ls report link opened for 60 s on the sandbox: Dy
 
 bench-pack: install ## the policy pack over both stacks' plans: seconds per evaluation, cold and warm
 	$(PY) benchmarks/bench_pack.py
+bench-abuse: install ## every public Function URL, N=10 and 100 forged and valid requests on the sandbox: cost per request; fails if it grows with N
+	$(PY) benchmarks/bench_abuse.py
 
 demo: install ## a scripted day per system; every page, mail and SMS written to build/see/
 	@$(FIND_BROWSER) --quiet

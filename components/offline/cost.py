@@ -747,6 +747,26 @@ def graph_cost(graph: Any, usage: Usage, prices: Mapping[str, Price]) -> StackCo
     )
 
 
+HIGH_THROUGHPUT_SETTING = "/ssm/parameter-store/high-throughput-enabled"
+"""Parameter Store's throughput setting: one per account and region, not a stack resource."""
+
+
+def higher_throughput(items: Sequence[Item], prices: Mapping[str, Price]) -> float:
+    """What this stack's own Parameter Store reads in ``items`` would add a month with the
+    account and region's higher throughput on (every other caller there pays it too)."""
+    standard, higher = prices["ssm_standard_api_calls"], prices["ssm_higher_throughput_api_calls"]
+    calls = [(i.quantity * standard.scale, i.region) for i in items if i.price == standard.key]
+    return sum(n / higher.scale * higher.per_unit(region) for n, region in calls)
+
+
+def throughput_line(c: StackCost, prices: Mapping[str, Price]) -> str:
+    """``make cost``'s priced option: Parameter Store's higher throughput."""
+    return (f"option, Parameter Store higher throughput (account and region wide, "
+            f"{HIGH_THROUGHPUT_SETTING}): {c.stack}'s own reads would add "
+            f"{money(higher_throughput(c.idle, prices))} a month idle, "
+            f"{money(higher_throughput(c.busy, prices))} at volumes")
+
+
 def render_units(c: StackCost) -> list[str]:
     """A Markdown table: cost per unit of work at 1x, 10x and 100x the volumes."""
     lines = [
@@ -784,6 +804,7 @@ def docs_block(costs: Sequence[StackCost], prices: Mapping[str, Price]) -> str:
         lines += [f"Worst case at the same volumes (the budget: every model call the code may "
                   f"make, each answer at its max_tokens): **{money(total(c.budget))} a month**.", ""]
         lines += [*render_units(c), ""]
+        lines += [throughput_line(c, prices).replace("option, ", "Option: ", 1) + ".", ""]
     lines.append(
         f"List prices of {', '.join(dates)} (components/offline/prices.yaml, each with its "
         "page), no free tier subtracted; volumes and assumptions in components/offline/usage.yaml."
@@ -825,6 +846,8 @@ def main(argv: list[str] | None = None) -> int:
                 print("\n".join(render_items(items, prices)))
         print()
         print("\n".join(render_units(c)))
+        print()
+        print(throughput_line(c, prices))
         print()
     if options.json:
         options.json.write_text(json.dumps(

@@ -23,6 +23,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from sandbox.core import HttpAnswer, Sandbox
+from sandbox.meter import DYNAMODB_READS
 from sandbox.report import Report
 
 SITE = "https://www.example.com"
@@ -249,8 +250,6 @@ class LeadSourceDay:
 
 
 VIEWS_CHECKED = 10
-READS = frozenset({"GetItem", "Query", "Scan", "BatchGetItem", "TransactGetItems"})
-"""DynamoDB's read operations."""
 
 
 @dataclass(frozen=True)
@@ -287,7 +286,7 @@ def open_repeatedly(
         count += 1
     calls = [r.operation for r in sb.interceptor.ledger[before:]
              if r.function == page_fn and r.service == "dynamodb"]
-    reads = sum(op in READS for op in calls)
+    reads = sum(op in DYNAMODB_READS for op in calls)
     return Views(count, served, reads, len(calls) - reads, time.monotonic() - started)
 
 

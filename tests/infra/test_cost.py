@@ -210,10 +210,9 @@ def test_the_default_usage_file_names_only_resources_the_plan_has(graphs: GraphC
     assert usage.busy("metric") <= metric_names
 
 
-def test_a_parameter_store_secret_and_a_paused_queue_trigger_cost_nothing_a_month() -> None:
-    # secretStore: ssm and queueTriggers: paused, the dev profile: a standard SecureString
-    # parameter has no monthly charge and its GetParameter calls none at standard throughput;
-    # each read decrypts once under aws/ssm (a KMS request). A disabled mapping polls nothing.
+def parameter_plan() -> tuple[list[Resource], dict[str, cost.Price]]:
+    """``small_plan`` with ``secretStore: ssm`` and ``queueTriggers: paused`` (the dev
+    profile), and the Parameter Store and KMS prices."""
     plan = []
     for r in small_plan():
         if r.type == cost.SECRET:
@@ -231,14 +230,31 @@ def test_a_parameter_store_secret_and_a_paused_queue_trigger_cost_nothing_a_mont
         **{key: cost.Price(key, unit, {"eu-west-2": usd}, "https://example.com/p", "2026-12-01")
            for key, unit, usd in (("ssm_standard_parameter", "parameter-month", 0.0),
                                   ("ssm_standard_api_calls", "10k calls", 0.0),
+                                  ("ssm_higher_throughput_api_calls", "10k calls", 0.05),
                                   ("kms_requests", "10k requests", 0.03))},
     }
+    return plan, rates
+
+
+def test_a_parameter_store_secret_and_a_paused_queue_trigger_cost_nothing_a_month() -> None:
+    # A standard SecureString parameter has no monthly charge and its GetParameter calls none
+    # at standard throughput; each read decrypts once under aws/ssm (a KMS request). A
+    # disabled mapping polls nothing.
+    plan, rates = parameter_plan()
     items = cost.estimate(plan, IDLE, rates, idle=True)
     found = kinds(items)
     assert "sqs" not in found
     assert found["secrets"] == pytest.approx(round(2920 * 0.03 / 10_000, 6))
     whats = {i.what for i in items if i.kind == "secrets"}
     assert whats == {"SecureString parameters", "GetParameter calls", "KMS decrypts of SecureStrings"}
+
+
+def test_higher_throughput_is_an_option_priced_on_the_stacks_own_parameter_reads() -> None:
+    # Not in the bill (an account and region setting); 2,920 reads a month at $0.05 per 10k.
+    plan, rates = parameter_plan()
+    items = cost.estimate(plan, IDLE, rates, idle=True)
+    assert cost.higher_throughput(items, rates) == pytest.approx(2920 * 0.05 / 10_000)
+    assert "ssm_higher_throughput_api_calls" not in {i.price for i in items}
 
 
 def test_dev_pauses_its_queue_triggers_and_prod_does_not(graphs: GraphCache) -> None:
