@@ -20,6 +20,13 @@ Accuracy, on the same data in the same run:
   and 1M: coworkers sharing an office, main line and domain; households; Census name
   frequencies; role mailboxes; job changes; nicknames from a source dm does not use. Here the
   peers read dm's normalised fields.
+* A second generator, written blind to dm's rules (``testsupport/crm_generator_b.py``,
+  ``--generator b`` and ``b-hard``): people whose lives change between records (moves, job
+  changes, marriages), each record read through a channel (web form, card scan, rep's entry,
+  import, badge) with its own errors; twins, family mailboxes, small firms' shared mailboxes.
+* Splink's own ``fake_1000`` (tutorial 04's set), read as ``splink_datasets`` loads it; the
+  peer is tutorial 04's model as the tutorial gives it (``peers.splink_fake1000``). Offline it
+  runs only where Splink's data cache holds the file (``--no-fake`` leaves it out).
 
 Per set, before the rows: pairs completeness per key kind (the share of true pairs each kind's
 blocks hold, and hold alone) and recall by error class (``missed.py``: what differs between a
