@@ -363,7 +363,8 @@ def splink_fake1000() -> SplinkModel:
         comparisons=[
             cl.NameComparison("first_name"),
             cl.NameComparison("surname"),
-            cl.LevenshteinAtThresholds(ColumnExpression("dob").cast_to_string(), 1),
+            # as the tutorial writes it; Splink's annotation says str, its code takes either
+            cl.LevenshteinAtThresholds(ColumnExpression("dob").cast_to_string(), 1),  # type: ignore[arg-type]
             cl.ExactMatch("city").configure(term_frequency_adjustments=True),
             cl.EmailComparison("email"),
         ],

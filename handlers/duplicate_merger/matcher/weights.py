@@ -152,7 +152,13 @@ def one_context_change(weights: list[float]) -> float:
     three times: a work and a personal record of one full name scored 4 to 5 bits against,
     while two people differ on them anyway. The strongest difference stands for the move; the
     others weigh nothing. Sets their weights to 0 and returns the weight taken off (negative)."""
-    against = [i for i in IDENTIFIERS if weights[i] < 0.0]
+    return _strongest_difference_only(weights, IDENTIFIERS)
+
+
+def _strongest_difference_only(weights: list[float], fields: Sequence[int]) -> float:
+    """Keeps the strongest negative weight among ``fields`` (one fact, counted once), sets the
+    other negative ones to 0 and returns the weight taken off (negative)."""
+    against = [i for i in fields if weights[i] < 0.0]
     if len(against) < 2:
         return 0.0
     strongest = min(against, key=weights.__getitem__)
@@ -175,16 +181,7 @@ def one_move(weights: list[float]) -> float:
     personal mailbox no one else holds says for the pair (13 bits at 20k contacts). The
     strongest difference stands for the move; the others weigh nothing. Sets their weights to
     0 and returns the weight taken off (negative)."""
-    against = [i for i in PLACES if weights[i] < 0.0]
-    if len(against) < 2:
-        return 0.0
-    strongest = min(against, key=weights.__getitem__)
-    taken = 0.0
-    for i in against:
-        if i != strongest:
-            taken += weights[i]
-            weights[i] = 0.0
-    return taken
+    return _strongest_difference_only(weights, PLACES)
 
 
 # Names ------------------------------------------------------------------------------------
