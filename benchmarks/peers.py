@@ -357,14 +357,15 @@ def splink_fake1000() -> SplinkModel:
     import splink.comparison_library as cl
     from splink import ColumnExpression, block_on
 
+    # as the tutorial writes it; Splink's annotation says str, its code takes either
+    dob: Any = ColumnExpression("dob").cast_to_string()
     return SplinkModel(
         label="Splink (tutorial 04 model)",
         id_column="unique_id",
         comparisons=[
             cl.NameComparison("first_name"),
             cl.NameComparison("surname"),
-            # as the tutorial writes it; Splink's annotation says str, its code takes either
-            cl.LevenshteinAtThresholds(ColumnExpression("dob").cast_to_string(), 1),  # type: ignore[arg-type]
+            cl.LevenshteinAtThresholds(dob, 1),
             cl.ExactMatch("city").configure(term_frequency_adjustments=True),
             cl.EmailComparison("email"),
         ],
