@@ -20,6 +20,13 @@ Accuracy, on the same data in the same run:
   and 1M: coworkers sharing an office, main line and domain; households; Census name
   frequencies; role mailboxes; job changes; nicknames from a source dm does not use. Here the
   peers read dm's normalised fields.
+* A second generator, written blind to dm's rules (``testsupport/crm_generator_b.py``,
+  ``--generator b`` and ``b-hard``): people whose lives change between records (moves, job
+  changes, marriages), each record read through a channel (web form, card scan, rep's entry,
+  import, badge) with its own errors; twins, family mailboxes, small firms' shared mailboxes.
+* Splink's own ``fake_1000`` (tutorial 04's set), read as ``splink_datasets`` loads it; the
+  peer is tutorial 04's model as the tutorial gives it (``peers.splink_fake1000``). Offline it
+  runs only where Splink's data cache holds the file (``--no-fake`` leaves it out).
 
 Per set, before the rows: pairs completeness per key kind (the share of true pairs each kind's
 blocks hold, and hold alone) and recall by error class (``missed.py``: what differs between a
@@ -86,6 +93,7 @@ from handlers.duplicate_merger.pipeline import (  # noqa: E402
     score_message,
 )
 from testsupport import crm_generator as synthetic  # noqa: E402
+from testsupport import crm_generator_b as synthetic_b  # noqa: E402
 
 DEFAULTS = DmThresholds()
 THRESHOLDS = Thresholds(automatic=DEFAULTS.automatic, propose=DEFAULTS.propose)
@@ -191,12 +199,48 @@ def rldata() -> Dataset:
     return Dataset("RLDATA10K", "register", contacts, _pairs_of(groups), raw)
 
 
-def crm(size: int, seed: int) -> Dataset:
-    generated = synthetic.generate(size, seed=seed)
+GENERATORS = ("a", "b", "b-hard")
+"""``a``: testsupport/crm_generator.py (written beside dm); ``b`` and ``b-hard``:
+testsupport/crm_generator_b.py, written blind to dm's rules, at its standard and hard setting."""
+
+
+def crm(size: int, seed: int, generator: str = "a") -> Dataset:
+    if generator == "a":
+        generated = synthetic.generate(size, seed=seed)
+        name = f"CRM-{size // 1000}k"
+    else:
+        setting = "hard" if generator == "b-hard" else "standard"
+        generated = synthetic_b.generate(size, seed=seed, setting=setting)
+        name = f"CRM-B-{setting}-{size // 1000}k"
     groups: dict[int, list[str]] = defaultdict(list)
     for contact_id, entity in generated.entity_of.items():
         groups[entity].append(contact_id)
-    return Dataset(f"CRM-{size // 1000}k", "crm", generated.contacts, _pairs_of(groups))
+    return Dataset(name, "crm", generated.contacts, _pairs_of(groups))
+
+
+def fake_1000() -> Dataset | None:
+    """Splink's own ``fake_1000`` (tutorial 04's set: 1,000 records of 250 people, first name,
+    surname, birth date, city, email, with its ``cluster`` label), as ``splink_datasets`` loads
+    it: from its cache, else its download. None (and a line saying so) when neither can."""
+    # Splink and pandas load slowly: only on this path
+    from splink import splink_datasets
+
+    try:
+        frame = splink_datasets.fake_1000.to_pandas()
+    except OSError as err:
+        print(f"\nFAKE_1000 skipped: splink_datasets could not load it ({err})")
+        return None
+    frame = frame.astype(object).where(frame.notna(), None)
+    contacts: list[tuple[str, dict[str, Any]]] = []
+    groups: dict[str, list[str]] = defaultdict(list)
+    for row in frame.itertuples(index=False):
+        rec_id = f"f{int(row.unique_id):04d}"
+        contacts.append((rec_id, {"firstname": row.first_name or "", "lastname": row.surname or "",
+                                  "date_of_birth": row.dob or "", "city": row.city or "",
+                                  "email": row.email or ""}))
+        groups[str(row.cluster)].append(rec_id)
+    frame["unique_id"] = [f"f{int(u):04d}" for u in frame["unique_id"]]
+    return Dataset("FAKE_1000", "register", contacts, _pairs_of(groups), frame)
 
 
 # dm ----------------------------------------------------------------------------------------
@@ -373,6 +417,8 @@ def run_peers(ds: Dataset, profiles: list[Profile], candidates: set[Pair], score
     runners: list[Callable[[], Row]] = [lambda: peers.run_rules(profiles)]
     if not scored:
         print(f"\n{ds.name}: only the plain rules run on a set this large (--baselines-up-to)")
+    elif ds.name == "FAKE_1000":
+        runners += [lambda: peers.run_splink(peers.splink_fake1000(), ds.raw)]
     elif ds.kind == "register":
         models = [peers.splink_febrl3(), peers.splink_febrl4()]
         if ds.name.startswith("RLDATA"):
@@ -590,6 +636,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="run Splink and ECM only on sets of at most this many contacts "
                         "(the plain rules run at every size)")
     parser.add_argument("--sizes", type=str, default="", help="scale sizes, e.g. 10000,100000")
+    parser.add_argument("--no-fake", action="store_true", help="no Splink fake_1000")
+    parser.add_argument("--generator", type=str, default="a",
+                        help=f"generators of the CRM sets, comma-separated, of {GENERATORS}")
     parser.add_argument("--crm", type=str, default="",
                         help="generated accuracy sets, e.g. 20000 ('none': no generated set)")
     args = parser.parse_args(argv)
@@ -605,7 +654,10 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_accuracy:
         datasets = [] if args.no_febrl else [febrl("febrl1"), febrl("febrl3"), febrl("febrl4")]
         datasets += [] if args.no_rldata else [rldata()]
-        datasets += [crm(size, args.seed) for size in crm_sizes]
+        if not args.no_fake:
+            datasets += [ds for ds in (fake_1000(),) if ds]
+        datasets += [crm(size, args.seed, generator) for generator in args.generator.split(",")
+                     for size in crm_sizes]
         summary = accuracy(datasets, baselines=not args.no_baselines,
                            baselines_up_to=args.baselines_up_to)
         if not args.no_baselines:

@@ -347,6 +347,38 @@ def splink_crm(profiles: list[Profile]) -> SplinkModel:
     )
 
 
+def splink_fake1000() -> SplinkModel:
+    """Tutorial 04's model as the tutorial gives it, for Splink's own ``fake_1000`` set
+    (``docs/demos/tutorials/04_Estimating_model_parameters.nb.py``): names, birth date one
+    edit off, city with term frequencies, email; blocked on first name + city and on surname;
+    prior from its three deterministic rules at recall 0.7, u from 2e6 pairs, m by EM blocked
+    on first name + surname, then on birth date."""
+    # Splink loads slowly: only on this path
+    import splink.comparison_library as cl
+    from splink import ColumnExpression, block_on
+
+    # as the tutorial writes it; Splink's annotation says str, its code takes either
+    dob: Any = ColumnExpression("dob").cast_to_string()
+    return SplinkModel(
+        label="Splink (tutorial 04 model)",
+        id_column="unique_id",
+        comparisons=[
+            cl.NameComparison("first_name"),
+            cl.NameComparison("surname"),
+            cl.LevenshteinAtThresholds(dob, 1),
+            cl.ExactMatch("city").configure(term_frequency_adjustments=True),
+            cl.EmailComparison("email"),
+        ],
+        blocking=[block_on("first_name", "city"), block_on("surname")],
+        deterministic=[block_on("first_name", "dob"),
+                       "l.first_name = r.first_name and levenshtein(r.surname, l.surname) <= 2",
+                       block_on("email")],
+        recall=0.7,
+        u_pairs=2e6,
+        em_rules=[block_on("first_name", "surname"), block_on("dob")],
+    )
+
+
 def run_splink(model: SplinkModel, frame: Any) -> Row:
     """Train as the docs do (prior from deterministic rules, u by sampling, m by EM), predict
     down to p = 0.01 for the best-F1 cut; the default cut is p >= 0.5 (match weight 0)."""

@@ -49,8 +49,8 @@ SIZES: dict[str, tuple[int, int]] = {
     contract.MERGE: (1024, 60),
 }
 """Memory (MB) and timeout (s) per function, from the document."""
-MATCHER = ("jellyfish", "nicknames")
-"""What the matcher imports (handlers.common.strings, normalize's nicknames); compiled wheels."""
+MATCHER = ("jellyfish", "nicknames", "us")
+"""What the matcher imports (handlers.common.strings, normalize's nicknames and state codes)."""
 
 
 class DuplicateMerger(System):

@@ -181,6 +181,7 @@ class ProfileBuilder:
         self._street = _Memo(normalize.street)
         self._postcode = _Memo(normalize.postcode)
         self._place = _Memo(normalize.place)
+        self._state = _Memo(normalize.state)
         self._phone = _Memo(lambda text: normalize.phone(text, default_region))
 
     def build(self, contact_id: str, props: Mapping[str, Any]) -> Profile:
@@ -207,7 +208,7 @@ class ProfileBuilder:
             street=street,
             city=self._place[city],
             postcode=self._postcode[zip_code],
-            state=self._place[state],
+            state=self._state[state],
             dob=normalize.birth_date(dob),
             generation=generation,
         )

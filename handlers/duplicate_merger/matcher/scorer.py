@@ -39,6 +39,7 @@ from handlers.duplicate_merger.matcher.levels import (
     crossed_name_count,
     evidence_class,
     field_levels,
+    historical,
     nickname_related,
     pair_context,
     retyped_date_part,
@@ -75,6 +76,7 @@ from handlers.duplicate_merger.matcher.weights import (
     implied_floors,
     namesake_excess,
     one_context_change,
+    one_move,
 )
 
 _PRIORS = tuple(PRIORS[name] for name in FIELDS)
@@ -94,6 +96,8 @@ class Evaluation:
     given_form: str = ""
     """How a similar given name differs (``scored.GIVEN_FORMS``): "nickname", "initial", or ""
     for a typo or another spelling."""
+    old_dates: bool = False
+    """Whether either record's birth date is historical (``levels.historical``)."""
 
 
 _Tables = tuple[tuple[float, ...], tuple[float, ...], tuple[float, ...]]
@@ -226,6 +230,7 @@ class Scorer:
             score += weight
         if context == "other":
             score -= one_context_change(weights)
+        score -= one_move(weights)
         if levels[FIRST] in NAMED and levels[LAST] in NAMED:
             excess = namesake_excess(weights[FIRST], weights[LAST], self._housemates_weight)
             if excess > 0.0:
@@ -235,14 +240,14 @@ class Scorer:
                 score -= excess
         return Evaluation(
             a_id, b_id, tuple(levels), tuple(weights), tuple(counts), score, evidence,
-            given_form,
+            given_form, historical(av, bv),
         )
 
     def finish(self, ev: Evaluation) -> ScoredPair:
         """The evidence terms, the reasons against, the band and the one-line explanation."""
         # Only pairs worth recording get here: the vetoes are read from their levels now, not
         # for every pair ``evaluate`` sees (most score below the record floor).
-        vetoes = automatic_vetoes(ev.levels)
+        vetoes = automatic_vetoes(ev.levels, old_dates=ev.old_dates)
         terms = [
             Term(
                 FIELDS[i],

@@ -36,6 +36,7 @@ from handlers.duplicate_merger.matcher.normalize import is_role_mailbox
 from handlers.duplicate_merger.matcher.profile import (
     CITY,
     COMPANY,
+    DOB,
     DOMAIN,
     EMAIL,
     FIRST,
@@ -151,7 +152,13 @@ def one_context_change(weights: list[float]) -> float:
     three times: a work and a personal record of one full name scored 4 to 5 bits against,
     while two people differ on them anyway. The strongest difference stands for the move; the
     others weigh nothing. Sets their weights to 0 and returns the weight taken off (negative)."""
-    against = [i for i in IDENTIFIERS if weights[i] < 0.0]
+    return _strongest_difference_only(weights, IDENTIFIERS)
+
+
+def _strongest_difference_only(weights: list[float], fields: Sequence[int]) -> float:
+    """Keeps the strongest negative weight among ``fields`` (one fact, counted once), sets the
+    other negative ones to 0 and returns the weight taken off (negative)."""
+    against = [i for i in fields if weights[i] < 0.0]
     if len(against) < 2:
         return 0.0
     strongest = min(against, key=weights.__getitem__)
@@ -161,6 +168,20 @@ def one_context_change(weights: list[float]) -> float:
             taken += weights[i]
             weights[i] = 0.0
     return taken
+
+
+PLACES = (HOUSE, STREET, POSTCODE, CITY, STATE)
+"""The fields of where a record was made: an address, its postcode, city and state."""
+
+
+def one_move(weights: list[float]) -> float:
+    """Places that differ differ for one reason, a move (or an office beside a home): the
+    street address, postcode, city and state change together, and counted each on its own
+    the one fact weighed up to five times (-17 bits for a move across states), more than a
+    personal mailbox no one else holds says for the pair (13 bits at 20k contacts). The
+    strongest difference stands for the move; the others weigh nothing. Sets their weights to
+    0 and returns the weight taken off (negative)."""
+    return _strongest_difference_only(weights, PLACES)
 
 
 # Names ------------------------------------------------------------------------------------
@@ -182,6 +203,13 @@ father. A bound (the larger of the two, not their sum) scored every name rarer t
 alike, while at 1M contacts far more pairs hold a name near it: the review band's precision
 fell with the CRM's size (0.974 / 0.971 / 0.960 at 20k / 100k / 1M, ``make bench-dm``); with
 the sum it is 0.981 / 0.982 / 0.980."""
+
+TWIN_SHARE = 0.03
+"""P(two different people who share a surname also share a birth date | their given names
+differ): twins do (about 3 births in 100 in the US; a round prior, not measured here). A
+birth date held by one contact in ten thousand weighed 13 bits beside a surname, and twins'
+records (another given name, one surname, one date) scored as one person, so the date counts
+no rarer than this share where the given names differ and the surname agrees."""
 
 INITIAL_SHARE = 0.05
 """Least share an initial ("A.") agreeing with a name may count with: about one given name in
@@ -351,6 +379,8 @@ def implied_floors(
         # A house number one digit off is the house next door as often as a typo, and more so
         # the larger the CRM; the street's agreement is counted on its own.
         explained(HOUSE)
+    if levels[DOB] == "exact" and levels[FIRST] == "different" and levels[LAST] in NAMED:
+        explained(DOB, share=TWIN_SHARE)  # twins: one surname, one date, two given names
     if levels[GENERATION] == "exact":
         explained(GENERATION, share=PRIORS["generation"].exact)  # both juniors: no new fact
     # An employer explains its main line and office: coworkers, not a family, so the shared

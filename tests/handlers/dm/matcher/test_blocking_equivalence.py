@@ -100,7 +100,7 @@ def ref_profile(contact_id: str, props: dict[str, Any], region: str = "US") -> P
         street=street,
         city=normalize.place(text("city")),
         postcode=normalize.postcode(text("zip")),
-        state=normalize.place(text("state")),
+        state=normalize.state(text("state")),
         dob=normalize.birth_date(text("date_of_birth")),
         generation=generation,
     )
