@@ -44,7 +44,8 @@ DECISIONS: Final = TableSpec(
 (``calibration#<week>``) and the notes for the digest (``notes#<week>``); no TTL, ever."""
 MERGES: Final = TableSpec("dm-merges", Key("merge_id"), ttl_attribute="expires_at")
 """Merges, per-record locks (``lock#<contact id>``) and used-link markers (``link#<token id>``);
-only the locks and markers carry ``expires_at``."""
+each carries ``expires_at``: a merge a day after its undo window (``undo_days``), a lock or
+marker when its claim or link ends."""
 
 # Queues, bucket, secrets ----------------------------------------------------------------------
 
