@@ -18,8 +18,8 @@ import pulumi_aws as aws
 
 from components.deployment import Deployment
 from components.grants import Grant
-from components.personal_data import Holding, component_inputs, tags
 from components.monitoring import declare_alarm, queue_age, queue_depth
+from components.personal_data import Holding, component_inputs, tags
 
 SEND_ACTIONS = ("sqs:SendMessage",)
 DEAD_LETTER_OF_TAG = "crm:dead-letter-of"

@@ -38,13 +38,8 @@ from components.deployment import Deployment
 from components.grants import Grant, policy_document
 from components.guarded_table import GuardedTable, GuardedTableArgs
 from components.models import model_grant
-from components.scheduled_job import (
-    Schedule,
-    ScheduleGroupRef,
-    schedule_group,
-    scheduler_trust_policy,
-)
 from components.personal_data import (
+    Holding,
     NoPersonalData,
     PersonalData,
     Retention,
@@ -52,11 +47,18 @@ from components.personal_data import (
     function_logs,
     messages,
 )
+from components.scheduled_job import (
+    Schedule,
+    ScheduleGroupRef,
+    schedule_group,
+    scheduler_trust_policy,
+)
 from components.scoped_lambda import FunctionUrl, QueueTrigger, ScopedLambda
 from components.secret_slot import SecretSlot, SecretSlotArgs
 from components.systems.base import Build, System, SystemArgs, settings_values
 from components.systems.function_factory import FunctionFactory
 from components.work_queue import WorkQueue, WorkQueueArgs, consumer_visibility
+from handlers.common.tables import TableSpec
 from handlers.review_requests import contract
 
 PACKAGE = "handlers.review_requests"
@@ -152,7 +154,7 @@ class ReviewRequests(System):
         asks = Retention.setting(
             "rrs", s, "retention_days", "a year of asks answers \"did we ask this customer\""
         )
-        held = {
+        held: dict[TableSpec, Holding] = {
             contract.JOBS: PersonalData(
                 ("customer ids", "the job tool's job details", "completion times"),
                 "the job an ask is about, and the owner's handover",

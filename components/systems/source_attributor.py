@@ -35,7 +35,13 @@ from components.config import LsSettings
 from components.deployment import Deployment
 from components.grants import Grant
 from components.guarded_table import GuardedTable, GuardedTableArgs
-from components.personal_data import NoPersonalData, PersonalData, Retention, function_logs, messages
+from components.personal_data import (
+    NoPersonalData,
+    PersonalData,
+    Retention,
+    function_logs,
+    messages,
+)
 from components.scheduled_job import Schedule
 from components.scoped_lambda import FunctionUrl, ScopedLambda, StreamTrigger
 from components.secret_slot import SecretSlot, SecretSlotArgs

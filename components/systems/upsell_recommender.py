@@ -29,6 +29,7 @@ from components.grants import Grant
 from components.guarded_table import GuardedTable, GuardedTableArgs
 from components.models import model_grant
 from components.personal_data import (
+    Holding,
     NoPersonalData,
     PersonalData,
     Retention,
@@ -42,6 +43,7 @@ from components.secret_slot import SecretSlot, SecretSlotArgs
 from components.systems.base import Build, System, SystemArgs, settings_values
 from components.systems.function_factory import FunctionFactory
 from components.work_queue import WorkQueue, WorkQueueArgs, consumer_visibility
+from handlers.common.tables import TableSpec
 from handlers.upsell_recommender import contract
 
 PACKAGE = "handlers.upsell_recommender"
@@ -120,7 +122,7 @@ class UpsellRecommender(System):
 
     def _data(self, d: Deployment, s: UpsrSettings, child: pulumi.ResourceOptions) -> None:
         """The five tables as the contract declares them."""
-        held = {
+        held: dict[TableSpec, Holding] = {
             contract.ORDERS: PersonalData(
                 ("Shopify order ids", "customer ids", "the order's handling state"),
                 "the first delivery of an order wins: a repeated webhook is not handled twice",

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 from botocore.exceptions import ClientError
 
 from handlers.common.transitions import condition_failed, old_item
-from handlers.lead_enricher.lead import Lead
 from handlers.lead_enricher.contract import IDENTITY_TTL
+from handlers.lead_enricher.lead import Lead
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.service_resource import Table

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 from botocore.exceptions import ClientError
 
 from handlers.common.transitions import condition_failed
-from handlers.upsell_recommender.domain import NUDGE_CAP_WINDOW_S
 from handlers.upsell_recommender.contract import CUSTOMERS_TTL
+from handlers.upsell_recommender.domain import NUDGE_CAP_WINDOW_S
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.service_resource import Table
