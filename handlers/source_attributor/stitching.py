@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from handlers.common.observability import get_logger
+from handlers.source_attributor.contract import TOUCH_TTL
 from handlers.source_attributor.records import EMAIL_HASH, VISITOR_ID
 from handlers.source_attributor.store import StitchStore
 
@@ -39,6 +40,8 @@ class EnquiryEvent:
     at: str
     visitor_id: str
     email_hash: str
+    expires: int = 0
+    """The enquiry's own expiry (its ``ttl``); 0 for an enquiry stored without one."""
 
     def __post_init__(self) -> None:
         if not EMAIL_HASH.match(self.email_hash):
@@ -85,6 +88,12 @@ def stitch(store: StitchStore, enquiry: EnquiryEvent) -> StitchResult:
     if row is None or not row.enquired_no_later_than(enquiry.at, enquiry.enquiry_id):
         store.mark_enquirer(enquiry.email_hash, enquiry.visitor_id, enquiry.enquiry_id, enquiry.at)
         writes += 1
+    # An identity row lives as long as the latest enquiry that linked it (ls-identities' TTL).
+    for device in devices if enquiry.expires else ():
+        row = existing.get(device)
+        if row is None or row.ttl < enquiry.expires:
+            store.keep_until(enquiry.email_hash, device, enquiry.expires)
+            writes += 1
     return StitchResult(enquiry.email_hash, tuple(devices), writes)
 
 
@@ -96,6 +105,7 @@ def enquiry_from_image(image: Mapping[str, Any]) -> EnquiryEvent:
             at=str(image["at"]),
             visitor_id=str(image["visitor_id"]),
             email_hash=str(image["email_hash"]),
+            expires=int(image.get(TOUCH_TTL) or 0),
         )
     except KeyError as err:
         raise ValueError(f"the enquiry image has no {err.args[0]}") from None
