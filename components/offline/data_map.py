@@ -52,14 +52,13 @@ class Entry:
     ends: str
 
 
-def _declaration(graph: Graph, resource: Resource) -> Mapping[str, Any] | None:
-    parent = resource.parent
-    while parent:
-        node = graph.by_urn(parent)
-        found = from_inputs(node.inputs)
+def _declaration(by_urn: Mapping[str, Resource], resource: Resource) -> Mapping[str, Any] | None:
+    parent = by_urn.get(resource.parent or "")  # the stack itself is not recorded
+    while parent is not None:
+        found = from_inputs(parent.inputs)
         if found is not None:
             return found
-        parent = node.parent
+        parent = by_urn.get(parent.parent or "")
     return None
 
 
@@ -107,6 +106,7 @@ def _name(resource: Resource, prefix: str) -> str:
 def entries(graph: Graph) -> list[Entry]:
     """Every store of the graph with its declaration."""
     found = []
+    by_urn = {r.urn: r for r in graph.resources}
     for resource in graph.resources:
         kind = STORES.get(resource.type)
         if kind is None:
@@ -119,7 +119,7 @@ def entries(graph: Graph) -> list[Entry]:
                 _name(resource, graph.config.prefix),
                 str(tags.get("crm:system", "")),
                 graph.region_of(resource) or "",
-                _declaration(graph, resource),
+                _declaration(by_urn, resource),
                 _ends(graph, resource, kind),
             )
         )
