@@ -14,11 +14,13 @@ Each function's grants are the code below, each with a statement id saying why; 
 generated table (``make docs``) lists them per function, so they are not repeated here.
 
 Tables: ``dm-pairs`` (pair_key; TTL ``ttl``; sparse GSI ``by-review`` on review/score holds
-only the proposed and automatic pairs of a run), ``dm-decisions`` (pair_key; no TTL, ever;
-sparse GSI ``by-claim`` on decision/lease_until holds only the claims in flight),
-``dm-merges`` (merge_id; per-record locks ``lock#<contact id>`` and used-link markers
-``link#<token id>`` live beside the merges, and only those carry the TTL attribute
-``expires_at``). Bucket ``dm-undo`` (versioned; bundles under ``undo/``). Secrets: CRM read
+only the proposed and automatic pairs of a run), ``dm-decisions`` (pair_key; a decision never
+expires, only the weekly notes carry the TTL attribute ``expires_at``; sparse GSI ``by-claim``
+on decision/lease_until holds only the claims in flight), ``dm-merges`` (merge_id; per-record
+locks ``lock#<contact id>`` and used-link markers ``link#<token id>`` live beside the merges;
+all carry the TTL attribute ``expires_at``, a merge a day after its undo window). Bucket
+``dm-undo`` (versioned; bundles under ``undo/``, expired a day after the undo window, old
+versions 7 days after they are replaced). Secrets: CRM read
 credential, CRM write credential (readable by dm-merge alone), link-signing key.
 """
 
@@ -123,7 +125,8 @@ class DuplicateMerger(System):
         )
         decisions = Suppression(
             ("pair of CRM contact ids", "the decision", "the reviewer's address", "score"),
-            "a pair judged not a duplicate is never proposed again",
+            "a pair judged not a duplicate is never proposed again (the weekly digest notes "
+            "beside the decisions name addresses and expire by TTL 35 days after their week)",
         )
         self.decisions = GuardedTable(
             contract.DECISIONS.name,
