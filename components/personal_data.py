@@ -161,6 +161,15 @@ retention":
 https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/setting-up-dead-letter-queue-retention.html)."""
 
 
+SCHEDULE_EVENTS: Final = NoPersonalData(
+    "schedule events: the action name the program fixes, and the invocation's error details"
+)
+"""What a schedule's failed event holds, in a function's failure queue or a schedule's
+dead-letter queue (Scheduler sends the invocation's details and the target's response:
+EventBridge Scheduler User Guide, "Configuring a schedule's dead-letter queue",
+https://docs.aws.amazon.com/scheduler/latest/UserGuide/configuring-schedule-dlq.html)."""
+
+
 def function_logs(*fields: str) -> PersonalData:
     """What a system's log lines hold: ids and the errors of failed runs, for 7 days."""
     return PersonalData(

@@ -35,7 +35,7 @@ import pulumi_aws as aws
 
 from components.deployment import Deployment
 from components.monitoring import declare_alarm, not_run
-from components.personal_data import NoPersonalData
+from components.personal_data import SCHEDULE_EVENTS
 from components.scoped_lambda import ScopedLambda
 from components.work_queue import WorkQueue, WorkQueueArgs
 
@@ -91,15 +91,6 @@ def scheduler_trust_policy(d: Deployment, group: ScheduleGroupRef) -> str:
         },
         sort_keys=True,
     )
-
-
-SCHEDULE_INPUT = NoPersonalData(
-    "the schedule's own input, fixed in the program (an action name), and the invocation's "
-    "error details"
-)
-"""What a schedule's dead-letter queue holds: Scheduler sends the invocation's details and the
-target's response (EventBridge Scheduler User Guide, "Configuring a schedule's dead-letter queue":
-https://docs.aws.amazon.com/scheduler/latest/UserGuide/configuring-schedule-dlq.html)."""
 
 
 @dataclass(frozen=True)
@@ -182,7 +173,7 @@ class ScheduledJob(pulumi.ComponentResource):
         self.dead_letter = args.dead_letter or WorkQueue(
             f"{resource_name}-dlq",
             WorkQueueArgs(
-                d, f"{args.name}-schedule-dlq", dead_letter=True, personal_data=SCHEDULE_INPUT
+                d, f"{args.name}-schedule-dlq", dead_letter=True, personal_data=SCHEDULE_EVENTS
             ),
             pulumi.ResourceOptions(parent=self),
         )

@@ -35,7 +35,7 @@ from components.deployment import Deployment
 from components.grants import Grant
 from components.guarded_table import GuardedTable, GuardedTableArgs
 from components.personal_data import (
-    NoPersonalData,
+    SCHEDULE_EVENTS,
     PersonalData,
     Retention,
     Suppression,
@@ -98,7 +98,7 @@ class DuplicateMerger(System):
             SIZES,
             child,
             logs=function_logs("CRM contact ids", "pair keys"),
-            failed_events=NoPersonalData("schedule events: an action name"),
+            failed_events=SCHEDULE_EVENTS,
         )
         self._data(d, s, child)
         self._queues(d, function, child)

@@ -39,8 +39,8 @@ from components.grants import Grant, policy_document
 from components.guarded_table import GuardedTable, GuardedTableArgs
 from components.models import model_grant
 from components.personal_data import (
+    SCHEDULE_EVENTS,
     Holding,
-    NoPersonalData,
     PersonalData,
     Retention,
     Suppression,
@@ -129,7 +129,7 @@ class ReviewRequests(System):
             SIZES,
             child,
             logs=function_logs("request ids", "customer ids"),
-            failed_events=NoPersonalData("schedule events: an action name"),
+            failed_events=SCHEDULE_EVENTS,
         )
         self._queues(d, function, child)
         self._secrets(d, child)

@@ -36,6 +36,7 @@ from components.deployment import Deployment
 from components.grants import Grant
 from components.guarded_table import GuardedTable, GuardedTableArgs
 from components.personal_data import (
+    SCHEDULE_EVENTS,
     NoPersonalData,
     PersonalData,
     Retention,
@@ -99,7 +100,7 @@ class SourceAttributor(System):
             SIZES,
             child,
             logs=function_logs("visitor ids", "enquiry ids"),
-            failed_events=NoPersonalData("the report schedule's event: an action name"),
+            failed_events=SCHEDULE_EVENTS,
         )
         b = Build(d, settings, function, values)
         self._capture(b)

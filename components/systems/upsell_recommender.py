@@ -29,6 +29,7 @@ from components.grants import Grant
 from components.guarded_table import GuardedTable, GuardedTableArgs
 from components.models import model_grant
 from components.personal_data import (
+    SCHEDULE_EVENTS,
     Holding,
     NoPersonalData,
     PersonalData,
@@ -105,7 +106,7 @@ class UpsellRecommender(System):
             child,
             vendored=checks,
             logs=function_logs("order ids", "offer ids", "customer ids"),
-            failed_events=NoPersonalData("schedule events: an action name"),
+            failed_events=SCHEDULE_EVENTS,
         )
         self._queues(d, function, child)
         self._secrets(d, child)
