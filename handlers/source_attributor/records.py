@@ -147,7 +147,8 @@ class Enquiry:
 
 @dataclass(frozen=True)
 class IdentityRow:
-    """One visitor id linked to one identity (an email hash). Rows are never deleted.
+    """One visitor id linked to one identity (an email hash). Stitching never deletes a row;
+    DynamoDB's TTL does, once the latest enquiry that linked it has expired.
 
     Attributes:
         identity_key: The email hash (partition key).

@@ -3,7 +3,8 @@
 An enquiry names a device (its visitor id) and a person (the keyed email hash). Stitching
 adds the device to that person's identity, plus every device id the same browser presented
 beside it (recorded on its touches as ``linked_visitor_id``), followed transitively up to a
-bound. Rows are only ever added or moved to an earlier link; a visitor id is never deleted,
+bound. Rows are only ever added or moved to an earlier link; stitching never deletes a visitor
+id (a row's TTL moves with the latest enquiry that linked it, and ends it after that one),
 so any report can be recomputed from the same rows at any strictness.
 
 Idempotent and order-free: every write keeps the earliest (time, enquiry id) it has seen, so
