@@ -286,6 +286,15 @@ TYPES: Final[Mapping[str, TypeAccess]] = {
         pattern=_bucket,
         concrete=_BUCKET,
     ),
+    # Put, Get and DeleteBucketLifecycle (the delete is authorised by s3:PutLifecycleConfiguration:
+    # S3 API Reference, "DeleteBucketLifecycle",
+    # https://docs.aws.amazon.com/AmazonS3/latest/API/API_DeleteBucketLifecycle.html).
+    "aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration": TypeAccess(
+        writes=("s3:PutLifecycleConfiguration",),
+        reads=("s3:GetLifecycleConfiguration",),
+        pattern=_bucket,
+        concrete=_BUCKET,
+    ),
     "aws:s3/bucketOwnershipControls:BucketOwnershipControls": TypeAccess(
         writes=("s3:PutBucketOwnershipControls",),
         reads=("s3:GetBucketOwnershipControls",),

@@ -302,6 +302,19 @@ class LerSettings(SystemSettings):
     """IANA time zone the three schedules are read in."""
     enrich_cache_days: int = Field(default=90, ge=1, le=365)
     """Days a domain's firmographics stay cached in ler-enrich-cache (DynamoDB TTL)."""
+    raw_days: int = Field(default=30, ge=1, le=365)
+    """Days ler-raw keeps a lead's original (mail, upload, form payload) before S3 lifecycle
+    deletes it: long enough to re-run a lead a failure held up for a few days."""
+    records_days: int = Field(default=90, ge=1, le=730)
+    """Days ler-records keeps a lead's normalised and pushed record (S3 lifecycle): the CRM
+    holds the lead from then on; a quarter answers "why was it pushed like this"."""
+    junk_days: int = Field(default=30, ge=1, le=365)
+    """Days ler-junk keeps a dropped lead (S3 lifecycle); at least ``rescueLinkDays``, so a
+    digest's rescue link always finds its lead."""
+    identity_days: int = Field(default=400, ge=30, le=1100)
+    """Days a ler-identity entry (email, phone, fingerprint -> CRM contact) lives after its
+    last write (DynamoDB TTL); each push and the nightly re-sync from the CRM write it again,
+    so only a contact gone from the CRM expires: a year and a month of a lead not seen again."""
     crm_base_url: str = Field(default="https://api.hubapi.com", pattern=r"^https://")
     """Base URL of the CRM API (HubSpot CRM v3)."""
     enrichment_provider: Literal["pdl", "apollo"] = "pdl"
@@ -350,6 +363,12 @@ class LerSettings(SystemSettings):
                 "platform moved into HubSpot Breeze Intelligence: set enrichmentProvider to "
                 "pdl or apollo and drop enrichmentBaseUrl"
             )
+        return self
+
+    @model_validator(mode="after")
+    def _junk_outlives_its_links(self) -> LerSettings:
+        if self.junk_days < self.rescue_link_days:
+            raise ValueError("junkDays must be at least rescueLinkDays")
         return self
 
     @model_validator(mode="after")
@@ -498,6 +517,20 @@ class UpsrSettings(SystemSettings, CustomerVoice):
         description="Offers (and the contact details they carry) expire by TTL this long "
         "after their window closes",
     )
+    customer_days: int = Field(
+        default=400,
+        ge=31,
+        le=1100,
+        description="A customer's purchase history and nudge stamps in upsr-customers expire "
+        "by TTL this long after their last order: a year of repeat orders and a month",
+    )
+    order_days: int = Field(
+        default=30,
+        ge=3,
+        le=365,
+        description="An order's marker in upsr-orders expires by TTL this long after the "
+        "order: past Shopify's 48-hour retries, and a month for the owner's questions",
+    )
     report_hour: int = Field(
         default=8, ge=0, le=23, description="Local hour after which the daily roll-up is sent"
     )
@@ -560,7 +593,11 @@ class RrsSettings(SystemSettings, CustomerVoice):
     """Customer sheet: a CSV export URL (``https://...``) or ``s3://bucket/key``; empty for
     none. An S3 source grants rrs-sync ``s3:GetObject`` on that one object only."""
     retention_days: int = Field(default=400, ge=30, le=3650)
-    """Days an rrs-requests item lives before its TTL expires it (the audit is kept)."""
+    """Days a request, its job and its audit trail live (rrs-requests, rrs-jobs, rrs-audit,
+    DynamoDB TTL): a year of asks to answer "did we ask this customer", and a month."""
+    customer_days: int = Field(default=400, ge=30, le=3650)
+    """Days an rrs-customers row lives after its last write (DynamoDB TTL); each sync of the
+    sheet and each job writes it again, so only a customer gone from both expires."""
     business_name: str = Field(default="our team", min_length=1, max_length=60)
     """Name the asks are signed with; the compose model is told it."""
     phone_region: str = Field(default="GB", pattern=r"^[A-Z]{2}$")

@@ -15,6 +15,7 @@ import pulumi_aws as aws
 
 from components.deployment import Deployment
 from components.grants import Grant
+from components.personal_data import Holding, component_inputs, tags
 from handlers.common.degradations import key as degradation_key
 from handlers.common.tables import Index, Key, KeyType, StreamView, TableSpec
 
@@ -44,6 +45,8 @@ class GuardedTableArgs:
         indexes: Global secondary indexes.
         ttl_attribute: Attribute holding an epoch-seconds expiry; None for "never expires".
         stream: Stream view type, or None for no stream.
+        personal_data: What the items hold about people (components/personal_data.py);
+            required, None only for a table this program does not map (the package).
     """
 
     deployment: Deployment
@@ -53,9 +56,12 @@ class GuardedTableArgs:
     indexes: Sequence[Index] = field(default_factory=tuple)
     ttl_attribute: str | None = None
     stream: StreamView | None = None
+    personal_data: Holding | None = field(kw_only=True)
 
     @classmethod
-    def of(cls, deployment: Deployment, spec: TableSpec) -> GuardedTableArgs:
+    def of(
+        cls, deployment: Deployment, spec: TableSpec, personal_data: Holding
+    ) -> GuardedTableArgs:
         """The arguments of a table a system's contract declares."""
         return cls(
             deployment,
@@ -65,6 +71,7 @@ class GuardedTableArgs:
             spec.indexes,
             spec.ttl_attribute,
             spec.stream,
+            personal_data=personal_data,
         )
 
 
@@ -78,7 +85,9 @@ class GuardedTable(pulumi.ComponentResource):
     def __init__(
         self, resource_name: str, args: GuardedTableArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
-        super().__init__("crm:index:GuardedTable", resource_name, None, opts)
+        super().__init__(
+            "crm:index:GuardedTable", resource_name, component_inputs(args.personal_data), opts
+        )
         d = args.deployment
         self.args = args
         self.physical_name = d.name(args.name)
@@ -123,7 +132,7 @@ class GuardedTable(pulumi.ComponentResource):
             point_in_time_recovery=aws.dynamodb.TablePointInTimeRecoveryArgs(enabled=True),
             server_side_encryption=aws.dynamodb.TableServerSideEncryptionArgs(enabled=True),
             deletion_protection_enabled=d.protect_data,
-            tags=d.resource_tags(**{"crm:table": args.name}),
+            tags=d.resource_tags(**{"crm:table": args.name}, **tags(args.personal_data)),
             opts=pulumi.ResourceOptions(parent=self, protect=d.protect_data),
         )
         self.table_name = self.table.name

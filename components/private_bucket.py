@@ -16,6 +16,7 @@ import pulumi_aws as aws
 
 from components.deployment import Deployment
 from components.grants import Grant
+from components.personal_data import Holding, component_inputs, tags
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,10 @@ class PrivateBucketArgs:
         versioned: Keep every version (the raw originals, the undo bundles).
         expire_days: Expire current objects after this many days; None keeps them.
         service_writers: Services that may write, each under one prefix for one source.
+        noncurrent_days: In a versioned bucket, delete a version this many days after it
+            stopped being current (and the delete markers left with no version behind them),
+            so an overwritten or deleted object does not live on as an old version.
+        personal_data: What the objects hold about people (components/personal_data.py).
     """
 
     deployment: Deployment
@@ -51,6 +56,12 @@ class PrivateBucketArgs:
     versioned: bool = False
     expire_days: int | None = None
     service_writers: Sequence[ServiceWriter] = field(default_factory=tuple)
+    noncurrent_days: int | None = None
+    personal_data: Holding = field(kw_only=True)
+
+    def __post_init__(self) -> None:
+        if self.noncurrent_days is not None and not self.versioned:
+            raise ValueError(f"bucket {self.name}: noncurrent_days is for a versioned bucket")
 
 
 class PrivateBucket(pulumi.ComponentResource):
@@ -65,7 +76,9 @@ class PrivateBucket(pulumi.ComponentResource):
         args: PrivateBucketArgs,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
-        super().__init__("crm:index:PrivateBucket", resource_name, None, opts)
+        super().__init__(
+            "crm:index:PrivateBucket", resource_name, component_inputs(args.personal_data), opts
+        )
         d = args.deployment
         self.args = args
         self.physical_name = f"{d.name(args.name)}-{d.account_id}"
@@ -76,7 +89,7 @@ class PrivateBucket(pulumi.ComponentResource):
             resource_name,
             bucket=self.physical_name,
             force_destroy=not d.protect_data,
-            tags=d.resource_tags(**{"crm:bucket": args.name}),
+            tags=d.resource_tags(**{"crm:bucket": args.name}, **tags(args.personal_data)),
             opts=pulumi.ResourceOptions(parent=self, protect=d.protect_data),
         )
         after = pulumi.ResourceOptions(parent=self, depends_on=[self.bucket])
@@ -117,7 +130,11 @@ class PrivateBucket(pulumi.ComponentResource):
                 ),
                 opts=after,
             )
-        if args.expire_days is not None:
+        if args.expire_days is not None or args.noncurrent_days is not None:
+            # One rule: an expired current version becomes noncurrent behind a delete marker,
+            # the noncurrent expiry deletes it, and S3 then removes the lone delete marker
+            # (S3 User Guide, "Expiring objects":
+            # https://docs.aws.amazon.com/AmazonS3/latest/userguide/lifecycle-expire-general-considerations.html).
             aws.s3.BucketLifecycleConfiguration(
                 f"{resource_name}-lifecycle",
                 bucket=self.physical_name,
@@ -128,7 +145,14 @@ class PrivateBucket(pulumi.ComponentResource):
                         filter=aws.s3.BucketLifecycleConfigurationRuleFilterArgs(prefix=""),
                         expiration=aws.s3.BucketLifecycleConfigurationRuleExpirationArgs(
                             days=args.expire_days
-                        ),
+                        )
+                        if args.expire_days is not None
+                        else None,
+                        noncurrent_version_expiration=aws.s3.BucketLifecycleConfigurationRuleNoncurrentVersionExpirationArgs(
+                            noncurrent_days=args.noncurrent_days
+                        )
+                        if args.noncurrent_days is not None
+                        else None,
                     )
                 ],
                 opts=after,

@@ -35,6 +35,7 @@ import pulumi_aws as aws
 
 from components.deployment import Deployment
 from components.monitoring import declare_alarm, not_run
+from components.personal_data import SCHEDULE_EVENTS
 from components.scoped_lambda import ScopedLambda
 from components.work_queue import WorkQueue, WorkQueueArgs
 
@@ -171,7 +172,9 @@ class ScheduledJob(pulumi.ComponentResource):
             )
         self.dead_letter = args.dead_letter or WorkQueue(
             f"{resource_name}-dlq",
-            WorkQueueArgs(d, f"{args.name}-schedule-dlq", dead_letter=True),
+            WorkQueueArgs(
+                d, f"{args.name}-schedule-dlq", dead_letter=True, personal_data=SCHEDULE_EVENTS
+            ),
             pulumi.ResourceOptions(parent=self),
         )
 

@@ -23,6 +23,7 @@ from components.deployment import Deployment
 from components.grants import Grant, policy_document
 from components.guarded_table import GuardedTable
 from components.monitoring import AlarmSpec, declare_alarm, function_errors
+from components.personal_data import Holding, component_inputs, tags
 from components.private_bucket import PrivateBucket
 from components.work_queue import WorkQueue, WorkQueueArgs, consumer_visibility
 
@@ -200,6 +201,9 @@ class ScopedLambdaArgs:
             default 2).
         reserved_concurrency: Optional cap on concurrent executions; a function behind a
             public (auth NONE) URL gets the stack's ``publicConcurrency`` unless given one.
+        logs: What its log lines hold about people (components/personal_data.py).
+        failed_events: What a failed asynchronous event holds about people: required when
+            the function gets a failure queue of its own.
 
     An argument that would do nothing is refused rather than ignored: ``async_max_retries`` or
     ``on_failure`` on a function nothing invokes asynchronously, ``invoked_async`` where a
@@ -223,6 +227,8 @@ class ScopedLambdaArgs:
     async_max_retries: int | None = None
     reserved_concurrency: int | None = None
     invoked_async: bool = False
+    logs: Holding = field(kw_only=True)
+    failed_events: Holding | None = field(default=None, kw_only=True)
 
     @property
     def is_async(self) -> bool:
@@ -260,7 +266,9 @@ class ScopedLambda(pulumi.ComponentResource):
     def __init__(
         self, resource_name: str, args: ScopedLambdaArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
-        super().__init__("crm:index:ScopedLambda", resource_name, None, opts)
+        super().__init__(
+            "crm:index:ScopedLambda", resource_name, component_inputs(args.logs), opts
+        )
         d = args.deployment
         self.args = args
         self._base = resource_name
@@ -274,9 +282,16 @@ class ScopedLambda(pulumi.ComponentResource):
         self.on_failure: WorkQueue | None = args.on_failure
         if self.is_async and self.on_failure is None:
             # A failure after the async retries must land where an alarm watches it.
+            if args.failed_events is None:
+                raise ValueError(f"{args.name}: its failure queue needs failed_events declared")
             self.on_failure = WorkQueue(
                 f"{resource_name}-failures",
-                WorkQueueArgs(d, f"{args.name}-failures", dead_letter=True),
+                WorkQueueArgs(
+                    d,
+                    f"{args.name}-failures",
+                    dead_letter=True,
+                    personal_data=args.failed_events,
+                ),
                 pulumi.ResourceOptions(parent=self),
             )
         self.grants: tuple[Grant, ...] = self._all_grants()
@@ -288,7 +303,7 @@ class ScopedLambda(pulumi.ComponentResource):
             f"{resource_name}-logs",
             name=self.log_group_name,
             retention_in_days=LOG_RETENTION_DAYS,
-            tags=d.resource_tags(**{"crm:function": args.name}),
+            tags=d.resource_tags(**{"crm:function": args.name}, **tags(args.logs)),
             opts=child,
         )
         self.role = aws.iam.Role(

@@ -19,6 +19,7 @@ import pulumi_aws as aws
 from components.deployment import Deployment
 from components.grants import Grant
 from components.monitoring import declare_alarm, queue_age, queue_depth
+from components.personal_data import Holding, component_inputs, tags
 
 SEND_ACTIONS = ("sqs:SendMessage",)
 DEAD_LETTER_OF_TAG = "crm:dead-letter-of"
@@ -76,6 +77,8 @@ class WorkQueueArgs:
             a function creates), what sends to it; tagged ``crm:dead-letter-of`` so the policy
             pack knows it is a dead-letter target although no declared resource names it (tag
             characters only: letters, digits, spaces and _ . : / = + - @; see tag-values).
+        personal_data: What its messages (and its DLQ's) hold about people
+            (components/personal_data.py); None only for a queue this program does not map.
     """
 
     deployment: Deployment
@@ -88,6 +91,7 @@ class WorkQueueArgs:
     message_retention_s: int = 4 * 24 * 3600
     max_age_s: int | None = None
     dead_letter_of: str = ""
+    personal_data: Holding | None = field(kw_only=True)
 
 
 class WorkQueue(pulumi.ComponentResource):
@@ -100,7 +104,9 @@ class WorkQueue(pulumi.ComponentResource):
     def __init__(
         self, resource_name: str, args: WorkQueueArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
-        super().__init__("crm:index:WorkQueue", resource_name, None, opts)
+        super().__init__(
+            "crm:index:WorkQueue", resource_name, component_inputs(args.personal_data), opts
+        )
         if args.dead_letter_of and not args.dead_letter:
             raise ValueError(f"queue {args.name}: dead_letter_of is for dead-letter queues")
         d = args.deployment
@@ -122,7 +128,7 @@ class WorkQueue(pulumi.ComponentResource):
                 redrive_allow_policy=json.dumps(
                     {"redrivePermission": "byQueue", "sourceQueueArns": [self.arn]}
                 ),
-                tags=d.resource_tags(**{"crm:queue": dlq_seed}),
+                tags=d.resource_tags(**{"crm:queue": dlq_seed}, **tags(args.personal_data)),
                 opts=pulumi.ResourceOptions(parent=self),
             )
             self._tls_only(f"{resource_name}-dlq", dlq_name, d.arns.queue(dlq_name), [], self.dlq)
@@ -148,6 +154,7 @@ class WorkQueue(pulumi.ComponentResource):
             tags=d.resource_tags(
                 **{"crm:queue": args.name},
                 **({DEAD_LETTER_OF_TAG: args.dead_letter_of} if args.dead_letter_of else {}),
+                **tags(args.personal_data),
             ),
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.dlq] if self.dlq else None),
         )

@@ -68,6 +68,13 @@ class InMemoryStore:
             if not row.enquired_no_later_than(at, enquiry_id):
                 rows[visitor_id] = replace(row, enquiry_id=enquiry_id, enquiry_at=at)
 
+    def keep_until(self, identity_key: str, visitor_id: str, expires: int) -> None:
+        with self._lock:
+            rows = self.identity_table.setdefault(identity_key, {})
+            row = rows.get(visitor_id) or IdentityRow(identity_key, visitor_id)
+            if row.ttl < expires:
+                rows[visitor_id] = replace(row, ttl=expires)
+
     def enquiries(self, month: str) -> list[Enquiry]:
         with self._lock:
             return sorted(self.enquiry_rows.get(month, {}).values(), key=lambda e: e.enquiry_id)

@@ -232,6 +232,7 @@ class GuardedTable(_GuardedTable):
             ),
             ttl_attribute=args.get("ttl_attribute"),
             stream=StreamViewType(stream).value if stream else None,
+            personal_data=None,  # the caller's program maps its own stores
         )
         super().__init__(resource_name, block_args, opts)
         indexes = [i.name for i in block_args.indexes]
@@ -283,6 +284,7 @@ class WorkQueue(_WorkQueue):
                 ServiceSender(s["service"], s["source_arn"])
                 for s in args.get("service_senders", [])
             ),
+            personal_data=None,  # the caller's program maps its own stores
         )
         super().__init__(resource_name, block_args, opts)
         self.queue_arn = self.queue.arn

@@ -14,11 +14,13 @@ Each function's grants are the code below, each with a statement id saying why; 
 generated table (``make docs``) lists them per function, so they are not repeated here.
 
 Tables: ``dm-pairs`` (pair_key; TTL ``ttl``; sparse GSI ``by-review`` on review/score holds
-only the proposed and automatic pairs of a run), ``dm-decisions`` (pair_key; no TTL, ever;
-sparse GSI ``by-claim`` on decision/lease_until holds only the claims in flight),
-``dm-merges`` (merge_id; per-record locks ``lock#<contact id>`` and used-link markers
-``link#<token id>`` live beside the merges, and only those carry the TTL attribute
-``expires_at``). Bucket ``dm-undo`` (versioned; bundles under ``undo/``). Secrets: CRM read
+only the proposed and automatic pairs of a run), ``dm-decisions`` (pair_key; a decision never
+expires, only the weekly notes carry the TTL attribute ``expires_at``; sparse GSI ``by-claim``
+on decision/lease_until holds only the claims in flight), ``dm-merges`` (merge_id; per-record
+locks ``lock#<contact id>`` and used-link markers ``link#<token id>`` live beside the merges;
+all carry the TTL attribute ``expires_at``, a merge a day after its undo window). Bucket
+``dm-undo`` (versioned; bundles under ``undo/``, expired a day after the undo window, old
+versions 7 days after they are replaced). Secrets: CRM read
 credential, CRM write credential (readable by dm-merge alone), link-signing key.
 """
 
@@ -32,6 +34,14 @@ from components.config import DmSettings
 from components.deployment import Deployment
 from components.grants import Grant
 from components.guarded_table import GuardedTable, GuardedTableArgs
+from components.personal_data import (
+    SCHEDULE_EVENTS,
+    PersonalData,
+    Retention,
+    Suppression,
+    function_logs,
+    messages,
+)
 from components.private_bucket import PrivateBucket, PrivateBucketArgs
 from components.scheduled_job import Schedule
 from components.scoped_lambda import FunctionUrl, QueueTrigger, ScopedLambda
@@ -51,6 +61,10 @@ SIZES: dict[str, tuple[int, int]] = {
 """Memory (MB) and timeout (s) per function, from the document."""
 MATCHER = ("jellyfish", "nicknames", "us")
 """What the matcher imports (handlers.common.strings, normalize's nicknames and state codes)."""
+CONTACT_FIELDS = ("CRM contact ids", "names", "email addresses", "phone numbers", "companies")
+"""What dm reads of a CRM contact to compare it."""
+NONCURRENT_DAYS = 7
+"""Days an overwritten undo bundle's old version is kept: a week to notice the overwrite."""
 
 
 class DuplicateMerger(System):
@@ -78,8 +92,15 @@ class DuplicateMerger(System):
         super().__init__("DuplicateMerger", resource_name, opts)
         d, s = args.deployment, args.settings
         child = pulumi.ResourceOptions(parent=self)
-        function = FunctionFactory(d, PACKAGE, SIZES, child)
-        self._data(d, child)
+        function = FunctionFactory(
+            d,
+            PACKAGE,
+            SIZES,
+            child,
+            logs=function_logs("CRM contact ids", "pair keys"),
+            failed_events=SCHEDULE_EVENTS,
+        )
+        self._data(d, s, child)
         self._queues(d, function, child)
         self._secrets(d, child)
         values = self._environment(args)
@@ -89,20 +110,52 @@ class DuplicateMerger(System):
         self._merge(b)
         self._outputs()
 
-    def _data(self, d: Deployment, child: pulumi.ResourceOptions) -> None:
+    def _data(self, d: Deployment, s: DmSettings, child: pulumi.ResourceOptions) -> None:
         """The pairs, decisions and merges tables and the versioned undo bucket."""
+        undo = Retention.setting(
+            "dm", s, "undo_days", "a merge can be undone this long (HubSpot keeps archived records 90 days)"
+        )
+        pairs = PersonalData(
+            (*CONTACT_FIELDS, "match evidence"),
+            "the weekly review: each pair's two contacts and why they look like one person",
+            Retention.fixed(contract.PAIR_TTL_DAYS, "the document's 30-day review window"),
+        )
         self.pairs = GuardedTable(
-            contract.PAIRS.name, GuardedTableArgs.of(d, contract.PAIRS), child
+            contract.PAIRS.name, GuardedTableArgs.of(d, contract.PAIRS, pairs), child
+        )
+        decisions = Suppression(
+            ("pair of CRM contact ids", "the decision", "the reviewer's address", "score"),
+            "a pair judged not a duplicate is never proposed again (the weekly digest notes "
+            "beside the decisions name addresses and expire by TTL 35 days after their week)",
         )
         self.decisions = GuardedTable(
-            contract.DECISIONS.name, GuardedTableArgs.of(d, contract.DECISIONS), child
+            contract.DECISIONS.name,
+            GuardedTableArgs.of(d, contract.DECISIONS, decisions),
+            child,
+        )
+        merges = PersonalData(
+            ("CRM contact ids", "the reviewer's address", "moved associations"),
+            "the merge's state while it can be undone",
+            undo,
         )
         self.merges = GuardedTable(
-            contract.MERGES.name, GuardedTableArgs.of(d, contract.MERGES), child
+            contract.MERGES.name, GuardedTableArgs.of(d, contract.MERGES, merges), child
+        )
+        bundles = PersonalData(
+            ("both contacts' whole CRM records", "their associated records"),
+            "the undo bundle that puts both contacts back",
+            undo,
         )
         self.undo = PrivateBucket(
             contract.UNDO_BUCKET,
-            PrivateBucketArgs(d, contract.UNDO_BUCKET, versioned=True),
+            PrivateBucketArgs(
+                d,
+                contract.UNDO_BUCKET,
+                versioned=True,
+                expire_days=s.undo_days + 1,
+                noncurrent_days=NONCURRENT_DAYS,
+                personal_data=bundles,
+            ),
             child,
         )
 
@@ -117,6 +170,7 @@ class DuplicateMerger(System):
                 contract.BLOCKS_QUEUE,
                 max_receive_count=MAX_RECEIVES,
                 visibility_timeout_s=consumer_visibility(function.timeout(contract.SCORE)),
+                personal_data=messages(*CONTACT_FIELDS, why="a block of contacts dm-score compares"),
             ),
             child,
         )
@@ -127,6 +181,7 @@ class DuplicateMerger(System):
                 contract.MERGES_QUEUE,
                 max_receive_count=MAX_RECEIVES,
                 visibility_timeout_s=consumer_visibility(function.timeout(contract.MERGE)),
+                personal_data=messages("pair of CRM contact ids", why="an automatic merge to make"),
             ),
             child,
         )

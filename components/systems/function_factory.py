@@ -17,6 +17,7 @@ import pulumi
 
 from components.deployment import Deployment
 from components.grants import Grant
+from components.personal_data import Holding
 from components.scheduled_job import (
     Schedule,
     ScheduledJob,
@@ -60,6 +61,9 @@ class FunctionFactory:
         opts: Options for every function (parented to the system component).
         vendored: Distributions every function of the system vendors (a module they all
             import needs them), on top of each function's own.
+        logs: What the system's log lines hold about people (components/personal_data.py).
+        failed_events: What a failed asynchronous event of the system holds about people
+            (the failure queues of functions without an ``on_failure`` of their own).
 
     The system's schedule group (``<prefix>-<system>``) is declared with its first schedule, so
     a system without schedules has none.
@@ -70,6 +74,8 @@ class FunctionFactory:
     sizes: Mapping[str, tuple[int, int]]
     opts: pulumi.ResourceOptions
     vendored: tuple[str, ...] = ()
+    logs: Holding = field(kw_only=True)
+    failed_events: Holding | None = field(default=None, kw_only=True)
     _groups: dict[str, ScheduleGroupRef] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
@@ -139,6 +145,8 @@ class FunctionFactory:
                 invoked_async=invoked_async or (bool(schedules) and not implied),
                 async_max_retries=async_max_retries,
                 reserved_concurrency=reserved_concurrency,
+                logs=self.logs,
+                failed_events=self.failed_events,
             ),
             self.opts,
         )

@@ -34,6 +34,7 @@ from components.grants import Grant
 from components.guarded_table import GuardedTable, GuardedTableArgs
 from components.inbound_mail_lane import InboundMailLane, InboundMailLaneArgs, mail_writer
 from components.models import model_grant
+from components.personal_data import PersonalData, Retention, function_logs, messages
 from components.private_bucket import PrivateBucket, PrivateBucketArgs
 from components.scheduled_job import Schedule
 from components.scoped_lambda import (
@@ -56,6 +57,10 @@ from components.work_queue import (
 from handlers.lead_enricher import contract
 
 PACKAGE = "handlers.lead_enricher"
+LEAD_FIELDS = ("names", "email addresses", "phone numbers", "companies", "job titles", "messages")
+"""What a lead carries from its form, mail or upload row."""
+NONCURRENT_DAYS = 7
+"""Days an overwritten original's old version is kept in ler-raw: a week to notice it."""
 PHONENUMBERS = ("phonenumberslite",)
 JELLYFISH = ("jellyfish",)
 """Jaro-Winkler for fuzzy dedupe (handlers.common.strings); compiled, the locked arm64 wheel."""
@@ -169,7 +174,16 @@ class LeadEnricher(System):
         d, s = args.deployment, args.settings
         child = pulumi.ResourceOptions(parent=self)
         self.source = contract.event_source(d.prefix)
-        function = FunctionFactory(d, PACKAGE, SIZES, child)
+        function = FunctionFactory(
+            d,
+            PACKAGE,
+            SIZES,
+            child,
+            logs=function_logs("lead ids", "CRM contact ids", "S3 object keys"),
+            failed_events=messages(
+                *LEAD_FIELDS, why="a chain event (the lead) or an S3 notification that failed"
+            ),
+        )
         self._storage(d, s, child)
         self._queues(d, function, child)
         self._secrets(d, s, child)
@@ -204,26 +218,66 @@ class LeadEnricher(System):
         self.raw = PrivateBucket(
             contract.RAW_BUCKET,
             PrivateBucketArgs(
-                d, contract.RAW_BUCKET, versioned=True, service_writers=(mail_writer(lane_args),)
+                d,
+                contract.RAW_BUCKET,
+                versioned=True,
+                service_writers=(mail_writer(lane_args),),
+                expire_days=s.raw_days,
+                noncurrent_days=NONCURRENT_DAYS,
+                personal_data=PersonalData(
+                    (*LEAD_FIELDS, "whole inbound mails", "CSV uploads", "senders' IP addresses"),
+                    "the lead's original, to run it again after a failure",
+                    Retention.setting("ler", s, "raw_days", "a failure held up for days is re-run"),
+                ),
             ),
             child,
         )
         if self.raw.physical_name != lane_args.bucket_name:
             raise ValueError("the mail lane must write into ler-raw")
-        self.records = PrivateBucket(
-            contract.RECORDS_BUCKET, PrivateBucketArgs(d, contract.RECORDS_BUCKET), child
+        records = PersonalData(
+            (*LEAD_FIELDS, "enriched company data", "CRM contact ids"),
+            "the record each lead reached the CRM as (what was pushed, and why)",
+            Retention.setting("ler", s, "records_days", "a quarter of questions about a push"),
         )
-        self.junk = PrivateBucket(contract.JUNK_BUCKET, PrivateBucketArgs(d, contract.JUNK_BUCKET), child)
+        self.records = PrivateBucket(
+            contract.RECORDS_BUCKET,
+            PrivateBucketArgs(
+                d, contract.RECORDS_BUCKET, expire_days=s.records_days, personal_data=records
+            ),
+            child,
+        )
+        junk = PersonalData(
+            (*LEAD_FIELDS, "why it was dropped"),
+            "the daily junk digest and its rescue links",
+            Retention.setting("ler", s, "junk_days", "outlives the digest's rescue links"),
+        )
+        self.junk = PrivateBucket(
+            contract.JUNK_BUCKET,
+            PrivateBucketArgs(d, contract.JUNK_BUCKET, expire_days=s.junk_days, personal_data=junk),
+            child,
+        )
         InboundMailLane(
             contract.INBOUND_LANE,
             dataclasses.replace(lane_args, bucket_ready=(self.raw.bucket, self.raw.policy)),
             child,
         )
+        identity = PersonalData(
+            ("email addresses", "phone numbers", "names", "companies", "CRM contact ids"),
+            "to link a new lead to the CRM contact it already is",
+            Retention.setting(
+                "ler", s, "identity_days", "written again by each push and the nightly re-sync"
+            ),
+        )
         self.identity = GuardedTable(
-            contract.IDENTITY.name, GuardedTableArgs.of(d, contract.IDENTITY), child
+            contract.IDENTITY.name, GuardedTableArgs.of(d, contract.IDENTITY, identity), child
+        )
+        cache = PersonalData(
+            ("company domains", "lead ids of pending enrichments"),
+            "firmographics cached per domain; the leads waiting for them",
+            Retention.setting("ler", s, "enrich_cache_days", "a company's data stays true a quarter"),
         )
         self.cache = GuardedTable(
-            contract.ENRICH_CACHE.name, GuardedTableArgs.of(d, contract.ENRICH_CACHE), child
+            contract.ENRICH_CACHE.name, GuardedTableArgs.of(d, contract.ENRICH_CACHE, cache), child
         )
 
     def _queues(self, d: Deployment, function: FunctionFactory, child: pulumi.ResourceOptions) -> None:
@@ -238,6 +292,7 @@ class LeadEnricher(System):
                     ServiceSender("events.amazonaws.com", d.arns.event_rule(d.name(rule)))
                     for rule, _ in RULES.values()
                 ),
+                personal_data=messages(*LEAD_FIELDS, why="a chain event (the lead) no rule delivered"),
             ),
             child,
         )
@@ -251,6 +306,7 @@ class LeadEnricher(System):
                 visibility_timeout_s=consumer_visibility(
                     function.timeout(contract.NORMALIZE_FUNCTION)
                 ),
+                personal_data=messages(*LEAD_FIELDS, why="a lead on its way to ler-normalize"),
             ),
             child,
         )

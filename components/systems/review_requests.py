@@ -38,6 +38,15 @@ from components.deployment import Deployment
 from components.grants import Grant, policy_document
 from components.guarded_table import GuardedTable, GuardedTableArgs
 from components.models import model_grant
+from components.personal_data import (
+    SCHEDULE_EVENTS,
+    Holding,
+    PersonalData,
+    Retention,
+    Suppression,
+    function_logs,
+    messages,
+)
 from components.scheduled_job import (
     Schedule,
     ScheduleGroupRef,
@@ -49,6 +58,7 @@ from components.secret_slot import SecretSlot, SecretSlotArgs
 from components.systems.base import Build, System, SystemArgs, settings_values
 from components.systems.function_factory import FunctionFactory
 from components.work_queue import WorkQueue, WorkQueueArgs, consumer_visibility
+from handlers.common.tables import TableSpec
 from handlers.review_requests import contract
 
 PACKAGE = "handlers.review_requests"
@@ -113,8 +123,15 @@ class ReviewRequests(System):
         super().__init__("ReviewRequests", resource_name, opts)
         d, s = args.deployment, args.settings
         child = pulumi.ResourceOptions(parent=self)
-        self._data(d, child)
-        function = FunctionFactory(d, PACKAGE, SIZES, child)
+        self._data(d, s, child)
+        function = FunctionFactory(
+            d,
+            PACKAGE,
+            SIZES,
+            child,
+            logs=function_logs("request ids", "customer ids"),
+            failed_events=SCHEDULE_EVENTS,
+        )
         self._queues(d, function, child)
         self._secrets(d, child)
         self._request_schedules(d, child)
@@ -133,10 +150,41 @@ class ReviewRequests(System):
         d.watch_degradations(self)
         self._outputs()
 
-    def _data(self, d: Deployment, child: pulumi.ResourceOptions) -> None:
+    def _data(self, d: Deployment, s: RrsSettings, child: pulumi.ResourceOptions) -> None:
         """The five tables as the contract declares them."""
+        asks = Retention.setting(
+            "rrs", s, "retention_days", "a year of asks answers \"did we ask this customer\""
+        )
+        held: dict[TableSpec, Holding] = {
+            contract.JOBS: PersonalData(
+                ("customer ids", "the job tool's job details", "completion times"),
+                "the job an ask is about, and the owner's handover",
+                asks,
+            ),
+            contract.REQUESTS: PersonalData(
+                ("customer ids", "email address or phone number", "first names", "the graded signal"),
+                "the ask to send, its state and its private feedback link",
+                asks,
+            ),
+            contract.CUSTOMERS: PersonalData(
+                ("customer ids", "names", "email addresses", "phone numbers", "time zones"),
+                "who to ask and on which channel (the customer sheet's mirror)",
+                Retention.setting(
+                    "rrs", s, "customer_days", "refreshed by each sync of the sheet and each job"
+                ),
+            ),
+            contract.OPTOUT: Suppression(
+                ("email addresses or phone numbers that opted out",),
+                "an opted-out contact is never asked again",
+            ),
+            contract.AUDIT: PersonalData(
+                ("request ids", "what was sent, when and on which channel", "delivery outcomes"),
+                "what was sent to whom, for the owner's questions and complaints",
+                asks,
+            ),
+        }
         self.jobs, self.requests, self.customers, self.optout, self.audit = (
-            GuardedTable(spec.name, GuardedTableArgs.of(d, spec), child)
+            GuardedTable(spec.name, GuardedTableArgs.of(d, spec, held[spec]), child)
             for spec in (
                 contract.JOBS,
                 contract.REQUESTS,
@@ -157,6 +205,7 @@ class ReviewRequests(System):
                 contract.WORK_QUEUE,
                 max_receive_count=5,
                 visibility_timeout_s=consumer_visibility(function.timeout(contract.SENDER)),
+                personal_data=messages("request ids", why="an ask due now, for rrs-sender"),
             ),
             child,
         )
@@ -167,6 +216,7 @@ class ReviewRequests(System):
                 contract.ESCALATIONS_QUEUE,
                 max_receive_count=5,
                 visibility_timeout_s=consumer_visibility(function.timeout(contract.ESCALATOR)),
+                personal_data=messages("request ids", why="a handover to the owner, for rrs-escalator"),
             ),
             child,
         )
@@ -208,6 +258,7 @@ class ReviewRequests(System):
                 contract.REQUEST_SCHEDULES_DLQ,
                 dead_letter=True,
                 dead_letter_of=f"schedules of group {group_name} made by rrs-webhook",
+                personal_data=messages("request ids", why="an ask Scheduler could not deliver"),
             ),
             child,
         )

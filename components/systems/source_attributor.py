@@ -35,6 +35,14 @@ from components.config import LsSettings
 from components.deployment import Deployment
 from components.grants import Grant
 from components.guarded_table import GuardedTable, GuardedTableArgs
+from components.personal_data import (
+    SCHEDULE_EVENTS,
+    NoPersonalData,
+    PersonalData,
+    Retention,
+    function_logs,
+    messages,
+)
 from components.scheduled_job import Schedule
 from components.scoped_lambda import FunctionUrl, ScopedLambda, StreamTrigger
 from components.secret_slot import SecretSlot, SecretSlotArgs
@@ -84,9 +92,16 @@ class SourceAttributor(System):
         super().__init__("SourceAttributor", resource_name, opts)
         d, settings = args.deployment, args.settings
         child = pulumi.ResourceOptions(parent=self)
-        self._data(d, child)
+        self._data(d, settings, child)
         values = self._environment(settings)
-        function = FunctionFactory(d, PACKAGE, SIZES, child)
+        function = FunctionFactory(
+            d,
+            PACKAGE,
+            SIZES,
+            child,
+            logs=function_logs("visitor ids", "enquiry ids"),
+            failed_events=SCHEDULE_EVENTS,
+        )
         b = Build(d, settings, function, values)
         self._capture(b)
         self._stitch(b)
@@ -99,15 +114,44 @@ class SourceAttributor(System):
         self._report(b, (*reads, *mail))
         self._outputs()
 
-    def _data(self, d: Deployment, child: pulumi.ResourceOptions) -> None:
+    def _data(self, d: Deployment, s: LsSettings, child: pulumi.ResourceOptions) -> None:
         """The three tables, the stitch failure queue and the email hash key."""
+        # A touch, the identity linking it and the enquiry it is credited to end together.
+        window = Retention.setting(
+            "ls", s, "touch_ttl_days", "the attribution look-back: a year and a half of visits"
+        )
+        held = {
+            contract.TOUCHES: PersonalData(
+                ("visitor ids (a first-party cookie)", "landing paths", "referrer hosts", "campaigns"),
+                "each visit's source, which an enquiry is credited to",
+                window,
+            ),
+            contract.IDENTITIES: PersonalData(
+                ("keyed hashes of email addresses", "visitor ids", "enquiry ids"),
+                "the devices one person enquired from, so their visits count together",
+                window,
+            ),
+            contract.ENQUIRIES: PersonalData(
+                ("keyed hashes of email addresses", "visitor ids", "'how did you hear' answers", "landing paths"),
+                "the enquiries the report credits to sources",
+                window,
+            ),
+        }
         self.touches, self.identities, self.enquiries = (
-            GuardedTable(spec.name, GuardedTableArgs.of(d, spec), child)
+            GuardedTable(spec.name, GuardedTableArgs.of(d, spec, held[spec]), child)
             for spec in (contract.TOUCHES, contract.IDENTITIES, contract.ENQUIRIES)
         )
         self.failures = WorkQueue(
             contract.STITCH_FAILURES,
-            WorkQueueArgs(d, contract.STITCH_FAILURES, dead_letter=True),
+            WorkQueueArgs(
+                d,
+                contract.STITCH_FAILURES,
+                dead_letter=True,
+                personal_data=messages(
+                    "keyed hashes of email addresses", "visitor ids", "'how did you hear' answers",
+                    why="an enquiry's stream record ls-stitch failed on",
+                ),
+            ),
             child,
         )
         self.email_key = SecretSlot(
@@ -193,7 +237,13 @@ class SourceAttributor(System):
         if not (b.s.mails_report and b.s.sender_email):
             return ()
         self.reports = GuardedTable(
-            contract.REPORTS.name, GuardedTableArgs.of(b.d, contract.REPORTS), child
+            contract.REPORTS.name,
+            GuardedTableArgs.of(
+                b.d,
+                contract.REPORTS,
+                NoPersonalData("the mailed weekly reports: counts per source, and their link views"),
+            ),
+            child,
         )
         b.values["reports_table"] = self.reports.physical_name
         link_key = SecretSlot(

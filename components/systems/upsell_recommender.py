@@ -28,12 +28,23 @@ from components.deployment import Deployment
 from components.grants import Grant
 from components.guarded_table import GuardedTable, GuardedTableArgs
 from components.models import model_grant
+from components.personal_data import (
+    SCHEDULE_EVENTS,
+    Holding,
+    NoPersonalData,
+    PersonalData,
+    Retention,
+    Suppression,
+    function_logs,
+    messages,
+)
 from components.scheduled_job import Schedule
 from components.scoped_lambda import FunctionUrl, QueueTrigger, ScopedLambda
 from components.secret_slot import SecretSlot, SecretSlotArgs
 from components.systems.base import Build, System, SystemArgs, settings_values
 from components.systems.function_factory import FunctionFactory
 from components.work_queue import WorkQueue, WorkQueueArgs, consumer_visibility
+from handlers.common.tables import TableSpec
 from handlers.upsell_recommender import contract
 
 PACKAGE = "handlers.upsell_recommender"
@@ -86,10 +97,18 @@ class UpsellRecommender(System):
         super().__init__("UpsellRecommender", resource_name, opts)
         d, s = args.deployment, args.settings
         child = pulumi.ResourceOptions(parent=self)
-        self._data(d, child)
+        self._data(d, s, child)
         # domain.py checks every contact with handlers.common.emails / phones.
         checks = ("email-validator", "idna", "phonenumberslite")
-        function = FunctionFactory(d, PACKAGE, SIZES, child, vendored=checks)
+        function = FunctionFactory(
+            d,
+            PACKAGE,
+            SIZES,
+            child,
+            vendored=checks,
+            logs=function_logs("order ids", "offer ids", "customer ids"),
+            failed_events=SCHEDULE_EVENTS,
+        )
         self._queues(d, function, child)
         self._secrets(d, child)
         self.sms_arn = d.arns.sms_resource(s.sms_origination_identity)
@@ -103,8 +122,33 @@ class UpsellRecommender(System):
         self._catalog_sync(b)
         self._outputs()
 
-    def _data(self, d: Deployment, child: pulumi.ResourceOptions) -> None:
+    def _data(self, d: Deployment, s: UpsrSettings, child: pulumi.ResourceOptions) -> None:
         """The five tables as the contract declares them."""
+        held: dict[TableSpec, Holding] = {
+            contract.ORDERS: PersonalData(
+                ("Shopify order ids", "customer ids", "the order's handling state"),
+                "the first delivery of an order wins: a repeated webhook is not handled twice",
+                Retention.setting("upsr", s, "order_days", "past Shopify's 48-hour retries"),
+            ),
+            contract.OFFERS: PersonalData(
+                ("customer ids", "email address or phone number", "first names", "suggested products"),
+                "the nudge to send, its one-tap link and its take-up",
+                Retention.setting(
+                    "upsr", s, "offer_retention_days", "the roll-up reports take-up after the window"
+                ),
+            ),
+            contract.CATALOGUE: NoPersonalData("the shop's products: SKUs, titles, prices, stock"),
+            contract.CUSTOMERS: PersonalData(
+                ("customer ids", "products bought", "nudge times"),
+                "what a customer owns is never suggested; the nudge frequency cap",
+                Retention.setting(
+                    "upsr", s, "customer_days", "a repeat-order window: refreshed by each order"
+                ),
+            ),
+            contract.OPTOUT: Suppression(
+                ("Shopify customer ids",), "an opted-out customer is never nudged again"
+            ),
+        }
         (
             self.orders,
             self.offers,
@@ -112,7 +156,7 @@ class UpsellRecommender(System):
             self.customers,
             self.optout,
         ) = (
-            GuardedTable(spec.name, GuardedTableArgs.of(d, spec), child)
+            GuardedTable(spec.name, GuardedTableArgs.of(d, spec, held[spec]), child)
             for spec in (
                 contract.ORDERS,
                 contract.OFFERS,
@@ -133,6 +177,14 @@ class UpsellRecommender(System):
                 contract.JOBS,
                 max_receive_count=5,
                 visibility_timeout_s=consumer_visibility(function.timeout(contract.PICKER)),
+                personal_data=messages(
+                    "order ids",
+                    "customer ids",
+                    "email address or phone number",
+                    "first names",
+                    "order lines",
+                    why="a suggestion job from upsr-order to upsr-picker",
+                ),
             ),
             child,
         )

@@ -35,16 +35,24 @@ checkpoints of a large portal's read (``read#<run>``)."""
 CLAIMS_INDEX: Final = "by-claim"
 """dm-decisions' sparse GSI on decision/lease_until: only claims in flight (``merging``,
 ``undoing``) carry ``lease_until``, so the sweep finds the expired ones with two Queries."""
+DECISIONS_TTL: Final = "expires_at"
+"""TTL attribute of dm-decisions, carried by the weekly notes only: a decision never expires."""
+NOTES_KEEP_DAYS: Final = 35
+"""A week's digest notes expire this long after the week began: the digest reads the last two
+weeks', and a month more answers a question about one."""
 DECISIONS: Final = TableSpec(
     "dm-decisions",
     Key("pair_key"),
     indexes=(Index(CLAIMS_INDEX, Key("decision"), Key("lease_until", "N")),),
+    ttl_attribute=DECISIONS_TTL,
 )
 """A person's (or an automatic merge's) decision per pair, the calibration counters
-(``calibration#<week>``) and the notes for the digest (``notes#<week>``); no TTL, ever."""
+(``calibration#<week>``) and the notes for the digest (``notes#<week>``). A decision never
+expires; only the notes carry ``expires_at`` (they name addresses a merge could not keep)."""
 MERGES: Final = TableSpec("dm-merges", Key("merge_id"), ttl_attribute="expires_at")
 """Merges, per-record locks (``lock#<contact id>``) and used-link markers (``link#<token id>``);
-only the locks and markers carry ``expires_at``."""
+each carries ``expires_at``: a merge a day after its undo window (``undo_days``), a lock or
+marker when its claim or link ends."""
 
 # Queues, bucket, secrets ----------------------------------------------------------------------
 

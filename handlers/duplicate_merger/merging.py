@@ -536,6 +536,8 @@ class MergeService:
             "created_at": now.isoformat(),
             "undoable_until": undoable_until,
             "undone_at": None,
+            # dm-merges' TTL: the record goes a day after its undo window, with its bundle.
+            "expires_at": int((now + dt.timedelta(days=self.undo_days + 1)).timestamp()),
         }
         if not self.ledger.put_merge(record):
             raise ClaimLost(f"merge record {claim.merge_id} exists already")

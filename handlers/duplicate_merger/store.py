@@ -25,7 +25,7 @@ from handlers.common.transitions import (
     tx_put,
     tx_update,
 )
-from handlers.duplicate_merger.contract import CLAIMS_INDEX
+from handlers.duplicate_merger.contract import CLAIMS_INDEX, DECISIONS_TTL, NOTES_KEEP_DAYS
 from handlers.duplicate_merger.merging import (
     TRANSIENT,
     Claim,
@@ -306,10 +306,19 @@ class DynamoLedger:
     def note(self, week: str, entry: Mapping[str, Any]) -> None:
         """``merging.Notes``: append ``entry`` to the week's ``notes#<week>`` item, which the
         digest lists (one UpdateItem with ``list_append``: two notes at once both land)."""
+        year, number = week.split("-W")
+        began = dt.datetime.combine(dt.date.fromisocalendar(int(year), int(number), 1), dt.time(), dt.UTC)
         self.decisions.update_item(
             Key={"pair_key": NOTES_PREFIX + week},
-            UpdateExpression="SET entries = list_append(if_not_exists(entries, :none), :entry)",
-            ExpressionAttributeValues={":none": [], ":entry": [_dynamo(dict(entry))]},
+            UpdateExpression=(
+                "SET entries = list_append(if_not_exists(entries, :none), :entry), #ttl = :ttl"
+            ),
+            ExpressionAttributeNames={"#ttl": DECISIONS_TTL},
+            ExpressionAttributeValues={
+                ":none": [],
+                ":entry": [_dynamo(dict(entry))],
+                ":ttl": int((began + dt.timedelta(days=NOTES_KEEP_DAYS)).timestamp()),
+            },
         )
 
     def notes(self, weeks: Iterable[str]) -> list[Mapping[str, Any]]:

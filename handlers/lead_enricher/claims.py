@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from botocore.exceptions import ClientError
 
 from handlers.common.transitions import condition_failed, old_item
+from handlers.lead_enricher.contract import IDENTITY_TTL
 from handlers.lead_enricher.lead import Lead
 
 if TYPE_CHECKING:
@@ -45,8 +46,9 @@ class Claim:
 class PushClaims:
     """Conditional PutItem / UpdateItem on the claim rows (push's own grants)."""
 
-    def __init__(self, table: Table) -> None:
+    def __init__(self, table: Table, keep_days: int) -> None:
         self.table = table
+        self.keep_days = keep_days
 
     def claim(self, lead: Lead, now: dt.datetime) -> Claim | None:
         """The claim for this pass, or None when the pass (or a later one) is already done."""
@@ -60,6 +62,7 @@ class PushClaims:
                     "pass_no": claim.pass_no,
                     "claim": claim.token,
                     "claimed_at": epoch,
+                    IDENTITY_TTL: epoch + self.keep_days * 86400,  # ler-identity's TTL
                 },
                 ConditionExpression=(
                     "attribute_not_exists(id_key)"

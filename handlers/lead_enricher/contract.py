@@ -107,8 +107,13 @@ def event_source(prefix: str) -> str:
 
 # Tables -------------------------------------------------------------------------------------
 
+IDENTITY_TTL: Final = "expires_at"
+"""TTL attribute of ler-identity: ``identity_days`` after the row's last write (epoch seconds)."""
 IDENTITY: Final = TableSpec(
-    "ler-identity", Key("id_key"), indexes=(Index(IDENTITY_BY_CRM_ID, Key("crm_id")),)
+    "ler-identity",
+    Key("id_key"),
+    indexes=(Index(IDENTITY_BY_CRM_ID, Key("crm_id")),),
+    ttl_attribute=IDENTITY_TTL,
 )
 """``id_key`` (EMAIL#, PHONE#, FP#, blocking keys, push claims) -> the CRM contact."""
 CACHE_KEY: Final = "domain"
@@ -201,6 +206,8 @@ class PushSettings(Settings):
     """ler-push."""
 
     identity_table: str
+    identity_days: int
+    """ler-identity's rows expire this long after push last wrote them."""
     cache_table: str
     """Only for the degradation note of a CRM refusal (handlers/common/degradations.py)."""
     identity_index: str

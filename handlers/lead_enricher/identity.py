@@ -20,6 +20,7 @@ from botocore.exceptions import ClientError
 from handlers.common import cold_path
 from handlers.common.aws_clients import table
 from handlers.common.transitions import condition_failed
+from handlers.lead_enricher.contract import IDENTITY_TTL
 from handlers.lead_enricher.matching import Profile
 
 if TYPE_CHECKING:
@@ -29,9 +30,19 @@ if TYPE_CHECKING:
 class IdentityIndex:
     """GetItem / Query (dedupe) and conditional PutItem / UpdateItem (push)."""
 
-    def __init__(self, table_name: str, index_name: str) -> None:
+    def __init__(self, table_name: str, index_name: str, *, keep_days: int = 0) -> None:
+        """``keep_days``: how long a row lives after this writer's last write (the TTL);
+        0 for a reader (ler-dedupe), which may not write."""
         self.table_name = table_name
         self.index_name = index_name
+        self.keep_days = keep_days
+
+    def expires_at(self, now: dt.datetime) -> int:
+        """The TTL a write at ``now`` gives its row: each write moves it, so a contact the
+        pushes and the nightly re-sync still see stays, and one gone from the CRM expires."""
+        if self.keep_days <= 0:
+            raise ValueError("this ler-identity handle is read-only (no keep_days)")
+        return int((now + dt.timedelta(days=self.keep_days)).timestamp())
 
     @property
     def table(self) -> Table:
@@ -104,10 +115,11 @@ class IdentityIndex:
             "Key": {"id_key": id_key},
             "UpdateExpression": (
                 "SET crm_id = :c, person_name = :n, company = :co, company_token = :ct, "
-                "#src = :s, updated_at = :u"
+                "#src = :s, updated_at = :u, #ttl = :ttl"
             ),
-            "ExpressionAttributeNames": {"#src": "source"},
+            "ExpressionAttributeNames": {"#src": "source", "#ttl": IDENTITY_TTL},
             "ExpressionAttributeValues": {
+                ":ttl": self.expires_at(now),
                 ":c": crm_id,
                 ":n": person_name,
                 ":co": company,
@@ -130,6 +142,11 @@ class IdentityIndex:
         """List ``crm_id`` under a blocking key (a set: adding twice changes nothing)."""
         self.table.update_item(
             Key={"id_key": near_key},
-            UpdateExpression="ADD crm_ids :c SET updated_at = :u",
-            ExpressionAttributeValues={":c": {crm_id}, ":u": now.isoformat()},
+            UpdateExpression="ADD crm_ids :c SET updated_at = :u, #ttl = :ttl",
+            ExpressionAttributeNames={"#ttl": IDENTITY_TTL},
+            ExpressionAttributeValues={
+                ":c": {crm_id},
+                ":u": now.isoformat(),
+                ":ttl": self.expires_at(now),
+            },
         )

@@ -62,7 +62,9 @@ class Pusher:
     ) -> None:
         self.config = config
         self.crm = crm
-        self.index = index or IdentityIndex(config.identity_table, config.identity_index)
+        self.index = index or IdentityIndex(
+            config.identity_table, config.identity_index, keep_days=config.identity_days
+        )
         self.store = store or ObjectStore()
         self.clock = clock
         self.ledger = ledger or degradation_ledger(config.cache_table)
@@ -76,7 +78,7 @@ class Pusher:
         now = self.clock()
         if lead.is_check:
             return self._check(lead, now)
-        claims = PushClaims(self.index.table)
+        claims = PushClaims(self.index.table, self.index.keep_days)
         claim = claims.claim(lead, now)
         if claim is None:
             get_logger().info(

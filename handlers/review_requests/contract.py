@@ -28,16 +28,22 @@ REQUESTS_INDEX: Final = "state-due"
 REQUESTS_TTL: Final = "expires_at"
 """TTL attribute of rrs-requests: the retention timestamp (epoch seconds)."""
 
-JOBS: Final = TableSpec("rrs-jobs", Key("customer_id"), Key("job_ts"))
+JOBS_TTL: Final = "expires_at"
+"""TTL attribute of rrs-jobs: its request's expiry (epoch seconds)."""
+JOBS: Final = TableSpec("rrs-jobs", Key("customer_id"), Key("job_ts"), ttl_attribute=JOBS_TTL)
 REQUESTS: Final = TableSpec(
     "rrs-requests",
     Key("request_id"),
     indexes=(Index(REQUESTS_INDEX, Key("state"), Key("due")),),
     ttl_attribute=REQUESTS_TTL,
 )
-CUSTOMERS: Final = TableSpec("rrs-customers", Key("customer_id"))
+CUSTOMERS_TTL: Final = "expires_at"
+"""TTL attribute of rrs-customers: ``customer_days`` after the row's last write (epoch seconds)."""
+CUSTOMERS: Final = TableSpec("rrs-customers", Key("customer_id"), ttl_attribute=CUSTOMERS_TTL)
 OPTOUT: Final = TableSpec("rrs-optout", Key("contact"))
-AUDIT: Final = TableSpec("rrs-audit", Key("request_id"), Key("ts"))
+AUDIT_TTL: Final = "expires_at"
+"""TTL attribute of rrs-audit: ``retention_days`` after the entry was written (epoch seconds)."""
+AUDIT: Final = TableSpec("rrs-audit", Key("request_id"), Key("ts"), ttl_attribute=AUDIT_TTL)
 TABLES: Final = (JOBS, REQUESTS, CUSTOMERS, OPTOUT, AUDIT)
 DEGRADABLE: Final = (("ModelRefused", SENDER),)
 """(kind, function) of every fallback rrs notes in rrs-requests for the owner's daily notice
@@ -81,6 +87,8 @@ class WebhookSettings(Settings):
     """rrs-webhook: the tables it writes, the per-request schedules, the escalations queue."""
 
     requests_table: str
+    customer_days: int
+    """rrs-customers' rows expire this long after their last write."""
     jobs_table: str
     customers_table: str
     optout_table: str
@@ -105,6 +113,8 @@ class SenderSettings(Settings):
     """rrs-sender: state and opt-out re-checks, the two models, the ask's channels and links."""
 
     requests_table: str
+    retention_days: int
+    """rrs-audit's entries expire this long after they are written."""
     optout_table: str
     audit_table: str
     escalations_queue_url: str
@@ -129,6 +139,10 @@ class EscalatorSettings(Settings):
     """rrs-escalator: what the owner's handover is built from, and where it goes."""
 
     requests_table: str
+    customer_days: int
+    """rrs-customers' rows expire this long after their last write."""
+    retention_days: int
+    """rrs-audit's entries expire this long after they are written."""
     customers_table: str
     jobs_table: str
     audit_table: str
@@ -145,6 +159,9 @@ class SyncSettings(Settings):
     """rrs-sync: the sheet (None: no sheet configured) and its mirror."""
 
     customers_table: str
+    customer_days: int
+    """Its rows expire this long after their last write (a row still in the sheet is written
+    again by the next sync)."""
     phone_region: str
     sheet_source: str | None
 

@@ -27,7 +27,7 @@ from handlers.common.link_tokens import (
     verify_token,
 )
 from handlers.review_requests.contacts import InvalidContact, normalise_contact
-from handlers.review_requests.contract import REQUESTS_TTL
+from handlers.review_requests.contract import JOBS_TTL, REQUESTS_TTL
 from handlers.review_requests.domain import (
     FEEDBACK_ACTION,
     State,
@@ -156,6 +156,7 @@ class Intake:
             # The tool's raw event, bounded: a map when small and storable, else cut JSON text.
             **bounded_payload(event.raw, max_bytes=MAX_RAW_PAYLOAD_BYTES),
             "recorded_at": iso(now),
+            JOBS_TTL: item[REQUESTS_TTL],  # the job lives as long as its request
             **({"check": True} if check else {}),
         }
         facts = {
@@ -167,7 +168,7 @@ class Intake:
         # first write: an event that can never be stored is a 422 that wrote nothing, not a
         # request row followed by a failure on every redelivery.
         try:
-            for candidate in (item, job, self._intake_audit(item, facts).item()):
+            for candidate in (item, job, self._intake_audit(item, facts).item(cfg.retention_days)):
                 check_item(dynamo_safe(candidate))
         except Unstorable as err:
             raise RequestError(422, "unstorable_event", f"the event cannot be stored: {err}") from err

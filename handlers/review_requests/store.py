@@ -30,7 +30,7 @@ from handlers.common.transitions import (
     transaction_condition_failed,
     transition,
 )
-from handlers.review_requests.contract import REQUESTS, REQUESTS_TTL
+from handlers.review_requests.contract import AUDIT_TTL, CUSTOMERS_TTL, REQUESTS, REQUESTS_TTL
 from handlers.review_requests.domain import Customer, State
 from handlers.review_requests.timing import iso, iso_micro
 
@@ -92,26 +92,33 @@ class AuditEntry:
         key = f"{iso_micro(moment)}#{step:02d}-{event}"
         return cls(request_id, key, event, facts, iso(moment))
 
-    def item(self) -> dict[str, Any]:
+    def item(self, retention_days: int) -> dict[str, Any]:
+        """The entry as stored: it expires ``retention_days`` after it was written (rrs-audit's
+        TTL, ``retentionDays``, as its request)."""
+        if not self.at:
+            raise ValueError(f"audit entry {self.ts} of {self.request_id} has no time")
+        written = dt.datetime.fromisoformat(self.at.replace("Z", "+00:00"))
         return {
             "request_id": self.request_id,
             "ts": self.ts,
             "event": self.event,
             "at": self.at,
             "facts": dynamo_safe(dict(self.facts)),
+            AUDIT_TTL: int((written + dt.timedelta(days=retention_days)).timestamp()),
         }
 
 
 class Audit:
-    """rrs-audit: append and read, never overwrite."""
+    """rrs-audit: append and read, never overwrite; each entry expires by TTL."""
 
-    def __init__(self, table_name: str) -> None:
+    def __init__(self, table_name: str, retention_days: int) -> None:
         self.name = table_name
         self.table = table(table_name)
+        self.retention_days = retention_days
 
     def append(self, entry: AuditEntry) -> bool:
         """Write ``entry`` unless its key exists; True when this call wrote it."""
-        return put_if_absent(self.table, entry.item(), "request_id").won
+        return put_if_absent(self.table, entry.item(self.retention_days), "request_id").won
 
     def entries(self, request_id: str, prefix: str = "") -> list[dict[str, Any]]:
         """The request's entries in key order, optionally only keys starting with ``prefix``."""
@@ -352,7 +359,7 @@ def finish_with_audit(
             {
                 "Put": {
                     "TableName": audit.name,
-                    "Item": wire(entry.item()),
+                    "Item": wire(entry.item(audit.retention_days)),
                     "ConditionExpression": "attribute_not_exists(#ts)",
                     "ExpressionAttributeNames": {"#ts": "ts"},
                 }
@@ -414,8 +421,9 @@ class OptOuts:
 class Customers:
     """rrs-customers: the sheet's mirror."""
 
-    def __init__(self, table_name: str) -> None:
+    def __init__(self, table_name: str, customer_days: int) -> None:
         self.table = table(table_name)
+        self.customer_days = customer_days
 
     def item(self, customer_id: str) -> dict[str, Any] | None:
         """The stored row as it is (for the owner's handover)."""
@@ -453,9 +461,13 @@ class Customers:
         Attributes other systems' functions never set survive, since this is an update, not a
         put. Returns True when the item changed.
         """
-        names: dict[str, str] = {"#h": "sheet_hash"}
-        values: dict[str, Any] = {":h": row_hash, ":now": now}
-        sets = ["#h = :h", "synced_at = :now"]
+        # rrs-customers' TTL: a row expires customer_days after its last write; a row the sheet
+        # still holds is mirrored again by the next sync (hashes() no longer lists it).
+        written = dt.datetime.fromisoformat(now.replace("Z", "+00:00"))
+        expires = int((written + dt.timedelta(days=self.customer_days)).timestamp())
+        names: dict[str, str] = {"#h": "sheet_hash", "#ttl": CUSTOMERS_TTL}
+        values: dict[str, Any] = {":h": row_hash, ":now": now, ":ttl": expires}
+        sets = ["#h = :h", "synced_at = :now", "#ttl = :ttl"]
         removes: list[str] = []
         for index, (name, value) in enumerate(sorted(fields.items())):
             names[f"#f{index}"] = name

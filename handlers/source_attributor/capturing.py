@@ -154,6 +154,7 @@ class CaptureApp:
             email_hash=email_hash(message.email, key),
             heard_about=message.heard_about,
             landing=landing,
+            ttl=self._ttl(now),
         )
         asked = None
         if message.heard_about.strip():

@@ -23,13 +23,16 @@ TOUCH_TTL: Final = "ttl"
 """TTL attribute of ls-touches: when a touch expires (epoch seconds)."""
 TOUCHES: Final = TableSpec("ls-touches", Key("visitor_id"), Key("at"), ttl_attribute=TOUCH_TTL)
 """One row per arrival (and per answered "how did you hear"), kept for the touch TTL."""
-IDENTITIES: Final = TableSpec("ls-identities", Key("identity_key"), Key("visitor_id"))
-"""One row per (keyed email hash, device) that stitching linked."""
+IDENTITIES: Final = TableSpec(
+    "ls-identities", Key("identity_key"), Key("visitor_id"), ttl_attribute=TOUCH_TTL
+)
+"""One row per (keyed email hash, device) that stitching linked; it expires with the latest
+enquiry that linked it (``ttl``)."""
 ENQUIRIES: Final = TableSpec(
-    "ls-enquiries", Key("month"), Key("enquiry_id"), stream="NEW_IMAGE"
+    "ls-enquiries", Key("month"), Key("enquiry_id"), ttl_attribute=TOUCH_TTL, stream="NEW_IMAGE"
 )
 """One row per form submission, in month buckets (the report Queries a range month by month);
-its stream feeds ls-stitch."""
+its stream feeds ls-stitch. It expires like a touch (``ttl``, ``touch_ttl_days``)."""
 REPORT_TTL: Final = "ttl"
 """TTL attribute of ls-reports: the last link's expiry (epoch seconds)."""
 REPORTS: Final = TableSpec("ls-reports", Key("period"), Key("item"), ttl_attribute=REPORT_TTL)

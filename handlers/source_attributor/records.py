@@ -112,6 +112,8 @@ class Enquiry:
         email_hash: Keyed hash of the normalised email (never the email itself).
         heard_about: The free-text 'how did you hear about us' answer, raw.
         landing: Path of the page the form was on.
+        ttl: Epoch seconds after which DynamoDB may delete it (as a touch); 0 for none (an
+            enquiry stored before enquiries expired).
     """
 
     month: str
@@ -121,9 +123,10 @@ class Enquiry:
     email_hash: str
     heard_about: str
     landing: str
+    ttl: int = 0
 
     def item(self) -> dict[str, Any]:
-        return {
+        item: dict[str, Any] = {
             "month": self.month,
             "enquiry_id": self.enquiry_id,
             "at": self.at,
@@ -132,15 +135,20 @@ class Enquiry:
             "heard_about": self.heard_about,
             "landing": self.landing,
         }
+        if self.ttl:
+            item[TTL_ATTRIBUTE] = self.ttl
+        return item
 
     @classmethod
     def from_item(cls, item: Mapping[str, Any]) -> Enquiry:
-        return cls(**{name: _text(item, name) for name in cls.__dataclass_fields__})
+        texts = {name: _text(item, name) for name in cls.__dataclass_fields__ if name != "ttl"}
+        return cls(**texts, ttl=int(item.get(TTL_ATTRIBUTE, 0)))
 
 
 @dataclass(frozen=True)
 class IdentityRow:
-    """One visitor id linked to one identity (an email hash). Rows are never deleted.
+    """One visitor id linked to one identity (an email hash). Stitching never deletes a row;
+    DynamoDB's TTL does, once the latest enquiry that linked it has expired.
 
     Attributes:
         identity_key: The email hash (partition key).
@@ -151,6 +159,8 @@ class IdentityRow:
         linked_via: The enquiry that made the earliest link.
         enquiry_id: Set on a row whose device enquired: its earliest enquiry.
         enquiry_at: When that enquiry arrived.
+        ttl: Epoch seconds after which DynamoDB may delete it: the latest expiry of the
+            enquiries that linked it (0: none yet).
     """
 
     identity_key: str
@@ -160,13 +170,15 @@ class IdentityRow:
     linked_via: str = ""
     enquiry_id: str = ""
     enquiry_at: str = ""
+    ttl: int = 0
 
     def item(self) -> dict[str, Any]:
         return {name: value for name, value in self.__dict__.items() if value}
 
     @classmethod
     def from_item(cls, item: Mapping[str, Any]) -> IdentityRow:
-        return cls(**{name: _text(item, name) for name in cls.__dataclass_fields__})
+        texts = {name: _text(item, name) for name in cls.__dataclass_fields__ if name != "ttl"}
+        return cls(**texts, ttl=int(item.get(TTL_ATTRIBUTE, 0)))
 
     def linked_no_later_than(self, at: str, via: str) -> bool:
         """Whether this row already records a link at least as early as (at, via)."""

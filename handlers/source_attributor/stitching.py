@@ -3,7 +3,8 @@
 An enquiry names a device (its visitor id) and a person (the keyed email hash). Stitching
 adds the device to that person's identity, plus every device id the same browser presented
 beside it (recorded on its touches as ``linked_visitor_id``), followed transitively up to a
-bound. Rows are only ever added or moved to an earlier link; a visitor id is never deleted,
+bound. Rows are only ever added or moved to an earlier link; stitching never deletes a visitor
+id (a row's TTL moves with the latest enquiry that linked it, and ends it after that one),
 so any report can be recomputed from the same rows at any strictness.
 
 Idempotent and order-free: every write keeps the earliest (time, enquiry id) it has seen, so
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from handlers.common.observability import get_logger
+from handlers.source_attributor.contract import TOUCH_TTL
 from handlers.source_attributor.records import EMAIL_HASH, VISITOR_ID
 from handlers.source_attributor.store import StitchStore
 
@@ -39,6 +41,8 @@ class EnquiryEvent:
     at: str
     visitor_id: str
     email_hash: str
+    expires: int = 0
+    """The enquiry's own expiry (its ``ttl``); 0 for an enquiry stored without one."""
 
     def __post_init__(self) -> None:
         if not EMAIL_HASH.match(self.email_hash):
@@ -85,6 +89,12 @@ def stitch(store: StitchStore, enquiry: EnquiryEvent) -> StitchResult:
     if row is None or not row.enquired_no_later_than(enquiry.at, enquiry.enquiry_id):
         store.mark_enquirer(enquiry.email_hash, enquiry.visitor_id, enquiry.enquiry_id, enquiry.at)
         writes += 1
+    # An identity row lives as long as the latest enquiry that linked it (ls-identities' TTL).
+    for device in devices if enquiry.expires else ():
+        row = existing.get(device)
+        if row is None or row.ttl < enquiry.expires:
+            store.keep_until(enquiry.email_hash, device, enquiry.expires)
+            writes += 1
     return StitchResult(enquiry.email_hash, tuple(devices), writes)
 
 
@@ -96,6 +106,7 @@ def enquiry_from_image(image: Mapping[str, Any]) -> EnquiryEvent:
             at=str(image["at"]),
             visitor_id=str(image["visitor_id"]),
             email_hash=str(image["email_hash"]),
+            expires=int(image.get(TOUCH_TTL) or 0),
         )
     except KeyError as err:
         raise ValueError(f"the enquiry image has no {err.args[0]}") from None

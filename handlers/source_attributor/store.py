@@ -17,6 +17,7 @@ from botocore.exceptions import ClientError
 from handlers.common import cold_path
 from handlers.common.aws_clients import client, table
 from handlers.common.transitions import condition_failed, transaction_condition_failed
+from handlers.source_attributor.contract import TOUCH_TTL
 from handlers.source_attributor.records import Enquiry, IdentityRow, Touch
 
 if TYPE_CHECKING:
@@ -60,6 +61,10 @@ class StitchStore(Protocol):
 
     def mark_enquirer(self, identity_key: str, visitor_id: str, enquiry_id: str, at: str) -> None:
         """Record that this device enquired, keeping its earliest enquiry."""
+        ...
+
+    def keep_until(self, identity_key: str, visitor_id: str, expires: int) -> None:
+        """Move the row's expiry (its TTL) to ``expires`` unless it is already later."""
         ...
 
 
@@ -209,6 +214,19 @@ class DynamoStore:
             _EARLIER_ENQUIRY,
             {":eid": enquiry_id, ":at": at},
         )
+
+    def keep_until(self, identity_key: str, visitor_id: str, expires: int) -> None:
+        try:
+            self._table(self.identities_table).update_item(
+                Key={"identity_key": identity_key, "visitor_id": visitor_id},
+                UpdateExpression="SET #ttl = :ttl",
+                ConditionExpression="attribute_not_exists(#ttl) OR #ttl < :ttl",
+                ExpressionAttributeNames={"#ttl": TOUCH_TTL},
+                ExpressionAttributeValues={":ttl": expires},
+            )
+        except ClientError as err:
+            if not condition_failed(err):
+                raise
 
     # report
     def enquiries(self, month: str) -> list[Enquiry]:

@@ -32,7 +32,9 @@ DEGRADABLE: Final = (
 )
 """(kind, function) of every fallback upsr notes in upsr-offers for the owner's roll-up."""
 
-ORDERS: Final = TableSpec("upsr-orders", Key("order_id"))
+ORDERS_TTL: Final = "expires_at"
+"""TTL attribute of upsr-orders: ``order_days`` after the order arrived (epoch seconds)."""
+ORDERS: Final = TableSpec("upsr-orders", Key("order_id"), ttl_attribute=ORDERS_TTL)
 """One marker per order id (first delivery wins), with its job state."""
 OFFERS: Final = TableSpec(
     "upsr-offers",
@@ -42,7 +44,9 @@ OFFERS: Final = TableSpec(
 )
 """One offer (or no-fit record) per order, and the sweep's daily report markers."""
 CATALOGUE: Final = TableSpec("upsr-catalogue", Key("sku"))
-CUSTOMERS: Final = TableSpec("upsr-customers", Key("customer_id"))
+CUSTOMERS_TTL: Final = "expires_at"
+"""TTL attribute of upsr-customers: ``customer_days`` after the last order (epoch seconds)."""
+CUSTOMERS: Final = TableSpec("upsr-customers", Key("customer_id"), ttl_attribute=CUSTOMERS_TTL)
 """Purchase history and nudge stamps (the frequency cap)."""
 OPTOUT: Final = TableSpec("upsr-optout", Key("customer_id"))
 
@@ -69,6 +73,10 @@ class OrderSettings(Settings):
     webhook_max_age_hours: int
     order_timeout_s: int
     """The function's own timeout: a ``pending`` order older than it was abandoned."""
+    order_days: int
+    """upsr-orders' markers expire this long after the order arrived."""
+    customer_days: int
+    """upsr-customers' history expires this long after the customer's last order."""
 
 
 @dataclass(frozen=True)

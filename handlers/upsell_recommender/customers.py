@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from botocore.exceptions import ClientError
 
 from handlers.common.transitions import condition_failed
+from handlers.upsell_recommender.contract import CUSTOMERS_TTL
 from handlers.upsell_recommender.domain import NUDGE_CAP_WINDOW_S
 
 if TYPE_CHECKING:
@@ -61,8 +62,11 @@ def is_opted_out(table: Table, customer_id: str) -> bool:
     return "Item" in answer
 
 
-def record_purchase(table: Table, customer_id: str, skus: Iterable[str], now: float) -> None:
-    """Add the order's SKUs to the customer's history.
+def record_purchase(
+    table: Table, customer_id: str, skus: Iterable[str], now: float, *, expires_at: int
+) -> None:
+    """Add the order's SKUs to the customer's history, and move its expiry (upsr-customers'
+    TTL) to ``expires_at``: the history lives ``customerDays`` after the last order.
 
     ``ADD`` to a string set is idempotent, so a duplicate webhook that got this far changes
     nothing; it never touches the cap attributes.
@@ -72,8 +76,9 @@ def record_purchase(table: Table, customer_id: str, skus: Iterable[str], now: fl
         return
     table.update_item(
         Key={"customer_id": customer_id},
-        UpdateExpression="ADD owned_skus :skus SET last_order_at = :now",
-        ExpressionAttributeValues={":skus": wanted, ":now": int(now)},
+        UpdateExpression="ADD owned_skus :skus SET last_order_at = :now, #ttl = :ttl",
+        ExpressionAttributeNames={"#ttl": CUSTOMERS_TTL},
+        ExpressionAttributeValues={":skus": wanted, ":now": int(now), ":ttl": expires_at},
     )
 
 

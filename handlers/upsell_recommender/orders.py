@@ -40,7 +40,7 @@ from handlers.common.observability import get_logger
 from handlers.common.secrets import get_secret
 from handlers.common.transitions import condition_failed, put_if_absent, transition
 from handlers.common.webhook_signatures import SHOPIFY_HMAC_HEADER, SignedWebhook
-from handlers.upsell_recommender.contract import OFFERS_KEY, OFFERS_TTL, ORDER
+from handlers.upsell_recommender.contract import OFFERS_KEY, OFFERS_TTL, ORDER, ORDERS_TTL
 from handlers.upsell_recommender.customers import (
     get_customer,
     is_opted_out,
@@ -83,6 +83,9 @@ class OrderDeps:
         max_nudges: Nudges allowed per 30 days.
         stale_pending_s: A ``pending`` order older than this was abandoned by its invocation.
         ledger: Where a redacted customer is noted for the owner's roll-up (upsr-offers).
+        order_s: How long an order's marker lives (upsr-orders' TTL, ``orderDays``).
+        customer_s: How long a customer's history lives after their last order
+            (upsr-customers' TTL, ``customerDays``).
     """
 
     orders: Table
@@ -95,6 +98,8 @@ class OrderDeps:
     max_nudges: int
     stale_pending_s: int
     ledger: Ledger
+    order_s: int
+    customer_s: int
 
     @classmethod
     def from_settings(cls, config: OrderSettings) -> OrderDeps:
@@ -115,6 +120,8 @@ class OrderDeps:
             max_nudges=config.max_nudges_per_30_days,
             stale_pending_s=config.order_timeout_s + 5,
             ledger=Ledger(table(config.offers_table), OFFERS_KEY, OFFERS_TTL),
+            order_s=config.order_days * 86400,
+            customer_s=config.customer_days * 86400,
         )
 
 
@@ -169,7 +176,7 @@ def accept(order: OrderEvent, deps: OrderDeps, now: float, *, check: bool = Fals
     # never become a job is a 422 that wrote nothing, not a pending marker failing forever.
     try:
         job = _job_body(order, customer) if eligible else None
-        item = _order_item(order, outcome, now)
+        item = _order_item(order, outcome, now, deps.order_s)
         if check:
             item["check"] = True
         check_item(item)
@@ -207,7 +214,13 @@ def _record_history(order: OrderEvent, deps: OrderDeps, now: float) -> None:
     """Add the order's SKUs to the customer's history (idempotent), then mark the order so a
     duplicate knows it is done; a crash between the two repeats only the idempotent ADD."""
     assert order.customer_id is not None
-    record_purchase(deps.customers, order.customer_id, (line.sku for line in order.lines), now)
+    record_purchase(
+        deps.customers,
+        order.customer_id,
+        (line.sku for line in order.lines),
+        now,
+        expires_at=int(now) + deps.customer_s,
+    )
     deps.orders.update_item(
         Key={"order_id": order.order_id},
         UpdateExpression="SET history_at = :now",
@@ -215,10 +228,11 @@ def _record_history(order: OrderEvent, deps: OrderDeps, now: float) -> None:
     )
 
 
-def _order_item(order: OrderEvent, outcome: Gate, now: float) -> dict[str, Any]:
+def _order_item(order: OrderEvent, outcome: Gate, now: float, keep_s: int) -> dict[str, Any]:
     pending = outcome is Gate.ELIGIBLE
     item: dict[str, Any] = {
         "order_id": order.order_id,
+        ORDERS_TTL: int(now) + keep_s,
         "order_name": order.name,
         "created_at": order.created_at,
         "received_at": int(now),

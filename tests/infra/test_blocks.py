@@ -11,6 +11,7 @@ from components.deployment import Deployment
 from components.grants import GrantError, grant
 from components.guarded_table import GuardedTable, GuardedTableArgs, Index, Key
 from components.inbound_mail_lane import InboundMailLane, InboundMailLaneArgs, mail_writer
+from components.personal_data import NoPersonalData
 from components.private_bucket import PrivateBucket, PrivateBucketArgs
 from components.scheduled_job import ScheduledJob, ScheduledJobArgs, schedule_group
 from components.scoped_lambda import (
@@ -31,6 +32,18 @@ pytestmark = pytest.mark.usefixtures("fake_archives")
 
 CODE = FunctionCode("handlers.tst.functions.module.handler")
 
+NOTHING = NoPersonalData("a test fixture's made-up data")
+
+
+def table_args(*given: Any, **named: Any) -> GuardedTableArgs:
+    """A table's arguments whose items hold nothing (a fixture)."""
+    return GuardedTableArgs(*given, **named, personal_data=NOTHING)
+
+
+def args(*given: Any, **named: Any) -> ScopedLambdaArgs:
+    """A function's arguments whose logs and failures hold nothing (a fixture)."""
+    return ScopedLambdaArgs(*given, **named, logs=NOTHING, failed_events=NOTHING)
+
 
 def every_block(d: Deployment) -> dict[str, Any]:
     """A small system that uses each block once."""
@@ -44,6 +57,7 @@ def every_block(d: Deployment) -> dict[str, Any]:
             indexes=(Index("by-state", Key("state"), Key("due")),),
             ttl_attribute="ttl",
             stream="NEW_IMAGE",
+            personal_data=NOTHING,
         ),
     )
     failures = WorkQueue(
@@ -55,17 +69,27 @@ def every_block(d: Deployment) -> dict[str, Any]:
             service_senders=(
                 ServiceSender("events.amazonaws.com", d.arns.event_rule("dev-tst-rule")),
             ),
+            personal_data=NOTHING,
         ),
     )
     work = WorkQueue(
-        "tst-work", WorkQueueArgs(d, "tst-work", max_receive_count=5, visibility_timeout_s=360)
+        "tst-work",
+        WorkQueueArgs(
+            d, "tst-work", max_receive_count=5, visibility_timeout_s=360, personal_data=NOTHING
+        ),
     )
     lane_args = InboundMailLaneArgs(
         d, "tst-inbound", ("hello@example.com",), f"dev-tst-raw-{d.account_id}", "mail/"
     )
     raw = PrivateBucket(
         "tst-raw",
-        PrivateBucketArgs(d, "tst-raw", versioned=True, service_writers=(mail_writer(lane_args),)),
+        PrivateBucketArgs(
+            d,
+            "tst-raw",
+            versioned=True,
+            service_writers=(mail_writer(lane_args),),
+            personal_data=NOTHING,
+        ),
     )
     InboundMailLane("tst-inbound", lane_args)
     secret = SecretSlot("tst-key", SecretSlotArgs(d, "tst-key", "a test key"))
@@ -82,6 +106,8 @@ def every_block(d: Deployment) -> dict[str, Any]:
             url=FunctionUrl("NONE", public_reason="HMAC signature checked in-function"),
             bucket_trigger=BucketTrigger(raw, ("mail/", "upload/")),
             on_failure=failures,
+            logs=NOTHING,
+            failed_events=NOTHING,
         ),
     )
     worker = ScopedLambda(
@@ -104,6 +130,8 @@ def every_block(d: Deployment) -> dict[str, Any]:
                 ),
             ),
             url=FunctionUrl("AWS_IAM"),
+            logs=NOTHING,
+            failed_events=NOTHING,
         ),
     )
     jobs = schedule_group("tst-schedules", d, "tst")
@@ -383,7 +411,7 @@ def test_wildcard_write_grant_rejected_at_declaration_naming_function_and_statem
     d = deployment()
     bad = grant("PutAnywhere", ["dynamodb:PutItem"], ["*"])
     with pytest.raises(GrantError, match=r"tst-bad: statement 'PutAnywhere': resource '\*'"):
-        ScopedLambda("tst-bad", ScopedLambdaArgs(d, "tst-bad", "bad", CODE, 128, 3, grants=(bad,)))
+        ScopedLambda("tst-bad", args(d, "tst-bad", "bad", CODE, 128, 3, grants=(bad,)))
 
 
 @pytest.mark.parametrize("action", ["*", "dynamodb:*", "s3:Put*"])
@@ -393,7 +421,7 @@ def test_wildcard_action_rejected_at_declaration(action: str) -> None:
     d = deployment()
     bad = grant("Wide", [action], ["arn:aws:s3:::b/x/*"])
     with pytest.raises(GrantError, match=r"tst-bad: statement 'Wide': wildcard action"):
-        ScopedLambda("tst-bad", ScopedLambdaArgs(d, "tst-bad", "bad", CODE, 128, 3, grants=(bad,)))
+        ScopedLambda("tst-bad", args(d, "tst-bad", "bad", CODE, 128, 3, grants=(bad,)))
 
 
 def test_public_url_must_say_why() -> None:
@@ -403,7 +431,7 @@ def test_public_url_must_say_why() -> None:
 
 def test_prod_protects_tables() -> None:
     resources = run_blocks(
-        lambda d: {"t": GuardedTable("t", GuardedTableArgs(d, "tst-t", Key("pk"))).table_name},
+        lambda d: {"t": GuardedTable("t", table_args(d, "tst-t", Key("pk"))).table_name},
         prefix="prod",
         environment="prod",
     )
@@ -489,7 +517,7 @@ def test_a_schedule_refuses_a_target_without_an_on_failure_destination(
     fake_archives: None,
 ) -> None:
     def program(d: Deployment) -> dict[str, Any]:
-        fn = ScopedLambda("tst-sync", ScopedLambdaArgs(d, "tst-sync", "sync", CODE, 128, 10))
+        fn = ScopedLambda("tst-sync", args(d, "tst-sync", "sync", CODE, 128, 10))
         group = schedule_group("tst-group", d, "tst")
         ScheduledJob("tst-hourly", ScheduledJobArgs(d, "tst-hourly", "rate(1 hour)", fn, group))
         return {}

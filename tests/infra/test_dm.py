@@ -80,7 +80,8 @@ def test_tables_keys_ttl_and_the_review_index(graph: Graph) -> None:
     }
     assert all(t.get("rangeKey") is None for t in tables.values())
     assert tables["dev-dm-pairs"]["ttl"] == {"attributeName": "ttl", "enabled": True}
-    assert "ttl" not in tables["dev-dm-decisions"]  # no TTL, ever
+    # A decision never expires; only the weekly notes beside them carry the attribute.
+    assert tables["dev-dm-decisions"]["ttl"] == {"attributeName": "expires_at", "enabled": True}
     assert tables["dev-dm-merges"]["ttl"] == {"attributeName": "expires_at", "enabled": True}
     (index,) = tables["dev-dm-pairs"]["globalSecondaryIndexes"]
     assert (index["name"], *gsi_keys(index)) == ("by-review", "review", "score")
@@ -293,3 +294,14 @@ def test_every_dm_archive_carries_jellyfish(graph: Graph) -> None:
         assert "jellyfish/__init__.py" in entries, name
         assert "handlers/common/strings.py" in entries, name
         assert any(e.startswith("jellyfish-") and e.endswith(".dist-info/WHEEL") for e in entries)
+
+
+def test_the_undo_bucket_expires_bundles_after_the_undo_window(graph: Graph) -> None:
+    """Issue 42: every undo bundle (two whole contact records) and every old version of it was
+    kept without an end. A bundle goes a day after its undo window (undoDays 90), an old
+    version 7 days after it was replaced."""
+    [lifecycle] = graph.of_type("aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration")
+    assert lifecycle.inputs["bucket"] == "dev-dm-undo-123456789012"
+    [rule] = lifecycle.inputs["rules"]
+    assert rule["expiration"] == {"days": 91}
+    assert rule["noncurrentVersionExpiration"] == {"noncurrentDays": 7}

@@ -11,6 +11,7 @@ import pytest
 from components.deployment import Deployment
 from components.guarded_table import GuardedTable, GuardedTableArgs
 from components.offline.engine import ACCOUNT_ID
+from components.personal_data import NoPersonalData
 from components.scheduled_job import Schedule
 from components.scoped_lambda import EventRuleTrigger, FunctionUrl, QueueTrigger
 from components.systems.function_factory import FunctionFactory, entry_point
@@ -21,6 +22,8 @@ from tests.infra.conftest import of_type, run_blocks
 from testsupport.graphs import GraphCache
 
 pytestmark = pytest.mark.usefixtures("fake_archives")
+
+NOTHING = NoPersonalData("a test fixture's made-up data")
 
 
 @pytest.mark.parametrize(
@@ -42,9 +45,17 @@ def test_a_name_without_its_system_prefix_is_refused() -> None:
 def consumer(visibility: int) -> Any:
     def program(d: Deployment) -> dict[str, Any]:
         factory = FunctionFactory(
-            d, "handlers.tst", {"tst-worker": (256, 30)}, pulumi.ResourceOptions()
+            d,
+            "handlers.tst",
+            {"tst-worker": (256, 30)},
+            pulumi.ResourceOptions(),
+            logs=NOTHING,
+            failed_events=NOTHING,
         )
-        work = WorkQueue("tst-work", WorkQueueArgs(d, "tst-work", visibility_timeout_s=visibility))
+        work = WorkQueue(
+            "tst-work",
+            WorkQueueArgs(d, "tst-work", visibility_timeout_s=visibility, personal_data=NOTHING),
+        )
         factory("tst-worker", "works", (), {}, queues=(QueueTrigger(work),))
         return {}
 
@@ -78,7 +89,7 @@ def test_a_table_spec_builds_the_same_table_as_hand_written_args() -> None:
         spec.index("by-nothing")
 
     def program(d: Deployment) -> dict[str, Any]:
-        GuardedTable("tst-items", GuardedTableArgs.of(d, spec))
+        GuardedTable("tst-items", GuardedTableArgs.of(d, spec, NOTHING))
         return {}
 
     (table,) = of_type(run_blocks(program), "aws:dynamodb/table:Table")
@@ -96,7 +107,12 @@ def test_a_table_spec_builds_the_same_table_as_hand_written_args() -> None:
 def scheduled(**extra: Any) -> Any:
     def program(d: Deployment) -> dict[str, Any]:
         factory = FunctionFactory(
-            d, "handlers.tst", {"tst-sweep": (128, 30)}, pulumi.ResourceOptions()
+            d,
+            "handlers.tst",
+            {"tst-sweep": (128, 30)},
+            pulumi.ResourceOptions(),
+            logs=NOTHING,
+            failed_events=NOTHING,
         )
         factory(
             "tst-sweep",
@@ -151,9 +167,16 @@ def test_a_scheduled_function_refuses_arguments_that_do_nothing(
 def unscheduled(**extra: Any) -> Any:
     def program(d: Deployment) -> dict[str, Any]:
         factory = FunctionFactory(
-            d, "handlers.tst", {"tst-worker": (256, 30)}, pulumi.ResourceOptions()
+            d,
+            "handlers.tst",
+            {"tst-worker": (256, 30)},
+            pulumi.ResourceOptions(),
+            logs=NOTHING,
+            failed_events=NOTHING,
         )
-        work = WorkQueue("tst-work", WorkQueueArgs(d, "tst-work", dead_letter=True))
+        work = WorkQueue(
+            "tst-work", WorkQueueArgs(d, "tst-work", dead_letter=True, personal_data=NOTHING)
+        )
         if "events" in extra:
             extra["events"] = (EventRuleTrigger("tst-rule", {"detail-type": ["x"]}),)
         if "on_failure" in extra:

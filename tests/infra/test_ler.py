@@ -146,6 +146,7 @@ def test_tables_keys_index_and_ttl(graph: Graph) -> None:
     ]
     assert (cache["hashKey"], cache.get("rangeKey")) == ("domain", None)
     assert cache["ttl"] == {"attributeName": "ttl", "enabled": True}
+    assert identity["ttl"] == {"attributeName": "expires_at", "enabled": True}  # identityDays
     for table in tables.values():
         assert table["billingMode"] == "PAY_PER_REQUEST"
 
@@ -578,3 +579,20 @@ def test_jellyfish_is_in_the_archives_that_score_names(graph: Graph) -> None:
         entries = zipfile.ZipFile(f.inputs["code"]["archive"]).namelist()
         vendored = "jellyfish/__init__.py" in entries
         assert vendored == (name in {"dev-ler-dedupe", "dev-ler-push"}), name
+
+
+def test_each_bucket_expires_its_objects_and_the_raw_one_its_old_versions(graph: Graph) -> None:
+    """Issue 42: the three buckets kept every lead, and ler-raw every version, without an end.
+    Each expires its objects after its setting's days (rawDays 30, recordsDays 90, junkDays 30
+    by default); ler-raw, versioned, also deletes an old version 7 days after it is replaced."""
+    rules = {
+        r.inputs["bucket"].rsplit("-", 1)[0]: r.inputs["rules"]
+        for r in graph.of_type("aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration")
+    }
+    expected = {"dev-ler-raw": (30, 7), "dev-ler-records": (90, None), "dev-ler-junk": (30, None)}
+    assert set(rules) == set(expected)
+    for bucket, (days, noncurrent) in expected.items():
+        [rule] = rules[bucket]
+        assert rule["status"] == "Enabled" and rule["filter"] == {"prefix": ""}
+        assert rule["expiration"]["days"] == days
+        assert (rule.get("noncurrentVersionExpiration") or {}).get("noncurrentDays") == noncurrent

@@ -86,7 +86,9 @@ def test_tables_and_their_keys(graph: Graph) -> None:
     }
     assert tables["dev-ls-touches"]["ttl"] == {"attributeName": "ttl", "enabled": True}
     assert tables["dev-ls-reports"]["ttl"] == {"attributeName": "ttl", "enabled": True}
-    assert "ttl" not in tables["dev-ls-identities"]
+    # Issue 42: an enquiry and the identity rows it links expire like its touches.
+    assert tables["dev-ls-identities"]["ttl"] == {"attributeName": "ttl", "enabled": True}
+    assert tables["dev-ls-enquiries"]["ttl"] == {"attributeName": "ttl", "enabled": True}
     assert tables["dev-ls-enquiries"]["streamEnabled"] is True
     assert tables["dev-ls-enquiries"]["streamViewType"] == "NEW_IMAGE"
     assert not tables["dev-ls-touches"].get("streamEnabled")

@@ -136,6 +136,10 @@ def test_tables_keys_index_and_ttl(graph: Graph) -> None:
     [index] = requests["globalSecondaryIndexes"]
     assert (index["name"], *gsi_keys(index)) == ("state-due", "state", "due")
     assert requests["ttl"] == {"attributeName": "expires_at", "enabled": True}
+    # Issue 42: the job, the audit trail and the mirrored customer expire too; opt-outs stay.
+    for name in ("dev-rrs-jobs", "dev-rrs-audit", "dev-rrs-customers"):
+        assert tables[name]["ttl"] == {"attributeName": "expires_at", "enabled": True}, name
+    assert "ttl" not in tables["dev-rrs-optout"]
     for t in tables.values():
         assert t["billingMode"] == "PAY_PER_REQUEST"
         assert t["pointInTimeRecovery"] == {"enabled": True}

@@ -290,17 +290,17 @@ def test_tables_and_key_schemas(graph: Graph) -> None:
         "attributes": {"offer_id": "S", "state": "S", "send_at": "N"},
         "stream": False,
     }
-    for name, key in (
-        ("dev-upsr-orders", "order_id"),
-        ("dev-upsr-catalogue", "sku"),
-        ("dev-upsr-customers", "customer_id"),
-        ("dev-upsr-optout", "customer_id"),
+    for name, key, ttl in (
+        ("dev-upsr-orders", "order_id", "expires_at"),  # issue 42: orderDays
+        ("dev-upsr-catalogue", "sku", None),
+        ("dev-upsr-customers", "customer_id", "expires_at"),  # issue 42: customerDays
+        ("dev-upsr-optout", "customer_id", None),  # a suppression list: kept
     ):
         assert tables[name] == {
             "hash": (key, "S"),
             "range": None,
             "indexes": [],
-            "ttl": None,
+            "ttl": ttl,
             "attributes": {key: "S"},
             "stream": False,
         }, name

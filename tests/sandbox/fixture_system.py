@@ -26,6 +26,7 @@ from components.mail_identity import MailIdentities
 from components.models import model_grant
 from components.offline.engine import ACCOUNT_ID, Graph, run_program, stack_config_values
 from components.offline.program import without_archives
+from components.personal_data import NoPersonalData
 from components.private_bucket import PrivateBucket, PrivateBucketArgs
 from components.scheduled_job import ScheduledJob, ScheduledJobArgs, schedule_group
 from components.scoped_lambda import (
@@ -44,6 +45,8 @@ from components.work_queue import ServiceSender, WorkQueue, WorkQueueArgs
 REGION = "eu-west-2"
 MODEL = ModelChoice()
 HANDLERS = "tests.sandbox.fixture_handlers"
+
+NOTHING = NoPersonalData("a test fixture's made-up data")
 
 
 def code(module: str) -> FunctionCode:
@@ -86,6 +89,7 @@ def fixture_blocks(
             indexes=(Index("by-state", Key("state"), Key("due")),),
             ttl_attribute="expires_at",
             stream="NEW_IMAGE",
+            personal_data=NOTHING,
         ),
         opts,
     )
@@ -98,18 +102,29 @@ def fixture_blocks(
             service_senders=(
                 ServiceSender("events.amazonaws.com", d.arns.event_rule("dev-tst-triaged")),
             ),
+            personal_data=NOTHING,
         ),
         opts,
     )
     work = WorkQueue(
-        "tst-work", WorkQueueArgs(d, "tst-work", max_receive_count=3, visibility_timeout_s=180), opts
+        "tst-work",
+        WorkQueueArgs(
+            d, "tst-work", max_receive_count=3, visibility_timeout_s=180, personal_data=NOTHING
+        ),
+        opts,
     )
     lane = InboundMailLaneArgs(
         d, "tst-inbound", ("help@example.com",), f"dev-tst-inbox-{d.account_id}", "mail/"
     )
     inbox = PrivateBucket(
         "tst-inbox",
-        PrivateBucketArgs(d, "tst-inbox", versioned=True, service_writers=(mail_writer(lane),)),
+        PrivateBucketArgs(
+            d,
+            "tst-inbox",
+            versioned=True,
+            service_writers=(mail_writer(lane),),
+            personal_data=NOTHING,
+        ),
         opts,
     )
     InboundMailLane("tst-inbound", lane, opts)
@@ -143,6 +158,8 @@ def fixture_blocks(
             url=FunctionUrl("NONE", public_reason="shared secret header checked in-function"),
             bucket_trigger=BucketTrigger(inbox, ("mail/", "upload/")),
             on_failure=failures,
+            logs=NOTHING,
+            failed_events=NOTHING,
         ),
         opts,
     )
@@ -167,6 +184,8 @@ def fixture_blocks(
             queue_triggers=(
                 QueueTrigger(work, batch_size=5, filter_patterns=({"body": {"kind": ["triage"]}},)),
             ),
+            logs=NOTHING,
+            failed_events=NOTHING,
         ),
         opts,
     )
@@ -202,6 +221,8 @@ def fixture_blocks(
                     dead_letter=failures,
                 ),
             ),
+            logs=NOTHING,
+            failed_events=NOTHING,
         ),
         opts,
     )
@@ -224,6 +245,8 @@ def fixture_blocks(
                     filter_patterns=({"eventName": ["INSERT"]},),
                 ),
             ),
+            logs=NOTHING,
+            failed_events=NOTHING,
         ),
         opts,
     )
@@ -292,6 +315,8 @@ def fixture_blocks(
             },
             url=FunctionUrl("AWS_IAM"),
             invoked_async=True,  # the hourly schedule: its own failure queue
+            logs=NOTHING,
+            failed_events=NOTHING,
         ),
         opts,
     )

@@ -29,9 +29,9 @@ def wire(s: contract.EscalatorSettings, clock: Clock) -> Escalator:
     """The escalation flow wired to the tables and the owner's inbox the settings name."""
     return Escalator(
         requests=Requests(s.requests_table, contract.REQUESTS_INDEX),
-        customers=Customers(s.customers_table),
+        customers=Customers(s.customers_table, s.customer_days),
         jobs=Jobs(s.jobs_table),
-        audit=Audit(s.audit_table),
+        audit=Audit(s.audit_table, s.retention_days),
         # The handover is an email: this function holds no SMS identity.
         messenger=AwsMessenger(s.sender_email, None),
         owner_email=s.owner_email,

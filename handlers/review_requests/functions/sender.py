@@ -37,7 +37,7 @@ def wire(s: contract.SenderSettings, clock: Clock) -> Sender:
     return Sender(
         requests=Requests(s.requests_table, contract.REQUESTS_INDEX),
         optouts=OptOuts(s.optout_table),
-        audit=Audit(s.audit_table),
+        audit=Audit(s.audit_table, s.retention_days),
         messenger=AwsMessenger(
             from_address(s.sender_name or s.business_name, s.sender_email),
             s.sms_origination_identity,

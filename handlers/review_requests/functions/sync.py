@@ -22,7 +22,7 @@ class Sync:
 
 def wire(s: contract.SyncSettings, clock: Clock, *, source: SheetSource | None = None) -> Sync:
     """``source``: the sheet the settings name, unless tests or the sandbox give another."""
-    return Sync(source or source_for(s.sheet_source), Customers(s.customers_table), s.phone_region)
+    return Sync(source or source_for(s.sheet_source), Customers(s.customers_table, s.customer_days), s.phone_region)
 
 
 def run(sync: Sync, event: dict[str, Any], context: Any, clock: Clock) -> dict[str, Any]:

@@ -52,9 +52,9 @@ def intake_flow(s: contract.WebhookSettings) -> Intake:
     return Intake(
         requests=Requests(s.requests_table, contract.REQUESTS_INDEX),
         jobs=Jobs(s.jobs_table),
-        customers=Customers(s.customers_table),
+        customers=Customers(s.customers_table, s.customer_days),
         optouts=OptOuts(s.optout_table),
-        audit=Audit(s.audit_table),
+        audit=Audit(s.audit_table, s.retention_days),
         scheduler=EventBridgeScheduler(
             s.schedule_group, s.work_queue_arn, s.schedule_role_arn, s.schedule_dlq_arn
         ),

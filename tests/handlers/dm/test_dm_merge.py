@@ -61,6 +61,8 @@ def test_the_undo_bundle_exists_before_the_first_crm_write(dm_aws: DmAws) -> Non
     record = dm_aws.merges.get_item(Key={"merge_id": outcome.merge_id})["Item"]
     assert record["state"] == "merged" and len(record["moved"]) == 2
     assert record["undoable_until"] == "2026-11-01"
+    # dm-merges' TTL (issue 42): the record goes a day after its undo window, with its bundle.
+    assert int(record["expires_at"]) == int((NOW + dt.timedelta(days=90 + 1)).timestamp())
     assert crm.state(["101"])["101"]["associations"] == sorted([DEAL, COMPANY, REFERRAL])
     assert crm.contacts["101"]["city"] == "Boston" and "102" in crm.archived
 

@@ -134,6 +134,15 @@ def test_the_digest_lists_what_the_sweep_did_and_what_to_do(dm_aws: DmAws) -> No
     at(NOW + dt.timedelta(days=8))  # the next week's digest does not repeat it
     merge.handler({"action": "digest"}, None)
     assert "to look at" not in last_mail()
+    # Issue 42: the week's notes expire by TTL five weeks after the week began; decisions never.
+    notes = [i for i in dm_aws.decisions.scan()["Items"] if str(i["pair_key"]).startswith("notes#")]
+    assert notes, "the sweep noted what it did"
+    for item in notes:
+        year, week = str(item["pair_key"]).removeprefix("notes#").split("-W")
+        began = dt.datetime.combine(dt.date.fromisocalendar(int(year), int(week), 1), dt.time(), dt.UTC)
+        assert int(item["expires_at"]) == int((began + dt.timedelta(days=35)).timestamp())
+    decided = [i for i in dm_aws.decisions.scan()["Items"] if "decision" in i]
+    assert decided and all("expires_at" not in i for i in decided)
 
 
 def test_a_merge_stopped_for_a_person_is_not_retried_and_every_digest_lists_it(dm_aws: DmAws) -> None:

@@ -87,6 +87,18 @@ def test_a_new_lead_creates_one_contact_and_indexes_it(ler: Ler, pusher: Pusher)
     )
 
 
+def test_every_identity_row_push_writes_expires_identity_days_later(ler: Ler, pusher: Pusher) -> None:
+    """Issue 42: ler-identity kept emails, phones and names without an end. Each row push
+    writes (keys, blocking rows, the lead's claim) carries the TTL attribute, moved by each
+    write, so only a contact no push or re-sync sees again expires."""
+    days = PushSettings.from_environ().identity_days
+    pusher.push(clean_lead())
+    expected = int(NOW.timestamp()) + days * 86400
+    for key in ("EMAIL#jane.doe@acme-widgets.co.uk", "NEAR#SC#doe|acmewidgets", "LEAD#f-1"):
+        row = ler.identity(key)
+        assert row is not None and int(row["expires_at"]) == expected, key
+
+
 def test_the_same_event_twice_creates_once(ler: Ler, pusher: Pusher) -> None:
     event = {"detail-type": "le.clean", "detail": clean_lead().to_json()}
     registry.override(clock=pusher.clock)  # the handler's Pusher: the CRM is ler's fake
@@ -104,7 +116,7 @@ def test_a_delivery_while_another_is_pushing_is_told_to_retry(
     ler: Ler, pusher: Pusher, clock: Clock
 ) -> None:
     lead = clean_lead()
-    claims = PushClaims(ler.clients["dynamodb"].Table(IDENTITY))
+    claims = PushClaims(ler.clients["dynamodb"].Table(IDENTITY), 400)
     assert claims.claim(lead, NOW) is not None  # a first delivery is mid-way
     with pytest.raises(ClaimBusy):
         pusher.push(lead)
@@ -117,7 +129,7 @@ def test_a_crash_after_creating_is_healed_by_the_final_crm_check(
     ler: Ler, pusher: Pusher, clock: Clock
 ) -> None:
     lead = clean_lead()
-    PushClaims(ler.clients["dynamodb"].Table(IDENTITY)).claim(lead, NOW)
+    PushClaims(ler.clients["dynamodb"].Table(IDENTITY), 400).claim(lead, NOW)
     ler.crm.create({"email": "jane.doe@acme-widgets.co.uk", "firstname": "Jane"})  # then it died
     clock.now = NOW + dt.timedelta(seconds=LEASE_SECONDS + 1)
     result = pusher.push(lead)

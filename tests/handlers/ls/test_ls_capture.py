@@ -123,8 +123,10 @@ def test_enquiry_stores_a_keyed_hash_the_raw_answer_and_an_asked_touch(clock: Cl
         "email_hash": email_hash("ada@example.com", HASH_KEY.encode()),
         "heard_about": "Heard you on Podcast X!",
         "landing": "/contact",
+        "ttl": int(clock.now.timestamp()) + 548 * 86400,  # it expires like a touch (issue 42)
     }
     (touch,) = items("dev-ls-touches")
+    assert touch["ttl"] == row["ttl"]
     assert (touch["source"], touch["medium"], touch["how_detected"]) == (
         "podcast_x", "asked", "none",
     )

@@ -289,7 +289,7 @@ def test_attribution_improves_retroactively_and_nothing_is_written_back(
     assert counts(after, "last_non_direct") == ({"google": 2}, 0, 0.0)
     assert items("dev-ls-enquiries") == enquiries_before
     assert all(set(row) == {"month", "enquiry_id", "at", "visitor_id", "email_hash",
-                            "heard_about", "landing"} for row in enquiries_before)
+                            "heard_about", "landing", "ttl"} for row in enquiries_before)
 
 
 def test_threaded_reads_give_the_same_report() -> None:

@@ -69,6 +69,30 @@ def test_enquiries_with_one_email_merge_devices_into_one_identity(
     assert rows[(ADA, LAPTOP)]["linked_at"] > rows[(ADA, PHONE)]["linked_at"]
 
 
+def test_an_enquiry_and_the_identity_rows_it_links_expire_with_it(
+    clock: Clock, read_stream: StreamReader
+) -> None:
+    """Issue 42: ls-enquiries and ls-identities kept email hashes without an end. An enquiry
+    expires touchTtlDays after it arrived, like a touch; the identity rows it links live as long
+    as the latest enquiry that linked them, so a later enquiry moves their expiry on."""
+    import os
+
+    keep = int(os.environ["TOUCH_TTL_DAYS"]) * 86400
+    enquire(clock, PHONE, "sub-phone-1")
+    first = int(clock.now.timestamp()) + keep
+    run_stitch(read_stream())
+    [stored] = items("dev-ls-enquiries")
+    assert int(stored["ttl"]) == first
+    assert int(identities()[(ADA, PHONE)]["ttl"]) == first
+    clock.advance(days=30)
+    enquire(clock, LAPTOP, "sub-laptop-1", cookies=None)
+    run_stitch(read_stream())
+    later = int(clock.now.timestamp()) + keep
+    rows = identities()
+    assert int(rows[(ADA, LAPTOP)]["ttl"]) == later
+    assert int(rows[(ADA, PHONE)]["ttl"]) == first  # the laptop's enquiry did not link the phone
+
+
 def test_a_merge_never_deletes_a_visitor_id(clock: Clock, read_stream: StreamReader) -> None:
     seen: set[tuple[str, str]] = set()
     for n, (device, email) in enumerate(

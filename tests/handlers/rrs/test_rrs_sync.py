@@ -42,7 +42,7 @@ def test_rows_are_normalised_and_problems_listed() -> None:
 
 
 def test_sync_upserts_skips_unchanged_rows_and_keeps_other_attributes(rrs: Rrs) -> None:
-    customers = Customers(ENV["CUSTOMERS_TABLE"])
+    customers = Customers(ENV["CUSTOMERS_TABLE"], int(ENV["CUSTOMER_DAYS"]))
     rrs.table("CUSTOMERS_TABLE").put_item(
         Item={"customer_id": "c-1", "name": "Old", "note": "kept"}
     )
@@ -62,7 +62,7 @@ def test_sync_upserts_skips_unchanged_rows_and_keeps_other_attributes(rrs: Rrs) 
 def test_an_unchanged_sheet_costs_no_write(rrs: Rrs) -> None:
     """Issue 28: every run used to call UpdateItem once per row (a failed conditional write is
     billed too); now a run over an unchanged sheet makes no write call at all."""
-    customers = Customers(ENV["CUSTOMERS_TABLE"])
+    customers = Customers(ENV["CUSTOMERS_TABLE"], int(ENV["CUSTOMER_DAYS"]))
     calls: list[str] = []
     events = customers.table.meta.client.meta.events
     events.register("before-call.dynamodb.UpdateItem", lambda **_: calls.append("UpdateItem"))
@@ -120,3 +120,16 @@ def test_the_url_adapter_fetches_the_csv_export(monkeypatch: pytest.MonkeyPatch)
     assert source_for("") is None
     with pytest.raises(ValueError):
         CsvUrlSource("http://insecure.example.com/x.csv")
+
+
+def test_a_mirrored_row_expires_customer_days_after_its_last_write(rrs: Rrs) -> None:
+    """Issue 42: nothing personal without an end. rrs-customers' TTL attribute is set on each
+    write; a row that expired while still in the sheet is written again by the next sync."""
+    days = int(ENV["CUSTOMER_DAYS"])
+    customers = Customers(ENV["CUSTOMERS_TABLE"], days)
+    mirror(StaticSheet(SHEET), customers, "GB", rrs.now)
+    expected = int(rrs.now.timestamp()) + days * 86400
+    rows = rrs.items("CUSTOMERS_TABLE")
+    assert {r["customer_id"]: int(r["expires_at"]) for r in rows} == {"c-1": expected, "c-2": expected}
+    rrs.table("CUSTOMERS_TABLE").delete_item(Key={"customer_id": "c-1"})  # what TTL does
+    assert mirror(StaticSheet(SHEET), customers, "GB", rrs.now)["changed"] == 1

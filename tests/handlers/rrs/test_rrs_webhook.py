@@ -245,6 +245,26 @@ def test_private_feedback_is_audited_and_escalated_once_per_event(rrs: Rrs) -> N
     ]
 
 
+def test_the_request_its_job_and_its_audit_entries_expire_after_retention_days(rrs: Rrs) -> None:
+    """Issue 42: rrs-jobs and rrs-audit used to keep everything without an end; each item now
+    carries its TTL attribute, retentionDays after it was written (the job with its request)."""
+    rrs.put_customer()
+    call(url_event(completion()))
+    feedback = {"type": "feedback.submitted", "id": "fb-1", "ref": feedback_ref(), "text": "ok",
+                "rating": 4, "submitted_at": "2026-06-10T15:00:00Z"}
+    call(url_event(feedback))
+    days = int(ENV["RETENTION_DAYS"])
+    request = rrs.items("REQUESTS_TABLE")[0]
+    assert int(request["expires_at"]) == int(rrs.now.timestamp()) + days * 86400
+    (job,) = rrs.items("JOBS_TABLE")
+    assert job["expires_at"] == request["expires_at"]
+    entries = rrs.audit(RID)
+    assert len(entries) == 2  # intake and feedback
+    for entry in entries:
+        written = dt.datetime.fromisoformat(str(entry["at"]).replace("Z", "+00:00"))
+        assert int(entry["expires_at"]) == int(written.timestamp()) + days * 86400
+
+
 @pytest.mark.parametrize(
     "ref",
     [

@@ -98,7 +98,7 @@ def test_history_is_added_idempotently_and_never_touches_the_cap(world: World) -
     table = world.tables["customers"]
     assert stamp_nudge(table, "c1", T0, 2)
     for _ in range(2):
-        record_purchase(table, "c1", ["A", "B"], T0)
+        record_purchase(table, "c1", ["A", "B"], T0, expires_at=int(T0) + 86400)
     item = table.get_item(Key={"customer_id": "c1"})["Item"]
     assert item["owned_skus"] == {"A", "B"} and item["nudge_count"] == 1
     assert stamp_nudge(table, "c1", T0 + 1, 2) and not stamp_nudge(table, "c1", T0 + 2, 2)

@@ -69,6 +69,25 @@ def test_a_trade_size_quantity_gets_its_job(world: World) -> None:
     assert SuggestJob.model_validate_json(job["body"]).basket[0].quantity == 10_001
 
 
+def test_the_order_marker_and_the_customer_history_expire(world: World) -> None:
+    """Issue 42: upsr-orders and upsr-customers kept everything without an end. The marker
+    expires orderDays after the order arrived; the history customerDays after the customer's
+    last order, moved by each order."""
+    import os
+
+    order_s = int(os.environ["ORDER_DAYS"]) * 86400
+    customer_s = int(os.environ["CUSTOMER_DAYS"]) * 86400
+    assert world.deliver(webhook(shopify_order()), now=T0)["statusCode"] == 200
+    [marker] = world.items("orders")
+    assert int(marker["expires_at"]) == int(T0) + order_s
+    [customer] = world.items("customers")
+    assert int(customer["expires_at"]) == int(T0) + customer_s
+    later = shopify_order(order_id=5002, created_at=T0 + 3540)
+    assert world.deliver(webhook(later), now=T0 + 3600)["statusCode"] == 200
+    [customer] = world.items("customers")
+    assert int(customer["expires_at"]) == int(T0) + 3600 + customer_s
+
+
 @pytest.mark.parametrize(
     ("field", "value"),
     [
