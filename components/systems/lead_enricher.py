@@ -395,6 +395,7 @@ class LeadEnricher(System):
                 ),
                 model_grant(b.d, b.s.normalize_model, sid="InvokeNormalizeModel"),
                 self._note_refusal(contract.NORMALIZE_FUNCTION),
+                self.cache.grant_spend("model", sid="CountModelCalls"),
                 put_events(b.d, "EmitNormalized", (contract.NORMALIZED,)),
             ],
             contract.NormalizeSettings.environment(b.values),
@@ -410,6 +411,7 @@ class LeadEnricher(System):
             "Firmographics per company domain, cached with a TTL",
             [
                 self.cache.grant("dynamodb:GetItem", "dynamodb:PutItem"),
+                self.cache.grant_spend("lookup", sid="CountLookups"),
                 self.enrichment_key.grant_read(),
                 put_events(b.d, "EmitEnriched", (contract.ENRICHED,)),
             ],
@@ -434,6 +436,7 @@ class LeadEnricher(System):
                 self.identity_index,
                 model_grant(b.d, b.s.dedupe_model, sid="InvokeDedupeModel"),
                 self._note_refusal(contract.DEDUPE_FUNCTION),
+                self.cache.grant_spend("model", sid="CountModelCalls"),
                 put_events(b.d, "EmitDeduped", (contract.DEDUPED,)),
             ],
             contract.DedupeSettings.environment(b.values),
@@ -451,6 +454,7 @@ class LeadEnricher(System):
             [
                 model_grant(b.d, b.s.filter_model, sid="InvokeFilterModel"),
                 self._note_refusal(contract.FILTER_FUNCTION),
+                self.cache.grant_spend("model", sid="CountModelCalls"),
                 put_events(b.d, "EmitCleanOrJunk", (contract.CLEAN, contract.JUNK)),
             ],
             contract.FilterSettings.environment(b.values),

@@ -322,6 +322,8 @@ class ReviewRequests(System):
                 self.requests.grant_degradation_items(
                     "dynamodb:UpdateItem", self._notes(contract.SENDER), sid="NoteRefusedModel"
                 ),
+                self.requests.grant_spend("model", sid="CountModelCalls"),
+                self.requests.grant_spend("sms", sid="CountSms"),
                 b.d.grant_send_email("SendAskEmail", b.s.sender_email),
                 Grant("SendAskSms", ("sms-voice:SendTextMessage",), (self.sms_arn,)),
             ),

@@ -229,6 +229,7 @@ class UpsellRecommender(System):
                     [("ModelRefused", contract.PICKER)],
                     sid="NoteRefusedModel",
                 ),
+                self.offers.grant_spend("model", sid="CountModelCalls"),
             ),
             contract.PickerSettings.environment(b.values),
             queues=(QueueTrigger(self.jobs, batch_size=5, maximum_concurrency=PICKER_CONCURRENCY),),
@@ -261,6 +262,8 @@ class UpsellRecommender(System):
                     "dynamodb:Query", indexes=(contract.OFFERS_INDEX,), sid="QueryDueOffers"
                 ),
                 self.offers.grant("dynamodb:UpdateItem", sid="FlipOfferState"),
+                # Also inside FlipOfferState; named so the counter keeps its keys if that narrows.
+                self.offers.grant_spend("sms", sid="CountSms"),
                 # ConditionCheckItem: the claim's transaction checks the opt-out's absence.
                 self.optout.grant(
                     "dynamodb:GetItem", "dynamodb:ConditionCheckItem", sid="RecheckOptOut"
