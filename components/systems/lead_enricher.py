@@ -188,6 +188,7 @@ class LeadEnricher(System):
         # Refused models (normalize, dedupe, filter) and HubSpot's required-property refusals
         # in ler-push: one alarm for the system, named in the next junk digest.
         d.watch_degradations(self)
+        d.watch_spend_caps(self)
         self._outputs(d, s)
 
     def _storage(self, d: Deployment, s: LerSettings, child: pulumi.ResourceOptions) -> None:

@@ -130,6 +130,7 @@ class ReviewRequests(System):
         # Its sender falls back to the rules when Bedrock refuses a model: counted (alarmed
         # here), noted in rrs-requests, and named in the owner's daily notice (sweep, escalator).
         d.watch_degradations(self)
+        d.watch_spend_caps(self)
         self._outputs()
 
     def _data(self, d: Deployment, child: pulumi.ResourceOptions) -> None:

@@ -305,6 +305,7 @@ class UpsellRecommender(System):
         # The sweep reports a claimed message never confirmed sent; a person must look.
         b.d.watch_unconfirmed_sends("UnconfirmedNudges", "nudges claimed and never confirmed sent", self)
         b.d.watch_degradations(self)
+        b.d.watch_spend_caps(self)
 
     def _catalog_sync(self, b: Build[UpsrSettings]) -> None:
         self.sync_fn = b.function(
