@@ -22,7 +22,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Final, Literal
 
 from handlers.common import metrics
 from handlers.common.observability import get_logger
@@ -31,7 +31,6 @@ from handlers.common.transitions import condition_failed
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.service_resource import Table
 
-    from handlers.common import model_call
     from handlers.common.degradations import Ledger
 
 Kind = Literal["model", "lookup", "sms"]
@@ -135,24 +134,3 @@ class SpendGuard:
                 return False
             raise
         return True
-
-
-class CappedModelCalls:
-    """A Converse client that reserves one model call before each call.
-
-    A function's composition root hands its model callers this client (around the one it had),
-    so no caller knows about caps: ``model_call`` turns CapReached into ``NoValidAnswer``
-    with reason ``capped``, and the caller takes its rules path.
-    """
-
-    def __init__(self, inner: model_call.ConverseClient | None, guard: SpendGuard) -> None:
-        self.inner = inner
-        self.guard = guard
-
-    def converse(self, **kwargs: Any) -> Mapping[str, Any]:
-        # model_call imports this module's CapReached; the client is looked up at call time.
-        from handlers.common import model_call
-
-        self.guard.reserve("model")
-        client = self.inner if self.inner is not None else model_call.bedrock_runtime()
-        return client.converse(**kwargs)
