@@ -18,6 +18,7 @@ CONFIG = FilterSettings(
     event_source=SOURCE,
     cache_table="dev-ler-enrich-cache",
     filter_model_id="haiku",
+    daily_model_calls=23,
     junk_score=0.75,
     borderline_score=0.4,
 )
