@@ -163,6 +163,19 @@ class ModelChoice(_Section):
         return (self.active,)
 
 
+def _daily_cap(default: int, what: str) -> Any:
+    """A daily spend cap key (handlers/common/spend.py): its default is 3x the expected day
+    at the planned volumes (``make cost``'s usage; tests/infra/test_spend_caps.py checks it)."""
+    return Field(
+        default=default,
+        ge=0,
+        le=100000,
+        description=f"Most {what} in one UTC day: past it the call is not made, and the work "
+        "takes the rules path or waits for the next day (docs/cost.md, daily spend caps). "
+        "Default: 3x the expected day.",
+    )
+
+
 class SystemSettings(_Section):
     """Settings every system has."""
 
@@ -342,6 +355,8 @@ class LerSettings(SystemSettings):
     """Enrichment passes ler-retry makes for a pending lead before leaving it to ler-backfill."""
     dlq_alert_threshold: int = Field(default=10, ge=1, le=10000)
     """Messages waiting in the dead-letter queues at which ler-retry emails an alert."""
+    daily_model_calls: int = _daily_cap(23, "Bedrock calls of ler-normalize, ler-dedupe and ler-filter together")
+    daily_enrichment_lookups: int = _daily_cap(50, "provider lookups of ler-enrich")
 
     @property
     def enrichment_url(self) -> str:
@@ -466,6 +481,8 @@ class UpsrSettings(SystemSettings, CustomerVoice):
         pattern=r"^(phone-number|pool|sender-id)/[A-Za-z0-9_/-]+$",
         description="AWS End User Messaging SMS identity the nudge is sent from",
     )
+    daily_model_calls: int = _daily_cap(198, "Bedrock calls of upsr-picker")
+    daily_sms: int = _daily_cap(199, "SMS nudges of upsr-sender")
     nudge_delay_minutes: int = Field(default=120, ge=0, le=10080)
     """Delay between the order and the nudge (the offer's send_at)."""
     attribution_window_hours: int = Field(default=72, ge=1, le=720)
@@ -577,6 +594,8 @@ class RrsSettings(SystemSettings, CustomerVoice):
     )
     """AWS End User Messaging SMS identity the ask is sent from (``pool/<id>``,
     ``phone-number/<id>`` or ``sender-id/<id>/<country>``)."""
+    daily_model_calls: int = _daily_cap(60, "Bedrock calls of rrs-sender (grading and writing)")
+    daily_sms: int = _daily_cap(30, "SMS asks of rrs-sender")
     review_url: str = Field(pattern=r"^https://")
     """Public review page; only customers graded happy are ever sent it."""
     feedback_url: str = Field(pattern=r"^https://")

@@ -15,7 +15,7 @@ import pulumi_aws as aws
 from components.arns import Arns
 from components.grants import Grant
 from components.mail_identity import MailIdentities
-from components.monitoring import Monitoring, declare_alarm, degraded, unconfirmed_sends
+from components.monitoring import Monitoring, declare_alarm, degraded, spend_cap, unconfirmed_sends
 
 
 @dataclass(frozen=True)
@@ -97,6 +97,19 @@ class Deployment:
             self.name(f"{self.system}-unconfirmed-send"),
             unconfirmed_sends(self.monitoring.namespace, self.system, metric),
             description,
+            self.monitoring,
+            self.resource_tags(),
+            parent,
+        )
+
+    def watch_spend_caps(self, parent: pulumi.Resource) -> aws.cloudwatch.MetricAlarm | None:
+        """The system's ``spend-cap`` alarm: a daily cap on its paid calls was reached (once
+        per cap and day, handlers/common/spend.py), emailed to the alert topic."""
+        return declare_alarm(
+            f"{self.system}-spend-cap-alarm",
+            self.name(f"{self.system}-spend-cap"),
+            spend_cap(self.monitoring.namespace, self.system),
+            f"a daily spend cap of {self.system} reached: work takes the rules path or waits a day",
             self.monitoring,
             self.resource_tags(),
             parent,

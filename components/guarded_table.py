@@ -17,6 +17,8 @@ from components.deployment import Deployment
 from components.grants import Grant
 from components.personal_data import Holding, component_inputs, tags
 from handlers.common.degradations import key as degradation_key
+from handlers.common.spend import Kind
+from handlers.common.spend import key_prefix as spend_key_prefix
 from handlers.common.tables import Index, Key, KeyType, StreamView, TableSpec
 
 __all__ = ["GuardedTable", "GuardedTableArgs", "Index", "Key", "KeyType", "StreamView"]
@@ -194,7 +196,7 @@ class GuardedTable(pulumi.ComponentResource):
         """One item action on the items whose partition key starts with ``key_prefix`` only
         (``dynamodb:LeadingKeys`` with ``StringLike``, same page as above): markers a function
         keeps beside the table's business items without reaching them."""
-        if action not in {"dynamodb:PutItem", "dynamodb:GetItem", "dynamodb:DeleteItem"}:
+        if action not in {"dynamodb:PutItem", "dynamodb:GetItem", "dynamodb:DeleteItem", "dynamodb:UpdateItem"}:
             raise ValueError(f"table {self.args.name}: a prefixed-items grant is one item action")
         if not key_prefix or "*" in key_prefix or "?" in key_prefix:
             raise ValueError(f"table {self.args.name}: the key prefix is literal and not empty")
@@ -204,6 +206,11 @@ class GuardedTable(pulumi.ComponentResource):
             (self.arn,),
             {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": [f"{key_prefix}*"]}},
         )
+
+    def grant_spend(self, kind: Kind, *, sid: str) -> Grant:
+        """UpdateItem on the daily counters of one kind of paid call only
+        (handlers/common/spend.py: ``spend#<kind>#<day>``), for a function that spends it."""
+        return self.grant_items_under("dynamodb:UpdateItem", spend_key_prefix(kind), sid=sid)
 
     def grant_stream_read(self, *, sid: str | None = None) -> Grant:
         """Read this table's stream (for a DynamoDB-stream event source)."""

@@ -61,7 +61,7 @@ MAX_PERIOD_S = 24 * 3600
 
 AlarmKind = Literal[
     "dlq-depth", "queue-age", "errors", "throttles", "not-run", "degraded",
-    "unconfirmed-send",
+    "unconfirmed-send", "spend-cap",
 ]
 
 AlarmProfile = Literal["failures", "none"]
@@ -78,6 +78,8 @@ ALARM_KINDS: Mapping[AlarmKind, str] = {
     "(model access not granted), Shopify redacted a customer, or HubSpot refused a lead for a "
     "required property; the owner's next digest names it and what to do",
     "unconfirmed-send": "a message to a customer was claimed but never confirmed sent",
+    "spend-cap": "a daily spend cap (model calls, enrichment lookups or SMS) was reached today: "
+    "past it the work takes the rules path or waits for the next UTC day",
 }
 """What each alarm kind means; docs/operations.md has one runbook line per kind."""
 
@@ -248,6 +250,17 @@ def degraded(namespace: str, system: str) -> AlarmSpec:
     return AlarmSpec(
         "degraded", namespace, "Degraded", {"service": system},
         "Sum", "GreaterThanThreshold", 0, period_s=3600,
+    )
+
+
+def spend_cap(namespace: str, system: str) -> AlarmSpec:
+    """The system's ``SpendCapReached`` (EMF, handlers/common/spend.py) above 0 in five minutes.
+    It is counted once per cap and UTC day, by the one function whose conditional write marked
+    the day told, so each cap reached sends one notification a day (the alarm returns to OK in
+    the next empty period); ``SpendCapped`` on the dashboard counts every call held back."""
+    return AlarmSpec(
+        "spend-cap", namespace, "SpendCapReached", {"service": system},
+        "Sum", "GreaterThanThreshold", 0, period_s=300,
     )
 
 

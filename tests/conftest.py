@@ -13,11 +13,17 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from testsupport import tools
 from testsupport.graphs import GraphCache, share_in, shared
 
 os.environ["CRM_NATIVE_WHEELS"] = "host"
+
+# Property tests check what is true, not how fast: Hypothesis's 200 ms deadline per example
+# made them fail on a loaded machine (speed belongs to benchmarks/).
+settings.register_profile("no-deadline", deadline=None)
+settings.load_profile("no-deadline")
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:

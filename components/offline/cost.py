@@ -154,6 +154,7 @@ KIND_DEFAULTS: Mapping[str, Mapping[str, float]] = {
         "input_tokens_per_call": 0,
         "output_tokens_per_call": 0,
         "sms_sent_per_request": 0,
+        "lookups_per_request": 0,
         "cold_start_share": 1.0,
     },
     "sqs_event_source": {"idle_receive_requests": 0},
@@ -722,6 +723,40 @@ def unit_costs(resources: Sequence[Any], usage: Usage, prices: Mapping[str, Pric
             if units and system in bill:
                 found[system][factor] = bill[system] / units
     return dict(found)
+
+
+CAP_FACTOR = 3
+"""A daily spend cap's default is this many times the expected day (``daily_caps``)."""
+DAYS_PER_MONTH = HOURS_PER_MONTH / 24
+PAID_CALLS: Mapping[str, str] = {
+    "model": "model_calls_per_request",
+    "lookup": "lookups_per_request",
+    "sms": "sms_sent_per_request",
+}
+"""Each kind of paid call a daily cap counts (handlers/common/spend.py), by its usage key."""
+
+
+def paid_calls(resources: Sequence[Any], usage: Usage) -> dict[str, dict[str, float]]:
+    """System -> kind -> paid calls a month at the usage file's volumes (expected): each
+    function's requests (scheduled runs included) times its per-request figure."""
+    plan = Plan(resources)
+    scheduled = _scheduled_runs(plan)
+    found: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    for fn in plan.of_type(FUNCTION):
+        u = usage.of("function", seed(fn), idle=False)
+        requests = scheduled.get(str(fn.inputs["name"]), 0.0) + u["monthly_requests"]
+        for kind, key in PAID_CALLS.items():
+            if requests * u[key]:
+                found[plan.system(fn)][kind] += requests * u[key]
+    return {system: dict(kinds) for system, kinds in found.items()}
+
+
+def daily_caps(monthly: Mapping[str, Mapping[str, float]]) -> dict[str, dict[str, int]]:
+    """The default daily caps: ``CAP_FACTOR`` times the expected day, rounded up."""
+    return {
+        system: {kind: math.ceil(CAP_FACTOR * calls / DAYS_PER_MONTH) for kind, calls in kinds.items()}
+        for system, kinds in monthly.items()
+    }
 
 
 def stack_cost(stack: str, usage: Usage, prices: Mapping[str, Price]) -> StackCost:

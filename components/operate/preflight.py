@@ -17,6 +17,10 @@ not ok names the AWS page and the fix:
   (``publicConcurrency``) and still keep the 100 unreserved AWS requires (GetAccountSettings);
   on a young account (quota 10) it cannot, and says what the stack does instead.
 - SMS: the End User Messaging SMS origination identity exists and is active.
+- SMS: the account's monthly SMS spending limit in each SMS region (DescribeSpendLimits: the
+  enforced limit if set, else the account limit) against the stack's expected monthly SMS
+  spend there (``make cost``'s SMS lines at the planned volumes): sends stop for the rest of
+  the month once the limit is spent, and a new account starts with a small one.
 - SES receiving: which receipt rule set is active (ses DescribeActiveReceiptRuleSet): an account
   has one per region.
 - Powertools: the public layer parameter exists in each region (or the stack pins the layer).
@@ -34,6 +38,7 @@ import boto3
 from botocore.exceptions import BotoCoreError, ClientError
 
 from components.config import ModelChoice, StackConfig
+from components.offline import cost
 from components.offline.engine import Graph
 from components.operate import CREDENTIALS_PAGE, no_credentials, plan_graph, stack_command
 from components.stack import POWERTOOLS_PARAMETER
@@ -47,6 +52,10 @@ SES_PRODUCTION_PAGE = "https://docs.aws.amazon.com/ses/latest/dg/request-product
 SES_IDENTITY_PAGE = "https://docs.aws.amazon.com/ses/latest/dg/creating-identities.html"
 LAMBDA_CONCURRENCY_PAGE = "https://docs.aws.amazon.com/lambda/latest/dg/lambda-concurrency.html"
 SMS_PAGE = "https://docs.aws.amazon.com/sms-voice/latest/userguide/phone-numbers-request.html"
+SPEND_LIMITS_API = "https://docs.aws.amazon.com/goto/WebAPI/pinpoint-sms-voice-v2-2022-03-31/DescribeSpendLimits"
+SPEND_LIMIT_PAGE = "https://docs.aws.amazon.com/sms-voice/latest/userguide/spend-limit.html"
+SMS_HEADROOM = 2.0
+"""A limit under this many times the expected month is a warning: a busy month stops sends."""
 RULE_SET_PAGE = "https://docs.aws.amazon.com/ses/latest/dg/receiving-email-managing-receipt-rule-sets.html"
 POWERTOOLS_PAGE = "https://docs.powertools.aws.dev/lambda/python/latest/#lambda-layer"
 PROFILE_PREFIXES = ("global.", "us.", "eu.", "apac.", "jp.", "au.")
@@ -282,6 +291,54 @@ def sms_identity(clients: Clients, region: str, identity: str) -> Finding:
     )
 
 
+def sms_spend_limit(clients: Clients, region: str, expected_usd: float) -> Finding:
+    """End User Messaging SMS DescribeSpendLimits (``TEXT_MESSAGE_MONTHLY_SPEND_LIMIT``): the
+    limit in force is ``EnforcedLimit`` when ``Overridden``, else ``MaxLimit`` (both whole US
+    dollars a month; API Reference, "DescribeSpendLimits" and "SpendLimit")."""
+    try:
+        # Three limits at most (text, voice, media): one page.
+        limits = clients("pinpoint-sms-voice-v2", region).describe_spend_limits().get("SpendLimits", [])
+    except ClientError as err:
+        return _denied("sms-spend-limit", region, err, "sms-voice:DescribeSpendLimits", SPEND_LIMITS_API)
+    text = next((x for x in limits if x.get("Name") == "TEXT_MESSAGE_MONTHLY_SPEND_LIMIT"), None)
+    if text is None:
+        return Finding(
+            "sms-spend-limit", region, "FAIL", "no SMS spending limit reported in this region",
+            "open End User Messaging SMS in this region and request a spending quota", SPEND_LIMIT_PAGE,
+        )
+    limit = int(text["EnforcedLimit"] if text.get("Overridden") else text["MaxLimit"])
+    which = "enforced" if text.get("Overridden") else "account"
+    said = f"{which} limit ${limit} a month; the stack expects ${expected_usd:,.2f} of SMS"
+    fix = (
+        f"request an SMS spending quota of at least ${expected_usd * SMS_HEADROOM:,.0f} a month "
+        "(or raise the enforced limit to the account limit)"
+    )
+    if limit < expected_usd:
+        return Finding(
+            "sms-spend-limit", region, "FAIL", f"{said}: sends stop before the month ends",
+            fix, SPEND_LIMIT_PAGE,
+        )
+    if limit < expected_usd * SMS_HEADROOM:
+        return Finding(
+            "sms-spend-limit", region, "warn",
+            f"{said}: less than {SMS_HEADROOM:g}x, a busy month stops sends", fix, SPEND_LIMIT_PAGE,
+        )
+    return Finding("sms-spend-limit", region, "ok", said)
+
+
+def expected_sms_usd(graph: Graph) -> dict[str, float]:
+    """Per region: the stack's expected monthly SMS spend at the planned volumes (``make cost``)."""
+    items = cost.estimate(
+        graph.resources, cost.load_usage(), cost.load_prices(), idle=False,
+        assumptions=cost.Assumptions(cost.sms_countries(graph.config)),
+    )
+    found: dict[str, float] = {}
+    for item in items:
+        if item.kind == "sms":
+            found[item.region] = found.get(item.region, 0.0) + item.usd
+    return found
+
+
 def receipt_rule_set(clients: Clients, region: str, own: str, activate: bool) -> Finding:
     """ses DescribeActiveReceiptRuleSet: one active set per account and region."""
     try:
@@ -375,6 +432,8 @@ def plan(graph: Graph) -> list[Callable[[Clients], Finding]]:
     sms = {(s.region, str(getattr(s, "sms_origination_identity", "") or "")) for s in systems}
     for region, identity in sorted((r, i) for r, i in sms if i):
         checks.append(partial(sms_identity, region=region, identity=identity))
+    for region, usd in sorted(expected_sms_usd(graph).items()):
+        checks.append(partial(sms_spend_limit, region=region, expected_usd=usd))
     ler = config.systems.ler
     if ler is not None and ler.enabled:
         own = str(graph.of_type("aws:ses/receiptRuleSet:ReceiptRuleSet")[0].inputs["ruleSetName"])

@@ -203,6 +203,7 @@ class LeadEnricher(System):
         # Refused models (normalize, dedupe, filter) and HubSpot's required-property refusals
         # in ler-push: one alarm for the system, named in the next junk digest.
         d.watch_degradations(self)
+        d.watch_spend_caps(self)
         self._outputs(d, s)
 
     def _storage(self, d: Deployment, s: LerSettings, child: pulumi.ResourceOptions) -> None:
@@ -452,6 +453,7 @@ class LeadEnricher(System):
                 ),
                 model_grant(b.d, b.s.normalize_model, sid="InvokeNormalizeModel"),
                 self._note_refusal(contract.NORMALIZE_FUNCTION),
+                self.cache.grant_spend("model", sid="CountModelCalls"),
                 put_events(b.d, "EmitNormalized", (contract.NORMALIZED,)),
             ],
             contract.NormalizeSettings.environment(b.values),
@@ -467,6 +469,7 @@ class LeadEnricher(System):
             "Firmographics per company domain, cached with a TTL",
             [
                 self.cache.grant("dynamodb:GetItem", "dynamodb:PutItem"),
+                self.cache.grant_spend("lookup", sid="CountLookups"),
                 self.enrichment_key.grant_read(),
                 put_events(b.d, "EmitEnriched", (contract.ENRICHED,)),
             ],
@@ -491,6 +494,7 @@ class LeadEnricher(System):
                 self.identity_index,
                 model_grant(b.d, b.s.dedupe_model, sid="InvokeDedupeModel"),
                 self._note_refusal(contract.DEDUPE_FUNCTION),
+                self.cache.grant_spend("model", sid="CountModelCalls"),
                 put_events(b.d, "EmitDeduped", (contract.DEDUPED,)),
             ],
             contract.DedupeSettings.environment(b.values),
@@ -508,6 +512,7 @@ class LeadEnricher(System):
             [
                 model_grant(b.d, b.s.filter_model, sid="InvokeFilterModel"),
                 self._note_refusal(contract.FILTER_FUNCTION),
+                self.cache.grant_spend("model", sid="CountModelCalls"),
                 put_events(b.d, "EmitCleanOrJunk", (contract.CLEAN, contract.JUNK)),
             ],
             contract.FilterSettings.environment(b.values),

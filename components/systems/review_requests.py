@@ -148,6 +148,7 @@ class ReviewRequests(System):
         # Its sender falls back to the rules when Bedrock refuses a model: counted (alarmed
         # here), noted in rrs-requests, and named in the owner's daily notice (sweep, escalator).
         d.watch_degradations(self)
+        d.watch_spend_caps(self)
         self._outputs()
 
     def _data(self, d: Deployment, s: RrsSettings, child: pulumi.ResourceOptions) -> None:
@@ -374,6 +375,8 @@ class ReviewRequests(System):
                 self.requests.grant_degradation_items(
                     "dynamodb:UpdateItem", self._notes(contract.SENDER), sid="NoteRefusedModel"
                 ),
+                self.requests.grant_spend("model", sid="CountModelCalls"),
+                self.requests.grant_spend("sms", sid="CountSms"),
                 b.d.grant_send_email("SendAskEmail", b.s.sender_email),
                 Grant("SendAskSms", ("sms-voice:SendTextMessage",), (self.sms_arn,)),
             ),

@@ -282,6 +282,7 @@ class UpsellRecommender(System):
                     [("ModelRefused", contract.PICKER)],
                     sid="NoteRefusedModel",
                 ),
+                self.offers.grant_spend("model", sid="CountModelCalls"),
             ),
             contract.PickerSettings.environment(b.values),
             queues=(QueueTrigger(self.jobs, batch_size=5, maximum_concurrency=PICKER_CONCURRENCY),),
@@ -314,6 +315,8 @@ class UpsellRecommender(System):
                     "dynamodb:Query", indexes=(contract.OFFERS_INDEX,), sid="QueryDueOffers"
                 ),
                 self.offers.grant("dynamodb:UpdateItem", sid="FlipOfferState"),
+                # Also inside FlipOfferState; named so the counter keeps its keys if that narrows.
+                self.offers.grant_spend("sms", sid="CountSms"),
                 # ConditionCheckItem: the claim's transaction checks the opt-out's absence.
                 self.optout.grant(
                     "dynamodb:GetItem", "dynamodb:ConditionCheckItem", sid="RecheckOptOut"
@@ -355,6 +358,7 @@ class UpsellRecommender(System):
         # The sweep reports a claimed message never confirmed sent; a person must look.
         b.d.watch_unconfirmed_sends("UnconfirmedNudges", "nudges claimed and never confirmed sent", self)
         b.d.watch_degradations(self)
+        b.d.watch_spend_caps(self)
 
     def _catalog_sync(self, b: Build[UpsrSettings]) -> None:
         self.sync_fn = b.function(

@@ -27,6 +27,7 @@ from handlers.common import html_kit as kit
 from handlers.common import model_call
 from handlers.common.metrics import CRM_REJECTED, CUSTOMER_REDACTED, MODEL_REFUSED
 from handlers.common.observability import get_logger
+from handlers.common.spend import SpendGuard
 from handlers.common.transitions import condition_failed
 
 if TYPE_CHECKING:
@@ -255,3 +256,35 @@ class NotingRefusals:
                 model = str(kwargs.get("modelId") or "")
                 self.ledger.note(MODEL_REFUSED, self.function, self.clock().timestamp(), model)
             raise
+
+
+class CappedModelCalls:
+    """A Converse client that reserves one model call before each call.
+
+    A function's composition root hands its model callers this client (around the one it had),
+    so no caller knows about caps (handlers/common/spend.py): ``model_call`` turns CapReached into ``NoValidAnswer``
+    with reason ``capped``, and the caller takes its rules path.
+    """
+
+    def __init__(self, inner: model_call.ConverseClient | None, guard: SpendGuard) -> None:
+        self.inner = inner
+        self.guard = guard
+
+    def converse(self, **kwargs: Any) -> Mapping[str, Any]:
+        self.guard.reserve("model")
+        client = self.inner if self.inner is not None else model_call.bedrock_runtime()
+        return client.converse(**kwargs)
+
+
+def model_client(
+    inner: model_call.ConverseClient | None,
+    ledger: Ledger,
+    function: str,
+    clock: Clock,
+    daily_model_calls: int,
+) -> CappedModelCalls:
+    """The Converse client a model-calling function's composition root hands its callers: each
+    call first reserves one of the system's daily model calls (handlers/common/spend.py, its
+    counters in the ledger's table), then a refused model is noted (``NotingRefusals``)."""
+    guard = SpendGuard.beside(ledger, {"model": daily_model_calls}, clock)
+    return CappedModelCalls(NotingRefusals(inner, ledger, function, clock), guard)

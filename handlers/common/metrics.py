@@ -188,6 +188,25 @@ def degraded(name: str) -> None:
     _single(DEGRADED, 1, {"service": system})
 
 
+SPEND_CAPPED = "SpendCapped"
+"""A paid call a daily spend cap held back (handlers/common/spend.py), per system and kind."""
+SPEND_CAP_REACHED = "SpendCapReached"
+"""The first such call of a (kind, UTC day): counted once per cap and day, the series the
+system's ``spend-cap`` alarm watches."""
+SPEND_KINDS = ("model", "lookup", "sms")
+
+
+def spend_capped(kind: str, *, first: bool) -> None:
+    """Count one paid call held back by its daily cap; ``first``: the day's first for ``kind``."""
+    if os.environ.get("POWERTOOLS_METRICS_DISABLED", "").lower() == "true":
+        return
+    system = system_of()
+    label = kind if kind in SPEND_KINDS else OTHER
+    _single(SPEND_CAPPED, 1, {"service": system, "kind": label})
+    if first:
+        _single(SPEND_CAP_REACHED, 1, {"service": system})
+
+
 def _single(name: str, value: int, dimensions: Mapping[str, str]) -> None:
     with single_metric(
         name=name,

@@ -6,8 +6,8 @@ call (``toolChoice: {"tool": {"name": ...}}``), and the tool input is validated 
 model. A field the schema allows to be null stays None: nothing here fills gaps.
 
 Every outcome is a value. ``ModelAnswer`` carries the validated answer; ``NoValidAnswer`` says
-why there is none (no tool use, invalid JSON, schema violation, or the service stayed throttled
-through the bounded retries), so the caller falls back to its deterministic path. Only
+why there is none (no tool use, invalid JSON, schema violation, the service stayed throttled
+through the bounded retries, or the day's model-call cap is spent), so the caller falls back to its deterministic path. Only
 programming and permission errors (AccessDenied, ValidationException, ...) raise.
 
 Throttling-type errors are retried here with capped exponential backoff and full jitter; the
@@ -30,6 +30,7 @@ from pydantic import ValidationError
 
 from handlers.common import metrics
 from handlers.common.aws_clients import bedrock_runtime as bedrock_runtime  # patched by tests
+from handlers.common.spend import CapReached
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -91,6 +92,9 @@ class NoAnswerReason(StrEnum):
     """Bedrock refused the call for access (AccessDeniedException): model access is not granted
     in this account and Region (a fresh account until its Marketplace subscription and, for
     Anthropic, the use-case form). Counted as ``ModelRefused`` so the fallback is never silent."""
+    CAPPED = "capped"
+    """The system's daily model-call cap is spent (handlers/common/spend.py): the call was not
+    made, and was counted there; the caller takes its rules path."""
 
 
 @dataclass(frozen=True)
@@ -254,6 +258,8 @@ def call_structured(
         try:
             response = client.converse(**request)
             break
+        except CapReached as err:
+            return NoValidAnswer(NoAnswerReason.CAPPED, str(err), model_id, attempts - 1)
         except Exception as err:
             code = error_code(err)
             if code == REFUSED_CODE:

@@ -159,6 +159,7 @@ class NormalizeSettings(Settings):
     """Only for the degradation note of a refused model (handlers/common/degradations.py)."""
     records_bucket: str
     normalize_model_id: str
+    daily_model_calls: int
     default_phone_region: str
 
 
@@ -173,6 +174,7 @@ class EnrichSettings(Settings):
     enrichment_base_url: str
     enrichment_api_version: str
     cache_ttl_days: int
+    daily_enrichment_lookups: int
 
 
 @dataclass(frozen=True)
@@ -185,6 +187,7 @@ class DedupeSettings(Settings):
     identity_table: str
     identity_index: str
     dedupe_model_id: str
+    daily_model_calls: int
     link_score: float
     ambiguous_score: float
 
@@ -197,6 +200,7 @@ class FilterSettings(Settings):
     cache_table: str
     """Only for the degradation note of a refused model (handlers/common/degradations.py)."""
     filter_model_id: str
+    daily_model_calls: int
     junk_score: float
     borderline_score: float
 

@@ -126,6 +126,8 @@ class SenderSettings(Settings):
     grade_model_id: str
     compose_model_id: str
     sms_origination_identity: str
+    daily_model_calls: int
+    daily_sms: int
     review_url: str
     feedback_url: str
     business_name: str

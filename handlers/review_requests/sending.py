@@ -22,6 +22,7 @@ from typing import Any
 from handlers.common import metrics
 from handlers.common.link_tokens import Keyring, issue_short_token
 from handlers.common.model_call import ConverseClient
+from handlers.common.spend import CapReached, SpendGuard
 from handlers.review_requests import drafting, grading
 from handlers.review_requests.domain import (
     FEEDBACK_ACTION,
@@ -94,7 +95,9 @@ def feedback_ref(keyring: Keyring, request_id: str, ttl: dt.timedelta, now: dt.d
 
 @dataclass
 class Sender:
-    """rrs-sender's flow over its adapters; ``bedrock`` None means the real client."""
+    """rrs-sender's flow over its adapters; ``bedrock`` None means the real client; ``spend``
+    holds the day's SMS counter (``dailySms``), None where no SMS cap applies (tests of the
+    other steps)."""
 
     requests: Requests
     optouts: OptOuts
@@ -104,6 +107,7 @@ class Sender:
     keyring: Callable[[], Keyring]
     config: SendConfig
     bedrock: ConverseClient | None = None
+    spend: SpendGuard | None = None
 
     def process(self, request_id: str, now: dt.datetime, claim: str | None = None) -> str:
         """Handle one send message; returns the outcome (for logs and tests)."""
@@ -125,6 +129,11 @@ class Sender:
         tz = zone(item.get("timezone"), self.config.business_timezone)
         if not self.config.window.contains(now, tz):
             return self._defer(request_id, self.config.window.next_open(now, tz), tz.key, now)
+        if self.spend is not None and item.get("channel") == Channel.SMS.value:
+            try:
+                self.spend.reserve("sms")  # before the models: a deferred ask costs no call
+            except CapReached as capped:
+                return self._defer(request_id, capped.resume_at, tz.key, now, reason="sms_cap")
         return self._ask(item, now, claim or uuid.uuid4().hex)
 
     # Outcomes -----------------------------------------------------------------------------
@@ -144,15 +153,19 @@ class Sender:
             metrics.count("Requests", 1, State.SUPPRESSED.value)
         return "suppressed" if won else "lost_race"
 
-    def _defer(self, request_id: str, until: dt.datetime, tz_name: str, now: dt.datetime) -> str:
-        """Quiet hours where the customer is: move the due time; the sweep re-drives it."""
+    def _defer(
+        self, request_id: str, until: dt.datetime, tz_name: str, now: dt.datetime,
+        reason: str = "quiet_hours",
+    ) -> str:
+        """Quiet hours where the customer is, or the day's SMS spent: move the due time; the
+        sweep re-drives it."""
         if not self.requests.defer(request_id, iso(until), iso(now)):
             return "lost_race"
         self.audit.append(
             AuditEntry.now(
                 request_id,
                 "deferred",
-                {"reason": "quiet_hours", "until": iso(until), "timezone": tz_name},
+                {"reason": reason, "until": iso(until), "timezone": tz_name},
                 now,
             )
         )

@@ -88,6 +88,7 @@ class PickerSettings(Settings):
     attribution_window_hours: int
     offer_retention_days: int
     picker_model_id: str
+    daily_model_calls: int
     nudge_delay_minutes: int
     max_price_ratio: float
     catalogue_max_age_hours: int
@@ -120,6 +121,7 @@ class SenderSettings(Settings):
     addlink_key_secret_id: str
     addlink_url: str
     sms_origination_identity: str
+    daily_sms: int
     sender_email: str
     link_grace_days: int
     business_name: str

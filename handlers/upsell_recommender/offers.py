@@ -264,6 +264,19 @@ def unconfirmed_offers(table: Table, index: str, since: int, until: int) -> list
     return sorted(found, key=lambda o: (int(o.get("send_at", 0)), str(o["offer_id"])))
 
 
+def postpone(table: Table, offer_id: str, until: float, expires_at: float, reason: str) -> TransitionResult:
+    """chosen -> chosen, due again at ``until`` (a spent daily SMS cap): the offer waits, kept
+    alive to ``expires_at``, and the sender releases it then."""
+    return transition(
+        table,
+        {"offer_id": offer_id},
+        STATE,
+        OfferState.CHOSEN.value,
+        OfferState.CHOSEN.value,
+        {"send_at": int(until), "postponed_reason": reason, OFFERS_TTL: int(expires_at)},
+    )
+
+
 def suppress(
     table: Table, offer_id: str, expected: OfferState, reason: str, now: float
 ) -> TransitionResult:

@@ -28,12 +28,22 @@ from typing import TYPE_CHECKING, Any
 
 from handlers.common import metrics
 from handlers.common.aws_clients import table
+from handlers.common.clock import Clock, utc_now
+from handlers.common.degradations import Ledger
 from handlers.common.link_tokens import Keyring, issue_short_token
 from handlers.common.mail_from import from_address
 from handlers.common.observability import get_logger
 from handlers.common.secrets import get_secret
+from handlers.common.spend import CapReached, SpendGuard
 from handlers.upsell_recommender import customers, offers
-from handlers.upsell_recommender.domain import ADD_ACTION, Contact, OfferState, is_variant_id
+from handlers.upsell_recommender.contract import OFFERS_KEY, OFFERS_TTL
+from handlers.upsell_recommender.domain import (
+    ADD_ACTION,
+    Channel,
+    Contact,
+    OfferState,
+    is_variant_id,
+)
 from handlers.upsell_recommender.nudges import AwsMessenger, NudgeRejected, compose
 from handlers.upsell_recommender.offers import due_offers
 from handlers.upsell_recommender.picking import clean_line
@@ -65,6 +75,7 @@ class SenderDeps:
         grace_s: How long after the window the link still works (late taps are recorded).
         max_nudges: Nudges allowed per 30 days.
         business: The shop's name, first in every nudge.
+        spend: The day's SMS counter (``dailySms``): an SMS nudge takes one before its claim.
     """
 
     offers: Table
@@ -79,12 +90,17 @@ class SenderDeps:
     grace_s: int
     max_nudges: int
     business: str
+    spend: SpendGuard
 
     @classmethod
-    def from_settings(cls, config: SenderSettings, *, messenger: Messenger | None = None) -> SenderDeps:
+    def from_settings(
+        cls, config: SenderSettings, *, messenger: Messenger | None = None, clock: Clock = utc_now
+    ) -> SenderDeps:
         key_id = config.addlink_key_secret_id
+        offers_table = table(config.offers_table)
+        ledger = Ledger(offers_table, OFFERS_KEY, OFFERS_TTL)
         return cls(
-            offers=table(config.offers_table),
+            offers=offers_table,
             index=config.offers_index,
             customers=table(config.customers_table),
             optout=table(config.optout_table),
@@ -101,6 +117,7 @@ class SenderDeps:
             grace_s=config.link_grace_days * 86400,
             max_nudges=config.max_nudges_per_30_days,
             business=config.business_name,
+            spend=SpendGuard.beside(ledger, {"sms": config.daily_sms}, clock),
         )
 
 
@@ -147,6 +164,17 @@ def send_one(offer: Mapping[str, Any], deps: SenderDeps, keyring: Keyring, *, no
         return suppressed("opted-out")
     if customers.is_capped(customers.get_customer(deps.customers, customer_id), now, deps.max_nudges):
         return suppressed("capped")
+
+    if contact.channel is Channel.SMS:
+        try:
+            deps.spend.reserve("sms")
+        except CapReached as capped:
+            # Nothing is dropped: the offer is due again when the next UTC day's SMS start.
+            until = capped.resume_at.timestamp()
+            moved = offers.postpone(
+                deps.offers, offer_id, until, until + deps.window_s + deps.retention_s, "sms-cap"
+            )
+            return "postponed:sms-cap" if moved.won else "already-moved"
 
     claim = offers.claim_for_send(
         deps.offers,

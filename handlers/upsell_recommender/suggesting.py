@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from handlers.common import formats, metrics
 from handlers.common.aws_clients import table
 from handlers.common.degradations import Ledger
-from handlers.common.model_call import NoValidAnswer, call_structured
+from handlers.common.model_call import NoAnswerReason, NoValidAnswer, call_structured
 from handlers.common.observability import get_logger
 from handlers.upsell_recommender.catalogue import fetch, snapshot
 from handlers.upsell_recommender.contract import OFFERS_KEY, OFFERS_TTL
@@ -38,6 +38,7 @@ from handlers.upsell_recommender.picking import (
     build_prompt,
     candidates,
     choose,
+    rules_shortlist,
 )
 
 MAX_TOKENS = 600
@@ -158,12 +159,16 @@ def pick(job: SuggestJob, deps: PickerDeps, *, now: float, receive_count: int = 
         client=deps.model_client,
         max_tokens=MAX_TOKENS,
     )
-    if isinstance(answer, NoValidAnswer):
+    if isinstance(answer, NoValidAnswer) and answer.reason is NoAnswerReason.CAPPED:
+        # The day's model calls are spent (counted by handlers/common/spend.py): the rules pick.
+        shortlist = rules_shortlist(offered).suggestions
+    elif isinstance(answer, NoValidAnswer):
         log.warning("no usable model answer", extra={"reason": answer.reason.value})
         if answer.retryable and receive_count < deps.max_receives:
             raise ModelUnavailable(answer.detail)
         return _no_fit(job, deps, now, f"model-{answer.reason.value}")
-    shortlist = answer.value.suggestions
+    else:
+        shortlist = answer.value.suggestions
     if not shortlist:
         return _no_fit(job, deps, now, "model-empty")
 

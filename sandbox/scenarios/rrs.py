@@ -34,6 +34,12 @@ ASK = (
 )
 
 
+def requests(sb: Sandbox) -> dict[str, str]:
+    """Each request's state by customer; the table's other items (degradation notes, the day's
+    spend counters) have no state."""
+    return {r["customer_id"]: r["state"] for r in sb.items("rrs-requests") if "state" in r}
+
+
 def _grade(request: Any) -> dict[str, Any]:
     prompt = " ".join(b.get("text", "") for m in request["messages"] for b in m["content"])
     facts = json.loads(prompt.split("\n", 1)[1])
@@ -142,13 +148,11 @@ class ReviewDay:
         ) as step:
             sb.advance(hours=2, minutes=5)
             sb.drain()
-            step.state(
-                "rrs-requests", {r["customer_id"]: r["state"] for r in sb.items("rrs-requests")}
-            )
+            step.state("rrs-requests", requests(sb))
         with report.step("The afternoon: the 15-minute sweep catches any straggler") as step:
             for _ in range(4):
                 sb.advance(minutes=30)
-            states = {r["customer_id"]: r["state"] for r in sb.items("rrs-requests")}
+            states = requests(sb)
             step.state("rrs-requests", states)
         asks = sb.outbox.to("ann@example.org")
         owner = sb.graph.config.systems.rrs.owner_email if sb.graph.config.systems.rrs else ""
@@ -209,7 +213,7 @@ class ReviewDay:
             for _ in range(4):  # Dan's schedule fires at 11:30; the next sweeps ask and mail
                 sb.advance(minutes=30)
             sb.model.refused -= models
-            states = {r["customer_id"]: r["state"] for r in sb.items("rrs-requests") if "state" in r}
+            states = requests(sb)
             step.state("rrs-requests", states)
         notices = [
             m

@@ -343,6 +343,7 @@ def test_each_role_holds_exactly_its_grants(graph: Graph) -> None:
         },
         "ler-enrich": {
             (("dynamodb:GetItem", "dynamodb:PutItem"), (CACHE,)),
+            (("dynamodb:UpdateItem",), (CACHE,)),  # its daily lookup counters only (below)
             (("secretsmanager:GetSecretValue",), (secret("ler-enrichment-key"),)),
             (("events:PutEvents",), (BUS,)),
             (SEND, (DLQ,)),
@@ -420,6 +421,7 @@ def test_degradation_notes_are_the_only_cache_items_their_grants_reach(graph: Gr
             s["Action"][0]: s["Condition"]
             for s in statements_of(graph, function)
             if s["Action"][0].startswith("dynamodb:") and "Condition" in s
+            and s.get("Sid") not in ("CountModelCalls", "CountLookups")  # the spend counters: below
         }
 
     for function in ("ler-normalize", "ler-dedupe", "ler-filter"):
@@ -444,6 +446,31 @@ def test_degradation_notes_are_the_only_cache_items_their_grants_reach(graph: Gr
             }
         }
     }
+
+
+def test_the_daily_spend_counters_are_the_only_cache_items_their_grants_reach(graph: Graph) -> None:
+    """Issue #41: the three model callers count their model calls and ler-enrich its lookups in
+    ler-enrich-cache: UpdateItem on that one table ARN and on ``spend#<kind>#`` keys only
+    (dynamodb:LeadingKeys, the page above); no other function may touch a counter."""
+    spenders = {
+        "ler-normalize": ("CountModelCalls", "model"),
+        "ler-dedupe": ("CountModelCalls", "model"),
+        "ler-filter": ("CountModelCalls", "model"),
+        "ler-enrich": ("CountLookups", "lookup"),
+    }
+    for function in (name.removeprefix("dev-") for name in functions(graph)):
+        counters = [s for s in statements_of(graph, function) if "spend#" in json.dumps(s)]
+        if function not in spenders:
+            assert counters == [], function
+            continue
+        sid, kind = spenders[function]
+        assert counters == [{
+            "Sid": sid,
+            "Effect": "Allow",
+            "Action": ["dynamodb:UpdateItem"],
+            "Resource": [CACHE],
+            "Condition": {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": [f"spend#{kind}#*"]}},
+        }], function
 
 
 def test_events_and_mail_grants_are_conditioned(graph: Graph) -> None:

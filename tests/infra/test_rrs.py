@@ -304,7 +304,8 @@ def test_each_role_holds_exactly_its_grants(graph: Graph) -> None:
 
 
 def test_degradation_notes_are_the_only_items_their_grants_reach(graph: Graph) -> None:
-    """rrs-sender may update its refused-model note, rrs-sweep read it and mark it notified,
+    """rrs-sender may update its refused-model note and its daily model and SMS counters (and
+    nothing else of rrs-requests through these), rrs-sweep read the note and mark it notified,
     rrs-escalator read it: each statement limited to that one partition key of rrs-requests
     (dynamodb:LeadingKeys; DynamoDB Developer Guide, "Using IAM policy conditions for
     fine-grained access control":
@@ -322,8 +323,13 @@ def test_degradation_notes_are_the_only_items_their_grants_reach(graph: Graph) -
 
     only_note = {"ForAllValues:StringEquals": {"dynamodb:LeadingKeys": note}}
     requests = (table("rrs-requests"),)
+    def counters(kind: str) -> dict[str, Any]:  # the day's spend counters of one kind (#41)
+        return {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": [f"spend#{kind}#*"]}}
+
     assert conditioned("rrs-sender") == {
-        "NoteRefusedModel": (("dynamodb:UpdateItem",), requests, only_note)
+        "NoteRefusedModel": (("dynamodb:UpdateItem",), requests, only_note),
+        "CountModelCalls": (("dynamodb:UpdateItem",), requests, counters("model")),
+        "CountSms": (("dynamodb:UpdateItem",), requests, counters("sms")),
     }
     assert conditioned("rrs-sweep") == {
         "ReadDegradationNotes": (("dynamodb:GetItem",), requests, only_note),

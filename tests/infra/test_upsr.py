@@ -47,9 +47,12 @@ def grants_of(graph: Graph, function: str) -> set[Statement]:
     statements: list[dict[str, Any]] = json.loads(policy.inputs["policy"])["Statement"]
     assert all(s["Effect"] == "Allow" for s in statements)
     for s in statements:  # the only conditions: mail may leave from the sender address only,
-        # and a degradation note touches its own items only (tested below)
+        # and a degradation note or a spend counter touches its own items only (tested below)
         if "Condition" in s and s["Action"] == ["ses:SendEmail"]:
             assert s["Condition"] == {"StringEquals": {"ses:FromAddress": ["crm-bot@example.com"]}}
+        elif "Condition" in s and "ForAllValues:StringLike" in s["Condition"]:
+            assert s["Action"] == ["dynamodb:UpdateItem"]  # a daily spend counter (#41, below)
+            assert set(s["Condition"]) == {"ForAllValues:StringLike"}
         elif "Condition" in s:
             assert set(s["Condition"]) == {"ForAllValues:StringEquals"}
             assert s["Action"] in (["dynamodb:UpdateItem"], ["dynamodb:GetItem"])
@@ -192,6 +195,21 @@ def test_degradation_notes_are_the_only_items_their_grants_reach(graph: Graph) -
             "degraded#ModelRefused#upsr-picker",
         ]
     }
+
+
+def test_the_daily_spend_counters_are_the_only_items_their_grants_reach(graph: Graph) -> None:
+    """Issue #41: upsr-picker counts its model calls and upsr-sender its SMS in upsr-offers,
+    UpdateItem on that one table ARN and on the ``spend#<kind>#`` keys only (same page)."""
+    for function, kind in (("upsr-picker", "model"), ("upsr-sender", "sms")):
+        policy = graph.named("aws:iam/rolePolicy:RolePolicy", f"dev-{function}-grants")
+        [counter] = [
+            s for s in json.loads(policy.inputs["policy"])["Statement"]
+            if "ForAllValues:StringLike" in (s.get("Condition") or {})
+        ]
+        assert (counter["Action"], counter["Resource"]) == (["dynamodb:UpdateItem"], [table("upsr-offers")])
+        assert counter["Condition"] == {
+            "ForAllValues:StringLike": {"dynamodb:LeadingKeys": [f"spend#{kind}#*"]}
+        }
 
 
 def test_mail_may_leave_from_the_sender_address_only(graph: Graph) -> None:

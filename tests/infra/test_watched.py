@@ -266,8 +266,9 @@ def test_each_alarm_notifies_the_alert_topic_of_its_own_region(prod: Graph) -> N
         (t.inputs["name"], _region(graph, t)): t for t in graph.of_type("aws:sns/topic:Topic")
     }
     alarms = graph.of_type(ALARM)
-    assert len(alarms) == 57  # 27 dlq-depth, 9 not-run, 8 errors, 6 queue-age,
-    # 3 degraded (one per system that can degrade), 2 unconfirmed-send, 2 throttles
+    assert len(alarms) == 60  # 27 dlq-depth, 9 not-run, 8 errors, 6 queue-age,
+    # 3 degraded (one per system that can degrade), 3 spend-cap (one per system that pays per
+    # call), 2 unconfirmed-send, 2 throttles
     for alarm in alarms:
         region = _region(graph, alarm)
         (action,) = alarm.inputs["alarmActions"]
@@ -387,7 +388,7 @@ def test_the_plan_lists_each_function_with_its_alarms(graph: Graph) -> None:
     assert "    alarm    errors: Errors Sum > 0 over 1 x 300 s" in order
     sweep = text.split(f"  function rrs-sweep  ({prefix}-rrs-sweep")[1].split("  function ")[0]
     assert "    alarm    not-run: Invocations Sum < 1 over 1 x 1800 s (missing = breaching)" in sweep
-    assert "alarms   57: " in text and "NOBODY" not in text
+    assert "alarms   60: " in text and "NOBODY" not in text
 
 
 def test_more_subscribers_from_config_are_emailed_by_every_alarm_topic() -> None:
@@ -437,3 +438,23 @@ def test_every_system_that_can_degrade_has_one_degraded_alarm(graph: Graph) -> N
             assert alarm.inputs["alarmActions"] and alarm.inputs["threshold"] == 0
 
 
+
+
+def test_every_system_that_pays_per_call_has_one_spend_cap_alarm(graph: Graph) -> None:
+    """Issue #41: ler, upsr and rrs each reserve their paid calls against daily caps
+    (handlers/common/spend.py); the day's first refusal of a cap is counted once as
+    ``SpendCapReached`` for its system, and that series is alarmed once per system, in five
+    minutes, to the region's alert topic."""
+    from handlers.common.metrics import SPEND_CAP_REACHED
+
+    capped = {
+        a.inputs["dimensions"]["service"]: a
+        for a in graph.of_type(ALARM)
+        if (a.inputs.get("tags") or {}).get("crm:alarm-kind") == "spend-cap"
+    }
+    assert sorted(capped) == ([] if graph.config.alarms == "none" else ["ler", "rrs", "upsr"])
+    for alarm in capped.values():
+        assert alarm.inputs["metricName"] == SPEND_CAP_REACHED
+        assert alarm.inputs["namespace"] == f"crm/{graph.config.prefix}"
+        assert (alarm.inputs["period"], alarm.inputs["threshold"]) == (300, 0)
+        assert alarm.inputs["alarmActions"]

@@ -178,6 +178,44 @@ def test_sms_identity_pool_phone_and_missing(stubs: Stubs) -> None:
     assert missing.status == "FAIL" and "smsOriginationIdentity" in missing.fix
 
 
+def _spend_limits(max_usd: int, enforced: int, overridden: bool) -> dict[str, Any]:
+    return {"SpendLimits": [
+        {"Name": "VOICE_MESSAGE_MONTHLY_SPEND_LIMIT", "EnforcedLimit": 1, "MaxLimit": 1000, "Overridden": False},
+        {"Name": "TEXT_MESSAGE_MONTHLY_SPEND_LIMIT", "EnforcedLimit": enforced, "MaxLimit": max_usd,
+         "Overridden": overridden},
+    ]}
+
+
+def test_sms_spend_limit_below_near_and_above_the_expected_month(stubs: Stubs) -> None:
+    """DescribeSpendLimits (https://docs.aws.amazon.com/goto/WebAPI/pinpoint-sms-voice-v2-2022-03-31/DescribeSpendLimits):
+    a new account's small limit fails, an enforced limit overrides the account's, and a limit
+    with less than twice the expected month is a warning."""
+    sms = "pinpoint-sms-voice-v2"
+    stubs.answer(sms, "eu-west-2", "describe_spend_limits", _spend_limits(1, 1, False))
+    stubs.answer(sms, "eu-west-2", "describe_spend_limits", _spend_limits(1000, 150, True))
+    stubs.answer(sms, "eu-west-2", "describe_spend_limits", _spend_limits(1000, 150, False))
+    stubs.refuse(sms, "eu-west-2", "describe_spend_limits", "AccessDeniedException", 403)
+    young = pf.sms_spend_limit(stubs, "eu-west-2", 107.18)
+    assert young.status == "FAIL" and "account limit $1 a month" in young.detail
+    assert "$107.18" in young.detail and "at least $214" in young.fix
+    assert young.page == pf.SPEND_LIMIT_PAGE
+    tight = pf.sms_spend_limit(stubs, "eu-west-2", 107.18)
+    assert tight.status == "warn" and "enforced limit $150" in tight.detail
+    assert pf.sms_spend_limit(stubs, "eu-west-2", 107.18).status == "ok"
+    denied = pf.sms_spend_limit(stubs, "eu-west-2", 107.18)
+    assert denied.status == "FAIL" and "sms-voice:DescribeSpendLimits" in denied.fix
+
+
+def test_the_expected_sms_spend_is_make_costs_sms_lines(graphs: GraphCache) -> None:
+    from components.offline import cost
+
+    prod = graphs.run("prod")
+    busy = cost.graph_cost(prod, cost.load_usage(), cost.load_prices()).busy
+    expected = pf.expected_sms_usd(prod)
+    assert list(expected) == ["eu-west-2"]  # upsr and rrs send from eu-west-2
+    assert expected["eu-west-2"] == pytest.approx(cost.sms_usd(busy)) and expected["eu-west-2"] > 50
+
+
 def test_receipt_rule_set_one_active_per_region(stubs: Stubs) -> None:
     other = {"Metadata": {"Name": "prod-ler-inbound", "CreatedTimestamp": "2026-01-01T00:00:00Z"}, "Rules": []}
     stubs.answer("ses", "eu-west-2", "describe_active_receipt_rule_set", other)
@@ -216,6 +254,7 @@ def test_the_dev_plan_checks_every_model_region_domain_and_identity(graphs: Grap
     assert names.count("ses_account") == 2 and names.count("ses_identity") == 2
     assert names.count("lambda_concurrency") == 2 and names.count("powertools_layer") == 2
     assert names.count("sms_identity") == 1 and names.count("receipt_rule_set") == 1
+    assert names.count("sms_spend_limit") == 1
     need = pf.concurrency_need(graph)
     assert need["us-east-1"] == 10 + 2 + 5  # dm-score and dm-merge caps, five other functions
 
@@ -231,16 +270,18 @@ def test_main_prints_each_failure_with_its_fix_and_page(
         region = check.keywords["region"]  # type: ignore[attr-defined]
         service = {"bedrock_model": "bedrock", "ses_account": "sesv2", "ses_identity": "sesv2",
                    "lambda_concurrency": "lambda", "public_concurrency": "lambda",
-                   "sms_identity": "pinpoint-sms-voice-v2",
+                   "sms_identity": "pinpoint-sms-voice-v2", "sms_spend_limit": "pinpoint-sms-voice-v2",
                    "receipt_rule_set": "ses", "powertools_layer": "ssm"}[check.func.__name__]  # type: ignore[attr-defined]
         op = {"bedrock": "get_foundation_model_availability", "sesv2": "get_account" if check.func.__name__ == "ses_account" else "get_email_identity",  # type: ignore[attr-defined]
               "lambda": "get_account_settings", "pinpoint-sms-voice-v2": "describe_pools",
               "ses": "describe_active_receipt_rule_set", "ssm": "get_parameter"}[service]
+        if check.func.__name__ == "sms_spend_limit":  # type: ignore[attr-defined]
+            op = "describe_spend_limits"
         stubs.refuse(service, region, op, "AccessDeniedException", 403)
     assert pf.main(["--stack", "dev"], clients=stubs) == 1
     out = capsys.readouterr().out
-    assert out.count("FAIL") == 13 and out.count("fix: ") == 13  # 2 public-concurrency regions
-    assert "preflight dev: 13 checks, 13 failed" in out
+    assert out.count("FAIL") == 14 and out.count("fix: ") == 14  # 2 public-concurrency regions
+    assert "preflight dev: 14 checks, 14 failed" in out
 
 
 def test_an_error_before_aws_answers_is_one_line_per_check_not_a_traceback(
@@ -263,7 +304,7 @@ def test_an_error_before_aws_answers_is_one_line_per_check_not_a_traceback(
 
     assert pf.main(["--stack", "dev"], clients=lambda service, region: Nobody()) == 1
     out = capsys.readouterr().out
-    assert out.count("NoCredentialsError") == 13 and "aws configure" in out
+    assert out.count("NoCredentialsError") == 14 and "aws configure" in out
 
 
 @pytest.mark.parametrize("command", ["preflight", "secrets", "verify"])

@@ -6,10 +6,12 @@ from typing import TYPE_CHECKING, Any
 
 from handlers.common import entry
 from handlers.common.clock import Clock
+from handlers.common.spend import SpendGuard
 from handlers.lead_enricher.contract import EVENT_BUS, EnrichSettings
-from handlers.lead_enricher.enrich_cache import EnrichCache, PendingMarkers
+from handlers.lead_enricher.enrich_cache import EnrichCache, PendingMarkers, degradation_ledger
 from handlers.lead_enricher.enriching import Enricher, make_provider
 from handlers.lead_enricher.events import EventBridgeSink
+from handlers.lead_enricher.providers.capped import CappedProvider
 
 if TYPE_CHECKING:
     from handlers.lead_enricher.providers.base import FirmographicProvider
@@ -23,11 +25,14 @@ def wire(
     transport: Any = None,
 ) -> Enricher:
     """``provider`` replaces the configured one (tests); ``transport`` keeps it and replaces
-    its HTTP call (the sandbox's stand-in)."""
+    its HTTP call (the sandbox's stand-in). Either way each lookup takes one of the day's
+    ``dailyEnrichmentLookups`` first (``CappedProvider``)."""
+    ledger = degradation_ledger(config.cache_table)
+    guard = SpendGuard.beside(ledger, {"lookup": config.daily_enrichment_lookups}, clock)
     return Enricher(
         EnrichCache(config.cache_table, config.cache_ttl_days),
         PendingMarkers(config.cache_table),
-        provider or make_provider(config, clock, transport=transport),
+        CappedProvider(provider or make_provider(config, clock, transport=transport), guard),
         EventBridgeSink(config.event_source, EVENT_BUS),
         clock=clock,
     )

@@ -6,16 +6,19 @@ from typing import Any
 
 from handlers.common import entry
 from handlers.common.clock import Clock
-from handlers.common.degradations import NotingRefusals
+from handlers.common.degradations import model_client
 from handlers.lead_enricher.contract import FILTER_FUNCTION, FilterSettings
 from handlers.lead_enricher.enrich_cache import degradation_ledger
 from handlers.lead_enricher.screening import JunkFilter
 
 
 def wire(config: FilterSettings, clock: Clock) -> JunkFilter:
-    """A refused model is noted for the junk digest (``NotingRefusals``)."""
+    """Each model call takes one of the day's ``dailyModelCalls`` first; a refused model is
+    noted for the junk digest (``degradations.model_client``)."""
     ledger = degradation_ledger(config.cache_table)
-    return JunkFilter(config, model_client=NotingRefusals(None, ledger, FILTER_FUNCTION, clock))
+    return JunkFilter(config, model_client=model_client(
+        None, ledger, FILTER_FUNCTION, clock, config.daily_model_calls
+    ))
 
 
 def run(screen: JunkFilter, event: dict[str, Any], context: Any, clock: Clock) -> dict[str, str]:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from handlers.common import entry
 from handlers.common.clock import Clock
-from handlers.common.degradations import NotingRefusals
+from handlers.common.degradations import model_client
 from handlers.lead_enricher.contract import NORMALIZE_FUNCTION, NormalizeSettings
 from handlers.lead_enricher.enrich_cache import degradation_ledger
 from handlers.lead_enricher.normalizing import Normalizer
@@ -20,9 +20,12 @@ if TYPE_CHECKING:
 
 
 def wire(config: NormalizeSettings, clock: Clock) -> Normalizer:
-    """A refused model is noted for the junk digest (``NotingRefusals``)."""
+    """Each model call takes one of the day's ``dailyModelCalls`` first; a refused model is
+    noted for the junk digest (``degradations.model_client``)."""
     ledger = degradation_ledger(config.cache_table)
-    return Normalizer(config, model_client=NotingRefusals(None, ledger, NORMALIZE_FUNCTION, clock))
+    return Normalizer(config, model_client=model_client(
+        None, ledger, NORMALIZE_FUNCTION, clock, config.daily_model_calls
+    ))
 
 
 def run(normalizer: Normalizer, record: SQSRecord, context: Any, clock: Clock) -> Any:

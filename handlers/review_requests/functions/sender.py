@@ -15,11 +15,12 @@ from typing import TYPE_CHECKING, Any
 
 from handlers.common import batch, entry
 from handlers.common.clock import Clock
-from handlers.common.degradations import NotingRefusals
+from handlers.common.degradations import model_client
 from handlers.common.link_tokens import Keyring
 from handlers.common.mail_from import from_address
 from handlers.common.observability import get_logger
 from handlers.common.secrets import get_secret
+from handlers.common.spend import SpendGuard
 from handlers.review_requests import contract
 from handlers.review_requests.messaging import AwsMessenger
 from handlers.review_requests.sending import SendConfig, Sender
@@ -32,8 +33,11 @@ if TYPE_CHECKING:
 
 
 def wire(s: contract.SenderSettings, clock: Clock) -> Sender:
-    """The send flow wired to the tables, queue, models and identities the settings name. A
-    refused model is noted for the owner's notice (``NotingRefusals``; rrs-sweep asks for it)."""
+    """The send flow wired to the tables, queue, models and identities the settings name. Each
+    model call and each SMS takes one of the day's ``dailyModelCalls`` or ``dailySms`` first
+    (handlers/common/spend.py); a refused model is noted for the owner's notice
+    (``degradations.model_client``; rrs-sweep asks for it)."""
+    ledger = degradation_ledger(s.requests_table)
     return Sender(
         requests=Requests(s.requests_table, contract.REQUESTS_INDEX),
         optouts=OptOuts(s.optout_table),
@@ -56,7 +60,8 @@ def wire(s: contract.SenderSettings, clock: Clock) -> Sender:
             business_timezone=s.opening_timezone,
             link_ttl=dt.timedelta(days=s.link_ttl_days),
         ),
-        bedrock=NotingRefusals(None, degradation_ledger(s.requests_table), contract.SENDER, clock),
+        bedrock=model_client(None, ledger, contract.SENDER, clock, s.daily_model_calls),
+        spend=SpendGuard.beside(ledger, {"sms": s.daily_sms}, clock),
     )
 
 

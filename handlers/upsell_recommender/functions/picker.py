@@ -12,16 +12,17 @@ from typing import Any
 
 from handlers.common import entry
 from handlers.common.clock import Clock
-from handlers.common.degradations import NotingRefusals
+from handlers.common.degradations import model_client
 from handlers.upsell_recommender import contract, suggesting
 
 
 def wire(config: contract.PickerSettings, clock: Clock, **collaborators: Any) -> suggesting.PickerDeps:
     """The real dependencies; ``collaborators`` are the stand-ins tests and the sandbox give.
-    A refused model is noted for the owner's roll-up (``NotingRefusals``)."""
+    Each model call takes one of the day's ``dailyModelCalls`` first; a refused model is noted
+    for the owner's roll-up (``degradations.model_client``)."""
     deps = suggesting.PickerDeps.from_settings(config, **collaborators)
-    noting = NotingRefusals(deps.model_client, deps.ledger, contract.PICKER, clock)
-    return replace(deps, model_client=noting)
+    guarded = model_client(deps.model_client, deps.ledger, contract.PICKER, clock, config.daily_model_calls)
+    return replace(deps, model_client=guarded)
 
 
 def run(deps: suggesting.PickerDeps, record: Any, context: Any, clock: Clock) -> Any:

@@ -12,7 +12,7 @@ from handlers.upsell_recommender import contract, sending
 
 def wire(config: contract.SenderSettings, clock: Clock, **collaborators: Any) -> sending.SenderDeps:
     """The real dependencies; ``collaborators`` are the stand-ins tests and the sandbox give."""
-    return sending.SenderDeps.from_settings(config, **collaborators)
+    return sending.SenderDeps.from_settings(config, clock=clock, **collaborators)
 
 
 def run(deps: sending.SenderDeps, event: Mapping[str, Any], context: Any, clock: Clock) -> dict[str, int]:

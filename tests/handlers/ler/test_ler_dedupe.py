@@ -28,6 +28,7 @@ CONFIG = DedupeSettings(
     identity_table=IDENTITY,
     identity_index="by-crm-id",
     dedupe_model_id="haiku",
+    daily_model_calls=23,
     link_score=0.9,
     ambiguous_score=0.7,
 )

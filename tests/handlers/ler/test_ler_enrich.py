@@ -157,3 +157,27 @@ def test_a_throttled_provider_pends_the_lead_until_the_wait_it_asked_for(
     [waiting] = PendingMarkers(CACHE).pending()
     assert waiting.retry_at == (NOW + dt.timedelta(hours=1)).isoformat()
     assert cache_item(ler, "acme-widgets.co.uk") is None
+
+
+def test_a_spent_daily_lookup_cap_pends_the_lead_until_the_next_utc_day(
+    ler: Ler, clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue #41: past ``dailyEnrichmentLookups`` the provider is not asked; the lead goes on
+    unenriched and pending, and ler-retry enriches it once the UTC day turns."""
+    from handlers.lead_enricher.contract import EnrichSettings
+    from handlers.lead_enricher.functions import enrich as enrich_function
+
+    monkeypatch.setenv("DAILY_ENRICHMENT_LOOKUPS", "1")
+    ler.provider.profiles.update({"acme-widgets.co.uk": ACME, "other-firm.co.uk": ACME})
+    service = enrich_function.wire(EnrichSettings.from_environ(), clock, provider=ler.provider)
+    first = service.enrich(lead("jane@acme-widgets.co.uk"))
+    assert first.enrichment is not None and first.enrichment.status == "enriched"
+    held = service.enrich(lead("bob@other-firm.co.uk", lead_id="f-2"))
+    assert held.enrichment is not None and held.enrichment.status == "pending"
+    assert ler.provider.calls == ["acme-widgets.co.uk"]  # the second lookup was not made
+    [waiting] = PendingMarkers(CACHE).pending()
+    assert (waiting.lead.lead_id, waiting.retry_at) == ("f-2", "2026-11-29T00:00:00+00:00")
+
+    clock.now = dt.datetime(2026, 11, 29, 0, 5, tzinfo=dt.UTC)
+    again = service.enrich(lead("bob@other-firm.co.uk", lead_id="f-2", pass_no=1))
+    assert again.enrichment is not None and again.enrichment.status == "enriched"

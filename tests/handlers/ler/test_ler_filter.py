@@ -18,6 +18,7 @@ CONFIG = FilterSettings(
     event_source=SOURCE,
     cache_table="dev-ler-enrich-cache",
     filter_model_id="haiku",
+    daily_model_calls=23,
     junk_score=0.75,
     borderline_score=0.4,
 )
@@ -141,3 +142,26 @@ def test_the_handler_emits_clean_or_junk(ler: Ler) -> None:
     assert emitted == [("le.clean", "below_borderline"), ("le.junk", "no_contact")]
     with pytest.raises(ValueError, match=r"expected a le\.deduped event"):
         junk_filter.handle({"detail-type": "le.enriched", "detail": lead(JANE).to_json()})
+
+
+def test_a_spent_daily_model_cap_keeps_a_borderline_lead_by_the_rules(
+    ler: Ler, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue #41: ler-filter as wired, past ``dailyModelCalls``: Bedrock is not called and the
+    borderline lead is kept by the rules, as when the model gives no answer."""
+    import datetime as dt
+
+    from handlers.lead_enricher.functions import filter as filter_function
+
+    model = FakeBedrockClient([{"decision": "drop", "reason": "vendor_pitch"}])
+    monkeypatch.setattr("handlers.common.model_call.bedrock_runtime", lambda region=None: model)
+    monkeypatch.setenv("DAILY_MODEL_CALLS", "0")
+    noon = dt.datetime(2026, 11, 28, 12, tzinfo=dt.UTC)
+    junk_filter = filter_function.wire(FilterSettings.from_environ(), lambda: noon)
+    junk_filter.handle(
+        {"detail-type": "le.deduped", "detail": lead(BORDERLINE, BORDERLINE_MESSAGE).to_json()}
+    )
+    [emitted] = ler.emitted()
+    assert emitted["detail-type"] == "le.clean" and model.calls == []
+    screening = emitted["detail"]["screening"]
+    assert (screening["reason"], screening["model"]) == ("borderline_kept", "no_answer:capped")

@@ -420,3 +420,44 @@ def test_a_message_of_another_kind_fails_so_it_reaches_the_dlq(
     assert answer == {"batchItemFailures": [{"itemIdentifier": "m-1-1"}]}
     assert scheduled.request(RID)["state"] == "asked"  # the good record in the batch still went
     assert len(scheduled.emails()) == 1
+
+
+# Daily spend caps (issue #41) ---------------------------------------------------------------
+
+
+def test_a_spent_daily_sms_cap_defers_the_ask_to_the_next_day_and_calls_no_model(
+    scheduled: Rrs, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past ``dailySms`` the ask is neither sent nor dropped: its due time moves to the next
+    UTC day (the sweep re-drives it), before any model call is spent on it."""
+    scheduled.table("REQUESTS_TABLE").update_item(
+        Key={"request_id": RID},
+        UpdateExpression="SET channel = :s, contact = :p",
+        ExpressionAttributeValues={":s": "sms", ":p": "+447911123456"},
+    )
+    monkeypatch.setenv("DAILY_SMS", "1")
+    requests = scheduled.table("REQUESTS_TABLE")
+    requests.put_item(Item={"request_id": "spend#sms#2026-06-10", "spent": 1})  # the day's one SMS
+    assert send(SEND) == {"batchItemFailures": []}
+    assert scheduled.sms == [] and scheduled.bedrock.calls == []
+    item = scheduled.request(RID)
+    assert item["state"] == "scheduled" and item["due"].startswith("2026-06-11T00:00:00")
+    deferred = audit_facts(scheduled, "deferred")
+    assert deferred["reason"] == "sms_cap"
+
+    scheduled.now = DUE + dt.timedelta(days=1)
+    script(scheduled, "happy", "Hi Ann, thanks for choosing us. A quick review would help:", None)
+    send(SEND)
+    assert len(scheduled.sms) == 1 and scheduled.request(RID)["state"] == "asked"
+
+
+def test_a_spent_daily_model_cap_asks_with_the_rules_and_the_template(
+    scheduled: Rrs, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DAILY_MODEL_CALLS", "0")
+    send(SEND)
+    assert scheduled.bedrock.calls == []
+    assert len(scheduled.emails()) == 1  # asked all the same
+    item = scheduled.request(RID)
+    assert (item["grade_source"], item["draft_source"]) == ("fallback", "template")
+    assert audit_facts(scheduled, "message")["rejected"] == ["no_answer:capped"]

@@ -206,7 +206,11 @@ class World:
     owner_mail: list[tuple[str, str]] = field(default_factory=list)
 
     def items(self, name: str) -> list[dict[str, Any]]:
-        return list(self.tables[name].scan()["Items"])
+        """The table's business items: the day's spend counters (``spend#``) left out."""
+        return [
+            item for item in self.tables[name].scan()["Items"]
+            if not str(item.get("offer_id", "")).startswith("spend#")
+        ]
 
     def offer(self, order_id: int | str = 5001) -> dict[str, Any] | None:
         item = self.tables["offers"].get_item(Key={"offer_id": f"ofr-{order_id}"}).get("Item")
@@ -249,11 +253,11 @@ class World:
         config = contract.PickerSettings.from_environ()
         return picker.wire(config, lambda: at(now), model_client=self.bedrock)
 
-    def sender_deps(self) -> Any:
+    def sender_deps(self, now: float = T0) -> Any:
         from handlers.upsell_recommender.sending import SenderDeps
 
         config = contract.SenderSettings.from_environ()
-        return SenderDeps.from_settings(config, messenger=self.messenger)
+        return SenderDeps.from_settings(config, messenger=self.messenger, clock=lambda: at(float(now)))
 
     def addlink_deps(self) -> Any:
         from handlers.upsell_recommender.taps import AddlinkDeps
@@ -294,7 +298,7 @@ class World:
     def send(self, now: float) -> dict[str, int]:
         from handlers.upsell_recommender import sending
 
-        return sending.run(self.sender_deps(), now=now)
+        return sending.run(self.sender_deps(now), now=now)
 
     def tap(self, event: Mapping[str, Any], now: float) -> dict[str, Any]:
         from handlers.upsell_recommender import taps

@@ -105,3 +105,18 @@ def test_a_plain_pitch_still_goes_out_as_written(world: World) -> None:
     world.pick_all()
     offer = world.offer()
     assert offer is not None and offer["line"] == "A mat makes the tent comfy."
+
+
+def test_a_spent_daily_model_cap_picks_by_the_rules_without_the_model(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue #41: past ``dailyModelCalls`` the order still gets its offer, picked by the filters'
+    own order (cheapest first) with the fixed line; Bedrock is not called."""
+    monkeypatch.setenv("DAILY_MODEL_CALLS", "0")
+    world.sync()
+    world.deliver(webhook_event(shopify_order()))
+    assert world.pick_all() == ["chosen"]
+    assert world.bedrock.calls == []
+    offer = world.offer()
+    assert offer is not None and offer["state"] == "chosen"
+    assert offer["line"] == f"{offer['title']} goes well with your order."

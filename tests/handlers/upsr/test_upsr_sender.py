@@ -137,3 +137,24 @@ def test_a_confirmed_nudge_is_never_reported(world: World) -> None:
     delivered = world.offer()
     assert delivered is not None and delivered["delivered_at"] == send_at
     assert world.sweep(now=send_at + 3600)["unconfirmed"] == 0
+
+
+def test_a_spent_daily_sms_cap_postpones_the_nudge_to_the_next_utc_day(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue #41: past ``dailySms`` the nudge is not sent and not dropped: the offer stays
+    chosen, due again at the next UTC midnight, and goes out then."""
+    offer = chosen_offer(world)
+    monkeypatch.setenv("DAILY_SMS", "0")
+    due = int(offer["send_at"])
+    assert world.send(now=due) == {"postponed:sms-cap": 1}
+    assert world.messenger.sent == []
+    waiting = world.offer()
+    midnight = (due // 86400 + 1) * 86400
+    assert waiting is not None and (waiting["state"], waiting["send_at"]) == ("chosen", midnight)
+    assert waiting["expires_at"] > offer["expires_at"]  # kept alive for the later window
+    assert world.send(now=due + 600) == {}  # not due again the same day
+
+    monkeypatch.setenv("DAILY_SMS", "199")
+    assert world.send(now=midnight + 60) == {"sent": 1}
+    assert len(world.messenger.sent) == 1
