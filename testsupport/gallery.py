@@ -466,7 +466,7 @@ def rrs_documents() -> Iterator[Document]:
     )
     yield Document("rrs-handover", "mail", mail.html, ("Ann Smith", "Boiler service", "still cold"),
                    action=True, text=mail.text)
-    yield rrs_degraded_notice()
+    yield from rrs_degraded_notices()
     yield from rrs_ask_documents()
 
 
@@ -508,14 +508,19 @@ def customer_messages() -> list[CustomerMessage]:
     return found
 
 
-def rrs_degraded_notice() -> Document:
-    """The owner's daily notice that Bedrock refuses rrs-sender's model (rrs-escalator)."""
+def rrs_degraded_notices() -> Iterator[Document]:
+    """Bedrock refuses rrs-sender's model (rrs-escalator): the fix to whoever deployed the
+    stack, what it changes to the owner."""
     until = int(NOW.timestamp())
     refused = Degradation("ModelRefused", "rrs-sender", until - 2 * 86400 - 5400, until - 600, 37,
                           "global.anthropic.claude-haiku-4-5-20251001-v1:0")
-    mail = notice.build([refused], business="Acme Heating", zone="Europe/London", region="eu-west-2")
-    return Document("rrs-degraded-notice", "mail", mail.html,
-                    ("Model refused", "claude-haiku-4-5", "37 times"), action=True, text=mail.text)
+    fix = notice.for_deployer([refused], business="Acme Heating", zone="Europe/London", region="eu-west-2")
+    yield Document("rrs-degraded-fix", "mail", fix.html,
+                   ("Model refused", "claude-haiku-4-5", "37 times", "Model catalog in eu-west-2"),
+                   action=True, text=fix.text)
+    mail = notice.build([refused], business="Acme Heating", zone="Europe/London", alert_email="ops@example.org")
+    yield Document("rrs-degraded-notice", "mail", mail.html,
+                   ("standard wording", "ops@example.org"), text=mail.text)
 
 
 SYSTEMS: dict[str, Callable[[], Iterator[Document]]] = {

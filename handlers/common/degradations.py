@@ -78,6 +78,28 @@ WHAT: Mapping[str, str] = {
 }
 
 
+CLI_AVAILABILITY_PAGE = "https://docs.aws.amazon.com/cli/latest/reference/bedrock/get-foundation-model-availability.html"
+
+
+def model_catalog(region: str) -> str:
+    """The Bedrock console's Model catalog in ``region``, where access to a model is requested."""
+    return f"https://{region}.console.aws.amazon.com/bedrock/home?region={region}#/model-catalog"
+
+
+def model_access_fix(model_id: str, region: str) -> list[str]:
+    """The exact steps for the person who deployed the stack when Bedrock refuses ``model_id``
+    (an inference profile id or a model id) in ``region``: where to ask, and how to check
+    (the API ``make preflight`` reads: GetFoundationModelAvailability, ``CLI_AVAILABILITY_PAGE``)."""
+    base = model_call.foundation_model(model_id)
+    return [
+        f"1. Open the Bedrock console's Model catalog in {region}: {model_catalog(region)}",
+        f"2. Open {base} and request access (it subscribes through AWS Marketplace); for an "
+        "Anthropic model, also submit the one-time use-case form.",
+        f"3. Check: aws bedrock get-foundation-model-availability --model-id {base} --region "
+        f"{region} (authorizationStatus AUTHORIZED, the others AVAILABLE), or make preflight.",
+    ]
+
+
 def key(kind: str, function: str) -> str:
     """The partition key of one (kind, function) item."""
     if kind not in ADVICE:
