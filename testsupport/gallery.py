@@ -466,6 +466,7 @@ def rrs_documents() -> Iterator[Document]:
     )
     yield Document("rrs-handover", "mail", mail.html, ("Ann Smith", "Boiler service", "still cold"),
                    action=True, text=mail.text)
+    yield rrs_unconfirmed_handover()
     yield from rrs_degraded_notices()
     yield from rrs_ask_documents()
 
@@ -506,6 +507,26 @@ def customer_messages() -> list[CustomerMessage]:
         sender = from_address(TRADE, TRADE_EMAIL) if html else ""
         found.append(CustomerMessage(name, request.business, "email" if html else "sms", text, html, sender))
     return found
+
+
+def rrs_unconfirmed_handover() -> Document:
+    """An ask claimed and never confirmed sent, for a customer since gone from the sheet: the
+    address comes from rrs-audit."""
+    mail = handover.build(
+        reason="unconfirmed_send",
+        request_id="req-0b9d7e4f2a1c5e8b3d6f9a0c7e2b4d1f",
+        request={"customer_id": "c-9", "customer_name": "Bob Jones", "state": "asked", "channel": "email",
+                 "sent_at": "2026-08-03T08:15:00Z"},
+        customer=None,
+        job={"job_title": "Annual gas safety check", "completed_at": "2026-08-02T14:00:00Z"},
+        trail=[{"event": "message", "at": "2026-08-03T08:15:00Z",
+                "facts": {"channel": "email", "to": "bob.jones@example.net", "subject": "How did we do, Bob?",
+                          "text": "Hi Bob, thanks for choosing Acme Heating for your gas safety check."}}],
+        business="Acme Heating",
+        zone="Europe/London",
+    )
+    return Document("rrs-handover-unconfirmed", "mail", mail.html, ("Bob Jones", "bob.jones@example.net"),
+                    action=True, text=mail.text)
 
 
 def rrs_degraded_notices() -> Iterator[Document]:
