@@ -146,6 +146,10 @@ def dm_person() -> list[dict[str, Any]]:
             for (a, b), score in ((("301", "303"), 2.8), (("301", "302"), 1.0), (("302", "303"), 1.0))]
 
 
+DM_LINK_DAYS, DM_UNDO_DAYS = 30, 90
+"""The dev stack's ``linkTtlDays`` and ``undoDays``."""
+
+
 def dm_documents() -> Iterator[Document]:
     pair = dm_pair()
     second = {**dm_pair("310", "311"), "score": 4.1,
@@ -153,10 +157,12 @@ def dm_documents() -> Iterator[Document]:
               "contacts": {"low": {"name": "Ravi Okonkwo-Lindqvist", "phone": "+44 20 7946 0018", "company": "Fabrikam"},
                            "high": {"name": "Priya Okonkwo-Lindqvist", "phone": "+44 20 7946 0018", "company": "Fabrikam"}}}
     link = f"{DM_URL}/confirm?t={_token(1)}"
-    yield Document("dm-proposal", "page", pages.proposal(pair, link, link.replace("confirm", "reject"))["body"],
+    yield Document("dm-proposal", "page", pages.proposal(pair, link, link.replace("confirm", "reject"),
+                                                 link_days=DM_LINK_DAYS, undo_days=DM_UNDO_DAYS)["body"],
                    ("Wanda Williams", "Wanda Wixlliams"), action=True)
     yield Document("dm-proposal-reject", "page",
-                   pages.proposal(second, link, link.replace("confirm", "reject"), chosen="reject")["body"],
+                   pages.proposal(second, link, link.replace("confirm", "reject"), chosen="reject",
+                                  link_days=DM_LINK_DAYS, undo_days=DM_UNDO_DAYS)["body"],
                    ("Ravi Okonkwo-Lindqvist", "Priya Okonkwo-Lindqvist"), action=True)
     merge = {"merge_id": "mrg_2026_08_03_0a1b2c", "pair_key": "101#102", "kept_id": "101",
              "merged_id": "102", "undoable_until": "2026-09-02"}
@@ -165,6 +171,13 @@ def dm_documents() -> Iterator[Document]:
                    ("Wanda Williams", "Wanda Wixlliams"), action=True)
     yield Document("dm-merged", "page", pages.merged(named, "101", "102", f"{DM_URL}/undo?t={_token(3)}", "2026-09-02")["body"],
                    ("Wanda Williams", "Wanda Wixlliams"))
+    twice = {"101": "Ann Lee", "102": "Ann Lee"}
+    yield Document("dm-merged-one-name", "page",
+                   pages.merged(twice, "101", "102", f"{DM_URL}/undo?t={_token(3)}", "2026-09-02")["body"],
+                   ("Ann Lee",))
+    yield Document("dm-undo-one-name", "page",
+                   pages.undo_confirmation(merge, f"{DM_URL}/undo?t={_token(2)}", twice)["body"],
+                   ("Ann Lee",), action=True)
     yield Document("dm-rejected", "page",
                    pages.result(f"Recorded: not a duplicate: {pages.who(second)}",
                                 "Recorded: not a duplicate. This pair will not be proposed again.")["body"],
