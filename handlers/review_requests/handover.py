@@ -253,7 +253,10 @@ def build(
             out.note("not on record")
     state = request.get("state")
     out.gap()
-    out.field("Where it stands", STATES.get(str(state), state))
+    standing = STATES.get(str(state), state)
+    if reason == "unconfirmed_send" and state == "asked":  # "was sent" is what nobody knows
+        standing = "claimed for sending; never confirmed sent"
+    out.field("Where it stands", standing)
     if earlier:
         times = "; ".join(_when(e.get("at"), zone) or "-" for e in earlier)
         out.note(f"Earlier follow-ups asked for this customer: {times}")

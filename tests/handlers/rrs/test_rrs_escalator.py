@@ -252,5 +252,6 @@ def test_an_unconfirmed_ask_names_the_address_it_was_claimed_for_when_the_sheet_
     )
     assert f"  {field}: {to}" in mail.text, mail.text
     assert f"{field}: -" not in mail.text
+    assert "  Where it stands: claimed for sending; never confirmed sent" in mail.text
     scheme = "mailto:" if channel == "email" else "tel:"
     assert f"href='{scheme}{to}' data-primary" in mail.html
