@@ -18,7 +18,7 @@ https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/specifying-cond
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
@@ -219,30 +219,48 @@ class Ledger:
                 raise
 
 
-def text_lines(found: Iterable[Degradation], zone: str = "UTC") -> list[str]:
-    """The digest's plain-text section: one line per degradation, then what to do, per kind."""
-    found = list(found)
-    if not found:
+def fix_lines(d: Degradation, region: str) -> list[str]:
+    """What the person who deployed the stack does about ``d``: a refused model's exact steps
+    (``model_access_fix``), else the kind's advice with the provider's page."""
+    if d.kind == MODEL_REFUSED and d.detail:
+        return model_access_fix(d.detail, region)
+    return [ADVICE[d.kind]]
+
+
+def deployer_mail(found: Sequence[Degradation], *, system: str, region: str, zone: str = "UTC") -> kit.Mail:
+    """The notice for ``alertEmail`` (whoever deployed the stack): each fallback taken, since
+    when, how often, and the fix. The owner's digest says only what it changes (``owner_lines``)."""
+    what = ", ".join(dict.fromkeys(WHAT[d.kind].lower() for d in found))
+    subject = f"{system}: running degraded in {region} ({what})"[:150]
+    text = [subject, ""]
+    parts: list[kit.Html] = []
+    for d in found:
+        steps = fix_lines(d, region)
+        text += [d.line(zone), "The fix:", *steps, ""]
+        parts += [kit.para(d.line(zone), strong=True), *(kit.para(step) for step in steps)]
+    pages = dict.fromkeys(d.kind for d in found)
+    text += [f"{PAGE_LABEL[k]}: {ADVICE[k].rpartition(': ')[2]}" for k in pages]
+    parts += [kit.para(kit.link(ADVICE[k].rpartition(": ")[2], PAGE_LABEL[k])) for k in pages]
+    parts.append(kit.detail(f"The owner's mail says only what this changes for the business. Times in {zone}."))
+    return kit.mail(subject, text, kit.join(parts))
+
+
+def owner_lines(found: Iterable[Degradation], effects: Mapping[str, str], alert_email: str) -> list[str]:
+    """The owner's digest section: what each fallback changes for the business (``effects``,
+    the system's words per kind) and who has the fix; nothing to do in AWS or a provider's console."""
+    kinds = list(dict.fromkeys(d.kind for d in found))
+    if not kinds:
         return []
-    lines = ["Running degraded (a fallback was taken; here is what to do):"]
-    for kind in dict.fromkeys(d.kind for d in found):
-        lines += [f"  {d.line(zone)}" for d in found if d.kind == kind]
-        lines.append(f"  What to do: {ADVICE[kind]}")
-    return lines
+    return [*(effects[k] for k in kinds),
+            f"The fix has gone to {alert_email}, who set up this system; nothing for you to do."]
 
 
-def html(found: Iterable[Degradation], zone: str = "UTC") -> kit.Html:
-    """The same section for the digest's HTML part (empty when nothing degraded)."""
-    found = list(found)
-    if not found:
+def owner_html(found: Iterable[Degradation], effects: Mapping[str, str], alert_email: str) -> kit.Html:
+    """``owner_lines`` for the digest's HTML part (empty when nothing degraded)."""
+    lines = owner_lines(found, effects, alert_email)
+    if not lines:
         return kit.Html("")
-    parts = [kit.Html("<h2>Running degraded</h2>")]
-    for kind in dict.fromkeys(d.kind for d in found):
-        parts += [kit.para(d.line(zone)) for d in found if d.kind == kind]
-        words, _, page = ADVICE[kind].rpartition(": ")
-        parts.append(kit.para(words + ".", strong=True))
-        parts.append(kit.para(kit.link(page, PAGE_LABEL[kind])))
-    return kit.join(parts)
+    return kit.join([kit.para(lines[0], strong=True), *(kit.para(line) for line in lines[1:])])
 
 
 class NotingRefusals:
