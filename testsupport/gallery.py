@@ -23,6 +23,7 @@ from handlers.common.degradations import Degradation
 from handlers.common.function_url import Request
 from handlers.common.link_tokens import Keyring, issue_short_token, issue_token
 from handlers.common.mail_from import from_address
+from handlers.common.quiet import all_quiet
 from handlers.duplicate_merger import digest, pages
 from handlers.lead_enricher import rescue_pages
 from handlers.lead_enricher.junk_digest import RescueLinks, summarise
@@ -37,6 +38,7 @@ from handlers.source_attributor.week_page import WeekPage
 from handlers.upsell_recommender import taps
 from handlers.upsell_recommender.domain import ADD_ACTION, Channel, Contact, OfferState
 from handlers.upsell_recommender.nudges import compose
+from handlers.upsell_recommender.offers import Activity
 from handlers.upsell_recommender.report import Rollup, render
 from handlers.upsell_recommender.sending import link_subject, link_url
 from handlers.upsell_recommender.taps import AddlinkDeps
@@ -254,14 +256,14 @@ def dm_documents() -> Iterator[Document]:
 
 def upsr_documents() -> Iterator[Document]:
     until = int(NOW.timestamp())
-    counts = {OfferState.TAKEN: 3, OfferState.OUT_OF_WINDOW: 1, OfferState.IGNORED: 6,
-              OfferState.SENT: 2, OfferState.CHOSEN: 1, OfferState.SUPPRESSED: 1, OfferState.NO_FIT: 4}
-    mail = render(Rollup(counts, 2, until - 7 * 86400, until, {"GBP": Decimal("84.00")}), zone="Europe/London")
-    assert mail is not None
-    yield Document("upsr-rollup", "mail", mail.html, ("add-ons taken", "£84.00"), text=mail.text)
-    quiet = render(Rollup({}, 0, until - 7 * 86400, until), zone="Europe/London")
-    assert quiet is not None
-    yield Document("upsr-rollup-quiet", "mail", quiet.html, ("quiet week",), text=quiet.text)
+    new = Activity(nudged=3, taps=2, taken=1, closed=4, value={"GBP": Decimal("28.00")})
+    totals = Activity(nudged=41, taps=15, taken=9, closed=36, value={"GBP": Decimal("252.00")})
+    mail = render(Rollup(new, totals, until - 86400, until, until - 30 * 86400,
+                         counts={OfferState.CHOSEN: 1, OfferState.SUPPRESSED: 1, OfferState.NO_FIT: 4},
+                         closed_now=2), zone="Europe/London")
+    yield Document("upsr-rollup", "mail", mail.html, ("add-ons taken", "£28.00", "£252.00"), text=mail.text)
+    quiet = all_quiet("Upsell recommender", "No order was nudged, tapped or taken since the last roll-up.")
+    yield Document("upsr-rollup-quiet", "mail", quiet.html, ("all quiet",), text=quiet.text)
     nudge = _upsr_email_nudge()
     yield Document("upsr-nudge-email", "mail", nudge.html, ("Ann", "Mat strap", SHOP), action=True, text=nudge.text)
     yield from upsr_tap_pages()
