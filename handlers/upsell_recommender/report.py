@@ -99,7 +99,7 @@ def render(rollup: Rollup, *, zone: str = "UTC") -> kit.Mail:
         f"from {new.nudged} order{'s' if new.nudged != 1 else ''} nudged since the last roll-up"
         + (" (running on rules: see below)" if rollup.degraded else "")
     )
-    running = f"Running total since {_day(rollup.totals_since, zone)}"
+    started = _day(rollup.totals_since, zone)
     main = [
         ("Orders nudged", str(new.nudged), str(totals.nudged)),
         ("Taps on the link", str(new.taps), str(totals.taps)),
@@ -115,7 +115,8 @@ def render(rollup: Rollup, *, zone: str = "UTC") -> kit.Mail:
         ("Closed as not tapped in this run", rollup.closed_now),
     ]
     more = [(label, n) for label, n in more if n]  # a zero says nothing in four seconds
-    text = [subject, "", f"New since the last roll-up ({since}; times in {zone}), and the {running.lower()}:", ""]
+    text = [subject, "", f"New since the last roll-up ({since}; times in {zone}), and the running "
+            f"total since {started}:", ""]
     text += [f"  {label}: {figure} (running total: {total})" for label, figure, total in main]
     lost = _unconfirmed_lines(rollup.unconfirmed, zone)
     if lost:
@@ -134,7 +135,7 @@ def render(rollup: Rollup, *, zone: str = "UTC") -> kit.Mail:
     body = kit.join(
         (
             kit.para(f"New since the last roll-up ({since}), each counted once; beside it the "
-                     f"{running.lower()}."),
+                     f"running total since {started}."),
             kit.rows_table(("", "New", "Running total"), main, numeric=2),
             (
                 kit.Html(f"<h2>Nudges claimed but never confirmed sent: {len(lost)}</h2>")
