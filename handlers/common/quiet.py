@@ -25,4 +25,4 @@ def all_quiet(system: str, what: str) -> kit.Mail:
     subject = f"{system}: all quiet"
     why = ("On a day with nothing to act on or read no mail comes; this line comes on Mondays, "
            f"so you know the {system.lower()} is running.")
-    return kit.mail(subject, [what, "", why], kit.join([kit.para(what, strong=True), kit.detail(why)]))
+    return kit.mail(subject, [subject, "", what, "", why], kit.join([kit.para(what, strong=True), kit.detail(why)]))
