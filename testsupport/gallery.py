@@ -19,7 +19,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from handlers.common import html_kit as kit
 from handlers.common import sms as sms_kit
-from handlers.common.degradations import Degradation
+from handlers.common.degradations import Degradation, deployer_mail
 from handlers.common.function_url import Request
 from handlers.common.link_tokens import Keyring, issue_short_token, issue_token
 from handlers.common.mail_from import from_address
@@ -262,6 +262,9 @@ def upsr_documents() -> Iterator[Document]:
                          counts={OfferState.CHOSEN: 1, OfferState.SUPPRESSED: 1, OfferState.NO_FIT: 4},
                          closed_now=2), zone="Europe/London")
     yield Document("upsr-rollup", "mail", mail.html, ("add-ons taken", "£28.00", "£252.00"), text=mail.text)
+    redacted = Degradation("CustomerRedacted", "upsr-order", until - 86400, until - 3600, 4, "")
+    fix = deployer_mail([redacted], system="Upsell recommender", region="eu-west-2", zone="Europe/London")
+    yield Document("upsr-degraded-fix", "mail", fix.html, ("Shopify customer redacted", "4 times"), text=fix.text)
     quiet = all_quiet("Upsell recommender", "No order was nudged, tapped or taken since the last roll-up.")
     yield Document("upsr-rollup-quiet", "mail", quiet.html, ("all quiet",), text=quiet.text)
     nudge = _upsr_email_nudge()

@@ -227,22 +227,43 @@ def fix_lines(d: Degradation, region: str) -> list[str]:
     return [ADVICE[d.kind]]
 
 
-def deployer_mail(found: Sequence[Degradation], *, system: str, region: str, zone: str = "UTC") -> kit.Mail:
+def deployer_mail(
+    found: Sequence[Degradation], *, system: str, region: str, zone: str = "UTC",
+    subject: str = "", lead: str = "",
+) -> kit.Mail:
     """The notice for ``alertEmail`` (whoever deployed the stack): each fallback taken, since
-    when, how often, and the fix. The owner's digest says only what it changes (``owner_lines``)."""
+    when, how often, and the fix; ``lead`` says what the system does meanwhile. The owner's mail
+    says only what it changes for the business (``owner_lines``)."""
     what = ", ".join(dict.fromkeys(WHAT[d.kind].lower() for d in found))
-    subject = f"{system}: running degraded in {region} ({what})"[:150]
-    text = [subject, ""]
-    parts: list[kit.Html] = []
+    subject = (subject or f"{system}: running degraded in {region} ({what})")[:150]
+    kinds = list(dict.fromkeys(d.kind for d in found))
+    text = [subject, ""] + ([lead, ""] if lead else [])
+    parts: list[kit.Html] = [kit.para(lead, strong=True)] if lead else []
+    if MODEL_REFUSED in kinds:
+        parts.append(kit.actions(kit.button(model_catalog(region), f"Model catalog in {region}",
+                                            primary=True, method="get")))
     for d in found:
         steps = fix_lines(d, region)
         text += [d.line(zone), "The fix:", *steps, ""]
-        parts += [kit.para(d.line(zone), strong=True), *(kit.para(step) for step in steps)]
-    pages = dict.fromkeys(d.kind for d in found)
-    text += [f"{PAGE_LABEL[k]}: {ADVICE[k].rpartition(': ')[2]}" for k in pages]
-    parts += [kit.para(kit.link(ADVICE[k].rpartition(": ")[2], PAGE_LABEL[k])) for k in pages]
-    parts.append(kit.detail(f"The owner's mail says only what this changes for the business. Times in {zone}."))
+        parts += [kit.para(d.line(zone), strong=not lead), kit.heading("The fix")]
+        parts += [kit.para(_html_step(step, d.kind)) for step in steps]
+    text += [f"{PAGE_LABEL[k]}: {ADVICE[k].rpartition(': ')[2]}" for k in kinds]
+    parts += [kit.para(kit.link(ADVICE[k].rpartition(": ")[2], PAGE_LABEL[k])) for k in kinds]
+    said = ("The owner is told only what this changes for the business. You get this at most once a "
+            "day while it goes on, and none once it is fixed.")
+    text += ["", said]
+    parts.append(kit.detail(f"{said} Times in {zone}."))
     return kit.mail(subject, text, kit.join(parts))
+
+
+def _html_step(step: str, kind: str) -> str:
+    """A fix step for the HTML part: the address it names is the button or link beside it
+    (a bare URL runs off a phone's screen)."""
+    if step.startswith("1. Open the Bedrock"):
+        return "1. Open the Model catalog (the button above)."
+    if step == ADVICE[kind]:
+        return step.rpartition(": ")[0] + " (the link below)."
+    return step
 
 
 def owner_lines(found: Iterable[Degradation], effects: Mapping[str, str], alert_email: str) -> list[str]:

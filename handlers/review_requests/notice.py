@@ -17,7 +17,6 @@ from collections.abc import Sequence
 
 from handlers.common import degradations
 from handlers.common import html_kit as kit
-from handlers.common.metrics import MODEL_REFUSED
 from handlers.review_requests.contract import DEGRADED_REASON
 from handlers.review_requests.timing import zone as zone_of
 
@@ -79,27 +78,8 @@ def for_deployer(
 ) -> kit.Mail:
     """The notice for the person who deployed the stack (``alertEmail``): what Bedrock refuses,
     since when, how often, and the exact fix; ``region`` is rrs's, where access is enabled."""
-    models = list(dict.fromkeys(d.detail for d in found if d.detail)) or ["the configured model"]
-    subject = f"[{business}] rrs: Bedrock refuses its model in {region}"[:150]
-    lead = f"Bedrock answers AccessDeniedException for rrs-sender's model in {region}. {RULES}"
-    steps = [line for model in models for line in degradations.model_access_fix(model, region)]
-    lines = [d.line(zone) for d in found]
-    text = [lead, "", *lines, "", "The fix:", *steps, "",
-            f"Bedrock guide: {degradations.BEDROCK_ACCESS_PAGE}", "",
-            "The owner is told only what it changes for the business. " + ONCE_A_DAY]
-    body = kit.join(
-        [
-            kit.para(lead, strong=True),
-            kit.actions(kit.button(degradations.model_catalog(region), f"Model catalog in {region}",
-                                   primary=True, method="get")),
-            *(kit.para(line) for line in lines),
-            kit.Html("<h2>The fix</h2>"),
-            # Step 1's address is the button above: a bare URL runs off a phone's screen.
-            *(kit.para("1. Open the Model catalog (the button above)." if step.startswith("1. ") else step)
-              for step in steps),
-            kit.para(kit.link(degradations.BEDROCK_ACCESS_PAGE, degradations.PAGE_LABEL[MODEL_REFUSED])),
-            kit.detail("The owner is told only what it changes for the business. " + ONCE_A_DAY
-                       + f" Times in {zone}."),
-        ]
+    return degradations.deployer_mail(
+        found, system="rrs", region=region, zone=zone,
+        subject=f"[{business}] rrs: Bedrock refuses its model in {region}",
+        lead=f"Bedrock answers AccessDeniedException for rrs-sender's model in {region}. {RULES}",
     )
-    return kit.mail(subject, text, body)
