@@ -400,29 +400,6 @@ def count_by_state(table: Table, index: str, since: int, until: int) -> dict[Off
     return counts
 
 
-def taken_value(table: Table, index: str, since: int, until: int) -> dict[str, Decimal]:
-    """The prices of the offers taken with ``send_at`` in ``[since, until]``, per currency."""
-    totals: dict[str, Decimal] = {}
-    request: dict[str, Any] = {
-        "IndexName": index,
-        "KeyConditionExpression": "#s = :s AND #t BETWEEN :since AND :until",
-        "ExpressionAttributeNames": {"#s": STATE, "#t": "send_at", "#p": "price", "#c": "currency"},
-        "ExpressionAttributeValues": {":s": OfferState.TAKEN.value, ":since": since, ":until": until},
-        "ProjectionExpression": "#p, #c",
-    }
-    while True:
-        page = table.query(**request)
-        for item in page.get("Items", []):
-            price = to_decimal(item.get("price"))
-            if price is not None:
-                currency = str(item.get("currency") or "").upper() or "?"
-                totals[currency] = totals.get(currency, Decimal(0)) + price
-        last = page.get("LastEvaluatedKey")
-        if not last:
-            return totals
-        request["ExclusiveStartKey"] = last
-
-
 def claim_daily_report(table: Table, day: str, now: float, retention_s: int) -> bool:
     """First caller for ``day`` (``YYYY-MM-DD``) wins the right to send that day's roll-up."""
     marker = {
