@@ -104,6 +104,8 @@ ScheduleExpression = Annotated[str, AfterValidator(_schedule)]
 """An EventBridge Scheduler expression: rate(...), cron(...) or at(...), by Scheduler's grammar."""
 TimeZone = Annotated[str, AfterValidator(_time_zone)]
 """An IANA time zone name, checked with zoneinfo."""
+QuietReport = Literal["line", "none"]
+"""An owner mail on a day with nothing to say (handlers/common/quiet.py): `line` once a week, `none` never."""
 
 # How the config reference (docs/configuration.md) names the checked string kinds (components/config_reference).
 CHECKED_KINDS: dict[Any, str] = {
@@ -309,6 +311,9 @@ class LerSettings(SystemSettings):
     """When ler-backfill re-enriches pending leads and re-syncs ler-identity from the CRM."""
     digest_schedule: ScheduleExpression = "cron(0 8 * * ? *)"
     """When ler-digest emails the previous day's junk."""
+    quiet_report: QuietReport = "line"
+    """A day with nothing dropped and nothing degraded sends no digest: `line` mails one line
+    on Mondays instead (the owner sees the system is alive), `none` nothing."""
     rescue_link_days: int = Field(default=14, ge=1, le=60)
     """How long the junk digest's rescue links work (a person sends a dropped lead back)."""
     schedule_timezone: TimeZone = "Europe/London"
@@ -553,9 +558,9 @@ class UpsrSettings(SystemSettings, CustomerVoice):
     )
     report_timezone: TimeZone = "Europe/London"
     """IANA zone of `reportHour`, and of the dates the roll-up shows."""
-    quiet_report: Literal["line", "none"] = "line"
-    """A week with nothing nudged, tapped or waiting: `line` mails one line (the owner sees
-    the system is alive), `none` mails nothing."""
+    quiet_report: QuietReport = "line"
+    """A day with nothing new nudged, tapped, taken, lost or degraded sends no roll-up: `line`
+    mails one line on Mondays instead (the owner sees the system is alive), `none` nothing."""
 
 
 class OpeningHours(_Section):

@@ -43,6 +43,8 @@ class Deployment:
             (``permissionsBoundary``).
         public_concurrency: Reserved concurrency of each function behind a public Function
             URL (``publicConcurrency``); None for none.
+        alert_email: ``alertEmail``, the person who deployed the stack: a function mails it
+            what only they can fix (a model refused), never the owner.
     """
 
     prefix: str
@@ -60,6 +62,7 @@ class Deployment:
     queue_triggers: str = "on"
     permissions_boundary: str | None = None
     public_concurrency: int | None = None
+    alert_email: str = ""
 
     @property
     def arns(self) -> Arns:

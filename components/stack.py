@@ -76,6 +76,7 @@ def build(config: StackConfig) -> dict[str, Any]:
             powertools_layer_arn=_powertools_layer(config, region, provider),
             secret_store=config.secret_store,
             queue_triggers=config.queue_triggers,
+            alert_email=config.alert_email,
             permissions_boundary=(
                 Arns(partition, region, identity.account_id).role_boundary(config.prefix)
                 if config.permissions_boundary

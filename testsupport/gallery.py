@@ -19,10 +19,11 @@ from urllib.parse import parse_qs, urlsplit
 
 from handlers.common import html_kit as kit
 from handlers.common import sms as sms_kit
-from handlers.common.degradations import Degradation
+from handlers.common.degradations import Degradation, deployer_mail
 from handlers.common.function_url import Request
 from handlers.common.link_tokens import Keyring, issue_short_token, issue_token
 from handlers.common.mail_from import from_address
+from handlers.common.quiet import all_quiet
 from handlers.duplicate_merger import digest, pages
 from handlers.lead_enricher import rescue_pages
 from handlers.lead_enricher.junk_digest import RescueLinks, summarise
@@ -37,6 +38,7 @@ from handlers.source_attributor.week_page import WeekPage
 from handlers.upsell_recommender import taps
 from handlers.upsell_recommender.domain import ADD_ACTION, Channel, Contact, OfferState
 from handlers.upsell_recommender.nudges import compose
+from handlers.upsell_recommender.offers import Activity
 from handlers.upsell_recommender.report import Rollup, render
 from handlers.upsell_recommender.sending import link_subject, link_url
 from handlers.upsell_recommender.taps import AddlinkDeps
@@ -146,6 +148,10 @@ def dm_person() -> list[dict[str, Any]]:
             for (a, b), score in ((("301", "303"), 2.8), (("301", "302"), 1.0), (("302", "303"), 1.0))]
 
 
+DM_LINK_DAYS, DM_UNDO_DAYS = 30, 90
+"""The dev stack's ``linkTtlDays`` and ``undoDays``."""
+
+
 def dm_documents() -> Iterator[Document]:
     pair = dm_pair()
     second = {**dm_pair("310", "311"), "score": 4.1,
@@ -153,10 +159,12 @@ def dm_documents() -> Iterator[Document]:
               "contacts": {"low": {"name": "Ravi Okonkwo-Lindqvist", "phone": "+44 20 7946 0018", "company": "Fabrikam"},
                            "high": {"name": "Priya Okonkwo-Lindqvist", "phone": "+44 20 7946 0018", "company": "Fabrikam"}}}
     link = f"{DM_URL}/confirm?t={_token(1)}"
-    yield Document("dm-proposal", "page", pages.proposal(pair, link, link.replace("confirm", "reject"))["body"],
+    yield Document("dm-proposal", "page", pages.proposal(pair, link, link.replace("confirm", "reject"),
+                                                 link_days=DM_LINK_DAYS, undo_days=DM_UNDO_DAYS)["body"],
                    ("Wanda Williams", "Wanda Wixlliams"), action=True)
     yield Document("dm-proposal-reject", "page",
-                   pages.proposal(second, link, link.replace("confirm", "reject"), chosen="reject")["body"],
+                   pages.proposal(second, link, link.replace("confirm", "reject"), chosen="reject",
+                                  link_days=DM_LINK_DAYS, undo_days=DM_UNDO_DAYS)["body"],
                    ("Ravi Okonkwo-Lindqvist", "Priya Okonkwo-Lindqvist"), action=True)
     merge = {"merge_id": "mrg_2026_08_03_0a1b2c", "pair_key": "101#102", "kept_id": "101",
              "merged_id": "102", "undoable_until": "2026-09-02"}
@@ -165,6 +173,13 @@ def dm_documents() -> Iterator[Document]:
                    ("Wanda Williams", "Wanda Wixlliams"), action=True)
     yield Document("dm-merged", "page", pages.merged(named, "101", "102", f"{DM_URL}/undo?t={_token(3)}", "2026-09-02")["body"],
                    ("Wanda Williams", "Wanda Wixlliams"))
+    twice = {"101": "Ann Lee", "102": "Ann Lee"}
+    yield Document("dm-merged-one-name", "page",
+                   pages.merged(twice, "101", "102", f"{DM_URL}/undo?t={_token(3)}", "2026-09-02")["body"],
+                   ("Ann Lee",))
+    yield Document("dm-undo-one-name", "page",
+                   pages.undo_confirmation(merge, f"{DM_URL}/undo?t={_token(2)}", twice)["body"],
+                   ("Ann Lee",), action=True)
     yield Document("dm-rejected", "page",
                    pages.result(f"Recorded: not a duplicate: {pages.who(second)}",
                                 "Recorded: not a duplicate. This pair will not be proposed again.")["body"],
@@ -241,14 +256,17 @@ def dm_documents() -> Iterator[Document]:
 
 def upsr_documents() -> Iterator[Document]:
     until = int(NOW.timestamp())
-    counts = {OfferState.TAKEN: 3, OfferState.OUT_OF_WINDOW: 1, OfferState.IGNORED: 6,
-              OfferState.SENT: 2, OfferState.CHOSEN: 1, OfferState.SUPPRESSED: 1, OfferState.NO_FIT: 4}
-    mail = render(Rollup(counts, 2, until - 7 * 86400, until, {"GBP": Decimal("84.00")}), zone="Europe/London")
-    assert mail is not None
-    yield Document("upsr-rollup", "mail", mail.html, ("add-ons taken", "£84.00"), text=mail.text)
-    quiet = render(Rollup({}, 0, until - 7 * 86400, until), zone="Europe/London")
-    assert quiet is not None
-    yield Document("upsr-rollup-quiet", "mail", quiet.html, ("quiet week",), text=quiet.text)
+    new = Activity(nudged=3, taps=2, taken=1, closed=4, value={"GBP": Decimal("28.00")})
+    totals = Activity(nudged=41, taps=15, taken=9, closed=36, value={"GBP": Decimal("252.00")})
+    mail = render(Rollup(new, totals, until - 86400, until, until - 30 * 86400,
+                         counts={OfferState.CHOSEN: 1, OfferState.SUPPRESSED: 1, OfferState.NO_FIT: 4},
+                         closed_now=2), zone="Europe/London")
+    yield Document("upsr-rollup", "mail", mail.html, ("add-ons taken", "£28.00", "£252.00"), text=mail.text)
+    redacted = Degradation("CustomerRedacted", "upsr-order", until - 86400, until - 3600, 4, "")
+    fix = deployer_mail([redacted], system="Upsell recommender", region="eu-west-2", zone="Europe/London")
+    yield Document("upsr-degraded-fix", "mail", fix.html, ("Shopify customer redacted", "4 times"), text=fix.text)
+    quiet = all_quiet("Upsell recommender", "No order was nudged, tapped or taken since the last roll-up.")
+    yield Document("upsr-rollup-quiet", "mail", quiet.html, ("all quiet",), text=quiet.text)
     nudge = _upsr_email_nudge()
     yield Document("upsr-nudge-email", "mail", nudge.html, ("Ann", "Mat strap", SHOP), action=True, text=nudge.text)
     yield from upsr_tap_pages()
@@ -466,7 +484,8 @@ def rrs_documents() -> Iterator[Document]:
     )
     yield Document("rrs-handover", "mail", mail.html, ("Ann Smith", "Boiler service", "still cold"),
                    action=True, text=mail.text)
-    yield rrs_degraded_notice()
+    yield rrs_unconfirmed_handover()
+    yield from rrs_degraded_notices()
     yield from rrs_ask_documents()
 
 
@@ -508,14 +527,39 @@ def customer_messages() -> list[CustomerMessage]:
     return found
 
 
-def rrs_degraded_notice() -> Document:
-    """The owner's daily notice that Bedrock refuses rrs-sender's model (rrs-escalator)."""
+def rrs_unconfirmed_handover() -> Document:
+    """An ask claimed and never confirmed sent, for a customer since gone from the sheet: the
+    address comes from rrs-audit."""
+    mail = handover.build(
+        reason="unconfirmed_send",
+        request_id="req-0b9d7e4f2a1c5e8b3d6f9a0c7e2b4d1f",
+        request={"customer_id": "c-9", "customer_name": "Bob Jones", "state": "asked", "channel": "email",
+                 "sent_at": "2026-08-03T08:15:00Z"},
+        customer=None,
+        job={"job_title": "Annual gas safety check", "completed_at": "2026-08-02T14:00:00Z"},
+        trail=[{"event": "message", "at": "2026-08-03T08:15:00Z",
+                "facts": {"channel": "email", "to": "bob.jones@example.net", "subject": "How did we do, Bob?",
+                          "text": "Hi Bob, thanks for choosing Acme Heating for your gas safety check."}}],
+        business="Acme Heating",
+        zone="Europe/London",
+    )
+    return Document("rrs-handover-unconfirmed", "mail", mail.html, ("Bob Jones", "bob.jones@example.net"),
+                    action=True, text=mail.text)
+
+
+def rrs_degraded_notices() -> Iterator[Document]:
+    """Bedrock refuses rrs-sender's model (rrs-escalator): the fix to whoever deployed the
+    stack, what it changes to the owner."""
     until = int(NOW.timestamp())
     refused = Degradation("ModelRefused", "rrs-sender", until - 2 * 86400 - 5400, until - 600, 37,
                           "global.anthropic.claude-haiku-4-5-20251001-v1:0")
-    mail = notice.build([refused], business="Acme Heating", zone="Europe/London", region="eu-west-2")
-    return Document("rrs-degraded-notice", "mail", mail.html,
-                    ("Model refused", "claude-haiku-4-5", "37 times"), action=True, text=mail.text)
+    fix = notice.for_deployer([refused], business="Acme Heating", zone="Europe/London", region="eu-west-2")
+    yield Document("rrs-degraded-fix", "mail", fix.html,
+                   ("Model refused", "claude-haiku-4-5", "37 times", "Model catalog in eu-west-2"),
+                   action=True, text=fix.text)
+    mail = notice.build([refused], business="Acme Heating", zone="Europe/London", alert_email="ops@example.org")
+    yield Document("rrs-degraded-notice", "mail", mail.html,
+                   ("standard wording", "ops@example.org"), text=mail.text)
 
 
 SYSTEMS: dict[str, Callable[[], Iterator[Document]]] = {

@@ -42,6 +42,7 @@ from components.offline import cost
 from components.offline.engine import Graph
 from components.operate import CREDENTIALS_PAGE, no_credentials, plan_graph, stack_command
 from components.stack import POWERTOOLS_PARAMETER
+from handlers.common.model_call import foundation_model
 
 Status = Literal["ok", "warn", "FAIL"]
 Clients = Callable[[str, str], Any]
@@ -58,7 +59,6 @@ SMS_HEADROOM = 2.0
 """A limit under this many times the expected month is a warning: a busy month stops sends."""
 RULE_SET_PAGE = "https://docs.aws.amazon.com/ses/latest/dg/receiving-email-managing-receipt-rule-sets.html"
 POWERTOOLS_PAGE = "https://docs.powertools.aws.dev/lambda/python/latest/#lambda-layer"
-PROFILE_PREFIXES = ("global.", "us.", "eu.", "apac.", "jp.", "au.")
 
 
 @dataclass(frozen=True)
@@ -82,14 +82,6 @@ def _denied(check: str, where: str, err: ClientError, action: str, page: str) ->
         check, where, "FAIL", f"{_error_code(err)} on {action}",
         f"run preflight with credentials that may call {action}", page,
     )
-
-
-def foundation_model(model_id: str) -> str:
-    """The model id behind a cross-Region inference profile id (``global.anthropic...``)."""
-    for prefix in PROFILE_PREFIXES:
-        if model_id.startswith(prefix):
-            return model_id.removeprefix(prefix)
-    return model_id
 
 
 def bedrock_model(clients: Clients, region: str, model_id: str) -> Finding:

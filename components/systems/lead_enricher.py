@@ -370,6 +370,7 @@ class LeadEnricher(System):
         """Every function's environment, by settings field (each record picks its own)."""
         return {
             **settings_values(s),
+            "alert_email": d.alert_email,
             "event_source": self.source,
             "raw_bucket": self.raw.physical_name,
             "records_bucket": self.records.physical_name,

@@ -137,6 +137,7 @@ class ReviewRequests(System):
         self._request_schedules(d, child)
         self.sms_arn = d.arns.sms_resource(s.sms_origination_identity)
         values = self._environment(s, function)
+        values["alert_email"] = d.alert_email
         b = Build(d, s, function, values)
         self._webhook(b)
         self._sender(b)

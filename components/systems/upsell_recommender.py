@@ -113,6 +113,7 @@ class UpsellRecommender(System):
         self._secrets(d, child)
         self.sms_arn = d.arns.sms_resource(s.sms_origination_identity)
         values = self._environment(s, function)
+        values["alert_email"] = d.alert_email
         b = Build(d, s, function, values)
         self._webhook(b)
         self._picker(b)
@@ -341,8 +342,9 @@ class UpsellRecommender(System):
                 self.offers.grant(
                     "dynamodb:Query", indexes=(contract.OFFERS_INDEX,), sid="QueryOffersByState"
                 ),
+                # GetItem: the roll-up's high-water mark (the index Query reads every offer already).
                 self.offers.grant(
-                    "dynamodb:UpdateItem", "dynamodb:PutItem", sid="CloseOffersAndMark"
+                    "dynamodb:GetItem", "dynamodb:UpdateItem", "dynamodb:PutItem", sid="CloseOffersAndMark"
                 ),
                 b.d.grant_send_email("SendOwnerReport", b.s.sender_email),
                 self.offers.grant_degradation_items(

@@ -18,7 +18,7 @@ https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/specifying-cond
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
@@ -77,6 +77,28 @@ WHAT: Mapping[str, str] = {
     CUSTOMER_REDACTED: "Shopify customer redacted",
     CRM_REJECTED: "HubSpot required property",
 }
+
+
+CLI_AVAILABILITY_PAGE = "https://docs.aws.amazon.com/cli/latest/reference/bedrock/get-foundation-model-availability.html"
+
+
+def model_catalog(region: str) -> str:
+    """The Bedrock console's Model catalog in ``region``, where access to a model is requested."""
+    return f"https://{region}.console.aws.amazon.com/bedrock/home?region={region}#/model-catalog"
+
+
+def model_access_fix(model_id: str, region: str) -> list[str]:
+    """The exact steps for the person who deployed the stack when Bedrock refuses ``model_id``
+    (an inference profile id or a model id) in ``region``: where to ask, and how to check
+    (the API ``make preflight`` reads: GetFoundationModelAvailability, ``CLI_AVAILABILITY_PAGE``)."""
+    base = model_call.foundation_model(model_id)
+    return [
+        f"1. Open the Bedrock console's Model catalog in {region}: {model_catalog(region)}",
+        f"2. Open {base} and request access (it subscribes through AWS Marketplace); for an "
+        "Anthropic model, also submit the one-time use-case form.",
+        f"3. Check: aws bedrock get-foundation-model-availability --model-id {base} --region "
+        f"{region} (authorizationStatus AUTHORIZED, the others AVAILABLE), or make preflight.",
+    ]
 
 
 def key(kind: str, function: str) -> str:
@@ -198,30 +220,69 @@ class Ledger:
                 raise
 
 
-def text_lines(found: Iterable[Degradation], zone: str = "UTC") -> list[str]:
-    """The digest's plain-text section: one line per degradation, then what to do, per kind."""
-    found = list(found)
-    if not found:
+def fix_lines(d: Degradation, region: str) -> list[str]:
+    """What the person who deployed the stack does about ``d``: a refused model's exact steps
+    (``model_access_fix``), else the kind's advice with the provider's page."""
+    if d.kind == MODEL_REFUSED and d.detail:
+        return model_access_fix(d.detail, region)
+    return [ADVICE[d.kind]]
+
+
+def deployer_mail(
+    found: Sequence[Degradation], *, system: str, region: str, zone: str = "UTC",
+    subject: str = "", lead: str = "",
+) -> kit.Mail:
+    """The notice for ``alertEmail`` (whoever deployed the stack): each fallback taken, since
+    when, how often, and the fix; ``lead`` says what the system does meanwhile. The owner's mail
+    says only what it changes for the business (``owner_lines``)."""
+    what = ", ".join(dict.fromkeys(WHAT[d.kind].lower() for d in found))
+    subject = (subject or f"{system}: running degraded in {region} ({what})")[:150]
+    kinds = list(dict.fromkeys(d.kind for d in found))
+    text = [subject, ""] + ([lead, ""] if lead else [])
+    parts: list[kit.Html] = [kit.para(lead, strong=True)] if lead else []
+    if MODEL_REFUSED in kinds:
+        parts.append(kit.actions(kit.button(model_catalog(region), f"Model catalog in {region}",
+                                            primary=True, method="get")))
+    for d in found:
+        steps = fix_lines(d, region)
+        text += [d.line(zone), "The fix:", *steps, ""]
+        parts += [kit.para(d.line(zone), strong=not lead), kit.heading("The fix")]
+        parts += [kit.para(_html_step(step, d.kind)) for step in steps]
+    text += [f"{PAGE_LABEL[k]}: {ADVICE[k].rpartition(': ')[2]}" for k in kinds]
+    parts += [kit.para(kit.link(ADVICE[k].rpartition(": ")[2], PAGE_LABEL[k])) for k in kinds]
+    said = ("The owner is told only what this changes for the business. You get this at most once a "
+            "day while it goes on, and none once it is fixed.")
+    text += ["", said]
+    parts.append(kit.detail(f"{said} Times in {zone}."))
+    return kit.mail(subject, text, kit.join(parts))
+
+
+def _html_step(step: str, kind: str) -> str:
+    """A fix step for the HTML part: the address it names is the button or link beside it
+    (a bare URL runs off a phone's screen)."""
+    if step.startswith("1. Open the Bedrock"):
+        return "1. Open the Model catalog (the button above)."
+    if step == ADVICE[kind]:
+        return step.rpartition(": ")[0] + " (the link below)."
+    return step
+
+
+def owner_lines(found: Iterable[Degradation], effects: Mapping[str, str], alert_email: str) -> list[str]:
+    """The owner's digest section: what each fallback changes for the business (``effects``,
+    the system's words per kind) and who has the fix; nothing to do in AWS or a provider's console."""
+    kinds = list(dict.fromkeys(d.kind for d in found))
+    if not kinds:
         return []
-    lines = ["Running degraded (a fallback was taken; here is what to do):"]
-    for kind in dict.fromkeys(d.kind for d in found):
-        lines += [f"  {d.line(zone)}" for d in found if d.kind == kind]
-        lines.append(f"  What to do: {ADVICE[kind]}")
-    return lines
+    return [*(effects[k] for k in kinds),
+            f"The fix has gone to {alert_email}, who set up this system; nothing for you to do."]
 
 
-def html(found: Iterable[Degradation], zone: str = "UTC") -> kit.Html:
-    """The same section for the digest's HTML part (empty when nothing degraded)."""
-    found = list(found)
-    if not found:
+def owner_html(found: Iterable[Degradation], effects: Mapping[str, str], alert_email: str) -> kit.Html:
+    """``owner_lines`` for the digest's HTML part (empty when nothing degraded)."""
+    lines = owner_lines(found, effects, alert_email)
+    if not lines:
         return kit.Html("")
-    parts = [kit.Html("<h2>Running degraded</h2>")]
-    for kind in dict.fromkeys(d.kind for d in found):
-        parts += [kit.para(d.line(zone)) for d in found if d.kind == kind]
-        words, _, page = ADVICE[kind].rpartition(": ")
-        parts.append(kit.para(words + ".", strong=True))
-        parts.append(kit.para(kit.link(page, PAGE_LABEL[kind])))
-    return kit.join(parts)
+    return kit.join([kit.para(lines[0], strong=True), *(kit.para(line) for line in lines[1:])])
 
 
 class NotingRefusals:

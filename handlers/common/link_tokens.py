@@ -310,41 +310,51 @@ def consume_once(
 SHORT_MAC_BYTES = 10
 """80 bits: the shortest HMAC truncation RFC 2104 (section 5) recommends."""
 MAX_SHORT_TTL_S = 2**24 - 1
-"""A short token's lifetime fits 3 bytes (194 days; upsr's attribution window is 30 days at most)."""
-_SHORT_DIGITS = 0
-_SHORT_TEXT = 1
+"""The longest a short token lives (194 days; upsr's attribution window is 30 days at most)."""
+SHORT_EPOCH = 1_704_067_200
+"""2024-01-01 UTC: a short token's expiry is counted from here in 30 bits (to 2058)."""
+_EXPIRY_BITS = 30
+_FORM_NUMBER = 0b10
+_FORM_TEXT = 0b11
+_FORM_S1 = 0b01
+"""Tokens issued before the compact form begin with their 4-byte expiry in unix seconds, whose
+top two bits are 01 for any expiry from 2004 to 2038: the form is the first two bits."""
+_S1_NUMBER = 0
 
 
 def issue_short_token(
     keyring: Keyring, *, subject: str, action: str, ttl_seconds: int, now: float
 ) -> str:
-    """A token for a link that must fit an SMS: ``<kid>.<body>``, about 35 characters for a
-    numeric subject (an order number) where ``issue_token`` takes over 150.
+    """A token for a link that must fit an SMS: ``<kid>.<body>``, 30 characters for a 13-digit
+    subject (an order number) where ``issue_token`` takes over 150.
 
-    ``body`` is URL-safe base64 of the expiry (4 bytes), the lifetime in seconds (3 bytes: the
-    issue time is the expiry minus it, checked against ``MAX_CLOCK_SKEW_S`` like every token's),
-    the subject (a decimal number packed as an integer, any other text as UTF-8) and an
-    HMAC-SHA256 truncated to 80 bits over ``s1.<kid>.<action>.`` and those bytes: the action is
-    signed but not carried. A short token has no id, so it is not for single-use links
-    (``consume_once``).
+    ``body`` is URL-safe base64 of 4 bytes (2 bits of form: the subject is a decimal number or
+    UTF-8 text; 30 bits of expiry, seconds after ``SHORT_EPOCH``), the subject (a decimal
+    number packed as an integer, any other text as UTF-8) and an HMAC-SHA256 truncated to 80
+    bits over ``s2.<kid>.<action>.`` and those bytes: the action is signed but not carried.
+    It carries no issue time (that took 3 more bytes and made upsr's link 104 characters): an
+    expiry further ahead than ``MAX_SHORT_TTL_S`` is refused instead. A short token has no id,
+    so it is not for single-use links (``consume_once``).
     """
     if not subject or not action:
         raise ValueError("a token needs a subject and an action")
     if not 0 < ttl_seconds <= MAX_SHORT_TTL_S:
         raise ValueError(f"ttl_seconds must be positive and at most {MAX_SHORT_TTL_S}")
-    expires = int(now) + int(ttl_seconds)
+    offset = int(now) + int(ttl_seconds) - SHORT_EPOCH
+    if not 0 < offset < 2**_EXPIRY_BITS:
+        raise ValueError("a short token's expiry must lie between 2024 and 2058")
     if subject.isascii() and subject.isdigit() and not subject.startswith("0"):
         number = int(subject)
-        encoded = bytes([_SHORT_DIGITS]) + number.to_bytes(max(1, (number.bit_length() + 7) // 8))
+        form, encoded = _FORM_NUMBER, number.to_bytes(max(1, (number.bit_length() + 7) // 8))
     else:
-        encoded = bytes([_SHORT_TEXT]) + subject.encode("utf-8")
-    body = expires.to_bytes(4) + int(ttl_seconds).to_bytes(3) + encoded
+        form, encoded = _FORM_TEXT, subject.encode("utf-8")
+    body = (form << _EXPIRY_BITS | offset).to_bytes(4) + encoded
     kid = keyring.active_kid
-    return f"{kid}.{_b64encode(body + _short_mac(keyring.keys[kid], kid, action, body))}"
+    return f"{kid}.{_b64encode(body + _short_mac(keyring.keys[kid], 's2', kid, action, body))}"
 
 
-def _short_mac(secret: bytes, kid: str, action: str, body: bytes) -> bytes:
-    signed = f"s1.{kid}.{action}.".encode() + body
+def _short_mac(secret: bytes, form: str, kid: str, action: str, body: bytes) -> bytes:
+    signed = f"{form}.{kid}.{action}.".encode() + body
     return hmac.new(secret, signed, hashlib.sha256).digest()[:SHORT_MAC_BYTES]
 
 
@@ -352,30 +362,56 @@ def verify_short_token(
     token: str | None, keyring: Keyring, *, action: str, now: float
 ) -> LinkClaims:
     """The claims of an authentic, unexpired short token for ``action``; a ``TokenError``
-    otherwise (a token for another action fails its MAC: ``InvalidSignature``)."""
+    otherwise (a token for another action fails its MAC: ``InvalidSignature``).
+
+    Both forms are read: the compact one ``issue_short_token`` gives, and the one before it
+    (expiry, lifetime, subject kind; at most ``MAX_SHORT_TTL_S`` old, so links already sent
+    keep working until they expire). A compact token's ``issued_at`` is 0: it carries none."""
     if not token or len(token) > 200:
         raise MalformedToken("empty or oversized token")
     kid, dot, rest = token.partition(".")
     if not dot or not _KID.match(kid):
         raise MalformedToken("not a short token")
     raw = _b64decode(rest)
-    if len(raw) < 4 + 3 + 2 + SHORT_MAC_BYTES:
+    if len(raw) < 4 + 1 + SHORT_MAC_BYTES:
         raise MalformedToken("short token too short")
     secret = keyring.keys.get(kid)
     if secret is None:
         raise UnknownKey(f"key id {kid!r} is not in the keyring")
     body, mac = raw[:-SHORT_MAC_BYTES], raw[-SHORT_MAC_BYTES:]
-    if not hmac.compare_digest(_short_mac(secret, kid, action, body), mac):
+    form = body[0] >> 6
+    if form == _FORM_S1:
+        return _verify_s1(secret, kid, action, body, mac, now)
+    if form not in (_FORM_NUMBER, _FORM_TEXT):
+        raise MalformedToken("not a short token")
+    if not hmac.compare_digest(_short_mac(secret, "s2", kid, action, body), mac):
+        raise InvalidSignature("the signature does not match")
+    expires = SHORT_EPOCH + (int.from_bytes(body[:4]) & (2**_EXPIRY_BITS - 1))
+    subject = _short_subject(form == _FORM_NUMBER, body[4:])
+    if now >= expires:
+        raise TokenExpired(f"expired at {expires}")
+    if expires > now + MAX_SHORT_TTL_S + MAX_CLOCK_SKEW_S:  # no issuer gives a longer life
+        raise TokenNotYetValid(f"expires at {expires}, beyond the longest lifetime")
+    return LinkClaims(token_id="", subject=subject, action=action, issued_at=0, expires_at=expires, kid=kid)
+
+
+def _short_subject(number: bool, value: bytes) -> str:
+    if number:
+        return str(int.from_bytes(value))
+    try:
+        return value.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise MalformedToken("subject is not UTF-8") from err
+
+
+def _verify_s1(secret: bytes, kid: str, action: str, body: bytes, mac: bytes, now: float) -> LinkClaims:
+    """The form sent before the compact one: expiry (4 bytes), lifetime (3), kind (1), subject."""
+    if len(body) < 4 + 3 + 2:
+        raise MalformedToken("short token too short")
+    if not hmac.compare_digest(_short_mac(secret, "s1", kid, action, body), mac):
         raise InvalidSignature("the signature does not match")
     expires, lifetime = int.from_bytes(body[:4]), int.from_bytes(body[4:7])
-    kind, value = body[7], body[8:]
-    if kind == _SHORT_DIGITS:
-        subject = str(int.from_bytes(value))
-    else:
-        try:
-            subject = value.decode("utf-8")
-        except UnicodeDecodeError as err:
-            raise MalformedToken("subject is not UTF-8") from err
+    subject = _short_subject(body[7] == _S1_NUMBER, body[8:])
     issued = expires - lifetime
     if lifetime <= 0:
         raise MalformedToken("expires before it was issued")

@@ -50,6 +50,16 @@ RETRYABLE_ERROR_CODES = frozenset(
 REFUSED_CODE = "AccessDeniedException"
 """Bedrock's answer while model access is not granted in the account and Region."""
 _TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+PROFILE_PREFIXES = ("global.", "us.", "eu.", "apac.", "jp.", "au.")
+"""How a cross-Region inference profile id begins (``global.anthropic...``)."""
+
+
+def foundation_model(model_id: str) -> str:
+    """The model id behind a cross-Region inference profile id: the one access is granted for."""
+    for prefix in PROFILE_PREFIXES:
+        if model_id.startswith(prefix):
+            return model_id.removeprefix(prefix)
+    return model_id
 
 
 class ConverseClient(Protocol):

@@ -168,8 +168,18 @@ def comparison(pair: Mapping[str, Any]) -> kit.Html:
     )
 
 
+def undo_window(link_days: int, undo_days: int) -> str:
+    """How long a merge can be undone, both limits told: the undo link lives ``link_days``
+    (``linkTtlDays``), the undo bundle ``undo_days`` (``undoDays``)."""
+    if link_days >= undo_days:
+        return f"Merging keeps the older record. You can undo it for {undo_days} days from the page you get after merging."
+    return (f"Merging keeps the older record. You can undo it for {link_days} days from the page you "
+            f"get after merging (dm keeps what an undo needs for {undo_days} days).")
+
+
 def proposal(
-    pair: Mapping[str, Any], confirm_url: str, reject_url: str, *, chosen: str = "review"
+    pair: Mapping[str, Any], confirm_url: str, reject_url: str, *, chosen: str = "review",
+    link_days: int, undo_days: int,
 ) -> dict[str, Any]:
     """Who, why, how sure, the two records, and the two buttons; ``chosen`` ("confirm" or
     "reject", from the digest's one-tap links) makes that button the main one."""
@@ -182,7 +192,7 @@ def proposal(
                 kit.button(confirm_url, "Confirm: merge them", primary=chosen != "reject"),
                 kit.button(reject_url, "Not a duplicate", primary=chosen == "reject"),
             ),
-            kit.detail("Merging keeps the older record and can be undone for 30 days."),
+            kit.detail(undo_window(link_days, undo_days)),
             scoring_detail(pair),
         )
     )
@@ -247,32 +257,31 @@ def undo_confirmation(
 ) -> dict[str, Any]:
     """What undo will do, and its button. ``named`` maps contact ids to names."""
     kept, merged = str(merge.get("kept_id")), str(merge.get("merged_id"))
-    a, b = _two(named, kept, merged)
+    two = _two(named, kept, merged)
     body = kit.join(
         (
-            kit.para(f"{b} was merged into {a}.", strong=True),
+            kit.para(two.merged, strong=True),
             kit.para(
-                f"Undo brings back {b} and restores {a} as both were before the merge. "
-                f"It can be undone until {day(merge.get('undoable_until'))}."
+                f"{two.undo} It can be undone until {day(merge.get('undoable_until'))}."
             ),
             kit.actions(kit.button(undo_url, "Undo this merge", primary=True)),
             kit.detail(f"Merge {merge.get('merge_id')}: HubSpot ids {kept} (kept) and {merged}."),
         )
     )
-    return kit.page(f"Undo the merge of {a} and {b}?", body)
+    return kit.page(f"Undo the merge of {two.both}?", body)
 
 
 def merged(
     named: Mapping[str, str], kept: str, gone: str, undo_url: str | None, until: str | None
 ) -> dict[str, Any]:
     """The confirm result: who was merged into whom, and the undo button."""
-    a, b = _two(named, kept, gone)
-    parts = [kit.para(f"{b} was merged into {a}.", strong=True)]
+    two = _two(named, kept, gone)
+    parts = [kit.para(two.merged, strong=True)]
     if undo_url:
         parts.append(kit.para(f"Changed your mind? You can undo this until {day(until)}."))
         parts.append(kit.actions(kit.button(undo_url, "Undo this merge")))
     parts.append(kit.detail(f"HubSpot ids {kept} (kept) and {gone} (merged)."))
-    return kit.page(f"Merged: {a} and {b}", kit.join(parts))
+    return kit.page(f"Merged: {two.title}", kit.join(parts))
 
 
 def undo_offer(undo_url: str, until: str) -> kit.Html:
@@ -283,10 +292,30 @@ def undo_offer(undo_url: str, until: str) -> kit.Html:
     ))
 
 
-def _two(named: Mapping[str, str], kept: str, gone: str) -> tuple[str, str]:
-    """The kept and the merged contact's names, told apart by id when they are one name."""
-    a, b = named.get(kept, f"contact {kept}"), named.get(gone, f"contact {gone}")
-    return (f"{a} (id {kept})", f"{b} (id {gone})") if a == b else (a, b)
+@dataclass(frozen=True)
+class _Two:
+    """How a merge's pages name its two contacts."""
+
+    undo: str
+    """What undo does, in their names."""
+    merged: str
+    """The sentence saying what was merged into what."""
+    both: str
+    """Both, after "the merge of"."""
+    title: str
+    """Both, in a title (``who``'s form)."""
+
+
+def _two(named: Mapping[str, str], kept: str, gone: str) -> _Two:
+    """The kept and the merged contact's names; one name twice is told apart by which record
+    was kept, as ``who`` and ``person`` do (the ids stay in the detail line)."""
+    a, b = named.get(kept, "a contact"), named.get(gone, "a contact")
+    if a != b:
+        return _Two(f"Undo brings back {b} and restores {a} as both were before the merge.",
+                    f"{b} was merged into {a}.", f"{a} and {b}", f"{a} and {b}")
+    return _Two(f"Undo brings back the other {a} record and puts both back as they were before the merge.",
+                f"{a}'s two records were merged into one: the older was kept.",
+                f"{a}'s two records", f"{a} (two records)")
 
 
 def result(title: str, message: str, *, about: str | None = None) -> dict[str, Any]:

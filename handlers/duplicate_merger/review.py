@@ -165,7 +165,8 @@ class App:
                 base, "/confirm", "confirm", claims.subject, claims.expires_at, now)
             reject = this if route == "reject" else self._link(
                 base, "/reject", "reject", claims.subject, claims.expires_at, now)
-            return pages.proposal(pair, confirm, reject, chosen=route)
+            return pages.proposal(pair, confirm, reject, chosen=route,
+                                  link_days=self.env.link_ttl_days, undo_days=self.env.undo_days)
         record = self.ledger.merge(claims.subject)
         if record is None:
             return kit.answer(request, 404, "unknown_merge", "No such merge", "This link names no merge.")

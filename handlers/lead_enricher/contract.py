@@ -269,6 +269,11 @@ class DigestSettings(Settings):
     rescue_link_days: int
     timezone: str
     """The business's IANA zone (ler's ``scheduleTimezone``): times are shown in it."""
+    alert_email: str
+    """Who deployed the stack (``alertEmail``): the fix of a degradation goes there."""
+    quiet_report: str
+    """``line``: a day with nothing dropped or degraded sends no digest, Mondays one line;
+    ``none``: nothing (handlers/common/quiet.py)."""
 
 
 @dataclass(frozen=True)

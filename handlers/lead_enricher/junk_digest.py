@@ -16,7 +16,9 @@ from typing import Any
 
 from handlers.common import degradations
 from handlers.common import html_kit as kit
+from handlers.common import quiet as quiet_rule
 from handlers.common.html_kit import Mail, local_day
+from handlers.common.metrics import CRM_REJECTED, MODEL_REFUSED
 from handlers.common.observability import get_logger
 from handlers.lead_enricher.contract import DEGRADABLE
 from handlers.lead_enricher.junk_log import day_prefix
@@ -31,6 +33,13 @@ from handlers.lead_enricher.junk_words import (
 )
 from handlers.lead_enricher.mailer import Mailer
 from handlers.lead_enricher.storage import ObjectStore
+
+EFFECTS = {
+    MODEL_REFUSED: "Leads are sorted by the fixed rules alone today: the AI check is unavailable.",
+    CRM_REJECTED: "Some new leads are waiting to go into HubSpot, which asks for a field the form "
+                  "does not fill. They are kept, and go in once that is fixed.",
+}
+"""What each fallback changes for the owner (``degradations.owner_lines``)."""
 
 LISTED = 100
 """The digest lists this many dropped leads, each with its rescue link; the rest are counted."""
@@ -72,12 +81,14 @@ class Digest:
     """Fallbacks noted since the digest's day began (a CRM refusal, a refused model)."""
     link_days: int = 0
     """How long the rescue links work (0: the digest carries none)."""
+    alert_email: str = ""
+    """Who has the fix of a fallback (``alertEmail``)."""
 
     @property
     def subject(self) -> str:
         leads = "lead" if self.total == 1 else "leads"
         subject = f"Lead enricher: {self.total} junk {leads} dropped on {local_day(self.day)}"
-        return subject + (" (running degraded: see below)" if self.degraded else "")
+        return subject + (" (running on rules: see below)" if self.degraded else "")
 
     @property
     def listed(self) -> int:
@@ -97,7 +108,7 @@ class Digest:
     def text(self) -> str:
         lines = [self.subject, ""]
         if self.degraded:
-            lines += [*degradations.text_lines(self.degraded), ""]
+            lines += [*degradations.owner_lines(self.degraded, EFFECTS, self.alert_email), ""]
         if not self.total:
             lines.append("Nothing was dropped.")
         if self._intro():
@@ -118,7 +129,7 @@ class Digest:
         return "\n".join(lines)
 
     def mail(self) -> Mail:
-        parts: list[str] = [degradations.html(self.degraded)]
+        parts: list[str] = [degradations.owner_html(self.degraded, EFFECTS, self.alert_email)]
         if not self.total:
             parts.append(kit.para("Nothing was dropped."))
         if self._intro():
@@ -201,7 +212,11 @@ def run_digest(
     today: dt.date,
     links: RescueLinks | None = None,
     ledger: degradations.Ledger | None = None,
+    alert_email: str = "",
+    quiet: str = quiet_rule.LINE,
 ) -> Digest:
+    """Mail the owner yesterday's digest, unless it has nothing to say (``quiet_rule``); a
+    fallback taken also mails its fix to ``alert_email``."""
     day = today - dt.timedelta(days=1)
     keys = list(store.keys(bucket, day_prefix(day)))
     entries = ((key, store.get_json(bucket, key)) for key in keys[:MAX_ENTRIES])
@@ -209,6 +224,18 @@ def run_digest(
     if ledger is not None:
         since = dt.datetime.combine(day, dt.time(), dt.UTC).timestamp()
         digest.degraded = ledger.seen(DEGRADABLE, since)
+    digest.alert_email = alert_email
+    if digest.degraded and ledger is not None:
+        region = str(ledger.table.meta.client.meta.region_name)  # ler's one Region
+        fix = degradations.deployer_mail(digest.degraded, system="Lead enricher", region=region)
+        mailer.send(alert_email, fix.subject, fix.text, html=fix.html)
+    if not digest.total and not digest.degraded:
+        if not quiet_rule.all_quiet_due(today, quiet):
+            get_logger().info("nothing dropped: no digest", day=day.isoformat())
+            return digest
+        line = quiet_rule.all_quiet("Lead enricher", f"No junk lead was dropped on {local_day(day)}.")
+        mailer.send(recipient, line.subject, line.text, html=line.html)
+        return digest
     mail = digest.mail()
     mailer.send(recipient, mail.subject, mail.text, html=mail.html)
     get_logger().info("junk digest sent", day=day.isoformat(), total=digest.total,

@@ -150,6 +150,8 @@ class EscalatorSettings(Settings):
     audit_table: str
     sender_email: str
     owner_email: str
+    alert_email: str
+    """Who deployed the stack (``alertEmail``): the fix of a degradation goes there."""
     business_name: str
     claim_lease_seconds: int
     opening_timezone: str

@@ -1,7 +1,8 @@
 """What rrs-escalator does with one escalation: claim it once, build the mail, email it.
 
-The mail is a handover (one request, ``handover``) or, for reason ``degraded``, the owner's
-notice of degradations (``notice``), both claimed once through the same audit markers.
+The mail is a handover (one request, ``handover``) or, for reason ``degraded``, the notice of
+degradations (``notice``: the fix to ``alertEmail``, the business's side to the owner), both
+claimed once through the same audit markers.
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ class Escalator:
     """The business's IANA zone (``opening_timezone``): the handover's times are in it."""
     ledger: Ledger | None = None
     """rrs's degradation notes (rrs-requests), named in the notice; None: no notice."""
+    alert_email: str = ""
+    """``alertEmail``: who deployed the stack, mailed the fix of a degradation."""
 
     def process(self, request_id: str, reason: str, dedupe_key: str, now: dt.datetime) -> str:
         """Handle one escalate message; returns the outcome (for logs and tests)."""
@@ -87,7 +90,10 @@ class Escalator:
         if claimed != "claimed":
             return claimed
         region = str(self.ledger.table.meta.client.meta.region_name)  # rrs's one Region
-        mail = notice.build(found, business=self.business, zone=self.zone, region=region)
+        fix = notice.for_deployer(found, business=self.business, zone=self.zone, region=region)
+        # The fix first: the owner's mail says it has gone out.
+        self.messenger.send(Outgoing(Channel.EMAIL, self.alert_email, fix.text, fix.subject, html=fix.html))
+        mail = notice.build(found, business=self.business, zone=self.zone, alert_email=self.alert_email)
         self._send(notices_id, DEGRADED_REASON, dedupe_key, mail, now)
         return "sent"
 

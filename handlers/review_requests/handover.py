@@ -161,6 +161,19 @@ class _Handover:
         )
 
 
+def _contact(customer: Mapping[str, Any], trail: Sequence[Mapping[str, Any]]) -> tuple[Any, Any]:
+    """(email, phone): the sheet mirror's, else where rrs-audit says the ask was claimed to go
+    (a customer gone from the sheet since: the address the owner needs is still on record)."""
+    email, phone = customer.get("email"), customer.get("phone")
+    for entry in reversed(trail):
+        facts = dict(entry.get("facts") or {}) if entry.get("event") == "message" else {}
+        if not email and facts.get("channel") == "email":
+            email = facts.get("to")
+        if not phone and facts.get("channel") == "sms":
+            phone = facts.get("to")
+    return email, phone
+
+
 def build(
     *,
     reason: str,
@@ -186,13 +199,14 @@ def build(
     feedback = [e for e in trail if e.get("event") == "feedback"]
     earlier = [e for e in trail if e.get("event") == "escalation_sent"]
     rating = signal.get("rating")
+    email, phone = _contact(customer, trail)
     out = _Handover()
     out.lead(f"{name} needs a personal reply: {what}.")
-    out.reach(name, customer.get("email"), customer.get("phone"))
+    out.reach(name, email, phone)
     out.section("Customer")
     out.field("Name", name)
-    out.field("Email", customer.get("email"))
-    out.field("Phone", customer.get("phone"))
+    out.field("Email", email)
+    out.field("Phone", phone)
     out.field("Review request by", CHANNELS.get(str(request.get("channel")), request.get("channel")))
     out.section("The job")
     out.field("Job", job.get("job_title") or request.get("job_title"))
@@ -239,7 +253,10 @@ def build(
             out.note("not on record")
     state = request.get("state")
     out.gap()
-    out.field("Where it stands", STATES.get(str(state), state))
+    standing = STATES.get(str(state), state)
+    if reason == "unconfirmed_send" and state == "asked":  # "was sent" is what nobody knows
+        standing = "claimed for sending; never confirmed sent"
+    out.field("Where it stands", standing)
     if earlier:
         times = "; ".join(_when(e.get("at"), zone) or "-" for e in earlier)
         out.note(f"Earlier follow-ups asked for this customer: {times}")

@@ -1,7 +1,9 @@
 """The owner's notice that rrs runs degraded: which fallback, since when, how often, what to do.
 
-rrs has no digest, so its degradation notes (handlers/common/degradations.py) reach the owner
-through the escalation path every other owner mail of rrs takes: rrs-sweep, which runs through
+rrs has no digest, so its degradation notes (handlers/common/degradations.py) go out
+through the escalation path every other mail of rrs takes, as two mails: the fix to the person
+who deployed the stack (``alertEmail``: the console page and the CLI check), and to the owner
+only what changes for the business. The path: rrs-sweep, which runs through
 the opening hours, enqueues one ``escalate`` message per business day on which new notes were
 made (``due``), and rrs-escalator reads the notes and mails this notice, de-duplicated like a
 handover. One mail a day while a model stays refused, none once the cause is fixed: the owner
@@ -19,11 +21,19 @@ from handlers.review_requests.contract import DEGRADED_REASON
 from handlers.review_requests.timing import zone as zone_of
 
 EFFECT = (
-    "While the grading model is refused, nobody is graded happy, so nobody is asked for a "
-    "public review (everyone gets the private feedback form instead). While the writing model "
-    "is refused, asks go out in a fixed wording."
+    "Review requests go out in the standard wording today, and customers are offered the "
+    "private feedback form instead of being asked for a public review."
 )
-"""What the rules do instead (handlers/review_requests/grading.py and drafting.py), in words."""
+"""What the rules do instead (handlers/review_requests/grading.py and drafting.py), in the
+owner's words: what changes for the business, nothing to do in AWS."""
+
+RULES = (
+    "rrs runs on its rules: nobody is graded happy, so nobody is asked for a public review, "
+    "and asks go out in the fixed wording."
+)
+"""The same, for the person who deployed the stack."""
+
+ONCE_A_DAY = "You get this notice at most once a day while it goes on, and none once it is fixed."
 
 
 def local_day(moment: dt.datetime, business_zone: str) -> str:
@@ -49,38 +59,27 @@ def dedupe_key(now: dt.datetime, business_zone: str) -> str:
 
 
 def build(
+    found: Sequence[degradations.Degradation], *, business: str, zone: str, alert_email: str
+) -> kit.Mail:
+    """The owner's notice: what the business sees today, and that the fix went to
+    ``alert_email`` (who deployed the stack). Nothing for the owner to do in AWS."""
+    since = min(d.first_at for d in found)
+    started = dt.datetime.fromtimestamp(since, dt.UTC).astimezone(zone_of(zone, "UTC"))
+    subject = f"[{business}] Review requests use the standard wording today"[:150]
+    who = f"The fix has gone to {alert_email}, who set up this system; nothing for you to do."
+    when = f"Since {started:%d %b %Y %H:%M} ({zone})."
+    text = [EFFECT, "", when, who, "", ONCE_A_DAY]
+    body = kit.join([kit.para(EFFECT, strong=True), kit.para(when), kit.para(who), kit.detail(ONCE_A_DAY)])
+    return kit.mail(subject, text, body)
+
+
+def for_deployer(
     found: Sequence[degradations.Degradation], *, business: str, zone: str, region: str
 ) -> kit.Mail:
-    """The notice (subject, plain text, HTML) naming every note in ``found`` (rrs notes one
-    kind, a refused model: ``contract.DEGRADABLE``); ``region`` is rrs's, where access is
-    enabled."""
-    what = ", ".join(dict.fromkeys(degradations.WHAT[d.kind].lower() for d in found))
-    subject = f"[{business}] Review requests running degraded: {what}"[:150]
-    lead = (
-        "Bedrock is refusing the AI model, so review requests are running on fixed rules until "
-        f"model access is enabled in Region {region}."
+    """The notice for the person who deployed the stack (``alertEmail``): what Bedrock refuses,
+    since when, how often, and the exact fix; ``region`` is rrs's, where access is enabled."""
+    return degradations.deployer_mail(
+        found, system="rrs", region=region, zone=zone,
+        subject=f"[{business}] rrs: Bedrock refuses its model in {region}",
+        lead=f"Bedrock answers AccessDeniedException for rrs-sender's model in {region}. {RULES}",
     )
-    text = [lead, "", EFFECT, "", *degradations.text_lines(found, zone), ""]
-    text.append(
-        "You get this notice at most once a day while it goes on, and none once it is fixed."
-    )
-    body = kit.join(
-        [
-            kit.para(lead, strong=True),
-            kit.actions(
-                kit.button(
-                    degradations.BEDROCK_ACCESS_PAGE,
-                    "How to enable model access",
-                    primary=True,
-                    method="get",
-                )
-            ),
-            kit.para(EFFECT),
-            degradations.html(found, zone),
-            kit.detail(
-                "You get this notice at most once a day while it goes on, and none once it is "
-                f"fixed. Times in {zone}."
-            ),
-        ]
-    )
-    return kit.mail(subject, text, body)

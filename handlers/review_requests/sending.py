@@ -82,7 +82,7 @@ def feedback_link(base: str, token: str) -> str:
 
 
 def feedback_ref(keyring: Keyring, request_id: str, ttl: dt.timedelta, now: dt.datetime) -> str:
-    """The feedback link's ref: a short token (about 55 characters, where a full one takes
+    """The feedback link's ref: a short token (49 characters, where a full one takes
     over 150), so the whole link a customer sees stays under 100 characters."""
     return issue_short_token(
         keyring,

@@ -142,6 +142,8 @@ class SweepSettings(Settings):
     report_hour: int
     report_timezone: str
     quiet_report: str
+    alert_email: str
+    """Who deployed the stack (``alertEmail``): the fix of a fallback goes there."""
 
 
 @dataclass(frozen=True)

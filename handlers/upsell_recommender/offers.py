@@ -16,7 +16,7 @@ contact details an offer holds do not outlive their use.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
@@ -413,29 +413,6 @@ def count_by_state(table: Table, index: str, since: int, until: int) -> dict[Off
     return counts
 
 
-def taken_value(table: Table, index: str, since: int, until: int) -> dict[str, Decimal]:
-    """The prices of the offers taken with ``send_at`` in ``[since, until]``, per currency."""
-    totals: dict[str, Decimal] = {}
-    request: dict[str, Any] = {
-        "IndexName": index,
-        "KeyConditionExpression": "#s = :s AND #t BETWEEN :since AND :until",
-        "ExpressionAttributeNames": {"#s": STATE, "#t": "send_at", "#p": "price", "#c": "currency"},
-        "ExpressionAttributeValues": {":s": OfferState.TAKEN.value, ":since": since, ":until": until},
-        "ProjectionExpression": "#p, #c",
-    }
-    while True:
-        page = table.query(**request)
-        for item in page.get("Items", []):
-            price = to_decimal(item.get("price"))
-            if price is not None:
-                currency = str(item.get("currency") or "").upper() or "?"
-                totals[currency] = totals.get(currency, Decimal(0)) + price
-        last = page.get("LastEvaluatedKey")
-        if not last:
-            return totals
-        request["ExclusiveStartKey"] = last
-
-
 def claim_daily_report(table: Table, day: str, now: float, retention_s: int) -> bool:
     """First caller for ``day`` (``YYYY-MM-DD``) wins the right to send that day's roll-up."""
     marker = {
@@ -445,3 +422,97 @@ def claim_daily_report(table: Table, day: str, now: float, retention_s: int) -> 
         OFFERS_TTL: int(now) + retention_s,
     }
     return put_if_absent(table, marker, "offer_id").won
+
+
+REPORT_MARK = f"{REPORT_MARKER_PREFIX}mark"
+"""The roll-up's high-water mark: up to when the last roll-up reported, and the running totals
+since the first. No TTL: it outlives every offer, so a sale is never reported twice."""
+
+
+@dataclass(frozen=True)
+class Activity:
+    """What happened to offers between two roll-ups (each sale in exactly one of them).
+
+    Attributes:
+        nudged: Offers whose nudge went out (``sent_at``) in the period.
+        taps: Taps recorded in the period (in time or late).
+        taken: Add-ons taken (tapped in time) in the period.
+        closed: Windows closed in the period (taken, tapped late or not tapped).
+        value: Taken add-ons' prices when offered, per currency.
+    """
+
+    nudged: int = 0
+    taps: int = 0
+    taken: int = 0
+    closed: int = 0
+    value: Mapping[str, Decimal] = field(default_factory=dict)
+
+    def plus(self, other: Activity) -> Activity:
+        value = dict(self.value)
+        for currency, amount in other.value.items():
+            value[currency] = value.get(currency, Decimal(0)) + amount
+        return Activity(self.nudged + other.nudged, self.taps + other.taps, self.taken + other.taken,
+                        self.closed + other.closed, value)
+
+    @property
+    def empty(self) -> bool:
+        return not (self.nudged or self.taps or self.taken or self.closed)
+
+
+@dataclass(frozen=True)
+class ReportMark:
+    """The last roll-up's ``until``, the running totals and since when they run."""
+
+    until: int
+    totals: Activity
+    since: int
+
+
+def report_mark(table: Table) -> ReportMark | None:
+    """The high-water mark, or None before the first roll-up."""
+    found = table.get_item(Key={"offer_id": REPORT_MARK}, ConsistentRead=True).get("Item")
+    if not found:
+        return None
+    item: dict[str, Any] = dict(found)
+    totals = Activity(int(item.get("nudged", 0)), int(item.get("taps", 0)), int(item.get("taken", 0)),
+                      int(item.get("closed", 0)),
+                      {str(k): Decimal(str(v)) for k, v in dict(item.get("value") or {}).items()})
+    return ReportMark(int(item["until"]), totals, int(item.get("totals_since", item["until"])))
+
+
+def save_report_mark(table: Table, mark: ReportMark) -> None:
+    """Move the mark (before the mail goes: a failed mail loses a day's list, never repeats it)."""
+    table.put_item(Item={
+        "offer_id": REPORT_MARK, "kind": "report-mark", "until": mark.until, "totals_since": mark.since,
+        "nudged": mark.totals.nudged, "taps": mark.totals.taps, "taken": mark.totals.taken,
+        "closed": mark.totals.closed, "value": {k: v for k, v in mark.totals.value.items()},
+    })
+
+
+def activity(table: Table, index: str, since: int, until: int) -> Activity:
+    """What happened in ``[since, until)``, each by when it happened (``sent_at``, ``tapped_at``,
+    ``closed_at``), so consecutive periods never share one. The index narrows by state; the
+    filter by time (an offer lives its window plus ``offerRetentionDays``, so this reads at most
+    that many days of offers)."""
+    last = until - 1
+    between = {":from": since, ":to": last}
+    nudged = sum(1 for s in (OfferState.SENT, OfferState.TAKEN, OfferState.OUT_OF_WINDOW, OfferState.IGNORED)
+                 for _ in _query_index(table, index, s, until=last,
+                                       filter_expression="sent_at BETWEEN :from AND :to",
+                                       filter_values=between))
+    taken = list(_query_index(table, index, OfferState.TAKEN, until=last,
+                              filter_expression="tapped_at BETWEEN :from AND :to", filter_values=between))
+    late = sum(1 for _ in _query_index(table, index, OfferState.OUT_OF_WINDOW, until=last,
+                                       filter_expression="tapped_at BETWEEN :from AND :to",
+                                       filter_values=between))
+    closed = sum(1 for s in (OfferState.TAKEN, OfferState.OUT_OF_WINDOW, OfferState.IGNORED)
+                 for _ in _query_index(table, index, s, until=last,
+                                       filter_expression="closed_at BETWEEN :from AND :to",
+                                       filter_values=between))
+    value: dict[str, Decimal] = {}
+    for item in taken:
+        price = to_decimal(item.get("price"))
+        if price is not None:
+            currency = str(item.get("currency") or "").upper() or "?"
+            value[currency] = value.get(currency, Decimal(0)) + price
+    return Activity(nudged, len(taken) + late, len(taken), closed, value)

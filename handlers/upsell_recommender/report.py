@@ -1,13 +1,14 @@
-"""The owner's take-up roll-up: orders nudged, taps, add-ons taken and what they are worth.
+"""The owner's take-up roll-up: what is new since the last one, with running totals beside it.
 
-Counted over the offers whose ``send_at`` lies in the last seven days, so the numbers move
-slowly and the take-up rate reads as a weekly rolling figure even though it arrives daily.
-The value of taken add-ons is their price when offered, summed per currency: a tap inside the
-window put the add-on in the cart, which is as far as this system can see (Shopify's order,
-not this mail, says whether it was paid).
+Each roll-up covers ``[since, until)``: ``since`` is where the last one ended (the stored
+high-water mark, ``offers.report_mark``), so a nudge, a tap or a sale is reported in exactly
+one roll-up; the running totals add each period to the ones before. Nudges, taps, sales and
+closed windows count by when they happened. The value of taken add-ons is their
+price when offered, summed per currency: a tap inside the window put the add-on in the cart,
+which is as far as this system can see (Shopify's order, not this mail, says whether it was paid).
 
-A quiet week (nothing nudged, tapped or waiting) is one line, or no mail at all, as the stack's
-``quietReport`` says.
+A day with nothing new (nothing nudged, tapped, taken, closed, lost or degraded) sends no mail;
+``quietReport: line`` sends one "all quiet" line on Mondays instead (handlers/common/quiet.py).
 """
 
 from __future__ import annotations
@@ -21,67 +22,53 @@ from zoneinfo import ZoneInfo
 
 from handlers.common import degradations
 from handlers.common import html_kit as kit
+from handlers.common.metrics import CUSTOMER_REDACTED, MODEL_REFUSED
 from handlers.common.unconfirmed_sends import OWNER_ADVICE
 from handlers.upsell_recommender.domain import OfferState
+from handlers.upsell_recommender.offers import Activity
 
-REPORT_PERIOD_S = 7 * 24 * 3600
-QUIET_LINE = "line"
-QUIET_NONE = "none"
+FIRST_PERIOD_S = 7 * 24 * 3600
+"""The first roll-up (no mark yet) looks back a week."""
 SYMBOLS = {"GBP": "£", "USD": "$", "EUR": "€"}
+EFFECTS = {
+    MODEL_REFUSED: "No add-on offers are being picked today: the AI that chooses them is unavailable.",
+    CUSTOMER_REDACTED: "Orders arrive without the customer's name, email and phone, so no offer can "
+                       "be sent for them.",
+}
+"""What each fallback changes for the owner (``degradations.owner_lines``)."""
 
 
 @dataclass(frozen=True)
 class Rollup:
-    """Counts behind one report; ``taken_value`` is the taken add-ons' prices per currency."""
+    """One roll-up: ``new`` since ``since``, ``totals`` since ``totals_since`` (both included);
+    ``counts`` are the offers due in the period by state (waiting, not sent, no fit)."""
 
-    counts: Mapping[OfferState, int]
-    closed_now: int
+    new: Activity
+    totals: Activity
     since: int
     until: int
-    taken_value: Mapping[str, Decimal] = field(default_factory=dict)
+    totals_since: int
+    counts: Mapping[OfferState, int] = field(default_factory=dict)
+    closed_now: int = 0
     unconfirmed: tuple[Mapping[str, Any], ...] = ()
     """Offers claimed but never confirmed sent, reported in the period."""
     degraded: tuple[degradations.Degradation, ...] = ()
-    """Fallbacks taken in the period (a redacted customer, a refused model), with what to do."""
+    """Fallbacks taken in the period (a redacted customer, a refused model)."""
+    alert_email: str = ""
+    """Who has the fix of a fallback (``alertEmail``)."""
 
     def count(self, state: OfferState) -> int:
         return int(self.counts.get(state, 0))
 
     @property
-    def nudged(self) -> int:
-        """Orders a nudge went out for."""
-        return sum(
-            self.count(s)
-            for s in (OfferState.SENT, OfferState.TAKEN, OfferState.OUT_OF_WINDOW, OfferState.IGNORED)
-        )
-
-    @property
-    def taps(self) -> int:
-        """Nudges tapped, inside the window or after it."""
-        return self.count(OfferState.TAKEN) + self.count(OfferState.OUT_OF_WINDOW)
-
-    @property
-    def closed(self) -> int:
-        """Nudges whose window has closed (taken in time, tapped late, or not tapped)."""
-        return sum(
-            self.count(s) for s in (OfferState.TAKEN, OfferState.OUT_OF_WINDOW, OfferState.IGNORED)
-        )
-
-    @property
-    def take_up(self) -> float | None:
-        """Taken inside the window over closed nudges; None before any closed."""
-        return None if self.closed == 0 else self.count(OfferState.TAKEN) / self.closed
-
-    @property
     def quiet(self) -> bool:
-        """Nothing nudged, tapped, waiting to be sent or lost in the period."""
-        return (
-            self.nudged == 0
-            and self.taps == 0
-            and self.count(OfferState.CHOSEN) == 0
-            and not self.unconfirmed
-            and not self.degraded
-        )
+        """Nothing new to act on or read."""
+        return self.new.empty and not self.unconfirmed and not self.degraded
+
+
+def take_up(activity: Activity) -> str:
+    """Taken in time over closed windows; "not yet" before any closed."""
+    return "not yet" if activity.closed == 0 else f"{activity.taken / activity.closed:.0%}"
 
 
 def money(amounts: Mapping[str, Decimal]) -> str:
@@ -99,52 +86,44 @@ def _day(ts: int, zone: str) -> str:
     return kit.local_day(local.date())
 
 
-def render(rollup: Rollup, *, zone: str = "UTC", quiet: str = QUIET_LINE) -> kit.Mail | None:
-    """The roll-up mail (subject, plain text, HTML); None on a quiet week when ``quiet`` is
-    ``none``."""
-    period = f"{_day(rollup.since, zone)} to {_day(rollup.until, zone)}"
-    if rollup.quiet:
-        if quiet == QUIET_NONE:
-            return None
-        subject = "Upsell: a quiet week, no add-on offers sent"
-        line = f"No orders were nudged, tapped or waiting between {period}."
-        return kit.mail(subject, [subject, "", line], kit.para(line))
-    taken = rollup.count(OfferState.TAKEN)
-    value = money(rollup.taken_value)
-    rate = rollup.take_up
-    rate_text = "not yet (no window has closed)" if rate is None else f"{rate:.0%}"
-    # Over closed windows only, and said so: "30%" beside "3 of 12 nudged" reads as a sum error.
-    rate_label = "Take-up rate" if rate is None else f"Take-up, of the {rollup.closed} closed windows"
+def _when(ts: int, zone: str) -> str:
+    return kit.local_time(dt.datetime.fromtimestamp(ts, dt.UTC), zone)
+
+
+def render(rollup: Rollup, *, zone: str = "UTC") -> kit.Mail:
+    """The roll-up mail (subject, plain text, HTML); the caller sends none on a quiet day."""
+    new, totals = rollup.new, rollup.totals
+    since = _when(rollup.since, zone)
     subject = (
-        f"Upsell: {taken} add-on{'s' if taken != 1 else ''} taken ({value}) "
-        f"from {rollup.nudged} order{'s' if rollup.nudged != 1 else ''} nudged"
-        + (" (running degraded: see below)" if rollup.degraded else "")
+        f"Upsell: {new.taken} add-on{'s' if new.taken != 1 else ''} taken ({money(new.value)}) "
+        f"from {new.nudged} order{'s' if new.nudged != 1 else ''} nudged since the last roll-up"
+        + (" (running on rules: see below)" if rollup.degraded else "")
     )
+    started = _day(rollup.totals_since, zone)
     main = [
-        ("Orders nudged", str(rollup.nudged)),
-        ("Taps on the link", str(rollup.taps)),
-        ("Add-ons taken (tapped in time)", str(taken)),
-        ("Value of add-ons taken", value),
-        (rate_label, rate_text),
+        ("Orders nudged", str(new.nudged), str(totals.nudged)),
+        ("Taps on the link", str(new.taps), str(totals.taps)),
+        ("Add-ons taken (tapped in time)", str(new.taken), str(totals.taken)),
+        ("Value of add-ons taken", money(new.value), money(totals.value)),
+        ("Take-up, of the windows closed", take_up(new), take_up(totals)),
     ]
     more = [
-        ("Tapped after the window", rollup.count(OfferState.OUT_OF_WINDOW)),
-        ("Not tapped", rollup.count(OfferState.IGNORED)),
-        ("Window still open", rollup.count(OfferState.SENT)),
+        ("Windows closed", new.closed),
         ("Waiting to be sent", rollup.count(OfferState.CHOSEN)),
         ("Not sent (opted out, or enough nudges this month)", rollup.count(OfferState.SUPPRESSED)),
         ("No add-on fitted the order", rollup.count(OfferState.NO_FIT)),
         ("Closed as not tapped in this run", rollup.closed_now),
     ]
     more = [(label, n) for label, n in more if n]  # a zero says nothing in four seconds
-    text = [subject, "", f"Offers due to go out {period} (dates in {zone}):", ""]
-    text += [f"  {label}: {figure}" for label, figure in main]
+    text = [subject, "", f"New since the last roll-up ({since}; times in {zone}), and the running "
+            f"total since {started}:", ""]
+    text += [f"  {label}: {figure} (running total: {total})" for label, figure, total in main]
     lost = _unconfirmed_lines(rollup.unconfirmed, zone)
     if lost:
         text += ["", f"Nudges claimed but never confirmed sent: {len(lost)}"]
         text += [f"  {line}" for line in lost] + ["", OWNER_ADVICE]
     if rollup.degraded:
-        text += ["", *degradations.text_lines(rollup.degraded, zone)]
+        text += ["", *degradations.owner_lines(rollup.degraded, EFFECTS, rollup.alert_email)]
     if more:
         text += ["", "The rest:"] + [f"  {label}: {figure}" for label, figure in more]
     rest = (
@@ -155,8 +134,9 @@ def render(rollup: Rollup, *, zone: str = "UTC", quiet: str = QUIET_LINE) -> kit
     )
     body = kit.join(
         (
-            kit.para(f"Offers due to go out {period}."),
-            kit.rows_table(("This week", "Figure"), main, numeric=1),
+            kit.para(f"New since the last roll-up ({since}), each counted once; beside it the "
+                     f"running total since {started}."),
+            kit.rows_table(("", "New", "Running total"), main, numeric=2),
             (
                 kit.Html(f"<h2>Nudges claimed but never confirmed sent: {len(lost)}</h2>")
                 + kit.join(kit.para(line) for line in lost)
@@ -164,11 +144,11 @@ def render(rollup: Rollup, *, zone: str = "UTC", quiet: str = QUIET_LINE) -> kit
                 if lost
                 else ""
             ),
-            degradations.html(rollup.degraded, zone),
+            degradations.owner_html(rollup.degraded, EFFECTS, rollup.alert_email),
             rest,
             kit.detail(
                 "The value is each taken add-on's price when it was offered; Shopify's orders "
-                "say whether it was paid."
+                f"say whether it was paid. Times in {zone}."
             ),
         )
     )

@@ -9,10 +9,13 @@ Before closing, it reconciles at-most-once nudges: a sent offer claimed more tha
 and the send, or the outcome was unknown) is marked ``unconfirmed_at`` once, counted
 (``UnconfirmedNudges``, alarmed) and listed in the roll-up with what to do. It is never re-sent.
 
-The roll-up goes once per day, by the first run at or after ``report_hour`` (local time in
+The roll-up is due once per day, at the first run at or after ``report_hour`` (local time in
 ``report_timezone``), guarded by a first-writer-wins marker item in upsr-offers: hourly runs,
-Scheduler retries and overlapping runs cannot send it twice. It is sent at most once: if SES
-fails after the marker, that day's report is skipped (logged) rather than risked twice.
+Scheduler retries and overlapping runs cannot send it twice. It reports what is new since the
+last roll-up (the high-water mark, ``offers.report_mark``, moved before the mail goes) with
+running totals; a day with nothing new sends nothing (``quiet``). If SES fails, that day's
+news are skipped (logged; they stay in the running totals) rather than risked twice. A fallback
+taken mails its fix to ``alertEmail``.
 """
 
 from __future__ import annotations
@@ -23,22 +26,26 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from handlers.common import metrics
+from handlers.common import degradations, metrics
+from handlers.common import quiet as quiet_rule
 from handlers.common.aws_clients import client, table
 from handlers.common.degradations import Ledger
 from handlers.common.html_kit import simple_content
 from handlers.common.observability import get_logger
 from handlers.upsell_recommender.contract import DEGRADABLE, OFFERS_KEY, OFFERS_TTL
 from handlers.upsell_recommender.offers import (
+    ReportMark,
+    activity,
     claim_daily_report,
     close_ignored,
     count_by_state,
     expired_sent_offers,
+    report_mark,
     report_unconfirmed,
-    taken_value,
+    save_report_mark,
     unconfirmed_offers,
 )
-from handlers.upsell_recommender.report import REPORT_PERIOD_S, Rollup, render
+from handlers.upsell_recommender.report import FIRST_PERIOD_S, Rollup, render
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.service_resource import Table
@@ -62,8 +69,10 @@ class SweepDeps:
         retention_s: Marker lifetime (TTL).
         report_hour: Local hour from which the day's roll-up may go.
         report_timezone: IANA zone of ``report_hour``, and of the dates the roll-up shows.
-        quiet_report: ``line`` (one line on a quiet week) or ``none`` (no mail).
+        quiet_report: ``line`` (Mondays' one line when nothing is new) or ``none``.
         ledger: The system's degradation notes (upsr-offers), named in the roll-up.
+        mail_alert: Sends a fallback's fix to ``alertEmail``.
+        alert_email: ``alertEmail``, named to the owner as who has the fix.
     """
 
     offers: Table
@@ -75,9 +84,13 @@ class SweepDeps:
     report_timezone: str
     quiet_report: str = "line"
     ledger: Ledger | None = None
+    mail_alert: Mailer | None = None
+    alert_email: str = ""
 
     @classmethod
-    def from_settings(cls, config: SweepSettings, *, mail_owner: Mailer | None = None) -> SweepDeps:
+    def from_settings(
+        cls, config: SweepSettings, *, mail_owner: Mailer | None = None, mail_alert: Mailer | None = None
+    ) -> SweepDeps:
         return cls(
             offers=table(config.offers_table),
             index=config.offers_index,
@@ -89,6 +102,8 @@ class SweepDeps:
             report_timezone=config.report_timezone,
             quiet_report=config.quiet_report,
             ledger=Ledger(table(config.offers_table), OFFERS_KEY, OFFERS_TTL),
+            mail_alert=mail_alert or ses_mailer(config.sender_email, config.alert_email),
+            alert_email=config.alert_email,
         )
 
 
@@ -139,37 +154,42 @@ def run(deps: SweepDeps, *, now: float) -> dict[str, Any]:
 
 
 def maybe_report(deps: SweepDeps, now: float, closed_now: int) -> bool:
-    """Send today's roll-up if the hour has come and no run sent it yet."""
+    """Send today's roll-up if the hour has come, no run sent it yet and it has news."""
     local = local_time(now, deps.report_timezone)
     if local.hour < deps.report_hour:
         return False
     if not claim_daily_report(deps.offers, local.date().isoformat(), now, deps.retention_s):
         return False
     until = int(now)
-    since = until - REPORT_PERIOD_S
-    counts = count_by_state(deps.offers, deps.index, since, until)
-    value = taken_value(deps.offers, deps.index, since, until)
+    mark = report_mark(deps.offers)
+    since = mark.until if mark else until - FIRST_PERIOD_S
+    new = activity(deps.offers, deps.index, since, until)
+    totals = mark.totals.plus(new) if mark else new
+    started = mark.since if mark else since
+    save_report_mark(deps.offers, ReportMark(until, totals, started))
     lost = unconfirmed_offers(deps.offers, deps.index, since, until)
     degraded = deps.ledger.seen(DEGRADABLE, since) if deps.ledger else []
-    mail = render(
-        Rollup(
-            counts,
-            closed_now,
-            since,
-            until,
-            value,
-            unconfirmed=tuple(lost),
-            degraded=tuple(degraded),
-        ),
-        zone=deps.report_timezone,
-        quiet=deps.quiet_report,
-    )
-    if mail is None:
-        get_logger().info("quiet week: no roll-up mailed (quietReport none)")
-        return False
+    if degraded and deps.mail_alert is not None and deps.ledger is not None:
+        region = str(deps.ledger.table.meta.client.meta.region_name)  # upsr's one Region
+        _send(deps.mail_alert, degradations.deployer_mail(
+            degraded, system="Upsell recommender", region=region, zone=deps.report_timezone))
+    rollup = Rollup(new, totals, since, until, started,
+                    counts=count_by_state(deps.offers, deps.index, since, until - 1),
+                    closed_now=closed_now, unconfirmed=tuple(lost), degraded=tuple(degraded),
+                    alert_email=deps.alert_email)
+    if rollup.quiet:
+        if not quiet_rule.all_quiet_due(local.date(), deps.quiet_report):
+            get_logger().info("nothing new: no roll-up mailed")
+            return False
+        return _send(deps.mail_owner, quiet_rule.all_quiet(
+            "Upsell recommender", "No order was nudged, tapped or taken since the last roll-up."))
+    return _send(deps.mail_owner, render(rollup, zone=deps.report_timezone))
+
+
+def _send(mailer: Mailer, mail: Mail) -> bool:
     try:
-        deps.mail_owner(mail)
+        mailer(mail)
     except Exception:
-        get_logger().exception("owner roll-up not sent; today's report is skipped")
+        get_logger().exception("roll-up mail not sent; it is skipped, not retried")
         return False
     return True

@@ -3,9 +3,10 @@
 The signed token is checked before anything else is read; a malformed, forged, expired or
 misdirected token gets a 4xx (a page for a browser, the JSON error for a program) and nothing
 is written. The SMS link is ``<Function URL>/<short token>``, the token signing the order
-number (``link_tokens.issue_short_token``), so the link fits one SMS segment; the redirect
-goes to the variant the offer holds, read back by the write that records the tap. Links sent
-before carry ``?t=<token>`` signing ``<offer id>:<variant id>`` and keep working.
+number and its expiry (``link_tokens.issue_short_token``: 30 characters, so the link is at
+most 100 and fits one SMS segment); the redirect goes to the variant the offer holds, read
+back by the write that records the tap. Links sent before carry ``?t=<token>`` signing
+``<offer id>:<variant id>``, or the earlier short form; both keep working until they expire.
 
 A tap moves the offer only if it is still ``sent``: to ``taken`` inside the attribution
 window, to ``out-of-window`` after it. A second tap, or a tap after the sweep closed the offer,

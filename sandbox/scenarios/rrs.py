@@ -218,16 +218,19 @@ class ReviewDay:
         notices = [
             m
             for m in sb.outbox.to(owner)[before:]
-            if m.function == escalator and "running degraded" in m.subject
+            if m.function == escalator and "standard wording" in m.subject
         ]
+        fixes = [m for m in sb.outbox.messages if m.function == escalator and "Bedrock refuses" in m.subject]
         report.check(
-            "Dan (model refused) was not asked for a public review, and the owner got one "
-            "notice naming the model and what to do",
+            "Dan (model refused) was not asked for a public review; the owner got one notice "
+            "saying what it changes, and alertEmail one naming the model and the fix",
             states.get("c-dan") == "diverted"
             and len(notices) == 1
-            and all(model in notices[0].text for model in models)
-            and "model access" in notices[0].text,
-            f"{states.get('c-dan')}, {len(notices)} notice(s)",
+            and "Bedrock" not in notices[0].text
+            and len(fixes) == 1
+            and all(model.split(".", 1)[-1] in fixes[0].text for model in models)
+            and "model-catalog" in fixes[0].text,
+            f"{states.get('c-dan')}, {len(notices)} notice(s), {len(fixes)} fix(es)",
         )
 
 

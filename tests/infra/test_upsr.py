@@ -134,7 +134,8 @@ EXPECTED_GRANTS: dict[str, set[Statement]] = {
     "upsr-sweep": {
         logs("upsr-sweep"),
         (("dynamodb:Query",), (table("upsr-offers"), OFFERS_INDEX)),
-        (("dynamodb:PutItem", "dynamodb:UpdateItem"), (table("upsr-offers"),)),
+        # GetItem: the roll-up's high-water mark (#40; the index Query reads every offer already).
+        (("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"), (table("upsr-offers"),)),
         (("ses:SendEmail",), (SES_IDENTITY,)),
         (("dynamodb:GetItem",), (table("upsr-offers"),)),  # the degradation notes only
     },

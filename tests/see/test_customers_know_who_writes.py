@@ -48,18 +48,7 @@ def test_every_customer_email_has_a_display_name_and_an_html_part(message: galle
     assert message.text.strip() and "<" not in message.text
 
 
-UPSR_LINK_OVER = pytest.mark.xfail(
-    strict=True,
-    reason="upsr's one-tap link is 104 characters with a real-length Function URL (68) and the "
-    "short token (36): meeting 100 needs a shorter token form (or a custom domain), see #40",
-)
-LINK_CASES = [
-    pytest.param(m, id=m.name, marks=UPSR_LINK_OVER if m.name.startswith("upsr-") else ())
-    for m in MESSAGES
-]
-
-
-@pytest.mark.parametrize("message", LINK_CASES)
+@pytest.mark.parametrize("message", MESSAGES, ids=[m.name for m in MESSAGES])
 def test_no_customer_link_is_longer_than_100_characters(message: gallery.CustomerMessage) -> None:
     links = LINK.findall(message.text) + [html.unescape(h) for h in HREF.findall(message.html)]
     assert links, message.name

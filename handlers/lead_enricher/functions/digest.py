@@ -56,6 +56,8 @@ def run(service: Digest, event: dict[str, Any], context: Any, clock: Clock) -> d
         today=current,
         ledger=service.ledger,
         links=links(service.config, clock()),
+        alert_email=service.config.alert_email,
+        quiet=service.config.quiet_report,
     )
     return {
         "day": digest.day.isoformat(),

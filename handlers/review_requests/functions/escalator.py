@@ -39,6 +39,7 @@ def wire(s: contract.EscalatorSettings, clock: Clock) -> Escalator:
         lease=dt.timedelta(seconds=s.claim_lease_seconds),
         zone=s.opening_timezone,
         ledger=degradation_ledger(s.requests_table),
+        alert_email=s.alert_email,
     )
 
 

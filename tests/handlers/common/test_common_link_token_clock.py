@@ -13,6 +13,7 @@ from handlers.common.link_tokens import (
     verify_short_token,
     verify_token,
 )
+from testsupport.old_links import issue_s1_short_token
 
 NOW = 1_750_000_000
 KEYS = Keyring.single("k1", "a" * 32 + "-first-signing-key")
@@ -42,8 +43,8 @@ def test_the_bound_is_stated_once() -> None:
 
 
 def short_issued_at(moment: int, ttl: int = 72 * 3600) -> str:
-    """upsr's SMS link (#26): the order number under a short token."""
-    return issue_short_token(KEYS, subject="5443254255890", action="upsr-add", ttl_seconds=ttl, now=moment)
+    """upsr's SMS link as sent before the compact form (#26): the order number, an issue time."""
+    return issue_s1_short_token(KEYS, subject="5443254255890", action="upsr-add", ttl_seconds=ttl, now=moment)
 
 
 @pytest.mark.parametrize("ahead", [SKEW + 1, 3600, 30 * 86_400])
@@ -61,6 +62,24 @@ def test_a_short_token_from_a_clock_a_little_ahead_is_tolerated(ahead: int) -> N
     assert (claims.issued_at, claims.subject) == (NOW + ahead, "5443254255890")
 
 
+def compact(moment: int, ttl: int) -> str:
+    return issue_short_token(KEYS, subject="5443254255890", action="upsr-add", ttl_seconds=ttl, now=moment)
+
+
+@pytest.mark.parametrize("ahead", [SKEW + 1, 30 * 86_400])
+def test_a_compact_token_living_longer_than_any_issuer_gives_is_refused(ahead: int) -> None:
+    """The compact form carries no issue time (#40: it made upsr's link 104 characters), so the
+    bound is on the expiry: no more than the longest lifetime (plus the skew) ahead of now."""
+    with pytest.raises(TokenError) as refused:
+        verify_short_token(compact(NOW + ahead, link_tokens.MAX_SHORT_TTL_S), KEYS, action="upsr-add", now=NOW)
+    assert refused.value.reason.value == "not_yet_valid"
+
+
+def test_a_compact_token_of_the_longest_life_from_a_clock_a_little_ahead_is_tolerated() -> None:
+    claims = verify_short_token(compact(NOW + SKEW, link_tokens.MAX_SHORT_TTL_S), KEYS, action="upsr-add", now=NOW)
+    assert claims.expires_at == NOW + SKEW + link_tokens.MAX_SHORT_TTL_S
+
+
 def test_a_short_token_lifetime_must_fit_its_three_bytes() -> None:
     with pytest.raises(ValueError, match="ttl_seconds"):
-        short_issued_at(NOW, ttl=link_tokens.MAX_SHORT_TTL_S + 1)
+        compact(NOW, ttl=link_tokens.MAX_SHORT_TTL_S + 1)

@@ -162,11 +162,16 @@ def test_review_confirm_and_undo_through_the_links(dm_aws: DmAws, monkeypatch: p
     review = issue_token(KEYS, subject="101#102", action="review", ttl_seconds=86_400, now=NOW.timestamp())
     page = merge.handler(request("GET", "/review", review), None)
     assert page["statusCode"] == 200 and "Confirm" in page["body"] and crm.writes == 0
+    # #40: both limits, truthfully: the undo link's life and the undo bundle's (dev: 30 and 90).
+    assert ("You can undo it for 30 days from the page you get after merging (dm keeps what an "
+            "undo needs for 90 days).") in page["body"]
     confirm_url = page["body"].split("action='")[1].split("'")[0].replace("&amp;", "&")
     assert confirm_url.startswith("/confirm?t="), "origin-relative: works on http and https"
     answer = merge.handler(request("POST", "/confirm", link_token(confirm_url)), None)
     assert answer["statusCode"] == 200
-    assert "Ann Zyborski (id 102) was merged into Ann Zyborski (id 101)" in answer["body"]
+    # #40: one name twice is told apart by which record was kept; ids only in the detail line.
+    assert "Ann Zyborski&#x27;s two records were merged into one: the older was kept." in answer["body"]
+    assert "Merged: Ann Zyborski (two records)" in answer["body"] and "(id " not in answer["body"]
     undo_url = answer["body"].split("action='")[1].split("'")[0]
     assert undo_url.startswith("/undo?t=")
     undone = merge.handler(request("POST", "/undo", link_token(undo_url)), None)
@@ -245,7 +250,7 @@ def test_a_browser_gets_a_page_naming_the_pair_for_every_outcome_and_a_program_g
     page(one_tap, 200, "Ann Zyborski", "Confirm: merge them")
     assert crm.writes == 0  # the digest's one-tap link only opens the page
     confirm = token("confirm")
-    page(merge.handler(request("POST", "/confirm", confirm, BROWSER), None), 200, "was merged into")
+    page(merge.handler(request("POST", "/confirm", confirm, BROWSER), None), 200, "were merged into one")
     page(merge.handler(request("POST", "/confirm", confirm, BROWSER), None), 409,
          "This link was already used", "Ann Zyborski (two records) were already merged by ",
          "You can still undo this merge until", "Undo this merge")

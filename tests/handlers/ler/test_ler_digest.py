@@ -1,9 +1,12 @@
-"""ler-digest: yesterday's drops by reason, in words, sent on a quiet day too."""
+"""ler-digest: yesterday's drops by reason, in words; nothing on a quiet day but Monday's line."""
 
 from __future__ import annotations
 
 import datetime as dt
 
+import pytest
+
+from handlers.common.entry import registry
 from handlers.lead_enricher.functions import digest, junk_writer
 from tests.handlers.ler.conftest import (
     Ler,
@@ -56,7 +59,25 @@ def test_the_digest_text_part_names_every_reason_in_words_and_cuts_no_line_mid_w
     assert cut.endswith('posts on..."') and len(cut) < 220  # whole words only
 
 
-def test_a_quiet_day_still_sends_a_digest(ler: Ler) -> None:
-    assert digest.handler({"day": "2026-11-28"}, context())["total"] == 0
+def test_a_quiet_day_sends_nothing(ler: Ler) -> None:
+    """#40: "0 junk leads dropped" every day is a mail that says nothing."""
+    for today in ("2026-11-24", "2026-11-28", "2026-11-29"):  # Tuesday, Saturday, Sunday
+        assert digest.handler({"day": today}, context())["total"] == 0
+    assert ler.sent_mail() == []
+
+
+def test_a_quiet_monday_gets_the_weeks_one_all_quiet_line(ler: Ler) -> None:
+    assert digest.handler({"day": "2026-11-30"}, context())["total"] == 0
     [mail] = ler.sent_mail()
-    assert "Nothing was dropped." in mail.body
+    assert mail.subject == "Lead enricher: all quiet"
+    assert "No junk lead was dropped on Sun 29 Nov 2026." in mail.body
+
+
+def test_quiet_report_none_sends_nothing_on_a_quiet_monday(ler: Ler, monkeypatch: pytest.MonkeyPatch) -> None:
+    from handlers.common import settings
+
+    monkeypatch.setenv("QUIET_REPORT", "none")
+    settings.reset()
+    registry.clear(digest)
+    assert digest.handler({"day": "2026-11-30"}, context())["total"] == 0
+    assert ler.sent_mail() == []

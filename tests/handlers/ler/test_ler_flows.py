@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 from email.message import EmailMessage
 from typing import Any
 from urllib.parse import unquote_plus
@@ -420,11 +421,13 @@ def test_a_lead_hubspot_refuses_for_a_required_property_is_kept_counted_and_name
 
     tomorrow = (dt.datetime.now(dt.UTC) + dt.timedelta(days=1)).date()
     digest.handler({"day": tomorrow.isoformat()}, context())
-    [mail] = ler.sent_mail()
-    assert "running degraded" in mail.subject
-    assert "HubSpot required property (jobtitle) in ler-push: 1 time since" in mail.body
-    assert "make the property optional for API writes" in mail.body
-    assert HUBSPOT_REQUIRED_PAGE in mail.body
+    fix, mail = owner_and_deployer(ler)
+    assert "running degraded" in fix.subject
+    assert "HubSpot required property (jobtitle) in ler-push: 1 time since" in fix.body
+    assert "make the property optional for API writes" in fix.body
+    assert HUBSPOT_REQUIRED_PAGE in fix.body
+    assert "running on rules" in mail.subject and "waiting to go into HubSpot" in mail.body
+    assert HUBSPOT_REQUIRED_PAGE not in mail.body
 
     # The portal is fixed; the retry (at once: the claim was released) creates the contact.
     ler.crm.required = set()
@@ -458,7 +461,20 @@ def test_a_refused_model_is_named_in_the_next_junk_digest(ler: Ler) -> None:
 
     tomorrow = (dt.datetime.now(dt.UTC) + dt.timedelta(days=1)).date()
     digest.handler({"day": tomorrow.isoformat()}, context())
-    [mail] = ler.sent_mail()
-    assert f"Model refused ({model}) in ler-normalize: 1 time since" in mail.body
-    assert "Enable access to this model in the Bedrock console" in mail.body
-    assert BEDROCK_ACCESS_PAGE in mail.body
+    fix, mail = owner_and_deployer(ler)
+    assert f"Model refused ({model}) in ler-normalize: 1 time since" in fix.body
+    assert "aws bedrock get-foundation-model-availability --model-id" in fix.body
+    assert BEDROCK_ACCESS_PAGE in fix.body
+    # #40: the owner reads what it changes and who has the fix, nothing to do in AWS.
+    assert "sorted by the fixed rules alone today" in mail.body
+    assert f"The fix has gone to {os.environ['ALERT_EMAIL']}" in mail.body
+    assert "Bedrock" not in mail.body and "console" not in mail.body
+
+
+def owner_and_deployer(ler: Ler) -> tuple[Any, Any]:
+    """The junk digest's two mails when a fallback was taken: the fix to ``alertEmail``, then
+    the owner's digest."""
+    fix, mail = ler.sent_mail()
+    assert fix.destinations["ToAddresses"] == [os.environ["ALERT_EMAIL"]]
+    assert mail.destinations["ToAddresses"] == [os.environ["DIGEST_RECIPIENT"]]
+    return fix, mail

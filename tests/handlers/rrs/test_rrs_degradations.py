@@ -53,6 +53,10 @@ def owner_mail(rrs: Rrs) -> list[Any]:
     return [e for e in rrs.emails() if e.destinations["ToAddresses"] == [OWNER]]
 
 
+def deployer_mail(rrs: Rrs) -> list[Any]:
+    return [e for e in rrs.emails() if e.destinations["ToAddresses"] == [ENV["ALERT_EMAIL"]]]
+
+
 def sweep() -> dict[str, Any]:
     answer: dict[str, Any] = sweep_module.handler({}, None)
     return answer
@@ -78,7 +82,8 @@ def test_a_refused_model_is_counted_and_noted_with_the_model(
     assert "state" not in note  # so the sweep's state-due index never lists it
 
 
-def test_the_owner_is_mailed_once_a_day_naming_the_model_and_what_to_do(rrs: Rrs) -> None:
+def test_the_deployer_gets_the_fix_and_the_owner_what_it_changes_once_a_day(rrs: Rrs) -> None:
+    """#40: the owner cannot act in the Bedrock console; whoever deployed the stack can."""
     rrs.put_customer()
     refused_ask(rrs, "cmp-1", DUE)
     refused_ask(rrs, "cmp-2", DUE + dt.timedelta(minutes=30))
@@ -89,15 +94,23 @@ def test_the_owner_is_mailed_once_a_day_naming_the_model_and_what_to_do(rrs: Rrs
     assert message == NOTICE
     # SQS delivers at least once: the escalator mails once for two copies.
     assert escalator.handler(sqs_event(message, message), None) == {"batchItemFailures": []}
-    [mail] = owner_mail(rrs)
-    assert mail.subject == "[Example Home Services] Review requests running degraded: model refused"
-    text = mail.body
+    [fix] = deployer_mail(rrs)
+    assert fix.subject == "[Example Home Services] rrs: Bedrock refuses its model in eu-west-2"
+    text = fix.body
     assert f"Model refused ({MODEL}) in rrs-sender: 4 times since 10 Jun 2026 12:00" in text
     assert "last 10 Jun 2026 12:30 (Europe/London)" in text
-    assert "until model access is enabled in Region eu-west-2" in text
     assert "nobody is asked for a public review" in text
-    assert "Enable access to this model in the Bedrock console" in text
+    assert "https://eu-west-2.console.aws.amazon.com/bedrock/home?region=eu-west-2#/model-catalog" in text
+    assert ("aws bedrock get-foundation-model-availability --model-id "
+            "anthropic.claude-haiku-4-5-20251001-v1:0 --region eu-west-2") in text
     assert BEDROCK_ACCESS_PAGE in text
+    [mail] = owner_mail(rrs)
+    assert mail.subject == "[Example Home Services] Review requests use the standard wording today"
+    said = mail.body
+    assert "offered the private feedback form instead of being asked for a public review" in said
+    assert f"The fix has gone to {ENV['ALERT_EMAIL']}" in said and "Since 10 Jun 2026 12:00" in said
+    for engineering in ("Bedrock", "console", "model", "Region", "AccessDenied", "aws "):
+        assert engineering not in said, engineering
 
     # More refusals the same day: the sweep asks again tomorrow, not every 15 minutes.
     refused_ask(rrs, "cmp-3", DUE + dt.timedelta(hours=2))
@@ -110,8 +123,8 @@ def test_the_owner_is_mailed_once_a_day_naming_the_model_and_what_to_do(rrs: Rrs
     [tomorrow] = [m for m in rrs.escalations() if m["reason"] == "degraded"]
     assert tomorrow["dedupe_key"] == "degraded-2026-06-11"
     escalator.handler(sqs_event(tomorrow), None)
-    assert len(owner_mail(rrs)) == 2
-    assert "6 times since 10 Jun 2026 12:00" in owner_mail(rrs)[-1].body
+    assert len(owner_mail(rrs)) == len(deployer_mail(rrs)) == 2
+    assert "6 times since 10 Jun 2026 12:00" in deployer_mail(rrs)[-1].body
 
 
 def test_no_notice_once_the_refusals_stop(rrs: Rrs) -> None:

@@ -231,3 +231,27 @@ def test_the_handover_speaks_plain_words_in_the_business_time_zone() -> None:
     assert "<blockquote" in mail.html and "Late again." in mail.html
     assert "href='mailto:ann@example.org' data-primary" in mail.html and ">Email Ann Smith</a>" in mail.html
     assert "Reference (for support): request req-1, customer c-7, completion done-3." in mail.html
+
+
+@pytest.mark.parametrize(("channel", "to", "field"), [("email", "ann@example.org", "Email"),
+                                                      ("sms", "+447911123456", "Phone")])
+def test_an_unconfirmed_ask_names_the_address_it_was_claimed_for_when_the_sheet_lost_it(
+    channel: str, to: str, field: str
+) -> None:
+    """#40: the customer is gone from the sheet mirror; rrs-audit still holds where the ask went."""
+    mail = handover.build(
+        reason="unconfirmed_send",
+        request_id="req-1",
+        request={"customer_id": "c-7", "customer_name": "Ann Smith", "state": "asked", "channel": channel},
+        customer=None,
+        job=None,
+        trail=[{"event": "message", "at": "2026-07-02T08:00:00Z",
+                "facts": {"channel": channel, "to": to, "subject": "How did we do?", "text": "Hi Ann"}}],
+        business="Acme Heating",
+        zone="Europe/London",
+    )
+    assert f"  {field}: {to}" in mail.text, mail.text
+    assert f"{field}: -" not in mail.text
+    assert "  Where it stands: claimed for sending; never confirmed sent" in mail.text
+    scheme = "mailto:" if channel == "email" else "tel:"
+    assert f"href='{scheme}{to}' data-primary" in mail.html

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from handlers.common.entry import registry
-from handlers.common.link_tokens import Keyring, issue_token
-from handlers.review_requests.domain import request_id_for
+from handlers.common.link_tokens import Keyring, issue_short_token, issue_token
+from handlers.review_requests.domain import ref_subject, request_id_for
 from handlers.review_requests.functions import webhook
 from tests.handlers.rrs.conftest import (
     ENV,
@@ -24,6 +24,7 @@ from tests.handlers.rrs.conftest import (
     response_body,
     url_event,
 )
+from testsupport.old_links import issue_s1_short_token
 
 RID = request_id_for("cmp-1")
 
@@ -263,6 +264,25 @@ def test_the_request_its_job_and_its_audit_entries_expire_after_retention_days(r
     for entry in entries:
         written = dt.datetime.fromisoformat(str(entry["at"]).replace("Z", "+00:00"))
         assert int(entry["expires_at"]) == int(written.timestamp()) + days * 86400
+
+
+def _short_ref(issue: Callable[..., str]) -> str:
+    keyring = Keyring.from_secret_string(json.dumps(KEYRING))
+    return issue(keyring, subject=ref_subject(RID), action="feedback", ttl_seconds=30 * 86_400,
+                 now=NOW.timestamp())
+
+
+@pytest.mark.parametrize(
+    "ref",
+    [feedback_ref, lambda: _short_ref(issue_s1_short_token), lambda: _short_ref(issue_short_token)],
+    ids=["full, sent before short refs", "short, sent before the compact form", "compact"],
+)
+def test_feedback_is_taken_from_every_link_form_still_in_customers_hands(rrs: Rrs, ref: Callable[[], str]) -> None:
+    rrs.put_customer()
+    call(url_event(completion()))
+    answer = call(url_event({"type": "feedback.submitted", "id": "fb-2", "ref": ref(), "text": "Late."}))
+    assert answer["statusCode"] == 202, answer
+    assert [e["facts"]["text"] for e in rrs.audit(RID) if e["event"] == "feedback"] == ["Late."]
 
 
 @pytest.mark.parametrize(

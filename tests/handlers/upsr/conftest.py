@@ -204,6 +204,7 @@ class World:
     bedrock: FakeBedrockClient = field(default_factory=FakeBedrockClient)
     messenger: RecordingMessenger = field(default_factory=RecordingMessenger)
     owner_mail: list[tuple[str, str]] = field(default_factory=list)
+    alert_mail: list[tuple[str, str]] = field(default_factory=list)
 
     def items(self, name: str) -> list[dict[str, Any]]:
         """The table's business items: the day's spend counters (``spend#``) left out."""
@@ -268,7 +269,8 @@ class World:
         from handlers.upsell_recommender.sweeping import SweepDeps
 
         config = contract.SweepSettings.from_environ()
-        return SweepDeps.from_settings(config, mail_owner=lambda m: self.owner_mail.append((m.subject, m.text)))
+        return SweepDeps.from_settings(config, mail_owner=lambda m: self.owner_mail.append((m.subject, m.text)),
+                                       mail_alert=lambda m: self.alert_mail.append((m.subject, m.text)))
 
     def sync_deps(self) -> Any:
         from handlers.common.clock import utc_now

@@ -18,6 +18,7 @@ from tests.handlers.upsr.conftest import (
     tap_event,
     token_in,
 )
+from testsupport.old_links import issue_s1_short_token
 
 
 def _sent(world: World) -> tuple[str, dict[str, Any]]:
@@ -34,8 +35,8 @@ def _tampered(token: str) -> dict[str, str]:
     kid, body = token.split(".")
     raw = base64.urlsafe_b64decode(body + "=" * (-len(body) % 4))
     data, mac = raw[:-SHORT_MAC_BYTES], raw[-SHORT_MAC_BYTES:]
-    order = str(int.from_bytes(data[8:]))  # expiry 4 bytes, lifetime 3, subject kind 1
-    other_order = data[:8] + (int(order) + 1).to_bytes(len(data) - 8)  # another customer's offer
+    order = str(int.from_bytes(data[4:]))  # form and expiry 4 bytes, then the subject
+    other_order = data[:4] + (int(order) + 1).to_bytes(len(data) - 4)  # another customer's offer
 
     def b64(value: bytes) -> str:
         return base64.urlsafe_b64encode(value).rstrip(b"=").decode()
@@ -97,6 +98,20 @@ def test_expired_link_gets_410_and_records_nothing(world: World) -> None:
     assert late is not None and late["state"] == "out-of-window"
 
 
+def test_a_link_sent_before_the_compact_token_works_until_it_expires(world: World) -> None:
+    """Links already in customers' messages carry the earlier short form (#40)."""
+    _, offer = _sent(world)
+    sent_at = int(offer["sent_at"])
+    lifetime = int(offer["window_ends_at"]) + 14 * 86400 - sent_at
+    old = issue_s1_short_token(Keyring.from_secret_string(ADDLINK_KEYRING), subject=str(offer["offer_id"])[4:],
+                               action=ADD_ACTION, ttl_seconds=lifetime, now=sent_at)
+    assert world.tap(tap_event(old), now=sent_at + lifetime)["statusCode"] == 410
+    assert world.offer() == offer
+    assert world.tap(tap_event(old), now=sent_at + 60)["statusCode"] == 302
+    taken = world.offer()
+    assert taken is not None and taken["state"] == "taken"
+
+
 def test_a_customer_tapping_an_expired_link_reads_a_page_not_json(world: World) -> None:
     token, offer = _sent(world)
     event = tap_event(token)
@@ -120,7 +135,7 @@ def test_the_sms_link_fits_one_segment_with_a_real_function_url() -> None:
     token = issue_short_token(keys, subject=link_subject("ofr-5443254255890"), action=ADD_ACTION,
                               ttl_seconds=17 * 86400, now=T0)
     url = link_url(FUNCTION_URL, token)
-    assert len(token) <= 36 and url.count("/") == 3
+    assert len(token) <= 31 and len(url) <= 100 and url.count("/") == 3
     for title in ("Mat", "Organic Cotton \u201cPremium\u201d Gift Wrap with a Handwritten Card \U0001f381"):
         nudge = compose(Contact(Channel.SMS, "+447700900123", "Ann"), title, "It goes with it", url, business="Example Shop")
         assert fits_one_segment(nudge.text), nudge.text

@@ -83,9 +83,12 @@ def test_the_next_roll_up_names_the_redaction_and_what_to_request(world: World) 
     world.deliver(webhook_event(redacted_order(5002)), now=T0 - 3600)
     assert world.sweep(now=T0)["reported"] is True
     [(subject, text)] = world.owner_mail
-    assert "running degraded" in subject
-    assert "Shopify customer redacted in upsr-order: 2 times since 01 Jan 2026 07:00" in text
-    assert "Request protected customer data access" in text and SHOPIFY_PCD_PAGE in text
+    assert "running on rules" in subject
+    assert "Orders arrive without the customer's name, email and phone" in text
+    assert SHOPIFY_PCD_PAGE not in text  # #40: the fix goes to whoever deployed the stack
+    [(_, fix)] = world.alert_mail
+    assert "Shopify customer redacted in upsr-order: 2 times since 01 Jan 2026 07:00" in fix
+    assert "Request protected customer data access" in fix and SHOPIFY_PCD_PAGE in fix
 
 
 def test_a_refused_picker_model_is_named_in_the_roll_up(
@@ -101,5 +104,7 @@ def test_a_refused_picker_model_is_named_in_the_roll_up(
     model = world.picker_deps().model_id
     assert world.sweep(now=T0 + 60)["reported"] is True
     [(_, text)] = world.owner_mail
-    assert f"Model refused ({model}) in upsr-picker: 1 time since" in text
-    assert BEDROCK_ACCESS_PAGE in text
+    assert "No add-on offers are being picked today" in text and "Bedrock" not in text
+    [(_, fix)] = world.alert_mail
+    assert f"Model refused ({model}) in upsr-picker: 1 time since" in fix
+    assert BEDROCK_ACCESS_PAGE in fix and "get-foundation-model-availability" in fix

@@ -68,8 +68,8 @@ def test_webhook_to_tap_to_rollup(world: World) -> None:
     offer = world.offer()
     assert offer is not None and offer["state"] == "taken"
     [(subject, text)] = world.owner_mail
-    assert subject.startswith("Upsell: 1 add-on taken (") and subject.endswith("from 1 order nudged")
-    assert "  Add-ons taken (tapped in time): 1" in text and "  Value of add-ons taken: £" in text
+    assert subject.startswith("Upsell: 1 add-on taken (") and subject.endswith("from 1 order nudged since the last roll-up")
+    assert "  Add-ons taken (tapped in time): 1 (running total: 1)" in text and "  Value of add-ons taken: £" in text
 
 
 def test_email_only_customer_is_nudged_by_email(world: World) -> None:

@@ -264,36 +264,31 @@ def test_phone_numbers_are_e164_only() -> None:
     assert is_phone("+447700900123") and not is_phone("07700900123") and not is_phone(None)
 
 
-def test_report_counts_and_take_up() -> None:
+def test_report_shows_what_is_new_beside_the_running_totals() -> None:
     from decimal import Decimal
 
-    counts = {
-        OfferState.TAKEN: 3,
-        OfferState.IGNORED: 6,
-        OfferState.OUT_OF_WINDOW: 1,
-        OfferState.SENT: 2,
-        OfferState.NO_FIT: 4,
-    }
-    rollup = Rollup(counts, closed_now=2, since=T0 - 7 * 86400, until=T0,
-                    taken_value={"GBP": Decimal("84.00"), "EUR": Decimal("12.5")})
-    assert rollup.nudged == 12 and rollup.taps == 4 and rollup.take_up == pytest.approx(0.3)
+    from handlers.upsell_recommender.offers import Activity
+
+    new = Activity(nudged=12, taps=4, taken=3, closed=10, value={"GBP": Decimal("84.00"), "EUR": Decimal("12.5")})
+    before = Activity(nudged=30, taps=9, taken=6, closed=30, value={"GBP": Decimal("100.00")})
+    rollup = Rollup(new, before.plus(new), since=T0 - 86400, until=T0, totals_since=T0 - 30 * 86400,
+                    counts={OfferState.NO_FIT: 4}, closed_now=2)
     mail = render(rollup, zone="Europe/London")
-    assert mail is not None
-    assert mail.subject == "Upsell: 3 add-ons taken (€12.50 + £84.00) from 12 orders nudged"
-    assert "  Take-up, of the 10 closed windows: 30%" in mail.text and "  Taps on the link: 4" in mail.text
+    assert mail.subject == "Upsell: 3 add-ons taken (€12.50 + £84.00) from 12 orders nudged since the last roll-up"
+    assert "  Take-up, of the windows closed: 30% (running total: 22%)" in mail.text
+    assert "  Taps on the link: 4 (running total: 13)" in mail.text
+    assert "  Value of add-ons taken: €12.50 + £84.00 (running total: €12.50 + £184.00)" in mail.text
     assert "  No add-on fitted the order: 4" in mail.text
-    assert "<html lang=en>" in mail.html and "€12.50 + £84.00" in mail.html
-    waiting = render(Rollup({OfferState.CHOSEN: 1}, 0, T0, T0))
-    assert waiting is not None and "not yet" in waiting.text
+    assert "<html lang=en>" in mail.html and "€12.50 + £184.00" in mail.html
+    assert not rollup.quiet
+    first = Rollup(Activity(nudged=1), Activity(nudged=1), T0, T0, T0)
+    assert "not yet" in render(first).text
 
 
-def test_a_quiet_week_is_one_line_or_no_mail_as_configured() -> None:
-    quiet = Rollup({OfferState.NO_FIT: 2}, 0, T0 - 7 * 86400, T0)
-    line = render(quiet, zone="Europe/London")
-    assert line is not None and line.subject == "Upsell: a quiet week, no add-on offers sent"
-    assert len([x for x in line.text.splitlines() if x.strip()]) == 2  # the subject and one line
-    assert render(quiet, quiet="none") is None
-    busy = Rollup({OfferState.SENT: 1}, 0, T0 - 7 * 86400, T0)
-    assert render(busy, quiet="none") is not None
+def test_nothing_new_is_quiet_whatever_is_waiting() -> None:
+    from handlers.upsell_recommender.offers import Activity
+
+    assert Rollup(Activity(), Activity(nudged=5), T0 - 86400, T0, T0 - 86400,
+                  counts={OfferState.NO_FIT: 2, OfferState.CHOSEN: 1}).quiet
 
 
