@@ -15,7 +15,8 @@ from __future__ import annotations
 import io
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -23,7 +24,7 @@ import pytest
 from components.offline import engine
 from components.operate import forget
 from components.operate.probing import Target
-from handlers.common.privacy import Bucket, Person, SystemStores, Table, find
+from handlers.common.privacy import Held, Person, SystemStores, find
 from sandbox import scenarios
 from sandbox.control import ControlServer
 from sandbox.core import Sandbox
@@ -62,19 +63,22 @@ def _the_people(sb: Sandbox) -> tuple[Person, list[str]]:
     return person, ["Ann Smith", "Jane Doe", f"{dm['firstname']} {dm['lastname']}"]
 
 
-def _everything(sb: Sandbox) -> Iterator[tuple[str, Any]]:
-    """(where, content) of every table item and every object version in every region."""
+def _everything(sb: Sandbox, only: Collection[str] = ()) -> Iterator[tuple[str, Any]]:
+    """(where, content) of every table item and every object version in every region (or in
+    the tables and buckets named in ``only``)."""
     regions = {str(s.region) for s in sb.graph.config.systems.enabled().values()}
     buckets: set[str] = set()
     for region in sorted(regions):
         ddb = sb.internal("dynamodb", region)
         for name in ddb.list_tables()["TableNames"]:
+            if only and name not in only:
+                continue
             for page in ddb.get_paginator("scan").paginate(TableName=name):
                 for item in page.get("Items", []):
                     yield name, item
         s3 = sb.internal("s3", region)
         for bucket in s3.list_buckets()["Buckets"]:
-            if bucket["Name"] in buckets:
+            if bucket["Name"] in buckets or (only and bucket["Name"] not in only):
                 continue
             buckets.add(bucket["Name"])
             for page in s3.get_paginator("list_object_versions").paginate(Bucket=bucket["Name"]):
@@ -86,14 +90,15 @@ def _everything(sb: Sandbox) -> Iterator[tuple[str, Any]]:
 def _needles(person: Person, names: list[str], linked: set[str]) -> list[re.Pattern[str]]:
     words = [*person.emails, *names, *(p.lstrip("+") for p in person.phones)]
     patterns = [re.compile(re.escape(w), re.IGNORECASE) for w in words]
+    patterns += [re.compile(rf"(?<![\w-]){re.escape(i)}(?![\w-])") for i in person.ids]
     # a linked id is found only whole (a visitor id, "rq-…", "mrg_…"), not inside another word
     patterns += [re.compile(rf"(?<![\w-]){re.escape(i)}(?![\w-])") for i in linked if len(i) >= 6]
     return patterns
 
 
-def _traces(sb: Sandbox, needles: list[re.Pattern[str]]) -> list[str]:
+def _traces(sb: Sandbox, needles: list[re.Pattern[str]], only: Collection[str] = ()) -> list[str]:
     found = []
-    for where, content in _everything(sb):
+    for where, content in _everything(sb, only):
         text = content if isinstance(content, str) else json.dumps(content)
         text_digits = re.sub(r"[\s\-().]", "", text)
         hits = [n.pattern for n in needles if n.search(text) or n.search(text_digits)]
@@ -119,9 +124,11 @@ def _snapshot(sb: Sandbox) -> dict[str, Any]:
     return state
 
 
-def _restore(sb: Sandbox, state: dict[str, Any]) -> None:
+def _restore(sb: Sandbox, state: dict[str, Any], only: Collection[str] = ()) -> None:
     for where, content in state.items():
         region, kind, name = where.split("|")
+        if only and name not in only:
+            continue
         if kind == "t":
             ddb = sb.internal("dynamodb", region)
             keys = [k["AttributeName"] for k in ddb.describe_table(TableName=name)["Table"]["KeySchema"]]
@@ -138,31 +145,45 @@ def _restore(sb: Sandbox, state: dict[str, Any]) -> None:
                 s3.put_object(Bucket=name, Key=key, Body=body)
 
 
+@dataclass(frozen=True)
+class Day:
+    sb: Sandbox
+    url: str
+    state: dict[str, Any]
+    person: Person
+    names: list[str]
+
+
 @pytest.fixture(scope="module")
-def day() -> Iterator[tuple[Sandbox, str, dict[str, Any]]]:
-    """The dev stack after the five scripted days, its control API, and a snapshot of it."""
+def day() -> Iterator[Day]:
+    """The dev stack after the five scripted days, its control API, a snapshot, the people."""
     with Sandbox(DEV) as sb:
         play(sb, scenarios.ORDER, out=io.StringIO())
         control = ControlServer(sb, port=0)
         control.start()
         try:
-            yield sb, control.url, _snapshot(sb)
+            yield Day(sb, control.url, _snapshot(sb), *_the_people(sb))
         finally:
             control.stop()
 
 
-def _linked(sb: Sandbox, url: str, person: Person) -> set[str]:
-    """Every identifier the search linked to the person, across the systems."""
+def _linked(sb: Sandbox, url: str, person: Person, systems: Collection[str] = ()) -> set[str]:
+    """Every identifier the search linked to the person, across the systems (or ``systems``)."""
     found: set[str] = set()
     with outside():
         stack = _stack(sb, url)
-        for system in stack.systems():
+        for system in systems or stack.systems():
             for held in find(forget.stores_of(system), stack.where(system), person):
                 stores = {s.seed: s.links for s in forget.stores_of(system).stores}
                 for body in held.content:
                     if isinstance(body, dict):
                         found.update(str(body[a]) for a in stores[held.store] if body.get(a) is not None)
     return found - person.ids
+
+
+def _found(sb: Sandbox, url: str, person: Person, system: str) -> list[Held]:
+    with outside():
+        return find(forget.stores_of(system), _stack(sb, url).where(system), person)
 
 
 def _stack(sb: Sandbox, url: str) -> forget.Stack:
@@ -179,16 +200,16 @@ def _cli(
 
 
 def test_forget_leaves_no_trace(
-    day: tuple[Sandbox, str, dict[str, Any]], monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
+    day: Day, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
 ) -> None:
-    sb, url, state = day
-    _restore(sb, state)
-    person, names = _the_people(sb)
+    sb, url, person, names = day.sb, day.url, day.person, day.names
+    _restore(sb, day.state)
     linked = _linked(sb, url, person)
     needles = _needles(person, names, linked)
     before = _traces(sb, needles)
     assert len(before) > 20, before  # every system held them
+    held = {h.store for k in forget.PACKAGES for h in _found(sb, url, person, k)}
+    assert held == {s.seed for k in forget.PACKAGES for s in forget.stores_of(k).stores} - NOT_HELD
 
     ann = ("--email", "ann@example.org", "--customer", "7001")  # upsr keeps the shop's id only
     code, dry = _cli(url, monkeypatch, capsys, *ann, "--dry-run")
@@ -208,31 +229,39 @@ def test_forget_leaves_no_trace(
     assert code == 0 and set(again.split()) >= {"nothing", "held"} and "erased" not in again, again
 
 
+NOT_HELD = {"ler-junk", "upsr-optout", "rrs-optout"}
+"""Stores the scripted days leave without the person (their lead was not junk, they never
+opted out): removing their erase step changes nothing here."""
+
+
 def _stores() -> list[tuple[str, str]]:
-    return [(k, s.seed) for k in forget.PACKAGES for s in forget.stores_of(k).stores]
+    return [(k, s.seed) for k in forget.PACKAGES for s in forget.stores_of(k).stores if s.seed not in NOT_HELD]
 
 
 @pytest.mark.parametrize(("system", "seed"), _stores(), ids=[f"{k}:{s}" for k, s in _stores()])
 def test_each_store_erase_is_needed(
-    day: tuple[Sandbox, str, dict[str, Any]], monkeypatch: pytest.MonkeyPatch, system: str, seed: str,
+    day: Day, monkeypatch: pytest.MonkeyPatch, system: str, seed: str,
 ) -> None:
-    """Without this one store's erase step, the scan finds the person."""
-    sb, url, state = day
-    _restore(sb, state)
-    person, names = _the_people(sb)
-    needles = _needles(person, names, _linked(sb, url, person))
+    """Without this one store's erase step, the scan of the system's stores finds the person
+    (only this system is restored, erased and scanned: the others do not change the answer)."""
+    sb, url, state, person = day.sb, day.url, day.state, day.person
+    names = set(_stack(sb, url).where(system).names.values())
+    _restore(sb, state, names)
+    needles = _needles(person, day.names, _linked(sb, url, person, [system]))
     real = forget.stores_of
 
     def without(key: str) -> SystemStores:
         stores = real(key)
-        if key != system:
-            return stores
         kept = tuple(s for s in stores.stores if s.seed != seed)
         return SystemStores(stores.key, kept, stores.remember, stores.derive)
 
-    monkeypatch.setattr(forget, "stores_of", without)
+    stack = _stack(sb, url)
+    monkeypatch.setattr(stack, "systems", lambda: [system])
     with outside():
-        list(forget.forget(_stack(sb, url), person, dry_run=False))
-    left = _traces(sb, needles)
+        list(forget.forget(stack, person, dry_run=False))
+        assert _traces(sb, needles, names) == []  # every step: nothing left in this system
+        _restore(sb, state, names)
+        monkeypatch.setattr(forget, "stores_of", without)
+        list(forget.forget(stack, person, dry_run=False))
+    left = _traces(sb, needles, names)
     assert left, f"{system}: with {seed}'s erase removed the scan still found nothing"
-    assert all(isinstance(s, (Table, Bucket)) for s in real(system).stores)
