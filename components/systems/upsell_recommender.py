@@ -51,6 +51,9 @@ SIZES: dict[str, tuple[int, int]] = {
     contract.ADDLINK: (512, 10),  # public surface: see above
     contract.SWEEP: (256, 120),
     contract.CATALOG_SYNC: (256, 300),
+    # a redaction reads every upsr table once (a small shop's few thousand items); Shopify
+    # waits 5 s for the 2xx, then retries: a retry finds less to erase, never more
+    contract.COMPLIANCE: (512, 30),
 }
 PICKER_CONCURRENCY = 5
 """At most five picker invocations at once, so a burst of orders cannot flood Bedrock."""
@@ -100,6 +103,7 @@ class UpsellRecommender(System):
         self._sender(b)
         self._sweep(b)
         self._catalog_sync(b)
+        self._compliance(b)
         self._outputs()
 
     def _data(self, d: Deployment, child: pulumi.ResourceOptions) -> None:
@@ -323,12 +327,36 @@ class UpsellRecommender(System):
             ),
         )
 
+    def _compliance(self, b: Build[UpsrSettings]) -> None:
+        customer_tables = (self.orders, self.offers, self.customers, self.optout)
+        self.compliance_fn = b.function(
+            contract.COMPLIANCE,
+            "Shopify compliance webhooks: erase a customer or the shop, mail a data request to the owner",
+            (
+                self.webhook_secret.grant_read(),
+                # a redaction reads every item of the customer tables and deletes the customer's
+                *(t.grant("dynamodb:Scan", "dynamodb:DeleteItem", sid=f"Redact{t.args.name.title().replace('-', '')}") for t in customer_tables),
+                # shop/redact empties the catalogue too; DescribeTable gives each table's keys
+                self.catalogue.grant("dynamodb:Scan", "dynamodb:DeleteItem", sid="RedactShopCatalogue"),
+                *(t.grant("dynamodb:DescribeTable", sid=f"Keys{t.args.name.title().replace('-', '')}") for t in (*customer_tables, self.catalogue)),
+                b.d.grant_send_email("SendDataRequestToOwner", b.s.sender_email),
+            ),
+            contract.ComplianceSettings.environment(b.values),
+            url=FunctionUrl(
+                "NONE",
+                public_reason="Shopify X-Shopify-Hmac-Sha256 over the raw body, checked first",
+                registered_in="Shopify: the app compliance webhooks customers/redact "
+                "customers/data_request shop/redact",
+            ),
+        )
+
     def _outputs(self) -> None:
         """The operator-facing outputs."""
         self.finish(
             {
                 "order_webhook_url": self.order_fn.function_url,
                 "addlink_url": self.addlink_fn.function_url,
+                "compliance_webhook_url": self.compliance_fn.function_url,
                 "jobs_queue_url": self.jobs.url,
                 "tables": {
                     "orders": self.orders.physical_name,

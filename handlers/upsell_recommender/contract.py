@@ -20,6 +20,8 @@ SENDER: Final = "upsr-sender"
 ADDLINK: Final = "upsr-addlink"
 SWEEP: Final = "upsr-sweep"
 CATALOG_SYNC: Final = "upsr-catalog-sync"
+COMPLIANCE: Final = "upsr-compliance"
+"""Shopify's compliance webhooks: customers/redact, customers/data_request, shop/redact."""
 
 OFFERS_INDEX: Final = "state-send_at"
 """GSI of upsr-offers: partition ``state``, sort ``send_at`` (epoch seconds)."""
@@ -142,3 +144,19 @@ class CatalogSyncSettings(Settings):
     store_domain: str
     store_key_secret_id: str
     shopify_api_version: str
+
+
+@dataclass(frozen=True)
+class ComplianceSettings(Settings):
+    """upsr-compliance's environment: every upsr table (a redaction searches and deletes), the
+    Shopify signing secret, and the owner's mail (a data request's answer)."""
+
+    orders_table: str
+    offers_table: str
+    customers_table: str
+    optout_table: str
+    catalogue_table: str
+    store_domain: str
+    webhook_secret_id: str
+    sender_email: str
+    owner_email: str

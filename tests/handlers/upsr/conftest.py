@@ -315,7 +315,7 @@ def world(function_env: FunctionEnv) -> Iterator[World]:
 
     env = function_env(
         "upsr-order", "upsr-picker", "upsr-sender", "upsr-addlink", "upsr-sweep",
-        "upsr-catalog-sync",
+        "upsr-catalog-sync", "upsr-compliance",
     )
     tables = {
         name: table(env[variable])
