@@ -56,6 +56,7 @@ class ComplianceDeps:
     webhook_secret: Callable[[], str]
     store_domain: str
     send: Callable[[Mail], None]
+    forget_salt: Callable[[], str]
 
     @classmethod
     def from_settings(
@@ -74,6 +75,7 @@ class ComplianceDeps:
             webhook_secret=lambda: webhook_key(get_secret(secret_id)),
             store_domain=config.store_domain.lower(),
             send=send or ses_mailer(config.sender_email, config.owner_email),
+            forget_salt=lambda: get_secret(config.forget_salt_secret_id),
         )
 
 
@@ -150,7 +152,7 @@ def handle(request: http.Request, deps: ComplianceDeps) -> dict[str, Any]:
         return http.json_error(400, "invalid_payload", str(err))
     held = find(STORES, deps.where, person)
     if topic == CUSTOMERS_REDACT:
-        counts = erase(STORES, deps.where, person, held, None)
+        counts = erase(STORES, deps.where, person, held, deps.forget_salt())
         log.info("customer redacted", extra={"erased": counts})
         return http.json_response(200, {"topic": topic, "erased": sum(counts.values())})
     deps.send(_data_mail(payload, exported(held)))

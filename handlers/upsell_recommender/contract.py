@@ -53,6 +53,9 @@ JOBS: Final = "upsr-jobs"
 WEBHOOK_SECRET: Final = "upsr-webhook-secret"
 STORE_KEY: Final = "upsr-store-key"
 ADDLINK_KEY: Final = "upsr-addlink-key"
+FORGET_SALT: Final = "upsr-forget-salt"
+"""Salt of the hashes ``make forget`` and customers/redact leave on upsr-optout for a person
+erased here (handlers/common/privacy.py ``salted``), so a later order of theirs nudges nobody."""
 
 
 @dataclass(frozen=True)
@@ -69,6 +72,7 @@ class OrderSettings(Settings):
     webhook_secret_id: str
     jobs_queue_url: str
     webhook_max_age_hours: int
+    forget_salt_secret_id: str
     order_timeout_s: int
     """The function's own timeout: a ``pending`` order older than it was abandoned."""
 
@@ -158,5 +162,6 @@ class ComplianceSettings(Settings):
     catalogue_table: str
     store_domain: str
     webhook_secret_id: str
+    forget_salt_secret_id: str
     sender_email: str
     owner_email: str

@@ -43,6 +43,7 @@ from handlers.common.webhook_signatures import SHOPIFY_HMAC_HEADER, SignedWebhoo
 from handlers.upsell_recommender.contract import OFFERS_KEY, OFFERS_TTL, ORDER
 from handlers.upsell_recommender.customers import (
     get_customer,
+    is_forgotten,
     is_opted_out,
     owned_skus,
     record_purchase,
@@ -83,6 +84,7 @@ class OrderDeps:
         max_nudges: Nudges allowed per 30 days.
         stale_pending_s: A ``pending`` order older than this was abandoned by its invocation.
         ledger: Where a redacted customer is noted for the owner's roll-up (upsr-offers).
+        forget_salt: The stack's salt of the hashes a forgotten person leaves on upsr-optout.
     """
 
     orders: Table
@@ -95,6 +97,7 @@ class OrderDeps:
     max_nudges: int
     stale_pending_s: int
     ledger: Ledger
+    forget_salt: Callable[[], str] | None = None
 
     @classmethod
     def from_settings(cls, config: OrderSettings) -> OrderDeps:
@@ -115,6 +118,7 @@ class OrderDeps:
             max_nudges=config.max_nudges_per_30_days,
             stale_pending_s=config.order_timeout_s + 5,
             ledger=Ledger(table(config.offers_table), OFFERS_KEY, OFFERS_TTL),
+            forget_salt=lambda: get_secret(config.forget_salt_secret_id),
         )
 
 
@@ -153,6 +157,9 @@ def accept(order: OrderEvent, deps: OrderDeps, now: float, *, check: bool = Fals
     """Gate, mark and enqueue an authentic order (the exactly-once part)."""
     customer = get_customer(deps.customers, order.customer_id) if order.customer_id else None
     opted_out = is_opted_out(deps.optout, order.customer_id) if order.customer_id else False
+    known = [v for v in (order.customer_id, order.contact.address if order.contact else None) if v]
+    if not opted_out and known and deps.forget_salt is not None:
+        opted_out = is_forgotten(deps.optout, deps.forget_salt(), known)
     outcome = gate_order(
         customer_id=order.customer_id,
         has_contact=order.contact is not None,

@@ -53,7 +53,7 @@ def intake_flow(s: contract.WebhookSettings) -> Intake:
         requests=Requests(s.requests_table, contract.REQUESTS_INDEX),
         jobs=Jobs(s.jobs_table),
         customers=Customers(s.customers_table),
-        optouts=OptOuts(s.optout_table),
+        optouts=OptOuts(s.optout_table, salt=lambda: get_secret(s.forget_salt_secret_id)),
         audit=Audit(s.audit_table),
         scheduler=EventBridgeScheduler(
             s.schedule_group, s.work_queue_arn, s.schedule_role_arn, s.schedule_dlq_arn

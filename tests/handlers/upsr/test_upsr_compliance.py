@@ -83,6 +83,18 @@ def test_customers_redact_erases_the_customer_and_no_one_else(world: World) -> N
     assert "8002" in left and "5002" in left  # another customer's order stays
     again = _deliver(world, "customers/redact", _ann("customers/redact"))
     assert json.loads(again["body"])["erased"] == 0  # Shopify retries: nothing more to erase
+    assert "ann@example.com" not in _everything(world)  # only salted hashes remember her
+
+
+def test_a_redacted_customer_ordering_again_is_an_opted_out_stranger(world: World) -> None:
+    order_to_chosen_offer(world)
+    assert _deliver(world, "customers/redact", _ann("customers/redact"))["statusCode"] == 200
+    answer = world.deliver(webhook(shopify_order(5003)))
+    assert answer["statusCode"] == 200 and json.loads(answer["body"])["outcome"] == "opted-out", answer
+    assert world.jobs() == []
+    # a stranger with another id and phone still gets the usual job
+    other = shopify_order(5004, customer_id=8004, phone="+447700900444", email="cy@example.com")
+    assert json.loads(world.deliver(webhook(other))["body"])["outcome"] == "eligible"
 
 
 def test_customers_data_request_mails_the_owner_what_upsr_holds(world: World) -> None:
