@@ -362,6 +362,8 @@ class UpsellRecommender(System):
                 registered_in="Shopify: the app compliance webhooks customers/redact "
                 "customers/data_request shop/redact",
             ),
+            # handlers/common/privacy.py reads the payload's email and phone as the systems do
+            vendored=("email-validator", "idna", "phonenumberslite"),
         )
 
     def _outputs(self) -> None:

@@ -13,13 +13,11 @@ A person is matched by email (case-insensitive, anywhere in a text), by phone (i
 international or national form, anywhere in a text), or by an identifier (a shop customer id,
 a CRM contact id, or one the links found) equal to a whole value or to one ``#``/``/``/``@``/
 ``.`` separated part of one (``101#102``, ``undo/mrg_x.json``). What a system must still remember
-afterwards (an opt-out, a "do not re-import") it keeps as a salted hash (:func:`salted`).
+afterwards (an opt-out) it keeps as a salted hash (handlers/common/forgotten.py).
 """
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -30,10 +28,8 @@ from typing import Any, Final
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 
 from handlers.common import cold_path, emails, phones
+from handlers.common.forgotten import salted
 from handlers.common.tables import TableSpec
-
-FORGOTTEN_PREFIX: Final = "forgotten#"
-"""What a salted hash is stored under (an opt-out row's key), so it is never taken for a contact."""
 
 
 @dataclass(frozen=True)
@@ -69,14 +65,6 @@ class Person:
 
     def with_ids(self, more: Iterable[str]) -> Person:
         return Person(self.emails, self.phones, self.ids | frozenset(more))
-
-
-def salted(value: str, salt: str) -> str:
-    """The stored form of a contact the system must remember without keeping it:
-    ``forgotten#`` and HMAC-SHA256 of the normalised email or E.164 phone under the stack's salt."""
-    normal = emails.normalise_email(value) or phones.phone_e164(value, None, valid=False) or value.strip()
-    digest = hmac.new(salt.encode(), normal.lower().encode(), hashlib.sha256).hexdigest()
-    return FORGOTTEN_PREFIX + digest
 
 
 def remembered_forms(person: Person, salt: str) -> list[str]:

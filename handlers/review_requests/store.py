@@ -22,7 +22,7 @@ from botocore.exceptions import ClientError
 from handlers.common import cold_path
 from handlers.common.aws_clients import client, table
 from handlers.common.degradations import Ledger
-from handlers.common.privacy import salted
+from handlers.common.forgotten import salted
 from handlers.common.transitions import (
     ABSENT,
     PutIfAbsentResult,

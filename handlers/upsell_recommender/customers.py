@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
-from handlers.common.privacy import salted
+from handlers.common.forgotten import salted
 from handlers.common.transitions import condition_failed
 from handlers.upsell_recommender.domain import NUDGE_CAP_WINDOW_S
 

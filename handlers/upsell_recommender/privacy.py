@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from handlers.common.privacy import Person, SystemStores, Table, salted
+from handlers.common.forgotten import salted
+from handlers.common.privacy import Person, SystemStores, Table
 from handlers.upsell_recommender import contract
 
 
