@@ -30,6 +30,7 @@ from sandbox.control import ControlServer
 from sandbox.core import Sandbox
 from sandbox.interceptor import outside
 from sandbox.play import play
+from sandbox.scenarios.upsr import UpsellDay, _order
 from testsupport.graphs import shared
 
 DEV = shared().program("dev")
@@ -227,6 +228,12 @@ def test_forget_leaves_no_trace(
     assert _traces(sb, needles) == []
     code, again = _cli(url, monkeypatch, capsys, *ann)
     assert code == 0 and set(again.split()) >= {"nothing", "held"} and "erased" not in again, again
+    # upsr remembers Ann only as salted hashes: her next order is an opted-out stranger's
+    upsr = scenarios.load("upsr")
+    assert isinstance(upsr, UpsellDay)
+    assert upsr._webhook(sb, _order(5009, sb.clock.now())) == 200
+    [order] = sb.items("upsr-orders")
+    assert order["outcome"] == "opted-out", order
 
 
 NOT_HELD = {"ler-junk", "upsr-optout", "rrs-optout"}
