@@ -19,7 +19,7 @@ def test_recovery_window_per_environment(graphs: GraphCache) -> None:
     # Both stacks keep their secrets in Parameter Store (secretStore: ssm): no window.
     assert graphs.run("dev").of_type(SECRET) == graphs.run("prod").of_type(SECRET) == []
     dev = graphs.run("dev").of_type("aws:ssm/parameter:Parameter")
-    assert len(dev) == 14 and {s.inputs["type"] for s in dev} == {"SecureString"}
+    assert len(dev) == 16 and {s.inputs["type"] for s in dev} == {"SecureString"}
     dev = graphs.run("dev", SECRETS_MANAGER).of_type(SECRET)
     prod = graphs.run("prod", SECRETS_MANAGER).of_type(SECRET)
     assert dev and {int(s.inputs.get("recoveryWindowInDays") or 0) for s in dev} == {0}
