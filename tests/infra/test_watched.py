@@ -304,7 +304,7 @@ def test_tracing_follows_the_stack_setting(graph: Graph) -> None:
         for s in json.loads(p.inputs["policy"])["Statement"]
         if s.get("Sid") == "WriteTraces"
     ]
-    assert len(xray) == (28 if on else 0)
+    assert len(xray) == (29 if on else 0)
     assert all(
         s["Action"] == ["xray:PutTelemetryRecords", "xray:PutTraceSegments"]
         and s["Resource"] == ["*"]
