@@ -329,7 +329,8 @@ def exported(held: list[Held]) -> dict[str, list[Any]]:
         out.setdefault(h.store, []).append(
             {"key": h.key, "content": h.content if "versions" in h.key else h.content[0]}
         )
-    return json.loads(json.dumps(out, default=_json))
+    plain: dict[str, list[Any]] = json.loads(json.dumps(out, default=_json))
+    return plain
 
 
 def _json(value: Any) -> Any:

@@ -223,8 +223,8 @@ def test_forget_leaves_no_trace(
     assert document["upsr"]["upsr-orders"] and document["rrs"]["rrs-audit"]
 
     with outside():
-        for system, held, counts in forget.forget(_stack(sb, url), person, dry_run=False):
-            assert held and sum(counts.values()) == len(held), system
+        for system, found, counts in forget.forget(_stack(sb, url), person, dry_run=False):
+            assert found and sum(counts.values()) == len(found), system
     assert _traces(sb, needles) == []
     code, again = _cli(url, monkeypatch, capsys, *ann)
     assert code == 0 and set(again.split()) >= {"nothing", "held"} and "erased" not in again, again

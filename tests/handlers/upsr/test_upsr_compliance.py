@@ -44,7 +44,7 @@ def _deliver(world: World, topic: str, payload: dict[str, Any], **kwargs: Any) -
 
 def _ann(topic: str) -> dict[str, Any]:
     """The documented payload, naming the customer and order the test stored."""
-    payload = json.loads(json.dumps(DOCUMENTED[topic]))
+    payload: dict[str, Any] = json.loads(json.dumps(DOCUMENTED[topic]))
     payload["customer"] = {"id": 7001, "email": "ann@example.com", "phone": "+447700900123"}
     payload["orders_to_redact" if topic == "customers/redact" else "orders_requested"] = [5001]
     return payload
