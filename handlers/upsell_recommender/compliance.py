@@ -32,7 +32,7 @@ from handlers.common.observability import get_logger
 from handlers.common.privacy import Person, Where, erase, exported, find
 from handlers.common.secrets import get_secret
 from handlers.upsell_recommender import contract
-from handlers.upsell_recommender.orders import SHOP_HEADER, SHOPIFY, TOPIC_HEADER
+from handlers.upsell_recommender.orders import TOPIC_HEADER, shopify_refusal
 from handlers.upsell_recommender.privacy import STORES
 from handlers.upsell_recommender.shopify_auth import webhook_key
 from handlers.upsell_recommender.sweeping import ses_mailer
@@ -124,14 +124,9 @@ def _data_mail(payload: dict[str, Any], found: dict[str, list[Any]]) -> Mail:
 
 def handle(request: http.Request, deps: ComplianceDeps) -> dict[str, Any]:
     """Answer one compliance webhook; a bad signature is a 401 that read nothing."""
-    refused = SHOPIFY.refusal(request, deps.webhook_secret(), now=0.0)
+    refused = shopify_refusal(request, deps.webhook_secret(), deps.store_domain)
     if refused is not None:
         return refused
-    if request.method != "POST":
-        return http.json_error(405, "method_not_allowed", "webhooks are POSTed")
-    shop = (request.headers.get(SHOP_HEADER) or "").strip().lower()
-    if shop != deps.store_domain:
-        return http.json_error(403, "unknown_shop", "this endpoint serves another shop")
     topic = request.headers.get(TOPIC_HEADER)
     if topic not in TOPICS:
         return http.json_error(400, "unsupported_topic", f"only {', '.join(TOPICS)} are handled")

@@ -122,17 +122,26 @@ class OrderDeps:
         )
 
 
-def handle(request: http.Request, deps: OrderDeps, *, now: float) -> dict[str, Any]:
-    """Answer one webhook delivery; every refusal is a 4xx that wrote nothing."""
-    log = get_logger()
-    refused = SHOPIFY.refusal(request, deps.webhook_secret(), now=now)
+def shopify_refusal(request: http.Request, secret: str, store_domain: str) -> dict[str, Any] | None:
+    """The 4xx for a delivery Shopify did not sign (401), not POSTed, or from another shop; None
+    for one this shop's app may read. Shared by every upsr webhook (orders, compliance)."""
+    refused = SHOPIFY.refusal(request, secret, now=0.0)  # base64 HMAC: no timestamp to check
     if refused is not None:
         return refused
     if request.method != "POST":
         return http.json_error(405, "method_not_allowed", "webhooks are POSTed")
     shop = (request.headers.get(SHOP_HEADER) or "").strip().lower()
-    if shop != deps.store_domain:
+    if shop != store_domain:
         return http.json_error(403, "unknown_shop", "this endpoint serves another shop")
+    return None
+
+
+def handle(request: http.Request, deps: OrderDeps, *, now: float) -> dict[str, Any]:
+    """Answer one webhook delivery; every refusal is a 4xx that wrote nothing."""
+    log = get_logger()
+    refused = shopify_refusal(request, deps.webhook_secret(), deps.store_domain)
+    if refused is not None:
+        return refused
     if request.headers.get(TOPIC_HEADER) != ORDERS_CREATE:
         return http.json_error(400, "unsupported_topic", f"only {ORDERS_CREATE} is handled")
 
