@@ -50,8 +50,8 @@ def test_prod_lifts_each_protection_before_destroy(
         assert f"empty s3://{mocked.removesuffix(ACCOUNT_ID)}<account id> " in text
     assert ACCOUNT_ID not in text
     deletes = [line for line in lines[destroy:] if "--force-delete-without-recovery" in line]
-    assert len(deletes) == len(graph.of_type(SECRET)) == (13 if overrides else 0)
-    assert sum("--region eu-west-2 " in line for line in deletes) == (9 if overrides else 0)
+    assert len(deletes) == len(graph.of_type(SECRET)) == (15 if overrides else 0)
+    assert sum("--region eu-west-2 " in line for line in deletes) == (11 if overrides else 0)
     if not overrides:  # parameters are protected in prod, then go with the destroy
         assert {p.inputs["name"] for p in graph.of_type("aws:ssm/parameter:Parameter")}
 
