@@ -394,7 +394,7 @@ def finish_with_audit(
 class OptOuts:
     """rrs-optout: the suppression list, keyed by the normalised contact."""
 
-    def __init__(self, table_name: str, salt: Callable[[], str] | None = None) -> None:
+    def __init__(self, table_name: str, salt: Callable[[], str | None] | None = None) -> None:
         self.name = table_name
         self.table = table(table_name)
         self.salt = salt

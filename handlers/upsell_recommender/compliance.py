@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from handlers.common import function_url as http
 from handlers.common.aws_clients import client
+from handlers.common.forgotten import stack_salt
 from handlers.common.html_kit import Html, Mail, esc, mail
 from handlers.common.observability import get_logger
 from handlers.common.privacy import Person, Where, erase, exported, find
@@ -56,7 +57,7 @@ class ComplianceDeps:
     webhook_secret: Callable[[], str]
     store_domain: str
     send: Callable[[Mail], None]
-    forget_salt: Callable[[], str]
+    forget_salt: Callable[[], str | None]
 
     @classmethod
     def from_settings(
@@ -75,7 +76,7 @@ class ComplianceDeps:
             webhook_secret=lambda: webhook_key(get_secret(secret_id)),
             store_domain=config.store_domain.lower(),
             send=send or ses_mailer(config.sender_email, config.owner_email),
-            forget_salt=lambda: get_secret(config.forget_salt_secret_id),
+            forget_salt=lambda: stack_salt(config.forget_salt_secret_id),
         )
 
 

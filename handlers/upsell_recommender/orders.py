@@ -36,6 +36,7 @@ from handlers.common import metrics
 from handlers.common.aws_clients import client, table
 from handlers.common.degradations import Ledger
 from handlers.common.dynamo_limits import Unstorable, check_item
+from handlers.common.forgotten import stack_salt
 from handlers.common.observability import get_logger
 from handlers.common.secrets import get_secret
 from handlers.common.transitions import condition_failed, put_if_absent, transition
@@ -97,7 +98,7 @@ class OrderDeps:
     max_nudges: int
     stale_pending_s: int
     ledger: Ledger
-    forget_salt: Callable[[], str] | None = None
+    forget_salt: Callable[[], str | None] | None = None
 
     @classmethod
     def from_settings(cls, config: OrderSettings) -> OrderDeps:
@@ -118,7 +119,7 @@ class OrderDeps:
             max_nudges=config.max_nudges_per_30_days,
             stale_pending_s=config.order_timeout_s + 5,
             ledger=Ledger(table(config.offers_table), OFFERS_KEY, OFFERS_TTL),
-            forget_salt=lambda: get_secret(config.forget_salt_secret_id),
+            forget_salt=lambda: stack_salt(config.forget_salt_secret_id),
         )
 
 
@@ -167,8 +168,9 @@ def accept(order: OrderEvent, deps: OrderDeps, now: float, *, check: bool = Fals
     customer = get_customer(deps.customers, order.customer_id) if order.customer_id else None
     opted_out = is_opted_out(deps.optout, order.customer_id) if order.customer_id else False
     known = [v for v in (order.customer_id, order.contact.address if order.contact else None) if v]
-    if not opted_out and known and deps.forget_salt is not None:
-        opted_out = is_forgotten(deps.optout, deps.forget_salt(), known)
+    salt = deps.forget_salt() if known and deps.forget_salt is not None else None
+    if not opted_out and salt:
+        opted_out = is_forgotten(deps.optout, salt, known)
     outcome = gate_order(
         customer_id=order.customer_id,
         has_contact=order.contact is not None,
