@@ -25,8 +25,6 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Final
 
-from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
-
 from handlers.common import cold_path, emails, phones
 from handlers.common.forgotten import salted
 from handlers.common.tables import TableSpec
@@ -217,12 +215,19 @@ class Held:
         return " ".join(f"{k}={v}" for k, v in self.key.items() if k != "versions")
 
 
-_DESER = TypeDeserializer()
-_SER = TypeSerializer()
+def _types() -> Any:
+    # boto3 only once a search runs: handlers.common imports nothing heavy (the opt-out checks)
+    return cold_path.load("boto3.dynamodb.types")
 
 
 def _plain(item: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: _DESER.deserialize(v) for k, v in item.items()}
+    deserializer = _types().TypeDeserializer()
+    return {k: deserializer.deserialize(v) for k, v in item.items()}
+
+
+def _wire(item: Mapping[str, Any]) -> dict[str, Any]:
+    serializer = _types().TypeSerializer()
+    return {k: serializer.serialize(v) for k, v in item.items()}
 
 
 def _scan(dynamodb: Any, name: str) -> Iterator[dict[str, Any]]:
@@ -296,7 +301,7 @@ def erase(system: SystemStores, where: Where, person: Person, held: list[Held], 
     for h in held:
         name = where.names[h.store]
         if "versions" not in h.key:
-            where.dynamodb.delete_item(TableName=name, Key={k: _SER.serialize(v) for k, v in h.key.items()})
+            where.dynamodb.delete_item(TableName=name, Key=_wire(h.key))
         else:
             latest = h.content[0] if h.content else None  # S3 lists the newest version first
             if h.shared and isinstance(latest, dict | list):
@@ -308,7 +313,7 @@ def erase(system: SystemStores, where: Where, person: Person, held: list[Held], 
         counts[h.store] = counts.get(h.store, 0) + 1
     if system.remember is not None and salt:
         for seed, row in system.remember(person, salt):
-            where.dynamodb.put_item(TableName=where.names[seed], Item={k: _SER.serialize(v) for k, v in row.items()})
+            where.dynamodb.put_item(TableName=where.names[seed], Item=_wire(row))
     return counts
 
 
