@@ -18,7 +18,7 @@ PREVIOUS_RELEASE := 37ebbbf
 FROM ?= $(PREVIOUS_RELEASE)
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: help uv install browser secrets preflight verify teardown test lint typecheck unit upgrade-check plan cost docs deploy-policy bench-libs bench-init bench-dm bench-dm-read bench-ls bench-ls-views bench-pack demo sandbox clean bench-abuse
+.PHONY: help uv install browser secrets preflight verify teardown test lint typecheck unit upgrade-check plan cost docs deploy-policy bench-libs bench-init bench-dm bench-dm-read bench-ls bench-ls-views bench-pack demo sandbox clean bench-abuse forget export-person
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -129,6 +129,15 @@ preflight: install ## with AWS credentials, before `pulumi up`: model access, SE
 
 verify: install ## after `pulumi up`: each system runs one signed check through its real writes (STACK=dev; SYSTEM=rrs; SANDBOX=http://127.0.0.1:8700; WAIT=300 seconds for ler's chain)
 	$(PY) -m components.operate.verify --stack $(STACK) $(if $(SYSTEM),--system $(SYSTEM)) $(if $(SANDBOX),--sandbox $(SANDBOX)) $(if $(WAIT),--wait $(WAIT))
+
+# One person's identifiers, as make forget and make export-person pass them on.
+PERSON = $(if $(EMAIL),--email '$(EMAIL)') $(if $(PHONE),--phone '$(PHONE)') $(if $(CUSTOMER),--customer '$(CUSTOMER)') $(if $(CONTACT),--contact '$(CONTACT)') $(if $(SANDBOX),--sandbox $(SANDBOX))
+
+forget: install ## erase a person from all five systems: make forget STACK=dev EMAIL=… | PHONE=… | CUSTOMER=… | CONTACT=… [DRY_RUN=1] [SANDBOX=url]
+	$(PY) -m components.operate.forget --stack $(STACK) $(PERSON) $(if $(DRY_RUN),--dry-run)
+
+export-person: install ## everything the five systems hold about a person, one JSON document (same options as forget)
+	$(PY) -m components.operate.forget --stack $(STACK) $(PERSON) --export
 
 teardown: install ## print, in order, the commands that remove a stack (prod: lifting its protections)
 	$(PY) -m components.operate.teardown --stack $(STACK)

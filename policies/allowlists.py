@@ -27,6 +27,10 @@ PUBLIC_FUNCTIONS: Final[dict[str, str]] = {
     ),
     "upsr-order": "003 upsell recommender: order webhook Function URL, AuthType NONE",
     "upsr-addlink": "003 upsell recommender: one-tap add-link Function URL, AuthType NONE",
+    "upsr-compliance": (
+        "003 upsell recommender: Shopify's compliance webhooks (customers/redact, "
+        "customers/data_request, shop/redact), HMAC checked first, AuthType NONE"
+    ),
     "rrs-webhook": "004 review request sender: the only public surface, AuthType NONE",
 }
 """Functions whose Function URL may use auth ``NONE`` (authenticity checked in-function)."""

@@ -62,6 +62,9 @@ REQUEST_SCHEDULES_ROLE: Final = "rrs-request-schedules-role"
 """The role those schedules send to rrs-work with."""
 WEBHOOK_SECRET: Final = "rrs-webhook-secret"
 """The job tool's webhook signing secret (plain string)."""
+FORGET_SALT: Final = "rrs-forget-salt"
+"""Salt of the hashes ``make forget`` leaves on rrs-optout for a person erased here
+(handlers/common/privacy.py ``salted``), so a later job of theirs asks nobody."""
 MESSAGING_KEY: Final = "rrs-messaging-key"
 """The keyring of the feedback link's signed ref token."""
 
@@ -100,6 +103,7 @@ class WebhookSettings(Settings):
     phone_region: str
     messaging_key_secret_id: str
     webhook_secret_id: str
+    forget_salt_secret_id: str
     schedule_group: str
     schedule_role_arn: str
     work_queue_arn: str

@@ -12,7 +12,7 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
@@ -22,6 +22,7 @@ from botocore.exceptions import ClientError
 from handlers.common import cold_path
 from handlers.common.aws_clients import client, table
 from handlers.common.degradations import Ledger
+from handlers.common.forgotten import salted
 from handlers.common.transitions import (
     ABSENT,
     PutIfAbsentResult,
@@ -400,13 +401,19 @@ def finish_with_audit(
 class OptOuts:
     """rrs-optout: the suppression list, keyed by the normalised contact."""
 
-    def __init__(self, table_name: str) -> None:
+    def __init__(self, table_name: str, salt: Callable[[], str | None] | None = None) -> None:
         self.name = table_name
         self.table = table(table_name)
+        self.salt = salt
+        """The stack's salt: a contact is also looked up as the salted hash ``make forget``
+        leaves for a person erased here (None: only as itself)."""
 
     def first_opted_out(self, contacts: Sequence[str]) -> str | None:
-        """The first of ``contacts`` on the list, or None (strongly consistent reads)."""
-        for contact in contacts:
+        """The first of ``contacts`` on the list (as itself, or as the salted hash of a person
+        erased here: then that hash), or None (strongly consistent reads)."""
+        salt = self.salt() if self.salt is not None and contacts else None
+        hashed = [salted(c, salt) for c in contacts] if salt else []
+        for contact in (*contacts, *hashed):
             answer = self.table.get_item(Key={"contact": contact}, ConsistentRead=True)
             if "Item" in answer:
                 return contact

@@ -20,6 +20,8 @@ SENDER: Final = "upsr-sender"
 ADDLINK: Final = "upsr-addlink"
 SWEEP: Final = "upsr-sweep"
 CATALOG_SYNC: Final = "upsr-catalog-sync"
+COMPLIANCE: Final = "upsr-compliance"
+"""Shopify's compliance webhooks: customers/redact, customers/data_request, shop/redact."""
 
 OFFERS_INDEX: Final = "state-send_at"
 """GSI of upsr-offers: partition ``state``, sort ``send_at`` (epoch seconds)."""
@@ -55,6 +57,9 @@ JOBS: Final = "upsr-jobs"
 WEBHOOK_SECRET: Final = "upsr-webhook-secret"
 STORE_KEY: Final = "upsr-store-key"
 ADDLINK_KEY: Final = "upsr-addlink-key"
+FORGET_SALT: Final = "upsr-forget-salt"
+"""Salt of the hashes ``make forget`` and customers/redact leave on upsr-optout for a person
+erased here (handlers/common/privacy.py ``salted``), so a later order of theirs nudges nobody."""
 
 
 @dataclass(frozen=True)
@@ -71,6 +76,7 @@ class OrderSettings(Settings):
     webhook_secret_id: str
     jobs_queue_url: str
     webhook_max_age_hours: int
+    forget_salt_secret_id: str
     order_timeout_s: int
     """The function's own timeout: a ``pending`` order older than it was abandoned."""
     order_days: int
@@ -154,3 +160,20 @@ class CatalogSyncSettings(Settings):
     store_domain: str
     store_key_secret_id: str
     shopify_api_version: str
+
+
+@dataclass(frozen=True)
+class ComplianceSettings(Settings):
+    """upsr-compliance's environment: every upsr table (a redaction searches and deletes), the
+    Shopify signing secret, and the owner's mail (a data request's answer)."""
+
+    orders_table: str
+    offers_table: str
+    customers_table: str
+    optout_table: str
+    catalogue_table: str
+    store_domain: str
+    webhook_secret_id: str
+    forget_salt_secret_id: str
+    sender_email: str
+    owner_email: str

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
+from handlers.common.forgotten import salted
 from handlers.common.transitions import condition_failed
 from handlers.upsell_recommender.contract import CUSTOMERS_TTL
 from handlers.upsell_recommender.domain import NUDGE_CAP_WINDOW_S
@@ -50,6 +51,15 @@ def get_customer(table: Table, customer_id: str) -> dict[str, Any] | None:
     """The customer's item, or None."""
     item = table.get_item(Key={"customer_id": customer_id}).get("Item")
     return dict(item) if item else None
+
+
+def is_forgotten(table: Table, salt: str, values: Iterable[str]) -> bool:
+    """Whether upsr-optout holds the salted hash of any of ``values`` (the customer id, the
+    order's phone or email): a person ``make forget`` or customers/redact erased here."""
+    return any(
+        "Item" in table.get_item(Key={"customer_id": salted(v, salt)}, ConsistentRead=True, ProjectionExpression="customer_id")
+        for v in values
+    )
 
 
 def is_opted_out(table: Table, customer_id: str) -> bool:

@@ -36,6 +36,7 @@ from handlers.common import metrics
 from handlers.common.aws_clients import client, table
 from handlers.common.degradations import Ledger
 from handlers.common.dynamo_limits import Unstorable, check_item
+from handlers.common.forgotten import stack_salt
 from handlers.common.observability import get_logger
 from handlers.common.secrets import get_secret
 from handlers.common.transitions import condition_failed, put_if_absent, transition
@@ -43,6 +44,7 @@ from handlers.common.webhook_signatures import SHOPIFY_HMAC_HEADER, SignedWebhoo
 from handlers.upsell_recommender.contract import OFFERS_KEY, OFFERS_TTL, ORDER, ORDERS_TTL
 from handlers.upsell_recommender.customers import (
     get_customer,
+    is_forgotten,
     is_opted_out,
     owned_skus,
     record_purchase,
@@ -86,6 +88,7 @@ class OrderDeps:
         order_s: How long an order's marker lives (upsr-orders' TTL, ``orderDays``).
         customer_s: How long a customer's history lives after their last order
             (upsr-customers' TTL, ``customerDays``).
+        forget_salt: The stack's salt of the hashes a forgotten person leaves on upsr-optout.
     """
 
     orders: Table
@@ -100,6 +103,7 @@ class OrderDeps:
     ledger: Ledger
     order_s: int
     customer_s: int
+    forget_salt: Callable[[], str | None] | None = None
 
     @classmethod
     def from_settings(cls, config: OrderSettings) -> OrderDeps:
@@ -122,20 +126,30 @@ class OrderDeps:
             ledger=Ledger(table(config.offers_table), OFFERS_KEY, OFFERS_TTL),
             order_s=config.order_days * 86400,
             customer_s=config.customer_days * 86400,
+            forget_salt=lambda: stack_salt(config.forget_salt_secret_id),
         )
 
 
-def handle(request: http.Request, deps: OrderDeps, *, now: float) -> dict[str, Any]:
-    """Answer one webhook delivery; every refusal is a 4xx that wrote nothing."""
-    log = get_logger()
-    refused = SHOPIFY.refusal(request, deps.webhook_secret(), now=now)
+def shopify_refusal(request: http.Request, secret: str, store_domain: str) -> dict[str, Any] | None:
+    """The 4xx for a delivery Shopify did not sign (401), not POSTed, or from another shop; None
+    for one this shop's app may read. Shared by every upsr webhook (orders, compliance)."""
+    refused = SHOPIFY.refusal(request, secret, now=0.0)  # base64 HMAC: no timestamp to check
     if refused is not None:
         return refused
     if request.method != "POST":
         return http.json_error(405, "method_not_allowed", "webhooks are POSTed")
     shop = (request.headers.get(SHOP_HEADER) or "").strip().lower()
-    if shop != deps.store_domain:
+    if shop != store_domain:
         return http.json_error(403, "unknown_shop", "this endpoint serves another shop")
+    return None
+
+
+def handle(request: http.Request, deps: OrderDeps, *, now: float) -> dict[str, Any]:
+    """Answer one webhook delivery; every refusal is a 4xx that wrote nothing."""
+    log = get_logger()
+    refused = shopify_refusal(request, deps.webhook_secret(), deps.store_domain)
+    if refused is not None:
+        return refused
     if request.headers.get(TOPIC_HEADER) != ORDERS_CREATE:
         return http.json_error(400, "unsupported_topic", f"only {ORDERS_CREATE} is handled")
 
@@ -160,6 +174,10 @@ def accept(order: OrderEvent, deps: OrderDeps, now: float, *, check: bool = Fals
     """Gate, mark and enqueue an authentic order (the exactly-once part)."""
     customer = get_customer(deps.customers, order.customer_id) if order.customer_id else None
     opted_out = is_opted_out(deps.optout, order.customer_id) if order.customer_id else False
+    known = [v for v in (order.customer_id, order.contact.address if order.contact else None) if v]
+    salt = deps.forget_salt() if known and deps.forget_salt is not None else None
+    if not opted_out and salt:
+        opted_out = is_forgotten(deps.optout, salt, known)
     outcome = gate_order(
         customer_id=order.customer_id,
         has_contact=order.contact is not None,

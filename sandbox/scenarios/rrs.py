@@ -73,6 +73,7 @@ class ReviewDay:
 
         sb.set_secret("rrs-webhook-secret", WEBHOOK_SECRET)
         sb.set_secret("rrs-messaging-key", KEYRING)
+        sb.set_secret("rrs-forget-salt", "sandbox-rrs-forget-salt-" + "s" * 40)
         registry.override(sync, source=StaticSheet(SHEET))
         sb.model.by_tool["record_grade"] = _grade
         sb.model.by_tool["write_ask"] = _draft

@@ -127,6 +127,7 @@ class UpsellDay:
         sb.set_secret("upsr-webhook-secret", CLIENT)  # the same JSON: its client_secret signs
         sb.set_secret("upsr-store-key", CLIENT)
         sb.set_secret("upsr-addlink-key", ADDLINK_KEYRING)
+        sb.set_secret("upsr-forget-salt", "sandbox-upsr-forget-salt-" + "s" * 40)
         self.shop = ShopifyStandIn(
             CLIENT_ID, WEBHOOK_SECRET, _catalogue(), lambda: sb.clock.now().timestamp()
         )

@@ -35,7 +35,7 @@ def test_moving_upsr_lists_its_addresses_and_the_sms_pool_it_leaves_behind(graph
     assert SYSTEMS["upsr"]["region"] == "eu-west-2"
     lines = _report(_alone(graphs, "upsr"), _alone(graphs, "upsr", region="us-east-1"))
     text = "\n".join(lines)
-    assert lines[0].startswith("ADDRESSES THAT MOVE: 2 Function URL(s)")
+    assert lines[0].startswith("ADDRESSES THAT MOVE: 3 Function URL(s)")
     # The webhook: where it is registered (declared with the URL) and the output to paste.
     assert "REPLACE  upsr-order-url: region eu-west-2 -> us-east-1" in text
     assert (
@@ -99,7 +99,7 @@ def test_make_plan_base_prints_the_moved_addresses_before_the_plan(
     monkeypatch.setattr(plan, "check_project", lambda built: Verdict(stacks=("prod",)))
     plan.main(["--stack", "prod", "--base", str(saved)])
     out = capsys.readouterr().out.splitlines()
-    assert out[0].startswith("ADDRESSES THAT MOVE: 2 Function URL(s)")
+    assert out[0].startswith("ADDRESSES THAT MOVE: 3 Function URL(s)")
     first_plan_line = out.index(next(line for line in out if line.startswith("stack prod")))
     assert "LEFT IN THE OLD REGION: resources this program uses but does not create" in out[:first_plan_line]
     # The full list of replacements still closes the output.

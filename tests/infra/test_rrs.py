@@ -252,6 +252,7 @@ def test_each_role_holds_exactly_its_grants(graph: Graph) -> None:
         logs("rrs-webhook"),
         (("secretsmanager:GetSecretValue",), (secret("rrs-webhook-secret"),)),
         (("secretsmanager:GetSecretValue",), (secret("rrs-messaging-key"),)),
+        (("secretsmanager:GetSecretValue",), (secret("rrs-forget-salt"),)),
         (("dynamodb:GetItem",), (table("rrs-customers"),)),
         (("dynamodb:GetItem",), (table("rrs-optout"),)),
         (("dynamodb:PutItem",), (table("rrs-optout"),)),
@@ -477,4 +478,5 @@ def test_operator_outputs(graph: Graph) -> None:
     assert outputs["secrets"] == {
         "webhook_signing_secret": "dev-rrs-webhook-secret",
         "messaging_key": "dev-rrs-messaging-key",
+        "forget_salt": "dev-rrs-forget-salt",
     }

@@ -91,6 +91,7 @@ EXPECTED_GRANTS: dict[str, set[Statement]] = {
     "upsr-order": {
         logs("upsr-order"),
         (("secretsmanager:GetSecretValue",), (secret("upsr-webhook-secret"),)),
+        (("secretsmanager:GetSecretValue",), (secret("upsr-forget-salt"),)),
         (("dynamodb:PutItem", "dynamodb:UpdateItem"), (table("upsr-orders"),)),
         (("dynamodb:GetItem",), (table("upsr-optout"),)),
         (("dynamodb:GetItem",), (table("upsr-customers"),)),
@@ -146,6 +147,16 @@ EXPECTED_GRANTS: dict[str, set[Statement]] = {
         (("dynamodb:Scan",), (table("upsr-catalogue"),)),  # the content hashes, read first
     },
 }
+EXPECTED_GRANTS["upsr-compliance"] = {
+    logs("upsr-compliance"),
+    (("secretsmanager:GetSecretValue",), (secret("upsr-webhook-secret"),)),
+    (("secretsmanager:GetSecretValue",), (secret("upsr-forget-salt"),)),
+    (("dynamodb:PutItem",), (table("upsr-optout"),)),  # the salted hashes only
+    *((("dynamodb:DeleteItem", "dynamodb:Scan"), (table(t),)) for t in ("upsr-orders", "upsr-offers", "upsr-customers", "upsr-optout", "upsr-catalogue")),
+    *((("dynamodb:DescribeTable",), (table(t),)) for t in ("upsr-orders", "upsr-offers", "upsr-customers", "upsr-optout", "upsr-catalogue")),
+    (("ses:SendEmail",), (SES_IDENTITY,)),
+}
+"""Shopify's compliance webhooks: the only role that may scan and delete upsr's tables."""
 
 SIZES = {
     "upsr-order": (512, 10, "order"),
@@ -154,10 +165,11 @@ SIZES = {
     "upsr-addlink": (512, 10, "addlink"),
     "upsr-sweep": (256, 120, "sweep"),
     "upsr-catalog-sync": (256, 300, "catalog_sync"),
+    "upsr-compliance": (512, 30, "compliance"),
 }
 
 
-def test_exactly_the_six_functions_of_the_document(graph: Graph) -> None:
+def test_exactly_the_seven_functions(graph: Graph) -> None:
     found = functions(graph)
     assert set(found) == {f"dev-{name}" for name in SIZES}
     for name, (memory, timeout, module) in SIZES.items():
@@ -238,20 +250,20 @@ def test_each_secret_read_names_one_secret(graph: Graph) -> None:
                 assert len(resources) == 1
 
 
-def test_the_two_public_surfaces_are_the_documents_function_urls(graph: Graph) -> None:
+def test_the_three_public_surfaces_are_function_urls(graph: Graph) -> None:
     urls = {
         r.inputs["functionName"]: r.inputs
         for r in graph.of_type("aws:lambda/functionUrl:FunctionUrl")
     }
-    assert set(urls) == {"dev-upsr-order", "dev-upsr-addlink"}
+    assert set(urls) == {"dev-upsr-order", "dev-upsr-addlink", "dev-upsr-compliance"}
     assert all(u["authorizationType"] == "NONE" for u in urls.values())
     public = [
         p.inputs
         for p in graph.of_type("aws:lambda/permission:Permission")
         if p.inputs.get("principal") == "*"
     ]
-    assert {p["function"] for p in public} == {"dev-upsr-order", "dev-upsr-addlink"}
-    assert len(public) == 4  # InvokeFunctionUrl + InvokeFunction via the URL, for each
+    assert {p["function"] for p in public} == {"dev-upsr-order", "dev-upsr-addlink", "dev-upsr-compliance"}
+    assert len(public) == 6  # InvokeFunctionUrl + InvokeFunction via the URL, for each
 
 
 def test_the_picker_is_fed_by_upsr_jobs_with_partial_batch_failures(graph: Graph) -> None:
@@ -342,9 +354,9 @@ def test_three_schedules_from_the_settings(graph: Graph) -> None:
     }
 
 
-def test_three_secrets_each_its_own(graph: Graph) -> None:
+def test_four_secrets_each_its_own(graph: Graph) -> None:
     names = {r.inputs["name"] for r in graph.of_type("aws:secretsmanager/secret:Secret")}
-    assert names == {"dev-upsr-webhook-secret", "dev-upsr-store-key", "dev-upsr-addlink-key"}
+    assert names == {"dev-upsr-webhook-secret", "dev-upsr-store-key", "dev-upsr-addlink-key", "dev-upsr-forget-salt"}
 
 
 def test_environment_carries_names_and_urls_only(graph: Graph) -> None:
@@ -370,6 +382,7 @@ def test_operator_outputs(graph: Graph) -> None:
         "webhook_signing_secret": "dev-upsr-webhook-secret",
         "store_api_key": "dev-upsr-store-key",
         "addlink_token_key": "dev-upsr-addlink-key",
+        "forget_salt": "dev-upsr-forget-salt",
     }
 
 
@@ -434,6 +447,7 @@ def test_each_function_environment_is_exactly_its_settings_record(graph: Graph) 
         "dev-upsr-addlink": contract.AddlinkSettings,
         "dev-upsr-sweep": contract.SweepSettings,
         "dev-upsr-catalog-sync": contract.CatalogSyncSettings,
+        "dev-upsr-compliance": contract.ComplianceSettings,
     }
     envs = {name: f.inputs["environment"]["variables"] for name, f in functions(graph).items()}
     assert set(envs) == set(records)

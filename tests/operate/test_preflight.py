@@ -158,7 +158,7 @@ def test_public_concurrency_on_a_young_a_shared_and_a_roomy_account(stubs: Stubs
 def test_the_prod_plan_reserves_for_every_public_surface(graphs: GraphCache) -> None:
     prod = graphs.run("prod")
     found = pf.public_reservations(prod)
-    assert sum(n for _, n in found.values()) == 7  # the seven public URLs in prod
+    assert sum(n for _, n in found.values()) == 8  # the seven public URLs, and upsr-compliance
     assert all(reserved == 10 * n for reserved, n in found.values())  # publicConcurrency: 10
     names = [c.func.__name__ for c in pf.plan(prod)]  # type: ignore[attr-defined]
     assert names.count("public_concurrency") == len(found)

@@ -13,6 +13,7 @@ from typing import Any
 
 from handlers.common import entry
 from handlers.common.clock import Clock
+from handlers.common.forgotten import stack_salt
 from handlers.common.function_url import Request, RequestError, json_response
 from handlers.common.link_tokens import Keyring
 from handlers.common.observability import get_logger
@@ -53,7 +54,7 @@ def intake_flow(s: contract.WebhookSettings) -> Intake:
         requests=Requests(s.requests_table, contract.REQUESTS_INDEX),
         jobs=Jobs(s.jobs_table),
         customers=Customers(s.customers_table, s.customer_days),
-        optouts=OptOuts(s.optout_table),
+        optouts=OptOuts(s.optout_table, salt=lambda: stack_salt(s.forget_salt_secret_id)),
         audit=Audit(s.audit_table, s.retention_days),
         scheduler=EventBridgeScheduler(
             s.schedule_group, s.work_queue_arn, s.schedule_role_arn, s.schedule_dlq_arn

@@ -129,6 +129,8 @@ class Rrs:
         )
 
 
+FORGET_SALT = "rrs-test-forget-salt-" + "s" * 40
+
 @pytest.fixture
 def rrs(function_env: FunctionEnv, monkeypatch: pytest.MonkeyPatch) -> Iterator[Rrs]:
     """rrs on the dev stack's moto world, every rrs function's environment from the graph,
@@ -140,6 +142,7 @@ def rrs(function_env: FunctionEnv, monkeypatch: pytest.MonkeyPatch) -> Iterator[
     secrets.put_secret_value(
         SecretId=env["MESSAGING_KEY_SECRET_ID"], SecretString=json.dumps(KEYRING)
     )
+    secrets.put_secret_value(SecretId=env["FORGET_SALT_SECRET_ID"], SecretString=FORGET_SALT)
 
     state = Rrs()
     registry.override(clock=lambda: state.now)

@@ -16,6 +16,7 @@ from handlers.review_requests.functions import webhook
 from tests.handlers.rrs.conftest import (
     ENV,
     ESCALATIONS,
+    FORGET_SALT,
     KEYRING,
     NOW,
     QUEUE,
@@ -181,6 +182,23 @@ def test_an_opted_out_customer_gets_a_suppressed_request_and_no_schedule(rrs: Rr
     assert rrs.schedules() == []
     intake = rrs.audit(RID)[0]
     assert intake["facts"]["opted_out_contact"] == "+447911123456"
+
+
+def test_a_person_make_forget_erased_is_asked_no_more_when_the_sheet_brings_them_back(rrs: Rrs) -> None:
+    """make forget leaves only salted hashes on rrs-optout (handlers/review_requests/privacy.py);
+    the sheet's next sync brings the row back, and the next job asks nobody."""
+    from handlers.common.privacy import Person
+    from handlers.review_requests.privacy import STORES
+
+    assert STORES.remember is not None
+    for _, row in STORES.remember(Person.of(email="ann@example.org"), FORGET_SALT):
+        rrs.table("OPTOUT_TABLE").put_item(Item=row)
+    assert "ann@example.org" not in json.dumps(rrs.table("OPTOUT_TABLE").scan()["Items"])
+    rrs.put_customer()
+    answer = response_body(call(url_event(completion())))
+    assert answer["state"] == "suppressed" and not answer["schedule_created"]
+    assert rrs.request(RID)["suppressed_reason"] == "opted_out"
+    assert rrs.audit(RID)[0]["facts"]["opted_out_contact"].startswith("forgotten#")
 
 
 def test_a_customer_without_contact_is_recorded_not_asked(rrs: Rrs) -> None:

@@ -40,6 +40,7 @@ STORE_KEY = "shpat_test_admin_api_token"
 ADDLINK_KEYRING = json.dumps(
     {"active_kid": "k1", "keys": {"k1": "a" * 24 + "-addlink-key-for-tests"}}
 )
+FORGET_SALT = "upsr-test-forget-salt-" + "s" * 40
 SENDER = "crm-bot@example.com"
 OWNER = "ops@example.com"  # the dev stack's (Pulumi.dev.yaml)
 PHONE = "+447700900123"
@@ -321,7 +322,7 @@ def world(function_env: FunctionEnv) -> Iterator[World]:
 
     env = function_env(
         "upsr-order", "upsr-picker", "upsr-sender", "upsr-addlink", "upsr-sweep",
-        "upsr-catalog-sync",
+        "upsr-catalog-sync", "upsr-compliance",
     )
     tables = {
         name: table(env[variable])
@@ -338,6 +339,7 @@ def world(function_env: FunctionEnv) -> Iterator[World]:
         ("WEBHOOK_SECRET_ID", WEBHOOK_SECRET),
         ("STORE_KEY_SECRET_ID", STORE_KEY),
         ("ADDLINK_KEY_SECRET_ID", ADDLINK_KEYRING),
+        ("FORGET_SALT_SECRET_ID", FORGET_SALT),
     ):
         secrets.put_secret_value(SecretId=env[variable], SecretString=value)
     # The catalogue snapshot is forgotten around each test with the rest (aws_env).

@@ -190,3 +190,16 @@ def test_three_deliveries_of_one_order_at_once_make_one_job(world: World, atomic
         assert sorted(statuses) == ["accepted", "duplicate", "duplicate"], (trial, statuses)
     jobs = world.jobs()
     assert len(jobs) == 50 and len({json.loads(j["body"])["order_id"] for j in jobs}) == 50
+
+
+def test_an_unset_forget_salt_checks_no_hash_and_fails_nothing(world: World) -> None:
+    """After an upgrade, before make secrets: the salt secret exists without a value, so no
+    erasure can have left a hash yet (make forget writes them only with it); orders go on."""
+    from handlers.common.aws_clients import client
+    from handlers.common.forgotten import stack_salt
+
+    client("secretsmanager").create_secret(Name="dev-upsr-salt-without-value")
+    assert stack_salt("dev-upsr-salt-without-value") is None
+    deps = replace(world.order_deps(), forget_salt=lambda: stack_salt("dev-upsr-salt-without-value"))
+    answer = orders.handle(Request.read(webhook(shopify_order())), deps, now=T0)
+    assert answer["statusCode"] == 200 and json.loads(answer["body"])["outcome"] == "eligible"
