@@ -276,6 +276,9 @@ class LeadEnricher(System):
             ("company domains", "lead ids of pending enrichments"),
             "firmographics cached per domain; the leads waiting for them",
             Retention.setting("ler", s, "enrich_cache_days", "a company's data stays true a quarter"),
+            # Not searched by make forget: a lead id names no one once the lead's records are
+            # erased, and an entry is shared by every lead of the company.
+            on_request="ends with its TTL: a pending lead id names no one once make forget has erased the lead",
         )
         self.cache = GuardedTable(
             contract.ENRICH_CACHE.name, GuardedTableArgs.of(d, contract.ENRICH_CACHE, cache), child

@@ -12,7 +12,8 @@ from components.config import RrsSettings, StackConfig
 from components.config_reference import rows
 from components.offline import data_map
 from components.offline.engine import Graph
-from components.personal_data import PersonalData, Retention, component_inputs, tag_value
+from components.operate.forget import PACKAGES, stores_of
+from components.personal_data import FORGET, PersonalData, Retention, component_inputs, tag_value
 from testsupport.graphs import GraphCache
 
 STACKS = ("dev", "prod")
@@ -107,3 +108,21 @@ def test_a_declaration_is_recorded_and_tagged() -> None:
     }
     with pytest.raises(ValueError, match="names its fields"):
         PersonalData((), "to ask", retention)
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod"])
+def test_every_store_the_map_says_make_forget_erases_is_in_forgets_list(
+    graphs: GraphCache, stack: str
+) -> None:
+    """The map's promise and make forget's reach are one list: a table or bucket declared as
+    erased by ``make forget`` is one of its system's stores in ``handlers/<system>/privacy.py``."""
+    promised = {
+        (e.system, e.name)
+        for e in data_map.entries(graphs.program(stack))
+        if e.kind in ("table", "bucket") and e.declared and e.declared.get("onRequest") == FORGET
+    }
+    assert promised
+    reached = {
+        (system, store.seed) for system in PACKAGES for store in stores_of(system).stores
+    }
+    assert sorted(promised - reached) == []
