@@ -39,7 +39,10 @@ pair, found or not).
 
 Scale: wall time and peak memory (RSS of a fresh process) of dm-block's work (normalise,
 count, key, block, encode messages) and of dm-score's work (decode, score every candidate)
-for 10k, 100k and 1M generated contacts.
+for 10k, 100k and 1M generated contacts; then the split run's stages (``split_scale.py``):
+each stage's largest invocation, the invocations and the cost of one run (``--no-split``
+leaves it out). ``--split-check 20000`` compares the split and the single run's pairs and
+scores.
 """
 
 from __future__ import annotations
@@ -65,7 +68,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks import missed, peers, score_bins  # noqa: E402
+from benchmarks import missed, peers, score_bins, split_scale  # noqa: E402
 from benchmarks.peers import Pair, Row  # noqa: E402
 from components.config import DmSettings, DmThresholds  # noqa: E402
 from handlers.duplicate_merger.matcher import (  # noqa: E402
@@ -542,7 +545,7 @@ def _score_parallel(path: str, workers: int) -> dict[str, Any]:
     }
 
 
-def scale(sizes: list[int], seed: int) -> None:
+def scale(sizes: list[int], seed: int, *, split: bool = True) -> None:
     print(
         f"\nScale (block cap {CAP}, messages <= {MAX_MESSAGE_BYTES:,} bytes; dm-block has 300 s "
         "and 3008 MB, dm-score 60 s and 1024 MB per message; scoring runs in 2 processes here, "
@@ -572,6 +575,8 @@ def scale(sizes: list[int], seed: int) -> None:
                 f"{block['largest_capped']:,} contacts; bands {json.dumps(score['bands'])}"
             )
             os.remove(path)
+            if split:
+                split_scale.measure(size, seed, CAP)
 
 
 # Entry point ------------------------------------------------------------------------------
@@ -590,6 +595,11 @@ def main(argv: list[str] | None = None) -> int:
                         help="run Splink and ECM only on sets of at most this many contacts "
                         "(the plain rules run at every size)")
     parser.add_argument("--sizes", type=str, default="", help="scale sizes, e.g. 10000,100000")
+    parser.add_argument("--no-split", action="store_true",
+                        help="scale: the single run only, not the split run's stages")
+    parser.add_argument("--split-check", type=int, default=0, metavar="N",
+                        help="compare the split and the single run's pairs and scores on N "
+                        "generated contacts (e.g. 20000)")
     parser.add_argument("--crm", type=str, default="",
                         help="generated accuracy sets, e.g. 20000 ('none': no generated set)")
     args = parser.parse_args(argv)
@@ -615,7 +625,9 @@ def main(argv: list[str] | None = None) -> int:
             sizes = [int(s) for s in args.sizes.split(",")]
         else:
             sizes = [10_000, 100_000] if args.quick else [10_000, 100_000, 1_000_000]
-        scale(sizes, args.seed)
+        scale(sizes, args.seed, split=not args.no_split)
+    if args.split_check:
+        split_scale.check(args.split_check, args.seed, CAP)
     print(f"\nTotal {time.perf_counter() - started:.0f} s")
     return 0
 

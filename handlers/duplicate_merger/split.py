@@ -9,15 +9,16 @@ shards store (``shards.py``):
    partition, and each value it holds (``split_counts.counted_values``) to the value's.
 2. ``count`` (per value partition): how many contacts hold each value, sent back to each
    holder's id partition.
+   The comparisons of the blocks follow from their sizes.
 3. ``join`` (per id partition): each contact with the size of every group it is in, sent to
-   the partition of every group it is counted or blocked in.
-4. ``tally`` (per group partition): the sure pairs, context and dependence counts and the
-   comparisons of the groups routed there (``split_counts.tally``).
+   the partition of every group it is counted in (``stats``) or blocked in (``blocks``).
+4. ``tally`` (per stats partition): the sure pairs, context and dependence counts of the
+   groups routed there (``split_counts.tally``).
 5. ``reduce`` (one): the run's counts, the sum of the tallies.
-6. ``evidence`` (per group partition): the sampled blocks' evidence (``matcher.baseline``).
+6. ``evidence`` (per blocks partition): the sampled blocks' evidence (``matcher.baseline``).
 7. ``baseline`` (one): the run's baseline from all the evidence.
-8. ``emit`` (per group partition): the partition's blocks as block messages (``pipeline``'s
-   format, unchanged) to dm-blocks.
+8. ``emit`` (per blocks partition): the partition's blocks as block messages
+   (``pipeline``'s format, unchanged) to dm-blocks.
 
 A block is one key value's group, routed whole to one partition, so a block never spans
 partitions; a contact is copied to each partition one of its groups is in. Each stage checks
@@ -59,6 +60,7 @@ from handlers.duplicate_merger.split_counts import (
     S0,
     Member,
     Tally,
+    block_comparisons,
     counted_values,
     grouped,
     tally,
@@ -67,9 +69,9 @@ from handlers.duplicate_merger.split_counts import (
 Contact = tuple[str, Any]
 
 STAGES = ("read", "count", "join", "tally", "reduce", "evidence", "baseline", "emit")
-PARTITION_CONTACTS = 10_000
+PARTITION_CONTACTS = 5_000
 """Contacts per partition, about: the ``count`` stage holds some 30 values of each, which at
-10,000 contacts keeps every stage's invocation near 100 MB (``make bench-dm``, split scale)."""
+5,000 contacts keeps every stage's invocation near 100 MB (``make bench-dm``, split scale)."""
 
 _ANY = Thresholds(automatic=math.inf, propose=math.inf)
 
@@ -147,6 +149,10 @@ def count_stage(shards: Shards, plan: SplitPlan, part: int, chunks: int) -> None
     for kind, value, cid, slot in records:
         out[partition_of(cid, plan.parts)].append([cid, slot, held[kind, value]])
     _scatter(shards, plan, "counted", part, out)
+    comparisons = sum(
+        block_comparisons(n, plan.cap) for (kind, _), n in held.items() if K0 <= kind < S0
+    )
+    store.put(shards, plan.key("comparisons", 0, part), comparisons)
 
 
 # 3. join ----------------------------------------------------------------------------------
@@ -157,7 +163,8 @@ def join_stage(shards: Shards, plan: SplitPlan, part: int, chunks: int) -> None:
     for obj in _inputs(shards, plan, "counted", part, plan.parts):
         for cid, slot, count in obj:
             counts[cid][slot] = count
-    out: dict[int, list[Any]] = defaultdict(list)
+    stats: dict[int, list[Any]] = defaultdict(list)
+    blocks: dict[int, list[Any]] = defaultdict(list)
     seen: set[str] = set()
     width = len(KEY_NAMES)
     for obj in _inputs(shards, plan, "contacts", part, chunks):
@@ -172,58 +179,75 @@ def join_stage(shards: Shards, plan: SplitPlan, part: int, chunks: int) -> None:
             if len(mine) != len(values):
                 raise MissingShard(f"contact {cid}: {len(mine)} of {len(values)} values counted")
             slots = [mine[s] for s in range(len(values))]
-            targets = {
-                partition_of(f"{kind}\0{value}", plan.parts)
-                for (kind, value), count in zip(values, slots, strict=True)
-                if grouped(kind, count, plan.cap)
-            }
-            for target in targets:
-                out[target].append([*wire, *keys, slots])
-    _scatter(shards, plan, "groups", part, out)
+            row = [*wire, *keys, slots]
+            for target in _targets(plan, values, slots, blocks=False):
+                stats[target].append(row)
+            for target in _targets(plan, values, slots, blocks=True):
+                blocks[target].append(row)
+    _scatter(shards, plan, "stats", part, stats)
+    _scatter(shards, plan, "blocks", part, blocks)
+
+
+def _targets(plan: SplitPlan, values: list[tuple[int, str]], counts: list[int], *,
+             blocks: bool) -> set[int]:
+    """The partitions of the contact's counted groups (``blocks``: of its blocks)."""
+    return {
+        partition_of(f"{kind}\0{value}", plan.parts)
+        for (kind, value), count in zip(values, counts, strict=True)
+        if (K0 <= kind < S0) == blocks and grouped(kind, count, plan.cap)
+    }
 
 
 # 4.-8. per group partition ----------------------------------------------------------------
 
 
+def _members(shards: Shards, plan: SplitPlan, stage: str, part: int) -> tuple[
+        list[Member], dict[tuple[int, str], list[Member]]]:
+    """A ``stats`` or ``blocks`` partition's contacts (id order) and the groups of its kind
+    routed to it, members in id order."""
+    rows = (r for obj in _inputs(shards, plan, stage, part, plan.parts) for r in obj)
+    read = sorted((Member.from_row(r, plan.cap) for r in rows), key=lambda m: m[0].profile.id)
+    groups: dict[tuple[int, str], list[Member]] = defaultdict(list)
+    for member, slots in read:
+        for kind, value, count in slots:
+            if (
+                (K0 <= kind < S0) == (stage == "blocks")
+                and grouped(kind, count, plan.cap)
+                and partition_of(f"{kind}\0{value}", plan.parts) == part
+            ):
+                groups[kind, value].append(member)
+    return [m for m, _ in read], groups
+
+
 @dataclass
-class _Partition:
-    """A group partition: its contacts (id order), groups, blocks and capped key values."""
+class _Blocks:
+    """A block partition: its contacts, blocks, and every capped key value they hold (their
+    blocks may be in other partitions)."""
 
     members: list[Member]
-    groups: list[tuple[int, str, list[Member]]]
     blocks: list[Block]
     report: BlockingReport
     capped: set[tuple[str, str]]
-    """Every capped key value the partition's contacts hold (their blocks may be elsewhere)."""
 
 
-def _partition(shards: Shards, plan: SplitPlan, part: int) -> _Partition:
-    rows = (r for obj in _inputs(shards, plan, "groups", part, plan.parts) for r in obj)
-    members = sorted(map(Member.from_row, rows), key=lambda m: m.profile.id)
-    groups: dict[tuple[int, str], list[Member]] = defaultdict(list)
-    masked: list[tuple[str, ...]] = []
-    capped: set[tuple[str, str]] = set()
-    for m in members:
-        keys = [""] * len(KEY_NAMES)
-        for kind, value, count in m.slots:
-            if K0 <= kind < S0 and count > plan.cap:
-                capped.add((KEY_NAMES[kind - K0], value))
-            if grouped(kind, count, plan.cap) and partition_of(f"{kind}\0{value}", plan.parts) == part:
-                groups[kind, value].append(m)
-                if K0 <= kind < S0:
-                    keys[kind - K0] = value
-        masked.append(tuple(keys))
+def _blocks(shards: Shards, plan: SplitPlan, part: int) -> _Blocks:
+    members, groups = _members(shards, plan, "blocks", part)
+    index = {id(m): i for i, m in enumerate(members)}
+    masked = [[""] * len(KEY_NAMES) for _ in members]
+    for (kind, value), held in groups.items():
+        for m in held:
+            masked[index[id(m)]][kind - K0] = value
     # Only this partition's key groups are left in ``masked``: form_blocks forms exactly them.
-    blocks, report = form_blocks([m.profile for m in members], cap=plan.cap, keys=masked)
-    return _Partition(
-        members, [(k, v, ms) for (k, v), ms in groups.items()], blocks, report, capped
+    blocks, report = form_blocks(
+        [m.profile for m in members], cap=plan.cap, keys=[tuple(k) for k in masked]
     )
+    capped = {(KEY_NAMES[k], m.keys[k]) for m in members for k in m.capped}
+    return _Blocks(members, blocks, report, capped)
 
 
 def tally_stage(shards: Shards, plan: SplitPlan, part: int) -> None:
-    p = _partition(shards, plan, part)
-    counted = tally(p.groups, plan.cap)
-    counted.comparisons = p.report.comparisons
+    _, groups = _members(shards, plan, "stats", part)
+    counted = tally(((k, v, ms) for (k, v), ms in groups.items()), plan.cap)
     store.put(shards, plan.key("tally", 0, part), counted.to_wire())
 
 
@@ -256,6 +280,7 @@ def reduce_stage(shards: Shards, plan: SplitPlan, chunks: int) -> RunCounts:
     summed = Tally()
     for obj in _inputs(shards, plan, "tally", 0, plan.parts):
         summed.add(Tally.from_wire(obj))
+    summed.comparisons = sum(_inputs(shards, plan, "comparisons", 0, plan.parts))
     counts = RunCounts(total, mobiles, summed)
     store.put(shards, f"{plan.run_id}/counts", counts.to_wire())
     return counts
@@ -270,7 +295,7 @@ def evidence_stage(shards: Shards, plan: SplitPlan, part: int) -> None:
     capped blocks only (no owner) is kept by its ids, as it may be met in other partitions
     too and the single run scores it once."""
     counts = _counts(shards, plan)
-    p = _partition(shards, plan, part)
+    p = _blocks(shards, plan, part)
     dependence = counts.tally.dependence(counts.total, counts.mobiles)
     scorer = Scorer(max(counts.total, 2), _ANY, 0.0,
                     context_priors(counts.tally.context_counts()), explained_by(dependence))
@@ -324,7 +349,7 @@ def emit_stage(shards: Shards, plan: SplitPlan, part: int,
     """The partition's blocks as block messages; returns how many were sent."""
     counts = _counts(shards, plan)
     bits = float(store.get(shards, f"{plan.run_id}/baseline"))
-    p = _partition(shards, plan, part)
+    p = _blocks(shards, plan, part)
     report = replace(
         p.report, capped=[CappedBlock(k, v, 0, 0) for k, v in sorted(p.capped)]
     )  # encode_messages lists the capped values each message's contacts hold

@@ -35,6 +35,7 @@ from handlers.duplicate_merger.matcher import (
     Profile,
     counts_from_wire,
 )
+from handlers.duplicate_merger.matcher.blocking import WINDOW
 from handlers.duplicate_merger.matcher.counted import (
     RULE_FIELD,
     RULES,
@@ -118,37 +119,42 @@ def grouped(kind: int, count: int, cap: int) -> bool:
     return S0 <= kind <= C_EMAIL and count <= cap
 
 
-@dataclass
+def block_comparisons(size: int, cap: int) -> int:
+    """Comparisons of a block of ``size`` contacts: all its pairs, or above ``cap`` those of its
+    windows (``blocking._windows``: ``min(cap, WINDOW)`` wide, each starting half a window on)."""
+    if size <= cap:
+        return size * (size - 1) // 2
+    width = min(cap, WINDOW)
+    step = max(1, width // 2)
+    total = start = 0
+    while True:
+        n = min(width, size - start)
+        total += n * (n - 1) // 2
+        if start + width >= size:
+            return total
+        start += step
+
+
+@dataclass(slots=True)
 class Member:
-    """A contact as a partition holds it: its profile, keys and the size of each of its groups."""
+    """A contact as a partition holds it: its profile, keys, and what it needs of the sizes of
+    its groups (kept lean: a partition holds thousands)."""
 
     profile: Profile
     keys: tuple[str, ...]
-    slots: list[tuple[int, str, int]]
-    values: tuple[str, ...] = field(init=False)
-    rarity: list[int] = field(init=False)
-    sure: list[tuple[str, int]] = field(init=False)
-    homes: list[str] = field(init=False)
-    """The contact's home values held by fewer than ``SHARED_HOLDERS`` (its homes)."""
-
-    def __post_init__(self) -> None:
-        self.values = self.profile.values()
-        self.rarity = [0] * len(FIELDS)
-        self.sure = [("", 0)] * len(SURE_RULES)
-        self.homes = []
-        for kind, value, count in self.slots:
-            if kind < K0:
-                self.rarity[kind - F0] = count
-            elif S0 <= kind < C_EMAIL:
-                self.sure[kind - S0] = (value, count)
-            elif kind == HOME and count < SHARED_HOLDERS:
-                self.homes.append(value)
-
-    def to_row(self) -> list[Any]:
-        return [*self.profile.to_wire(), *self.keys, [c for _, _, c in self.slots]]
+    values: tuple[str, ...]
+    rarity: list[int]
+    """The count of each of its field values (``Rarity.at``)."""
+    sure: list[tuple[str, int]]
+    """Per sure rule, its value and how many contacts hold it."""
+    homes: list[str]
+    """Its home values held by fewer than ``SHARED_HOLDERS`` (its homes)."""
+    capped: list[int]
+    """The key kinds whose block (of its value) is above the cap."""
 
     @classmethod
-    def from_row(cls, row: Sequence[Any]) -> Member:
+    def from_row(cls, row: Sequence[Any], cap: int) -> tuple[Member, list[tuple[int, str, int]]]:
+        """The contact of a ``join`` row, and its ``(kind, value, count)`` slots."""
         width = len(FIELDS) + 1
         profile = Profile.from_wire(row[:width])
         keys = tuple(row[width : width + len(KEY_NAMES)])
@@ -156,8 +162,23 @@ class Member:
         values = counted_values(profile, keys)
         if len(counts) != len(values):
             raise ValueError(f"contact {profile.id}: {len(counts)} counts for {len(values)} values")
-        slots = [(k, v, int(c)) for (k, v), c in zip(values, counts, strict=True)]
-        return cls(profile, keys, slots)
+        rarity = [0] * len(FIELDS)
+        sure = [("", 0)] * len(SURE_RULES)
+        homes: list[str] = []
+        capped: list[int] = []
+        slots = []
+        for (kind, value), count in zip(values, counts, strict=True):
+            slots.append((kind, value, count))
+            if kind < K0:
+                rarity[kind - F0] = count
+            elif kind < S0:
+                if count > cap:
+                    capped.append(kind - K0)
+            elif kind < C_EMAIL:
+                sure[kind - S0] = (value, count)
+            elif kind == HOME and count < SHARED_HOLDERS:
+                homes.append(value)
+        return cls(profile, keys, profile.values(), rarity, sure, homes, capped), slots
 
 
 @dataclass
@@ -173,6 +194,7 @@ class Tally:
     namesakes: list[int] = field(default_factory=lambda: [0, 0, 0])
     """two_people, sure, sure_at_home."""
     comparisons: int = 0
+    """Of the blocks (``count`` stage: ``block_comparisons`` of each key value's count)."""
 
     def add(self, other: Tally) -> None:
         self.sure += other.sure

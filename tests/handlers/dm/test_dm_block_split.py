@@ -100,7 +100,7 @@ def test_the_comparison_sees_a_partitions_messages_lost(runs: Runs, lost: int) -
 
 @pytest.mark.parametrize(
     ("stage", "written"),
-    [("read", "values"), ("count", "counted"), ("join", "groups"), ("tally", "tally"),
+    [("read", "values"), ("count", "counted"), ("join", "stats"), ("join", "blocks"), ("tally", "tally"),
      ("evidence", "evidence")],
 )
 def test_a_lost_partition_stops_the_run(stage: str, written: str) -> None:
