@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
 from handlers.duplicate_merger import shards as store
@@ -59,11 +59,17 @@ from handlers.duplicate_merger.split_counts import (
     K0,
     S0,
     Member,
+    Segments,
     Tally,
     block_comparisons,
     counted_values,
+    group_name,
     grouped,
+    name_order,
+    segmented,
+    segments,
     tally,
+    window_count,
 )
 
 Contact = tuple[str, Any]
@@ -88,11 +94,14 @@ class SplitPlan:
     parts: int
     cap: int
     region: str = "US"
+    cut: Segments = field(default_factory=Segments)
 
     @classmethod
     def for_contacts(cls, run_id: str, contacts: int, *, cap: int, region: str = "US",
-                     partition_contacts: int = PARTITION_CONTACTS) -> SplitPlan:
-        return cls(run_id, max(1, -(-contacts // partition_contacts)), cap, region)
+                     partition_contacts: int = PARTITION_CONTACTS,
+                     cut: Segments | None = None) -> SplitPlan:
+        parts = max(1, -(-contacts // partition_contacts))
+        return cls(run_id, parts, cap, region, cut or Segments())
 
     def key(self, stage: str, part: int, writer: int | None = None) -> str:
         base = f"{self.run_id}/{stage}/{part:05d}/"
@@ -129,8 +138,10 @@ def read_stage(shards: Shards, plan: SplitPlan, chunk: int, contacts: Iterable[C
         p = builder.build(cid, props)
         keys = keys_of(p)
         rows[partition_of(p.id, plan.parts)].append([*p.to_wire(), *keys])
+        order = list(name_order(p))  # where a capped block's windows put it
         for slot, (kind, value) in enumerate(counted_values(p, keys)):
-            values[partition_of(f"{kind}\0{value}", plan.parts)].append([kind, value, p.id, slot])
+            record = [kind, value, p.id, slot, order] if K0 <= kind < S0 else [kind, value, p.id, slot]
+            values[partition_of(group_name(kind, value), plan.parts)].append(record)
         n += 1
         mobiles += bool(p.mobile)
     _scatter(shards, plan, "contacts", chunk, rows)
@@ -143,11 +154,25 @@ def read_stage(shards: Shards, plan: SplitPlan, chunk: int, contacts: Iterable[C
 
 
 def count_stage(shards: Shards, plan: SplitPlan, part: int, chunks: int) -> None:
-    records = [r for obj in _inputs(shards, plan, "values", part, chunks) for r in obj]
-    held = Counter((kind, value) for kind, value, _, _ in records)
+    """Each value's holders, counted, and sent back to each holder; a group too large for one
+    partition (``split_counts.segmented``) is cut into segments here, where all its holders
+    are seen. The records are read twice rather than held: a value partition's are the
+    largest set any stage sees."""
+    held: Counter[tuple[int, str]] = Counter()
+    for obj in _inputs(shards, plan, "values", part, chunks):
+        held.update((r[0], r[1]) for r in obj)
     out: dict[int, list[Any]] = defaultdict(list)
-    for kind, value, cid, slot in records:
-        out[partition_of(cid, plan.parts)].append([cid, slot, held[kind, value]])
+    large: dict[tuple[int, str], list[Any]] = defaultdict(list)
+    for obj in _inputs(shards, plan, "values", part, chunks):
+        for r in obj:
+            n = held[r[0], r[1]]
+            if segmented(r[0], n, plan.cap, plan.cut):
+                large[r[0], r[1]].append(r)
+            else:
+                out[partition_of(r[2], plan.parts)].append([r[2], r[3], n])
+    for (kind, _), records in large.items():
+        for (cid, slot), segs, windows in segments(kind, records, plan.cap, plan.cut):
+            out[partition_of(cid, plan.parts)].append([cid, slot, [len(records), segs, windows]])
     _scatter(shards, plan, "counted", part, out)
     comparisons = sum(
         block_comparisons(n, plan.cap) for (kind, _), n in held.items() if K0 <= kind < S0
@@ -159,10 +184,10 @@ def count_stage(shards: Shards, plan: SplitPlan, part: int, chunks: int) -> None
 
 
 def join_stage(shards: Shards, plan: SplitPlan, part: int, chunks: int) -> None:
-    counts: dict[str, dict[int, int]] = defaultdict(dict)
+    counts: dict[str, dict[int, Any]] = defaultdict(dict)
     for obj in _inputs(shards, plan, "counted", part, plan.parts):
         for cid, slot, count in obj:
-            counts[cid][slot] = count
+            counts[cid][slot] = count  # a count, or [count, segments, windows]
     stats: dict[int, list[Any]] = defaultdict(list)
     blocks: dict[int, list[Any]] = defaultdict(list)
     seen: set[str] = set()
@@ -188,34 +213,38 @@ def join_stage(shards: Shards, plan: SplitPlan, part: int, chunks: int) -> None:
     _scatter(shards, plan, "blocks", part, blocks)
 
 
-def _targets(plan: SplitPlan, values: list[tuple[int, str]], counts: list[int], *,
+def _targets(plan: SplitPlan, values: list[tuple[int, str]], counts: list[Any], *,
              blocks: bool) -> set[int]:
-    """The partitions of the contact's counted groups (``blocks``: of its blocks)."""
-    return {
-        partition_of(f"{kind}\0{value}", plan.parts)
-        for (kind, value), count in zip(values, counts, strict=True)
-        if (K0 <= kind < S0) == blocks and grouped(kind, count, plan.cap)
-    }
+    """The partitions of the contact's counted groups (``blocks``: of its blocks), a
+    segmented group's by segment."""
+    out: set[int] = set()
+    for (kind, value), count in zip(values, counts, strict=True):
+        if (K0 <= kind < S0) != blocks:
+            continue
+        if isinstance(count, list):
+            out.update(partition_of(group_name(kind, value, seg), plan.parts) for seg in count[1])
+        elif grouped(kind, count, plan.cap):
+            out.add(partition_of(group_name(kind, value), plan.parts))
+    return out
 
 
 # 4.-8. per group partition ----------------------------------------------------------------
 
 
 def _members(shards: Shards, plan: SplitPlan, stage: str, part: int) -> tuple[
-        list[Member], dict[tuple[int, str], list[Member]]]:
+        list[Member], dict[tuple[int, str, int, int], list[Member]]]:
     """A ``stats`` or ``blocks`` partition's contacts (id order) and the groups of its kind
     routed to it, members in id order."""
     rows = (r for obj in _inputs(shards, plan, stage, part, plan.parts) for r in obj)
     read = sorted((Member.from_row(r, plan.cap) for r in rows), key=lambda m: m[0].profile.id)
-    groups: dict[tuple[int, str], list[Member]] = defaultdict(list)
+    groups: dict[tuple[int, str, int, int], list[Member]] = defaultdict(list)
     for member, slots in read:
-        for kind, value, count in slots:
-            if (
-                (K0 <= kind < S0) == (stage == "blocks")
-                and grouped(kind, count, plan.cap)
-                and partition_of(f"{kind}\0{value}", plan.parts) == part
-            ):
-                groups[kind, value].append(member)
+        for kind, value, count, segs in slots:
+            if (K0 <= kind < S0) != (stage == "blocks") or not grouped(kind, count, plan.cap):
+                continue
+            for seg in segs or (-1,):
+                if partition_of(group_name(kind, value, seg), plan.parts) == part:
+                    groups[kind, value, seg, count].append(member)
     return [m for m, _ in read], groups
 
 
@@ -234,20 +263,35 @@ def _blocks(shards: Shards, plan: SplitPlan, part: int) -> _Blocks:
     members, groups = _members(shards, plan, "blocks", part)
     index = {id(m): i for i, m in enumerate(members)}
     masked = [[""] * len(KEY_NAMES) for _ in members]
-    for (kind, value), held in groups.items():
+    windowed: list[Block] = []
+    for (kind, value, seg, _), held in groups.items():
+        k = kind - K0
+        if seg < 0:
+            for m in held:
+                masked[index[id(m)]][k] = value
+            continue
+        # A capped block's windows, as the count stage cut them in name order.
+        windows: dict[int, list[int]] = defaultdict(list)
         for m in held:
-            masked[index[id(m)]][kind - K0] = value
-    # Only this partition's key groups are left in ``masked``: form_blocks forms exactly them.
+            for w in m.windows[k]:
+                if plan.cut.of_window(w) == seg:
+                    windows[w].append(index[id(m)])
+        of = window_count(held[0].counts[k], plan.cap)
+        windowed.extend(
+            Block(KEY_NAMES[k], value, tuple(sorted(ms)), (w, of)) for w, ms in windows.items()
+        )
+    # Only this partition's uncapped key groups are left in ``masked``: form_blocks forms them.
     blocks, report = form_blocks(
         [m.profile for m in members], cap=plan.cap, keys=[tuple(k) for k in masked]
     )
+    blocks.extend(windowed)
     capped = {(KEY_NAMES[k], m.keys[k]) for m in members for k in m.capped}
     return _Blocks(members, blocks, report, capped)
 
 
 def tally_stage(shards: Shards, plan: SplitPlan, part: int) -> None:
     _, groups = _members(shards, plan, "stats", part)
-    counted = tally(((k, v, ms) for (k, v), ms in groups.items()), plan.cap)
+    counted = tally(((k, v, n, ms) for (k, v, _, n), ms in groups.items()), plan.cap)
     store.put(shards, plan.key("tally", 0, part), counted.to_wire())
 
 

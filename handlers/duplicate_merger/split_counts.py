@@ -22,7 +22,7 @@ the two together.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any
@@ -35,7 +35,7 @@ from handlers.duplicate_merger.matcher import (
     Profile,
     counts_from_wire,
 )
-from handlers.duplicate_merger.matcher.blocking import WINDOW
+from handlers.duplicate_merger.matcher.blocking import WINDOW, _sort_key
 from handlers.duplicate_merger.matcher.counted import (
     RULE_FIELD,
     RULES,
@@ -81,6 +81,11 @@ _COARSER = {
 _PLACE_OF = {P_ADDRESS: "address", F_POSTCODE: "postcode", F_CITY: "city"}
 
 
+def name_order(p: Profile) -> tuple[str, ...]:
+    """Where the contact stands in a capped block's name order (``blocking._sort_key``)."""
+    return tuple(_sort_key(p))
+
+
 def counted_values(p: Profile, keys: Sequence[str]) -> list[tuple[int, str]]:
     """Every ``(kind, value)`` the contact holds (no empty value), in a fixed order: the
     contact's slots, whose counts the ``count`` stage returns by slot."""
@@ -119,20 +124,83 @@ def grouped(kind: int, count: int, cap: int) -> bool:
     return S0 <= kind <= C_EMAIL and count <= cap
 
 
+def group_name(kind: int, value: str, segment: int = -1) -> str:
+    """What a group (or a segment of one) is routed by."""
+    return f"{kind}\0{value}" if segment < 0 else f"{kind}\0{value}\0{segment}"
+
+
+def _window_starts(size: int, cap: int) -> list[int]:
+    """Where a capped block's windows start in name order (``blocking._windows``:
+    ``min(cap, WINDOW)`` wide, each starting half a window on, the last reaching the end)."""
+    width = min(cap, WINDOW)
+    step = max(1, width // 2)
+    starts = [0]
+    while starts[-1] + width < size:
+        starts.append(starts[-1] + step)
+    return starts
+
+
+def window_count(size: int, cap: int) -> int:
+    return len(_window_starts(size, cap))
+
+
 def block_comparisons(size: int, cap: int) -> int:
     """Comparisons of a block of ``size`` contacts: all its pairs, or above ``cap`` those of its
-    windows (``blocking._windows``: ``min(cap, WINDOW)`` wide, each starting half a window on)."""
+    windows."""
     if size <= cap:
         return size * (size - 1) // 2
     width = min(cap, WINDOW)
-    step = max(1, width // 2)
-    total = start = 0
-    while True:
-        n = min(width, size - start)
-        total += n * (n - 1) // 2
-        if start + width >= size:
-            return total
-        start += step
+    return sum(
+        n * (n - 1) // 2 for n in (min(width, size - s) for s in _window_starts(size, cap))
+    )
+
+
+SEGMENT = 2_000
+"""Contacts per segment of a place held by more (a city): its consecutive pairs in id order
+are counted segment by segment, each segment starting at the last contact of the one before."""
+WINDOWS_PER_SEGMENT = 300
+"""Windows per segment of a capped block (about 1,800 contacts)."""
+
+
+@dataclass(frozen=True)
+class Segments:
+    """How large groups are cut: ``SEGMENT`` and ``WINDOWS_PER_SEGMENT`` (tests cut smaller)."""
+
+    contacts: int = SEGMENT
+    windows: int = WINDOWS_PER_SEGMENT
+
+    def of_window(self, window: int) -> int:
+        return (window - 1) // self.windows
+
+
+def segmented(kind: int, count: int, cap: int, cut: Segments) -> bool:
+    """Whether a group is cut into segments: a capped block, or a large place."""
+    if K0 <= kind < S0:
+        return count > cap
+    return kind in _PLACE_OF and count > cut.contacts
+
+
+def segments(
+    kind: int, records: list[Any], cap: int, cut: Segments
+) -> Iterator[tuple[tuple[str, int], list[int], list[int]]]:
+    """Per ``[kind, value, id, slot, (name order)]`` record of one segmented group, its
+    ``(id, slot)``, the segments it is in and (a capped block) its windows."""
+    size = len(records)
+    if K0 <= kind < S0:
+        records.sort(key=lambda r: r[4])
+        windows: list[list[int]] = [[] for _ in records]
+        width = min(cap, WINDOW)
+        for w, start in enumerate(_window_starts(size, cap), start=1):
+            for pos in range(start, min(start + width, size)):
+                windows[pos].append(w)
+        for r, mine in zip(records, windows, strict=True):
+            yield (r[2], r[3]), sorted({cut.of_window(w) for w in mine}), mine
+        return
+    records.sort(key=lambda r: r[2])
+    step = cut.contacts
+    for pos, r in enumerate(records):
+        segs = {pos // step, (pos + 1) // step} if pos + 1 < size else {pos // step}
+        yield (r[2], r[3]), sorted(segs), []
 
 
 @dataclass(slots=True)
@@ -151,10 +219,16 @@ class Member:
     """Its home values held by fewer than ``SHARED_HOLDERS`` (its homes)."""
     capped: list[int]
     """The key kinds whose block (of its value) is above the cap."""
+    counts: dict[int, int]
+    """Per key kind, how many contacts hold its value."""
+    windows: dict[int, list[int]]
+    """Per capped key kind, the windows of its block the contact is in."""
 
     @classmethod
-    def from_row(cls, row: Sequence[Any], cap: int) -> tuple[Member, list[tuple[int, str, int]]]:
-        """The contact of a ``join`` row, and its ``(kind, value, count)`` slots."""
+    def from_row(
+        cls, row: Sequence[Any], cap: int
+    ) -> tuple[Member, list[tuple[int, str, int, list[int]]]]:
+        """The contact of a ``join`` row, and its ``(kind, value, count, segments)`` slots."""
         width = len(FIELDS) + 1
         profile = Profile.from_wire(row[:width])
         keys = tuple(row[width : width + len(KEY_NAMES)])
@@ -166,19 +240,26 @@ class Member:
         sure = [("", 0)] * len(SURE_RULES)
         homes: list[str] = []
         capped: list[int] = []
+        key_counts: dict[int, int] = {}
+        windows: dict[int, list[int]] = {}
         slots = []
-        for (kind, value), count in zip(values, counts, strict=True):
-            slots.append((kind, value, count))
+        for (kind, value), entry in zip(values, counts, strict=True):
+            count, segs, mine = entry if isinstance(entry, list) else (entry, [], [])
+            slots.append((kind, value, count, segs))
             if kind < K0:
                 rarity[kind - F0] = count
             elif kind < S0:
+                key_counts[kind - K0] = count
                 if count > cap:
                     capped.append(kind - K0)
+                    windows[kind - K0] = mine
             elif kind < C_EMAIL:
                 sure[kind - S0] = (value, count)
             elif kind == HOME and count < SHARED_HOLDERS:
                 homes.append(value)
-        return cls(profile, keys, profile.values(), rarity, sure, homes, capped), slots
+        return cls(
+            profile, keys, profile.values(), rarity, sure, homes, capped, key_counts, windows
+        ), slots
 
 
 @dataclass
@@ -241,12 +322,11 @@ class Tally:
         )
 
 
-def tally(groups: Iterable[tuple[int, str, list[Member]]], cap: int) -> Tally:
-    """The sums over ``groups`` (each whole, its members in id order), as ``(kind, value,
-    members)``."""
+def tally(groups: Iterable[tuple[int, str, int, list[Member]]], cap: int) -> Tally:
+    """The sums over ``groups`` (each whole, or a place's segment), as ``(kind, value, holders,
+    members in id order)``."""
     out = Tally()
-    for kind, value, members in groups:
-        n = len(members)
+    for kind, value, n, members in groups:
         if S0 <= kind < C_EMAIL:
             rule = kind - S0
             if n <= cap:

@@ -4,6 +4,7 @@ checks the same at 20,000 (``bench_dm.py --split-check``)."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from itertools import chain
@@ -21,9 +22,13 @@ from handlers.duplicate_merger.pipeline import (
 )
 from handlers.duplicate_merger.shards import MemoryShards
 from handlers.duplicate_merger.split import MissingShard, SplitPlan, SplitSummary, run_split
+from handlers.duplicate_merger.split_counts import Segments
 from testsupport.crm_generator import generate
 
 CAP = 50
+CUT = Segments(contacts=150, windows=3)
+"""Cut small, so that here too a city's consecutive pairs and a capped block's windows are
+counted segment by segment, in several partitions."""
 BANDS = Thresholds(automatic=12.0, propose=0.0)
 
 
@@ -59,7 +64,9 @@ def split_run(
         messages.append(list(bodies))
         return len(messages[-1])
 
-    plan = SplitPlan.for_contacts("2026-W50", len(contacts), cap=CAP, partition_contacts=parts_of)
+    plan = SplitPlan.for_contacts(
+        "2026-W50", len(contacts), cap=CAP, partition_contacts=parts_of, cut=CUT
+    )
     chunks = [contacts[i : i + 700] for i in range(0, len(contacts), 700)]
     summary = run_split(chunks, shards or MemoryShards(), plan, send, between=between)
     return summary, messages
@@ -71,6 +78,12 @@ def runs() -> Runs:
     single = run_blocking("2026-W50", profiles_from(contacts), cap=CAP)
     summary, messages = split_run(contacts, parts_of=500)
     return Runs(single, scored(encode_messages(single)), summary, messages)
+
+
+def test_the_data_holds_groups_the_split_run_cuts_into_segments(runs: Runs) -> None:
+    cities = Counter(p.city for p in runs.single.profiles if p.city)
+    assert max(cities.values()) > 2 * CUT.contacts
+    assert max(c.windows for c in runs.single.report.capped) > 2 * CUT.windows
 
 
 def test_the_split_run_counts_what_the_single_run_counts(runs: Runs) -> None:
