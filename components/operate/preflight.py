@@ -20,6 +20,8 @@ not ok names the AWS page and the fix:
 - SES receiving: which receipt rule set is active (ses DescribeActiveReceiptRuleSet): an account
   has one per region.
 - Powertools: the public layer parameter exists in each region (or the stack pins the layer).
+- dm: what the weekly run does at the portal's size (``systems.dm.portalContacts``): HubSpot
+  calls, hours, invocations, and a failure when it would not fit, before it runs.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from components.config import ModelChoice, StackConfig
 from components.offline.engine import Graph
 from components.operate import CREDENTIALS_PAGE, no_credentials, plan_graph, stack_command
 from components.stack import POWERTOOLS_PARAMETER
+from handlers.duplicate_merger import capacity
 
 Status = Literal["ok", "warn", "FAIL"]
 Clients = Callable[[str, str], Any]
@@ -49,6 +52,7 @@ LAMBDA_CONCURRENCY_PAGE = "https://docs.aws.amazon.com/lambda/latest/dg/lambda-c
 SMS_PAGE = "https://docs.aws.amazon.com/sms-voice/latest/userguide/phone-numbers-request.html"
 RULE_SET_PAGE = "https://docs.aws.amazon.com/ses/latest/dg/receiving-email-managing-receipt-rule-sets.html"
 POWERTOOLS_PAGE = "https://docs.powertools.aws.dev/lambda/python/latest/#lambda-layer"
+DM_CAPACITY_PAGE = "docs/systems/dm.md#large-portals"
 PROFILE_PREFIXES = ("global.", "us.", "eu.", "apac.", "jp.", "au.")
 
 
@@ -323,6 +327,26 @@ def powertools_layer(clients: Clients, region: str, pinned: str | None) -> Findi
     return Finding("powertools", region, "ok", f"layer {layer[-2]} version {layer[-1]}")
 
 
+def dm_capacity(clients: Clients, contacts: int | None) -> Finding:
+    """dm's weekly run at the portal's size (``systems.dm.portalContacts``): no AWS call."""
+    del clients
+    where = "systems.dm.portalContacts"
+    if contacts is None:
+        return Finding(
+            "dm capacity", where, "warn", "the portal's size is not given",
+            "set systems.dm.portalContacts (the contact count HubSpot shows) and rerun",
+            DM_CAPACITY_PAGE,
+        )
+    found = capacity.forecast(contacts)
+    detail = " ".join(found.lines())
+    if found.fits:
+        return Finding("dm capacity", where, "ok", detail)
+    return Finding(
+        "dm capacity", where, "FAIL", detail,
+        "dm's weekly run cannot block a portal this size in one invocation", DM_CAPACITY_PAGE,
+    )
+
+
 def _models(settings: Any) -> Iterator[str]:
     for value in dict(settings).values():
         if isinstance(value, ModelChoice):
@@ -384,6 +408,9 @@ def plan(graph: Graph) -> list[Callable[[Clients], Finding]]:
     for region in sorted({s.region for s in systems}):
         pinned = config.powertools_layer_arns.get(region)
         checks.append(partial(powertools_layer, region=region, pinned=pinned))
+    dm = config.systems.dm
+    if dm is not None and dm.enabled:
+        checks.append(partial(dm_capacity, contacts=dm.portal_contacts))
     return checks
 
 
