@@ -545,7 +545,7 @@ def _score_parallel(path: str, workers: int) -> dict[str, Any]:
     }
 
 
-def scale(sizes: list[int], seed: int, *, split: bool = True) -> None:
+def scale(sizes: list[int], seed: int, *, split: bool = True, score: bool = True) -> None:
     print(
         f"\nScale (block cap {CAP}, messages <= {MAX_MESSAGE_BYTES:,} bytes; dm-block has 300 s "
         "and 3008 MB, dm-score 60 s and 1024 MB per message; scoring runs in 2 processes here, "
@@ -561,6 +561,15 @@ def scale(sizes: list[int], seed: int, *, split: bool = True) -> None:
         for size in sizes:
             path = os.path.join(tmp, f"messages-{size}.jsonl")
             block = _in_process(_block_worker, size, seed, path)
+            if not score:
+                print(
+                    f"  {size:>9,} dm-block {block['block_s']:.1f} s, {block['rss_mb']:.0f} MB "
+                    f"peak, {block['messages']:,} messages (scoring not run: --no-score)"
+                )
+                os.remove(path)
+                if split:
+                    split_scale.measure(size, seed, CAP)
+                continue
             score = _score_parallel(path, max(1, min(2, os.cpu_count() or 1)))
             split = f"{block['normalise_s']:.1f}/{block['blocking_s']:.1f}/{block['encode_s']:.1f}"
             print(
@@ -595,6 +604,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="run Splink and ECM only on sets of at most this many contacts "
                         "(the plain rules run at every size)")
     parser.add_argument("--sizes", type=str, default="", help="scale sizes, e.g. 10000,100000")
+    parser.add_argument("--no-score", action="store_true",
+                        help="scale: leave out dm-score's work (dm-block's and the split run's only)")
     parser.add_argument("--no-split", action="store_true",
                         help="scale: the single run only, not the split run's stages")
     parser.add_argument("--split-check", type=int, default=0, metavar="N",
@@ -625,7 +636,7 @@ def main(argv: list[str] | None = None) -> int:
             sizes = [int(s) for s in args.sizes.split(",")]
         else:
             sizes = [10_000, 100_000] if args.quick else [10_000, 100_000, 1_000_000]
-        scale(sizes, args.seed, split=not args.no_split)
+        scale(sizes, args.seed, split=not args.no_split, score=not args.no_score)
     if args.split_check:
         split_scale.check(args.split_check, args.seed, CAP)
     print(f"\nTotal {time.perf_counter() - started:.0f} s")
