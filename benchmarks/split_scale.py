@@ -112,27 +112,40 @@ def _stage(pool: Any, stage: str, root: str, plan: split.SplitPlan, parts: int,
     return list(pool.imap_unordered(_invoke, jobs))
 
 
+def _write_inputs(size: int, seed: int, root: str, out: Any) -> None:
+    """The generated contacts as read chunks (in its own process: the parent, whose memory
+    every forked invocation starts with, never holds them)."""
+    chunks = 0
+    batch: list[Any] = []
+    folder = Path(root, "input")
+    folder.mkdir()
+    for cid, props, _ in synthetic.stream(size, seed=seed):
+        batch.append([cid, props])
+        if len(batch) == READ_CHUNK:
+            (folder / f"{chunks:06d}.json").write_text(json.dumps(batch), "utf-8")
+            chunks, batch = chunks + 1, []
+    if batch:
+        (folder / f"{chunks:06d}.json").write_text(json.dumps(batch), "utf-8")
+        chunks += 1
+    out.put(chunks)
+
+
 def measure(size: int, seed: int, cap: int, *, say: Callable[[str], None] = print) -> None:
     """The split run of ``size`` generated contacts, stage by stage, one line per stage."""
     plan = split.SplitPlan.for_contacts("bench", size, cap=cap)
     with tempfile.TemporaryDirectory() as root:
-        chunks = 0
-        batch: list[Any] = []
-        folder = Path(root, "input")
-        folder.mkdir()
-        for cid, props, _ in synthetic.stream(size, seed=seed):
-            batch.append([cid, props])
-            if len(batch) == READ_CHUNK:
-                (folder / f"{chunks:06d}.json").write_text(json.dumps(batch), "utf-8")
-                chunks, batch = chunks + 1, []
-        if batch:
-            (folder / f"{chunks:06d}.json").write_text(json.dumps(batch), "utf-8")
-            chunks += 1
+        spawn = mp.get_context("spawn")
+        queue = spawn.Queue()
+        writer = spawn.Process(target=_write_inputs, args=(size, seed, root, queue))
+        writer.start()
+        chunks = int(queue.get())
+        writer.join()
         workers = max(1, min(2, os.cpu_count() or 1))
         # fork: each invocation starts with the code imported and no data, as a warm Lambda.
         pool = mp.get_context("fork").Pool(workers, maxtasksperchild=1)
         say(f"  split run of {size:,} contacts: {chunks} read chunks of {READ_CHUNK:,}, "
-            f"{plan.parts} partitions of about {split.PARTITION_CONTACTS:,} contacts")
+            f"{plan.parts} partitions of about {split.PARTITION_CONTACTS:,} contacts; each "
+            f"invocation forks from a parent of {_peak_mb():.0f} MB, counted in its peak")
         say(f"    {'stage':<9} {'invocations':>11} {'largest CPU s':>13} {'largest MB':>10} "
             f"{'total CPU s':>11}")
         started = time.perf_counter()
