@@ -545,7 +545,7 @@ def _score_parallel(path: str, workers: int) -> dict[str, Any]:
     }
 
 
-def scale(sizes: list[int], seed: int, *, split: bool = True, score: bool = True) -> None:
+def scale(sizes: list[int], seed: int, *, split: bool = True, scored: bool = True) -> None:
     print(
         f"\nScale (block cap {CAP}, messages <= {MAX_MESSAGE_BYTES:,} bytes; dm-block has 300 s "
         "and 3008 MB, dm-score 60 s and 1024 MB per message; scoring runs in 2 processes here, "
@@ -561,7 +561,7 @@ def scale(sizes: list[int], seed: int, *, split: bool = True, score: bool = True
         for size in sizes:
             path = os.path.join(tmp, f"messages-{size}.jsonl")
             block = _in_process(_block_worker, size, seed, path)
-            if not score:
+            if not scored:
                 print(
                     f"  {size:>9,} dm-block {block['block_s']:.1f} s, {block['rss_mb']:.0f} MB "
                     f"peak, {block['messages']:,} messages (scoring not run: --no-score)"
@@ -571,9 +571,9 @@ def scale(sizes: list[int], seed: int, *, split: bool = True, score: bool = True
                     split_scale.measure(size, seed, CAP)
                 continue
             score = _score_parallel(path, max(1, min(2, os.cpu_count() or 1)))
-            split = f"{block['normalise_s']:.1f}/{block['blocking_s']:.1f}/{block['encode_s']:.1f}"
+            parts = f"{block['normalise_s']:.1f}/{block['blocking_s']:.1f}/{block['encode_s']:.1f}"
             print(
-                f"  {size:>9,} {block['block_s']:8.1f} {split:>24} {block['rss_mb']:9.0f} "
+                f"  {size:>9,} {block['block_s']:8.1f} {parts:>24} {block['rss_mb']:9.0f} "
                 f"{block['messages']:6,} {block['comparisons'] / size:13.2f} "
                 f"{block['capped']:7,} {score['score_s']:6.1f} ({score['cpu_s']:5.0f}) "
                 f"{score['slowest_message_s']:13.3f} {score['rss_mb']:9.0f}"
@@ -636,7 +636,7 @@ def main(argv: list[str] | None = None) -> int:
             sizes = [int(s) for s in args.sizes.split(",")]
         else:
             sizes = [10_000, 100_000] if args.quick else [10_000, 100_000, 1_000_000]
-        scale(sizes, args.seed, split=not args.no_split, score=not args.no_score)
+        scale(sizes, args.seed, split=not args.no_split, scored=not args.no_score)
     if args.split_check:
         split_scale.check(args.split_check, args.seed, CAP)
     print(f"\nTotal {time.perf_counter() - started:.0f} s")
