@@ -46,7 +46,10 @@ pair, found or not).
 
 Scale: wall time and peak memory (RSS of a fresh process) of dm-block's work (normalise,
 count, key, block, encode messages) and of dm-score's work (decode, score every candidate)
-for 10k, 100k and 1M generated contacts.
+for 10k, 100k and 1M generated contacts; then the split run's stages (``split_scale.py``):
+each stage's largest invocation, the invocations and the cost of one run (``--no-split``
+leaves it out). ``--split-check 20000`` compares the split and the single run's pairs and
+scores.
 """
 
 from __future__ import annotations
@@ -72,7 +75,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks import missed, peers, score_bins  # noqa: E402
+from benchmarks import missed, peers, score_bins, split_scale  # noqa: E402
 from benchmarks.peers import Pair, Row  # noqa: E402
 from components.config import DmSettings, DmThresholds  # noqa: E402
 from handlers.duplicate_merger.matcher import (  # noqa: E402
@@ -588,7 +591,7 @@ def _score_parallel(path: str, workers: int) -> dict[str, Any]:
     }
 
 
-def scale(sizes: list[int], seed: int) -> None:
+def scale(sizes: list[int], seed: int, *, split: bool = True, scored: bool = True) -> None:
     print(
         f"\nScale (block cap {CAP}, messages <= {MAX_MESSAGE_BYTES:,} bytes; dm-block has 300 s "
         "and 3008 MB, dm-score 60 s and 1024 MB per message; scoring runs in 2 processes here, "
@@ -604,10 +607,19 @@ def scale(sizes: list[int], seed: int) -> None:
         for size in sizes:
             path = os.path.join(tmp, f"messages-{size}.jsonl")
             block = _in_process(_block_worker, size, seed, path)
+            if not scored:
+                print(
+                    f"  {size:>9,} dm-block {block['block_s']:.1f} s, {block['rss_mb']:.0f} MB "
+                    f"peak, {block['messages']:,} messages (scoring not run: --no-score)"
+                )
+                os.remove(path)
+                if split:
+                    split_scale.measure(size, seed, CAP)
+                continue
             score = _score_parallel(path, max(1, min(2, os.cpu_count() or 1)))
-            split = f"{block['normalise_s']:.1f}/{block['blocking_s']:.1f}/{block['encode_s']:.1f}"
+            parts = f"{block['normalise_s']:.1f}/{block['blocking_s']:.1f}/{block['encode_s']:.1f}"
             print(
-                f"  {size:>9,} {block['block_s']:8.1f} {split:>24} {block['rss_mb']:9.0f} "
+                f"  {size:>9,} {block['block_s']:8.1f} {parts:>24} {block['rss_mb']:9.0f} "
                 f"{block['messages']:6,} {block['comparisons'] / size:13.2f} "
                 f"{block['capped']:7,} {score['score_s']:6.1f} ({score['cpu_s']:5.0f}) "
                 f"{score['slowest_message_s']:13.3f} {score['rss_mb']:9.0f}"
@@ -618,6 +630,8 @@ def scale(sizes: list[int], seed: int) -> None:
                 f"{block['largest_capped']:,} contacts; bands {json.dumps(score['bands'])}"
             )
             os.remove(path)
+            if split:
+                split_scale.measure(size, seed, CAP)
 
 
 # Entry point ------------------------------------------------------------------------------
@@ -639,6 +653,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-fake", action="store_true", help="no Splink fake_1000")
     parser.add_argument("--generator", type=str, default="a",
                         help=f"generators of the CRM sets, comma-separated, of {GENERATORS}")
+    parser.add_argument("--no-score", action="store_true",
+                        help="scale: leave out dm-score's work (dm-block's and the split run's only)")
+    parser.add_argument("--no-split", action="store_true",
+                        help="scale: the single run only, not the split run's stages")
+    parser.add_argument("--split-check", type=int, default=0, metavar="N",
+                        help="compare the split and the single run's pairs and scores on N "
+                        "generated contacts (e.g. 20000)")
     parser.add_argument("--crm", type=str, default="",
                         help="generated accuracy sets, e.g. 20000 ('none': no generated set)")
     args = parser.parse_args(argv)
@@ -667,7 +688,9 @@ def main(argv: list[str] | None = None) -> int:
             sizes = [int(s) for s in args.sizes.split(",")]
         else:
             sizes = [10_000, 100_000] if args.quick else [10_000, 100_000, 1_000_000]
-        scale(sizes, args.seed)
+        scale(sizes, args.seed, split=not args.no_split, scored=not args.no_score)
+    if args.split_check:
+        split_scale.check(args.split_check, args.seed, CAP)
     print(f"\nTotal {time.perf_counter() - started:.0f} s")
     return 0
 

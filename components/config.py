@@ -270,6 +270,10 @@ class DmSettings(SystemSettings):
     """Candidate pairs scoring below this (bits) are counted, not written to the pairs table."""
     phone_region: str = Field(default="US", pattern=r"^[A-Z]{2}$")
     """Country assumed for phone numbers written without a country code."""
+    portal_contacts: int | None = Field(default=None, ge=1)
+    """How many contacts the HubSpot portal holds, about: ``make plan`` and ``make preflight``
+    then say what the weekly run does at that size (HubSpot calls, hours, invocations) and
+    whether it fits, before it runs."""
 
 
 class LerSettings(SystemSettings):

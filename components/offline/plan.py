@@ -30,6 +30,7 @@ from components.offline.engine import Graph, Resource, gsi_keys, listed, run
 from components.offline.policy_view import evaluate_graph
 from components.offline.two_stacks import check_project
 from handlers.common import api_versions
+from handlers.duplicate_merger import capacity
 
 SECRET_TYPES = ("aws:secretsmanager/secret:Secret", "aws:ssm/parameter:Parameter")
 """Where a SecretSlot keeps a secret (the stack's ``secretStore``)."""
@@ -313,6 +314,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"external API: {line}")
     for warning in api_version_warnings(graph.config, dt.date.today()):
         print(f"warning: {warning}")  # a warning, never a failing exit code
+    dm = graph.config.systems.dm
+    if dm is not None and dm.enabled:
+        print("\n".join(capacity.plan_lines(dm.portal_contacts)))
     if violations:
         print(f"policy verdict: {len(violations)} violation(s)")
         for v in violations:

@@ -24,6 +24,8 @@ not ok names the AWS page and the fix:
 - SES receiving: which receipt rule set is active (ses DescribeActiveReceiptRuleSet): an account
   has one per region.
 - Powertools: the public layer parameter exists in each region (or the stack pins the layer).
+- dm: what the weekly run does at the portal's size (``systems.dm.portalContacts``): HubSpot
+  calls, hours, invocations, and a failure when it would not fit, before it runs.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from components.offline.engine import Graph
 from components.operate import CREDENTIALS_PAGE, no_credentials, plan_graph, stack_command
 from components.stack import POWERTOOLS_PARAMETER
 from handlers.common.model_call import foundation_model
+from handlers.duplicate_merger import capacity
 
 Status = Literal["ok", "warn", "FAIL"]
 Clients = Callable[[str, str], Any]
@@ -59,6 +62,7 @@ SMS_HEADROOM = 2.0
 """A limit under this many times the expected month is a warning: a busy month stops sends."""
 RULE_SET_PAGE = "https://docs.aws.amazon.com/ses/latest/dg/receiving-email-managing-receipt-rule-sets.html"
 POWERTOOLS_PAGE = "https://docs.powertools.aws.dev/lambda/python/latest/#lambda-layer"
+DM_CAPACITY_PAGE = "docs/systems/dm.md#large-portals"
 
 
 @dataclass(frozen=True)
@@ -372,6 +376,26 @@ def powertools_layer(clients: Clients, region: str, pinned: str | None) -> Findi
     return Finding("powertools", region, "ok", f"layer {layer[-2]} version {layer[-1]}")
 
 
+def dm_capacity(clients: Clients, contacts: int | None) -> Finding:
+    """dm's weekly run at the portal's size (``systems.dm.portalContacts``): no AWS call."""
+    del clients
+    where = "systems.dm.portalContacts"
+    if contacts is None:
+        return Finding(
+            "dm capacity", where, "warn", "the portal's size is not given",
+            "set systems.dm.portalContacts (the contact count HubSpot shows) and rerun",
+            DM_CAPACITY_PAGE,
+        )
+    found = capacity.forecast(contacts)
+    detail = " ".join(found.lines())
+    if found.fits:
+        return Finding("dm capacity", where, "ok", detail)
+    return Finding(
+        "dm capacity", where, "FAIL", detail,
+        "dm's weekly run cannot block a portal this size in one invocation", DM_CAPACITY_PAGE,
+    )
+
+
 def _models(settings: Any) -> Iterator[str]:
     for value in dict(settings).values():
         if isinstance(value, ModelChoice):
@@ -435,6 +459,9 @@ def plan(graph: Graph) -> list[Callable[[Clients], Finding]]:
     for region in sorted({s.region for s in systems}):
         pinned = config.powertools_layer_arns.get(region)
         checks.append(partial(powertools_layer, region=region, pinned=pinned))
+    dm = config.systems.dm
+    if dm is not None and dm.enabled:
+        checks.append(partial(dm_capacity, contacts=dm.portal_contacts))
     return checks
 
 

@@ -305,3 +305,35 @@ def test_the_undo_bucket_expires_bundles_after_the_undo_window(graph: Graph) -> 
     [rule] = lifecycle.inputs["rules"]
     assert rule["expiration"] == {"days": 91}
     assert rule["noncurrentVersionExpiration"] == {"noncurrentDays": 7}
+
+
+@pytest.mark.parametrize(
+    ("contacts", "expected"),
+    [
+        (None, "set systems.dm.portalContacts"),
+        (1_000_000, "dm at 1,000,000 contacts: full read 10,000 HubSpot list calls"),
+        (2_000_000, "warning: dm at 2,000,000 contacts"),
+    ],
+)
+def test_the_plan_says_what_dms_weekly_run_does_at_the_portals_size(
+    contacts: int | None, expected: str, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from components.config import parse
+    from components.offline import plan
+    from tests.infra.test_api_versions import _raw
+
+    dm = {} if contacts is None else {"portalContacts": contacts}
+    config = parse(_raw(dm=dm))
+    empty = Graph(stack="dev", config=config, resources=[], outputs={})
+    monkeypatch.setattr(plan, "run", lambda stack: empty)
+
+    class Clean:  # the two-stack check has its own tests
+        ok = True
+
+        def lines(self) -> list[str]:
+            return []
+
+    monkeypatch.setattr(plan, "check_project", lambda built: Clean())
+    assert plan.main(["--stack", "dev"]) == 0  # a warning, never a failing exit code
+    assert expected in capsys.readouterr().out

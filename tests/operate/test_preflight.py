@@ -255,8 +255,18 @@ def test_the_dev_plan_checks_every_model_region_domain_and_identity(graphs: Grap
     assert names.count("lambda_concurrency") == 2 and names.count("powertools_layer") == 2
     assert names.count("sms_identity") == 1 and names.count("receipt_rule_set") == 1
     assert names.count("sms_spend_limit") == 1
+    assert names[-1] == "dm_capacity"
     need = pf.concurrency_need(graph)
     assert need["us-east-1"] == 10 + 2 + 5  # dm-score and dm-merge caps, five other functions
+
+
+def test_dm_capacity_says_before_the_run_whether_the_portal_fits() -> None:
+    unknown = pf.dm_capacity(lambda service, region: None, None)
+    assert unknown.status == "warn" and "systems.dm.portalContacts" in unknown.fix
+    fits = pf.dm_capacity(lambda service, region: None, 1_000_000)
+    assert fits.status == "ok" and "10,000 HubSpot list calls" in fits.detail
+    fails = pf.dm_capacity(lambda service, region: None, 2_000_000)
+    assert fails.status == "FAIL" and "does NOT fit" in fails.detail and fails.page
 
 
 def test_main_prints_each_failure_with_its_fix_and_page(
@@ -267,6 +277,8 @@ def test_main_prints_each_failure_with_its_fix_and_page(
     dev = graphs.run("dev")  # built before run is replaced: the cache builds through it
     monkeypatch.setattr(engine, "run", lambda stack, overrides=None: dev)
     for check in pf.plan(graphs.run("dev")):
+        if check.func is pf.dm_capacity:  # type: ignore[attr-defined]
+            continue  # no AWS call: the portal size from the config
         region = check.keywords["region"]  # type: ignore[attr-defined]
         service = {"bedrock_model": "bedrock", "ses_account": "sesv2", "ses_identity": "sesv2",
                    "lambda_concurrency": "lambda", "public_concurrency": "lambda",
@@ -280,8 +292,8 @@ def test_main_prints_each_failure_with_its_fix_and_page(
         stubs.refuse(service, region, op, "AccessDeniedException", 403)
     assert pf.main(["--stack", "dev"], clients=stubs) == 1
     out = capsys.readouterr().out
-    assert out.count("FAIL") == 14 and out.count("fix: ") == 14  # 2 public-concurrency regions
-    assert "preflight dev: 14 checks, 14 failed" in out
+    assert out.count("FAIL") == 14 and out.count("fix: ") == 15  # 2 public-concurrency regions; dm warns
+    assert "preflight dev: 15 checks, 14 failed, 1 warnings" in out  # dm: no portal size given
 
 
 def test_an_error_before_aws_answers_is_one_line_per_check_not_a_traceback(

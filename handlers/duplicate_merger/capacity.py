@@ -1,0 +1,124 @@
+"""What dm's weekly run does at a portal's size, said before it runs (``make plan``,
+``make preflight``).
+
+From the portal's size (``systems.dm.portalContacts``) and the settings: how many HubSpot calls
+and hours the read takes, how many dm-block invocations, and whether the run fits. The deployed
+run blocks the whole portal in one invocation after a checkpointed read (``reading.py``); the
+split run (``split.py``) holds about ``PARTITION_CONTACTS`` contacts per invocation at any size.
+The figures rest on measurements named beside each constant.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from handlers.duplicate_merger import reading
+from handlers.duplicate_merger.split import PARTITION_CONTACTS, STAGES
+
+LIST_PAGE = 100
+"""Contacts per page of HubSpot's contacts list (what dm-block reads, ``crm.py``)."""
+PAGE_S = 0.25
+"""Seconds per page, as ``make bench-dm-read``'s stand-in answers (HubSpot's own latency)."""
+SEARCH_PAGE = 200
+SEARCH_RESULTS = 10_000
+SEARCH_PER_S = 5
+"""HubSpot's CRM search: at most 200 records a page, 10,000 results a query (a later page is
+refused: a week's changes are read in windows of ``lastmodifieddate``), five requests a second
+per account ("Search the CRM", Limitations,
+https://developers.hubspot.com/docs/api-reference/2026-03/crm/search-the-crm)."""
+CHANGED_PER_WEEK = 0.05
+"""Share of a portal created or changed in a week that the incremental-read figures assume."""
+SUPPORTED = 1_000_000
+"""The largest portal the deployed run was measured to block (dm's README: 1,392 MB, 128 s)."""
+BLOCK_MB_PER_CONTACT = 1_392 / 1_000_000
+BLOCK_MB = 3008
+BLOCK_TIMEOUT_S = 300
+
+
+@dataclass(frozen=True)
+class Forecast:
+    """The weekly run at ``contacts`` contacts."""
+
+    contacts: int
+    list_calls: int
+    list_hours: float
+    read_invocations: int
+    block_s: float
+    block_mb: float
+    fits: bool
+    """Whether the deployed run blocks this portal (read within ``MAX_STEPS`` invocations,
+    blocking within dm-block's time and memory)."""
+    search_calls: int
+    search_queries: int
+    search_hours: float
+    split_partitions: int
+    split_invocations: int
+
+    def lines(self) -> list[str]:
+        n = f"{self.contacts:,}"
+        verdict = (
+            "fits" if self.fits and self.contacts <= SUPPORTED
+            else "fits, above the largest portal measured (1,000,000)" if self.fits
+            else "does NOT fit: the weekly run fails at this size"
+        )
+        return [
+            f"dm at {n} contacts: full read {self.list_calls:,} HubSpot list calls, "
+            f"{self.list_hours:.1f} h, {self.read_invocations} dm-block invocation(s); blocking "
+            f"in one invocation about {self.block_s:.0f} s and {self.block_mb:,.0f} MB of "
+            f"{BLOCK_TIMEOUT_S} s and {BLOCK_MB} MB: {verdict}",
+            f"dm at {n} contacts: a week's changes ({CHANGED_PER_WEEK:.0%} assumed) would be "
+            f"{self.search_calls:,} search calls in {self.search_queries:,} date window(s), "
+            f"{self.search_hours * 3600:,.0f} s; the split run (not deployed yet): "
+            f"{self.split_partitions:,} partitions, {self.split_invocations:,} invocations, each "
+            f"about {PARTITION_CONTACTS:,} contacts' worth",
+        ]
+
+
+def forecast(contacts: int) -> Forecast:
+    pages = math.ceil(contacts / LIST_PAGE)
+    read_s = pages * PAGE_S
+    per_invocation = BLOCK_TIMEOUT_S - reading.SAVE_RESERVE_S
+    block_s = reading.block_reserve(contacts)
+    read_invocations = max(1, math.ceil((read_s + block_s) / per_invocation))
+    block_mb = BLOCK_MB_PER_CONTACT * contacts
+    fits = (
+        read_invocations <= reading.MAX_STEPS
+        and block_s <= per_invocation
+        and block_mb <= BLOCK_MB
+    )
+    changed = math.ceil(contacts * CHANGED_PER_WEEK)
+    search_calls = math.ceil(changed / SEARCH_PAGE)
+    parts = max(1, math.ceil(contacts / PARTITION_CONTACTS))
+    chunks = max(1, math.ceil(contacts / 10_000))
+    # read chunks, then every partitioned stage once per partition and the two single ones
+    invocations = chunks + (len(STAGES) - 3) * parts + 2
+    return Forecast(
+        contacts,
+        pages,
+        read_s / 3600,
+        read_invocations,
+        block_s,
+        block_mb,
+        fits,
+        search_calls,
+        max(1, math.ceil(changed / SEARCH_RESULTS)),
+        search_calls * max(PAGE_S, 1 / SEARCH_PER_S) / 3600,
+        parts,
+        invocations,
+    )
+
+
+UNKNOWN = (
+    "dm: the portal's size is not given: set systems.dm.portalContacts to see what the weekly "
+    "run does at that size and whether it fits"
+)
+
+
+def plan_lines(contacts: int | None) -> list[str]:
+    """What ``make plan`` prints for dm: the forecast, a warning first when it does not fit."""
+    if contacts is None:
+        return [UNKNOWN]
+    found = forecast(contacts)
+    lines = found.lines()
+    return lines if found.fits else [f"warning: {lines[0]}", *lines[1:]]
