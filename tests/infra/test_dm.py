@@ -323,7 +323,7 @@ def test_the_plan_says_what_dms_weekly_run_does_at_the_portals_size(
     from components.offline import plan
     from tests.infra.test_api_versions import _raw
 
-    dm = {} if contacts is None else {"portalContacts": contacts}
+    dm: dict[str, object] = {} if contacts is None else {"portalContacts": contacts}
     config = parse(_raw(dm=dm))
     empty = Graph(stack="dev", config=config, resources=[], outputs={})
     monkeypatch.setattr(plan, "run", lambda stack: empty)
