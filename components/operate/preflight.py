@@ -56,6 +56,15 @@ SES_PRODUCTION_PAGE = "https://docs.aws.amazon.com/ses/latest/dg/request-product
 SES_IDENTITY_PAGE = "https://docs.aws.amazon.com/ses/latest/dg/creating-identities.html"
 LAMBDA_CONCURRENCY_PAGE = "https://docs.aws.amazon.com/lambda/latest/dg/lambda-concurrency.html"
 SMS_PAGE = "https://docs.aws.amazon.com/sms-voice/latest/userguide/phone-numbers-request.html"
+SENDER_ID_PAGE = "https://docs.aws.amazon.com/sms-voice/latest/userguide/sender-id-request.html"
+SENDER_ID_HINT = (
+    "customers see a number: where the country supports one (the UK does), an alphanumeric sender "
+    "ID shows the business's name instead; request it (End User Messaging, Configurations, Sender "
+    "ID, Request originator), add it to the pool and keep smsOriginationIdentity on the pool "
+    "(docs/systems/upsr.md#who-the-customer-hears-from)"
+)
+"""Said on an active pool or phone number: "Sender IDs in AWS End User Messaging SMS" (no
+charge; not supported in the US or Canada) and "Request a sender ID" (the console steps)."""
 SPEND_LIMITS_API = "https://docs.aws.amazon.com/goto/WebAPI/pinpoint-sms-voice-v2-2022-03-31/DescribeSpendLimits"
 SPEND_LIMIT_PAGE = "https://docs.aws.amazon.com/sms-voice/latest/userguide/spend-limit.html"
 SMS_HEADROOM = 2.0
@@ -280,6 +289,8 @@ def sms_identity(clients: Clients, region: str, identity: str) -> Finding:
             )
         return _denied("sms-identity", where, err, "sms-voice:Describe*", SMS_PAGE)
     if status == "ACTIVE":
+        if kind in ("pool", "phone-number"):
+            return Finding("sms-identity", where, "ok", f"active; {SENDER_ID_HINT}", page=SENDER_ID_PAGE)
         return Finding("sms-identity", where, "ok", "active")
     return Finding(
         "sms-identity", where, "FAIL", f"status {status}",
@@ -466,11 +477,14 @@ def plan(graph: Graph) -> list[Callable[[Clients], Finding]]:
 
 
 def report(findings: Iterable[Finding]) -> Iterator[str]:
-    """``status  check  where  detail``, and for each finding not ok its fix and page."""
+    """``status  check  where  detail``; for each finding not ok its fix and page, for an ok
+    one with advice its page."""
     for f in findings:
         yield f"{f.status:<4}  {f.check:<18}  {f.where}: {f.detail}"
         if f.status != "ok":
             yield f"      fix: {f.fix} ({f.page})"
+        elif f.page:
+            yield f"      see: {f.page}"
 
 
 def main(argv: list[str] | None = None, clients: Clients | None = None) -> int:

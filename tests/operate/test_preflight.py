@@ -172,7 +172,9 @@ def test_sms_identity_pool_phone_and_missing(stubs: Stubs) -> None:
     stubs.answer("pinpoint-sms-voice-v2", "eu-west-2", "describe_pools", {"Pools": [pool]}, {"PoolIds": ["pool-1"]})
     stubs.answer("pinpoint-sms-voice-v2", "eu-west-2", "describe_pools", {"Pools": [{**pool, "Status": "CREATING"}]})
     stubs.refuse("pinpoint-sms-voice-v2", "eu-west-2", "describe_phone_numbers", "ResourceNotFoundException", 404)
-    assert pf.sms_identity(stubs, "eu-west-2", "pool/pool-1").status == "ok"
+    active = pf.sms_identity(stubs, "eu-west-2", "pool/pool-1")
+    assert active.status == "ok" and "alphanumeric sender ID shows the business's name" in active.detail
+    assert active.page == pf.SENDER_ID_PAGE  # issue 40: preflight says how to register one
     assert pf.sms_identity(stubs, "eu-west-2", "pool/pool-1").detail == "status CREATING"
     missing = pf.sms_identity(stubs, "eu-west-2", "phone-number/phone-9")
     assert missing.status == "FAIL" and "smsOriginationIdentity" in missing.fix
