@@ -150,6 +150,27 @@ def _upsr_order(secret_ok: bool) -> Send:
     return send
 
 
+def _upsr_compliance(secret_ok: bool) -> Send:
+    def send(sb: Sandbox, i: int) -> HttpAnswer:
+        # Shopify's customers/redact for a customer the shop never sent: the erasure still
+        # searches upsr's tables, which is what a flood of signed requests would cost.
+        payload = {"shop_id": 1, "shop_domain": upsr.SHOP,
+                   "customer": {"id": 700_000 + i, "email": f"gone{i}@example.org",
+                                "phone": f"+4477008{i:05d}"},
+                   "orders_to_redact": [600_000 + i]}
+        body = json.dumps(payload).encode()
+        secret = upsr.WEBHOOK_SECRET if secret_ok else "not-the-secret"
+        signature = base64.b64encode(hmac.new(secret.encode(), body, hashlib.sha256).digest())
+        return sb.http(
+            "upsr-compliance", "POST", "/", body=body,
+            headers={"content-type": "application/json", "x-shopify-topic": "customers/redact",
+                     "x-shopify-shop-domain": upsr.SHOP, "x-shopify-hmac-sha256": signature.decode(),
+                     "x-shopify-webhook-id": f"wh-redact-bench-{i}"},
+        )
+
+    return send
+
+
 def _rrs_webhook(secret_ok: bool) -> Send:
     def send(sb: Sandbox, i: int) -> HttpAnswer:
         # the run's own copy: the sandbox imports handler modules anew (sandbox.modules)
@@ -187,6 +208,8 @@ REQUESTS: dict[str, Callable[[], Kit]] = {
     "upsr-order": lambda: Kit(_upsr_order(False), _upsr_order(True),
                               "a new customer's order, signed / signed with a wrong secret",
                               _fresh_catalogue),
+    "upsr-compliance": lambda: Kit(_upsr_compliance(False), _upsr_compliance(True),
+                                   "Shopify's customers/redact, signed / signed with a wrong secret"),
     "rrs-webhook": lambda: Kit(_rrs_webhook(False), _rrs_webhook(True),
                                "a new completion, signed / signed with a wrong secret"),
 }
