@@ -22,10 +22,7 @@ request than the small one), or a forged request wrote, sent, or called a model 
 from __future__ import annotations
 
 import argparse
-import base64
 import datetime as dt
-import hashlib
-import hmac
 import io
 import json
 import re
@@ -137,15 +134,8 @@ def _upsr_order(secret_ok: bool) -> Send:
         order["customer"] = {**order["customer"], "id": 800_000 + i,
                              "email": f"camper{i}@example.org", "phone": f"+4477009{i:05d}"}
         order["email"] = order["customer"]["email"]
-        body = json.dumps(order).encode()
         secret = upsr.WEBHOOK_SECRET if secret_ok else "not-the-secret"
-        signature = base64.b64encode(hmac.new(secret.encode(), body, hashlib.sha256).digest())
-        return sb.http(
-            "upsr-order", "POST", "/", body=body,
-            headers={"content-type": "application/json", "x-shopify-topic": "orders/create",
-                     "x-shopify-shop-domain": upsr.SHOP, "x-shopify-hmac-sha256": signature.decode(),
-                     "x-shopify-webhook-id": f"wh-bench-{i}"},
-        )
+        return upsr.shopify_webhook(sb, "upsr-order", "orders/create", order, f"wh-bench-{i}", secret)
 
     return send
 
@@ -158,14 +148,9 @@ def _upsr_compliance(secret_ok: bool) -> Send:
                    "customer": {"id": 700_000 + i, "email": f"gone{i}@example.org",
                                 "phone": f"+4477008{i:05d}"},
                    "orders_to_redact": [600_000 + i]}
-        body = json.dumps(payload).encode()
         secret = upsr.WEBHOOK_SECRET if secret_ok else "not-the-secret"
-        signature = base64.b64encode(hmac.new(secret.encode(), body, hashlib.sha256).digest())
-        return sb.http(
-            "upsr-compliance", "POST", "/", body=body,
-            headers={"content-type": "application/json", "x-shopify-topic": "customers/redact",
-                     "x-shopify-shop-domain": upsr.SHOP, "x-shopify-hmac-sha256": signature.decode(),
-                     "x-shopify-webhook-id": f"wh-redact-bench-{i}"},
+        return upsr.shopify_webhook(
+            sb, "upsr-compliance", "customers/redact", payload, f"wh-redact-bench-{i}", secret
         )
 
     return send

@@ -22,7 +22,7 @@ import re
 from decimal import Decimal
 from typing import Any
 
-from sandbox.core import Sandbox
+from sandbox.core import HttpAnswer, Sandbox
 from sandbox.report import Report
 
 SHOP = "example-shop.myshopify.com"
@@ -111,6 +111,24 @@ def _propose_every_candidate(request: Any) -> dict[str, Any]:
     }
 
 
+
+def shopify_webhook(
+    sb: Sandbox, function: str, topic: str, payload: dict[str, Any], webhook_id: str,
+    secret: str = WEBHOOK_SECRET,
+) -> HttpAnswer:
+    """``payload`` delivered to ``function``'s URL as Shopify delivers ``topic``: the body's
+    HMAC-SHA256 in base64 with the app's secret, the shop's domain and the delivery's id."""
+    body = json.dumps(payload).encode()
+    signature = base64.b64encode(hmac.new(secret.encode(), body, hashlib.sha256).digest()).decode()
+    headers = {
+        "content-type": "application/json",
+        "x-shopify-topic": topic,
+        "x-shopify-shop-domain": SHOP,
+        "x-shopify-hmac-sha256": signature,
+        "x-shopify-webhook-id": webhook_id,
+    }
+    return sb.http(function, "POST", "/", body=body, headers=headers)
+
 class UpsellDay:
     key = "upsr"
     title = "Upsell recommender"
@@ -136,18 +154,7 @@ class UpsellDay:
         sb.model.by_function[sb.name("upsr-picker")] = _propose_every_candidate
 
     def _webhook(self, sb: Sandbox, payload: dict[str, Any], secret: str = WEBHOOK_SECRET) -> int:
-        body = json.dumps(payload).encode()
-        signature = base64.b64encode(
-            hmac.new(secret.encode(), body, hashlib.sha256).digest()
-        ).decode()
-        headers = {
-            "content-type": "application/json",
-            "x-shopify-topic": "orders/create",
-            "x-shopify-shop-domain": SHOP,
-            "x-shopify-hmac-sha256": signature,
-            "x-shopify-webhook-id": f"wh-{payload['id']}",
-        }
-        return sb.http("upsr-order", "POST", "/", body=body, headers=headers).status
+        return shopify_webhook(sb, "upsr-order", "orders/create", payload, f"wh-{payload['id']}", secret).status
 
     def play(self, sb: Sandbox, report: Report) -> None:
         with report.step("The 15-minute catalogue sync pulls the store's products") as step:
