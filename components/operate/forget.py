@@ -116,7 +116,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         person = _person(options)
     except ValueError as err:
-        print(f"make {'export-person' if options.export else 'forget'}: {err}", file=sys.stderr)
+        target = "export-person" if options.export else "forget"
+        print(f"make {target}: {err}: make {target} STACK=dev EMAIL=… (or PHONE=…, CUSTOMER=<shop "
+              "customer id>, CONTACT=<CRM contact id>)", file=sys.stderr)
         return 2
     if not options.sandbox and no_credentials("export-person" if options.export else "forget"):
         return 2
