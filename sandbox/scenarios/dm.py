@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -70,7 +71,9 @@ class DuplicateMergerDay:
     key = "dm"
     title = "Duplicate contact merger"
 
-    def __init__(self) -> None:
+    def __init__(self, crm: Callable[[], Any] = _crm) -> None:
+        self.make_crm = crm
+        """Builds the CRM the day runs on (called in ``prepare``: the run's own modules)."""
         self.crm: Any = None
 
     def prepare(self, sb: Sandbox) -> None:
@@ -81,7 +84,7 @@ class DuplicateMergerDay:
         sb.set_secret("dm-crm-read", "sandbox-crm-read-token")
         sb.set_secret("dm-crm-write", "sandbox-crm-write-token")
         sb.set_secret("dm-link-key", LINK_KEYRING)
-        self.crm = _crm()
+        self.crm = self.make_crm()
         registry.override(block, crm=lambda deadline: self.crm)
         registry.override(merge, crm=lambda: self.crm)
 

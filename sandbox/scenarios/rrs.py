@@ -65,6 +65,10 @@ class ReviewDay:
     key = "rrs"
     title = "Review request sender"
 
+    def __init__(self, sheet: str = SHEET) -> None:
+        self.sheet = sheet
+        """The customer sheet rrs-sync reads (a CSV)."""
+
     def prepare(self, sb: Sandbox) -> None:
         # the run's own copy: the sandbox imports handler modules anew (sandbox.modules)
         from handlers.common.entry import registry
@@ -74,7 +78,7 @@ class ReviewDay:
         sb.set_secret("rrs-webhook-secret", WEBHOOK_SECRET)
         sb.set_secret("rrs-messaging-key", KEYRING)
         sb.set_secret("rrs-forget-salt", "sandbox-rrs-forget-salt-" + "s" * 40)
-        registry.override(sync, source=StaticSheet(SHEET))
+        registry.override(sync, source=StaticSheet(self.sheet))
         sb.model.by_tool["record_grade"] = _grade
         sb.model.by_tool["write_ask"] = _draft
         _next_working_morning(sb)

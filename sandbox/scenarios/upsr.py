@@ -19,6 +19,7 @@ import hashlib
 import hmac
 import json
 import re
+from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
@@ -34,6 +35,8 @@ ADDLINK_KEYRING = json.dumps(
     {"active_kid": "k1", "keys": {"k1": "sandbox-addlink-key-" + "k" * 24}}
 )
 PHONE = "+447700900123"
+ANN = {"id": 7001, "first_name": "Ann", "email": "ann@example.org", "phone": PHONE}
+"""The day's customer, as an order's ``customer`` names them."""
 
 
 def _catalogue() -> list[Any]:
@@ -69,7 +72,9 @@ def _catalogue() -> list[Any]:
     ]
 
 
-def _order(order_id: int, created: dt.datetime) -> dict[str, Any]:
+def _order(order_id: int, created: dt.datetime, buyer: Mapping[str, Any] = ANN) -> dict[str, Any]:
+    """A tent order by ``buyer`` (an order's ``customer``: id, names, email, phone), who takes
+    SMS marketing and not email."""
     return {
         "id": order_id,
         "name": f"#{order_id}",
@@ -87,12 +92,9 @@ def _order(order_id: int, created: dt.datetime) -> dict[str, Any]:
                 "price": "200.00",
             }
         ],
-        "email": "ann@example.org",
+        "email": buyer["email"],
         "customer": {
-            "id": 7001,
-            "first_name": "Ann",
-            "email": "ann@example.org",
-            "phone": PHONE,
+            **buyer,
             "sms_marketing_consent": {"state": "subscribed"},
             "email_marketing_consent": {"state": "not_subscribed"},
         },
