@@ -40,7 +40,8 @@ class Someone:
     phone: str = "+447700900456"
     national_phone: str = "07700 900456"
     company: str = "Quillon Joinery Ltd"
-    shop_customer: int = 7301
+    shop_customer: int = 7_301_845_209_113
+    """Shopify's ids are 13 digits: a short one would be too common to scan for."""
     sheet_customer: str = "c-ros"
 
     @property
@@ -151,7 +152,7 @@ class OnePerson:
         buyer = {"id": p.shop_customer, "first_name": p.first, "last_name": p.last,
                  "email": p.email, "phone": p.phone}
         created = sb.clock.now() - dt.timedelta(minutes=1)
-        return self.upsr._webhook(sb, _order(7300 + self.orders, created, buyer))
+        return self.upsr._webhook(sb, _order(5_912_334_001_000 + self.orders, created, buyer))
 
     def job_done(self, sb: Sandbox, completion: str) -> int:
         """A job for the person completes, rated 5; the webhook's HTTP status."""

@@ -26,7 +26,7 @@ import pytest
 from components.offline import engine
 from components.operate import forget
 from components.operate.probing import Target
-from handlers.common.privacy import Held, Person, SystemStores, find
+from handlers.common.privacy import Held, Person, SystemStores, Where, find
 from sandbox.control import ControlServer
 from sandbox.core import Sandbox
 from sandbox.interceptor import outside
@@ -252,8 +252,8 @@ def _stores() -> list[tuple[str, str]]:
 def test_each_store_erase_is_needed(
     day: Day, monkeypatch: pytest.MonkeyPatch, system: str, seed: str,
 ) -> None:
-    """With this one store's erase step removed, ``make forget``'s engine leaves the person in
-    that store, and the scan finds them there. Only this system is put back and erased, and
+    """With this one store's erase step removed (the engine erases what it found everywhere
+    else), the person stays in that store, and the scan finds them there. Only this system is put back and erased, and
     only the store scanned: the other systems and stores do not change the answer, and
     ``test_forget_leaves_no_trace`` shows that with every step nothing is left anywhere."""
     sb, url, person = day.sb, day.url, day.person
@@ -261,15 +261,13 @@ def test_each_store_erase_is_needed(
     names = stack.where(system).names
     _restore(sb, day.state, set(names.values()))
     needles = _needles(person, day.names, day.linked[system])
-    real = forget.stores_of
+    real = forget.find
 
-    def without(key: str) -> SystemStores:
-        stores = real(key)
-        kept = tuple(s for s in stores.stores if s.seed != seed)
-        return SystemStores(stores.key, kept, stores.remember, stores.derive)
+    def without(system: SystemStores, where: Where, person: Person) -> list[Held]:
+        return [h for h in real(system, where, person) if h.store != seed]
 
     monkeypatch.setattr(stack, "systems", lambda: [system])
-    monkeypatch.setattr(forget, "stores_of", without)
+    monkeypatch.setattr(forget, "find", without)
     with outside():
         erased = {store for _, _, counts in forget.forget(stack, person, dry_run=False) for store in counts}
     assert seed not in erased
