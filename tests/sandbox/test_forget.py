@@ -261,7 +261,7 @@ def test_each_store_erase_is_needed(
     names = stack.where(system).names
     _restore(sb, day.state, set(names.values()))
     needles = _needles(person, day.names, day.linked[system])
-    real = forget.find
+    real = find  # what forget.forget calls
 
     def without(system: SystemStores, where: Where, person: Person) -> list[Held]:
         return [h for h in real(system, where, person) if h.store != seed]
