@@ -4,7 +4,7 @@ Each system's scripted day has its own people; a request to erase someone (``mak
 is about one person who may have met every system. This journey walks one such person
 through the five with the days' own steps and stand-ins (``sandbox/scenarios/<key>.py``):
 their CRM record and its duplicate merged automatically, then undone from the digest (dm);
-a lead by the web form and one by mail (ler); a tent order and its SMS nudge (upsr); a
+a lead by the web form and one by mail, and an autofilled try dropped as junk (ler); a tent order and its SMS nudge (upsr); a
 completed job, its review ask, then an opt-out (rrs); a visit from a search and an enquiry
 (ls). ``tests/sandbox/test_forget.py`` erases them and scans everything the stack holds.
 It is not a system's day (``scenarios.load`` does not list it); it is played with a
@@ -14,6 +14,7 @@ It is not a system's day (``scenarios.load`` does not list it); it is played wit
 from __future__ import annotations
 
 import datetime as dt
+import json
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -134,6 +135,8 @@ class OnePerson:
         p = self.person
         with report.step(f"{p.first} fills in the web form, then emails the inbound address") as step:
             status = self.lead_by_form(sb, "A quote for oak stairs, please")
+            # a first try their browser's autofill sent with the hidden field filled: a bot's
+            self.ler._post(sb, {"email": p.email, "name": p.name, "_gotcha": p.company})
             sb.drain()
             inbound = sb.graph.config.systems.ler.inbound_address if sb.graph.config.systems.ler else ""
             text = f"Hello,\n\nFollowing up on my form.\n\nPhone: {p.national_phone}\nCompany: {p.company}\n"
@@ -141,7 +144,9 @@ class OnePerson:
             step.note(f"form HTTP {status}; mail stored {sb.drop_mail(mime, recipient=inbound)[0]}")
             sb.drain()
         created = [c for c in self.ler._created() if c == p.email]
-        report.check("both leads reached the CRM as one contact", created == [p.email], str(created))
+        report.check("both leads reached the CRM as one contact; the autofilled one was dropped",
+                     created == [p.email] and any(p.email in json.dumps(j) for j in self.ler._junk(sb)),
+                     str(created))
 
     # upsr and rrs: an order and its nudge, a job and its review ask ----------------------------
 

@@ -192,9 +192,9 @@ def _cli(
     return code, capsys.readouterr().out
 
 
-NOT_HELD = {"ler-junk", "upsr-optout"}
-"""Stores the journey leaves without the person (their leads were not junk; they never opted
-out of the shop's nudges): removing their erase step changes nothing here."""
+NOT_HELD = {"upsr-optout"}
+"""The one store the journey leaves without the person: nothing the shop sends writes an
+opt-out there (the owner adds one by hand), so removing its erase step changes nothing here."""
 
 
 def test_forget_leaves_no_trace(
