@@ -3,12 +3,12 @@
 Each system's scripted day has its own people; a request to erase someone (``make forget``)
 is about one person who may have met every system. This journey walks one such person
 through the five with the days' own steps and stand-ins (``sandbox/scenarios/<key>.py``):
-their CRM record and its duplicate merged automatically, then undone from the digest (dm);
-a lead by the web form and one by mail, and an autofilled try dropped as junk (ler); a tent order and its SMS nudge (upsr); a
-completed job, its review ask, then an opt-out (rrs); a visit from a search and an enquiry
-(ls). ``tests/sandbox/test_forget.py`` erases them and scans everything the stack holds.
-It is not a system's day (``scenarios.load`` does not list it); it is played with a
-``Report`` like one.
+their CRM record and its duplicate, proposed in the digest, merged by the reviewer, then
+undone (dm); a lead by the web form, one by mail, and an autofilled try dropped as junk (ler);
+a tent order and its SMS nudge (upsr); a completed job, its review ask, then an opt-out (rrs);
+a visit from a search and an enquiry (ls). ``tests/sandbox/test_forget.py`` erases them and
+scans everything the stack holds. It is not a system's day (``scenarios.load`` does not list
+it); it is played with a ``Report`` like one.
 """
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ class OnePerson:
         from testsupport.dm import InMemoryCrm
 
         p, crm = self.person, InMemoryCrm()
-        # the same person twice, as a form and a sales call left them: dm merges them unasked
+        # the same person twice, as a form and a sales call left them: dm proposes the merge
         crm.add_contact("201", firstname=p.first, lastname=p.last, email=p.email,
                         phone=f"+44 {p.national_phone[1:]}", company=p.company, createdate="2024-02-01")
         crm.add_contact("202", firstname=p.first, lastname=p.last, email=p.email.upper(),
