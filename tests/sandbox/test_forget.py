@@ -242,6 +242,15 @@ def test_forget_leaves_no_trace(
     sb.drain()
     created = [(i, p.get("email")) for m, i, p in crm.calls if m == "create"]
     assert len(created) == 2 and created[1][0] != old_id and created[1][1] == journey.person.email, created
+    records = [r for r in _objects(sb, "ler-records") if r.get("crm") and journey.person.email in json.dumps(r).lower()]
+    verdicts = [(r.get("dedupe") or {}).get("verdict") for r in records]
+    assert verdicts == ["new"], [{k: r.get(k) for k in ("dedupe", "crm")} for r in records]  # not a link
+
+
+def _objects(sb: Sandbox, seed: str) -> list[Any]:
+    s3 = sb.internal("s3", sb.region_of(seed))
+    bucket = sb.bucket(seed)
+    return [json.loads(s3.get_object(Bucket=bucket, Key=key)["Body"].read()) for key in sb.objects(seed)]
 
 
 def _stores() -> list[tuple[str, str]]:
