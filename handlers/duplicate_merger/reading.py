@@ -148,9 +148,11 @@ def read_step(
     run_id: str,
     step: int,
     remaining: Callable[[], float],
+    reserve: Callable[[int], float] = block_reserve,
 ) -> Outcome:
     """One invocation's share of the read. ``step`` 0 starts the run afresh; ``remaining`` is
-    the invocation's time left in seconds."""
+    the invocation's time left in seconds; ``reserve`` the time blocking needs after reading
+    that many contacts (a week's read blocks the whole stored index, not only what it read)."""
     if step == 0:
         state = ReadState(run_id)
         expected: int | None = None
@@ -173,10 +175,10 @@ def read_step(
         state.after = following
         state.done = following is None
     state.contacts += len(read)
-    if state.done and state.chunks == 0 and remaining() > block_reserve(state.contacts):
+    if state.done and state.chunks == 0 and remaining() > reserve(state.contacts):
         return Outcome("block", state, read, pages)  # the portal fit in one invocation
     new_chunks = split_chunks(read)
-    block_now = state.done and remaining() > block_reserve(state.contacts)
+    block_now = state.done and remaining() > reserve(state.contacts)
     state.chunks += len(new_chunks)
     state.step = step + 1  # claimed: a duplicate of this continuation finds it moved on
     if not checkpoints.save(state, new_chunks, expected_step=expected):

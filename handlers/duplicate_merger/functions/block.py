@@ -1,8 +1,12 @@
 """dm-block: the weekly run (``dm-block-weekly`` schedule), or its own continuation.
 
 Payload ``{"action": "block"}`` from the schedule, ``{"action": "block", "run_id": ..., "step":
-n}`` from itself while a large portal is read over several invocations (``reading``). The work
-is ``reading.read_step`` then ``runs.run``; this module wires them.
+n, "read": ..., "started": ...}`` from itself while a large portal is read over several
+invocations (``reading``). Whether a run reads the whole CRM or only the week's changes
+(``incremental``) is decided from the stored index when the run starts (the first run, and
+every ``full_read_every_weeks``, read in full), not by the schedule: one schedule, and a lost
+or expired index can only make a run read more. The work is ``reading.read_step`` then
+``runs.run``; this module wires them.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from typing import Any
 from handlers.common import aws_clients, entry, metrics
 from handlers.common.clock import Clock
 from handlers.common.observability import get_logger
-from handlers.duplicate_merger import contract, reading
+from handlers.duplicate_merger import contract, incremental, reading
 from handlers.duplicate_merger.crm import hubspot
 from handlers.duplicate_merger.runs import run as block_run
 from handlers.duplicate_merger.runs import run_id_for
@@ -67,12 +71,13 @@ def wire(
 
 
 def run(service: Blocking, event: Any, context: Any, clock: Clock) -> dict[str, Any]:
-    """Read one step of the CRM; once it is all read, block and queue it."""
+    """Read one step of the CRM (all of it, or the week's changes); once read, block and queue."""
     s = service.config
     logger = get_logger()
     now = clock()
     run_id = str(event.get("run_id") or run_id_for(now))
     step = int(event.get("step") or 0)
+    run_started = dt.datetime.fromisoformat(str(event["started"])) if event.get("started") else now
     started = time.monotonic()
     budget = context.get_remaining_time_in_millis() / 1000 if context is not None else 300.0
 
@@ -83,8 +88,29 @@ def run(service: Blocking, event: Any, context: Any, clock: Clock) -> dict[str, 
     crm = service.reader(started + budget - reading.SAVE_RESERVE_S / 2)
     ttl = int((now + dt.timedelta(days=CHECKPOINT_TTL_DAYS)).timestamp())
     checkpoints = reading.DynamoCheckpoints(service.pairs, ttl=ttl)
-    outcome = reading.read_step(crm, checkpoints, run_id, step, remaining)
-    progress = {"run_id": run_id, "step": step, "pages": outcome.pages, **outcome.state.to_item()}
+    index = incremental.IndexTable(
+        service.pairs, ttl=int((now + dt.timedelta(days=s.pair_ttl_days)).timestamp())
+    )
+    stored = index.load()
+    kind: incremental.Read = event.get("read") or incremental.read_kind(
+        stored, run_started, s.full_read_every_weeks
+    )
+    if stored is None:
+        kind = "full"
+    try:
+        if stored is not None and kind == "changes":
+            changes = incremental.WindowedChanges(crm, incremental.since_ms(stored))
+            outcome = reading.read_step(
+                changes, checkpoints, run_id, step, remaining,
+                lambda _: reading.block_reserve(stored.contacts),
+            )
+        else:
+            outcome = reading.read_step(crm, checkpoints, run_id, step, remaining)
+    except incremental.WindowStuck as err:
+        logger.warning("a week's read cannot pass a burst of changes: reading in full", extra={"why": str(err)})
+        kind, step = "full", 0
+        outcome = reading.read_step(crm, checkpoints, run_id, 0, remaining)
+    progress = {"run_id": run_id, "step": step, "read": kind, "pages": outcome.pages, **outcome.state.to_item()}
     if outcome.action == "stale":
         logger.warning("duplicate or late continuation ignored", extra=progress)
         return {"continued": False, **progress}
@@ -95,13 +121,30 @@ def run(service: Blocking, event: Any, context: Any, clock: Clock) -> dict[str, 
             FunctionName=context.function_name,
             InvocationType="Event",
             Payload=json.dumps(
-                {"action": contract.BLOCK_ACTION, "run_id": run_id, "step": outcome.state.step}
+                {
+                    "action": contract.BLOCK_ACTION,
+                    "run_id": run_id,
+                    "step": outcome.state.step,
+                    "read": kind,
+                    "started": run_started.isoformat(),
+                }
             ),
         )
         logger.info("portal read continues in a new invocation", extra=progress)
         return {"continued": True, **progress}
-    summary = block_run(
-        outcome.contacts,
+    writer = incremental.IndexWriter(index, f"{run_id}.{int(run_started.timestamp())}")
+    contacts = outcome.contacts
+    blocker = None
+    changed: dict[str, dict[str, Any]] = {}
+    if stored is not None and kind == "changes":
+        changed = dict(outcome.contacts)  # a contact read twice (a window's edge): its later version
+        contacts = incremental.updated(index.contacts(stored), changed)
+
+        def blocker(rid: str, profiles: list[Any]) -> Any:
+            return incremental.week_blocking(rid, profiles, set(changed), stored, cap=s.block_cap)
+
+    summary, blocking = block_run(
+        writer.tee(contacts),
         service.queue,
         PairStore(service.pairs, service.pairs),
         now=now,
@@ -109,7 +152,10 @@ def run(service: Blocking, event: Any, context: Any, clock: Clock) -> dict[str, 
         phone_region=s.phone_region,
         pair_ttl_days=s.pair_ttl_days,
         run_id=run_id,
+        blocker=blocker,
+        extra={"read": kind, "changed": len(changed)},
     )
+    writer.commit(blocking, run_started, stored, kind)
     summary["read_invocations"] = max(1, outcome.state.step)
     metrics.count("CappedBlocks", int(summary["capped_count"]))
     if summary["capped_count"]:
