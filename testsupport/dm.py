@@ -199,3 +199,18 @@ class MemoryCheckpoints:
     def chunks(self, state: ReadState) -> Iterator[bytes]:
         for n in range(state.chunks):
             yield self.data[(state.run_id, n)]
+
+
+@dataclass
+class MemoryTable:
+    """The two calls of a DynamoDB table dm-block's index makes (``get_item``, ``put_item``),
+    on a dict: the index's tests run without moto."""
+
+    items: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def get_item(self, Key: dict[str, str], **_: Any) -> dict[str, Any]:  # boto3's names
+        found = self.items.get(Key["pair_key"])
+        return {} if found is None else {"Item": dict(found)}
+
+    def put_item(self, Item: dict[str, Any], **_: Any) -> None:
+        self.items[str(Item["pair_key"])] = dict(Item)
