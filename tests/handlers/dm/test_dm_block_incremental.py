@@ -40,6 +40,7 @@ from handlers.duplicate_merger.pipeline import (
     score_message,
 )
 from tests.handlers.common.hubspot_stub import running
+from tests.handlers.dm.conftest import DmAws
 from testsupport.crm_generator import generate
 from testsupport.dm import InMemoryCrm, MemoryTable
 
@@ -203,3 +204,45 @@ def test_a_week_scores_every_pair_with_a_changed_contact_as_a_full_run_would() -
     assert proposed ^ week_proposed <= near_cut  # the same proposals, but within the drift of the cut
     # The week sends only blocks with a changed contact: a small share of a full run's.
     assert len(week.blocks) < len(full.blocks) / 3
+
+
+# dm-block's handler ---------------------------------------------------------------------------
+
+
+class Context:
+    function_name = "dev-dm-block"
+
+    def get_remaining_time_in_millis(self) -> int:
+        return 300_000
+
+
+def test_the_handler_reads_in_full_first_then_the_weeks_changes_then_in_full_again(
+    dm_aws: DmAws, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from handlers.common.aws_clients import client
+    from handlers.common.entry import registry
+    from handlers.duplicate_merger.functions import block
+
+    crm = InMemoryCrm()
+    for cid, props in generate(300, seed=5).contacts:
+        crm.add_contact(cid, **props, lastmodifieddate=iso(T0 - 4 * WEEK))
+    client("secretsmanager").put_secret_value(SecretId="dev-dm-crm-read", SecretString='{"token": "svc"}')
+    monkeypatch.setenv("AWS_LAMBDA_FUNCTION_NAME", "dev-dm-block")
+    registry.override(block, crm=lambda deadline: crm, lambda_client=lambda: None)
+    answers = []
+    for week in range(5):  # the dev stack's systems.dm.fullReadEveryWeeks is the default, 4
+        now = T0 + week * WEEK
+        registry.override(clock=lambda now=now: now)
+        edited = sorted(crm.contacts)[week * 3 : week * 3 + 3]
+        for cid in edited if week else ():
+            crm.contacts[cid].update(lastname="Changed", lastmodifieddate=iso(now - dt.timedelta(days=2)))
+        answers.append(block.handler({"action": "block"}, Context()))
+    assert [(a["read"], a["changed"], a["contacts"]) for a in answers] == [
+        ("full", 0, 300), ("changes", 3, 300), ("changes", 3, 300), ("changes", 3, 300), ("full", 0, 300),
+    ]
+    # Each week searched from the last run's start, less the margin; a full read searched nothing.
+    starts = [int(q["filterGroups"][0]["filters"][0]["value"]) for q in crm.searches]
+    assert starts == [epoch_ms(T0 + n * WEEK) - 3_600_000 for n in range(3)]
+    assert all(a["blocks"] < answers[0]["blocks"] / 10 for a in answers[1:4])  # only around the changes
+    index = IndexTable(dm_aws.pairs, ttl=0).load()
+    assert index is not None and index.contacts == 300 and index.full_started == (T0 + 4 * WEEK).isoformat()
