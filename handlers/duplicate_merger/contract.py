@@ -82,6 +82,9 @@ DIGEST_ACTION: Final = "digest"
 SWEEP_ACTION: Final = "sweep"
 """dm-merge's event ``{"action": "sweep"}``: claims whose lease ran out are resumed."""
 
+FULL_READ_EVERY_WEEKS: Final = 4
+"""``systems.dm.fullReadEveryWeeks``' default: a full re-read every four weeks, the weeks between
+reading only the changes (``incremental.py``; the figures, ``capacity.py``)."""
 PAIR_TTL_DAYS: Final = 30
 """Pair rows and run summaries expire after this many days (the document's 30-day window)."""
 

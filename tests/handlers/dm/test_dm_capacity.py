@@ -40,3 +40,11 @@ def test_plan_lines_warn_first_when_it_does_not_fit_and_ask_for_the_size_when_un
     assert capacity.plan_lines(None) == [capacity.UNKNOWN]
     assert capacity.plan_lines(2_000_000)[0].startswith("warning: dm at 2,000,000 contacts")
     assert not capacity.plan_lines(100_000)[0].startswith("warning")
+
+
+def test_a_week_on_average_is_one_full_read_and_the_weeks_of_changes_between() -> None:
+    found = capacity.forecast(1_000_000, full_every=4)
+    assert found.average_calls == (10_000 + 3 * 250) / 4
+    assert capacity.forecast(1_000_000, full_every=1).average_calls == 10_000  # every week in full
+    table = capacity.markdown_table()
+    assert "| 10,000,000 | 100,000, 6.94 h | 2,500, 50, 10 min | 26,875, 1.87 h |" in table
