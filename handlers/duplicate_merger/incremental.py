@@ -12,10 +12,11 @@ The shared client keeps to the search endpoints' requests per second and retries
 
 **The stored index.** What a week compares a changed contact against without reading everyone
 from HubSpot: every contact's matching properties as read (``index#<generation>#<n>`` items of
-the pairs table, compressed chunks as ``reading`` writes them) and the last full run's CRM-wide
+the pairs table, each under DynamoDB's 400 KB item limit) and the last full run's CRM-wide
 figures (``index#current``: the baseline, the context and dependence counts, the sure pairs,
 and when the last run and the last full read started). Keys, blocks and value counts are derived
-from the stored properties at each run, so a new matcher release never reads stale keys. Each
+from the stored properties at each run, so a new matcher release never reads stale keys. A
+chunk is a list of maps, so ``make forget`` finds and erases a person in it. Each
 run writes a new generation beside the old one and then points ``index#current`` at it; every
 item carries the pairs' TTL, so old generations expire by themselves and an index not renewed
 for ``PAIR_TTL_DAYS`` is gone (the next run is then a full read).
@@ -56,15 +57,14 @@ from handlers.duplicate_merger.matcher import (
     keys_of,
 )
 from handlers.duplicate_merger.pipeline import BlockingRun
-from handlers.duplicate_merger.reading import decode_chunk, split_chunks
 
 SAFETY_MARGIN = dt.timedelta(hours=1)
 """A week reads changes from this long before the last run started: a change HubSpot had not
 yet indexed for search when that run read ("it may take a few moments for newly created or
 updated CRM objects to appear in search results", the search page above) is read again, not
 missed. A contact read twice is the same contact."""
-INDEX_CHUNK_CONTACTS = 5_000
-"""Contacts gathered before the index writes them (as items of at most ``MAX_CHUNK_BYTES``)."""
+INDEX_ITEM_BYTES = 350_000
+"""An index item's contacts, estimated (``item_bytes``), under DynamoDB's 400 KB item limit."""
 INDEX_VERSION = 1
 Read = Literal["full", "changes"]
 
@@ -185,8 +185,17 @@ def since_ms(state: IndexState) -> int:
     return epoch_ms(dt.datetime.fromisoformat(state.run_started) - SAFETY_MARGIN)
 
 
+class IndexIncomplete(Exception):
+    """A chunk of the stored index is gone (``make forget`` erased the chunk holding a person):
+    the run reads the whole portal instead, which writes a whole index again."""
+
+
 class IndexTable:
-    """The index as items of the pairs table (``index#current``, ``index#<gen>#<n>``)."""
+    """The index as items of the pairs table (``index#current``, ``index#<gen>#<n>``).
+
+    A chunk holds its contacts as a DynamoDB list of maps (``id``, ``properties``), not as
+    compressed bytes, so ``make forget`` finds a person in it as in any pair row and erases the
+    chunk; the next run then finds the index incomplete and reads in full."""
 
     CURRENT = "index#current"
 
@@ -199,13 +208,18 @@ class IndexTable:
 
     def contacts(self, state: IndexState) -> Iterator[Contact]:
         for n in range(state.chunks):
-            item = self.table.get_item(
-                Key={"pair_key": f"index#{state.generation}#{n}"}, ConsistentRead=True
-            )["Item"]
-            yield from decode_chunk(_binary(item["data"]))
+            key = f"index#{state.generation}#{n}"
+            item = self.table.get_item(Key={"pair_key": key}, ConsistentRead=True).get("Item")
+            if item is None:
+                raise IndexIncomplete(f"{key} of {state.chunks} chunks is gone")
+            for row in item["contacts"]:
+                yield str(row["id"]), dict(row["properties"])
 
-    def put_chunk(self, generation: str, n: int, data: bytes) -> None:
-        self.table.put_item(Item={"pair_key": f"index#{generation}#{n}", "data": data, "ttl": self.ttl})
+    def put_chunk(self, generation: str, n: int, contacts: list[Contact]) -> None:
+        rows = [{"id": cid, "properties": props} for cid, props in contacts]
+        self.table.put_item(
+            Item={"pair_key": f"index#{generation}#{n}", "contacts": rows, "ttl": self.ttl}
+        )
 
     def commit(self, state: IndexState) -> None:
         self.table.put_item(Item={"pair_key": self.CURRENT, "data": state.to_bytes(), "ttl": self.ttl})
@@ -215,30 +229,41 @@ def _binary(value: Any) -> bytes:
     return bytes(value.value if hasattr(value, "value") else value)
 
 
+def item_bytes(contact: Contact) -> int:
+    """A contact's share of an index item, over-estimated: its characters twice (UTF-8 of most
+    scripts takes at most two bytes a character) and a few bytes a value for DynamoDB's types."""
+    cid, props = contact
+    chars = sum(len(k) + len(v) if isinstance(v, str) else len(k) + 8 for k, v in props.items())
+    return 2 * (len(cid) + chars) + 4 * len(props) + 40
+
+
 class IndexWriter:
     """Writes a run's contacts as a new generation while the run reads them (``tee``): the
-    contacts stream through, a chunk at a time, never all held twice."""
+    contacts stream through, an item at a time, never all held twice."""
 
     def __init__(self, store: IndexTable, generation: str) -> None:
         self.store, self.generation = store, generation
         self.chunks = 0
         self.contacts = 0
         self._pending: list[Contact] = []
+        self._size = 0
 
     def tee(self, contacts: Iterable[Contact]) -> Iterator[Contact]:
         for contact in contacts:
-            self._pending.append(contact)
-            if len(self._pending) >= INDEX_CHUNK_CONTACTS:
+            size = item_bytes(contact)
+            if self._pending and self._size + size > INDEX_ITEM_BYTES:
                 self._flush()
+            self._pending.append(contact)
+            self._size += size
             yield contact
         self._flush()
 
     def _flush(self) -> None:
-        for data in split_chunks(self._pending):
-            self.store.put_chunk(self.generation, self.chunks, data)
+        if self._pending:
+            self.store.put_chunk(self.generation, self.chunks, self._pending)
             self.chunks += 1
-        self.contacts += len(self._pending)
-        self._pending = []
+            self.contacts += len(self._pending)
+        self._pending, self._size = [], 0
 
     def commit(
         self, run: BlockingRun, started: dt.datetime, previous: IndexState | None, kind: Read

@@ -246,3 +246,40 @@ def test_the_handler_reads_in_full_first_then_the_weeks_changes_then_in_full_aga
     assert all(a["blocks"] < answers[0]["blocks"] / 10 for a in answers[1:4])  # only around the changes
     index = IndexTable(dm_aws.pairs, ttl=0).load()
     assert index is not None and index.contacts == 300 and index.full_started == (T0 + 4 * WEEK).isoformat()
+
+
+def test_forget_finds_a_person_in_the_index_and_the_next_week_reads_in_full(
+    dm_aws: DmAws, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``make forget`` erases the index chunk holding the person (as it erases a pair row); the
+    index is then incomplete, so the next run reads the whole portal and writes it whole."""
+    from handlers.common.aws_clients import client
+    from handlers.common.entry import registry
+    from handlers.common.privacy import Person, Where, erase, find
+    from handlers.duplicate_merger import contract
+    from handlers.duplicate_merger.functions import block
+    from handlers.duplicate_merger.privacy import STORES
+
+    crm = InMemoryCrm()
+    contacts = generate(300, seed=5).contacts
+    for cid, props in contacts:
+        crm.add_contact(cid, **props, lastmodifieddate=iso(T0 - WEEK))
+    client("secretsmanager").put_secret_value(SecretId="dev-dm-crm-read", SecretString='{"token": "svc"}')
+    monkeypatch.setenv("AWS_LAMBDA_FUNCTION_NAME", "dev-dm-block")
+    registry.override(block, crm=lambda deadline: crm, lambda_client=lambda: None, clock=lambda: T0)
+    assert block.handler({"action": "block"}, Context())["read"] == "full"
+    email = next(p["email"] for _, p in contacts if p.get("email"))
+    names = {
+        contract.PAIRS.name: dm_aws.pairs.name, contract.DECISIONS.name: dm_aws.decisions.name,
+        contract.MERGES.name: dm_aws.merges.name, contract.UNDO_BUCKET: dm_aws.bucket,
+    }
+    where = Where(names, client("dynamodb"), client("s3"))
+    held = find(STORES, where, Person.of(email=email))
+    assert any(str(h.key["pair_key"]).startswith("index#2026-W49.") for h in held)
+    erase(STORES, where, Person.of(email=email), held, None)
+    registry.override(clock=lambda: T0 + WEEK)
+    crm.contacts[contacts[0][0]]["lastmodifieddate"] = iso(T0 + WEEK / 2)
+    week = block.handler({"action": "block"}, Context())
+    assert (week["read"], week["contacts"]) == ("full", 300)
+    state = IndexTable(dm_aws.pairs, ttl=0).load()
+    assert state is not None and sum(1 for _ in IndexTable(dm_aws.pairs, ttl=0).contacts(state)) == 300
