@@ -39,10 +39,11 @@ from handlers.duplicate_merger.pipeline import (
     run_blocking,
     score_message,
 )
+from handlers.duplicate_merger.reading import SAVE_RESERVE_S, read_step
 from tests.handlers.common.hubspot_stub import running
 from tests.handlers.dm.conftest import DmAws
 from testsupport.crm_generator import generate
-from testsupport.dm import InMemoryCrm, MemoryTable
+from testsupport.dm import InMemoryCrm, MemoryCheckpoints, MemoryTable
 
 CAP = 50
 BANDS = Thresholds(automatic=12.0, propose=0.0)
@@ -106,6 +107,30 @@ def test_a_week_past_one_querys_limit_is_read_in_date_windows() -> None:
     assert len(read) - 2_500 < 10  # a window's edge re-reads only its last millisecond
     starts = [int(q["filterGroups"][0]["filters"][0]["value"]) for q in crm.searches if "after" not in q]
     assert len(starts) == 3 and starts == sorted(starts)  # three windows, each later
+
+
+def test_a_weeks_read_continues_across_invocations_with_its_window_cursor() -> None:
+    """The window's start, its answered count and HubSpot's ``after`` travel in the read
+    state's cursor, so a week's read too is checkpointed and resumed (``reading.read_step``)."""
+    crm = changed_crm(2_500)
+    reader = WindowedChanges(crm, epoch_ms(T0), page=100, results=1_000)
+    store = MemoryCheckpoints()
+    left = {"s": 0.0}
+
+    def remaining() -> float:  # each look at the clock costs a second: about 8 pages a step
+        left["s"] -= 1
+        return left["s"]
+
+    step, steps = 0, 0
+    while True:
+        steps += 1
+        left["s"] = SAVE_RESERVE_S + 9
+        outcome = read_step(reader, store, "2026-W50", step, remaining, lambda _: 0.0)
+        if outcome.action != "continue":
+            break
+        step = outcome.state.step
+    assert outcome.action == "block" and steps >= 3
+    assert {cid for cid, _ in outcome.contacts} == {f"{500 + n}" for n in range(2_500)}
 
 
 def test_more_changes_in_one_millisecond_than_a_query_answers_is_refused() -> None:
