@@ -12,11 +12,10 @@ The shared client keeps to the search endpoints' requests per second and retries
 
 **The stored index.** What a week compares a changed contact against without reading everyone
 from HubSpot: every contact's matching properties as read (``index#<generation>#<n>`` items of
-the pairs table, each under DynamoDB's 400 KB item limit) and the last full run's CRM-wide
-figures (``index#current``: the baseline, the context and dependence counts, the sure pairs,
-and when the last run and the last full read started). Keys, blocks and value counts are derived
-from the stored properties at each run, so a new matcher release never reads stale keys. A
-chunk is a list of maps, so ``make forget`` finds and erases a person in it. Each
+the pairs table, compressed, with the identifiers ``make forget`` looks for in plain text) and
+the last full run's CRM-wide figures (``index#current``: the baseline, the context and
+dependence counts, the sure pairs, and when the last run and the last full read started). Keys, blocks and value counts are derived
+from the stored properties at each run, so a new matcher release never reads stale keys. Each
 run writes a new generation beside the old one and then points ``index#current`` at it; every
 item carries the pairs' TTL, so old generations expire by themselves and an index not renewed
 for ``PAIR_TTL_DAYS`` is gone (the next run is then a full read).
@@ -41,6 +40,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from handlers.duplicate_merger.crm import (
+    ADDITIONAL_EMAILS,
     MODIFIED,
     SEARCH_LIMIT,
     SEARCH_RESULTS,
@@ -57,14 +57,20 @@ from handlers.duplicate_merger.matcher import (
     keys_of,
 )
 from handlers.duplicate_merger.pipeline import BlockingRun
+from handlers.duplicate_merger.reading import decode_chunk, encode_chunk
 
 SAFETY_MARGIN = dt.timedelta(hours=1)
 """A week reads changes from this long before the last run started: a change HubSpot had not
 yet indexed for search when that run read ("it may take a few moments for newly created or
 updated CRM objects to appear in search results", the search page above) is read again, not
 missed. A contact read twice is the same contact."""
+INDEX_CHUNK_CONTACTS = 2_000
+"""Contacts an index item holds: on generated contacts 89 KB compressed and 88 KB of
+identifiers."""
 INDEX_ITEM_BYTES = 350_000
-"""An index item's contacts, estimated (``item_bytes``), under DynamoDB's 400 KB item limit."""
+"""An index item's bytes (the identifiers counted twice: UTF-8), under DynamoDB's 400 KB."""
+IDENTIFYING = ("email", ADDITIONAL_EMAILS, "phone", "mobilephone")
+"""The properties ``make forget`` can be given a contact by (with its id)."""
 INDEX_VERSION = 1
 Read = Literal["full", "changes"]
 
@@ -193,9 +199,12 @@ class IndexIncomplete(Exception):
 class IndexTable:
     """The index as items of the pairs table (``index#current``, ``index#<gen>#<n>``).
 
-    A chunk holds its contacts as a DynamoDB list of maps (``id``, ``properties``), not as
-    compressed bytes, so ``make forget`` finds a person in it as in any pair row and erases the
-    chunk; the next run then finds the index incomplete and reads in full."""
+    A chunk holds its contacts compressed (``data``: JSON, as the read's checkpoints) and, in
+    plain text, what identifies them (``people``: each contact's id, mailboxes and phones), so
+    ``make forget`` finds a person in it as in any pair row and erases the chunk; the next run
+    then finds the index incomplete and reads in full. (As DynamoDB maps the contacts would be
+    findable too, but at 1M contacts boto3 takes ~90 s to serialise them: measured 90 ms an
+    item of ~1,000 contacts.)"""
 
     CURRENT = "index#current"
 
@@ -212,58 +221,67 @@ class IndexTable:
             item = self.table.get_item(Key={"pair_key": key}, ConsistentRead=True).get("Item")
             if item is None:
                 raise IndexIncomplete(f"{key} of {state.chunks} chunks is gone")
-            for row in item["contacts"]:
-                yield str(row["id"]), dict(row["properties"])
+            yield from decode_chunk(_binary(item["data"]))
 
-    def put_chunk(self, generation: str, n: int, contacts: list[Contact]) -> None:
-        rows = [{"id": cid, "properties": props} for cid, props in contacts]
+    def put_item(self, generation: str, n: int, data: bytes, people: str) -> None:
         self.table.put_item(
-            Item={"pair_key": f"index#{generation}#{n}", "contacts": rows, "ttl": self.ttl}
+            Item={"pair_key": f"index#{generation}#{n}", "data": data, "people": people, "ttl": self.ttl}
         )
 
     def commit(self, state: IndexState) -> None:
         self.table.put_item(Item={"pair_key": self.CURRENT, "data": state.to_bytes(), "ttl": self.ttl})
 
 
+def people_of(contacts: Iterable[Contact]) -> str:
+    """What identifies the contacts, ``#``-separated: what ``make forget`` looks for."""
+    return "#".join(
+        value
+        for cid, props in contacts
+        for value in (cid, *(str(props.get(k) or "") for k in IDENTIFYING))
+        if value
+    )
+
+
+def _items(contacts: list[Contact]) -> Iterator[tuple[list[Contact], bytes, str]]:
+    """The contacts as (contacts, compressed, people) items under ``INDEX_ITEM_BYTES``; a part
+    that comes out too large is halved."""
+    data, people = encode_chunk(contacts), people_of(contacts)
+    if len(data) + 2 * len(people) <= INDEX_ITEM_BYTES or len(contacts) == 1:
+        yield contacts, data, people
+        return
+    half = len(contacts) // 2
+    yield from _items(contacts[:half])
+    yield from _items(contacts[half:])
+
+
 def _binary(value: Any) -> bytes:
     return bytes(value.value if hasattr(value, "value") else value)
 
 
-def item_bytes(contact: Contact) -> int:
-    """A contact's share of an index item, over-estimated: its characters twice (UTF-8 of most
-    scripts takes at most two bytes a character) and a few bytes a value for DynamoDB's types."""
-    cid, props = contact
-    chars = sum(len(k) + len(v) if isinstance(v, str) else len(k) + 8 for k, v in props.items())
-    return 2 * (len(cid) + chars) + 4 * len(props) + 40
-
-
 class IndexWriter:
     """Writes a run's contacts as a new generation while the run reads them (``tee``): the
-    contacts stream through, an item at a time, never all held twice."""
+    contacts stream through, a chunk at a time, never all held twice."""
 
     def __init__(self, store: IndexTable, generation: str) -> None:
         self.store, self.generation = store, generation
         self.chunks = 0
         self.contacts = 0
         self._pending: list[Contact] = []
-        self._size = 0
 
     def tee(self, contacts: Iterable[Contact]) -> Iterator[Contact]:
         for contact in contacts:
-            size = item_bytes(contact)
-            if self._pending and self._size + size > INDEX_ITEM_BYTES:
-                self._flush()
             self._pending.append(contact)
-            self._size += size
+            if len(self._pending) >= INDEX_CHUNK_CONTACTS:
+                self._flush()
             yield contact
         self._flush()
 
     def _flush(self) -> None:
-        if self._pending:
-            self.store.put_chunk(self.generation, self.chunks, self._pending)
+        for part, data, people in _items(self._pending):
+            self.store.put_item(self.generation, self.chunks, data, people)
             self.chunks += 1
-            self.contacts += len(self._pending)
-        self._pending, self._size = [], 0
+            self.contacts += len(part)
+        self._pending = []
 
     def commit(
         self, run: BlockingRun, started: dt.datetime, previous: IndexState | None, kind: Read

@@ -11,7 +11,7 @@ from handlers.duplicate_merger import contract
 STORES = SystemStores(
     "dm",
     (
-        Table(contract.PAIRS, links=("pair_key",), why="candidate pairs: both contacts' names, emails, phones"),
+        Table(contract.PAIRS, links=("pair_key",), why="candidate pairs: both contacts' names, emails, phones; the blocking index"),
         Table(contract.DECISIONS, links=("pair_key", "merge_id"), why="who decided a pair, and its merge"),
         Table(contract.MERGES, links=("merge_id", "pair_key", "kept_id", "merged_id"), why="merges, locks, used links"),
         Bucket(contract.UNDO_BUCKET, links=("merge_id",), why="undo bundles: whole contact records"),
