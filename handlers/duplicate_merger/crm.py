@@ -177,6 +177,16 @@ class CrmReader(Protocol):
         ...
 
 
+def paged(page: Callable[[str | None], tuple[list[Contact], str | None]]) -> Iterator[Contact]:
+    """Every contact of a paged read, page after page until the cursor runs out."""
+    after: str | None = None
+    while True:
+        contacts, after = page(after)
+        yield from contacts
+        if after is None:
+            return
+
+
 class ChangesReader(Protocol):
     """What a week's read needs: the contacts modified since a time, oldest change first."""
 
@@ -309,12 +319,7 @@ class HubSpotCrm:
         return contacts, (str(following) if following else None)
 
     def iter_contacts(self) -> Iterator[Contact]:
-        after: str | None = None
-        while True:
-            contacts, after = self.page(after)
-            yield from contacts
-            if after is None:
-                return
+        return paged(self.page)
 
     # Writer -------------------------------------------------------------------------------
 

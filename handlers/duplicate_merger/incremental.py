@@ -46,6 +46,7 @@ from handlers.duplicate_merger.crm import (
     SEARCH_RESULTS,
     ChangesReader,
     Contact,
+    paged,
 )
 from handlers.duplicate_merger.matcher import (
     DependenceCounts,
@@ -137,12 +138,7 @@ class WindowedChanges:
         return contacts, WindowCursor(last).text()
 
     def iter_contacts(self) -> Iterator[Contact]:
-        after: str | None = None
-        while True:
-            contacts, after = self.page(after)
-            yield from contacts
-            if after is None:
-                return
+        return paged(self.page)
 
 
 # The stored index ---------------------------------------------------------------------------
