@@ -11,6 +11,7 @@ query; a date-time filter value in epoch milliseconds.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import math
 import random
 from collections.abc import Iterable
@@ -308,3 +309,59 @@ def test_forget_finds_a_person_in_the_index_and_the_next_week_reads_in_full(
     assert (week["read"], week["contacts"]) == ("full", 300)
     state = IndexTable(dm_aws.pairs, ttl=0).load()
     assert state is not None and sum(1 for _ in IndexTable(dm_aws.pairs, ttl=0).contacts(state)) == 300
+
+
+class Invoked:
+    def __init__(self) -> None:
+        self.payloads: list[dict[str, Any]] = []
+
+    def invoke(self, **kwargs: Any) -> dict[str, Any]:
+        self.payloads.append(json.loads(kwargs["Payload"]))
+        return {"StatusCode": 202}
+
+
+@pytest.mark.parametrize("index_expires", [False, True])
+def test_a_weeks_read_continues_in_new_invocations_and_an_expired_index_restarts_it_in_full(
+    dm_aws: DmAws, monkeypatch: pytest.MonkeyPatch, index_expires: bool
+) -> None:
+    from handlers.common.aws_clients import client
+    from handlers.common.entry import registry
+    from handlers.duplicate_merger import reading
+    from handlers.duplicate_merger.functions import block
+
+    crm = InMemoryCrm()
+    contacts = generate(300, seed=5).contacts
+    for cid, props in contacts:
+        crm.add_contact(cid, **props, lastmodifieddate=iso(T0 - WEEK))
+    client("secretsmanager").put_secret_value(SecretId="dev-dm-crm-read", SecretString='{"token": "svc"}')
+    monkeypatch.setenv("AWS_LAMBDA_FUNCTION_NAME", "dev-dm-block")
+    invoked = Invoked()
+    registry.override(block, crm=lambda deadline: crm, lambda_client=lambda: invoked, clock=lambda: T0)
+    assert block.handler({"action": "block"}, Context())["read"] == "full"
+    for cid, _ in contacts[:250]:  # a busy week: two search pages
+        crm.contacts[cid].update(city="Springfield", lastmodifieddate=iso(T0 + WEEK / 2))
+    # From here each invocation has time for one page before its save reserve.
+    clock = {"t": 0.0}
+    search = crm.changed_page
+
+    def timed(since: int, after: str | None) -> Any:
+        clock["t"] += 0.01
+        return search(since, after)
+
+    crm.changed_page = timed  # type: ignore[method-assign]
+    monkeypatch.setattr(reading, "SAVE_RESERVE_S", 300 - 0.01 + 0.001)
+    monkeypatch.setattr(reading, "block_reserve", lambda contacts: 0.0)
+    monkeypatch.setattr("time.monotonic", lambda: clock["t"])
+    registry.override(clock=lambda: T0 + WEEK)
+    answer = block.handler({"action": "block"}, Context())
+    assert answer["continued"] is True and answer["read"] == "changes"
+    payload = invoked.payloads.pop()
+    assert payload["read"] == "changes" and payload["started"] == (T0 + WEEK).isoformat()
+    if index_expires:
+        dm_aws.pairs.delete_item(Key={"pair_key": "index#current"})
+    answer = block.handler(payload, Context())
+    if index_expires:  # read again from the contacts list's first page, in full
+        assert (answer["read"], answer["contacts"], answer["changed"]) == ("full", 300, 0)
+    else:
+        assert (answer["read"], answer["contacts"], answer["changed"]) == ("changes", 300, 250)
+    assert invoked.payloads == []
