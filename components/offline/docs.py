@@ -6,7 +6,7 @@ the configuration reference (docs/configuration.md, from the schema), each syste
 functions, triggers and grants (docs/systems/<system>.md, from the dev stack's plan), the cost
 tables (docs/cost.md) and their summary and the function map (README.md), from both stacks'
 plans, the data map (docs/personal-data.md, from both stacks' graphs), and dm's HubSpot calls
-and hours per run (docs/systems/dm.md, from ``capacity``). tests/infra/test_docs.py renders every block again and fails when a file differs, so
+and hours per run (README.md and docs/systems/dm.md, from ``capacity``). tests/infra/test_docs.py renders every block again and fails when a file differs, so
 ``make docs`` leaves a current tree unchanged.
 """
 
@@ -55,6 +55,7 @@ def blocks(graph_of: Callable[[str], Graph]) -> dict[Path, dict[str, str]]:
         README: {
             "cost-summary": cost.summary(costs),
             "function-map": function_map.render(function_map.places(dev)),
+            "dm-capacity": capacity.markdown_table(),
         },
     }
     for system, body in system_reference.render(dev).items():
