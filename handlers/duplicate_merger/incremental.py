@@ -12,10 +12,11 @@ The shared client keeps to the search endpoints' requests per second and retries
 
 **The stored index.** What a week compares a changed contact against without reading everyone
 from HubSpot: every contact's matching properties as read (``index#<generation>#<n>`` items of
-the pairs table, compressed, with the identifiers ``make forget`` looks for in plain text) and
-the last full run's CRM-wide figures (``index#current``: the baseline, the context and
-dependence counts, the sure pairs, and when the last run and the last full read started). Keys, blocks and value counts are derived
-from the stored properties at each run, so a new matcher release never reads stale keys. Each
+the pairs table, compressed; ``make forget`` opens them) and the last full run's CRM-wide
+figures (``index#current``: the baseline, the context and dependence counts, the sure pairs,
+and when the last run and the last full read started). Keys, blocks and value counts are
+derived from the stored properties at each run, so a new matcher release never reads stale
+keys. Each
 run writes a new generation beside the old one and then points ``index#current`` at it; every
 item carries the pairs' TTL, so old generations expire by themselves and an index not renewed
 for ``PAIR_TTL_DAYS`` is gone (the next run is then a full read).
@@ -40,7 +41,6 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from handlers.duplicate_merger.crm import (
-    ADDITIONAL_EMAILS,
     MODIFIED,
     SEARCH_LIMIT,
     SEARCH_RESULTS,
@@ -58,20 +58,16 @@ from handlers.duplicate_merger.matcher import (
     keys_of,
 )
 from handlers.duplicate_merger.pipeline import BlockingRun
-from handlers.duplicate_merger.reading import decode_chunk, encode_chunk
+from handlers.duplicate_merger.reading import decode_chunk, split_chunks
 
 SAFETY_MARGIN = dt.timedelta(hours=1)
 """A week reads changes from this long before the last run started: a change HubSpot had not
 yet indexed for search when that run read ("it may take a few moments for newly created or
 updated CRM objects to appear in search results", the search page above) is read again, not
 missed. A contact read twice is the same contact."""
-INDEX_CHUNK_CONTACTS = 2_000
-"""Contacts an index item holds: on generated contacts 89 KB compressed and 88 KB of
-identifiers."""
-INDEX_ITEM_BYTES = 350_000
-"""An index item's bytes (the identifiers counted twice: UTF-8), under DynamoDB's 400 KB."""
-IDENTIFYING = ("email", ADDITIONAL_EMAILS, "phone", "mobilephone")
-"""The properties ``make forget`` can be given a contact by (with its id)."""
+INDEX_CHUNK_CONTACTS = 5_000
+"""Contacts gathered before the index writes them: on generated contacts ~220 KB compressed,
+one item under DynamoDB's 400 KB (``split_chunks`` splits any larger)."""
 INDEX_VERSION = 1
 Read = Literal["full", "changes"]
 
@@ -195,12 +191,9 @@ class IndexIncomplete(Exception):
 class IndexTable:
     """The index as items of the pairs table (``index#current``, ``index#<gen>#<n>``).
 
-    A chunk holds its contacts compressed (``data``: JSON, as the read's checkpoints) and, in
-    plain text, what identifies them (``people``: each contact's id, mailboxes and phones), so
-    ``make forget`` finds a person in it as in any pair row and erases the chunk; the next run
-    then finds the index incomplete and reads in full. (As DynamoDB maps the contacts would be
-    findable too, but at 1M contacts boto3 takes ~90 s to serialise them: measured 90 ms an
-    item of ~1,000 contacts.)"""
+    A chunk holds its contacts compressed (``data``, as the read's checkpoints). ``make forget``
+    opens it (dm's ``privacy.packed``), finds the person's contacts in it and erases the chunk;
+    the next run then finds the index incomplete and reads in full."""
 
     CURRENT = "index#current"
 
@@ -219,35 +212,11 @@ class IndexTable:
                 raise IndexIncomplete(f"{key} of {state.chunks} chunks is gone")
             yield from decode_chunk(_binary(item["data"]))
 
-    def put_item(self, generation: str, n: int, data: bytes, people: str) -> None:
-        self.table.put_item(
-            Item={"pair_key": f"index#{generation}#{n}", "data": data, "people": people, "ttl": self.ttl}
-        )
+    def put_chunk(self, generation: str, n: int, data: bytes) -> None:
+        self.table.put_item(Item={"pair_key": f"index#{generation}#{n}", "data": data, "ttl": self.ttl})
 
     def commit(self, state: IndexState) -> None:
         self.table.put_item(Item={"pair_key": self.CURRENT, "data": state.to_bytes(), "ttl": self.ttl})
-
-
-def people_of(contacts: Iterable[Contact]) -> str:
-    """What identifies the contacts, ``#``-separated: what ``make forget`` looks for."""
-    return "#".join(
-        value
-        for cid, props in contacts
-        for value in (cid, *(str(props.get(k) or "") for k in IDENTIFYING))
-        if value
-    )
-
-
-def _items(contacts: list[Contact]) -> Iterator[tuple[list[Contact], bytes, str]]:
-    """The contacts as (contacts, compressed, people) items under ``INDEX_ITEM_BYTES``; a part
-    that comes out too large is halved."""
-    data, people = encode_chunk(contacts), people_of(contacts)
-    if len(data) + 2 * len(people) <= INDEX_ITEM_BYTES or len(contacts) == 1:
-        yield contacts, data, people
-        return
-    half = len(contacts) // 2
-    yield from _items(contacts[:half])
-    yield from _items(contacts[half:])
 
 
 def _binary(value: Any) -> bytes:
@@ -273,10 +242,10 @@ class IndexWriter:
         self._flush()
 
     def _flush(self) -> None:
-        for part, data, people in _items(self._pending):
-            self.store.put_item(self.generation, self.chunks, data, people)
+        for data in split_chunks(self._pending):
+            self.store.put_chunk(self.generation, self.chunks, data)
             self.chunks += 1
-            self.contacts += len(part)
+        self.contacts += len(self._pending)
         self._pending = []
 
     def commit(

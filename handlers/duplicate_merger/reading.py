@@ -39,10 +39,10 @@ MAX_CHUNK_BYTES = 350_000
 SAVE_RESERVE_S = 30.0
 """Stop reading this long before the deadline: saving the chunk and the cursor fits in it."""
 BLOCK_BASE_S = 20.0
-BLOCK_S_PER_CONTACT = 230e-6
+BLOCK_S_PER_CONTACT = 215e-6
 """Per million contacts: ~30 s to load and decode the chunks (``make bench-dm-read``), ~134 s
-to block (dm's README, scale), ~12 s to send the messages; +10 %, plus a base; and ~30 s to
-write the blocking index (``incremental.py``: ~89,000 write units, 22 s at the 4,000 a second a new
+to block (dm's README, scale), ~12 s to send the messages; +10 %, plus a base; and ~15 s to
+write the blocking index (``incremental.py``: ~44,000 write units, 11 s at the 4,000 a second a new
 on-demand table sustains, "DynamoDB on-demand capacity mode", Initial throughput,
 https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/on-demand-capacity-mode.html)."""
 
@@ -53,7 +53,7 @@ def block_reserve(contacts: int) -> float:
 
 
 BLOCK_RESERVE_S = block_reserve(1_000_000)
-"""The reserve for the largest portal dm blocks (1M contacts: 250 s)."""
+"""The reserve for the largest portal dm blocks (1M contacts: 235 s)."""
 
 
 def encode_chunk(contacts: list[Contact]) -> bytes:

@@ -281,7 +281,7 @@ def test_forget_finds_a_person_in_the_index_and_the_next_week_reads_in_full(
     index is then incomplete, so the next run reads the whole portal and writes it whole."""
     from handlers.common.aws_clients import client
     from handlers.common.entry import registry
-    from handlers.common.privacy import Person, Where, erase, find
+    from handlers.common.privacy import Person, Where, erase, exported, find
     from handlers.duplicate_merger import contract
     from handlers.duplicate_merger.functions import block
     from handlers.duplicate_merger.privacy import STORES
@@ -301,7 +301,11 @@ def test_forget_finds_a_person_in_the_index_and_the_next_week_reads_in_full(
     }
     where = Where(names, client("dynamodb"), client("s3"))
     held = find(STORES, where, Person.of(email=email))
-    assert any(str(h.key["pair_key"]).startswith("index#2026-W49.") for h in held)
+    chunks = [h for h in held if str(h.key["pair_key"]).startswith("index#2026-W49.")]
+    # The chunk is found, and only the person's own contacts in it (their duplicates) exported.
+    assert len(chunks) == 1 and 1 <= len(chunks[0].content) <= 3
+    assert {c["properties"]["email"] for c in chunks[0].content} == {email}
+    assert exported(held)["dm-pairs"]
     erase(STORES, where, Person.of(email=email), held, None)
     registry.override(clock=lambda: T0 + WEEK)
     crm.contacts[contacts[0][0]]["lastmodifieddate"] = iso(T0 + WEEK / 2)
