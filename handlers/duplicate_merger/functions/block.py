@@ -75,28 +75,28 @@ def run(service: Blocking, event: Any, context: Any, clock: Clock) -> dict[str, 
     A week that cannot be read from its changes (a burst past the search's window, an index
     chunk erased) is read in full instead, from the first page."""
     now = clock()
-    run = Run(
+    invocation = Run(
         service,
         context,
         now,
         str(event.get("run_id") or run_id_for(now)),
         dt.datetime.fromisoformat(str(event["started"])) if event.get("started") else now,
     )
-    stored = run.index.load()
+    stored = invocation.index.load()
     asked = event.get("read")
     kind: incremental.Read = "full"
     if stored is not None:
         kind = asked if asked in ("full", "changes") else incremental.read_kind(
-            stored, run.started_at, service.config.full_read_every_weeks
+            stored, invocation.started_at, service.config.full_read_every_weeks
         )
     # A week's read whose index expired meanwhile goes on in full, from the first page (its
     # cursor is a search window's, not the contacts list's).
     step = int(event.get("step") or 0) if asked in (None, kind) else 0
     try:
-        return run.step(step, kind, stored)
+        return invocation.step(step, kind, stored)
     except (incremental.WindowStuck, incremental.IndexIncomplete) as err:
         get_logger().warning("this week is read in full", extra={"why": str(err)})
-        return run.step(0, "full", None)
+        return invocation.step(0, "full", None)
 
 
 class Run:
