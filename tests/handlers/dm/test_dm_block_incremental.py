@@ -11,6 +11,7 @@ query; a date-time filter value in epoch milliseconds.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 import math
 import random
@@ -258,7 +259,7 @@ def test_the_handler_reads_in_full_first_then_the_weeks_changes_then_in_full_aga
     answers = []
     for week in range(5):  # the dev stack's systems.dm.fullReadEveryWeeks is the default, 4
         now = T0 + week * WEEK
-        registry.override(clock=lambda now=now: now)
+        registry.override(clock=functools.partial(lambda at: at, now))
         edited = sorted(crm.contacts)[week * 3 : week * 3 + 3]
         for cid in edited if week else ():
             crm.contacts[cid].update(lastname="Changed", lastmodifieddate=iso(now - dt.timedelta(days=2)))
@@ -352,7 +353,7 @@ def test_a_weeks_read_continues_in_new_invocations_and_an_expired_index_restarts
         clock["t"] += 0.01
         return search(since, after)
 
-    crm.changed_page = timed  # type: ignore[method-assign]
+    monkeypatch.setattr(crm, "changed_page", timed)
     monkeypatch.setattr(reading, "SAVE_RESERVE_S", 300 - 0.01 + 0.001)
     monkeypatch.setattr(reading, "block_reserve", lambda contacts: 0.0)
     monkeypatch.setattr("time.monotonic", lambda: clock["t"])
