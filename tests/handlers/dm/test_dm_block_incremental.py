@@ -243,19 +243,29 @@ class Context:
         return 300_000
 
 
-def test_the_handler_reads_in_full_first_then_the_weeks_changes_then_in_full_again(
-    dm_aws: DmAws, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def wired_portal(monkeypatch: pytest.MonkeyPatch, lambda_client: Any = None) -> InMemoryCrm:
+    """300 generated contacts last changed a week before T0, given to dm-block as its CRM on
+    the dev stack (dm_aws), with its read credential set and the time at T0."""
     from handlers.common.aws_clients import client
     from handlers.common.entry import registry
     from handlers.duplicate_merger.functions import block
 
     crm = InMemoryCrm()
     for cid, props in generate(300, seed=5).contacts:
-        crm.add_contact(cid, **props, lastmodifieddate=iso(T0 - 4 * WEEK))
+        crm.add_contact(cid, **props, lastmodifieddate=iso(T0 - WEEK))
     client("secretsmanager").put_secret_value(SecretId="dev-dm-crm-read", SecretString='{"token": "svc"}')
     monkeypatch.setenv("AWS_LAMBDA_FUNCTION_NAME", "dev-dm-block")
-    registry.override(block, crm=lambda deadline: crm, lambda_client=lambda: None)
+    registry.override(block, crm=lambda deadline: crm, lambda_client=lambda: lambda_client, clock=lambda: T0)
+    return crm
+
+
+def test_the_handler_reads_in_full_first_then_the_weeks_changes_then_in_full_again(
+    dm_aws: DmAws, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from handlers.common.entry import registry
+    from handlers.duplicate_merger.functions import block
+
+    crm = wired_portal(monkeypatch)
     answers = []
     for week in range(5):  # the dev stack's systems.dm.fullReadEveryWeeks is the default, 4
         now = T0 + week * WEEK
@@ -287,13 +297,8 @@ def test_forget_finds_a_person_in_the_index_and_the_next_week_reads_in_full(
     from handlers.duplicate_merger.functions import block
     from handlers.duplicate_merger.privacy import STORES
 
-    crm = InMemoryCrm()
-    contacts = generate(300, seed=5).contacts
-    for cid, props in contacts:
-        crm.add_contact(cid, **props, lastmodifieddate=iso(T0 - WEEK))
-    client("secretsmanager").put_secret_value(SecretId="dev-dm-crm-read", SecretString='{"token": "svc"}')
-    monkeypatch.setenv("AWS_LAMBDA_FUNCTION_NAME", "dev-dm-block")
-    registry.override(block, crm=lambda deadline: crm, lambda_client=lambda: None, clock=lambda: T0)
+    crm = wired_portal(monkeypatch)
+    contacts = sorted(crm.contacts.items())
     assert block.handler({"action": "block"}, Context())["read"] == "full"
     email = next(p["email"] for _, p in contacts if p.get("email"))
     names = {
@@ -329,19 +334,13 @@ class Invoked:
 def test_a_weeks_read_continues_in_new_invocations_and_an_expired_index_restarts_it_in_full(
     dm_aws: DmAws, monkeypatch: pytest.MonkeyPatch, index_expires: bool
 ) -> None:
-    from handlers.common.aws_clients import client
     from handlers.common.entry import registry
     from handlers.duplicate_merger import reading
     from handlers.duplicate_merger.functions import block
 
-    crm = InMemoryCrm()
-    contacts = generate(300, seed=5).contacts
-    for cid, props in contacts:
-        crm.add_contact(cid, **props, lastmodifieddate=iso(T0 - WEEK))
-    client("secretsmanager").put_secret_value(SecretId="dev-dm-crm-read", SecretString='{"token": "svc"}')
-    monkeypatch.setenv("AWS_LAMBDA_FUNCTION_NAME", "dev-dm-block")
     invoked = Invoked()
-    registry.override(block, crm=lambda deadline: crm, lambda_client=lambda: invoked, clock=lambda: T0)
+    crm = wired_portal(monkeypatch, invoked)
+    contacts = sorted(crm.contacts.items())
     assert block.handler({"action": "block"}, Context())["read"] == "full"
     for cid, _ in contacts[:250]:  # a busy week: two search pages
         crm.contacts[cid].update(city="Springfield", lastmodifieddate=iso(T0 + WEEK / 2))
