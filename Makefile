@@ -18,7 +18,7 @@ PREVIOUS_RELEASE := 37ebbbf
 FROM ?= $(PREVIOUS_RELEASE)
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: help uv install browser secrets preflight verify teardown test lint typecheck unit upgrade-check plan cost docs deploy-policy bench-libs bench-init bench-dm bench-dm-read bench-ls bench-ls-views bench-pack demo sandbox clean bench-abuse forget export-person
+.PHONY: help uv install browser secrets preflight verify teardown test lint typecheck unit upgrade-check plan cost docs deploy-policy bench-libs bench-init bench-dm bench-dm-read bench-dm-week bench-ls bench-ls-views bench-pack demo sandbox clean bench-abuse forget export-person
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -95,6 +95,9 @@ bench-dm: install ## duplicate merger accuracy and scale (installs the compariso
 
 bench-dm-read: install ## dm-block's HubSpot read at 100k and 1M contacts (simulated latency and limits)
 	$(PY) benchmarks/bench_hubspot_read.py
+
+bench-dm-week: install ## a week's dm-block work (changes only) against a full run's, at 20k and 100k contacts
+	$(PY) benchmarks/bench_dm_week.py
 
 bench-libs: install ## our secrets and Function URL helpers against Powertools': import time, lines, behaviour
 	$(PY) benchmarks/bench_runtime_libraries.py

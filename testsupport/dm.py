@@ -14,7 +14,9 @@ from handlers.duplicate_merger.crm import (
     ContactSnapshot,
     CrmError,
     additional_emails,
+    changes_query,
 )
+from handlers.duplicate_merger.incremental import modified_ms
 from handlers.duplicate_merger.reading import ReadState
 
 
@@ -57,6 +59,28 @@ class InMemoryCrm:
         chunk = [(cid, dict(self.contacts[cid])) for cid in ordered[start : start + self.page_size]]
         following = start + self.page_size
         return chunk, (str(following) if following < len(ordered) else None)
+
+    search_page: int = 200
+    search_results: int = 10_000
+    """HubSpot's CRM search limits: a page, and the results one query answers."""
+    searches: list[dict[str, Any]] = field(default_factory=list)
+    """The body of every search, as HubSpot would receive it."""
+
+    def changed_page(self, since_ms: int, after: str | None) -> tuple[list[Contact], str | None]:
+        """HubSpot's search on ``lastmodifieddate`` (``changes_query``): at or after
+        ``since_ms``, ascending, an offset ``after``; past ``search_results`` it refuses."""
+        self.searches.append(changes_query(since_ms, after))
+        start = int(after or 0)
+        if start + self.search_page > self.search_results:
+            raise CrmError("search: results past the query's limit", status=400)
+        found = sorted(
+            (modified_ms(props), cid)
+            for cid, props in self.contacts.items()
+            if modified_ms(props) >= since_ms
+        )
+        chunk = [(cid, dict(self.contacts[cid])) for _, cid in found[start : start + self.search_page]]
+        following = start + self.search_page
+        return chunk, (str(following) if following < len(found) else None)
 
     def iter_contacts(self) -> Iterator[Contact]:
         for contact_id in sorted(self.contacts):
@@ -175,3 +199,18 @@ class MemoryCheckpoints:
     def chunks(self, state: ReadState) -> Iterator[bytes]:
         for n in range(state.chunks):
             yield self.data[(state.run_id, n)]
+
+
+@dataclass
+class MemoryTable:
+    """The two calls of a DynamoDB table dm-block's index makes (``get_item``, ``put_item``),
+    on a dict: the index's tests run without moto."""
+
+    items: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def get_item(self, Key: dict[str, str], **_: Any) -> dict[str, Any]:  # boto3's names
+        found = self.items.get(Key["pair_key"])
+        return {} if found is None else {"Item": dict(found)}
+
+    def put_item(self, Item: dict[str, Any], **_: Any) -> None:
+        self.items[str(Item["pair_key"])] = dict(Item)

@@ -46,6 +46,7 @@ from components.operate import CREDENTIALS_PAGE, no_credentials, plan_graph, sta
 from components.stack import POWERTOOLS_PARAMETER
 from handlers.common.model_call import foundation_model
 from handlers.duplicate_merger import capacity
+from handlers.duplicate_merger.contract import FULL_READ_EVERY_WEEKS
 
 Status = Literal["ok", "warn", "FAIL"]
 Clients = Callable[[str, str], Any]
@@ -387,7 +388,9 @@ def powertools_layer(clients: Clients, region: str, pinned: str | None) -> Findi
     return Finding("powertools", region, "ok", f"layer {layer[-2]} version {layer[-1]}")
 
 
-def dm_capacity(clients: Clients, contacts: int | None) -> Finding:
+def dm_capacity(
+    clients: Clients, contacts: int | None, full_every: int = FULL_READ_EVERY_WEEKS
+) -> Finding:
     """dm's weekly run at the portal's size (``systems.dm.portalContacts``): no AWS call."""
     del clients
     where = "systems.dm.portalContacts"
@@ -397,7 +400,7 @@ def dm_capacity(clients: Clients, contacts: int | None) -> Finding:
             "set systems.dm.portalContacts (the contact count HubSpot shows) and rerun",
             DM_CAPACITY_PAGE,
         )
-    found = capacity.forecast(contacts)
+    found = capacity.forecast(contacts, full_every)
     detail = " ".join(found.lines())
     if found.fits:
         return Finding("dm capacity", where, "ok", detail)
@@ -472,7 +475,7 @@ def plan(graph: Graph) -> list[Callable[[Clients], Finding]]:
         checks.append(partial(powertools_layer, region=region, pinned=pinned))
     dm = config.systems.dm
     if dm is not None and dm.enabled:
-        checks.append(partial(dm_capacity, contacts=dm.portal_contacts))
+        checks.append(partial(dm_capacity, contacts=dm.portal_contacts, full_every=dm.full_read_every_weeks))
     return checks
 
 

@@ -117,7 +117,9 @@ class DuplicateMerger(System):
         )
         pairs = PersonalData(
             (*CONTACT_FIELDS, "match evidence"),
-            "the weekly review: each pair's two contacts and why they look like one person",
+            "the weekly review: each pair's two contacts and why they look like one person; "
+            "the blocking index a week's changes are compared against (each contact's matching "
+            "fields as last read, rewritten every run)",
             Retention.fixed(contract.PAIR_TTL_DAYS, "the document's 30-day review window"),
         )
         self.pairs = GuardedTable(
@@ -254,7 +256,8 @@ class DuplicateMerger(System):
             "Weekly: reads the CRM, computes four keys per contact, forms capped blocks",
             (
                 self.crm_read.grant_read(sid="ReadCrmReadCredential"),
-                # Run summary, and the checkpointed read of a large portal (reading.py).
+                # Run summary, the checkpointed read of a large portal (reading.py) and the
+                # blocking index a week reads and rewrites (incremental.py).
                 self.pairs.grant("dynamodb:PutItem", "dynamodb:GetItem", sid="RunSummaryAndReadState"),
                 self.blocks.grant_send(sid="SendBlocks"),
                 Grant(

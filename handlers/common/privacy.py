@@ -147,12 +147,15 @@ class Table:
     """A table that can hold the person: each matching item is theirs, and is deleted.
 
     ``links``: attributes whose values, on an item of the person, identify more of their
-    records (a customer id, a request id); ``None`` values are skipped.
+    records (a customer id, a request id); ``None`` values are skipped. ``records``: for a
+    table whose items may pack many people's records (dm's blocking index), the records in an
+    item; only the person's are found and exported, and the item is erased whole.
     """
 
     spec: TableSpec
     links: tuple[str, ...] = ()
     why: str = ""
+    records: Callable[[Mapping[str, Any]], list[Any]] | None = None
 
     @property
     def seed(self) -> str:
@@ -274,8 +277,10 @@ def find(system: SystemStores, where: Where, person: Person) -> list[Held]:
             if isinstance(store, Table):
                 keys = [k.name for k in (store.spec.partition_key, store.spec.sort_key) if k]
                 for item in tables[store.seed]:
-                    if match.mentions(item):
-                        held.append(Held(store.seed, {k: item[k] for k in keys}, [item]))
+                    records = [item] if store.records is None else store.records(item)
+                    mine = [r for r in records if match.mentions(r)]
+                    if mine:
+                        held.append(Held(store.seed, {k: item[k] for k in keys}, mine))
                         linked.update(str(item[a]) for a in store.links if item.get(a) is not None)
             else:
                 for key, versions in objects[store.seed].items():

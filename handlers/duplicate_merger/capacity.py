@@ -2,10 +2,12 @@
 ``make preflight``).
 
 From the portal's size (``systems.dm.portalContacts``) and the settings: how many HubSpot calls
-and hours the read takes, how many dm-block invocations, and whether the run fits. The deployed
-run blocks the whole portal in one invocation after a checkpointed read (``reading.py``); the
-split run (``split.py``) holds about ``PARTITION_CONTACTS`` contacts per invocation at any size.
-The figures rest on measurements named beside each constant.
+and hours a full read and a week's read of the changes take (``incremental.py``; a full re-read
+every ``systems.dm.fullReadEveryWeeks``), how many dm-block invocations, and whether the run
+fits. The deployed run blocks the whole portal (or, in a week, the whole stored index) in one
+invocation after a checkpointed read (``reading.py``); the split run (``split.py``) holds about
+``PARTITION_CONTACTS`` contacts per invocation at any size. The figures rest on measurements
+named beside each constant; docs/systems/dm.md's table is ``markdown_table`` (``make docs``).
 """
 
 from __future__ import annotations
@@ -13,19 +15,21 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from handlers.duplicate_merger import reading
+from handlers.common.hubspot import DEFAULT_TIER, TIERS
+from handlers.duplicate_merger import crm, reading
+from handlers.duplicate_merger.contract import FULL_READ_EVERY_WEEKS
 from handlers.duplicate_merger.split import PARTITION_CONTACTS, STAGES
 
 LIST_PAGE = 100
 """Contacts per page of HubSpot's contacts list (what dm-block reads, ``crm.py``)."""
 PAGE_S = 0.25
 """Seconds per page, as ``make bench-dm-read``'s stand-in answers (HubSpot's own latency)."""
-SEARCH_PAGE = 200
-SEARCH_RESULTS = 10_000
-SEARCH_PER_S = 5
-"""HubSpot's CRM search: at most 200 records a page, 10,000 results a query (a later page is
-refused: a week's changes are read in windows of ``lastmodifieddate``), five requests a second
-per account ("Search the CRM", Limitations,
+SEARCH_PAGE = crm.SEARCH_LIMIT
+SEARCH_RESULTS = crm.SEARCH_RESULTS
+SEARCH_PER_S = TIERS[DEFAULT_TIER].search_per_second
+"""HubSpot's CRM search: 200 records a page, 10,000 results a query (a week's changes are read
+in windows of ``lastmodifieddate``), and the shared client's pace, four requests a second, under
+HubSpot's five per account ("Search the CRM", Limitations,
 https://developers.hubspot.com/docs/api-reference/2026-03/crm/search-the-crm)."""
 CHANGED_PER_WEEK = 0.05
 """Share of a portal created or changed in a week that the incremental-read figures assume."""
@@ -54,6 +58,17 @@ class Forecast:
     search_hours: float
     split_partitions: int
     split_invocations: int
+    full_every: int
+    """A full re-read every this many weeks (``systems.dm.fullReadEveryWeeks``)."""
+
+    @property
+    def average_calls(self) -> float:
+        """HubSpot calls a week, over a cycle of one full read and the weeks of changes."""
+        return (self.list_calls + (self.full_every - 1) * self.search_calls) / self.full_every
+
+    @property
+    def average_hours(self) -> float:
+        return (self.list_hours + (self.full_every - 1) * self.search_hours) / self.full_every
 
     def lines(self) -> list[str]:
         n = f"{self.contacts:,}"
@@ -67,15 +82,17 @@ class Forecast:
             f"{self.list_hours:.1f} h, {self.read_invocations} dm-block invocation(s); blocking "
             f"in one invocation about {self.block_s:.0f} s and {self.block_mb:,.0f} MB of "
             f"{BLOCK_TIMEOUT_S} s and {BLOCK_MB} MB: {verdict}",
-            f"dm at {n} contacts: a week's changes ({CHANGED_PER_WEEK:.0%} assumed) would be "
+            f"dm at {n} contacts: a week's changes ({CHANGED_PER_WEEK:.0%} assumed) are "
             f"{self.search_calls:,} search calls in {self.search_queries:,} date window(s), "
-            f"{self.search_hours * 3600:,.0f} s; the split run (not deployed yet): "
+            f"{self.search_hours * 3600:,.0f} s; with a full read every {self.full_every} "
+            f"week(s), {self.average_calls:,.0f} calls and {self.average_hours:.2f} h a week on "
+            "average; the split run (not deployed yet): "
             f"{self.split_partitions:,} partitions, {self.split_invocations:,} invocations, each "
             f"about {PARTITION_CONTACTS:,} contacts' worth",
         ]
 
 
-def forecast(contacts: int) -> Forecast:
+def forecast(contacts: int, full_every: int = FULL_READ_EVERY_WEEKS) -> Forecast:
     pages = math.ceil(contacts / LIST_PAGE)
     read_s = pages * PAGE_S
     per_invocation = BLOCK_TIMEOUT_S - reading.SAVE_RESERVE_S
@@ -106,7 +123,32 @@ def forecast(contacts: int) -> Forecast:
         search_calls * max(PAGE_S, 1 / SEARCH_PER_S) / 3600,
         parts,
         invocations,
+        full_every,
     )
+
+
+TABLE_SIZES = (100_000, 1_000_000, 10_000_000)
+
+
+def markdown_table(full_every: int = FULL_READ_EVERY_WEEKS) -> str:
+    """docs/systems/dm.md's table of HubSpot calls and hours per run (``make docs``)."""
+    rows = [
+        f"| portal | full read: calls, hours | a week's changes: calls, windows, time "
+        f"| a week on average (full every {full_every}): calls, hours |",
+        "|---|---|---|---|",
+    ]
+    for size in TABLE_SIZES:
+        f = forecast(size, full_every)
+        rows.append(
+            f"| {size:,} | {f.list_calls:,}, {f.list_hours:.2f} h | {f.search_calls:,}, "
+            f"{f.search_queries:,}, {_duration(f.search_hours * 3600)} "
+            f"| {f.average_calls:,.0f}, {f.average_hours:.2f} h |"
+        )
+    return "\n".join(rows)
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"
 
 
 UNKNOWN = (
@@ -115,10 +157,10 @@ UNKNOWN = (
 )
 
 
-def plan_lines(contacts: int | None) -> list[str]:
+def plan_lines(contacts: int | None, full_every: int = FULL_READ_EVERY_WEEKS) -> list[str]:
     """What ``make plan`` prints for dm: the forecast, a warning first when it does not fit."""
     if contacts is None:
         return [UNKNOWN]
-    found = forecast(contacts)
+    found = forecast(contacts, full_every)
     lines = found.lines()
     return lines if found.fits else [f"warning: {lines[0]}", *lines[1:]]

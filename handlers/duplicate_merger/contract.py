@@ -30,8 +30,9 @@ PAIRS: Final = TableSpec(
     indexes=(Index(REVIEW_INDEX, Key("review"), Key("score", "N")),),
     ttl_attribute="ttl",
 )
-"""One row per pair (``min#max``), the run summaries (``run#<id>``, ``run#latest``) and the
-checkpoints of a large portal's read (``read#<run>``)."""
+"""One row per pair (``min#max``), the run summaries (``run#<id>``, ``run#latest``), the
+checkpoints of a large portal's read (``read#<run>``) and the blocking index a week's
+incremental run reads (``index#current``, ``index#<generation>#<n>``: ``incremental.py``)."""
 CLAIMS_INDEX: Final = "by-claim"
 """dm-decisions' sparse GSI on decision/lease_until: only claims in flight (``merging``,
 ``undoing``) carry ``lease_until``, so the sweep finds the expired ones with two Queries."""
@@ -81,6 +82,9 @@ DIGEST_ACTION: Final = "digest"
 SWEEP_ACTION: Final = "sweep"
 """dm-merge's event ``{"action": "sweep"}``: claims whose lease ran out are resumed."""
 
+FULL_READ_EVERY_WEEKS: Final = 4
+"""``systems.dm.fullReadEveryWeeks``' default: a full re-read every four weeks, the weeks between
+reading only the changes (``incremental.py``; the figures, ``capacity.py``)."""
 PAIR_TTL_DAYS: Final = 30
 """Pair rows and run summaries expire after this many days (the document's 30-day window)."""
 
@@ -100,6 +104,7 @@ class BlockSettings(Settings):
     block_cap: int
     phone_region: str
     pair_ttl_days: int
+    full_read_every_weeks: int
 
 
 @dataclass(frozen=True)

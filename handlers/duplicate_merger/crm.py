@@ -61,6 +61,13 @@ ASSOCIATED_TYPES = (
 five engagement types."""
 ENGAGEMENT_TYPES = frozenset({"notes", "emails", "calls", "meetings", "tasks"})
 READ_PROPERTIES = (*PROFILE_PROPERTIES, "createdate")
+MODIFIED = "lastmodifieddate"
+"""The contact property HubSpot stamps on every change: what a week's read searches on."""
+SEARCH_LIMIT = 200
+SEARCH_RESULTS = 10_000
+"""HubSpot's CRM search answers at most 200 records a page and 10,000 results a query (a later
+page is refused) ("Search the CRM", Limitations,
+https://developers.hubspot.com/docs/api-reference/2026-03/crm/search-the-crm)."""
 ADDITIONAL_EMAILS = "hs_additional_emails"
 HUBSPOT_DEFINED = "HUBSPOT_DEFINED"
 PRIMARY_COMPANY = ("companies", HUBSPOT_DEFINED, 1)
@@ -170,6 +177,42 @@ class CrmReader(Protocol):
         ...
 
 
+def paged(page: Callable[[str | None], tuple[list[Contact], str | None]]) -> Iterator[Contact]:
+    """Every contact of a paged read, page after page until the cursor runs out."""
+    after: str | None = None
+    while True:
+        contacts, after = page(after)
+        yield from contacts
+        if after is None:
+            return
+
+
+class ChangesReader(Protocol):
+    """What a week's read needs: the contacts modified since a time, oldest change first."""
+
+    def changed_page(self, since_ms: int, after: str | None) -> tuple[list[Contact], str | None]:
+        """One page of contacts whose ``lastmodifieddate`` is at or after ``since_ms`` (epoch
+        milliseconds), ascending by it, and the cursor of the next page (None: done)."""
+        ...
+
+
+def changes_query(since_ms: int, after: str | None) -> dict[str, Any]:
+    """The CRM search body of one page of a week's read: ``lastmodifieddate`` at or after
+    ``since_ms`` (a date-time filter value is epoch milliseconds), sorted ascending so that a
+    window past the query's 10,000 results can start again at the last change seen."""
+    body: dict[str, Any] = {
+        "filterGroups": [
+            {"filters": [{"propertyName": MODIFIED, "operator": "GTE", "value": str(since_ms)}]}
+        ],
+        "sorts": [{"propertyName": MODIFIED, "direction": "ASCENDING"}],
+        "properties": [*READ_PROPERTIES, MODIFIED],
+        "limit": SEARCH_LIMIT,
+    }
+    if after:
+        body["after"] = after
+    return body
+
+
 class CrmWriter(Protocol):
     """What dm-merge needs to merge two contacts and to put them back."""
 
@@ -262,13 +305,21 @@ class HubSpotCrm:
             raise _crm_error(err) from err
         return [(str(r["id"]), dict(r.get("properties") or {})) for r in results], following
 
+    def changed_page(self, since_ms: int, after: str | None) -> tuple[list[Contact], str | None]:
+        # A search is a POST that changes nothing: safe to repeat (the client's search limiter
+        # keeps it under HubSpot's requests per second, and a 429 is retried).
+        answer = self._call(
+            "POST",
+            self.client.crm_path("objects", "contacts", "search"),
+            body=changes_query(since_ms, after),
+            idempotent=True,
+        ) or {}
+        following = ((answer.get("paging") or {}).get("next") or {}).get("after")
+        contacts = [(str(r["id"]), dict(r.get("properties") or {})) for r in answer.get("results") or []]
+        return contacts, (str(following) if following else None)
+
     def iter_contacts(self) -> Iterator[Contact]:
-        after: str | None = None
-        while True:
-            contacts, after = self.page(after)
-            yield from contacts
-            if after is None:
-                return
+        return paged(self.page)
 
     # Writer -------------------------------------------------------------------------------
 

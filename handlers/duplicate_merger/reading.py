@@ -39,9 +39,12 @@ MAX_CHUNK_BYTES = 350_000
 SAVE_RESERVE_S = 30.0
 """Stop reading this long before the deadline: saving the chunk and the cursor fits in it."""
 BLOCK_BASE_S = 20.0
-BLOCK_S_PER_CONTACT = 200e-6
+BLOCK_S_PER_CONTACT = 215e-6
 """Per million contacts: ~30 s to load and decode the chunks (``make bench-dm-read``), ~134 s
-to block (dm's README, scale), ~12 s to send the messages; +10 %, plus a base."""
+to block (dm's README, scale), ~12 s to send the messages; +10 %, plus a base; and ~15 s to
+write the blocking index (``incremental.py``: ~44,000 write units, 11 s at the 4,000 a second a new
+on-demand table sustains, "DynamoDB on-demand capacity mode", Initial throughput,
+https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/on-demand-capacity-mode.html)."""
 
 
 def block_reserve(contacts: int) -> float:
@@ -50,7 +53,7 @@ def block_reserve(contacts: int) -> float:
 
 
 BLOCK_RESERVE_S = block_reserve(1_000_000)
-"""The reserve for the largest portal dm blocks (1M contacts: 220 s)."""
+"""The reserve for the largest portal dm blocks (1M contacts: 235 s)."""
 
 
 def encode_chunk(contacts: list[Contact]) -> bytes:
@@ -148,9 +151,11 @@ def read_step(
     run_id: str,
     step: int,
     remaining: Callable[[], float],
+    reserve: Callable[[int], float] = block_reserve,
 ) -> Outcome:
     """One invocation's share of the read. ``step`` 0 starts the run afresh; ``remaining`` is
-    the invocation's time left in seconds."""
+    the invocation's time left in seconds; ``reserve`` the time blocking needs after reading
+    that many contacts (a week's read blocks the whole stored index, not only what it read)."""
     if step == 0:
         state = ReadState(run_id)
         expected: int | None = None
@@ -173,10 +178,10 @@ def read_step(
         state.after = following
         state.done = following is None
     state.contacts += len(read)
-    if state.done and state.chunks == 0 and remaining() > block_reserve(state.contacts):
+    if state.done and state.chunks == 0 and remaining() > reserve(state.contacts):
         return Outcome("block", state, read, pages)  # the portal fit in one invocation
     new_chunks = split_chunks(read)
-    block_now = state.done and remaining() > block_reserve(state.contacts)
+    block_now = state.done and remaining() > reserve(state.contacts)
     state.chunks += len(new_chunks)
     state.step = step + 1  # claimed: a duplicate of this continuation finds it moved on
     if not checkpoints.save(state, new_chunks, expected_step=expected):

@@ -10,10 +10,20 @@ table), which the weekly digest shows: a cap is never silent.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol
 
-from handlers.duplicate_merger.pipeline import encode_messages, profiles_from, run_blocking
+from handlers.duplicate_merger.matcher import Profile
+from handlers.duplicate_merger.pipeline import (
+    BlockingRun,
+    encode_messages,
+    profiles_from,
+    run_blocking,
+)
+
+Blocker = Callable[[str, list[Profile]], BlockingRun]
+"""From the run id and every contact's profile to the run's blocks (a full run's by default;
+a week's keeps the blocks with a changed contact, ``incremental.week_blocking``)."""
 
 REPORTED_CAPPED = 20
 """Capped blocks listed by value in the summary (all are counted)."""
@@ -50,17 +60,21 @@ def run(
     phone_region: str,
     pair_ttl_days: int,
     run_id: str | None = None,
-) -> dict[str, Any]:
-    """Block every contact and queue the blocks; returns (and records) the run summary.
-    ``run_id`` is the week the run started in (a continuation may run after midnight)."""
+    blocker: Blocker | None = None,
+    extra: Mapping[str, Any] | None = None,
+) -> tuple[dict[str, Any], BlockingRun]:
+    """Block every contact and queue the blocks; returns (and records) the run summary, with
+    ``extra`` in it, and the run. ``run_id`` is the week the run started in (a continuation
+    may run after midnight)."""
     run_id = run_id or run_id_for(now)
     profiles = profiles_from(contacts, default_region=phone_region)
-    blocking = run_blocking(run_id, profiles, cap=cap)
+    blocking = (blocker or (lambda rid, ps: run_blocking(rid, ps, cap=cap)))(run_id, profiles)
     messages = queue.send_all(encode_messages(blocking))
     report = blocking.report
     summary = {
         "run_id": run_id,
         "started_at": now.isoformat(),
+        **(extra or {}),
         "contacts": report.contacts,
         "blocks": report.blocks,
         "comparisons": report.comparisons,
@@ -78,4 +92,4 @@ def run(
     }
     ttl = int((now + dt.timedelta(days=pair_ttl_days)).timestamp())
     summaries.put_run_summary(summary, ttl=ttl)
-    return summary
+    return summary, blocking

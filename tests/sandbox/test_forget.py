@@ -17,6 +17,7 @@ from __future__ import annotations
 import io
 import json
 import re
+import zlib
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -71,10 +72,21 @@ def _needles(person: Person, names: list[str], linked: set[str]) -> list[re.Patt
     return patterns
 
 
+def _opened(value: Any) -> str:
+    """A binary attribute as text, opened first when it is compressed (dm's chunks of
+    contacts): a person inside one is a trace too."""
+    if not isinstance(value, bytes):
+        raise TypeError(type(value).__name__)
+    try:
+        return zlib.decompress(value).decode("utf-8", "replace")
+    except zlib.error:
+        return value.decode("utf-8", "replace")
+
+
 def _traces(sb: Sandbox, needles: list[re.Pattern[str]], only: Collection[str] = ()) -> list[str]:
     found = []
     for where, content in _everything(sb, only):
-        text = content if isinstance(content, str) else json.dumps(content)
+        text = content if isinstance(content, str) else json.dumps(content, default=_opened)
         text_digits = re.sub(r"[\s\-().]", "", text)
         hits = [n.pattern for n in needles if n.search(text) or n.search(text_digits)]
         if hits:

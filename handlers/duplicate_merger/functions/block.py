@@ -1,8 +1,12 @@
 """dm-block: the weekly run (``dm-block-weekly`` schedule), or its own continuation.
 
 Payload ``{"action": "block"}`` from the schedule, ``{"action": "block", "run_id": ..., "step":
-n}`` from itself while a large portal is read over several invocations (``reading``). The work
-is ``reading.read_step`` then ``runs.run``; this module wires them.
+n, "read": ..., "started": ...}`` from itself while a large portal is read over several
+invocations (``reading``). Whether a run reads the whole CRM or only the week's changes
+(``incremental``) is decided from the stored index when the run starts (the first run, and
+every ``full_read_every_weeks``, read in full), not by the schedule: one schedule, and a lost
+or expired index can only make a run read more. The work is ``reading.read_step`` then
+``runs.run``; this module wires them.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from typing import Any
 from handlers.common import aws_clients, entry, metrics
 from handlers.common.clock import Clock
 from handlers.common.observability import get_logger
-from handlers.duplicate_merger import contract, reading
+from handlers.duplicate_merger import contract, incremental, reading
 from handlers.duplicate_merger.crm import hubspot
 from handlers.duplicate_merger.runs import run as block_run
 from handlers.duplicate_merger.runs import run_id_for
@@ -67,55 +71,120 @@ def wire(
 
 
 def run(service: Blocking, event: Any, context: Any, clock: Clock) -> dict[str, Any]:
-    """Read one step of the CRM; once it is all read, block and queue it."""
-    s = service.config
-    logger = get_logger()
+    """Read one step of the CRM (all of it, or the week's changes); once read, block and queue.
+    A week that cannot be read from its changes (a burst past the search's window, an index
+    chunk erased) is read in full instead, from the first page."""
     now = clock()
-    run_id = str(event.get("run_id") or run_id_for(now))
-    step = int(event.get("step") or 0)
-    started = time.monotonic()
-    budget = context.get_remaining_time_in_millis() / 1000 if context is not None else 300.0
-
-    def remaining() -> float:
-        return budget - (time.monotonic() - started)
-
-    # No rate-limit wait may eat the time reserved for saving the read.
-    crm = service.reader(started + budget - reading.SAVE_RESERVE_S / 2)
-    ttl = int((now + dt.timedelta(days=CHECKPOINT_TTL_DAYS)).timestamp())
-    checkpoints = reading.DynamoCheckpoints(service.pairs, ttl=ttl)
-    outcome = reading.read_step(crm, checkpoints, run_id, step, remaining)
-    progress = {"run_id": run_id, "step": step, "pages": outcome.pages, **outcome.state.to_item()}
-    if outcome.action == "stale":
-        logger.warning("duplicate or late continuation ignored", extra=progress)
-        return {"continued": False, **progress}
-    if outcome.action == "continue":
-        if outcome.state.step > reading.MAX_STEPS:
-            raise RuntimeError(f"the read of run {run_id} passed {reading.MAX_STEPS} invocations")
-        service.lambda_client().invoke(
-            FunctionName=context.function_name,
-            InvocationType="Event",
-            Payload=json.dumps(
-                {"action": contract.BLOCK_ACTION, "run_id": run_id, "step": outcome.state.step}
-            ),
-        )
-        logger.info("portal read continues in a new invocation", extra=progress)
-        return {"continued": True, **progress}
-    summary = block_run(
-        outcome.contacts,
-        service.queue,
-        PairStore(service.pairs, service.pairs),
-        now=now,
-        cap=s.block_cap,
-        phone_region=s.phone_region,
-        pair_ttl_days=s.pair_ttl_days,
-        run_id=run_id,
+    invocation = Run(
+        service,
+        context,
+        now,
+        str(event.get("run_id") or run_id_for(now)),
+        dt.datetime.fromisoformat(str(event["started"])) if event.get("started") else now,
     )
-    summary["read_invocations"] = max(1, outcome.state.step)
-    metrics.count("CappedBlocks", int(summary["capped_count"]))
-    if summary["capped_count"]:
-        logger.warning("oversized blocks were capped", extra={"capped": summary["capped"]})
-    logger.info("blocking run queued", extra={k: v for k, v in summary.items() if k != "capped"})
-    return summary
+    stored = invocation.index.load()
+    asked = event.get("read")
+    kind: incremental.Read = "full"
+    if stored is not None:
+        kind = asked if asked in ("full", "changes") else incremental.read_kind(
+            stored, invocation.started_at, service.config.full_read_every_weeks
+        )
+    # A week's read whose index expired meanwhile goes on in full, from the first page (its
+    # cursor is a search window's, not the contacts list's).
+    step = int(event.get("step") or 0) if asked in (None, kind) else 0
+    try:
+        return invocation.step(step, kind, stored)
+    except (incremental.WindowStuck, incremental.IndexIncomplete) as err:
+        get_logger().warning("this week is read in full", extra={"why": str(err)})
+        return invocation.step(0, "full", None)
+
+
+class Run:
+    """One invocation of a run: its clock, its budget, the pairs table's read state and index."""
+
+    def __init__(
+        self, service: Blocking, context: Any, now: dt.datetime, run_id: str, started_at: dt.datetime
+    ) -> None:
+        self.service, self.context, self.now = service, context, now
+        self.run_id, self.started_at = run_id, started_at
+        self.started = time.monotonic()
+        self.budget = context.get_remaining_time_in_millis() / 1000 if context is not None else 300.0
+        # No rate-limit wait may eat the time reserved for saving the read.
+        self.crm = service.reader(self.started + self.budget - reading.SAVE_RESERVE_S / 2)
+        ttl = int((now + dt.timedelta(days=CHECKPOINT_TTL_DAYS)).timestamp())
+        self.checkpoints = reading.DynamoCheckpoints(service.pairs, ttl=ttl)
+        index_ttl = int((now + dt.timedelta(days=service.config.pair_ttl_days)).timestamp())
+        self.index = incremental.IndexTable(service.pairs, ttl=index_ttl)
+
+    def remaining(self) -> float:
+        return self.budget - (time.monotonic() - self.started)
+
+    def step(
+        self, step: int, kind: incremental.Read, stored: incremental.IndexState | None
+    ) -> dict[str, Any]:
+        s, logger, run_id = self.service.config, get_logger(), self.run_id
+        if stored is not None and kind == "changes":
+            changes = incremental.WindowedChanges(self.crm, incremental.since_ms(stored))
+            # A week blocks the whole stored index, not only what it read.
+            outcome = reading.read_step(
+                changes, self.checkpoints, run_id, step, self.remaining,
+                lambda _: reading.block_reserve(stored.contacts),
+            )
+        else:
+            kind = "full"
+            outcome = reading.read_step(self.crm, self.checkpoints, run_id, step, self.remaining)
+        progress = {"run_id": run_id, "step": step, "read": kind, "pages": outcome.pages, **outcome.state.to_item()}
+        if outcome.action == "stale":
+            logger.warning("duplicate or late continuation ignored", extra=progress)
+            return {"continued": False, **progress}
+        if outcome.action == "continue":
+            if outcome.state.step > reading.MAX_STEPS:
+                raise RuntimeError(f"the read of run {run_id} passed {reading.MAX_STEPS} invocations")
+            self.service.lambda_client().invoke(
+                FunctionName=self.context.function_name,
+                InvocationType="Event",
+                Payload=json.dumps(
+                    {
+                        "action": contract.BLOCK_ACTION,
+                        "run_id": run_id,
+                        "step": outcome.state.step,
+                        "read": kind,
+                        "started": self.started_at.isoformat(),
+                    }
+                ),
+            )
+            logger.info("portal read continues in a new invocation", extra=progress)
+            return {"continued": True, **progress}
+        writer = incremental.IndexWriter(self.index, f"{run_id}.{int(self.started_at.timestamp())}")
+        contacts = outcome.contacts
+        blocker = None
+        changed: dict[str, dict[str, Any]] = {}
+        if stored is not None and kind == "changes":
+            changed = dict(outcome.contacts)  # read twice (a window's edge): its later version
+            contacts = incremental.updated(self.index.contacts(stored), changed)
+
+            def blocker(rid: str, profiles: list[Any]) -> Any:
+                return incremental.week_blocking(rid, profiles, set(changed), stored, cap=s.block_cap)
+
+        summary, blocking = block_run(
+            writer.tee(contacts),
+            self.service.queue,
+            PairStore(self.service.pairs, self.service.pairs),
+            now=self.now,
+            cap=s.block_cap,
+            phone_region=s.phone_region,
+            pair_ttl_days=s.pair_ttl_days,
+            run_id=run_id,
+            blocker=blocker,
+            extra={"read": kind, "changed": len(changed)},
+        )
+        writer.commit(blocking, self.started_at, stored, kind)
+        summary["read_invocations"] = max(1, outcome.state.step)
+        metrics.count("CappedBlocks", int(summary["capped_count"]))
+        if summary["capped_count"]:
+            logger.warning("oversized blocks were capped", extra={"capped": summary["capped"]})
+        logger.info("blocking run queued", extra={k: v for k, v in summary.items() if k != "capped"})
+        return summary
 
 
 handler = entry.handler(__name__, contract.BlockSettings, wire, run)
