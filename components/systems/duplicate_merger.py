@@ -331,6 +331,12 @@ class DuplicateMerger(System):
                     "dynamodb:Query", indexes=(contract.REVIEW_INDEX,), sid="QueryReview"
                 ),
                 b.d.grant_send_email("SendDigest", b.s.sender_email),
+                # A reviewer's confirm or undo is claimed at the click and finished from this
+                # queue, so the person does not wait on HubSpot. One hop, never a chain: the
+                # consumer sends nothing back (Lambda's recursive loop detection stops a chain
+                # of Lambda-SQS-Lambda calls only after about 16 hops,
+                # https://docs.aws.amazon.com/lambda/latest/dg/invocation-recursion.html).
+                self.merge_queue.grant_send(sid="HandOverClicks"),
                 Grant(
                     "ReadOwnFunctionUrl",
                     ("lambda:GetFunctionUrlConfig",),

@@ -59,9 +59,11 @@ marker when its claim or link ends."""
 BLOCKS_QUEUE: Final = "dm-blocks"
 """dm-block -> dm-score: one message per block (or block window)."""
 MERGES_QUEUE: Final = "dm-merges"
-"""dm-score -> dm-merge: automatic-band pairs (the CRM write credential stays with dm-merge)."""
-MERGE_REQUEST_VERSION: Final = 1
-"""Format version of a dm-merges message (``handlers.common.formats``)."""
+"""dm-score -> dm-merge: automatic-band pairs (the CRM write credential stays with dm-merge); and
+dm-merge -> dm-merge: a reviewer's confirm or undo, claimed at the click and finished here."""
+MERGE_REQUEST_VERSION: Final = 2
+"""Format version of a dm-merges message (``handlers.common.formats``). 2: a reviewer's click
+handed over (``claim``: kind, holder, merge id, by; ``MergeService.finish``)."""
 UNDO_BUCKET: Final = "dm-undo"
 UNDO_PREFIX: Final = "undo/"
 """dm-undo: one undo bundle per merge."""
@@ -129,6 +131,7 @@ class MergeSettings(Settings):
     pairs_table: str
     review_index: str
     undo_bucket: str
+    merges_queue_url: str
     crm_write_secret: str
     crm_base_url: str
     hubspot_api_version: str
