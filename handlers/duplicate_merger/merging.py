@@ -332,7 +332,7 @@ class MergeService:
 
     def __init__(
         self,
-        crm: CrmWriter,
+        crm: CrmWriter | None,
         ledger: Ledger,
         bundles: Bundles,
         *,
@@ -341,8 +341,10 @@ class MergeService:
         shown: Shown | None = None,
         tally: Tally | None = None,
         notes: Notes | None = None,
+        make_crm: Callable[[], CrmWriter] | None = None,
     ) -> None:
-        self.crm = crm
+        self._crm = crm
+        self._make_crm = make_crm
         self.ledger = ledger
         self.bundles = bundles
         self.undo_days = undo_days
@@ -350,6 +352,16 @@ class MergeService:
         self.shown = shown
         self.tally = tally
         self.notes = notes
+
+    @property
+    def crm(self) -> CrmWriter:
+        """The CRM, built on first use (``make_crm``): a click only claims and queues, so it
+        never reads the CRM's credential."""
+        if self._crm is None:
+            if self._make_crm is None:
+                raise ValueError("MergeService needs crm or make_crm")
+            self._crm = self._make_crm()
+        return self._crm
 
     # What a decision was made on -----------------------------------------------------------
 
@@ -508,18 +520,19 @@ class MergeService:
 
     def _handed(self, claim: Claim, hand_off: HandOff) -> Outcome:
         """Queue a click's claim. A merge that cannot be queued is let go (nothing changed, the
-        link works again) and the error raised; an undo's claim stays, and the sweep finishes
-        it when its lease runs out, as after a crash."""
+        link works again: ``MergeFailed``); an undo's claim stays, and the sweep finishes it
+        when its lease runs out, as after a crash."""
         try:
             hand_off(claim)
-        except Exception:
+        except Exception as err:
+            get_logger().error("a click could not be queued", extra={
+                "merge_id": claim.merge_id, "kind": claim.kind, "error": str(err)[:200]})
             if claim.kind == "undoing":
-                get_logger().exception("undo not queued; the sweep finishes it",
-                                       extra={"merge_id": claim.merge_id})
                 return Outcome("undoing", "the undo of this merge is in progress", claim.merge_id)
             self._release(claim.pair_key, claim.holder, claim.records,
                           claim.link.token_id if claim.link else None)
-            raise
+            raise MergeFailed(Outcome("rolled_back", "the merge could not be started: nothing "
+                                      "was changed", claim.merge_id)) from err
         if claim.kind == "undoing":
             return Outcome("undoing", "the undo of this merge is in progress", claim.merge_id)
         return Outcome("merging", "the merge of this pair is in progress", claim.merge_id)

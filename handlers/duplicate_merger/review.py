@@ -113,12 +113,12 @@ class App:
         return Keyring.from_secret_string(get_secret(self.env.link_key_secret))
 
     def service(self) -> MergeService:
-        """The merge service; the CRM write credential is read only here (confirm, undo,
-        automatic merge), never to render a page."""
-        crm = self.crm()
+        """The merge service; the CRM write credential is read only when it writes (a merge or
+        an undo from the queue), never to render a page or take a click's claim."""
         return MergeService(
-            crm, self.ledger, self.bundles, undo_days=self.env.undo_days,
+            None, self.ledger, self.bundles, undo_days=self.env.undo_days,
             shown=self.pairs.shown, tally=DecisionTally(self.ledger.decisions), notes=self.ledger,
+            make_crm=self.crm,
         )
 
     # Web ---------------------------------------------------------------------------------
