@@ -162,7 +162,8 @@ class DuplicateMerger(System):
     def _queues(
         self, d: Deployment, function: FunctionFactory, child: pulumi.ResourceOptions
     ) -> None:
-        """dm-blocks (dm-block to dm-score) and dm-merges (dm-score to dm-merge)."""
+        """dm-blocks (dm-block to dm-score) and dm-merges (dm-score, and dm-merge's clicks, to
+        dm-merge)."""
         self.blocks = WorkQueue(
             contract.BLOCKS_QUEUE,
             WorkQueueArgs(
@@ -181,7 +182,10 @@ class DuplicateMerger(System):
                 contract.MERGES_QUEUE,
                 max_receive_count=MAX_RECEIVES,
                 visibility_timeout_s=consumer_visibility(function.timeout(contract.MERGE)),
-                personal_data=messages("pair of CRM contact ids", why="an automatic merge to make"),
+                personal_data=messages(
+                    "pair of CRM contact ids", "reviewer's email address",
+                    why="an automatic merge to make, or a reviewer's confirm or undo to finish",
+                ),
             ),
             child,
         )

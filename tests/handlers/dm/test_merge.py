@@ -15,7 +15,6 @@ from handlers.common.link_tokens import issue_token
 from handlers.duplicate_merger.functions import merge
 from handlers.duplicate_merger.merging import LOCK_LEASE_SECONDS
 from handlers.duplicate_merger.store import QueueSender
-from testsupport.dm import InMemoryCrm
 from tests.handlers.dm.conftest import DmAws
 from tests.handlers.dm.flows import (
     BROWSER,
@@ -29,7 +28,7 @@ from tests.handlers.dm.flows import (
     run_week,
     service,
 )
-
+from testsupport.dm import InMemoryCrm
 
 REVIEWER = "ops@example.com"
 
@@ -84,7 +83,7 @@ def test_a_confirm_click_claims_and_queues_without_the_crm(dm_aws: DmAws) -> Non
 def test_a_confirm_the_queue_refuses_changes_nothing_and_its_link_works_again(
     dm_aws: DmAws, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    crm, built = world(dm_aws)
+    crm, _ = world(dm_aws)
     confirm = token("101#102", "confirm")
     with monkeypatch.context() as m:
         m.setattr(QueueSender, "send", lambda self, message: (_ for _ in ()).throw(RuntimeError("SQS down")))
