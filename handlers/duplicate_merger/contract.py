@@ -61,9 +61,12 @@ BLOCKS_QUEUE: Final = "dm-blocks"
 MERGES_QUEUE: Final = "dm-merges"
 """dm-score -> dm-merge: automatic-band pairs (the CRM write credential stays with dm-merge); and
 dm-merge -> dm-merge: a reviewer's confirm or undo, claimed at the click and finished here."""
-MERGE_REQUEST_VERSION: Final = 2
-"""Format version of a dm-merges message (``handlers.common.formats``). 2: a reviewer's click
-handed over (``claim``: kind, holder, merge id, by; ``MergeService.finish``)."""
+MERGE_REQUEST_VERSION: Final = 1
+"""Format version of dm-score's automatic merge request on dm-merges (``handlers.common.formats``)."""
+MERGE_CLICK_VERSION: Final = 2
+"""Format version of dm-merge's own click on dm-merges: a request with ``claim`` (kind, holder,
+merge id, by; ``MergeService.finish``). dm-merge reads both; a reader of 1 only refuses it
+into the DLQ, never misreads it."""
 UNDO_BUCKET: Final = "dm-undo"
 UNDO_PREFIX: Final = "undo/"
 """dm-undo: one undo bundle per merge."""

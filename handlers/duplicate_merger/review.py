@@ -47,7 +47,7 @@ from handlers.common.link_tokens import Keyring, issue_token
 from handlers.common.secrets import get_secret
 from handlers.duplicate_merger import digest as dg
 from handlers.duplicate_merger import pages, people
-from handlers.duplicate_merger.contract import MERGE_REQUEST_VERSION, MergeSettings
+from handlers.duplicate_merger.contract import MERGE_CLICK_VERSION, MergeSettings
 from handlers.duplicate_merger.crm import CrmWriter
 from handlers.duplicate_merger.matcher import Thresholds, describe, split_pair_key, week_of
 from handlers.duplicate_merger.merging import (
@@ -107,7 +107,7 @@ class App:
         """Queue a click's claim for ``automatic`` to finish (``MergeService.finish``)."""
         message = {"pair_key": claim.pair_key, "claim": {
             "kind": claim.kind, "holder": claim.holder, "merge_id": claim.merge_id, "by": claim.by}}
-        QueueSender(self.env.merges_queue_url).send(formats.stamp(message, MERGE_REQUEST_VERSION))
+        QueueSender(self.env.merges_queue_url).send(formats.stamp(message, MERGE_CLICK_VERSION))
 
     def keyring(self) -> Any:
         return Keyring.from_secret_string(get_secret(self.env.link_key_secret))
@@ -395,7 +395,7 @@ class App:
         busy or failed raises (SQS retries), a format this code does not read is refused
         (``formats.read``)."""
         message = json.loads(body)
-        formats.read(message, current=MERGE_REQUEST_VERSION, what="merge request")
+        formats.read(message, current=MERGE_CLICK_VERSION, what="merge request")
         pair_key = str(message["pair_key"])
         claim = message.get("claim")
         if isinstance(claim, dict):

@@ -324,15 +324,14 @@ def test_automatic_merges_arrive_on_the_merge_queue(dm_aws: DmAws, monkeypatch: 
 
 
 def test_a_merge_request_0_1_0_wrote_is_merged_and_a_newer_format_refused(dm_aws: DmAws) -> None:
-    """dm-merges: dm-score stamps version 2 (2 added a click's ``claim``; an automatic request
-    reads as in 1); 0.1.0's message (no ``v``) is read as 1, a newer one is refused into the DLQ
-    untouched (handlers.common.formats)."""
+    """dm-merges: dm-score stamps version 1 (dm-merge's own clicks are 2); 0.1.0's message (no
+    ``v``) is read as 1, a newer one is refused into the DLQ untouched (handlers.common.formats)."""
     crm = crm_with_duplicates()
     run_week(dm_aws, crm)
     registry.override(merge, crm=lambda: crm)
     registry.override(clock=lambda: NOW)
     (message,) = queued_merges(dm_aws)
-    assert message["v"] == 2
+    assert message["v"] == 1
     newer = {"messageId": "newer", "body": json.dumps({**message, "v": 3}), "eventSource": "aws:sqs"}
     assert merge.handler({"Records": [newer]}, None) == {"batchItemFailures": [{"itemIdentifier": "newer"}]}
     assert crm.writes == 0
