@@ -292,7 +292,8 @@ def in_progress(about: str, result_url: str, *, undo: bool) -> dict[str, Any]:
         kit.para(f"{'Undoing the merge of' if undo else 'Merging'} {about} now.", strong=True),
         kit.para(f"This takes a few seconds. See the result to check {done}."),
         kit.actions(kit.button(result_url, "See the result", primary=True, method="get")),
-        kit.detail("If HubSpot refuses a change, dm puts back what it changed and tries again."),
+        kit.detail("If HubSpot refuses a change, dm tries the undo again until it is done." if undo else
+                   "If HubSpot refuses a change, dm puts back what it changed and tries again."),
     ))
     return kit.page(f"{'Undoing' if undo else 'Merging'}: {about}", body, status=202)
 
