@@ -290,7 +290,9 @@ def in_progress(about: str, result_url: str, *, undo: bool) -> dict[str, Any]:
     done = "the merge is undone" if undo else "they are merged; the undo is offered there"
     body = kit.join((
         kit.para(f"{'Undoing the merge of' if undo else 'Merging'} {about} now.", strong=True),
-        kit.para(f"This takes a few seconds. See the result to check {done}."),
+        # The click waits behind the queue's automatic merges, if the week's run left any.
+        kit.para(f"This usually takes a few seconds, longer while the week's automatic merges are "
+                 f"still running. See the result to check {done}."),
         kit.actions(kit.button(result_url, "See the result", primary=True, method="get")),
         kit.detail("If HubSpot refuses a change, dm tries the undo again until it is done." if undo else
                    "If HubSpot refuses a change, dm puts back what it changed and tries again."),
