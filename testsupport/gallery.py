@@ -171,6 +171,13 @@ def dm_documents() -> Iterator[Document]:
     named = pages.names(pair)
     yield Document("dm-undo", "page", pages.undo_confirmation(merge, f"{DM_URL}/undo?t={_token(2)}", named)["body"],
                    ("Wanda Williams", "Wanda Wixlliams"), action=True)
+    who = pages.who(pair)
+    yield Document("dm-merging", "page",
+                   pages.in_progress(who, f"{DM_URL}/confirm?t={_token(1)}", undo=False)["body"],
+                   ("Wanda Williams", "Wanda Wixlliams"), action=True, status=202)
+    yield Document("dm-undoing", "page",
+                   pages.in_progress(who, f"{DM_URL}/undo?t={_token(2)}", undo=True)["body"],
+                   ("Wanda Williams", "Wanda Wixlliams"), action=True, status=202)
     yield Document("dm-merged", "page", pages.merged(named, "101", "102", f"{DM_URL}/undo?t={_token(3)}", "2026-09-02")["body"],
                    ("Wanda Williams", "Wanda Wixlliams"))
     twice = {"101": "Ann Lee", "102": "Ann Lee"}

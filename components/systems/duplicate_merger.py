@@ -164,7 +164,8 @@ class DuplicateMerger(System):
     def _queues(
         self, d: Deployment, function: FunctionFactory, child: pulumi.ResourceOptions
     ) -> None:
-        """dm-blocks (dm-block to dm-score) and dm-merges (dm-score to dm-merge)."""
+        """dm-blocks (dm-block to dm-score) and dm-merges (dm-score, and dm-merge's clicks, to
+        dm-merge)."""
         self.blocks = WorkQueue(
             contract.BLOCKS_QUEUE,
             WorkQueueArgs(
@@ -183,7 +184,10 @@ class DuplicateMerger(System):
                 contract.MERGES_QUEUE,
                 max_receive_count=MAX_RECEIVES,
                 visibility_timeout_s=consumer_visibility(function.timeout(contract.MERGE)),
-                personal_data=messages("pair of CRM contact ids", why="an automatic merge to make"),
+                personal_data=messages(
+                    "pair of CRM contact ids", "reviewer's email address",
+                    why="an automatic merge to make, or a reviewer's confirm or undo to finish",
+                ),
             ),
             child,
         )
@@ -334,6 +338,12 @@ class DuplicateMerger(System):
                     "dynamodb:Query", indexes=(contract.REVIEW_INDEX,), sid="QueryReview"
                 ),
                 b.d.grant_send_email("SendDigest", b.s.sender_email),
+                # A reviewer's confirm or undo is claimed at the click and finished from this
+                # queue, so the person does not wait on HubSpot. One hop, never a chain: the
+                # consumer sends nothing back (Lambda's recursive loop detection stops a chain
+                # of Lambda-SQS-Lambda calls only after about 16 hops,
+                # https://docs.aws.amazon.com/lambda/latest/dg/invocation-recursion.html).
+                self.merge_queue.grant_send(sid="HandOverClicks"),
                 Grant(
                     "ReadOwnFunctionUrl",
                     ("lambda:GetFunctionUrlConfig",),

@@ -57,7 +57,12 @@ SIZES: dict[str, tuple[int, int]] = {
     # chosen by `make bench-init`: a first invocation costs 240-470 ms of CPU (more as this
     # machine's load grows), which with its AWS waits predicts 1.0-1.8 s here against the
     # 1.5 s target; at 256 MB (a seventh of a vCPU) it would be 2-3.5 s.
-    contract.ORDER: (512, 10),
+    # upsr-order does the most on its first call of them all (boto3 with its resource layer
+    # for four tables, two secrets, a phone number parsed, five writes): about 460 ms of CPU,
+    # 1.6-1.8 s predicted at 512 MB; at 1,024 MB (0.58 vCPU) about 1.0-1.2 s. The bill barely
+    # moves (`make cost`: prod's upsr lambda line unchanged to the cent, dev's month at volume
+    # +$0.01; the cost per order unchanged at 1x and 10x, $0.0507 -> $0.0508 at 100x).
+    contract.ORDER: (1024, 10),
     contract.PICKER: (512, 60),
     contract.SENDER: (256, 120),
     contract.ADDLINK: (512, 10),  # public surface: see above

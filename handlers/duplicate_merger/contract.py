@@ -60,9 +60,14 @@ marker when its claim or link ends."""
 BLOCKS_QUEUE: Final = "dm-blocks"
 """dm-block -> dm-score: one message per block (or block window)."""
 MERGES_QUEUE: Final = "dm-merges"
-"""dm-score -> dm-merge: automatic-band pairs (the CRM write credential stays with dm-merge)."""
+"""dm-score -> dm-merge: automatic-band pairs (the CRM write credential stays with dm-merge); and
+dm-merge -> dm-merge: a reviewer's confirm or undo, claimed at the click and finished here."""
 MERGE_REQUEST_VERSION: Final = 1
-"""Format version of a dm-merges message (``handlers.common.formats``)."""
+"""Format version of dm-score's automatic merge request on dm-merges (``handlers.common.formats``)."""
+MERGE_CLICK_VERSION: Final = 2
+"""Format version of dm-merge's own click on dm-merges: a request with ``claim`` (kind, holder,
+merge id, by; ``MergeService.finish``). dm-merge reads both; a reader of 1 only refuses it
+into the DLQ, never misreads it."""
 UNDO_BUCKET: Final = "dm-undo"
 UNDO_PREFIX: Final = "undo/"
 """dm-undo: one undo bundle per merge."""
@@ -134,6 +139,7 @@ class MergeSettings(Settings):
     pairs_table: str
     review_index: str
     undo_bucket: str
+    merges_queue_url: str
     crm_write_secret: str
     crm_base_url: str
     hubspot_api_version: str

@@ -71,6 +71,8 @@ Status = Literal[
     "link_used",
     "needs_attention",
     "check",
+    "merging",
+    "undoing",
 ]
 
 
@@ -104,6 +106,8 @@ class Claim:
         stale_holder: Take over this crashed holder's claim instead of a fresh one.
         stale_locks: Record id -> crashed holder of an orphaned lock to take over.
         takes_record: Move the merge record too (undo: merged -> undoing; takeover: holder).
+        handover: Take ``stale_holder``'s claim while its lease is live: a click's claim
+            handed to the queue (``MergeService.finish``), never a running request's.
     """
 
     kind: ClaimKind
@@ -117,6 +121,11 @@ class Claim:
     stale_holder: str | None = None
     stale_locks: Mapping[str, str] = field(default_factory=dict)
     takes_record: bool = False
+    handover: bool = False
+
+
+HandOff = Callable[["Claim"], None]
+"""Puts a click's claim on the queue for dm-merge to finish (``MergeService.finish``)."""
 
 
 @dataclass(frozen=True)
@@ -323,7 +332,7 @@ class MergeService:
 
     def __init__(
         self,
-        crm: CrmWriter,
+        crm: CrmWriter | None,
         ledger: Ledger,
         bundles: Bundles,
         *,
@@ -332,8 +341,10 @@ class MergeService:
         shown: Shown | None = None,
         tally: Tally | None = None,
         notes: Notes | None = None,
+        make_crm: Callable[[], CrmWriter] | None = None,
     ) -> None:
-        self.crm = crm
+        self._crm = crm
+        self._make_crm = make_crm
         self.ledger = ledger
         self.bundles = bundles
         self.undo_days = undo_days
@@ -341,6 +352,16 @@ class MergeService:
         self.shown = shown
         self.tally = tally
         self.notes = notes
+
+    @property
+    def crm(self) -> CrmWriter:
+        """The CRM, built on first use (``make_crm``): a click only claims and queues, so it
+        never reads the CRM's credential."""
+        if self._crm is None:
+            if self._make_crm is None:
+                raise ValueError("MergeService needs crm or make_crm")
+            self._crm = self._make_crm()
+        return self._crm
 
     # What a decision was made on -----------------------------------------------------------
 
@@ -440,11 +461,13 @@ class MergeService:
 
     def merge(
         self, pair_key: str, *, decided_by: str, now: dt.datetime, link: LinkUse | None = None,
-        check: bool = False,
+        check: bool = False, hand_off: HandOff | None = None,
     ) -> Outcome:
         """Merge the pair's two contacts; see the module docstring for the order. A ``check``
         pair (``make verify``'s synthetic proposal) is claimed like any other, then released
-        before the CRM is read: status ``check``, nothing merged, the link usable again."""
+        before the CRM is read: status ``check``, nothing merged, the link usable again.
+        With ``hand_off`` (a reviewer's click) the claim is taken here and queued: status
+        ``merging``, and ``finish`` makes the merge from the queue."""
         low, high = split_pair_key(pair_key)
         for _ in range(4):
             current = self.ledger.decision(pair_key)
@@ -479,6 +502,8 @@ class MergeService:
             if check:
                 self._release(pair_key, claim.holder, claim.records, link.token_id if link else None)
                 return Outcome("check", "this is a check proposal from make verify: nothing was merged")
+            if hand_off is not None:
+                return self._handed(claim, hand_off)
             return self._merge_claimed(claim, now)
         return Outcome("busy", "another request on one of these contacts is running")
 
@@ -492,6 +517,54 @@ class MergeService:
                 "rolled_back" if merge_from else None, dict(merge_fields or {}), None, link,
             )
         )
+
+    def _handed(self, claim: Claim, hand_off: HandOff) -> Outcome:
+        """Queue a click's claim. A merge that cannot be queued is let go (nothing changed, the
+        link works again: ``MergeFailed``); an undo's claim stays, and the sweep finishes it
+        when its lease runs out, as after a crash."""
+        try:
+            hand_off(claim)
+        except Exception as err:
+            get_logger().error("a click could not be queued", extra={
+                "merge_id": claim.merge_id, "kind": claim.kind, "error": str(err)[:200]})
+            if claim.kind == "undoing":
+                return Outcome("undoing", "the undo of this merge is in progress", claim.merge_id)
+            self._release(claim.pair_key, claim.holder, claim.records,
+                          claim.link.token_id if claim.link else None)
+            raise MergeFailed(Outcome("rolled_back", "the merge could not be started: nothing "
+                                      "was changed", claim.merge_id)) from err
+        if claim.kind == "undoing":
+            return Outcome("undoing", "the undo of this merge is in progress", claim.merge_id)
+        return Outcome("merging", "the merge of this pair is in progress", claim.merge_id)
+
+    def finish(
+        self, kind: ClaimKind, pair_key: str, merge_id: str, holder: str, by: str, now: dt.datetime
+    ) -> Outcome:
+        """Finish a click's claim from the queue. The click's claim is taken over in one
+        transaction under a fresh lease (of two deliveries of one message exactly one wins), then
+        merged or undone as the click would have. A claim that is no longer the click's (done,
+        put back after a failure, resumed by the sweep) is answered as a new request would be:
+        the ledger says what became of it, and a merge put back is made again."""
+        current = self.ledger.decision(pair_key) or {}
+        if current.get("decision") != kind or current.get("holder") != holder:
+            if kind == "undoing":
+                return self.undo(merge_id, undone_by=by, now=now)
+            return self.merge(pair_key, decided_by=by, now=now)
+        fresh = f"{kind}@{merge_id}@{int(now.timestamp())}"
+        link = current.get("link")
+        claim = Claim(
+            kind, pair_key, fresh, tuple(str(r) for r in current.get("records") or ()),
+            int(now.timestamp()) + self.lease_s, merge_id, by,
+            stale_holder=holder, takes_record=kind == "undoing", handover=True,
+        )
+        if self._claim(claim, now) is not None:
+            return Outcome("busy", "another delivery is finishing this pair", merge_id)
+        if kind == "undoing":
+            record = self.ledger.merge(merge_id) or {}
+            return self._run_undo({**record, "holder": fresh}, fresh, by, set(), now)
+        held = Claim(kind, pair_key, fresh, claim.records, claim.lease_until, merge_id, by,
+                     None if link is None else LinkUse(str(link), 0))
+        return self._merge_claimed(held, now)
 
     def _merge_claimed(self, claim: Claim, now: dt.datetime) -> Outcome:
         low, high = claim.records
@@ -795,10 +868,12 @@ class MergeService:
         return overwritten
 
     def undo(
-        self, merge_id: str, *, undone_by: str, now: dt.datetime, link: LinkUse | None = None
+        self, merge_id: str, *, undone_by: str, now: dt.datetime, link: LinkUse | None = None,
+        hand_off: HandOff | None = None,
     ) -> Outcome:
         """Restore a merge from its bundle (until ``undoable_until``); the pair then counts as
-        "not a duplicate", so it is never proposed or merged automatically again."""
+        "not a duplicate", so it is never proposed or merged automatically again. With
+        ``hand_off`` the claim is taken here and queued (status ``undoing``), as for a merge."""
         for _ in range(4):
             record = self.ledger.merge(merge_id)
             if record is None:
@@ -842,6 +917,8 @@ class MergeService:
                 if again.get("state") == "undone":
                     return Outcome("already_undone", "this merge was already undone", merge_id)
                 return Outcome("busy", "an undo of this merge is in progress", merge_id)
+            if hand_off is not None:
+                return self._handed(claim, hand_off)
             return self._run_undo({**record, "state": "undoing", "holder": holder}, holder, undone_by, set(), now)
         return Outcome("busy", "another request on one of these contacts is running", merge_id)
 

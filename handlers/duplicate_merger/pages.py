@@ -284,6 +284,22 @@ def merged(
     return kit.page(f"Merged: {two.title}", kit.join(parts))
 
 
+def in_progress(about: str, result_url: str, *, undo: bool) -> dict[str, Any]:
+    """A click dm-merge took and finishes from its queue (the person does not wait on HubSpot):
+    what is happening, and the link (a GET of the same link) that shows the result."""
+    done = "the merge is undone" if undo else "they are merged; the undo is offered there"
+    body = kit.join((
+        kit.para(f"{'Undoing the merge of' if undo else 'Merging'} {about} now.", strong=True),
+        # The click waits behind the queue's automatic merges, if the week's run left any.
+        kit.para(f"This usually takes a few seconds, longer while the week's automatic merges are "
+                 f"still running. See the result to check {done}."),
+        kit.actions(kit.button(result_url, "See the result", primary=True, method="get")),
+        kit.detail("If HubSpot refuses a change, dm tries the undo again until it is done." if undo else
+                   "If HubSpot refuses a change, dm puts back what it changed and tries again."),
+    ))
+    return kit.page(f"{'Undoing' if undo else 'Merging'}: {about}", body, status=202)
+
+
 def undo_offer(undo_url: str, until: str) -> kit.Html:
     """What can still be done about a decided merge: its undo, while the link is valid."""
     return kit.join((

@@ -8,16 +8,22 @@ changes nothing):
 
 ``GET /review?t=``   the proposal: evidence, Confirm and Not a duplicate (token action ``review``)
 ``GET /confirm?t=``  the proposal with Confirm as its main button (the digest's one-tap link)
-``POST /confirm?t=`` merge the pair (``confirm``, single use)
+``POST /confirm?t=`` merge the pair (``confirm``, single use): claimed at once, merged from the queue
 ``GET /reject?t=``   the proposal with Not a duplicate as its main button
 ``POST /reject?t=``  record "not a duplicate" (``reject``, single use)
 ``GET /undo?t=``     what undo will do (``undo``)
-``POST /undo?t=``    undo the merge (``undo``, single use)
+``POST /undo?t=``    undo the merge (``undo``, single use): claimed at once, undone from the queue
 
 Tokens are scoped to one pair (or one merge for undo), expire with the pairs' 30-day window,
 and are consumed once (a ``link#<token id>`` marker in the merges table), in the same
 transaction that changes the pair's state: a request refused or lost to a concurrent click
 consumes nothing, and a merge that failed and was put back releases its link.
+
+A confirm or an undo writes HubSpot several times, which a person should not wait for: the
+click takes the claim (DynamoDB only), puts it on ``dm-merges`` and answers "merging now" with a
+link to the result (a GET of the same link); dm-merge then takes the claim over from the queue
+(``MergeService.finish``) and writes HubSpot. The claim makes the answer true: only the click
+that won it is told "merging now"; every other is told what the winner did.
 
 A browser gets a page for every outcome (done, already used, expired, tampered, busy, failed),
 naming the contacts where the link names a pair; a client asking for JSON gets the JSON error
@@ -41,15 +47,23 @@ from handlers.common.link_tokens import Keyring, issue_token
 from handlers.common.secrets import get_secret
 from handlers.duplicate_merger import digest as dg
 from handlers.duplicate_merger import pages, people
-from handlers.duplicate_merger.contract import MERGE_REQUEST_VERSION, MergeSettings
+from handlers.duplicate_merger.contract import MERGE_CLICK_VERSION, MergeSettings
 from handlers.duplicate_merger.crm import CrmWriter
 from handlers.duplicate_merger.matcher import Thresholds, describe, split_pair_key, week_of
-from handlers.duplicate_merger.merging import LinkUse, MergeFailed, MergeService, Outcome, stuck
+from handlers.duplicate_merger.merging import (
+    Claim,
+    LinkUse,
+    MergeFailed,
+    MergeService,
+    Outcome,
+    stuck,
+)
 from handlers.duplicate_merger.store import (
     RUN_LATEST,
     DecisionTally,
     DynamoLedger,
     PairReader,
+    QueueSender,
     S3Bundles,
     calibration_key,
 )
@@ -89,16 +103,22 @@ class App:
 
     # Collaborators, created when first needed --------------------------------------------
 
+    def hand_off(self, claim: Claim) -> None:
+        """Queue a click's claim for ``automatic`` to finish (``MergeService.finish``)."""
+        message = {"pair_key": claim.pair_key, "claim": {
+            "kind": claim.kind, "holder": claim.holder, "merge_id": claim.merge_id, "by": claim.by}}
+        QueueSender(self.env.merges_queue_url).send(formats.stamp(message, MERGE_CLICK_VERSION))
+
     def keyring(self) -> Any:
         return Keyring.from_secret_string(get_secret(self.env.link_key_secret))
 
     def service(self) -> MergeService:
-        """The merge service; the CRM write credential is read only here (confirm, undo,
-        automatic merge), never to render a page."""
-        crm = self.crm()
+        """The merge service; the CRM write credential is read only when it writes (a merge or
+        an undo from the queue), never to render a page or take a click's claim."""
         return MergeService(
-            crm, self.ledger, self.bundles, undo_days=self.env.undo_days,
+            None, self.ledger, self.bundles, undo_days=self.env.undo_days,
             shown=self.pairs.shown, tally=DecisionTally(self.ledger.decisions), notes=self.ledger,
+            make_crm=self.crm,
         )
 
     # Web ---------------------------------------------------------------------------------
@@ -150,6 +170,9 @@ class App:
             if decided:
                 return kit.answer(request, 409, "already_decided", f"Already decided: {pages.who(pair)}",
                                   decided, more=self._still(pair, base, now))
+            if (self.ledger.decision(claims.subject) or {}).get("decision") == "merging":
+                return pages.in_progress(pages.who(pair), f"{base}/{route}?t={_token_of(claims, self)}",
+                                         undo=False)
             if route == "review" and pair.get("band") == "propose" and pair.get("run_id"):
                 run_id = str(pair["run_id"])
                 gone = self._gone(run_id)
@@ -170,6 +193,14 @@ class App:
         record = self.ledger.merge(claims.subject)
         if record is None:
             return kit.answer(request, 404, "unknown_merge", "No such merge", "This link names no merge.")
+        this = f"{base}/undo?t={_token_of(claims, self)}"
+        about = self._about("undo", "", None, record)
+        if record.get("state") == "undoing":
+            return pages.in_progress(about, this, undo=True)
+        if record.get("state") == "undone":
+            return kit.answer(request, 409, "already_undone", f"Undone: {about}" if about else "Undone",
+                              f"This merge was undone on {pages.day(record.get('undone_at'))}: "
+                              "both contacts are back as they were before it.")
         return pages.undo_confirmation(
             record, f"{base}/undo?t={_token_of(claims, self)}", self._names(record)
         )
@@ -283,16 +314,17 @@ class App:
             if route == "confirm":
                 # A check proposal (make verify put it in dm-pairs) is claimed, then refused.
                 outcome = service.merge(claims.subject, decided_by=who, now=now, link=link,
-                                        check=bool(pair and pair.get("check")))
+                                        check=bool(pair and pair.get("check")), hand_off=self.hand_off)
             elif route == "reject":
                 outcome = service.reject(claims.subject, decided_by=who, now=now, link=link)
             else:
-                outcome = service.undo(claims.subject, undone_by=who, now=now, link=link)
+                outcome = service.undo(claims.subject, undone_by=who, now=now, link=link,
+                                       hand_off=self.hand_off)
         except MergeFailed as failed:
             return kit.answer(request, 503, "merge_failed_restored", "The merge failed; nothing changed",
                               _sentence(failed.outcome.message) + " The link still works: try again "
                               "in a few minutes.", more=kit.para(f"About {about}.") if about else None)
-        if outcome.status in ("already_decided", "already_undone") and self.ledger.link_used(link.token_id):
+        if outcome.status in ("already_decided", "already_undone", "busy") and self.ledger.link_used(link.token_id):
             outcome = Outcome("link_used", "this link has already been used", outcome.merge_id)
         refusals = {
             "link_used": (409, "This link was already used", "this link has already been used"),
@@ -312,6 +344,9 @@ class App:
             return self._refused(request, outcome.status, status, title, message, route, base, now,
                                  pair if pair is not None else self._about_pair(claims.subject, record),
                                  about)
+        if outcome.status in ("merging", "undoing"):
+            return pages.in_progress(about or "the two contacts", f"{base}{request.path}?t="
+                                     f"{_token_of(claims, self)}", undo=route == "undo")
         if outcome.status == "merged" and outcome.merge_id:
             undo = self._link(base, "/undo", "undo", outcome.merge_id, _undo_expiry(now, self.env), now)
             until = dt.datetime.fromtimestamp(_undo_expiry(now, self.env), dt.UTC).date().isoformat()
@@ -356,11 +391,21 @@ class App:
     # Automatic merges --------------------------------------------------------------------
 
     def automatic(self, body: str) -> Outcome:
-        """One automatic-band pair from dm-score; busy or failed raises (SQS retries), a
-        format this code does not read is refused (``formats.read``)."""
+        """One automatic-band pair from dm-score, or a reviewer's click to finish (``claim``);
+        busy or failed raises (SQS retries), a format this code does not read is refused
+        (``formats.read``)."""
         message = json.loads(body)
-        formats.read(message, current=MERGE_REQUEST_VERSION, what="merge request")
+        formats.read(message, current=MERGE_CLICK_VERSION, what="merge request")
         pair_key = str(message["pair_key"])
+        claim = message.get("claim")
+        if isinstance(claim, dict):
+            outcome = self.service().finish(
+                claim["kind"], pair_key, str(claim["merge_id"]), str(claim["holder"]),
+                str(claim["by"]), self.clock(),
+            )
+            if outcome.status == "busy":
+                raise RuntimeError(outcome.message)  # SQS redelivers it after the visibility timeout
+            return outcome
         pair = self.pairs.get(pair_key)
         if pair is None or pair.get("band") != "automatic":
             return Outcome("gone", "the pair is no longer in the automatic band")

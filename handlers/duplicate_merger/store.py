@@ -352,8 +352,10 @@ class DynamoLedger:
     def claim(self, claim: Claim, now: int) -> Lost | None:
         d, m = self.decisions.name, self.merges.name
         hold = {":h": claim.holder, ":l": claim.lease_until}
-        takeover = "#d = :kind AND holder = :stale AND lease_until < :now"
-        stale = {":kind": claim.kind, ":stale": claim.stale_holder or "", ":now": now}
+        # A handover takes a click's live claim; any other takeover only an abandoned one.
+        takeover = "#d = :kind AND holder = :stale" + ("" if claim.handover else " AND lease_until < :now")
+        stale = {":kind": claim.kind, ":stale": claim.stale_holder or "",
+                 **({} if claim.handover else {":now": now})}
         writes: list[dict[str, Any]] = []
         if claim.stale_holder is not None:
             writes.append(tx_update(
@@ -388,6 +390,8 @@ class DynamoLedger:
             orphan = claim.stale_locks.get(record_id) or claim.stale_holder
             if orphan is None:
                 writes.append(tx_put(m, lock, "attribute_not_exists(merge_id)"))
+            elif claim.handover:
+                writes.append(tx_put(m, lock, "holder = :o", {":o": orphan}))
             else:
                 writes.append(tx_put(
                     m, lock,

@@ -21,7 +21,8 @@ from sandbox.core import HttpAnswer, Sandbox
 from sandbox.report import Report
 
 LINK_KEYRING = json.dumps({"active_kid": "k1", "keys": {"k1": "sandbox-dm-link-key-" + "d" * 24}})
-BROWSER = {"user-agent": "Mozilla/5.0 (Windows NT 10.0) Firefox/140.0"}
+BROWSER = {"user-agent": "Mozilla/5.0 (Windows NT 10.0) Firefox/140.0",
+           "accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"}
 
 
 def _crm() -> Any:
@@ -135,26 +136,34 @@ class DuplicateMergerDay:
             step.note(f"confirm: HTTP {done.status if done else '-'}")
             again = _follow(sb, confirm.group(1), "POST") if confirm else None
             step.note(f"the same link again: HTTP {again.status if again else '-'}")
-            sb.drain()
+            sb.drain()  # the click was claimed and queued: dm-merge merges it from dm-merges
+            result = _follow(sb, confirm.group(1), "GET") if confirm else None
+            step.note(f"the result (the same link, opened): HTTP {result.status if result else '-'}")
         merged = [m for m in sb.items("dm-merges") if str(m.get("merge_id", "")).startswith("mrg")]
         report.check(
-            "the confirmed merge ran once; the reused link changed nothing",
+            "the confirmed merge ran once, after the answer; the reused link changed nothing",
             done is not None
-            and done.status == 200
+            and done.status == 202
             and again is not None
             and again.status == 409
+            and result is not None
+            and "were already merged by" in result.text
             and len(merged) >= 2,
             f"{len(merged)} merges",
         )
-        with report.step("The reviewer undoes that merge from the confirmation page") as step:
-            undo = re.search(r"action='([^']*/undo\?t=[^']+)'", done.text) if done else None
+        with report.step("The reviewer undoes that merge from the result page") as step:
+            offer = re.search(r"href='([^']*/undo\?t=[^']+)'", result.text) if result else None
+            page = _follow(sb, offer.group(1), "GET") if offer else None
+            undo = re.search(r"action='([^']*/undo\?t=[^']+)'", page.text) if page else None
             undone = _follow(sb, undo.group(1), "POST") if undo else None
             step.note(f"undo: HTTP {undone.status if undone else '-'}")
             sb.drain()
+            after = _follow(sb, undo.group(1), "GET") if undo else None
         bundles = sb.objects("dm-undo", "undo/")
         report.check(
             "the undo restored the absorbed record; every merge left an undo bundle",
-            undone is not None and undone.status == 200 and len(bundles) >= len(merged),
+            undone is not None and undone.status == 202 and after is not None
+            and "both contacts are back" in after.text and len(bundles) >= len(merged),
             f"{len(bundles)} bundle(s)",
         )
         report.check(

@@ -198,6 +198,8 @@ def test_each_role_holds_exactly_its_grants(graph: Graph) -> None:
         (("ses:SendEmail",), (arn("ses", "identity/example.com"),)),
         (("lambda:GetFunctionUrlConfig",), (arn("lambda", "function:dev-dm-merge"),)),
         (EVENT_SOURCE, (MERGES_Q,)),
+        # #41: a reviewer's click is claimed, then finished from dm-merge's own queue.
+        (("sqs:SendMessage",), (MERGES_Q,)),
         (("sqs:SendMessage",), (arn("sqs", "dev-dm-merge-failures"),)),
     }
 

@@ -159,7 +159,7 @@ EXPECTED_GRANTS["upsr-compliance"] = {
 """Shopify's compliance webhooks: the only role that may scan and delete upsr's tables."""
 
 SIZES = {
-    "upsr-order": (512, 10, "order"),
+    "upsr-order": (1024, 10, "order"),  # #41: its first invocation within 1.5 s
     "upsr-picker": (512, 60, "picker"),
     "upsr-sender": (256, 120, "sender"),
     "upsr-addlink": (512, 10, "addlink"),

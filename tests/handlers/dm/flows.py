@@ -86,6 +86,25 @@ def queued_merges(dm_aws: DmAws) -> list[dict[str, Any]]:
     return [json.loads(m["Body"]) for m in got.get("Messages", [])]
 
 
+def deliver_clicks(dm_aws: DmAws) -> list[dict[str, Any]]:
+    """Deliver the reviewers' handed-over clicks on dm-merges to dm-merge, as its queue trigger
+    would (other messages stay queued); returns each SQS batch answer."""
+    from handlers.common.aws_clients import client
+    from handlers.duplicate_merger.functions import merge
+
+    sqs, answers = client("sqs"), []
+    got = sqs.receive_message(QueueUrl=dm_aws.merges_url, MaxNumberOfMessages=10)
+    for m in got.get("Messages", []):
+        if "claim" not in json.loads(m["Body"]):
+            sqs.change_message_visibility(QueueUrl=dm_aws.merges_url, ReceiptHandle=m["ReceiptHandle"],
+                                          VisibilityTimeout=0)
+            continue
+        event = {"Records": [{"messageId": m["MessageId"], "body": m["Body"], "eventSource": "aws:sqs"}]}
+        answers.append(merge.handler(event, None))
+        sqs.delete_message(QueueUrl=dm_aws.merges_url, ReceiptHandle=m["ReceiptHandle"])
+    return answers
+
+
 def service(dm_aws: DmAws, crm: InMemoryCrm) -> MergeService:
     return MergeService(
         crm, DynamoLedger(dm_aws.merges, dm_aws.decisions), S3Bundles(dm_aws.bucket), undo_days=90

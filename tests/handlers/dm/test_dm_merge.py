@@ -27,6 +27,7 @@ from tests.handlers.dm.flows import (
     REFERRAL,
     crm_with_duplicates,
     crm_with_history,
+    deliver_clicks,
     link_token,
     queued_merges,
     request,
@@ -168,15 +169,29 @@ def test_review_confirm_and_undo_through_the_links(dm_aws: DmAws, monkeypatch: p
     confirm_url = page["body"].split("action='")[1].split("'")[0].replace("&amp;", "&")
     assert confirm_url.startswith("/confirm?t="), "origin-relative: works on http and https"
     answer = merge.handler(request("POST", "/confirm", link_token(confirm_url)), None)
-    assert answer["statusCode"] == 200
-    # #40: one name twice is told apart by which record was kept; ids only in the detail line.
-    assert "Ann Zyborski&#x27;s two records were merged into one: the older was kept." in answer["body"]
-    assert "Merged: Ann Zyborski (two records)" in answer["body"] and "(id " not in answer["body"]
-    undo_url = answer["body"].split("action='")[1].split("'")[0]
+    # #41: the click is claimed and queued; HubSpot is neither read nor written while it waits.
+    assert answer["statusCode"] == 202 and crm.writes == 0 and "102" not in crm.archived
+    assert "Merging Ann Zyborski (two records) now." in answer["body"]
+    result_url = answer["body"].split("href='")[1].split("'")[0].replace("&amp;", "&")
+    assert result_url.startswith("/confirm?t=") and link_token(result_url) == link_token(confirm_url)
+    waiting = merge.handler(request("GET", "/confirm", link_token(result_url)), None)
+    assert waiting["statusCode"] == 202 and "Merging Ann Zyborski (two records) now." in waiting["body"]
+    assert deliver_clicks(dm_aws) == [{"batchItemFailures": []}]
+    assert "102" in crm.archived and crm.writes > 0
+    result = merge.handler(request("GET", "/confirm", link_token(result_url), BROWSER), None)
+    assert result["statusCode"] == 409 and "(two records) were already merged by " in result["body"]
+    undo_url = result["body"].split("href='")[1].split("'")[0].replace("&amp;", "&")
     assert undo_url.startswith("/undo?t=")
-    undone = merge.handler(request("POST", "/undo", link_token(undo_url)), None)
-    assert undone["statusCode"] == 200 and "Undone" in undone["body"]
-    assert "102" in crm.contacts
+    confirm_undo = merge.handler(request("GET", "/undo", link_token(undo_url)), None)
+    assert "Ann Zyborski&#x27;s two records were merged into one: the older was kept." in confirm_undo["body"]
+    assert "(id " not in confirm_undo["body"]
+    undoing = merge.handler(request("POST", "/undo", link_token(undo_url)), None)
+    assert undoing["statusCode"] == 202 and "Undoing the merge of" in undoing["body"]
+    assert "102" not in crm.contacts or "102" in crm.archived
+    assert deliver_clicks(dm_aws) == [{"batchItemFailures": []}]
+    undone = merge.handler(request("GET", "/undo", link_token(undo_url), BROWSER), None)
+    assert undone["statusCode"] == 409 and "Undone: Ann Zyborski (two records)" in undone["body"]
+    assert "102" in crm.contacts and "102" not in crm.archived
 
 
 def test_a_reused_link_does_nothing(dm_aws: DmAws, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -185,10 +200,14 @@ def test_a_reused_link_does_nothing(dm_aws: DmAws, monkeypatch: pytest.MonkeyPat
     registry.override(merge, crm=lambda: crm)
     registry.override(clock=lambda: NOW)
     token = issue_token(KEYS, subject="101#102", action="confirm", ttl_seconds=3600, now=NOW.timestamp())
-    assert merge.handler(request("POST", "/confirm", token), None)["statusCode"] == 200
+    assert merge.handler(request("POST", "/confirm", token), None)["statusCode"] == 202
+    again = merge.handler(request("POST", "/confirm", token), None)  # before the queue ran
+    assert again["statusCode"] == 409 and json.loads(again["body"])["error"]["code"] == "link_used"
+    assert len(deliver_clicks(dm_aws)) == 1 and "102" in crm.archived  # one merge, not two
     writes, state = crm.writes, copy.deepcopy(crm.state(["101", "102"]))
     again = merge.handler(request("POST", "/confirm", token), None)
     assert again["statusCode"] == 409 and json.loads(again["body"])["error"]["code"] == "link_used"
+    assert deliver_clicks(dm_aws) == []
     assert crm.writes == writes and crm.state(["101", "102"]) == state
 
 
@@ -220,7 +239,7 @@ def test_a_check_proposal_is_claimed_then_refused_before_the_crm(
     assert dm_aws.merges.scan()["Items"] == []  # no lock, no link marker left
     dm_aws.pairs.update_item(Key={"pair_key": "101#102"}, UpdateExpression="REMOVE #c",
                              ExpressionAttributeNames={"#c": "check"})
-    assert merge.handler(request("POST", "/confirm", token), None)["statusCode"] == 200
+    assert merge.handler(request("POST", "/confirm", token), None)["statusCode"] == 202
 
 
 def test_a_browser_gets_a_page_naming_the_pair_for_every_outcome_and_a_program_gets_json(
@@ -250,7 +269,9 @@ def test_a_browser_gets_a_page_naming_the_pair_for_every_outcome_and_a_program_g
     page(one_tap, 200, "Ann Zyborski", "Confirm: merge them")
     assert crm.writes == 0  # the digest's one-tap link only opens the page
     confirm = token("confirm")
-    page(merge.handler(request("POST", "/confirm", confirm, BROWSER), None), 200, "were merged into one")
+    page(merge.handler(request("POST", "/confirm", confirm, BROWSER), None), 202,
+         "Merging Ann Zyborski (two records) now.", "See the result")
+    deliver_clicks(dm_aws)
     page(merge.handler(request("POST", "/confirm", confirm, BROWSER), None), 409,
          "This link was already used", "Ann Zyborski (two records) were already merged by ",
          "You can still undo this merge until", "Undo this merge")
@@ -303,15 +324,15 @@ def test_automatic_merges_arrive_on_the_merge_queue(dm_aws: DmAws, monkeypatch: 
 
 
 def test_a_merge_request_0_1_0_wrote_is_merged_and_a_newer_format_refused(dm_aws: DmAws) -> None:
-    """dm-merges: dm-score stamps version 1; 0.1.0's message (no ``v``) is read as 1, a newer
-    one is refused into the DLQ untouched (handlers.common.formats)."""
+    """dm-merges: dm-score stamps version 1 (dm-merge's own clicks are 2); 0.1.0's message (no
+    ``v``) is read as 1, a newer one is refused into the DLQ untouched (handlers.common.formats)."""
     crm = crm_with_duplicates()
     run_week(dm_aws, crm)
     registry.override(merge, crm=lambda: crm)
     registry.override(clock=lambda: NOW)
     (message,) = queued_merges(dm_aws)
     assert message["v"] == 1
-    newer = {"messageId": "newer", "body": json.dumps({**message, "v": 2}), "eventSource": "aws:sqs"}
+    newer = {"messageId": "newer", "body": json.dumps({**message, "v": 3}), "eventSource": "aws:sqs"}
     assert merge.handler({"Records": [newer]}, None) == {"batchItemFailures": [{"itemIdentifier": "newer"}]}
     assert crm.writes == 0
     unversioned = {k: v for k, v in message.items() if k != "v"}
