@@ -63,6 +63,7 @@ Status = Literal[
     "already_decided",
     "busy",
     "gone",
+    "withdrawn",  # the page's answer: the run's automatic merges took one of the pair
     "rolled_back",
     "undone",
     "already_undone",

@@ -253,6 +253,12 @@ class App:
             return kit.para("The time to undo it has passed.")
         return pages.undo_offer(self._link(base, "/undo", "undo", str(record["merge_id"]), expires, now), until)
 
+    def _taken_by_automatic(self, pair_key: str, pair: Mapping[str, Any] | None) -> bool:
+        """Whether the run's automatic merges took one of a proposed pair's records."""
+        if pair is None or pair.get("band") != "propose" or not pair.get("run_id"):
+            return False
+        return bool(self._gone(str(pair["run_id"])).intersection(split_pair_key(pair_key)))
+
     def _gone(self, run_id: str) -> frozenset[str]:
         """The records the run's automatic merges took or will take (``people.absorbed``)."""
         return people.absorbed(self.pairs.review(run_id, "automatic"), self.ledger.decision,
@@ -311,7 +317,11 @@ class App:
         about = self._about(route, claims.subject, pair, record)
         try:
             service = self.service()
-            if route == "confirm":
+            if route == "confirm" and self._taken_by_automatic(claims.subject, pair):
+                # Known from dm's own records, before any claim: a click is not told "merging
+                # now" for a pair the queue would then find gone.
+                outcome = Outcome("withdrawn", "an automatic merge took one of the two contacts")
+            elif route == "confirm":
                 # A check proposal (make verify put it in dm-pairs) is claimed, then refused.
                 outcome = service.merge(claims.subject, decided_by=who, now=now, link=link,
                                         check=bool(pair and pair.get("check")), hand_off=self.hand_off)
@@ -333,6 +343,7 @@ class App:
                      outcome.message + "; try again in a few minutes"),
             "needs_attention": (409, "This merge needs a person", outcome.message),
             "gone": (410, "A contact is gone", outcome.message),
+            "withdrawn": (410, "Nothing to decide", outcome.message),
             "unknown_merge": (404, "No such merge", outcome.message),
             "undo_expired": (410, "Too late to undo", outcome.message),
             "check": (409, "A check: nothing was merged", outcome.message),
@@ -385,6 +396,9 @@ class App:
         if code == "gone":
             return kit.answer(request, status, code, f"Nothing to merge: {about}" if about else title,
                               pages.GONE)
+        if code == "withdrawn":
+            return kit.answer(request, status, "proposal_withdrawn",
+                              f"Nothing to decide: {about}" if about else title, pages.WITHDRAWN)
         return kit.answer(request, status, code, title, _sentence(message),
                           more=kit.para(f"About {about}.") if about else None)
 
