@@ -186,6 +186,14 @@ PRIOR_PAIRS = 20
 counted pairs the prior dominates; a CRM of 20,000 contacts already counts dozens to hundreds
 per context."""
 
+NAMESAKE_PRIOR_PAIRS = 2
+"""Pseudo-pairs of ``NAMESAKES_AT_HOME`` the counted juniors and seniors are shrunk with. That
+share is a round guess (two documented shares multiplied), not a measure, and a CRM of 20,000
+contacts shows only a few such pairs (4 on the second generator): at ``PRIOR_PAIRS`` the guess
+outweighed them, so a rare full name weighed less the smaller the CRM and the cut moved with
+its size (second generator: 0.064 used at 20k, 0.038 at 100k, where the counts alone say
+0.010 and 0.022; pairs at -2 to 0 bits were duplicates 0.78 of the time at 20k, 0.47 at 100k)."""
+
 LEAST_SHARE = 0.005
 """The least P(agree | same person) a count may give: an agreement is never counted as
 impossible for one person (``FieldPrior.differ`` floors a disagreement the same way)."""
@@ -529,8 +537,8 @@ def namesakes_at_home(count: NamesakeCount) -> float:
     two such records (``sure_at_home / sure``), so the juniors and seniors a home shows
     (``two_people``) are that share of those holding a mobile each; two people hold a mobile
     each as often as two contacts do (``(mobiles / contacts) ** 2``). Shrunk towards
-    ``NAMESAKES_AT_HOME`` by ``PRIOR_PAIRS`` pseudo-pairs against the ``two_people`` pairs the
-    estimate rests on. Measured on the generated CRM: 373 pairs estimated of 320 (20k), 1,456
+    ``NAMESAKES_AT_HOME`` by ``NAMESAKE_PRIOR_PAIRS`` pseudo-pairs against the ``two_people``
+    pairs the estimate rests on. Measured on the generated CRM: 373 pairs estimated of 320 (20k), 1,456
     of 1,623 (100k), where the documented share says 750 and 3,750."""
     if not (count.two_people and count.sure_at_home and count.mobiles):
         return NAMESAKES_AT_HOME
@@ -538,7 +546,8 @@ def namesakes_at_home(count: NamesakeCount) -> float:
     housemates = count.two_people * count.sure / count.sure_at_home / both_mobile
     measured = 2.0 * housemates / count.contacts
     weight = count.two_people
-    return (weight * measured + PRIOR_PAIRS * NAMESAKES_AT_HOME) / (weight + PRIOR_PAIRS)
+    prior = NAMESAKE_PRIOR_PAIRS
+    return (weight * measured + prior * NAMESAKES_AT_HOME) / (weight + prior)
 
 
 def household_share(homes: HomeCount) -> float:

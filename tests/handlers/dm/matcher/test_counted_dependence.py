@@ -9,6 +9,7 @@ import pytest
 
 from handlers.duplicate_merger.matcher.bands import Thresholds
 from handlers.duplicate_merger.matcher.counted import (
+    NAMESAKE_PRIOR_PAIRS,
     PRIOR_PAIRS,
     DependenceCounts,
     HomeCount,
@@ -209,12 +210,28 @@ def test_juniors_and_seniors_at_one_home_are_counted_per_crm() -> None:
     # share of all; every contact holds a mobile, so no pair is missed for want of one.
     measured = 2.0 * 40 * 101 / 21 / 284
     assert namesakes_at_home(count) == pytest.approx(
-        (40 * measured + PRIOR_PAIRS * NAMESAKES_AT_HOME) / (40 + PRIOR_PAIRS)
+        (40 * measured + NAMESAKE_PRIOR_PAIRS * NAMESAKES_AT_HOME) / (40 + NAMESAKE_PRIOR_PAIRS)
     )
     assert namesakes_at_home(NamesakeCount(1000, 500, 0, 50, 5)) == NAMESAKES_AT_HOME
     assert explained_by(count_dependence(sorted(people, key=lambda p: p.id))).namesakes_at_home == (
         namesakes_at_home(count)
     )
+
+
+def test_a_small_crms_few_counted_juniors_outweigh_the_documented_guess() -> None:
+    # The second generator's counts at 20k contacts: 4 juniors and seniors at one home, a rate
+    # of about 0.01 per contact. The documented share (a round guess, 0.075) shrunk in by 20
+    # pseudo-pairs gave 0.064, so a rare full name weighed 1.5 bits less at 20k than at 100k
+    # (where 46 pairs are counted) and the cut moved with the CRM's size.
+    small = NamesakeCount(contacts=20_000, mobiles=7_409, two_people=4, sure=254, sure_at_home=76)
+    measured = 2.0 * 4 * 254 / 76 / (7_409 / 20_000) ** 2 / 20_000
+    assert measured == pytest.approx(0.0097, abs=0.0001)
+    assert namesakes_at_home(small) < NAMESAKES_AT_HOME / 2
+    # A large CRM's count is its own measure, whatever the guess.
+    large = NamesakeCount(contacts=1_000_000, mobiles=370_000, two_people=500, sure=12_700,
+                          sure_at_home=3_800)
+    large_measured = 2.0 * 500 * 12_700 / 3_800 / 0.37**2 / 1_000_000
+    assert namesakes_at_home(large) == pytest.approx(large_measured, rel=0.02)
 
 
 def test_a_crm_with_few_juniors_and_seniors_lets_a_rare_full_name_weigh_more() -> None:
