@@ -151,25 +151,24 @@ class Runtime:
         self.lock = threading.RLock()
         self._containers: dict[str, dict[tuple[int, str], Any]] = {}
         self._warm: str | None = None
-        self._routers_installed = False
         self._streams: tuple[Any, Any] = (sys.stdout, sys.stderr)
+        self._routers: tuple[_Router, _Router] | None = None
 
     def install_log_routing(self) -> None:
         """Send handler output to each invocation's buffer instead of the terminal."""
-        if not self._routers_installed:
+        if self._routers is None:
             self._streams = (sys.stdout, sys.stderr)
-            sys.stdout = _Router(sys.stdout)
-            sys.stderr = _Router(sys.stderr)
-            self._routers_installed = True
+            self._routers = (_Router(sys.stdout), _Router(sys.stderr))
+            sys.stdout, sys.stderr = self._routers
 
     def uninstall_log_routing(self) -> None:
-        if self._routers_installed:
+        if self._routers is not None:
             # Put back what was there, unless someone (pytest's capture) replaced it since.
             if isinstance(sys.stdout, _Router):
                 sys.stdout = self._streams[0]
             if isinstance(sys.stderr, _Router):
                 sys.stderr = self._streams[1]
-            self._routers_installed = False
+            self._routers = None
 
     def handler(self, spec: FunctionSpec) -> Callable[[Any, Any], Any]:
         module_name, _, attribute = self.resolver(spec.handler).rpartition(".")
@@ -240,6 +239,11 @@ class Runtime:
             set_active(caller)
             _ACTIVE_BUFFER[0] = buffer
             log_token = _LOG_BUFFER.set(buffer)
+            streams = (sys.stdout, sys.stderr)
+            if self._routers is not None:
+                # The handler's stdout is its log, even where someone replaced sys.stdout since
+                # the sandbox started (pytest's capture, between a module fixture and a test).
+                sys.stdout, sys.stderr = self._routers
             started = time.monotonic()
             try:
                 os.environ.clear()
@@ -258,6 +262,7 @@ class Runtime:
                 CURRENT.reset(token)
                 os.environ.clear()
                 os.environ.update(saved_env)
+                sys.stdout, sys.stderr = streams
             if invocation.error is None and invocation.duration_s > spec.timeout_s:
                 invocation.error = f"Task timed out after {spec.timeout_s}.00 seconds"
                 invocation.error_type = "Sandbox.Timedout"

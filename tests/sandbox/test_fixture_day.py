@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import io
 import json
 from typing import Any
 
+import pytest
+
+from handlers.common.observability import get_logger
 from sandbox.core import Sandbox
 from sandbox.play import play_days
 from tests.sandbox.fixture_scenario import FixtureDay
+from tests.sandbox.fixture_system import resolve_handler
 
 
 def test_the_fixture_day_ends_in_the_expected_state(fixture_sandbox: Sandbox) -> None:
@@ -79,3 +85,26 @@ def test_the_handler_sees_only_its_declared_environment(fixture_sandbox: Sandbox
     assert env["AWS_REGION"] == "eu-west-2" and env["AWS_LAMBDA_FUNCTION_NAME"] == "dev-tst-audit"
     assert env["AWS_ENDPOINT_URL"].startswith("http://127.0.0.1:")
     assert "TICKETS_TABLE" not in env  # another function's variable
+
+
+def test_a_handlers_log_lines_are_its_invocations_wherever_its_logger_was_made(
+    fixture_sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A logger made while stdout was elsewhere (an earlier test in this process, pytest's
+    capture between this module's sandbox and this test) still logs into the invocation:
+    make upgrade-check reads a drop from those lines."""
+    sb = fixture_sandbox
+    elsewhere = io.StringIO()
+    with contextlib.redirect_stdout(elsewhere):
+        get_logger("tst-made-elsewhere")
+    spec = sb.function("tst-audit")
+    module = importlib.import_module(resolve_handler(spec.handler).rpartition(".")[0])
+
+    def logging(event: Any, context: Any) -> dict[str, Any]:
+        get_logger("tst-made-elsewhere").error("unusable record dropped", extra={"record": "r1"})
+        return {"batchItemFailures": []}
+
+    monkeypatch.setattr(module, "handler", logging)
+    invocation = sb.runtime.invoke(spec.name, {"Records": []}, source="test")  # type: ignore[union-attr]
+    assert '"record":"r1"' in invocation.logs.replace(" ", ""), invocation.logs
+    assert elsewhere.getvalue() == ""
