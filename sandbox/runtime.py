@@ -43,7 +43,11 @@ _PROCESS_VARIABLES = frozenset(
 """Variables of the host process a handler may still see; nothing else leaks into it, so a
 handler reading a variable its infra does not declare fails here as it would in Lambda."""
 _LOG_BUFFER: ContextVar[io.StringIO | None] = ContextVar("sandbox_log_buffer", default=None)
-_ACTIVE_BUFFER: list[io.StringIO | None] = [None]
+_ACTIVE_BUFFER: list[tuple[io.StringIO, frozenset[threading.Thread]] | None] = [None]
+"""The running invocation's log, and the threads that were alive when it began: a thread the
+handler starts (a thread pool) does not carry the context variable, and writes to the log;
+any other thread (a test printing, the pump between deliveries) writes where it writes.
+Threads, not their ids: an id is reused as soon as its thread ends."""
 
 
 @dataclass
@@ -97,7 +101,10 @@ class _Router(io.TextIOBase):
         self.real = real
 
     def write(self, text: str) -> int:
-        buffer = _LOG_BUFFER.get() or _ACTIVE_BUFFER[0]
+        buffer = _LOG_BUFFER.get()
+        active = _ACTIVE_BUFFER[0]
+        if buffer is None and active is not None and threading.current_thread() not in active[1]:
+            buffer = active[0]
         if buffer is not None:
             return buffer.write(text)
         return int(self.real.write(text))
@@ -237,12 +244,16 @@ class Runtime:
             ledger_start = len(self.interceptor.ledger)
             token = CURRENT.set(caller)
             set_active(caller)
-            _ACTIVE_BUFFER[0] = buffer
+            _ACTIVE_BUFFER[0] = (buffer, frozenset(threading.enumerate()))
             log_token = _LOG_BUFFER.set(buffer)
             streams = (sys.stdout, sys.stderr)
             if self._routers is not None:
                 # The handler's stdout is its log, even where someone replaced sys.stdout since
-                # the sandbox started (pytest's capture, between a module fixture and a test).
+                # the sandbox started (pytest's capture, between a module fixture and a test);
+                # other threads' output goes on where it went.
+                for router, stream in zip(self._routers, streams, strict=True):
+                    if stream is not router:
+                        router.real = stream
                 sys.stdout, sys.stderr = self._routers
             started = time.monotonic()
             try:

@@ -6,6 +6,7 @@ import contextlib
 import importlib
 import io
 import json
+import threading
 from typing import Any
 
 import pytest
@@ -108,3 +109,35 @@ def test_a_handlers_log_lines_are_its_invocations_wherever_its_logger_was_made(
     invocation = sb.runtime.invoke(spec.name, {"Records": []}, source="test")  # type: ignore[union-attr]
     assert '"record":"r1"' in invocation.logs.replace(" ", ""), invocation.logs
     assert elsewhere.getvalue() == ""
+
+
+def test_only_the_handler_and_the_threads_it_starts_write_into_its_log(
+    fixture_sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """While an invocation runs (the pump's, in the background), what the test prints stays
+    the test's: ``make verify``'s lines are read from the test's output."""
+    sb = fixture_sandbox
+    spec = sb.function("tst-audit")
+    module = importlib.import_module(resolve_handler(spec.handler).rpartition(".")[0])
+    running, printed = threading.Event(), threading.Event()
+
+    def waiting(event: Any, context: Any) -> dict[str, Any]:
+        running.set()
+        printed.wait(timeout=30)
+        pool = threading.Thread(target=lambda: print("from the handler's thread"))
+        pool.start()
+        pool.join()
+        return {"batchItemFailures": []}
+
+    monkeypatch.setattr(module, "handler", waiting)
+    done: list[Any] = []
+    background = threading.Thread(
+        target=lambda: done.append(sb.runtime.invoke(spec.name, {"Records": []}, source="test"))  # type: ignore[union-attr]
+    )
+    background.start()
+    assert running.wait(timeout=30)
+    print("from the test")
+    printed.set()
+    background.join()
+    assert done[0].logs == "from the handler's thread\n"
+    assert "from the test" in capsys.readouterr().out
