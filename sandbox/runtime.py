@@ -260,7 +260,13 @@ class Runtime:
                 os.environ.clear()
                 os.environ.update(self.environment(spec))
                 self._switch_container(spec.name)
-                invocation.result = self.handler(spec)(event, context)
+                handler = self.handler(spec)
+                # A cold start's imports are Lambda's Init phase, outside the function's
+                # timeout ("Understanding the Lambda execution environment lifecycle", Lambda
+                # Developer Guide, https://docs.aws.amazon.com/lambda/latest/dg/lambda-runtime-environment.html):
+                # a machine slow to import must not time a handler out.
+                started = context._started = time.monotonic()
+                invocation.result = handler(event, context)
             except Exception as err:
                 invocation.error = str(err) or type(err).__name__
                 invocation.error_type = type(err).__name__

@@ -7,11 +7,14 @@ import importlib
 import io
 import json
 import threading
+import time
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
 from handlers.common.observability import get_logger
+from sandbox import runtime
 from sandbox.core import Sandbox
 from sandbox.play import play_days
 from tests.sandbox.fixture_scenario import FixtureDay
@@ -141,3 +144,32 @@ def test_only_the_handler_and_the_threads_it_starts_write_into_its_log(
     background.join()
     assert done[0].logs == "from the handler's thread\n"
     assert "from the test" in capsys.readouterr().out
+
+
+def test_a_cold_start_slower_than_the_timeout_is_init_not_a_time_out(
+    fixture_sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Importing the handler is Lambda's Init phase, outside the function's timeout: on a
+    loaded machine a slow import does not time out the invocation (its own run still can)."""
+    sb = fixture_sandbox
+    spec = sb.function("tst-audit")
+    clock = [0.0]  # the runtime's monotonic clock, moved by hand: no test waits
+    monkeypatch.setattr(runtime, "time", SimpleNamespace(monotonic=lambda: clock[0], time=time.time))
+    assert sb.runtime is not None
+    resolve = sb.runtime.handler
+
+    def slow_import(function: Any) -> Any:
+        clock[0] += spec.timeout_s + 1
+        return resolve(function)
+
+    monkeypatch.setattr(sb.runtime, "handler", slow_import)
+    assert sb.runtime.invoke(spec.name, {"Records": []}, source="test").error is None
+    module = importlib.import_module(resolve_handler(spec.handler).rpartition(".")[0])
+
+    def slow_run(event: Any, context: Any) -> dict[str, Any]:
+        clock[0] += spec.timeout_s + 1
+        return {"batchItemFailures": []}
+
+    monkeypatch.setattr(module, "handler", slow_run)
+    late = sb.runtime.invoke(spec.name, {"Records": []}, source="test")
+    assert late.error == f"Task timed out after {spec.timeout_s}.00 seconds"
