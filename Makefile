@@ -58,8 +58,8 @@ browser: install ## a headless Chromium or Chrome: found where it is, installed 
 lint: install ## ruff
 	$(VENV)/bin/ruff check .
 
-typecheck: install ## mypy, strict, on every Python folder (components, policies, handlers, sandbox, testsupport, bootstrap, tests)
-	$(VENV)/bin/mypy components policies handlers sandbox testsupport bootstrap tests
+typecheck: install ## mypy, strict, on every Python folder (components, policies, handlers, sandbox, testsupport, bootstrap, tests, benchmarks)
+	$(VENV)/bin/mypy components policies handlers sandbox testsupport bootstrap tests benchmarks
 
 unit: install ## pytest on two workers; an idle worker takes tests queued on the other (worksteal)
 	@$(FIND_BROWSER) --quiet

@@ -44,7 +44,7 @@ from handlers.source_attributor.reporting import (  # noqa: E402
     months_between,
     render,
 )
-from handlers.source_attributor.sources import classify  # noqa: E402
+from handlers.source_attributor.sources import HowDetected, Medium, classify  # noqa: E402
 from handlers.source_attributor.store import DynamoStore, ReportStore  # noqa: E402
 from testsupport.ls import InMemoryStore  # noqa: E402
 
@@ -63,7 +63,7 @@ ARRIVALS = [
     (f"{ORIGIN}/about", "https://someblog.example.org/review"),
     (f"{ORIGIN}/contact", f"{ORIGIN}/pricing"),
 ]
-SOURCES = [
+SOURCES: list[tuple[str, Medium, HowDetected]] = [
     ("google", "organic", "referrer"), ("google", "cpc", "utm"), ("facebook", "organic", "referrer"),
     ("facebook", "cpc", "utm"), ("newsletter", "referral", "utm"), ("direct", "direct", "none"),
     ("direct", "direct", "none"), ("bing", "organic", "referrer"), ("podcast_x", "referral", "utm"),
@@ -176,7 +176,7 @@ def dataset(touches: int, enquiry_share: float, seed: int = 7) -> tuple[InMemory
         for day in days:
             source, medium, how = SOURCES[rng.randrange(len(SOURCES))]
             store.put_touch(Touch(vid, iso(START + dt.timedelta(days=day)), source, medium,
-                                  "", "", "/", how, 0))  # type: ignore[arg-type]
+                                  "", "", "/", how, 0))
         if rng.random() < enquiry_share:
             person = f"{v:064x}"
             when = iso(START + dt.timedelta(days=days[-1] + 0.01))
@@ -211,7 +211,7 @@ def timed_report(store: ReportStore, query: ReportQuery, workers: int = 1) -> fl
 
 def report_figures(sizes: list[int], moto_size: int) -> None:
     print("report (generate + render over a 3-month range; in-memory store = CPU cost only)")
-    query = {mode: ReportQuery(*QUERY_RANGE, mode, False, "json")  # type: ignore[arg-type]
+    query = {mode: ReportQuery(*QUERY_RANGE, mode, False, "json")
              for mode in ("strict", "lenient")}
     for share, label in ((0.10, "10% of visitors enquire"), (1.0, "every visitor enquires")):
         print(f"  {label}:")
@@ -239,8 +239,8 @@ def report_figures(sizes: list[int], moto_size: int) -> None:
                     for enquiry in month.values():
                         batch.put_item(Item=enquiry.item())
             with table("bench-identities").batch_writer() as batch:
-                for rows in store.identity_table.values():
-                    for row in rows.values():
+                for identities in store.identity_table.values():
+                    for row in identities.values():
                         batch.put_item(Item=row.item())
             loaded = time.perf_counter() - t
             reads, _ = queries_needed(store, query["strict"])

@@ -22,12 +22,13 @@ import statistics
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import boto3
 from aws_lambda_powertools.event_handler import LambdaFunctionUrlResolver
 from aws_lambda_powertools.utilities import parameters
 from aws_lambda_powertools.utilities.data_classes import LambdaFunctionUrlEvent
+from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from handlers.common import function_url as ours
 from handlers.common.secrets import DEFAULT_TTL_SECONDS, SecretCache
@@ -125,7 +126,7 @@ def function_url_behaviour() -> list[tuple[str, str, str]]:
     def hook() -> dict[str, Any]:
         return {"ok": True}
 
-    missing = app.resolve(url_event(b"{}", path="/other"), {})
+    missing = app.resolve(url_event(b"{}", path="/other"), LambdaContext())
     rows.append(
         (
             "unknown path",
@@ -168,7 +169,7 @@ def secrets_behaviour() -> list[tuple[str, str, str]]:
             (
                 "one field of a JSON secret",
                 outcome(lambda: cache.get_field("obj", "key")),
-                outcome(lambda: provider.get("obj", transform="json")["key"]),
+                outcome(lambda: cast("dict[str, Any]", provider.get("obj", transform="json"))["key"]),
             )
         )
         rows.append(

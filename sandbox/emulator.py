@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 import os
-import socket
 import threading
 import urllib.request
 from collections.abc import Iterator, Mapping
@@ -33,13 +32,6 @@ FAKE_ENV: Mapping[str, str] = {
     # moto's own default for the SES sandbox check etc.
     "MOTO_ALLOW_NONEXISTENT_REGION": "false",
 }
-
-
-def free_port(host: str = "127.0.0.1") -> int:
-    """A TCP port nothing listens on right now."""
-    with socket.socket() as s:
-        s.bind((host, 0))
-        return int(s.getsockname()[1])
 
 
 @dataclass
@@ -80,9 +72,11 @@ def start(host: str = "127.0.0.1", port: int | None = None) -> Emulator:
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
     os.environ.update(FAKE_ENV)
     os.environ.pop("AWS_PROFILE", None)
-    chosen = port or free_port(host)
     app = DomainDispatcherApplication(create_backend_app)
-    server = make_server(host, chosen, app, threaded=True, request_handler=MotoRequestHandler)
+    # Port 0: the system picks one as it binds. A port found free first and bound after could
+    # be taken in between by another process's server (parallel test workers).
+    server = make_server(host, port or 0, app, threaded=True, request_handler=MotoRequestHandler)
+    chosen = server.port
     thread = serve_in_thread(server, "aws-emulator")
     endpoint = f"http://{host}:{chosen}"
     os.environ["AWS_ENDPOINT_URL"] = endpoint

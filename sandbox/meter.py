@@ -1,11 +1,12 @@
 """What a stretch of sandbox activity cost, counted from the sandbox's own records.
 
-``Meter(sb).mark()`` notes where the interceptor's ledger, the runtime's invocations and the
-provider stand-ins' call counts stand; ``Meter.since(mark)`` counts what the functions did
-after it: DynamoDB reads and writes, S3 operations, secret reads, model calls, calls to the
-outside providers (CRM, enrichment, store: the stand-ins the scenarios wire in), messages sent
-(SES, SMS, SNS), every other AWS call (queues, events, schedules, metrics...) and the Lambda
-invocations caused downstream (anything not started by a Function URL request). Calls made by the sandbox itself (the outside world) are not counted.
+``Meter(sb).mark()`` begins a stretch (``sandbox.stretch``, as the demo's report does for a
+step) and notes the provider stand-ins' call count; ``Meter.since(mark)`` counts what the
+functions did in it: DynamoDB reads and writes, S3 operations, secret reads, model calls,
+calls to the outside providers (CRM, enrichment, store: the stand-ins the scenarios wire in),
+messages sent (SES, SMS, SNS), every other AWS call (queues, events, schedules, metrics...)
+and the Lambda invocations caused downstream (anything not started by a Function URL
+request). Calls made by the sandbox itself (the outside world) are not counted.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
+
+from sandbox.stretch import Stretch
 
 if TYPE_CHECKING:
     from sandbox.core import Sandbox
@@ -59,11 +62,9 @@ class Cost:
 
 
 def cost_of(calls: Iterable[CallRecord], *, provider: int = 0, invoked: int = 0) -> Cost:
-    """The cost of these ledger records (only calls made by a function count)."""
+    """The cost of these calls (a stretch's: the functions' own, ``Stretch.calls``)."""
     counts = dict.fromkeys(("reads", "writes", "s3", "secrets", "model", "sent", "other"), 0)
     for call in calls:
-        if call.function is None:
-            continue
         key = (call.service, call.operation)
         if call.service == "dynamodb" and call.operation in DYNAMODB_READS:
             counts["reads"] += 1
@@ -84,8 +85,7 @@ def cost_of(calls: Iterable[CallRecord], *, provider: int = 0, invoked: int = 0)
 
 @dataclass(frozen=True)
 class Mark:
-    ledger: int
-    invocations: int
+    stretch: Stretch
     provider: int
 
 
@@ -128,18 +128,11 @@ class Meter:
         return counted
 
     def mark(self) -> Mark:
-        runtime = self.sb.runtime
-        return Mark(
-            len(self.sb.interceptor.ledger),
-            len(runtime.invocations) if runtime else 0,
-            self.provider_calls,
-        )
+        return Mark(Stretch.begin(self.sb), self.provider_calls)
 
     def since(self, mark: Mark) -> Cost:
-        runtime = self.sb.runtime
-        started = runtime.invocations[mark.invocations:] if runtime else []
         return cost_of(
-            self.sb.interceptor.ledger[mark.ledger:],
+            mark.stretch.calls(),
             provider=self.provider_calls - mark.provider,
-            invoked=sum(i.source != "url" for i in started),
+            invoked=sum(i.source != "url" for i in mark.stretch.invocations()),
         )

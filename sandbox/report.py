@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from sandbox.core import Sandbox
+from sandbox.stretch import Stretch
 
 _READS = ("Get", "Query", "Scan", "List", "Describe", "Head", "Receive", "BatchGet")
 
@@ -123,20 +124,16 @@ class Report:
         assert result is not None, "a step belongs to a system"
         result.steps += 1
         self.line(f"  {result.steps}. {title}")
-        rt, ic, tr = self.sb.runtime, self.sb.interceptor, self.sb.triggers
-        assert rt is not None and tr is not None
-        marks = (len(rt.invocations), len(ic.ledger), len(tr.traces), len(self.sb.outbox.messages))
+        stretch = Stretch.begin(self.sb)
         handle = Step(self)
         try:
             yield handle
         finally:
-            self._summarise(result, marks)
+            self._summarise(result, stretch)
 
-    def _summarise(self, result: SystemResult, marks: tuple[int, int, int, int]) -> None:
-        rt, ic, tr = self.sb.runtime, self.sb.interceptor, self.sb.triggers
-        assert rt is not None and tr is not None
-        invocations = rt.invocations[marks[0] :]
-        calls = [c for c in ic.ledger[marks[1] :] if c.function is not None]
+    def _summarise(self, result: SystemResult, stretch: Stretch) -> None:
+        invocations = stretch.invocations()
+        calls = stretch.calls()
         own = f"{self.sb.prefix}-{result.key}-"
         result.invocations += sum(1 for i in invocations if i.function.startswith(own))
         result.errors += sum(1 for i in invocations if not i.ok and i.function.startswith(own))
@@ -168,7 +165,7 @@ class Report:
             times = f" x{count}" if count > 1 else ""
             verb = "asked " if action.startswith("bedrock:") else "wrote "
             self.line(f"     {verb} {function}: {action} {target}{times}")
-        for trace in tr.traces[marks[2] :]:
+        for trace in stretch.traces():
             if trace.kind == "refused":
                 self.line(f"     REFUSED {trace.source} -> {trace.target}: {trace.detail}")
                 continue
@@ -186,7 +183,7 @@ class Report:
                 self.line(
                     f"     note   {trace.kind}: {trace.source} -> {trace.target} {trace.detail}".rstrip()
                 )
-        for message in self.sb.outbox.messages[marks[3] :]:
+        for message in stretch.messages():
             result.messages += int((message.function or "").startswith(own))
             subject = f' "{message.subject}"' if message.subject else ""
             text = message.text.strip().replace("\n", " ")

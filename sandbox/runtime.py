@@ -43,7 +43,11 @@ _PROCESS_VARIABLES = frozenset(
 """Variables of the host process a handler may still see; nothing else leaks into it, so a
 handler reading a variable its infra does not declare fails here as it would in Lambda."""
 _LOG_BUFFER: ContextVar[io.StringIO | None] = ContextVar("sandbox_log_buffer", default=None)
-_ACTIVE_BUFFER: list[io.StringIO | None] = [None]
+_ACTIVE_BUFFER: list[tuple[io.StringIO, frozenset[threading.Thread]] | None] = [None]
+"""The running invocation's log, and the threads that were alive when it began: a thread the
+handler starts (a thread pool) does not carry the context variable, and writes to the log;
+any other thread (a test printing, the pump between deliveries) writes where it writes.
+Threads, not their ids: an id is reused as soon as its thread ends."""
 
 
 @dataclass
@@ -97,7 +101,10 @@ class _Router(io.TextIOBase):
         self.real = real
 
     def write(self, text: str) -> int:
-        buffer = _LOG_BUFFER.get() or _ACTIVE_BUFFER[0]
+        buffer = _LOG_BUFFER.get()
+        active = _ACTIVE_BUFFER[0]
+        if buffer is None and active is not None and threading.current_thread() not in active[1]:
+            buffer = active[0]
         if buffer is not None:
             return buffer.write(text)
         return int(self.real.write(text))
@@ -151,25 +158,24 @@ class Runtime:
         self.lock = threading.RLock()
         self._containers: dict[str, dict[tuple[int, str], Any]] = {}
         self._warm: str | None = None
-        self._routers_installed = False
         self._streams: tuple[Any, Any] = (sys.stdout, sys.stderr)
+        self._routers: tuple[_Router, _Router] | None = None
 
     def install_log_routing(self) -> None:
         """Send handler output to each invocation's buffer instead of the terminal."""
-        if not self._routers_installed:
+        if self._routers is None:
             self._streams = (sys.stdout, sys.stderr)
-            sys.stdout = _Router(sys.stdout)
-            sys.stderr = _Router(sys.stderr)
-            self._routers_installed = True
+            self._routers = (_Router(sys.stdout), _Router(sys.stderr))
+            sys.stdout, sys.stderr = self._routers
 
     def uninstall_log_routing(self) -> None:
-        if self._routers_installed:
+        if self._routers is not None:
             # Put back what was there, unless someone (pytest's capture) replaced it since.
             if isinstance(sys.stdout, _Router):
                 sys.stdout = self._streams[0]
             if isinstance(sys.stderr, _Router):
                 sys.stderr = self._streams[1]
-            self._routers_installed = False
+            self._routers = None
 
     def handler(self, spec: FunctionSpec) -> Callable[[Any, Any], Any]:
         module_name, _, attribute = self.resolver(spec.handler).rpartition(".")
@@ -238,14 +244,29 @@ class Runtime:
             ledger_start = len(self.interceptor.ledger)
             token = CURRENT.set(caller)
             set_active(caller)
-            _ACTIVE_BUFFER[0] = buffer
+            _ACTIVE_BUFFER[0] = (buffer, frozenset(threading.enumerate()))
             log_token = _LOG_BUFFER.set(buffer)
+            streams = (sys.stdout, sys.stderr)
+            if self._routers is not None:
+                # The handler's stdout is its log, even where someone replaced sys.stdout since
+                # the sandbox started (pytest's capture, between a module fixture and a test);
+                # other threads' output goes on where it went.
+                for router, stream in zip(self._routers, streams, strict=True):
+                    if stream is not router:
+                        router.real = stream
+                sys.stdout, sys.stderr = self._routers
             started = time.monotonic()
             try:
                 os.environ.clear()
                 os.environ.update(self.environment(spec))
                 self._switch_container(spec.name)
-                invocation.result = self.handler(spec)(event, context)
+                handler = self.handler(spec)
+                # A cold start's imports are Lambda's Init phase, outside the function's
+                # timeout ("Understanding the Lambda execution environment lifecycle", Lambda
+                # Developer Guide, https://docs.aws.amazon.com/lambda/latest/dg/lambda-runtime-environment.html):
+                # a machine slow to import must not time a handler out.
+                started = context._started = time.monotonic()
+                invocation.result = handler(event, context)
             except Exception as err:
                 invocation.error = str(err) or type(err).__name__
                 invocation.error_type = type(err).__name__
@@ -258,6 +279,7 @@ class Runtime:
                 CURRENT.reset(token)
                 os.environ.clear()
                 os.environ.update(saved_env)
+                sys.stdout, sys.stderr = streams
             if invocation.error is None and invocation.duration_s > spec.timeout_s:
                 invocation.error = f"Task timed out after {spec.timeout_s}.00 seconds"
                 invocation.error_type = "Sandbox.Timedout"

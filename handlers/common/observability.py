@@ -12,10 +12,12 @@ the Tracer loads the X-Ray SDK only when it is made (when the stack turns tracin
 from __future__ import annotations
 
 import functools
+import io
 import os
+import sys
 import threading
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from typing import IO, Any, TypeVar, cast
 
 from aws_lambda_powertools import Tracer
 from aws_lambda_powertools.logging import Logger
@@ -43,6 +45,19 @@ def _service_name(service: str | None) -> str:
     )
 
 
+class _Stdout(io.TextIOBase):
+    """``sys.stdout`` as it is at each write. Powertools keeps the stream it was given for the
+    logger's life; a process that redirects stdout later (the sandbox, one log per invocation,
+    or pytest's capture) would otherwise lose the lines of a logger made before. On Lambda
+    stdout never changes, so this is the same stream."""
+
+    def write(self, text: str) -> int:
+        return sys.stdout.write(text)
+
+    def flush(self) -> None:
+        sys.stdout.flush()
+
+
 def get_logger(service: str | None = None) -> Logger:
     """The process-wide Powertools Logger for ``service`` (default: the function's name).
 
@@ -56,7 +71,7 @@ def get_logger(service: str | None = None) -> Logger:
     with _lock:
         found = _loggers.get(name)
         if found is None:
-            found = Logger(service=name, use_rfc3339=True)
+            found = Logger(service=name, use_rfc3339=True, stream=cast(IO[str], _Stdout()))
             _loggers[name] = found
         return found
 

@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import io
 import json
+import threading
+import time
+from types import SimpleNamespace
 from typing import Any
 
+import pytest
+
+from handlers.common.observability import get_logger
+from sandbox import runtime
 from sandbox.core import Sandbox
 from sandbox.play import play_days
 from tests.sandbox.fixture_scenario import FixtureDay
+from tests.sandbox.fixture_system import resolve_handler
 
 
 def test_the_fixture_day_ends_in_the_expected_state(fixture_sandbox: Sandbox) -> None:
@@ -79,3 +89,87 @@ def test_the_handler_sees_only_its_declared_environment(fixture_sandbox: Sandbox
     assert env["AWS_REGION"] == "eu-west-2" and env["AWS_LAMBDA_FUNCTION_NAME"] == "dev-tst-audit"
     assert env["AWS_ENDPOINT_URL"].startswith("http://127.0.0.1:")
     assert "TICKETS_TABLE" not in env  # another function's variable
+
+
+def test_a_handlers_log_lines_are_its_invocations_wherever_its_logger_was_made(
+    fixture_sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A logger made while stdout was elsewhere (an earlier test in this process, pytest's
+    capture between this module's sandbox and this test) still logs into the invocation:
+    make upgrade-check reads a drop from those lines."""
+    sb = fixture_sandbox
+    elsewhere = io.StringIO()
+    with contextlib.redirect_stdout(elsewhere):
+        get_logger("tst-made-elsewhere")
+    spec = sb.function("tst-audit")
+    module = importlib.import_module(resolve_handler(spec.handler).rpartition(".")[0])
+
+    def logging(event: Any, context: Any) -> dict[str, Any]:
+        get_logger("tst-made-elsewhere").error("unusable record dropped", extra={"record": "r1"})
+        return {"batchItemFailures": []}
+
+    monkeypatch.setattr(module, "handler", logging)
+    invocation = sb.runtime.invoke(spec.name, {"Records": []}, source="test")  # type: ignore[union-attr]
+    assert '"record":"r1"' in invocation.logs.replace(" ", ""), invocation.logs
+    assert elsewhere.getvalue() == ""
+
+
+def test_only_the_handler_and_the_threads_it_starts_write_into_its_log(
+    fixture_sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """While an invocation runs (the pump's, in the background), what the test prints stays
+    the test's: ``make verify``'s lines are read from the test's output."""
+    sb = fixture_sandbox
+    spec = sb.function("tst-audit")
+    module = importlib.import_module(resolve_handler(spec.handler).rpartition(".")[0])
+    running, printed = threading.Event(), threading.Event()
+
+    def waiting(event: Any, context: Any) -> dict[str, Any]:
+        running.set()
+        printed.wait(timeout=30)
+        pool = threading.Thread(target=lambda: print("from the handler's thread"))
+        pool.start()
+        pool.join()
+        return {"batchItemFailures": []}
+
+    monkeypatch.setattr(module, "handler", waiting)
+    done: list[Any] = []
+    background = threading.Thread(
+        target=lambda: done.append(sb.runtime.invoke(spec.name, {"Records": []}, source="test"))  # type: ignore[union-attr]
+    )
+    background.start()
+    assert running.wait(timeout=30)
+    print("from the test")
+    printed.set()
+    background.join()
+    assert done[0].logs == "from the handler's thread\n"
+    assert "from the test" in capsys.readouterr().out
+
+
+def test_a_cold_start_slower_than_the_timeout_is_init_not_a_time_out(
+    fixture_sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Importing the handler is Lambda's Init phase, outside the function's timeout: on a
+    loaded machine a slow import does not time out the invocation (its own run still can)."""
+    sb = fixture_sandbox
+    spec = sb.function("tst-audit")
+    clock = [0.0]  # the runtime's monotonic clock, moved by hand: no test waits
+    monkeypatch.setattr(runtime, "time", SimpleNamespace(monotonic=lambda: clock[0], time=time.time))
+    assert sb.runtime is not None
+    resolve = sb.runtime.handler
+
+    def slow_import(function: Any) -> Any:
+        clock[0] += spec.timeout_s + 1
+        return resolve(function)
+
+    monkeypatch.setattr(sb.runtime, "handler", slow_import)
+    assert sb.runtime.invoke(spec.name, {"Records": []}, source="test").error is None
+    module = importlib.import_module(resolve_handler(spec.handler).rpartition(".")[0])
+
+    def slow_run(event: Any, context: Any) -> dict[str, Any]:
+        clock[0] += spec.timeout_s + 1
+        return {"batchItemFailures": []}
+
+    monkeypatch.setattr(module, "handler", slow_run)
+    late = sb.runtime.invoke(spec.name, {"Records": []}, source="test")
+    assert late.error == f"Task timed out after {spec.timeout_s}.00 seconds"

@@ -21,11 +21,28 @@ def test_each_call_a_function_made_is_counted_once_in_its_column() -> None:
         call("ssm", "GetParameter"), call("bedrock", "Converse"),
         call("sms-voice", "SendTextMessage"), call("ses", "SendEmail"),
         call("sqs", "SendMessage"), call("scheduler", "CreateSchedule"),
-        call("dynamodb", "PutItem", function=None),  # the outside world: not the stack's cost
     ]
     assert cost_of(calls, provider=3, invoked=1) == Cost(
         reads=2, writes=2, s3=1, secrets=1, model=1, provider=3, sent=2, other=2, invoked=1
     )
+
+
+def _sandbox(ledger: list[CallRecord], **more: Any) -> Any:
+    """A stand-in for the records a stretch reads (no runtime, no pump, an empty outbox)."""
+    return SimpleNamespace(interceptor=SimpleNamespace(ledger=ledger), runtime=None,
+                           triggers=None, outbox=SimpleNamespace(messages=[]), **more)
+
+
+def test_a_stretch_counts_what_the_functions_did_after_it_began() -> None:
+    sb = _sandbox([call("dynamodb", "GetItem")])
+    meter = Meter(sb)
+    mark = meter.mark()
+    sb.interceptor.ledger += [
+        call("dynamodb", "PutItem"),
+        call("dynamodb", "PutItem", function=None),  # the outside world: not the stack's cost
+    ]
+    assert meter.since(mark) == Cost(writes=1)
+    assert mark.stretch.calls() == [call("dynamodb", "PutItem")]
 
 
 class Crm:
@@ -47,7 +64,7 @@ def test_a_stand_in_calling_its_own_methods_is_one_provider_call() -> None:
         patched.append((owner, name, getattr(owner, name)))
         setattr(owner, name, value)
 
-    sb: Any = SimpleNamespace(patch=patch, interceptor=SimpleNamespace(ledger=[]), runtime=None)
+    sb = _sandbox([], patch=patch)
     meter = Meter(sb)
     crm = Crm()
     meter.watch(crm)
