@@ -17,7 +17,8 @@ from typing import Any
 from handlers.common import aws_clients, entry, metrics
 from handlers.common.clock import Clock
 from handlers.common.observability import get_logger
-from handlers.duplicate_merger import contract, reading
+from handlers.common.privacy import Where
+from handlers.duplicate_merger import contract, deletions, reading
 from handlers.duplicate_merger.crm import hubspot
 from handlers.duplicate_merger.runs import run as block_run
 from handlers.duplicate_merger.runs import run_id_for
@@ -71,6 +72,8 @@ def run(service: Blocking, event: Any, context: Any, clock: Clock) -> dict[str, 
     s = service.config
     logger = get_logger()
     now = clock()
+    if event.get("action") == contract.ERASE_DELETED_ACTION:
+        return deletions.erase_deleted(event.get("contacts") or [], _where(s))
     run_id = str(event.get("run_id") or run_id_for(now))
     step = int(event.get("step") or 0)
     started = time.monotonic()
@@ -100,8 +103,9 @@ def run(service: Blocking, event: Any, context: Any, clock: Clock) -> dict[str, 
         )
         logger.info("portal read continues in a new invocation", extra=progress)
         return {"continued": True, **progress}
+    seen = deletions.Seen()
     summary = block_run(
-        outcome.contacts,
+        seen.watch(outcome.contacts),
         service.queue,
         PairStore(service.pairs, service.pairs),
         now=now,
@@ -111,11 +115,30 @@ def run(service: Blocking, event: Any, context: Any, clock: Clock) -> dict[str, 
         run_id=run_id,
     )
     summary["read_invocations"] = max(1, outcome.state.step)
+    # The full read is complete: what dm holds about contacts HubSpot deleted goes.
+    summary["deleted_contacts"] = deletions.follow(
+        seen,
+        (service.pairs, aws_clients.table(s.decisions_table), aws_clients.table(s.merges_table)),
+        crm,
+        now.timestamp(),
+        service.lambda_client().invoke,
+        context.function_name if context is not None else contract.BLOCK,
+    )
     metrics.count("CappedBlocks", int(summary["capped_count"]))
     if summary["capped_count"]:
         logger.warning("oversized blocks were capped", extra={"capped": summary["capped"]})
     logger.info("blocking run queued", extra={k: v for k, v in summary.items() if k != "capped"})
     return summary
+
+
+def _where(s: contract.BlockSettings) -> Where:
+    names = {
+        contract.PAIRS.name: s.pairs_table,
+        contract.DECISIONS.name: s.decisions_table,
+        contract.MERGES.name: s.merges_table,
+        contract.UNDO_BUCKET: s.undo_bucket,
+    }
+    return Where(names, aws_clients.client("dynamodb"), aws_clients.client("s3"))
 
 
 handler = entry.handler(__name__, contract.BlockSettings, wire, run)
