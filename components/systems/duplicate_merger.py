@@ -287,7 +287,8 @@ class DuplicateMerger(System):
                     b.s.schedule_timezone,
                 ),
             ),
-            vendored=("phonenumberslite", *MATCHER),
+            # email-validator, idna: the erasure engine's (handlers.common.privacy) email rule.
+            vendored=("phonenumberslite", "email-validator", "idna", *MATCHER),
         )
 
     def _score(self, b: Build[DmSettings]) -> None:
