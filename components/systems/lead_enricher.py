@@ -546,6 +546,7 @@ class LeadEnricher(System):
                 self.cache.grant_items_under(
                     "dynamodb:PutItem", contract.CHECK_ARRIVAL_PREFIX, sid="NoteCheckArrival"
                 ),
+                *self._erase_deleted_contact_grants(),
             ],
             contract.PushSettings.environment(b.values),
             events=(chain_stage(contract.PUSH_FUNCTION, self.source, self.dlq),),
@@ -553,6 +554,22 @@ class LeadEnricher(System):
             async_max_retries=ASYNC_RETRIES,
             vendored=PHONENUMBERS + EMAIL_CHECK + JELLYFISH,
         )
+
+    def _erase_deleted_contact_grants(self) -> list[Grant]:
+        """A contact HubSpot deleted for good is erased by the engine make forget uses
+        (handlers/lead_enricher/crm_deletions.py): it reads every identity row and every
+        version of every object of ler's buckets, deletes what names the contact, and rewrites
+        an upload's report without its rows."""
+        grants = [self.identity.grant("dynamodb:Scan", "dynamodb:DeleteItem", sid="EraseIdentityOfDeleted")]
+        for bucket, sid in ((self.raw, "Raw"), (self.records, "Records"), (self.junk, "Junk")):
+            grants.append(Grant(f"List{sid}VersionsOfDeleted", ("s3:ListBucketVersions",), (bucket.arn,)))
+            grants.append(
+                bucket.grant("s3:GetObjectVersion", "s3:DeleteObjectVersion", sid=f"Erase{sid}OfDeleted")
+            )
+        grants.append(
+            self.raw.grant("s3:PutObject", prefixes=(contract.REPORT_PREFIX,), sid="RewriteReportOfDeleted")
+        )
+        return grants
 
     def _junk_writer(self, b: Build[LerSettings]) -> None:
         """The junk log."""

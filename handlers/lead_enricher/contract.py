@@ -216,6 +216,9 @@ class PushSettings(Settings):
     """Only for the degradation note of a CRM refusal (handlers/common/degradations.py)."""
     identity_index: str
     records_bucket: str
+    raw_bucket: str
+    junk_bucket: str
+    """Raw originals and dropped leads: only to erase a contact HubSpot deleted (``crm_deletions``)."""
     crm_secret_id: str
     crm_base_url: str
     hubspot_api_version: str

@@ -33,6 +33,7 @@ from handlers.lead_enricher.claims import PushClaims
 from handlers.lead_enricher.cleanup import clean_email, phone_e164
 from handlers.lead_enricher.contract import PUSH_FUNCTION, RECORDS_PREFIX, PushSettings
 from handlers.lead_enricher.crm import Crm, CrmContact, CrmRejected, HubSpotCrm
+from handlers.lead_enricher.crm_deletions import erase_deleted_contact, where
 from handlers.lead_enricher.crm_fields import CREATE_ONLY, crm_properties, fill_empty
 from handlers.lead_enricher.enrich_cache import degradation_ledger
 from handlers.lead_enricher.identity import IdentityIndex
@@ -59,7 +60,10 @@ class Pusher:
         store: ObjectStore | None = None,
         ledger: Ledger | None = None,
         arrivals: CheckArrivals | None = None,
+        forget_contact: Callable[[str], Any] | None = None,
     ) -> None:
+        """``forget_contact``: erases what ler holds about a contact HubSpot deleted for good
+        (``crm_deletions``); by default through ler's stores named in ``config``."""
         self.config = config
         self.crm = crm
         self.index = index or IdentityIndex(
@@ -69,6 +73,9 @@ class Pusher:
         self.clock = clock
         self.ledger = ledger or degradation_ledger(config.cache_table)
         self.arrivals = arrivals or CheckArrivals(config.cache_table)
+        self.forget_contact = forget_contact or (
+            lambda crm_id: erase_deleted_contact(crm_id, where(config))
+        )
 
     # le.clean -----------------------------------------------------------------------------
 
@@ -166,7 +173,10 @@ class Pusher:
             found = self.crm.get(linked)
             if found is not None:
                 return found
-            get_logger().warning("linked contact is gone from the CRM", crm_id=linked)
+            if self.crm.archived(linked):
+                get_logger().warning("linked contact is archived in the CRM", crm_id=linked)
+            else:  # deleted for good: what ler holds about it goes, the lead is a new one
+                self.forget_contact(linked)
         if lead.contact.email:
             found = self.crm.find_by_email(lead.contact.email)
             if found is not None:

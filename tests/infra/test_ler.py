@@ -370,6 +370,17 @@ def test_each_role_holds_exactly_its_grants(graph: Graph) -> None:
             (SEND, (DLQ,)),
             (("dynamodb:UpdateItem",), (CACHE,)),  # its degradation note only (below)
             (("dynamodb:PutItem",), (CACHE,)),  # make verify's check# arrivals only (below)
+            # A contact HubSpot deleted for good: erased from every store (crm_deletions.py).
+            (("dynamodb:DeleteItem", "dynamodb:Scan"), (IDENTITY,)),
+            *(
+                grant
+                for bucket in (RAW, RECORDS, JUNK)
+                for grant in (
+                    (("s3:ListBucketVersions",), (bucket,)),
+                    (("s3:DeleteObjectVersion", "s3:GetObjectVersion"), (f"{bucket}/*",)),
+                )
+            ),
+            (("s3:PutObject",), (f"{RAW}/reports/*",)),  # an upload's report, without its rows
         },
         "ler-junk-writer": {(("s3:PutObject",), (f"{JUNK}/junk/*",)), (SEND, (DLQ,))},
         "ler-retry": {
