@@ -36,6 +36,7 @@ from handlers.lead_enricher.crm import Crm, CrmContact, CrmRejected, HubSpotCrm
 from handlers.lead_enricher.crm_deletions import erase_deleted_contact, where
 from handlers.lead_enricher.crm_fields import CREATE_ONLY, crm_properties, fill_empty
 from handlers.lead_enricher.enrich_cache import degradation_ledger
+from handlers.lead_enricher.forgotten_leads import ForgottenLeads
 from handlers.lead_enricher.identity import IdentityIndex
 from handlers.lead_enricher.lead import Contact, Lead
 from handlers.lead_enricher.matching import company_of, exact_keys, near_keys
@@ -61,6 +62,7 @@ class Pusher:
         ledger: Ledger | None = None,
         arrivals: CheckArrivals | None = None,
         forget_contact: Callable[[str], Any] | None = None,
+        forgotten: ForgottenLeads | None = None,
     ) -> None:
         """``forget_contact``: erases what ler holds about a contact HubSpot deleted for good
         (``crm_deletions``); by default through ler's stores named in ``config``."""
@@ -73,6 +75,7 @@ class Pusher:
         self.clock = clock
         self.ledger = ledger or degradation_ledger(config.cache_table)
         self.arrivals = arrivals or CheckArrivals(config.cache_table)
+        self.forgotten = forgotten or ForgottenLeads.of(config.identity_table, config.forget_salt_secret_id)
         self.forget_contact = forget_contact or (
             lambda crm_id: erase_deleted_contact(crm_id, where(config))
         )
@@ -85,6 +88,8 @@ class Pusher:
         now = self.clock()
         if lead.is_check:
             return self._check(lead, now)
+        if self.forgotten.drop(lead, "push"):
+            return PushResult(lead.lead_id, None, "forgotten")
         claims = PushClaims(self.index.table, self.index.keep_days)
         claim = claims.claim(lead, now)
         if claim is None:

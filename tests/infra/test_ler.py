@@ -285,7 +285,8 @@ def test_intake_url_is_public_with_the_shared_secret(graph: Graph) -> None:
     assert public == {"dev-ler-intake", "dev-ler-rescue"}
     secrets = {s.inputs["name"] for s in graph.of_type("aws:secretsmanager/secret:Secret")}
     assert secrets == {
-        "dev-ler-enrichment-key", "dev-ler-crm-key", "dev-ler-intake-secret", "dev-ler-rescue-link-key"
+        "dev-ler-enrichment-key", "dev-ler-crm-key", "dev-ler-intake-secret", "dev-ler-rescue-link-key",
+        "dev-ler-forget-salt",
     }
     assert graph.outputs["ler"]["intake_url"].startswith("https://dev-ler-intake.")
 
@@ -303,7 +304,9 @@ def test_iam_mode_signs_instead_and_holds_no_secret(iam_graph: Graph) -> None:
         if p.inputs.get("principal") == "*"
     } == {"dev-ler-rescue"}
     secrets = {s.inputs["name"] for s in iam_graph.of_type("aws:secretsmanager/secret:Secret")}
-    assert secrets == {"dev-ler-enrichment-key", "dev-ler-crm-key", "dev-ler-rescue-link-key"}
+    assert secrets == {
+        "dev-ler-enrichment-key", "dev-ler-crm-key", "dev-ler-rescue-link-key", "dev-ler-forget-salt"
+    }
     assert not any(
         "secretsmanager:GetSecretValue" in actions
         for actions, _ in grants_of(iam_graph, "ler-intake")
@@ -340,6 +343,9 @@ def test_each_role_holds_exactly_its_grants(graph: Graph) -> None:
             (("dynamodb:UpdateItem",), (CACHE,)),  # its refused-model note only (below)
             (("events:PutEvents",), (BUS,)),
             (EVENT_SOURCE, (INTAKE_QUEUE,)),
+            # A lead of a person make forget erased, from before it: the salt and forgotten# rows.
+            (("secretsmanager:GetSecretValue",), (secret("ler-forget-salt"),)),
+            (("dynamodb:GetItem",), (IDENTITY,)),  # forgotten# rows only (below)
         },
         "ler-enrich": {
             (("dynamodb:GetItem", "dynamodb:PutItem"), (CACHE,)),
@@ -381,6 +387,8 @@ def test_each_role_holds_exactly_its_grants(graph: Graph) -> None:
                 )
             ),
             (("s3:PutObject",), (f"{RAW}/reports/*",)),  # an upload's report, without its rows
+            (("secretsmanager:GetSecretValue",), (secret("ler-forget-salt"),)),
+            (("dynamodb:GetItem",), (IDENTITY,)),  # forgotten# rows only (below)
         },
         "ler-junk-writer": {(("s3:PutObject",), (f"{JUNK}/junk/*",)), (SEND, (DLQ,))},
         "ler-retry": {
@@ -435,13 +443,16 @@ def test_degradation_notes_are_the_only_cache_items_their_grants_reach(graph: Gr
             and s.get("Sid") not in ("CountModelCalls", "CountLookups")  # the spend counters: below
         }
 
+    forgotten = {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["forgotten#*"]}}
     for function in ("ler-normalize", "ler-dedupe", "ler-filter"):
         assert conditioned(function) == {
             "dynamodb:UpdateItem": {
                 "ForAllValues:StringEquals": {
                     "dynamodb:LeadingKeys": [f"degraded#ModelRefused#{function}"]
                 }
-            }
+            },
+            # ler-identity's rows of erased people (handlers/lead_enricher/forgotten_leads.py)
+            **({"dynamodb:GetItem": forgotten} if function == "ler-normalize" else {}),
         }
     assert conditioned("ler-push") == {
         "dynamodb:UpdateItem": {
@@ -449,6 +460,7 @@ def test_degradation_notes_are_the_only_cache_items_their_grants_reach(graph: Gr
         },
         # make verify's check lead: its arrival note (handlers/lead_enricher/check_arrivals.py)
         "dynamodb:PutItem": {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["check#*"]}},
+        "dynamodb:GetItem": forgotten,
     }
     assert conditioned("ler-digest") == {
         "dynamodb:GetItem": {
@@ -546,7 +558,7 @@ def test_environments_hold_names_not_secrets(graph: Graph) -> None:
         env = f.inputs["environment"]["variables"]
         for key, value in env.items():
             if key.endswith("SECRET_ID"):
-                assert value.startswith("dev-ler-") and value.endswith(("-key", "-secret"))
+                assert value.startswith("dev-ler-") and value.endswith(("-key", "-secret", "-salt"))
         if "EVENT_SOURCE" in env:
             assert env["EVENT_SOURCE"] == SOURCE
 
