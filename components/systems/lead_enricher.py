@@ -599,11 +599,15 @@ class LeadEnricher(System):
         b.function(
             contract.JUNK_WRITER_FUNCTION,
             "Appends each dropped lead and its reason to ler-junk",
-            [self.junk.grant("s3:PutObject", prefixes=(contract.JUNK_PREFIX,), sid="WriteJunkLog")],
+            [
+                self.junk.grant("s3:PutObject", prefixes=(contract.JUNK_PREFIX,), sid="WriteJunkLog"),
+                *self._forgotten_check_grants(),
+            ],
             contract.JunkWriterSettings.environment(b.values),
             events=(chain_stage(contract.JUNK_WRITER_FUNCTION, self.source, self.dlq),),
             on_failure=self.dlq,
             async_max_retries=ASYNC_RETRIES,
+            vendored=EMAIL_CHECK,  # the erased-person check normalises the lead's email
         )
 
     def _rescue(self, b: Build[LerSettings]) -> None:

@@ -241,6 +241,9 @@ class JunkWriterSettings(Settings):
     """ler-junk-writer."""
 
     junk_bucket: str
+    identity_table: str
+    """Only its ``forgotten#`` rows (``forgotten_leads``)."""
+    forget_salt_secret_id: str
 
 
 @dataclass(frozen=True)

@@ -55,7 +55,7 @@ class ForgottenLeads:
             item = rows.get_item(
                 Key={"id_key": salted(form, salt)}, ConsistentRead=True, ProjectionExpression="forgotten_at"
             ).get("Item")
-            if item is not None and received < float(item["forgotten_at"]):
+            if item is not None and received < float(str(item["forgotten_at"])):
                 return True
         return False
 

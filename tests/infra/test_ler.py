@@ -390,7 +390,12 @@ def test_each_role_holds_exactly_its_grants(graph: Graph) -> None:
             (("secretsmanager:GetSecretValue",), (secret("ler-forget-salt"),)),
             (("dynamodb:GetItem",), (IDENTITY,)),  # forgotten# rows only (below)
         },
-        "ler-junk-writer": {(("s3:PutObject",), (f"{JUNK}/junk/*",)), (SEND, (DLQ,))},
+        "ler-junk-writer": {
+            (("s3:PutObject",), (f"{JUNK}/junk/*",)),
+            (SEND, (DLQ,)),
+            (("secretsmanager:GetSecretValue",), (secret("ler-forget-salt"),)),
+            (("dynamodb:GetItem",), (IDENTITY,)),  # forgotten# rows only
+        },
         "ler-retry": {
             (CONSUME, (DLQ,)),
             (CONSUME, (INTAKE_DLQ,)),

@@ -12,10 +12,20 @@ import pytest
 from handlers.common.privacy import Person, Where, erase, find
 from handlers.lead_enricher.contract import PushSettings
 from handlers.lead_enricher.intake_queue import message
-from handlers.lead_enricher.lead import Lead
+from handlers.lead_enricher.lead import Contact, Lead
 from handlers.lead_enricher.privacy import STORES
 from handlers.lead_enricher.pushing import Pusher
-from tests.handlers.ler.conftest import IDENTITY, JUNK_BUCKET, RAW, RECORDS, Clock, Ler
+from tests.handlers.ler.conftest import (
+    IDENTITY,
+    JUNK_BUCKET,
+    RAW,
+    RECORDS,
+    Clock,
+    Ler,
+    context,
+    event,
+    junk_lead,
+)
 from tests.handlers.ler.test_ler_push import clean_lead
 
 SALT = "s" * 64
@@ -70,3 +80,14 @@ def test_the_erasure_keeps_only_salted_hashes_with_its_time(ler: Ler, forgotten_
     for row in rows:
         assert abs(int(row["forgotten_at"]) - forgotten_at.timestamp()) < 5
         assert int(row["expires_at"]) - int(row["forgotten_at"]) == 366 * 86_400
+
+
+def test_a_dropped_lead_received_before_the_erasure_is_not_kept_in_the_junk_log(
+    ler: Ler, forgotten_at: dt.datetime
+) -> None:
+    from handlers.lead_enricher.functions import junk_writer
+
+    old = junk_lead("f-old", "spam_phrases", (forgotten_at - dt.timedelta(hours=1)).isoformat())
+    old.contact = Contact(email="jane.doe@acme-widgets.co.uk")
+    assert junk_writer.handler(event("le.junk", old), context()) == {"key": None}
+    assert ler.objects(JUNK_BUCKET, "junk/") == {}
