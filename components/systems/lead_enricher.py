@@ -397,6 +397,7 @@ class LeadEnricher(System):
             "intake_dlq_url": d.arns.queue_url(d.name(contract.INTAKE_DLQ)),
             "intake_function_name": d.name(contract.INTAKE_FUNCTION),
             "push_function_name": d.name(contract.PUSH_FUNCTION),
+            "backfill_function_name": d.name(contract.BACKFILL_FUNCTION),
             "intake_secret_id": self.intake_secret.physical_name if self.intake_secret else None,
             "normalize_model_id": s.normalize_model.active,
             "dedupe_model_id": s.dedupe_model.active,
@@ -559,7 +560,14 @@ class LeadEnricher(System):
                 self.cache.grant_items_under(
                     "dynamodb:PutItem", contract.CHECK_ARRIVAL_PREFIX, sid="NoteCheckArrival"
                 ),
-                *self._erase_deleted_contact_grants(),
+                # A contact HubSpot deleted for good: its key rows go at once (found through the
+                # crm_id index), the rest is erased by ler-backfill (crm_deletions.py).
+                self.identity.grant("dynamodb:DeleteItem", sid="DropKeysOfDeletedContact"),
+                Grant(
+                    "HandDeletedContactToBackfill",
+                    ("lambda:InvokeFunction",),
+                    (b.d.arns.lambda_function(b.d.name(contract.BACKFILL_FUNCTION)),),
+                ),
                 *self._forgotten_check_grants(),
             ],
             contract.PushSettings.environment(b.values),
@@ -579,8 +587,8 @@ class LeadEnricher(System):
         ]
 
     def _erase_deleted_contact_grants(self) -> list[Grant]:
-        """A contact HubSpot deleted for good is erased by the engine make forget uses
-        (handlers/lead_enricher/crm_deletions.py): it reads every identity row and every
+        """ler-backfill erases a contact HubSpot deleted for good with the engine make forget
+        uses (handlers/lead_enricher/crm_deletions.py): it reads every identity row and every
         version of every object of ler's buckets, deletes what names the contact, and rewrites
         an upload's report without its rows."""
         grants = [self.identity.grant("dynamodb:Scan", "dynamodb:DeleteItem", sid="EraseIdentityOfDeleted")]
@@ -677,6 +685,7 @@ class LeadEnricher(System):
                 self.cache.grant("dynamodb:Scan", sid="FindPendingEnrichments"),
                 put_events(b.d, "ReEnrichPending", (contract.NORMALIZED,)),
                 invoke("ResyncIdentityThroughPush", self.push),
+                *self._erase_deleted_contact_grants(),
             ],
             contract.BackfillSettings.environment(b.values),
             schedules=(
@@ -690,6 +699,7 @@ class LeadEnricher(System):
             ),
             on_failure=self.dlq,
             async_max_retries=ASYNC_RETRIES,
+            vendored=PHONENUMBERS + EMAIL_CHECK,  # the erasure engine's phone and email rules
         )
 
     def _digest(self, b: Build[LerSettings]) -> None:

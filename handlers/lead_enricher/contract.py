@@ -52,6 +52,8 @@ DLQ: Final = "ler-dlq"
 ENRICHMENT_KEY: Final = "ler-enrichment-key"
 CRM_KEY: Final = "ler-crm-key"
 INTAKE_SECRET: Final = "ler-intake-secret"
+ERASE_DELETED_CONTACT_ACTION: Final = "erase-deleted-contact"
+"""ler-backfill's event ``{"action": ..., "crm_id": ...}`` from ler-push (``crm_deletions``)."""
 FORGET_SALT: Final = "ler-forget-salt"
 """Salt of the hashes ``make forget`` leaves on ler-identity (``forgotten#``), handlers/common/forgotten.py."""
 RESCUE_KEY: Final = "ler-rescue-link-key"
@@ -226,9 +228,8 @@ class PushSettings(Settings):
     """Only for the degradation note of a CRM refusal (handlers/common/degradations.py)."""
     identity_index: str
     records_bucket: str
-    raw_bucket: str
-    junk_bucket: str
-    """Raw originals and dropped leads: only to erase a contact HubSpot deleted (``crm_deletions``)."""
+    backfill_function_name: str
+    """Where a contact HubSpot deleted for good is handed to be erased (``crm_deletions``)."""
     forget_salt_secret_id: str
     crm_secret_id: str
     crm_base_url: str
@@ -269,6 +270,11 @@ class BackfillSettings(Settings):
     event_source: str
     cache_table: str
     push_function_name: str
+    identity_table: str
+    raw_bucket: str
+    records_bucket: str
+    junk_bucket: str
+    """The four only to erase a contact HubSpot deleted for good (``crm_deletions``)."""
 
 
 @dataclass(frozen=True)

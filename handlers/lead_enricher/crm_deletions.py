@@ -1,20 +1,23 @@
-"""A contact ler cached that HubSpot deleted for good: erased here, then the lead goes on.
+"""A contact ler cached that HubSpot deleted for good: erased here, and the lead goes on as new.
 
 ler-push asks HubSpot for the contact a lead was linked to (ler-identity's ``crm_id``). A 404
 there, and a 404 again with ``archived=true`` (``crm.HubSpotCrm.archived``), means the contact
-was deleted for good (a GDPR delete, or an archive HubSpot purged after 90 days): ler erases
-what it holds about that contact with the engine ``make forget`` uses
-(handlers/common/privacy.py: its identity rows, and the records, raw originals and dropped
-leads they lead to), counts it, logs only counts, and pushes the lead as a new one. An
-archived contact can still be restored, so nothing is erased for it.
+was deleted for good (a GDPR delete, or an archive HubSpot purged after 90 days). ler-push hands
+the contact id to ler-backfill in an asynchronous invocation and pushes the lead as a new one;
+ler-backfill (900 s, where ler-push has 30) erases what ler holds about the contact with the
+engine ``make forget`` uses (handlers/common/privacy.py: its identity rows, and the records,
+raw originals and dropped leads they lead to), counts it and logs only counts. An archived
+contact can still be restored, so nothing is erased for it.
 
 HubSpot's ``contact.privacyDeletion`` webhook would tell sooner, but ler calls HubSpot with a
 Service Key, and "Service Keys do not support webhooks"
 (https://developers.hubspot.com/changelog/service-keys): the next lead that meets the contact
-is what notices. Rare, so one full pass over ler's stores each time is acceptable.
+is what notices.
 """
 
 from __future__ import annotations
+
+import json
 
 from handlers.common import aws_clients, metrics
 from handlers.common.observability import get_logger
@@ -23,8 +26,17 @@ from handlers.lead_enricher import contract
 from handlers.lead_enricher.privacy import STORES
 
 
-def where(config: contract.PushSettings) -> Where:
-    """ler's stores as ler-push reaches them."""
+def hand_over(crm_id: str, backfill_function: str) -> None:
+    """ler-push's part: ler-backfill erases the contact, asynchronously."""
+    aws_clients.client("lambda").invoke(
+        FunctionName=backfill_function,
+        InvocationType="Event",
+        Payload=json.dumps({"action": contract.ERASE_DELETED_CONTACT_ACTION, "crm_id": crm_id}),
+    )
+
+
+def where(config: contract.BackfillSettings) -> Where:
+    """ler's stores as ler-backfill reaches them."""
     names = {
         contract.IDENTITY.name: config.identity_table,
         contract.RAW_BUCKET: config.raw_bucket,

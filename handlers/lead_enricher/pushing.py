@@ -33,7 +33,7 @@ from handlers.lead_enricher.claims import PushClaims
 from handlers.lead_enricher.cleanup import clean_email, phone_e164
 from handlers.lead_enricher.contract import PUSH_FUNCTION, RECORDS_PREFIX, PushSettings
 from handlers.lead_enricher.crm import Crm, CrmContact, CrmRejected, HubSpotCrm
-from handlers.lead_enricher.crm_deletions import erase_deleted_contact, where
+from handlers.lead_enricher.crm_deletions import hand_over
 from handlers.lead_enricher.crm_fields import CREATE_ONLY, crm_properties, fill_empty
 from handlers.lead_enricher.enrich_cache import degradation_ledger
 from handlers.lead_enricher.forgotten_leads import ForgottenLeads
@@ -64,8 +64,8 @@ class Pusher:
         forget_contact: Callable[[str], Any] | None = None,
         forgotten: ForgottenLeads | None = None,
     ) -> None:
-        """``forget_contact``: erases what ler holds about a contact HubSpot deleted for good
-        (``crm_deletions``); by default through ler's stores named in ``config``."""
+        """``forget_contact``: has what ler holds about a contact HubSpot deleted for good
+        erased (``crm_deletions``); by default ler-backfill, invoked asynchronously."""
         self.config = config
         self.crm = crm
         self.index = index or IdentityIndex(
@@ -77,7 +77,7 @@ class Pusher:
         self.arrivals = arrivals or CheckArrivals(config.cache_table)
         self.forgotten = forgotten or ForgottenLeads.of(config.identity_table, config.forget_salt_secret_id)
         self.forget_contact = forget_contact or (
-            lambda crm_id: erase_deleted_contact(crm_id, where(config))
+            lambda crm_id: hand_over(crm_id, config.backfill_function_name)
         )
 
     # le.clean -----------------------------------------------------------------------------
@@ -181,7 +181,8 @@ class Pusher:
             if self.crm.archived(linked):
                 get_logger().warning("linked contact is archived in the CRM", crm_id=linked)
             else:  # deleted for good: what ler holds about it goes, the lead is a new one
-                self.forget_contact(linked)
+                self.index.drop_contact(linked)  # now: this lead's keys must not meet it
+                self.forget_contact(linked)  # the rest, by ler-backfill
         if lead.contact.email:
             found = self.crm.find_by_email(lead.contact.email)
             if found is not None:

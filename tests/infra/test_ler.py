@@ -127,7 +127,8 @@ def test_phonenumbers_is_in_the_archives_that_import_it(graph: Graph) -> None:
     for name, f in functions(graph).items():
         entries = zipfile.ZipFile(f.inputs["code"]["archive"]).namelist()
         vendored = any(e.startswith("phonenumbers/") for e in entries)
-        assert vendored == (name in {"dev-ler-normalize", "dev-ler-push"}), name
+        # ler-backfill: the erasure engine's phone rule (a contact HubSpot deleted for good)
+        assert vendored == (name in {"dev-ler-normalize", "dev-ler-push", "dev-ler-backfill"}), name
         assert "handlers/lead_enricher/lead.py" in entries
         assert not any(e.startswith(("tests/", "components/", "testsupport/")) for e in entries)
 
@@ -376,17 +377,10 @@ def test_each_role_holds_exactly_its_grants(graph: Graph) -> None:
             (SEND, (DLQ,)),
             (("dynamodb:UpdateItem",), (CACHE,)),  # its degradation note only (below)
             (("dynamodb:PutItem",), (CACHE,)),  # make verify's check# arrivals only (below)
-            # A contact HubSpot deleted for good: erased from every store (crm_deletions.py).
-            (("dynamodb:DeleteItem", "dynamodb:Scan"), (IDENTITY,)),
-            *(
-                grant
-                for bucket in (RAW, RECORDS, JUNK)
-                for grant in (
-                    (("s3:ListBucketVersions",), (bucket,)),
-                    (("s3:DeleteObjectVersion", "s3:GetObjectVersion"), (f"{bucket}/*",)),
-                )
-            ),
-            (("s3:PutObject",), (f"{RAW}/reports/*",)),  # an upload's report, without its rows
+            # A contact HubSpot deleted for good: its key rows dropped, the rest handed to
+            # ler-backfill (crm_deletions.py).
+            (("dynamodb:DeleteItem",), (IDENTITY,)),
+            (("lambda:InvokeFunction",), (function_arn("ler-backfill"),)),
             (("secretsmanager:GetSecretValue",), (secret("ler-forget-salt"),)),
             (("dynamodb:GetItem",), (IDENTITY,)),  # forgotten# rows only (below)
         },
@@ -411,6 +405,17 @@ def test_each_role_holds_exactly_its_grants(graph: Graph) -> None:
             (("events:PutEvents",), (BUS,)),
             (("lambda:InvokeFunction",), (function_arn("ler-push"),)),
             (SEND, (DLQ,)),
+            # A contact HubSpot deleted for good: erased from every store (crm_deletions.py).
+            (("dynamodb:DeleteItem", "dynamodb:Scan"), (IDENTITY,)),
+            *(
+                grant
+                for bucket in (RAW, RECORDS, JUNK)
+                for grant in (
+                    (("s3:ListBucketVersions",), (bucket,)),
+                    (("s3:DeleteObjectVersion", "s3:GetObjectVersion"), (f"{bucket}/*",)),
+                )
+            ),
+            (("s3:PutObject",), (f"{RAW}/reports/*",)),  # an upload's report, without its rows
         },
         "ler-digest": {
             (("s3:ListBucket",), (JUNK,)),
