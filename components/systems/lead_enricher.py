@@ -264,8 +264,11 @@ class LeadEnricher(System):
             child,
         )
         identity = PersonalData(
-            ("email addresses", "phone numbers", "names", "companies", "CRM contact ids"),
-            "to link a new lead to the CRM contact it already is",
+            (
+                "email addresses", "phone numbers", "names", "companies", "CRM contact ids",
+                "salted hashes of erased people's emails and phones, with the erasure time (366 days)",
+            ),
+            "to link a new lead to the CRM contact it already is; not to re-import an erased person",
             Retention.setting(
                 "ler", s, "identity_days", "written again by each push and the nightly re-sync"
             ),

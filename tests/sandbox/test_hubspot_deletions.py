@@ -39,7 +39,7 @@ def weekly() -> Iterator[tuple[Sandbox, Any]]:
 
 def test_the_weekly_run_erases_a_contact_deleted_for_good(weekly: tuple[Sandbox, Any]) -> None:
     sb, day = weekly
-    crm = day.crm  # type: ignore[attr-defined]
+    crm = day.crm
     held = _pair_ids(sb.items("dm-pairs"))
     merged = {str(m.get(a)) for m in sb.items("dm-merges") for a in ("kept_id", "merged_id")}
     in_window = sorted(held & merged & set(crm.contacts))[0]  # a merge's contact: undo window open
