@@ -6,30 +6,15 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any
 
 import pytest
 
 from handlers.duplicate_merger import deletions
 from handlers.duplicate_merger.functions import block
 from tests.handlers.dm.conftest import DmAws
+from tests.handlers.dm.test_dm_block import Context
+from testsupport.common import LambdaStub
 from testsupport.dm import InMemoryCrm
-
-
-class LambdaStub:
-    def __init__(self) -> None:
-        self.invocations: list[dict[str, Any]] = []
-
-    def invoke(self, **kwargs: Any) -> dict[str, Any]:
-        self.invocations.append(kwargs)
-        return {"StatusCode": 202}
-
-
-class Context:
-    function_name = "dev-dm-block"
-
-    def get_remaining_time_in_millis(self) -> int:
-        return 300_000
 
 
 def _portal() -> InMemoryCrm:
@@ -75,14 +60,14 @@ def test_a_contact_deleted_for_good_is_erased_and_the_others_are_kept(
     stub = LambdaStub()
     registry.override(block, crm=lambda deadline: crm, lambda_client=lambda: stub)
 
-    summary = block.handler({"action": "block"}, Context())
+    summary = block.handler({"action": "block"}, Context(300))
     assert summary["deleted_contacts"] == 1
     (call,) = stub.invocations
     payload = json.loads(call["Payload"])
     assert payload == {"action": "erase-deleted", "contacts": ["101"]}
     assert call["FunctionName"] == "dev-dm-block" and call["InvocationType"] == "Event"
 
-    erased = block.handler(payload, Context())
+    erased = block.handler(payload, Context(300))
     assert erased == {"dm-pairs": 1, "dm-decisions": 1, "dm-undo": 1}
     assert "Item" not in dm_aws.pairs.get_item(Key={"pair_key": "101#102"})
     assert "Item" not in dm_aws.decisions.get_item(Key={"pair_key": "101#102"})
@@ -91,7 +76,7 @@ def test_a_contact_deleted_for_good_is_erased_and_the_others_are_kept(
     for kept in ("109#110", "103#104"):
         assert "Item" in dm_aws.pairs.get_item(Key={"pair_key": kept})
     assert "Item" in dm_aws.merges.get_item(Key={"merge_id": "mrg_open"})
-    assert block.handler(payload, Context()) == {}  # idempotent: nothing left to erase
+    assert block.handler(payload, Context(300)) == {}  # idempotent: nothing left to erase
 
 
 def test_a_read_that_missed_contacts_erases_nothing() -> None:

@@ -18,17 +18,9 @@ from handlers.lead_enricher.functions import backfill
 from handlers.lead_enricher.pushing import Pusher
 from tests.handlers.ler.conftest import RECORDS, Clock, Ler, context
 from tests.handlers.ler.test_ler_push import clean_lead
+from testsupport.common import LambdaStub
 
 NOW = dt.datetime(2026, 11, 28, 10, 0, tzinfo=dt.UTC)
-
-
-class LambdaStub:
-    def __init__(self) -> None:
-        self.invocations: list[dict[str, Any]] = []
-
-    def invoke(self, **kwargs: Any) -> dict[str, Any]:
-        self.invocations.append(kwargs)
-        return {"StatusCode": 202}
 
 
 @pytest.fixture
