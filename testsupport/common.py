@@ -87,3 +87,15 @@ def _response(content: list[dict[str, Any]], stop_reason: str) -> dict[str, Any]
         "usage": {"inputTokens": 100, "outputTokens": 20, "totalTokens": 120},
         "metrics": {"latencyMs": 5},
     }
+
+
+class LambdaStub:
+    """A Lambda client that records ``invoke`` calls (a function invoking itself or another
+    asynchronously) instead of running them; the test runs them when it chooses."""
+
+    def __init__(self) -> None:
+        self.invocations: list[dict[str, Any]] = []
+
+    def invoke(self, **kwargs: Any) -> dict[str, Any]:
+        self.invocations.append(kwargs)
+        return {"StatusCode": 202}

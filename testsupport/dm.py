@@ -164,6 +164,15 @@ class InMemoryCrm:
         self.links.setdefault(snapshot.id, set())
         return snapshot.id
 
+    def known(self, ids: Sequence[str]) -> set[str]:
+        """Those of ``ids`` still here, live or archived (HubSpot's batch read, both ways)."""
+        return {i for i in ids if i in self.contacts or i in self.archived}
+
+    def delete_for_good(self, contact_id: str) -> None:
+        """A GDPR delete (or an archive past HubSpot's 90 days): gone, live and archived."""
+        self.contacts.pop(contact_id, None)
+        self.archived.pop(contact_id, None)
+
     def state(self, ids: Sequence[str]) -> dict[str, Any]:
         """Properties and associations of ``ids`` (live or archived), for exact comparisons."""
         return {

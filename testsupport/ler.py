@@ -28,6 +28,7 @@ class FakeCrm:
         self.contacts: dict[str, CrmContact] = {}
         self.calls: list[tuple[str, str, dict[str, str]]] = []
         self.searches: list[tuple[str, str]] = []
+        self.archived_ids: set[str] = set()
         self._next = 1000
 
     def add(self, **properties: str | None) -> CrmContact:
@@ -54,6 +55,15 @@ class FakeCrm:
     def get(self, crm_id: str) -> CrmContact | None:
         found = self.contacts.get(crm_id)
         return None if found is None else CrmContact(found.crm_id, dict(found.properties))
+
+    def archived(self, crm_id: str) -> bool:
+        return crm_id in self.archived_ids
+
+    def delete(self, crm_id: str, *, for_good: bool) -> None:
+        """An ordinary delete (archived, restorable) or a GDPR delete (gone)."""
+        self.contacts.pop(crm_id, None)
+        if not for_good:
+            self.archived_ids.add(crm_id)
 
     def create(self, properties: Mapping[str, str]) -> tuple[CrmContact, bool]:
         email = properties.get("email")

@@ -147,6 +147,7 @@ KINDS: dict[str, Kind] = {
     "upsr-addlink-key": Kind("generate", "keyring of upsr's add-to-cart links", _keyring, keyring),
     "rrs-webhook-secret": Kind("ask", "signing secret of the job tool's webhooks", _opaque("signing secret")),
     "rrs-messaging-key": Kind("generate", "keyring of rrs's feedback links", _keyring, keyring),
+    "ler-forget-salt": Kind("generate", "salt of the erased people's do-not-re-import hashes", _SECRET, random_key),
     "rrs-forget-salt": Kind("generate", "salt of the erased people's opt-out hashes", _SECRET, random_key),
     "upsr-forget-salt": Kind("generate", "salt of the erased people's opt-out hashes", _SECRET, random_key),
 }

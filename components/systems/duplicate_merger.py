@@ -269,6 +269,19 @@ class DuplicateMerger(System):
                     ("lambda:InvokeFunction",),
                     (b.d.arns.lambda_function(b.d.name(contract.BLOCK)),),
                 ),
+                # Contacts HubSpot deleted: found by a scan of the ids dm holds, erased by the
+                # engine make forget uses (handlers/duplicate_merger/deletions.py), which reads
+                # every item and every object version and deletes what names them.
+                self.pairs.grant("dynamodb:Scan", "dynamodb:DeleteItem", sid="ErasePairsOfDeleted"),
+                self.decisions.grant("dynamodb:Scan", "dynamodb:DeleteItem", sid="EraseDecisionsOfDeleted"),
+                self.merges.grant("dynamodb:Scan", "dynamodb:DeleteItem", sid="EraseMergesOfDeleted"),
+                Grant("ListUndoVersions", ("s3:ListBucketVersions",), (self.undo.arn,)),
+                self.undo.grant(
+                    "s3:GetObjectVersion",
+                    "s3:DeleteObjectVersion",
+                    prefixes=(contract.UNDO_PREFIX,),
+                    sid="EraseUndoOfDeleted",
+                ),
             ),
             contract.BlockSettings.environment(b.values),
             # A long read continues in an asynchronous invocation of dm-block itself.
@@ -281,7 +294,8 @@ class DuplicateMerger(System):
                     b.s.schedule_timezone,
                 ),
             ),
-            vendored=("phonenumberslite", *MATCHER),
+            # email-validator, idna: the erasure engine's (handlers.common.privacy) email rule.
+            vendored=("phonenumberslite", "email-validator", "idna", *MATCHER),
         )
 
     def _score(self, b: Build[DmSettings]) -> None:

@@ -79,12 +79,15 @@ CATALOGUE: Mapping[str, tuple[BusinessMetric, ...]] = {
             "ClaimsResumed",
             "interrupted merges and undos the sweep finished, put back or stopped for a person",
         ),
+        BusinessMetric("DeletedContactsErased", "contacts deleted in HubSpot whose data dm erased"),
     ),
     "ler": (
         BusinessMetric("Leads", "leads received, by lane", "lane", ("form", "mail", "upload")),
         BusinessMetric("LeadsKept", "leads kept and pushed to the CRM"),
         BusinessMetric("LeadsJunked", "leads junked, by reason", "reason", JUNK_REASONS),
         BusinessMetric("EnrichmentPending", "enrichments left pending for a retry"),
+        BusinessMetric("CrmDeletionsFollowed", "cached contacts HubSpot had deleted, erased here"),
+        BusinessMetric("ForgottenLeadsDropped", "leads of an erased person received before the erasure"),
     ),
     "ls": (
         BusinessMetric("Beacons", "page-view beacons captured"),

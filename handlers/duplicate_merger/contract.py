@@ -82,6 +82,9 @@ DIGEST_SCHEDULE: Final = "dm-digest-weekly"
 SWEEP_SCHEDULE: Final = "dm-sweep"
 BLOCK_ACTION: Final = "block"
 """dm-block's event ``{"action": "block"}`` (the schedule, or its own continuation)."""
+ERASE_DELETED_ACTION: Final = "erase-deleted"
+"""dm-block's event ``{"action": "erase-deleted", "contacts": [...]}`` from itself: contacts
+HubSpot deleted, erased from dm's stores (``deletions``)."""
 DIGEST_ACTION: Final = "digest"
 """dm-merge's event ``{"action": "digest"}`` (the weekly digest schedule)."""
 SWEEP_ACTION: Final = "sweep"
@@ -105,6 +108,10 @@ class BlockSettings(Settings):
     crm_base_url: str
     hubspot_api_version: str
     pairs_table: str
+    decisions_table: str
+    merges_table: str
+    undo_bucket: str
+    """The three only for erasing contacts HubSpot deleted (``deletions``)."""
     blocks_queue_url: str
     block_cap: int
     phone_region: str

@@ -60,7 +60,8 @@ ASSOCIATED_TYPES = (
 """Every object type a contact's associations are read from and moved to: records and the
 five engagement types."""
 ENGAGEMENT_TYPES = frozenset({"notes", "emails", "calls", "meetings", "tasks"})
-READ_PROPERTIES = (*PROFILE_PROPERTIES, "createdate")
+READ_PROPERTIES = (*PROFILE_PROPERTIES, "createdate", "hs_merged_object_ids")
+"""``hs_merged_object_ids``: the ids merged into a contact are not deletions (``deletions``)."""
 MODIFIED = "lastmodifieddate"
 """The contact property HubSpot stamps on every change: what a week's read searches on."""
 SEARCH_LIMIT = 200
@@ -320,6 +321,27 @@ class HubSpotCrm:
 
     def iter_contacts(self) -> Iterator[Contact]:
         return paged(self.page)
+
+    def known(self, ids: Sequence[str]) -> set[str]:
+        """Those of ``ids`` HubSpot answers a batch read for, live or (``archived=true``)
+        archived: a contact deleted for good is in neither (``deletions``)."""
+        found: set[str] = set()
+        for archived in ("false", "true"):
+            for batch in chunks(list(ids)):
+                try:
+                    answer = self._call(
+                        "POST",
+                        self.client.crm_path("objects", "contacts", "batch", "read"),
+                        query={"archived": archived},
+                        body={"inputs": [{"id": i} for i in batch], "properties": ["hs_object_id"]},
+                        idempotent=True,
+                    ) or {}
+                except CrmError as err:
+                    if err.status != 404:  # 404: none of the batch (as snapshot reads it)
+                        raise
+                    answer = {}
+                found.update(str(r.get("id")) for r in answer.get("results") or [])
+        return found
 
     # Writer -------------------------------------------------------------------------------
 

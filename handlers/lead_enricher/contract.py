@@ -52,6 +52,10 @@ DLQ: Final = "ler-dlq"
 ENRICHMENT_KEY: Final = "ler-enrichment-key"
 CRM_KEY: Final = "ler-crm-key"
 INTAKE_SECRET: Final = "ler-intake-secret"
+ERASE_DELETED_CONTACT_ACTION: Final = "erase-deleted-contact"
+"""ler-backfill's event ``{"action": ..., "crm_id": ...}`` from ler-push (``crm_deletions``)."""
+FORGET_SALT: Final = "ler-forget-salt"
+"""Salt of the hashes ``make forget`` leaves on ler-identity (``forgotten#``), handlers/common/forgotten.py."""
 RESCUE_KEY: Final = "ler-rescue-link-key"
 """Keyring signing the junk digest's rescue links (read by ler-digest and ler-rescue only)."""
 RESCUE_ACTION: Final = "rescue"
@@ -115,7 +119,12 @@ IDENTITY: Final = TableSpec(
     indexes=(Index(IDENTITY_BY_CRM_ID, Key("crm_id")),),
     ttl_attribute=IDENTITY_TTL,
 )
-"""``id_key`` (EMAIL#, PHONE#, FP#, blocking keys, push claims) -> the CRM contact."""
+"""``id_key`` (EMAIL#, PHONE#, FP#, blocking keys, push claims) -> the CRM contact; and
+``forgotten#<hash>`` rows: a person ``make forget`` erased, with ``forgotten_at`` (``forgotten_leads``)."""
+FORGOTTEN_KEEP_DAYS: Final = 366
+"""How long a ``forgotten#`` row outlives the erasure: the longest a lead received before it can
+still be processed (a replay from ler-raw, which keeps an original at most ``rawDays``' upper
+bound, 365 days; a dead letter, 14 days a re-drive), plus a day."""
 CACHE_KEY: Final = "domain"
 CACHE_TTL: Final = "ttl"
 ENRICH_CACHE: Final = TableSpec("ler-enrich-cache", Key(CACHE_KEY), ttl_attribute=CACHE_TTL)
@@ -158,6 +167,9 @@ class NormalizeSettings(Settings):
     cache_table: str
     """Only for the degradation note of a refused model (handlers/common/degradations.py)."""
     records_bucket: str
+    identity_table: str
+    """Only its ``forgotten#`` rows (``forgotten_leads``)."""
+    forget_salt_secret_id: str
     normalize_model_id: str
     daily_model_calls: int
     default_phone_region: str
@@ -216,6 +228,9 @@ class PushSettings(Settings):
     """Only for the degradation note of a CRM refusal (handlers/common/degradations.py)."""
     identity_index: str
     records_bucket: str
+    backfill_function_name: str
+    """Where a contact HubSpot deleted for good is handed to be erased (``crm_deletions``)."""
+    forget_salt_secret_id: str
     crm_secret_id: str
     crm_base_url: str
     hubspot_api_version: str
@@ -227,6 +242,9 @@ class JunkWriterSettings(Settings):
     """ler-junk-writer."""
 
     junk_bucket: str
+    identity_table: str
+    """Only its ``forgotten#`` rows (``forgotten_leads``)."""
+    forget_salt_secret_id: str
 
 
 @dataclass(frozen=True)
@@ -252,6 +270,11 @@ class BackfillSettings(Settings):
     event_source: str
     cache_table: str
     push_function_name: str
+    identity_table: str
+    raw_bucket: str
+    records_bucket: str
+    junk_bucket: str
+    """The four only to erase a contact HubSpot deleted for good (``crm_deletions``)."""
 
 
 @dataclass(frozen=True)

@@ -79,6 +79,10 @@ class Crm(Protocol):
 
     def get(self, crm_id: str) -> CrmContact | None: ...
 
+    def archived(self, crm_id: str) -> bool:
+        """Whether the contact is archived (restorable): False once deleted for good."""
+        ...
+
     def create(self, properties: Mapping[str, str]) -> tuple[CrmContact, bool]:
         """The new contact and True, or the contact that already has this email and False."""
         ...
@@ -178,6 +182,19 @@ class HubSpotCrm:
                 return None
             raise
         return _contact(answer)
+
+    def archived(self, crm_id: str) -> bool:
+        """``GET`` with ``archived=true`` answers only an archived contact: an ordinary delete
+        is restorable 90 days ("Delete a contact",
+        https://developers.hubspot.com/docs/api-reference/2026-03/crm/objects/contacts/delete-contact);
+        a GDPR delete, or an archive HubSpot purged, is a 404 here too."""
+        try:
+            self.client.request("GET", self._contacts(crm_id), query={"archived": "true"})
+        except HubSpotError as err:
+            if err.status == 404:
+                return False
+            raise
+        return True
 
     def create(self, properties: Mapping[str, str]) -> tuple[CrmContact, bool]:
         try:

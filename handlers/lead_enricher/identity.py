@@ -70,6 +70,14 @@ class IdentityIndex:
                 return rows
             kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
+    def drop_contact(self, crm_id: str) -> int:
+        """Delete every key row of a contact the CRM deleted for good, so the lead's keys point
+        at the contact it becomes; how many went."""
+        rows = self.rows_of(crm_id)
+        for row in rows:
+            self.table.delete_item(Key={"id_key": row["id_key"]})
+        return len(rows)
+
     def profile(self, crm_id: str) -> Profile:
         """What the index knows of one contact, for fuzzy scoring."""
         found = Profile(crm_id=crm_id)

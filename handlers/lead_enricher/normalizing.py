@@ -22,6 +22,7 @@ from handlers.lead_enricher.contract import (
     NormalizeSettings,
 )
 from handlers.lead_enricher.events import EventBridgeSink, EventSink
+from handlers.lead_enricher.forgotten_leads import ForgottenLeads
 from handlers.lead_enricher.lead import Lead
 from handlers.lead_enricher.normalize_model import resolve
 from handlers.lead_enricher.storage import ObjectStore
@@ -60,13 +61,16 @@ class Normalizer:
         store: ObjectStore | None = None,
         sink: EventSink | None = None,
         model_client: Any = None,
+        forgotten: ForgottenLeads | None = None,
     ) -> None:
         self.config = config
         self.store = store or ObjectStore()
         self.sink = sink or EventBridgeSink(config.event_source, EVENT_BUS)
         self.model_client = model_client
+        self.forgotten = forgotten or ForgottenLeads.of(config.identity_table, config.forget_salt_secret_id)
 
-    def process(self, body: str) -> Lead:
+    def process(self, body: str) -> Lead | None:
+        """The normalised lead, or None when it is an erased person's from before the erasure."""
         try:
             data = json.loads(body)
             formats.read(data, current=LEAD_MESSAGE_VERSION, what="lead message")
@@ -80,6 +84,8 @@ class Normalizer:
             model_id=self.config.normalize_model_id,
             client=self.model_client,
         )
+        if self.forgotten.drop(lead, "normalize"):
+            return None
         key = f"{NORMALIZED_PREFIX}{lead.lead_id}.json"
         self.store.put_json(self.config.records_bucket, key, lead.to_json())
         self.sink.publish(NORMALIZED, lead)

@@ -2,12 +2,28 @@
 all five systems): every version of each raw original (form payload, mail, CSV upload) in
 ler-raw, the normalised and clean records, dropped leads, and the identity index. An upload's
 report lists every row's fate: it keeps the others' rows. The identity rows of the contact
-(its CRM id) go with them, so a new lead of theirs is a stranger's."""
+(its CRM id) go with them, so a new lead of theirs is a stranger's. ler remembers the person
+as salted hashes of their email and phone with the erasure time (``forgotten#`` rows on
+ler-identity), so a lead of theirs received before it, still in flight, is dropped
+(``forgotten_leads``)."""
 
 from __future__ import annotations
 
-from handlers.common.privacy import Bucket, SystemStores, Table
+import time
+from typing import Any
+
+from handlers.common.privacy import Bucket, Person, SystemStores, Table, remembered_forms
 from handlers.lead_enricher import contract
+
+
+def _forgotten(person: Person, salt: str) -> list[tuple[str, dict[str, Any]]]:
+    now = int(time.time())
+    expires = now + contract.FORGOTTEN_KEEP_DAYS * 86_400
+    return [
+        (contract.IDENTITY.name, {"id_key": f, "forgotten_at": now, contract.IDENTITY_TTL: expires})
+        for f in remembered_forms(person, salt)
+    ]
+
 
 STORES = SystemStores(
     "ler",
@@ -17,4 +33,5 @@ STORES = SystemStores(
         Bucket(contract.RECORDS_BUCKET, links=("lead_id", "crm_id"), why="normalised and clean records"),
         Bucket(contract.JUNK_BUCKET, links=("lead_id",), why="dropped leads"),
     ),
+    remember=_forgotten,
 )

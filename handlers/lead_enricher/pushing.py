@@ -33,8 +33,10 @@ from handlers.lead_enricher.claims import PushClaims
 from handlers.lead_enricher.cleanup import clean_email, phone_e164
 from handlers.lead_enricher.contract import PUSH_FUNCTION, RECORDS_PREFIX, PushSettings
 from handlers.lead_enricher.crm import Crm, CrmContact, CrmRejected, HubSpotCrm
+from handlers.lead_enricher.crm_deletions import hand_over
 from handlers.lead_enricher.crm_fields import CREATE_ONLY, crm_properties, fill_empty
 from handlers.lead_enricher.enrich_cache import degradation_ledger
+from handlers.lead_enricher.forgotten_leads import ForgottenLeads
 from handlers.lead_enricher.identity import IdentityIndex
 from handlers.lead_enricher.lead import Contact, Lead
 from handlers.lead_enricher.matching import company_of, exact_keys, near_keys
@@ -59,7 +61,11 @@ class Pusher:
         store: ObjectStore | None = None,
         ledger: Ledger | None = None,
         arrivals: CheckArrivals | None = None,
+        forget_contact: Callable[[str], Any] | None = None,
+        forgotten: ForgottenLeads | None = None,
     ) -> None:
+        """``forget_contact``: has what ler holds about a contact HubSpot deleted for good
+        erased (``crm_deletions``); by default ler-backfill, invoked asynchronously."""
         self.config = config
         self.crm = crm
         self.index = index or IdentityIndex(
@@ -69,6 +75,10 @@ class Pusher:
         self.clock = clock
         self.ledger = ledger or degradation_ledger(config.cache_table)
         self.arrivals = arrivals or CheckArrivals(config.cache_table)
+        self.forgotten = forgotten or ForgottenLeads.of(config.identity_table, config.forget_salt_secret_id)
+        self.forget_contact = forget_contact or (
+            lambda crm_id: hand_over(crm_id, config.backfill_function_name)
+        )
 
     # le.clean -----------------------------------------------------------------------------
 
@@ -78,6 +88,8 @@ class Pusher:
         now = self.clock()
         if lead.is_check:
             return self._check(lead, now)
+        if self.forgotten.drop(lead, "push"):
+            return PushResult(lead.lead_id, None, "forgotten")
         claims = PushClaims(self.index.table, self.index.keep_days)
         claim = claims.claim(lead, now)
         if claim is None:
@@ -166,7 +178,11 @@ class Pusher:
             found = self.crm.get(linked)
             if found is not None:
                 return found
-            get_logger().warning("linked contact is gone from the CRM", crm_id=linked)
+            if self.crm.archived(linked):
+                get_logger().warning("linked contact is archived in the CRM", crm_id=linked)
+            else:  # deleted for good: what ler holds about it goes, the lead is a new one
+                self.index.drop_contact(linked)  # now: this lead's keys must not meet it
+                self.forget_contact(linked)  # the rest, by ler-backfill
         if lead.contact.email:
             found = self.crm.find_by_email(lead.contact.email)
             if found is not None:

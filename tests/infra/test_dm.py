@@ -171,6 +171,13 @@ def test_each_role_holds_exactly_its_grants(graph: Graph) -> None:
         # The checkpointed read of a large portal continues in a new invocation of itself.
         (("lambda:InvokeFunction",), (arn("lambda", "function:dev-dm-block"),)),
         (("sqs:SendMessage",), (arn("sqs", "dev-dm-block-failures"),)),
+        # Contacts HubSpot deleted: scanned for and erased (deletions.py), with every version
+        # of their undo bundles.
+        (("dynamodb:DeleteItem", "dynamodb:Scan"), (PAIRS,)),
+        (("dynamodb:DeleteItem", "dynamodb:Scan"), (DECISIONS,)),
+        (("dynamodb:DeleteItem", "dynamodb:Scan"), (MERGES,)),
+        (("s3:ListBucketVersions",), (f"arn:aws:s3:::dev-dm-undo-{ACCOUNT_ID}",)),
+        (("s3:DeleteObjectVersion", "s3:GetObjectVersion"), (undo_objects,)),
     }
     assert grants_of(graph, "dm-score") == {
         logs("dm-score"),

@@ -127,7 +127,8 @@ def test_phonenumbers_is_in_the_archives_that_import_it(graph: Graph) -> None:
     for name, f in functions(graph).items():
         entries = zipfile.ZipFile(f.inputs["code"]["archive"]).namelist()
         vendored = any(e.startswith("phonenumbers/") for e in entries)
-        assert vendored == (name in {"dev-ler-normalize", "dev-ler-push"}), name
+        # ler-backfill: the erasure engine's phone rule (a contact HubSpot deleted for good)
+        assert vendored == (name in {"dev-ler-normalize", "dev-ler-push", "dev-ler-backfill"}), name
         assert "handlers/lead_enricher/lead.py" in entries
         assert not any(e.startswith(("tests/", "components/", "testsupport/")) for e in entries)
 
@@ -285,7 +286,8 @@ def test_intake_url_is_public_with_the_shared_secret(graph: Graph) -> None:
     assert public == {"dev-ler-intake", "dev-ler-rescue"}
     secrets = {s.inputs["name"] for s in graph.of_type("aws:secretsmanager/secret:Secret")}
     assert secrets == {
-        "dev-ler-enrichment-key", "dev-ler-crm-key", "dev-ler-intake-secret", "dev-ler-rescue-link-key"
+        "dev-ler-enrichment-key", "dev-ler-crm-key", "dev-ler-intake-secret", "dev-ler-rescue-link-key",
+        "dev-ler-forget-salt",
     }
     assert graph.outputs["ler"]["intake_url"].startswith("https://dev-ler-intake.")
 
@@ -303,7 +305,9 @@ def test_iam_mode_signs_instead_and_holds_no_secret(iam_graph: Graph) -> None:
         if p.inputs.get("principal") == "*"
     } == {"dev-ler-rescue"}
     secrets = {s.inputs["name"] for s in iam_graph.of_type("aws:secretsmanager/secret:Secret")}
-    assert secrets == {"dev-ler-enrichment-key", "dev-ler-crm-key", "dev-ler-rescue-link-key"}
+    assert secrets == {
+        "dev-ler-enrichment-key", "dev-ler-crm-key", "dev-ler-rescue-link-key", "dev-ler-forget-salt"
+    }
     assert not any(
         "secretsmanager:GetSecretValue" in actions
         for actions, _ in grants_of(iam_graph, "ler-intake")
@@ -340,6 +344,9 @@ def test_each_role_holds_exactly_its_grants(graph: Graph) -> None:
             (("dynamodb:UpdateItem",), (CACHE,)),  # its refused-model note only (below)
             (("events:PutEvents",), (BUS,)),
             (EVENT_SOURCE, (INTAKE_QUEUE,)),
+            # A lead of a person make forget erased, from before it: the salt and forgotten# rows.
+            (("secretsmanager:GetSecretValue",), (secret("ler-forget-salt"),)),
+            (("dynamodb:GetItem",), (IDENTITY,)),  # forgotten# rows only (below)
         },
         "ler-enrich": {
             (("dynamodb:GetItem", "dynamodb:PutItem"), (CACHE,)),
@@ -370,8 +377,19 @@ def test_each_role_holds_exactly_its_grants(graph: Graph) -> None:
             (SEND, (DLQ,)),
             (("dynamodb:UpdateItem",), (CACHE,)),  # its degradation note only (below)
             (("dynamodb:PutItem",), (CACHE,)),  # make verify's check# arrivals only (below)
+            # A contact HubSpot deleted for good: its key rows dropped, the rest handed to
+            # ler-backfill (crm_deletions.py).
+            (("dynamodb:DeleteItem",), (IDENTITY,)),
+            (("lambda:InvokeFunction",), (function_arn("ler-backfill"),)),
+            (("secretsmanager:GetSecretValue",), (secret("ler-forget-salt"),)),
+            (("dynamodb:GetItem",), (IDENTITY,)),  # forgotten# rows only (below)
         },
-        "ler-junk-writer": {(("s3:PutObject",), (f"{JUNK}/junk/*",)), (SEND, (DLQ,))},
+        "ler-junk-writer": {
+            (("s3:PutObject",), (f"{JUNK}/junk/*",)),
+            (SEND, (DLQ,)),
+            (("secretsmanager:GetSecretValue",), (secret("ler-forget-salt"),)),
+            (("dynamodb:GetItem",), (IDENTITY,)),  # forgotten# rows only
+        },
         "ler-retry": {
             (CONSUME, (DLQ,)),
             (CONSUME, (INTAKE_DLQ,)),
@@ -387,6 +405,17 @@ def test_each_role_holds_exactly_its_grants(graph: Graph) -> None:
             (("events:PutEvents",), (BUS,)),
             (("lambda:InvokeFunction",), (function_arn("ler-push"),)),
             (SEND, (DLQ,)),
+            # A contact HubSpot deleted for good: erased from every store (crm_deletions.py).
+            (("dynamodb:DeleteItem", "dynamodb:Scan"), (IDENTITY,)),
+            *(
+                grant
+                for bucket in (RAW, RECORDS, JUNK)
+                for grant in (
+                    (("s3:ListBucketVersions",), (bucket,)),
+                    (("s3:DeleteObjectVersion", "s3:GetObjectVersion"), (f"{bucket}/*",)),
+                )
+            ),
+            (("s3:PutObject",), (f"{RAW}/reports/*",)),  # an upload's report, without its rows
         },
         "ler-digest": {
             (("s3:ListBucket",), (JUNK,)),
@@ -424,13 +453,16 @@ def test_degradation_notes_are_the_only_cache_items_their_grants_reach(graph: Gr
             and s.get("Sid") not in ("CountModelCalls", "CountLookups")  # the spend counters: below
         }
 
+    forgotten = {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["forgotten#*"]}}
     for function in ("ler-normalize", "ler-dedupe", "ler-filter"):
         assert conditioned(function) == {
             "dynamodb:UpdateItem": {
                 "ForAllValues:StringEquals": {
                     "dynamodb:LeadingKeys": [f"degraded#ModelRefused#{function}"]
                 }
-            }
+            },
+            # ler-identity's rows of erased people (handlers/lead_enricher/forgotten_leads.py)
+            **({"dynamodb:GetItem": forgotten} if function == "ler-normalize" else {}),
         }
     assert conditioned("ler-push") == {
         "dynamodb:UpdateItem": {
@@ -438,6 +470,7 @@ def test_degradation_notes_are_the_only_cache_items_their_grants_reach(graph: Gr
         },
         # make verify's check lead: its arrival note (handlers/lead_enricher/check_arrivals.py)
         "dynamodb:PutItem": {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["check#*"]}},
+        "dynamodb:GetItem": forgotten,
     }
     assert conditioned("ler-digest") == {
         "dynamodb:GetItem": {
@@ -535,7 +568,7 @@ def test_environments_hold_names_not_secrets(graph: Graph) -> None:
         env = f.inputs["environment"]["variables"]
         for key, value in env.items():
             if key.endswith("SECRET_ID"):
-                assert value.startswith("dev-ler-") and value.endswith(("-key", "-secret"))
+                assert value.startswith("dev-ler-") and value.endswith(("-key", "-secret", "-salt"))
         if "EVENT_SOURCE" in env:
             assert env["EVENT_SOURCE"] == SOURCE
 

@@ -29,7 +29,7 @@ def _reads(graph: Any, action: str) -> dict[str, set[str]]:
 def test_dev_parameters_are_securestrings_whose_value_never_enters_state(graphs: GraphCache) -> None:
     graph = graphs.run("dev")
     params = graph.of_type(PARAMETER)
-    assert len(params) == 16 and graph.of_type(SECRET) == []
+    assert len(params) == 17 and graph.of_type(SECRET) == []
     for p in params:
         assert p.inputs["type"] == "SecureString" and p.inputs["tier"] == "Standard"
         assert str(p.inputs["name"]).startswith("/dev/")
@@ -49,7 +49,7 @@ def test_each_parameter_is_read_by_the_same_functions_as_its_secret(graphs: Grap
     by_name_prod = {arn.split(":secret:dev-", 1)[1].removesuffix("-??????"):
                     {r.removeprefix("dev-") for r in roles}
                     for arn, roles in _reads(prod, "secretsmanager:GetSecretValue").items()}
-    assert by_name_dev == by_name_prod and len(by_name_dev) == 16
+    assert by_name_dev == by_name_prod and len(by_name_dev) == 17
     assert _reads(dev, "secretsmanager:GetSecretValue") == {}
     assert _reads(dev, "kms:Decrypt") == {}
     for arn in _reads(dev, "ssm:GetParameter"):

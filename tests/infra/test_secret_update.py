@@ -68,7 +68,7 @@ def test_an_edited_parameter_keeps_the_operators_value(
     edit: str, deployed: list[Any], graphs: GraphCache
 ) -> None:
     secrets = _secrets(graphs.run("dev"), deployed)
-    assert len(deployed) == 16
+    assert len(deployed) == 17
     for p, secret in zip(deployed, secrets, strict=True):
         client = boto3.client("ssm", region_name=secret.region)
         before = _stored(client, secret.physical)

@@ -21,7 +21,8 @@ from typing import Any
 from handlers.common import aws_clients, entry, metrics
 from handlers.common.clock import Clock
 from handlers.common.observability import get_logger
-from handlers.duplicate_merger import contract, incremental, reading
+from handlers.common.privacy import Where
+from handlers.duplicate_merger import contract, deletions, incremental, reading
 from handlers.duplicate_merger.crm import hubspot
 from handlers.duplicate_merger.runs import run as block_run
 from handlers.duplicate_merger.runs import run_id_for
@@ -75,6 +76,8 @@ def run(service: Blocking, event: Any, context: Any, clock: Clock) -> dict[str, 
     A week that cannot be read from its changes (a burst past the search's window, an index
     chunk erased) is read in full instead, from the first page."""
     now = clock()
+    if event.get("action") == contract.ERASE_DELETED_ACTION:
+        return deletions.erase_deleted(event.get("contacts") or [], _where(service.config))
     invocation = Run(
         service,
         context,
@@ -157,6 +160,10 @@ class Run:
             return {"continued": True, **progress}
         writer = incremental.IndexWriter(self.index, f"{run_id}.{int(self.started_at.timestamp())}")
         contacts = outcome.contacts
+        # Only a full read sees every contact HubSpot still has, so only it notices deletions.
+        seen = deletions.Seen() if kind == "full" else None
+        if seen is not None:
+            contacts = seen.watch(contacts)
         blocker = None
         changed: dict[str, dict[str, Any]] = {}
         if stored is not None and kind == "changes":
@@ -180,11 +187,31 @@ class Run:
         )
         writer.commit(blocking, self.started_at, stored, kind)
         summary["read_invocations"] = max(1, outcome.state.step)
+        if seen is not None:
+            # The full read is complete: what dm holds about contacts HubSpot deleted goes.
+            summary["deleted_contacts"] = deletions.follow(
+                seen,
+                (self.service.pairs, aws_clients.table(s.decisions_table), aws_clients.table(s.merges_table)),
+                self.crm,
+                self.now.timestamp(),
+                lambda **call: self.service.lambda_client().invoke(**call),  # a client only if needed
+                self.context.function_name if self.context is not None else contract.BLOCK,
+            )
         metrics.count("CappedBlocks", int(summary["capped_count"]))
         if summary["capped_count"]:
             logger.warning("oversized blocks were capped", extra={"capped": summary["capped"]})
         logger.info("blocking run queued", extra={k: v for k, v in summary.items() if k != "capped"})
         return summary
+
+
+def _where(s: contract.BlockSettings) -> Where:
+    names = {
+        contract.PAIRS.name: s.pairs_table,
+        contract.DECISIONS.name: s.decisions_table,
+        contract.MERGES.name: s.merges_table,
+        contract.UNDO_BUCKET: s.undo_bucket,
+    }
+    return Where(names, aws_clients.client("dynamodb"), aws_clients.client("s3"))
 
 
 handler = entry.handler(__name__, contract.BlockSettings, wire, run)

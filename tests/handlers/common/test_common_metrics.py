@@ -67,7 +67,9 @@ def test_the_catalogue_is_small_and_unique() -> None:
     names = [m.name for ms in CATALOGUE.values() for m in ms]
     assert len(names) == len(set(names))
     series = sum(len(m.series) for ms in CATALOGUE.values() for m in ms)
-    assert series <= 45  # each series that receives data is a billed custom metric
+    # Each series that receives data is a billed custom metric, prorated by the hour: the three
+    # of issue #42's follow-through (deletions erased, forgotten leads dropped) are rare events.
+    assert series <= 48
     for ms in CATALOGUE.values():
         for m in ms:
             assert (m.dimension is None) == (not m.values)

@@ -20,6 +20,7 @@ from handlers.duplicate_merger.reading import (
     split_chunks,
 )
 from tests.handlers.dm.conftest import DmAws
+from testsupport.common import LambdaStub
 from testsupport.crm_generator import generate
 from testsupport.dm import InMemoryCrm, MemoryCheckpoints
 
@@ -112,15 +113,6 @@ def test_chunks_stay_under_the_item_limit() -> None:
     assert len(chunks) > 1 and max(len(c) for c in chunks) <= 60_000
     assert [c for chunk in chunks for c in decode_chunk(chunk)] == contacts
     assert SAVE_RESERVE_S < BLOCK_RESERVE_S
-
-
-class LambdaStub:
-    def __init__(self) -> None:
-        self.invocations: list[dict[str, Any]] = []
-
-    def invoke(self, **kwargs: Any) -> dict[str, Any]:
-        self.invocations.append(kwargs)
-        return {"StatusCode": 202}
 
 
 class Context:

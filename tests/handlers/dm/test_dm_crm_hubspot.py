@@ -191,3 +191,17 @@ def test_dm_functions_reach_hubspot_with_their_own_secret_forgotten_on_a_401(
     ]
     # dm-block's reader stops before a rate-limit wait would pass its invocation's deadline
     assert hubspot("s", stub.url, V, lambda: dt.datetime.now(dt.UTC), deadline=12.5).client.deadline == 12.5
+
+
+def test_known_asks_for_live_then_archived_contacts(stub: Stub) -> None:
+    """``deletions``: an id HubSpot answers neither live nor with ``archived=true`` is deleted
+    for good; a batch it knows none of is a 207 with errors, or a 404."""
+    crm = HubSpotCrm("svc", stub.url, wall=lambda: 0.0)
+    stub.answer(207, {"status": "COMPLETE", "results": [{"id": "7", "properties": {}}], "numErrors": 1,
+                      "errors": [{"status": "error", "category": "OBJECT_NOT_FOUND", "message": "not found"}]})
+    stub.answer(404, {"status": "error", "category": "OBJECT_NOT_FOUND", "message": "not found"})
+    assert crm.known(["7", "8"]) == {"7"}
+    live, archived = stub.requests
+    assert (live["method"], live["path"]) == ("POST", f"/crm/objects/{V}/contacts/batch/read")
+    assert (live["query"]["archived"], archived["query"]["archived"]) == ("false", "true")
+    assert archived["body"]["inputs"] == [{"id": "7"}, {"id": "8"}]

@@ -238,3 +238,15 @@ def test_other_validation_errors_stay_plain_hubspot_errors(stub: Stub) -> None:
     with pytest.raises(HubSpotError) as caught:
         crm.create({"email": "x@y"})
     assert not isinstance(caught.value, CrmRejected) and caught.value.status == 400
+
+
+def test_archived_tells_a_restorable_delete_from_a_permanent_one(stub: Stub) -> None:
+    """``crm_deletions``: ``GET`` with ``archived=true`` answers an archived contact only."""
+    crm = HubSpotCrm(stub.url, lambda: "svc", wall=lambda: 0.0)
+    stub.answer(200, {**contact("501"), "archived": True})
+    stub.answer(404, {"status": "error", "message": "resource not found", "category": "OBJECT_NOT_FOUND"})
+    assert crm.archived("501") is True and crm.archived("502") is False
+    assert [(r["method"], r["path"].rsplit("/", 1)[-1], r["query"]) for r in stub.requests] == [
+        ("GET", "501", {"archived": "true"}),
+        ("GET", "502", {"archived": "true"}),
+    ]

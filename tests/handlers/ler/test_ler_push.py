@@ -151,14 +151,16 @@ def test_a_later_pass_fills_in_and_an_older_duplicate_is_ignored(ler: Ler, pushe
 
 
 def test_a_linked_contact_gone_from_the_crm_falls_back_to_the_live_search(
-    ler: Ler, pusher: Pusher
+    ler: Ler, clock: Clock
 ) -> None:
+    handed: list[str] = []  # to ler-backfill, which erases it (test_ler_crm_deletions.py)
+    pusher = Pusher(PushSettings.from_environ(), ler.crm, clock=clock, forget_contact=handed.append)
     existing = ler.crm.add(phone="+447400123456", firstname="Jane")
     result = pusher.push(
         clean_lead(verdict="link:deleted-123", email="jane.new@acme-widgets.co.uk")
     )
     assert (result.action, result.crm_id) == ("linked", existing.crm_id)  # found by phone
-    assert creates(ler) == 0
+    assert creates(ler) == 0 and handed == ["deleted-123"]
 
 
 def test_identity_keys_of_another_contact_are_not_repointed(ler: Ler, pusher: Pusher) -> None:
