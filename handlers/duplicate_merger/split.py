@@ -233,17 +233,26 @@ def _targets(plan: SplitPlan, values: list[tuple[int, str]], counts: list[Any], 
 def _members(shards: Shards, plan: SplitPlan, stage: str, part: int) -> tuple[
         list[Member], dict[tuple[int, str, int, int], list[Member]]]:
     """A ``stats`` or ``blocks`` partition's contacts (id order) and the groups of its kind
-    routed to it, members in id order."""
-    rows = (r for obj in _inputs(shards, plan, stage, part, plan.parts) for r in obj)
-    read = sorted((Member.from_row(r, plan.cap) for r in rows), key=lambda m: m[0].profile.id)
+    routed to it, members in id order. Each contact keeps only its groups routed here (a
+    contact's other slots are most of its row, and a partition holds thousands)."""
+    blocks = stage == "blocks"
+    read: list[tuple[Member, list[tuple[int, str, int, int]]]] = []
+    for obj in _inputs(shards, plan, stage, part, plan.parts):
+        for row in obj:
+            member, slots = Member.from_row(row, plan.cap)
+            here = [
+                (kind, value, seg, count)
+                for kind, value, count, segs in slots
+                if (K0 <= kind < S0) == blocks and grouped(kind, count, plan.cap)
+                for seg in segs or (-1,)
+                if partition_of(group_name(kind, value, seg), plan.parts) == part
+            ]
+            read.append((member, here))
+    read.sort(key=lambda entry: entry[0].profile.id)
     groups: dict[tuple[int, str, int, int], list[Member]] = defaultdict(list)
-    for member, slots in read:
-        for kind, value, count, segs in slots:
-            if (K0 <= kind < S0) != (stage == "blocks") or not grouped(kind, count, plan.cap):
-                continue
-            for seg in segs or (-1,):
-                if partition_of(group_name(kind, value, seg), plan.parts) == part:
-                    groups[kind, value, seg, count].append(member)
+    for member, here in read:
+        for group in here:
+            groups[group].append(member)
     return [m for m, _ in read], groups
 
 
