@@ -237,8 +237,12 @@ def _members(shards: Shards, plan: SplitPlan, stage: str, part: int) -> tuple[
     contact's other slots are most of its row, and a partition holds thousands)."""
     blocks = stage == "blocks"
     read: list[tuple[Member, list[tuple[int, str, int, int]]]] = []
+    # One string object per distinct text: a partition's contacts share their cities,
+    # names, streets and keys, which JSON decodes afresh in every row.
+    texts: dict[str, str] = {}
     for obj in _inputs(shards, plan, stage, part, plan.parts):
         for row in obj:
+            row[1:-1] = [texts.setdefault(v, v) for v in row[1:-1]]
             member, slots = Member.from_row(row, plan.cap)
             here = [
                 (kind, value, seg, count)
@@ -248,6 +252,7 @@ def _members(shards: Shards, plan: SplitPlan, stage: str, part: int) -> tuple[
                 if partition_of(group_name(kind, value, seg), plan.parts) == part
             ]
             read.append((member, here))
+    del texts
     read.sort(key=lambda entry: entry[0].profile.id)
     groups: dict[tuple[int, str, int, int], list[Member]] = defaultdict(list)
     for member, here in read:
