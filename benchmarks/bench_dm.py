@@ -605,17 +605,17 @@ def scale(sizes: list[int], seed: int, *, split: bool = True, scored: bool = Tru
         f"{'slowest msg s':>13} {'score MB':>9}"
     )
     print(header)
-    split_runs: list[split_scale.SplitFigures] = []
     single_mb: dict[int, float] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for size in sizes:
             if single:
-                single_mb[size] = _single_run(size, seed, os.path.join(tmp, f"messages-{size}.jsonl"),
-                                        scored=scored)
+                path = os.path.join(tmp, f"messages-{size}.jsonl")
+                single_mb[size] = _single_run(size, seed, path, scored=scored)
             else:
                 print(f"  {size:>9,} single run not run (--no-single)")
-            if split:
-                split_runs.append(split_scale.measure(size, seed, CAP))
+    # The split runs of every size at once (each in its own small process), then reported.
+    runs = [split_scale.start(size, seed, CAP) for size in sizes] if split else []
+    split_runs = [split_scale.finish(run) for run in runs]
     if split_runs:
         largest = max(sizes)
         peak, source = single_mb.get(largest, 0.0), f"measured above at {largest:,}"

@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from handlers.duplicate_merger import split
 from handlers.duplicate_merger.matcher import Thresholds
@@ -183,22 +183,44 @@ def _run(size: int, seed: int, cap: int, root: str, emit: Callable[[dict[str, An
           "wall_s": time.perf_counter() - started})
 
 
-def measure(size: int, seed: int, cap: int, *, say: Callable[[str], None] = print) -> SplitFigures:
-    """The split run of ``size`` generated contacts, stage by stage, one line per stage.
+@dataclass(frozen=True)
+class Started:
+    """A split run under way: its size, its process and the file its records go to."""
+
+    size: int
+    process: subprocess.Popen[bytes]
+    records: IO[bytes]
+
+
+def start(size: int, seed: int, cap: int) -> Started:
+    """The split run of ``size`` generated contacts, started (``finish`` reports it).
 
     The run is driven from a new interpreter that imports this module only (``python -m
     benchmarks.split_scale``), so every invocation forks from the same small parent at every
-    size, never from the benchmark that asked (its memory would count in every peak)."""
+    size, never from the benchmark that asked (its memory would count in every peak). Its
+    records go to a file, not a pipe: several runs go at once and are read one by one."""
     command = [sys.executable, "-m", "benchmarks.split_scale", str(size), str(seed), str(cap)]
     root_dir = Path(__file__).resolve().parents[1]
+    records = tempfile.TemporaryFile()  # noqa: SIM115 (closed by finish)
+    return Started(size, subprocess.Popen(command, cwd=root_dir, stdout=records), records)
+
+
+def measure(size: int, seed: int, cap: int, *, say: Callable[[str], None] = print) -> SplitFigures:
+    """The split run of ``size`` generated contacts, stage by stage, one line per stage."""
+    return finish(start(size, seed, cap), say=say)
+
+
+def finish(run: Started, *, say: Callable[[str], None] = print) -> SplitFigures:
+    """A started split run's figures, once it ends: one line per stage, then the run's."""
+    size = run.size
     stages: dict[str, StageFigures] = {}
     invocations = messages = 0
     gb_s = parent = 0.0
-    with subprocess.Popen(command, cwd=root_dir, stdout=subprocess.PIPE, text=True) as runner:
-        assert runner.stdout is not None
-        records = [json.loads(line) for line in runner.stdout]
-    if runner.returncode:
-        raise RuntimeError(f"split run of {size:,} contacts failed ({runner.returncode})")
+    if run.process.wait():
+        raise RuntimeError(f"split run of {size:,} contacts failed ({run.process.returncode})")
+    with run.records:
+        run.records.seek(0)
+        records = [json.loads(line) for line in run.records]
     for record in records:
         if "start" in record:
             parent = record["parent_mb"]
