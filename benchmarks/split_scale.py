@@ -1,13 +1,15 @@
 """The split weekly run at scale: each stage's largest invocation, the invocations, the cost.
 
-``bench_dm.py --sizes`` calls ``measure`` per size after the single run's scale line. Every
-invocation of every stage (``handlers/duplicate_merger/split.py``) runs in its own process,
-forked from a parent that holds no contacts (as a Lambda invocation starts with the code
-imported and nothing else), with the shards in files; each reports its CPU seconds and its
-peak resident memory (VmHWM). The read stage's invocations get their chunk from a file, as
+``bench_dm.py --sizes`` starts one split run per size (``start``, all at once) and reports
+each (``finish``), then says whether the largest invocations are flat with size (``flatness``).
+A run is driven by ``python -m benchmarks.split_scale SIZE SEED CAP``: a new interpreter that
+imports only the split run's code, from which every invocation of every stage
+(``handlers/duplicate_merger/split.py``) is forked, so each starts as a Lambda invocation
+does (the code imported, no data) and from the same parent at every size. The shards are
+files; each invocation reports its CPU seconds and its peak resident memory (VmHWM, the
+parent's pages included). The read stage's invocations get their chunk from a file, as
 dm-block gets HubSpot's pages. ``check`` runs the single and the split run on one generated
-CRM and compares their pairs and scores (the test does the same at 3,000 contacts).
-"""
+CRM and compares their pairs and scores (the test does the same at 3,000 contacts)."""
 
 from __future__ import annotations
 
