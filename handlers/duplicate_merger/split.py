@@ -156,22 +156,32 @@ def count_stage(shards: Shards, plan: SplitPlan, part: int, chunks: int) -> None
     """Each value's holders, counted, and sent back to each holder; a group too large for one
     partition (``matcher.partial_counts.segmented``) is cut into segments here, where all its holders
     are seen. The records are read twice rather than held: a value partition's are the
-    largest set any stage sees."""
+    largest set any stage sees, and a common value (a state, a big city) brings all its
+    holders to one partition. What is held is lean: one string per distinct value, and the
+    answers flat, ``cid, slot, count`` after one another (``join`` reads them so)."""
     held: Counter[tuple[int, str]] = Counter()
     for obj in _inputs(shards, plan, "values", part, chunks):
         held.update((r[0], r[1]) for r in obj)
+    texts = {value: value for _, value in held}
     out: dict[int, list[Any]] = defaultdict(list)
     large: dict[tuple[int, str], list[Any]] = defaultdict(list)
     for obj in _inputs(shards, plan, "values", part, chunks):
         for r in obj:
             n = held[r[0], r[1]]
             if segmented(r[0], n, plan.cap, plan.cut):
+                r[1] = texts[r[1]]
                 large[r[0], r[1]].append(r)
             else:
-                out[partition_of(r[2], plan.parts)].append([r[2], r[3], n])
+                out[partition_of(r[2], plan.parts)].extend((r[2], r[3], n))
+    del texts
     for (kind, _), records in large.items():
+        shared: dict[tuple[int, ...], list[Any]] = {}  # a place's holders share their answer
         for (cid, slot), segs, windows in segments(kind, records, plan.cap, plan.cut):
-            out[partition_of(cid, plan.parts)].append([cid, slot, [len(records), segs, windows]])
+            answer = [len(records), segs, windows]
+            if not windows:
+                answer = shared.setdefault(tuple(segs), answer)
+            out[partition_of(cid, plan.parts)].extend((cid, slot, answer))
+        records.clear()
     _scatter(shards, plan, "counted", part, out)
     comparisons = sum(
         block_comparisons(n, plan.cap) for (kind, _), n in held.items() if K0 <= kind < S0
@@ -185,7 +195,8 @@ def count_stage(shards: Shards, plan: SplitPlan, part: int, chunks: int) -> None
 def join_stage(shards: Shards, plan: SplitPlan, part: int, chunks: int) -> None:
     counts: dict[str, dict[int, Any]] = defaultdict(dict)
     for obj in _inputs(shards, plan, "counted", part, plan.parts):
-        for cid, slot, count in obj:
+        for at in range(0, len(obj), 3):  # flat: cid, slot, count
+            cid, slot, count = obj[at : at + 3]
             counts[cid][slot] = count  # a count, or [count, segments, windows]
     stats: dict[int, list[Any]] = defaultdict(list)
     blocks: dict[int, list[Any]] = defaultdict(list)
@@ -233,17 +244,31 @@ def _targets(plan: SplitPlan, values: list[tuple[int, str]], counts: list[Any], 
 def _members(shards: Shards, plan: SplitPlan, stage: str, part: int) -> tuple[
         list[Member], dict[tuple[int, str, int, int], list[Member]]]:
     """A ``stats`` or ``blocks`` partition's contacts (id order) and the groups of its kind
-    routed to it, members in id order."""
-    rows = (r for obj in _inputs(shards, plan, stage, part, plan.parts) for r in obj)
-    read = sorted((Member.from_row(r, plan.cap) for r in rows), key=lambda m: m[0].profile.id)
+    routed to it, members in id order. Each contact keeps only its groups routed here (a
+    contact's other slots are most of its row, and a partition holds thousands)."""
+    blocks = stage == "blocks"
+    read: list[tuple[Member, list[tuple[int, str, int, int]]]] = []
+    # One string object per distinct text: a partition's contacts share their cities,
+    # names, streets and keys, which JSON decodes afresh in every row.
+    texts: dict[str, str] = {}
+    for obj in _inputs(shards, plan, stage, part, plan.parts):
+        for row in obj:
+            row[1:-1] = [texts.setdefault(v, v) for v in row[1:-1]]
+            member, slots = Member.from_row(row, plan.cap)
+            here = [
+                (kind, value, seg, count)
+                for kind, value, count, segs in slots
+                if (K0 <= kind < S0) == blocks and grouped(kind, count, plan.cap)
+                for seg in segs or (-1,)
+                if partition_of(group_name(kind, value, seg), plan.parts) == part
+            ]
+            read.append((member, here))
+    del texts
+    read.sort(key=lambda entry: entry[0].profile.id)
     groups: dict[tuple[int, str, int, int], list[Member]] = defaultdict(list)
-    for member, slots in read:
-        for kind, value, count, segs in slots:
-            if (K0 <= kind < S0) != (stage == "blocks") or not grouped(kind, count, plan.cap):
-                continue
-            for seg in segs or (-1,):
-                if partition_of(group_name(kind, value, seg), plan.parts) == part:
-                    groups[kind, value, seg, count].append(member)
+    for member, here in read:
+        for group in here:
+            groups[group].append(member)
     return [m for m, _ in read], groups
 
 
