@@ -274,6 +274,13 @@ class DmSettings(SystemSettings):
     """How many contacts the HubSpot portal holds, about: ``make plan`` and ``make preflight``
     then say what the weekly run does at that size (HubSpot calls, hours, invocations) and
     whether it fits, before it runs."""
+    split_above: int = Field(default=500_000, ge=1)
+    """A weekly run larger than this runs split (dm-stage, partitions in the dm-shards bucket):
+    when the contacts dm-block read, or ``portalContacts``, exceed it. Below it one dm-block
+    invocation blocks the whole portal (measured to fit up to about 1,250,000 contacts)."""
+    partition_contacts: int = Field(default=5_000, ge=10, le=50_000)
+    """About how many contacts one partition of the split run holds: each dm-stage invocation
+    holds one partition's worth (5,000: about 150 MB at most, measured)."""
 
 
 class LerSettings(SystemSettings):

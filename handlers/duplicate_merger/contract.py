@@ -19,6 +19,8 @@ from handlers.common.tables import Index, Key, TableSpec
 BLOCK: Final = "dm-block"
 SCORE: Final = "dm-score"
 MERGE: Final = "dm-merge"
+STAGE: Final = "dm-stage"
+"""The split weekly run's stages (``fanout.py``), one message each from ``dm-stages``."""
 
 # Tables -------------------------------------------------------------------------------------
 
@@ -30,8 +32,12 @@ PAIRS: Final = TableSpec(
     indexes=(Index(REVIEW_INDEX, Key("review"), Key("score", "N")),),
     ttl_attribute="ttl",
 )
-"""One row per pair (``min#max``), the run summaries (``run#<id>``, ``run#latest``) and the
-checkpoints of a large portal's read (``read#<run>``)."""
+"""One row per pair (``min#max``), the run summaries (``run#<id>``, ``run#latest``), the
+checkpoints of a large portal's read (``read#<run>``) and the split run's stage counters
+(``split#<run>#<stage>``)."""
+READ_PREFIX: Final = "read#"
+RUN_PREFIX: Final = "run#"
+SPLIT_PREFIX: Final = "split#"
 CLAIMS_INDEX: Final = "by-claim"
 """dm-decisions' sparse GSI on decision/lease_until: only claims in flight (``merging``,
 ``undoing``) carry ``lease_until``, so the sweep finds the expired ones with two Queries."""
@@ -62,6 +68,15 @@ MERGES_QUEUE: Final = "dm-merges"
 """dm-score -> dm-merge: automatic-band pairs (the CRM write credential stays with dm-merge)."""
 MERGE_REQUEST_VERSION: Final = 1
 """Format version of a dm-merges message (``handlers.common.formats``)."""
+STAGES_QUEUE: Final = "dm-stages"
+"""dm-block and dm-stage -> dm-stage: one message per partition of the split run's next stage."""
+STAGE_MESSAGE_VERSION: Final = 1
+"""Format version of a dm-stages message (``handlers.common.formats``)."""
+SHARDS_BUCKET: Final = "dm-shards"
+SHARDS_PREFIX: Final = "shards/"
+"""dm-shards: the split run's partitions, ``shards/<run>/<stage>/<partition>/<writer>``."""
+SHARDS_DAYS: Final = 2
+"""A run's shards expire this long after they are written: a run takes hours at most."""
 UNDO_BUCKET: Final = "dm-undo"
 UNDO_PREFIX: Final = "undo/"
 """dm-undo: one undo bundle per merge."""
@@ -99,6 +114,22 @@ class BlockSettings(Settings):
     blocks_queue_url: str
     block_cap: int
     phone_region: str
+    pair_ttl_days: int
+    stages_queue_url: str
+    split_above: int
+    portal_size: int
+    """``systems.dm.portalContacts``, 0 when not given (``fanout.splits`` reads both)."""
+    partition_contacts: int
+
+
+@dataclass(frozen=True)
+class StageSettings(Settings):
+    """dm-stage's environment."""
+
+    pairs_table: str
+    shards_bucket: str
+    stages_queue_url: str
+    blocks_queue_url: str
     pair_ttl_days: int
 
 

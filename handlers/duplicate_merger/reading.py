@@ -49,6 +49,9 @@ def block_reserve(contacts: int) -> float:
     return BLOCK_BASE_S + BLOCK_S_PER_CONTACT * contacts
 
 
+SPLIT_RESERVE_S = 20.0
+"""Time a split run's start needs after the read: save a small portal's read, queue a message
+per chunk (``fanout.start``)."""
 BLOCK_RESERVE_S = block_reserve(1_000_000)
 """The reserve for the largest portal dm blocks (1M contacts: 220 s)."""
 
@@ -148,9 +151,11 @@ def read_step(
     run_id: str,
     step: int,
     remaining: Callable[[], float],
+    reserve: Callable[[int], float] = block_reserve,
 ) -> Outcome:
     """One invocation's share of the read. ``step`` 0 starts the run afresh; ``remaining`` is
-    the invocation's time left in seconds."""
+    the invocation's time left in seconds; ``reserve`` the time the work after the read needs
+    at a portal's size (a split run's start needs ``SPLIT_RESERVE_S`` only)."""
     if step == 0:
         state = ReadState(run_id)
         expected: int | None = None
@@ -173,10 +178,10 @@ def read_step(
         state.after = following
         state.done = following is None
     state.contacts += len(read)
-    if state.done and state.chunks == 0 and remaining() > block_reserve(state.contacts):
+    if state.done and state.chunks == 0 and remaining() > reserve(state.contacts):
         return Outcome("block", state, read, pages)  # the portal fit in one invocation
     new_chunks = split_chunks(read)
-    block_now = state.done and remaining() > block_reserve(state.contacts)
+    block_now = state.done and remaining() > reserve(state.contacts)
     state.chunks += len(new_chunks)
     state.step = step + 1  # claimed: a duplicate of this continuation finds it moved on
     if not checkpoints.save(state, new_chunks, expected_step=expected):
@@ -226,5 +231,9 @@ class DynamoCheckpoints:
 
     def chunks(self, state: ReadState) -> Iterator[bytes]:
         for n in range(state.chunks):
-            item = self.table.get_item(Key={"pair_key": self._key(state.run_id, n)}, ConsistentRead=True)
-            yield bytes(item["Item"]["data"].value if hasattr(item["Item"]["data"], "value") else item["Item"]["data"])
+            yield self.chunk(state.run_id, n)
+
+    def chunk(self, run_id: str, n: int) -> bytes:
+        """One saved chunk (the split run's read stage reads one a message)."""
+        item = self.table.get_item(Key={"pair_key": self._key(run_id, n)}, ConsistentRead=True)
+        return bytes(item["Item"]["data"].value if hasattr(item["Item"]["data"], "value") else item["Item"]["data"])

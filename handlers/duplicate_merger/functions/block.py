@@ -17,7 +17,7 @@ from typing import Any
 from handlers.common import aws_clients, entry, metrics
 from handlers.common.clock import Clock
 from handlers.common.observability import get_logger
-from handlers.duplicate_merger import contract, reading
+from handlers.duplicate_merger import contract, fanout, reading
 from handlers.duplicate_merger.crm import hubspot
 from handlers.duplicate_merger.runs import run as block_run
 from handlers.duplicate_merger.runs import run_id_for
@@ -35,6 +35,7 @@ class Blocking:
     config: contract.BlockSettings
     pairs: Any
     queue: QueueSender
+    stages: QueueSender
     reader: Callable[[float], Any]
     lambda_client: Callable[[], Any]
 
@@ -52,6 +53,7 @@ def wire(
         config,
         aws_clients.table(config.pairs_table),
         QueueSender(config.blocks_queue_url),
+        QueueSender(config.stages_queue_url),
         reader=crm
         or (
             lambda deadline: hubspot(
@@ -83,7 +85,14 @@ def run(service: Blocking, event: Any, context: Any, clock: Clock) -> dict[str, 
     crm = service.reader(started + budget - reading.SAVE_RESERVE_S / 2)
     ttl = int((now + dt.timedelta(days=CHECKPOINT_TTL_DAYS)).timestamp())
     checkpoints = reading.DynamoCheckpoints(service.pairs, ttl=ttl)
-    outcome = reading.read_step(crm, checkpoints, run_id, step, remaining)
+
+    def splits(contacts: int) -> bool:
+        return fanout.splits(contacts, s.portal_size, s.split_above)
+
+    def reserve(contacts: int) -> float:
+        return reading.SPLIT_RESERVE_S if splits(contacts) else reading.block_reserve(contacts)
+
+    outcome = reading.read_step(crm, checkpoints, run_id, step, remaining, reserve)
     progress = {"run_id": run_id, "step": step, "pages": outcome.pages, **outcome.state.to_item()}
     if outcome.action == "stale":
         logger.warning("duplicate or late continuation ignored", extra=progress)
@@ -100,6 +109,8 @@ def run(service: Blocking, event: Any, context: Any, clock: Clock) -> dict[str, 
         )
         logger.info("portal read continues in a new invocation", extra=progress)
         return {"continued": True, **progress}
+    if outcome.state.contacts and splits(outcome.state.contacts):
+        return _start_split(service, checkpoints, outcome, now) | progress
     summary = block_run(
         outcome.contacts,
         service.queue,
@@ -116,6 +127,25 @@ def run(service: Blocking, event: Any, context: Any, clock: Clock) -> dict[str, 
         logger.warning("oversized blocks were capped", extra={"capped": summary["capped"]})
     logger.info("blocking run queued", extra={k: v for k, v in summary.items() if k != "capped"})
     return summary
+
+
+def _start_split(
+    service: Blocking, checkpoints: reading.DynamoCheckpoints, outcome: reading.Outcome,
+    now: dt.datetime,
+) -> dict[str, Any]:
+    """Queue the split run's read stage, one message per saved chunk of the read (a portal
+    read in this one invocation is saved first)."""
+    s, state = service.config, outcome.state
+    if state.chunks == 0:
+        chunks = reading.split_chunks(list(outcome.contacts))
+        state.chunks = len(chunks)
+        checkpoints.save(state, chunks, expected_step=None)
+    sent = fanout.start(
+        state.run_id, state.contacts, state.chunks, service.stages, cap=s.block_cap,
+        region=s.phone_region, partition_contacts=s.partition_contacts, now=now,
+    )
+    get_logger().info("split run started", extra={"run_id": state.run_id, "read_messages": sent})
+    return {"split": True, "read_messages": sent, "chunks": state.chunks}
 
 
 handler = entry.handler(__name__, contract.BlockSettings, wire, run)
