@@ -417,7 +417,9 @@ class DuplicateMerger(System):
                 self.shards.grant(
                     "s3:GetObject", "s3:PutObject", prefixes=(contract.SHARDS_PREFIX,), sid="Shards"
                 ),
-                # A partition's inputs are one listing of its prefix (shards.S3Shards.keys).
+                # A partition's inputs are one listing of its prefix (shards.S3Shards.keys),
+                # allowed under shards/ only ("Allowing each IAM user access to a folder in a
+                # bucket", https://docs.aws.amazon.com/AmazonS3/latest/userguide/example-policies-s3.html).
                 Grant(
                     "ListShards",
                     ("s3:ListBucket",),
