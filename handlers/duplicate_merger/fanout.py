@@ -13,10 +13,11 @@ DynamoDB applies the writes to one item one after the other, each condition chec
 the item as the write before left it ("Condition expressions", DynamoDB Developer Guide,
 https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Expressions.ConditionExpressions.html),
 so of two partitions finishing at once only one sees the set complete, and a partition
-delivered twice is counted once (its second count fails the condition). The sender marks the
-stage ``advanced`` after its sends; a delivery that finds the set complete but not advanced
-(the sender failed between its count and its sends, so its message came back) sends them
-again, and the next stage's counter absorbs any copy. Every stage rewrites the same objects
+delivered twice is counted once (its second count fails the condition). Each count also
+names its partition (``closer``), so the item names the partition that completed the set.
+The sender marks the stage ``advanced`` after its sends; if it failed in between, its message
+comes back, finds itself the closer and the stage not advanced, and sends them again (the
+next stage's counter absorbs any it had sent); a copy of any other partition sends nothing. Every stage rewrites the same objects
 (``shards.py``), so a repeated partition changes nothing.
 """
 
@@ -32,7 +33,7 @@ from botocore.exceptions import ClientError
 
 from handlers.common import formats
 from handlers.common.batch import Unusable
-from handlers.common.transitions import condition_failed
+from handlers.common.transitions import condition_failed, old_item
 from handlers.duplicate_merger import contract, split
 from handlers.duplicate_merger import shards as store
 from handlers.duplicate_merger.crm import Contact
@@ -147,12 +148,14 @@ class StageCounter:
 
     def finish(self, message: StageMessage, *, ttl: int) -> bool:
         """Count ``message``'s partition done; True when this delivery must send the next
-        stage's messages (it completed the stage, or finds it complete and not advanced)."""
+        stage's messages: it completed the stage, or it is the redelivery of the partition
+        that completed it (``closer``: every count names itself, so the last one stays) and
+        finds it not advanced."""
         item: Mapping[str, Any]
         try:
             item = self.table.update_item(
                 Key=self.key(message),
-                UpdateExpression="ADD done :part SET #ttl = :ttl",
+                UpdateExpression="ADD done :part SET #ttl = :ttl, closer = :n",
                 ConditionExpression="attribute_not_exists(done) OR NOT contains(done, :n)",
                 ExpressionAttributeNames={"#ttl": "ttl"},
                 ExpressionAttributeValues={":part": {message.part}, ":n": message.part, ":ttl": ttl},
@@ -162,10 +165,9 @@ class StageCounter:
         except ClientError as err:
             if not condition_failed(err):
                 raise
-            old: dict[str, Any] = dict(err.response)
-            item = old.get("Item") or {}  # what the item held: ALL_OLD
-            if item.get("advanced"):
-                return False  # a redelivery after the stage moved on
+            item = old_item(err) or {}  # what the item held (ALL_OLD)
+            if item.get("advanced") or item.get("closer") != message.part:
+                return False  # a copy, or the closer's redelivery after its sends
         return len(item.get("done") or ()) == message.writers
 
     def advanced(self, message: StageMessage) -> None:

@@ -8,7 +8,14 @@ import pytest
 
 from components.offline.engine import ACCOUNT_ID, Graph
 from components.work_queue import VISIBILITY_PER_CONSUMER_TIMEOUT
-from tests.infra.graph_helpers import DOCUMENTS_STORE, arns_in, functions, grants_of, run, statements_of
+from tests.infra.graph_helpers import (
+    DOCUMENTS_STORE,
+    arns_in,
+    functions,
+    grants_of,
+    run,
+    statements_of,
+)
 from tests.infra.test_dm import EVENT_SOURCE, PAIRS, logs, only_dm
 
 arn = arns_in("us-east-1")

@@ -110,7 +110,7 @@ def run(service: Blocking, event: Any, context: Any, clock: Clock) -> dict[str, 
         logger.info("portal read continues in a new invocation", extra=progress)
         return {"continued": True, **progress}
     if outcome.state.contacts and splits(outcome.state.contacts):
-        return _start_split(service, checkpoints, outcome, now) | progress
+        return progress | _start_split(service, checkpoints, outcome, now)
     summary = block_run(
         outcome.contacts,
         service.queue,
