@@ -39,7 +39,7 @@ from typing import Any, Literal
 import boto3
 from botocore.exceptions import BotoCoreError, ClientError
 
-from components.config import ModelChoice, StackConfig
+from components.config import DmSettings, ModelChoice, StackConfig
 from components.offline import cost
 from components.offline.engine import Graph
 from components.operate import CREDENTIALS_PAGE, no_credentials, plan_graph, stack_command
@@ -387,8 +387,19 @@ def powertools_layer(clients: Clients, region: str, pinned: str | None) -> Findi
     return Finding("powertools", region, "ok", f"layer {layer[-2]} version {layer[-1]}")
 
 
-def dm_capacity(clients: Clients, contacts: int | None) -> Finding:
-    """dm's weekly run at the portal's size (``systems.dm.portalContacts``): no AWS call."""
+SPLIT_ABOVE: int = DmSettings.model_fields["split_above"].default
+PARTITION_CONTACTS: int = DmSettings.model_fields["partition_contacts"].default
+
+
+def dm_capacity(
+    clients: Clients,
+    contacts: int | None,
+    *,
+    split_above: int = SPLIT_ABOVE,
+    partition_contacts: int = PARTITION_CONTACTS,
+) -> Finding:
+    """dm's weekly run at the portal's size (``systems.dm.portalContacts``) under its
+    ``splitAbove`` and ``partitionContacts``: no AWS call."""
     del clients
     where = "systems.dm.portalContacts"
     if contacts is None:
@@ -397,13 +408,15 @@ def dm_capacity(clients: Clients, contacts: int | None) -> Finding:
             "set systems.dm.portalContacts (the contact count HubSpot shows) and rerun",
             DM_CAPACITY_PAGE,
         )
-    found = capacity.forecast(contacts)
+    found = capacity.forecast(contacts, split_above=split_above, partition_contacts=partition_contacts)
     detail = " ".join(found.lines())
     if found.fits:
         return Finding("dm capacity", where, "ok", detail)
     return Finding(
         "dm capacity", where, "FAIL", detail,
-        "dm's weekly run cannot block a portal this size in one invocation", DM_CAPACITY_PAGE,
+        "set systems.dm.splitAbove below this size so the run splits; a read longer than 60 "
+        "dm-block invocations (about 6,000,000 contacts) does not fit either way",
+        DM_CAPACITY_PAGE,
     )
 
 
@@ -472,7 +485,14 @@ def plan(graph: Graph) -> list[Callable[[Clients], Finding]]:
         checks.append(partial(powertools_layer, region=region, pinned=pinned))
     dm = config.systems.dm
     if dm is not None and dm.enabled:
-        checks.append(partial(dm_capacity, contacts=dm.portal_contacts))
+        checks.append(
+            partial(
+                dm_capacity,
+                contacts=dm.portal_contacts,
+                split_above=dm.split_above,
+                partition_contacts=dm.partition_contacts,
+            )
+        )
     return checks
 
 

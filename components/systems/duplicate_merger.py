@@ -437,7 +437,8 @@ class DuplicateMerger(System):
                 self.blocks.grant_send(sid="SendBlocks"),
             ),
             contract.StageSettings.environment(b.values),
-            queues=(QueueTrigger(self.stages, batch_size=1, maximum_concurrency=10),),
+            # Five partitions at once: a weekly batch; its need stays small beside dm-score's.
+            queues=(QueueTrigger(self.stages, batch_size=1, maximum_concurrency=5),),
             vendored=("phonenumberslite", *MATCHER),
         )
 

@@ -2,10 +2,11 @@
 ``make preflight``).
 
 From the portal's size (``systems.dm.portalContacts``) and the settings: how many HubSpot calls
-and hours the read takes, how many dm-block invocations, and whether the run fits. The deployed
-run blocks the whole portal in one invocation after a checkpointed read (``reading.py``); the
-split run (``split.py``) holds about ``PARTITION_CONTACTS`` contacts per invocation at any size.
-The figures rest on measurements named beside each constant.
+and hours the read takes, how many dm-block invocations, and whether the run fits. After a
+checkpointed read (``reading.py``) a run up to ``systems.dm.splitAbove`` contacts is blocked
+whole in one dm-block invocation; a larger one runs split (``fanout.py``, dm-stage), each
+invocation holding about ``systems.dm.partitionContacts`` contacts at any size. The figures rest
+on measurements named beside each constant.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import math
 from dataclasses import dataclass
 
 from handlers.duplicate_merger import reading
-from handlers.duplicate_merger.split import PARTITION_CONTACTS, STAGES
+from handlers.duplicate_merger.split import STAGES
 
 LIST_PAGE = 100
 """Contacts per page of HubSpot's contacts list (what dm-block reads, ``crm.py``)."""
@@ -47,8 +48,11 @@ class Forecast:
     block_s: float
     block_mb: float
     fits: bool
-    """Whether the deployed run blocks this portal (read within ``MAX_STEPS`` invocations,
-    blocking within dm-block's time and memory)."""
+    """Whether the deployed run blocks this portal: read within ``MAX_STEPS`` invocations, and
+    split, or blocked within dm-block's time and memory."""
+    split: bool
+    """Whether the run is split (the portal is above ``splitAbove``)."""
+    partition_contacts: int
     search_calls: int
     search_queries: int
     search_hours: float
@@ -58,38 +62,44 @@ class Forecast:
     def lines(self) -> list[str]:
         n = f"{self.contacts:,}"
         verdict = (
-            "fits" if self.fits and self.contacts <= SUPPORTED
-            else "fits, above the largest portal measured (1,000,000)" if self.fits
-            else "does NOT fit: the weekly run fails at this size"
+            "does NOT fit: the weekly run fails at this size" if not self.fits
+            else "fits" if self.split or self.contacts <= SUPPORTED
+            else "fits, above the largest portal measured (1,000,000)"
+        )
+        blocking = (
+            f"blocking split (above splitAbove): {self.split_partitions:,} partitions, "
+            f"{self.split_invocations:,} dm-stage invocations of about "
+            f"{self.partition_contacts:,} contacts each"
+            if self.split
+            else f"blocking in one invocation about {self.block_s:.0f} s and "
+            f"{self.block_mb:,.0f} MB of {BLOCK_TIMEOUT_S} s and {BLOCK_MB} MB"
         )
         return [
             f"dm at {n} contacts: full read {self.list_calls:,} HubSpot list calls, "
-            f"{self.list_hours:.1f} h, {self.read_invocations} dm-block invocation(s); blocking "
-            f"in one invocation about {self.block_s:.0f} s and {self.block_mb:,.0f} MB of "
-            f"{BLOCK_TIMEOUT_S} s and {BLOCK_MB} MB: {verdict}",
+            f"{self.list_hours:.1f} h, {self.read_invocations} dm-block invocation(s); "
+            f"{blocking}: {verdict}",
             f"dm at {n} contacts: a week's changes ({CHANGED_PER_WEEK:.0%} assumed) would be "
             f"{self.search_calls:,} search calls in {self.search_queries:,} date window(s), "
-            f"{self.search_hours * 3600:,.0f} s; the split run (not deployed yet): "
-            f"{self.split_partitions:,} partitions, {self.split_invocations:,} invocations, each "
-            f"about {PARTITION_CONTACTS:,} contacts' worth",
+            f"{self.search_hours * 3600:,.0f} s",
         ]
 
 
-def forecast(contacts: int) -> Forecast:
+def forecast(contacts: int, *, split_above: int, partition_contacts: int) -> Forecast:
+    """The run at ``contacts``, split above ``split_above`` (``fanout.splits``' rule)."""
+    split = contacts > split_above
     pages = math.ceil(contacts / LIST_PAGE)
     read_s = pages * PAGE_S
     per_invocation = BLOCK_TIMEOUT_S - reading.SAVE_RESERVE_S
     block_s = reading.block_reserve(contacts)
-    read_invocations = max(1, math.ceil((read_s + block_s) / per_invocation))
+    after_read = reading.SPLIT_RESERVE_S if split else block_s
+    read_invocations = max(1, math.ceil((read_s + after_read) / per_invocation))
     block_mb = BLOCK_MB_PER_CONTACT * contacts
-    fits = (
-        read_invocations <= reading.MAX_STEPS
-        and block_s <= per_invocation
-        and block_mb <= BLOCK_MB
+    fits = read_invocations <= reading.MAX_STEPS and (
+        split or (block_s <= per_invocation and block_mb <= BLOCK_MB)
     )
     changed = math.ceil(contacts * CHANGED_PER_WEEK)
     search_calls = math.ceil(changed / SEARCH_PAGE)
-    parts = max(1, math.ceil(contacts / PARTITION_CONTACTS))
+    parts = max(1, math.ceil(contacts / partition_contacts))
     chunks = max(1, math.ceil(contacts / 10_000))
     # read chunks, then every partitioned stage once per partition and the two single ones
     invocations = chunks + (len(STAGES) - 3) * parts + 2
@@ -101,6 +111,8 @@ def forecast(contacts: int) -> Forecast:
         block_s,
         block_mb,
         fits,
+        split,
+        partition_contacts,
         search_calls,
         max(1, math.ceil(changed / SEARCH_RESULTS)),
         search_calls * max(PAGE_S, 1 / SEARCH_PER_S) / 3600,
@@ -115,10 +127,10 @@ UNKNOWN = (
 )
 
 
-def plan_lines(contacts: int | None) -> list[str]:
+def plan_lines(contacts: int | None, *, split_above: int, partition_contacts: int) -> list[str]:
     """What ``make plan`` prints for dm: the forecast, a warning first when it does not fit."""
     if contacts is None:
         return [UNKNOWN]
-    found = forecast(contacts)
+    found = forecast(contacts, split_above=split_above, partition_contacts=partition_contacts)
     lines = found.lines()
     return lines if found.fits else [f"warning: {lines[0]}", *lines[1:]]

@@ -323,7 +323,8 @@ def test_the_undo_bucket_expires_bundles_after_the_undo_window(graph: Graph) -> 
     [
         (None, "set systems.dm.portalContacts"),
         (1_000_000, "dm at 1,000,000 contacts: full read 10,000 HubSpot list calls"),
-        (2_000_000, "warning: dm at 2,000,000 contacts"),
+        (2_000_000, "blocking split (above splitAbove): 400 partitions"),  # issue 43
+        (10_000_000, "warning: dm at 10,000,000 contacts"),  # a read past 60 invocations
     ],
 )
 def test_the_plan_says_what_dms_weekly_run_does_at_the_portals_size(

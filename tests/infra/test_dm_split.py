@@ -92,7 +92,7 @@ def test_the_stage_queue_is_paced_and_outlasts_six_of_its_consumers_timeouts(gra
         if m.inputs["eventSourceArn"] == STAGES_Q
     ]
     assert mapping.inputs["batchSize"] == 1
-    assert mapping.inputs["scalingConfig"] == {"maximumConcurrency": 10}
+    assert mapping.inputs["scalingConfig"] == {"maximumConcurrency": 5}
 
 
 def test_dm_block_is_told_when_to_split_and_dm_stage_where_the_shards_are(graph: Graph) -> None:

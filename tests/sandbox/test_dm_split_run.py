@@ -10,8 +10,8 @@ from typing import Any
 
 from sandbox import scenarios
 from sandbox.core import Sandbox
-from testsupport.graphs import shared
 from tests.infra.graph_helpers import only_system
+from testsupport.graphs import shared
 
 PARTITION = 60
 """Contacts per partition: the scripted day's ~300 contacts in six partitions."""
