@@ -417,15 +417,8 @@ class DuplicateMerger(System):
                 self.shards.grant(
                     "s3:GetObject", "s3:PutObject", prefixes=(contract.SHARDS_PREFIX,), sid="Shards"
                 ),
-                # A partition's inputs are one listing of its prefix (shards.S3Shards.keys),
-                # allowed under shards/ only ("Allowing each IAM user access to a folder in a
-                # bucket", https://docs.aws.amazon.com/AmazonS3/latest/userguide/example-policies-s3.html).
-                Grant(
-                    "ListShards",
-                    ("s3:ListBucket",),
-                    (self.shards.arn,),
-                    {"StringLike": {"s3:prefix": [f"{contract.SHARDS_PREFIX}*"]}},
-                ),
+                # A partition's inputs are one listing of its prefix (shards.S3Shards.keys).
+                self.shards.grant_list(prefix=contract.SHARDS_PREFIX, sid="ListShards"),
                 self.pairs.grant_items_under(
                     "dynamodb:GetItem", contract.READ_PREFIX, sid="ReadSavedChunks"
                 ),

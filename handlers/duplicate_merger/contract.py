@@ -34,7 +34,7 @@ PAIRS: Final = TableSpec(
 )
 """One row per pair (``min#max``), the run summaries (``run#<id>``, ``run#latest``), the
 checkpoints of a large portal's read (``read#<run>``) and the split run's stage counters
-(``split#<run>#<stage>``)."""
+(``split#<run>#<started>#<stage>``)."""
 READ_PREFIX: Final = "read#"
 RUN_PREFIX: Final = "run#"
 SPLIT_PREFIX: Final = "split#"

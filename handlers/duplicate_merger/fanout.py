@@ -7,7 +7,8 @@ a stage sends the next stage's messages; the last ``emit`` writes the run summar
 stage reads dm-block's checkpointed read (``reading.py``'s ``read#<run>#<n>`` chunks), one
 chunk a message, so no invocation holds more than a chunk or a partition.
 
-Exactly once: counting a partition is one conditional UpdateItem of ``split#<run>#<stage>``
+Exactly once: counting a partition is one conditional UpdateItem of
+``split#<run>#<started>#<stage>``
 in the pairs table, adding the partition to the set of those done only if it is not in it yet.
 DynamoDB applies the writes to one item one after the other, each condition checked against
 the item as the write before left it ("Condition expressions", DynamoDB Developer Guide,
@@ -137,14 +138,17 @@ class SummaryWriter(Protocol):
 
 
 class StageCounter:
-    """The stages' counters: ``split#<run>#<stage>`` items of the pairs table (see the module)."""
+    """The stages' counters: ``split#<run>#<started>#<stage>`` items of the pairs table (see the module)."""
 
     def __init__(self, table: Any) -> None:
         self.table = table
 
     @staticmethod
     def key(message: StageMessage) -> dict[str, str]:
-        return {"pair_key": f"{contract.SPLIT_PREFIX}{message.run_id}#{message.stage}"}
+        """One counter per stage of one start of the run: a week's run started again (a
+        retried dm-block) counts afresh instead of finding the first start's stages done."""
+        run = f"{message.run_id}#{message.started_at}"
+        return {"pair_key": f"{contract.SPLIT_PREFIX}{run}#{message.stage}"}
 
     def finish(self, message: StageMessage, *, ttl: int) -> bool:
         """Count ``message``'s partition done; True when this delivery must send the next

@@ -66,6 +66,14 @@ def test_a_partition_delivered_twice_is_counted_once(counter: fanout.StageCounte
     assert counter.finish(message(part=2), ttl=1) is False  # its redelivery after the sends
 
 
+def test_a_run_of_the_same_week_started_again_counts_afresh(counter: fanout.StageCounter) -> None:
+    for part in range(3):
+        counter.finish(message(part=part), ttl=1)
+    counter.advanced(message(part=2))
+    again = fanout.StageMessage(RUN, "count", 0, 1, 2, 50, "US", "2026-12-07T09:00:00+00:00")
+    assert counter.finish(again, ttl=1) is True  # not the first start's finished stage
+
+
 def test_a_sender_that_failed_before_its_sends_is_covered_by_its_redelivery(
     counter: fanout.StageCounter,
 ) -> None:
