@@ -169,3 +169,38 @@ def test_a_split_run_ends_with_the_single_runs_pairs_and_its_summary(
     summary = dm_aws.pairs.get_item(Key={"pair_key": f"run#{started['run_id']}"})["Item"]
     assert summary["contacts"] == 600 and summary["split"]["partitions"] == parts
     assert summary["messages"] == len(blocks)  # the copies (of the first stage) sent nothing
+
+
+def test_a_read_over_several_invocations_queues_one_read_message_per_saved_chunk(
+    dm_aws: DmAws, split_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The split start needs only ``SPLIT_RESERVE_S`` after the read, and reads nothing back:
+    each saved chunk becomes one read message, which dm-stage decodes alone."""
+    from handlers.common.entry import registry
+    from handlers.duplicate_merger import reading
+    from tests.handlers.dm.test_dm_block import LambdaStub
+
+    crm = portal(1200)
+    stub = LambdaStub()
+    registry.override(block, crm=lambda deadline: crm, lambda_client=lambda: stub)
+    # Each invocation has time for 6 pages (600 contacts) before its save reserve.
+    monkeypatch.setattr(reading, "SAVE_RESERVE_S", 300 - 5 * 0.01 - 0.001)
+    monkeypatch.setattr(reading, "SPLIT_RESERVE_S", 0.0)
+    clock = {"t": 0.0}
+    original = crm.page
+
+    def timed(after: str | None) -> Any:
+        clock["t"] += 0.01
+        return original(after)
+
+    crm.page = timed  # type: ignore[method-assign]
+    monkeypatch.setattr("time.monotonic", lambda: clock["t"])
+    answer = block.handler({"action": "block"}, Context(300))
+    while stub.invocations:
+        answer = block.handler(json.loads(stub.invocations.pop(0)["Payload"]), Context(300))
+    assert answer["split"] is True and answer["chunks"] == 2 and answer["contacts"] == 1200
+    reads = [fanout.StageMessage.parse(b) for b in receive_all(split_env["STAGES_QUEUE_URL"])]
+    assert sorted(m.part for m in reads) == [0, 1] and {m.stage for m in reads} == {"read"}
+    checkpoints = reading.DynamoCheckpoints(dm_aws.pairs, ttl=0)
+    read = [c for m in reads for c in reading.decode_chunk(checkpoints.chunk(str(answer["run_id"]), m.part))]
+    assert sorted(cid for cid, _ in read) == sorted(crm.contacts)
