@@ -178,23 +178,13 @@ def test_a_read_over_several_invocations_queues_one_read_message_per_saved_chunk
     each saved chunk becomes one read message, which dm-stage decodes alone."""
     from handlers.common.entry import registry
     from handlers.duplicate_merger import reading
-    from tests.handlers.dm.test_dm_block import LambdaStub
+    from tests.handlers.dm.test_dm_block import LambdaStub, six_pages_an_invocation
 
     crm = portal(1200)
     stub = LambdaStub()
     registry.override(block, crm=lambda deadline: crm, lambda_client=lambda: stub)
-    # Each invocation has time for 6 pages (600 contacts) before its save reserve.
-    monkeypatch.setattr(reading, "SAVE_RESERVE_S", 300 - 5 * 0.01 - 0.001)
+    six_pages_an_invocation(crm, monkeypatch)
     monkeypatch.setattr(reading, "SPLIT_RESERVE_S", 0.0)
-    clock = {"t": 0.0}
-    original = crm.page
-
-    def timed(after: str | None) -> Any:
-        clock["t"] += 0.01
-        return original(after)
-
-    crm.page = timed  # type: ignore[method-assign]
-    monkeypatch.setattr("time.monotonic", lambda: clock["t"])
     answer = block.handler({"action": "block"}, Context(300))
     while stub.invocations:
         answer = block.handler(json.loads(stub.invocations.pop(0)["Payload"]), Context(300))
