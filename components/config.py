@@ -39,7 +39,7 @@ from components.config_problems import Problem as Problem
 from components.config_source import located
 from handlers.common import api_versions
 from handlers.common.emails import is_email
-from handlers.duplicate_merger.contract import FULL_READ_EVERY_WEEKS
+from handlers.duplicate_merger.contract import FULL_READ_EVERY_WEEKS, SPLIT_ABOVE
 
 HAIKU_GLOBAL = "global.anthropic.claude-haiku-4-5-20251001-v1:0"
 SONNET_GLOBAL = "global.anthropic.claude-sonnet-4-6"
@@ -280,6 +280,15 @@ class DmSettings(SystemSettings):
     """How many contacts the HubSpot portal holds, about: ``make plan`` and ``make preflight``
     then say what the weekly run does at that size (HubSpot calls, hours, invocations) and
     whether it fits, before it runs."""
+    split_above: int = Field(default=SPLIT_ABOVE, ge=1)
+    """A weekly run larger than this runs split (dm-stage, partitions in the dm-shards bucket):
+    when the contacts dm-block read, or ``portalContacts``, exceed it. Below it one dm-block
+    invocation blocks the whole portal (measured to 1,000,000 contacts; ``make plan`` says where
+    it stops fitting). Above it every week is a full read: a week's read of the changes needs the
+    stored index, which one invocation blocks whole."""
+    partition_contacts: int = Field(default=5_000, ge=10, le=50_000)
+    """About how many contacts one partition of the split run holds: each dm-stage invocation
+    holds one partition's worth (5,000: about 150 MB at most, measured)."""
 
 
 class LerSettings(SystemSettings):

@@ -215,9 +215,20 @@ class PrivateBucket(pulumi.ComponentResource):
             tuple(self.objects_arn(p) for p in prefixes),
         )
 
-    def grant_list(self, *, sid: str | None = None) -> Grant:
-        """ListBucket on the bucket itself (needed to tell a missing key from a forbidden one)."""
-        return Grant(sid or f"{self._name_part()}List", ("s3:ListBucket",), (self.arn,))
+    def grant_list(self, *, prefix: str | None = None, sid: str | None = None) -> Grant:
+        """ListBucket on the bucket itself (needed to tell a missing key from a forbidden one);
+        with ``prefix``, only listings under it (the ``s3:prefix`` condition key: "Allowing
+        each IAM user access to a folder in a bucket",
+        https://docs.aws.amazon.com/AmazonS3/latest/userguide/example-policies-s3.html)."""
+        if prefix is None:
+            return Grant(sid or f"{self._name_part()}List", ("s3:ListBucket",), (self.arn,))
+        self.objects_arn(prefix)  # the same rule as an object grant's prefix: ends with "/"
+        return Grant(
+            sid or f"{self._name_part()}List",
+            ("s3:ListBucket",),
+            (self.arn,),
+            {"StringLike": {"s3:prefix": [f"{prefix}*"]}},
+        )
 
     def _name_part(self) -> str:
         return "".join(p.capitalize() for p in self.args.name.split("-"))

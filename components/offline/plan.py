@@ -316,7 +316,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"warning: {warning}")  # a warning, never a failing exit code
     dm = graph.config.systems.dm
     if dm is not None and dm.enabled:
-        print("\n".join(capacity.plan_lines(dm.portal_contacts, dm.full_read_every_weeks)))
+        lines = capacity.plan_lines(
+            dm.portal_contacts, dm.full_read_every_weeks,
+            split_above=dm.split_above, partition_contacts=dm.partition_contacts,
+        )
+        print("\n".join(lines))
     if violations:
         print(f"policy verdict: {len(violations)} violation(s)")
         for v in violations:

@@ -39,7 +39,7 @@ from typing import Any, Literal
 import boto3
 from botocore.exceptions import BotoCoreError, ClientError
 
-from components.config import ModelChoice, StackConfig
+from components.config import DmSettings, ModelChoice, StackConfig
 from components.offline import cost
 from components.offline.engine import Graph
 from components.operate import CREDENTIALS_PAGE, no_credentials, plan_graph, stack_command
@@ -388,10 +388,20 @@ def powertools_layer(clients: Clients, region: str, pinned: str | None) -> Findi
     return Finding("powertools", region, "ok", f"layer {layer[-2]} version {layer[-1]}")
 
 
+SPLIT_ABOVE: int = DmSettings.model_fields["split_above"].default
+PARTITION_CONTACTS: int = DmSettings.model_fields["partition_contacts"].default
+
+
 def dm_capacity(
-    clients: Clients, contacts: int | None, full_every: int = FULL_READ_EVERY_WEEKS
+    clients: Clients,
+    contacts: int | None,
+    full_every: int = FULL_READ_EVERY_WEEKS,
+    *,
+    split_above: int = SPLIT_ABOVE,
+    partition_contacts: int = PARTITION_CONTACTS,
 ) -> Finding:
-    """dm's weekly run at the portal's size (``systems.dm.portalContacts``): no AWS call."""
+    """dm's weekly run at the portal's size (``systems.dm.portalContacts``) under its
+    ``fullReadEveryWeeks``, ``splitAbove`` and ``partitionContacts``: no AWS call."""
     del clients
     where = "systems.dm.portalContacts"
     if contacts is None:
@@ -400,13 +410,17 @@ def dm_capacity(
             "set systems.dm.portalContacts (the contact count HubSpot shows) and rerun",
             DM_CAPACITY_PAGE,
         )
-    found = capacity.forecast(contacts, full_every)
+    found = capacity.forecast(
+        contacts, full_every, split_above=split_above, partition_contacts=partition_contacts
+    )
     detail = " ".join(found.lines())
     if found.fits:
         return Finding("dm capacity", where, "ok", detail)
     return Finding(
         "dm capacity", where, "FAIL", detail,
-        "dm's weekly run cannot block a portal this size in one invocation", DM_CAPACITY_PAGE,
+        "set systems.dm.splitAbove below this size so the run splits; a read longer than 60 "
+        "dm-block invocations (about 6,000,000 contacts) does not fit either way",
+        DM_CAPACITY_PAGE,
     )
 
 
@@ -475,7 +489,15 @@ def plan(graph: Graph) -> list[Callable[[Clients], Finding]]:
         checks.append(partial(powertools_layer, region=region, pinned=pinned))
     dm = config.systems.dm
     if dm is not None and dm.enabled:
-        checks.append(partial(dm_capacity, contacts=dm.portal_contacts, full_every=dm.full_read_every_weeks))
+        checks.append(
+            partial(
+                dm_capacity,
+                contacts=dm.portal_contacts,
+                full_every=dm.full_read_every_weeks,
+                split_above=dm.split_above,
+                partition_contacts=dm.partition_contacts,
+            )
+        )
     return checks
 
 

@@ -9,6 +9,11 @@ with an undo bundle. No model anywhere, by design: every decision is explained b
   ``dm-merges`` for automatic merges; the ``dm-digest-weekly`` schedule for the digest): merges
   with an undo bundle, and only it reads the CRM write credential. Its ``dm-sweep`` schedule
   resumes claims whose lease ran out with no request coming back (``MergeService.sweep``).
+- ``dm-stage`` (SQS ``dm-stages``): the split weekly run of a portal larger than
+  ``splitAbove`` (``fanout.py``): dm-block queues one read message per saved read chunk, and
+  each stage's last partition queues the next stage; ``emit`` feeds dm-blocks as dm-block does.
+  One function for the eight stages: they share every grant and the code, and one message
+  names its stage.
 
 Each function's grants are the code below, each with a statement id saying why; docs/systems/dm.md's
 generated table (``make docs``) lists them per function, so they are not repeated here.
@@ -20,7 +25,8 @@ on decision/lease_until holds only the claims in flight), ``dm-merges`` (merge_i
 locks ``lock#<contact id>`` and used-link markers ``link#<token id>`` live beside the merges;
 all carry the TTL attribute ``expires_at``, a merge a day after its undo window). Bucket
 ``dm-undo`` (versioned; bundles under ``undo/``, expired a day after the undo window, old
-versions 7 days after they are replaced). Secrets: CRM read
+versions 7 days after they are replaced). Bucket ``dm-shards`` (the split run's partitions
+under ``shards/``, expired two days after they are written). Secrets: CRM read
 credential, CRM write credential (readable by dm-merge alone), link-signing key.
 """
 
@@ -36,6 +42,7 @@ from components.grants import Grant
 from components.guarded_table import GuardedTable, GuardedTableArgs
 from components.personal_data import (
     SCHEDULE_EVENTS,
+    NoPersonalData,
     PersonalData,
     Retention,
     Suppression,
@@ -57,8 +64,10 @@ SIZES: dict[str, tuple[int, int]] = {
     contract.BLOCK: (3008, 300),
     contract.SCORE: (1024, 60),
     contract.MERGE: (1024, 60),
+    contract.STAGE: (512, 120),
 }
-"""Memory (MB) and timeout (s) per function, from the document."""
+"""Memory (MB) and timeout (s) per function, from the document; dm-stage's from the split run's
+measured invocations (at most about 2 CPU s and 150 MB, docs/systems/dm.md)."""
 MATCHER = ("jellyfish", "nicknames", "us")
 """What the matcher imports (handlers.common.strings, normalize's nicknames and state codes)."""
 CONTACT_FIELDS = ("CRM contact ids", "names", "email addresses", "phone numbers", "companies")
@@ -68,13 +77,15 @@ NONCURRENT_DAYS = 7
 
 
 class DuplicateMerger(System):
-    """Three functions, three tables, two queues, one undo bucket, three secrets."""
+    """Four functions, three tables, three queues, two buckets, three secrets."""
 
     pairs: GuardedTable
     decisions: GuardedTable
     merges: GuardedTable
     undo: PrivateBucket
+    shards: PrivateBucket
     blocks: WorkQueue
+    stages: WorkQueue
     merge_queue: WorkQueue
     crm_read: SecretSlot
     crm_write: SecretSlot
@@ -82,6 +93,7 @@ class DuplicateMerger(System):
     block: ScopedLambda
     score: ScopedLambda
     merge: ScopedLambda
+    stage: ScopedLambda
 
     def __init__(
         self,
@@ -108,6 +120,7 @@ class DuplicateMerger(System):
         self._block(b)
         self._score(b)
         self._merge(b)
+        self._stage(b)
         self._outputs()
 
     def _data(self, d: Deployment, s: DmSettings, child: pulumi.ResourceOptions) -> None:
@@ -160,12 +173,25 @@ class DuplicateMerger(System):
             ),
             child,
         )
+        partitions = PersonalData(
+            CONTACT_FIELDS,
+            "the split weekly run's partitions of the portal's contacts, between its stages",
+            Retention.fixed(contract.SHARDS_DAYS, "a run takes hours; its objects end with it"),
+            on_request="not erased on request: a run's partitions expire two days after it",
+        )
+        self.shards = PrivateBucket(
+            contract.SHARDS_BUCKET,
+            PrivateBucketArgs(
+                d, contract.SHARDS_BUCKET, expire_days=contract.SHARDS_DAYS, personal_data=partitions
+            ),
+            child,
+        )
 
     def _queues(
         self, d: Deployment, function: FunctionFactory, child: pulumi.ResourceOptions
     ) -> None:
-        """dm-blocks (dm-block to dm-score) and dm-merges (dm-score, and dm-merge's clicks, to
-        dm-merge)."""
+        """dm-blocks (dm-block to dm-score), dm-merges (dm-score, and dm-merge's clicks, to
+        dm-merge) and dm-stages (the split run's stages, to dm-stage)."""
         self.blocks = WorkQueue(
             contract.BLOCKS_QUEUE,
             WorkQueueArgs(
@@ -188,6 +214,17 @@ class DuplicateMerger(System):
                     "pair of CRM contact ids", "reviewer's email address",
                     why="an automatic merge to make, or a reviewer's confirm or undo to finish",
                 ),
+            ),
+            child,
+        )
+        self.stages = WorkQueue(
+            contract.STAGES_QUEUE,
+            WorkQueueArgs(
+                d,
+                contract.STAGES_QUEUE,
+                max_receive_count=MAX_RECEIVES,
+                visibility_timeout_s=consumer_visibility(function.timeout(contract.STAGE)),
+                personal_data=NoPersonalData("a run id, a stage and a partition number"),
             ),
             child,
         )
@@ -244,6 +281,9 @@ class DuplicateMerger(System):
             "merges_table": self.merges.physical_name,
             "review_index": contract.REVIEW_INDEX,
             "undo_bucket": self.undo.physical_name,
+            "shards_bucket": self.shards.physical_name,
+            "stages_queue_url": self.stages.url,
+            "portal_size": s.portal_contacts or 0,
             "blocks_queue_url": self.blocks.url,
             "merges_queue_url": self.merge_queue.url,
             "pair_ttl_days": contract.PAIR_TTL_DAYS,
@@ -264,6 +304,7 @@ class DuplicateMerger(System):
                 # blocking index a week reads and rewrites (incremental.py).
                 self.pairs.grant("dynamodb:PutItem", "dynamodb:GetItem", sid="RunSummaryAndReadState"),
                 self.blocks.grant_send(sid="SendBlocks"),
+                self.stages.grant_send(sid="StartSplitRun"),
                 Grant(
                     "ContinueOwnRead",
                     ("lambda:InvokeFunction",),
@@ -393,6 +434,33 @@ class DuplicateMerger(System):
             vendored=(*MATCHER, "tzdata"),  # its pages show times in the business's zone
         )
 
+    def _stage(self, b: Build[DmSettings]) -> None:
+        """dm-stage: one partition of one stage of the split weekly run."""
+        self.stage = b.function(
+            contract.STAGE,
+            "The split weekly run: one partition of one stage; the last queues the next stage",
+            (
+                self.shards.grant(
+                    "s3:GetObject", "s3:PutObject", prefixes=(contract.SHARDS_PREFIX,), sid="Shards"
+                ),
+                # A partition's inputs are one listing of its prefix (shards.S3Shards.keys).
+                self.shards.grant_list(prefix=contract.SHARDS_PREFIX, sid="ListShards"),
+                self.pairs.grant_items_under(
+                    "dynamodb:GetItem", contract.READ_PREFIX, sid="ReadSavedChunks"
+                ),
+                self.pairs.grant_items_under(
+                    "dynamodb:UpdateItem", contract.SPLIT_PREFIX, sid="StageCounters"
+                ),
+                self.pairs.grant_items_under("dynamodb:PutItem", contract.RUN_PREFIX, sid="RunSummary"),
+                self.stages.grant_send(sid="SendNextStage"),
+                self.blocks.grant_send(sid="SendBlocks"),
+            ),
+            contract.StageSettings.environment(b.values),
+            # Five partitions at once: a weekly batch; its need stays small beside dm-score's.
+            queues=(QueueTrigger(self.stages, batch_size=1, maximum_concurrency=5),),
+            vendored=("phonenumberslite", *MATCHER),
+        )
+
     def _outputs(self) -> None:
         """The operator-facing outputs."""
         self.finish(
@@ -402,6 +470,8 @@ class DuplicateMerger(System):
                 "decisions_table": self.decisions.physical_name,
                 "merges_table": self.merges.physical_name,
                 "undo_bucket": self.undo.physical_name,
+                "shards_bucket": self.shards.physical_name,
+                "stages_queue": self.stages.physical_name,
                 "blocks_queue": self.blocks.physical_name,
                 "merges_queue": self.merge_queue.physical_name,
                 "secrets": {

@@ -19,6 +19,8 @@ from handlers.common.tables import Index, Key, TableSpec
 BLOCK: Final = "dm-block"
 SCORE: Final = "dm-score"
 MERGE: Final = "dm-merge"
+STAGE: Final = "dm-stage"
+"""The split weekly run's stages (``fanout.py``), one message each from ``dm-stages``."""
 
 # Tables -------------------------------------------------------------------------------------
 
@@ -31,8 +33,12 @@ PAIRS: Final = TableSpec(
     ttl_attribute="ttl",
 )
 """One row per pair (``min#max``), the run summaries (``run#<id>``, ``run#latest``), the
-checkpoints of a large portal's read (``read#<run>``) and the blocking index a week's
-incremental run reads (``index#current``, ``index#<generation>#<n>``: ``incremental.py``)."""
+checkpoints of a large portal's read (``read#<run>``), the blocking index a week's
+incremental run reads (``index#current``, ``index#<generation>#<n>``: ``incremental.py``) and
+the split run's stage counters (``split#<run>#<started>#<stage>``)."""
+READ_PREFIX: Final = "read#"
+RUN_PREFIX: Final = "run#"
+SPLIT_PREFIX: Final = "split#"
 CLAIMS_INDEX: Final = "by-claim"
 """dm-decisions' sparse GSI on decision/lease_until: only claims in flight (``merging``,
 ``undoing``) carry ``lease_until``, so the sweep finds the expired ones with two Queries."""
@@ -68,6 +74,18 @@ MERGE_CLICK_VERSION: Final = 2
 """Format version of dm-merge's own click on dm-merges: a request with ``claim`` (kind, holder,
 merge id, by; ``MergeService.finish``). dm-merge reads both; a reader of 1 only refuses it
 into the DLQ, never misreads it."""
+STAGES_QUEUE: Final = "dm-stages"
+"""dm-block and dm-stage -> dm-stage: one message per partition of the split run's next stage."""
+STAGE_MESSAGE_VERSION: Final = 1
+"""Format version of a dm-stages message (``handlers.common.formats``)."""
+SHARDS_BUCKET: Final = "dm-shards"
+SHARDS_PREFIX: Final = "shards/"
+"""dm-shards: the split run's partitions, ``shards/<run>/<stage>/<partition>/<writer>``."""
+SHARDS_DAYS: Final = 2
+"""A run's shards expire this long after they are written: a run takes hours at most."""
+SPLIT_ABOVE: Final = 500_000
+"""``systems.dm.splitAbove``'s default: half the largest portal one dm-block invocation was
+measured to block (1,000,000), so a run splits well before it could fail."""
 UNDO_BUCKET: Final = "dm-undo"
 UNDO_PREFIX: Final = "undo/"
 """dm-undo: one undo bundle per merge."""
@@ -117,6 +135,22 @@ class BlockSettings(Settings):
     phone_region: str
     pair_ttl_days: int
     full_read_every_weeks: int
+    stages_queue_url: str
+    split_above: int
+    portal_size: int
+    """``systems.dm.portalContacts``, 0 when not given (``fanout.splits`` reads both)."""
+    partition_contacts: int
+
+
+@dataclass(frozen=True)
+class StageSettings(Settings):
+    """dm-stage's environment."""
+
+    pairs_table: str
+    shards_bucket: str
+    stages_queue_url: str
+    blocks_queue_url: str
+    pair_ttl_days: int
 
 
 @dataclass(frozen=True)

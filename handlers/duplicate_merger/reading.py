@@ -52,6 +52,9 @@ def block_reserve(contacts: int) -> float:
     return BLOCK_BASE_S + BLOCK_S_PER_CONTACT * contacts
 
 
+SPLIT_RESERVE_S = 20.0
+"""Time a split run's start needs after the read: save a small portal's read, queue a message
+per chunk (``fanout.start``)."""
 BLOCK_RESERVE_S = block_reserve(1_000_000)
 """The reserve for the largest portal dm blocks (1M contacts: 235 s)."""
 
@@ -154,8 +157,9 @@ def read_step(
     reserve: Callable[[int], float] = block_reserve,
 ) -> Outcome:
     """One invocation's share of the read. ``step`` 0 starts the run afresh; ``remaining`` is
-    the invocation's time left in seconds; ``reserve`` the time blocking needs after reading
-    that many contacts (a week's read blocks the whole stored index, not only what it read)."""
+    the invocation's time left in seconds; ``reserve`` the time the work after the read needs
+    at that many contacts (a week's read blocks the whole stored index, not only what it read;
+    a split run's start needs ``SPLIT_RESERVE_S`` only)."""
     if step == 0:
         state = ReadState(run_id)
         expected: int | None = None
@@ -231,5 +235,9 @@ class DynamoCheckpoints:
 
     def chunks(self, state: ReadState) -> Iterator[bytes]:
         for n in range(state.chunks):
-            item = self.table.get_item(Key={"pair_key": self._key(state.run_id, n)}, ConsistentRead=True)
-            yield bytes(item["Item"]["data"].value if hasattr(item["Item"]["data"], "value") else item["Item"]["data"])
+            yield self.chunk(state.run_id, n)
+
+    def chunk(self, run_id: str, n: int) -> bytes:
+        """One saved chunk (the split run's read stage reads one a message)."""
+        item = self.table.get_item(Key={"pair_key": self._key(run_id, n)}, ConsistentRead=True)
+        return bytes(item["Item"]["data"].value if hasattr(item["Item"]["data"], "value") else item["Item"]["data"])

@@ -80,7 +80,7 @@ def _arn_name(arn: str) -> str:
 def test_errors_are_alarmed_where_no_watched_queue_keeps_the_failure(prod: Graph) -> None:
     alarms = _alarms(prod)
     functions = prod.of_type(FUNCTION)
-    assert len(functions) == 29
+    assert len(functions) == 30  # dm-stage: issue 43
     with_errors = {name for (name, metric) in alarms if metric == "Errors"}
     assert with_errors == {f"prod-{f}" for f in PUBLIC}
     assert not any(metric == "Duration" for _, metric in alarms)  # a timeout is an Error
@@ -266,7 +266,7 @@ def test_each_alarm_notifies_the_alert_topic_of_its_own_region(prod: Graph) -> N
         (t.inputs["name"], _region(graph, t)): t for t in graph.of_type("aws:sns/topic:Topic")
     }
     alarms = graph.of_type(ALARM)
-    assert len(alarms) == 61  # 27 dlq-depth, 9 not-run, 9 errors, 6 queue-age,
+    assert len(alarms) == 63  # 28 dlq-depth, 9 not-run, 9 errors, 7 queue-age,
     # 3 degraded (one per system that can degrade), 3 spend-cap (one per system that pays per
     # call), 2 unconfirmed-send, 2 throttles
     for alarm in alarms:
@@ -305,7 +305,7 @@ def test_tracing_follows_the_stack_setting(graph: Graph) -> None:
         for s in json.loads(p.inputs["policy"])["Statement"]
         if s.get("Sid") == "WriteTraces"
     ]
-    assert len(xray) == (29 if on else 0)
+    assert len(xray) == (30 if on else 0)
     assert all(
         s["Action"] == ["xray:PutTelemetryRecords", "xray:PutTraceSegments"]
         and s["Resource"] == ["*"]
@@ -388,7 +388,7 @@ def test_the_plan_lists_each_function_with_its_alarms(graph: Graph) -> None:
     assert "    alarm    errors: Errors Sum > 0 over 1 x 300 s" in order
     sweep = text.split(f"  function rrs-sweep  ({prefix}-rrs-sweep")[1].split("  function ")[0]
     assert "    alarm    not-run: Invocations Sum < 1 over 1 x 1800 s (missing = breaching)" in sweep
-    assert "alarms   61: " in text and "NOBODY" not in text
+    assert "alarms   63: " in text and "NOBODY" not in text
 
 
 def test_more_subscribers_from_config_are_emailed_by_every_alarm_topic() -> None:

@@ -259,7 +259,7 @@ def test_the_dev_plan_checks_every_model_region_domain_and_identity(graphs: Grap
     assert names.count("sms_spend_limit") == 1
     assert names[-1] == "dm_capacity"
     need = pf.concurrency_need(graph)
-    assert need["us-east-1"] == 10 + 2 + 5  # dm-score and dm-merge caps, five other functions
+    assert need["us-east-1"] == 10 + 2 + 5 + 5  # dm-score, dm-merge, dm-stage caps, five others
 
 
 def test_dm_capacity_says_before_the_run_whether_the_portal_fits() -> None:
@@ -267,8 +267,13 @@ def test_dm_capacity_says_before_the_run_whether_the_portal_fits() -> None:
     assert unknown.status == "warn" and "systems.dm.portalContacts" in unknown.fix
     fits = pf.dm_capacity(lambda service, region: None, 1_000_000)
     assert fits.status == "ok" and "10,000 HubSpot list calls" in fits.detail
-    fails = pf.dm_capacity(lambda service, region: None, 2_000_000)
+    split = pf.dm_capacity(lambda service, region: None, 2_000_000)  # above splitAbove: split
+    assert split.status == "ok" and "blocking split" in split.detail and "400 partitions" in split.detail
+    fails = pf.dm_capacity(lambda service, region: None, 2_000_000, split_above=2_000_000)
     assert fails.status == "FAIL" and "does NOT fit" in fails.detail and fails.page
+    assert "splitAbove" in fails.fix
+    too_long = pf.dm_capacity(lambda service, region: None, 10_000_000)  # a read of 93 invocations
+    assert too_long.status == "FAIL" and "blocking split" in too_long.detail
 
 
 def test_main_prints_each_failure_with_its_fix_and_page(

@@ -6,7 +6,10 @@ invocations (``reading``). Whether a run reads the whole CRM or only the week's 
 (``incremental``) is decided from the stored index when the run starts (the first run, and
 every ``full_read_every_weeks``, read in full), not by the schedule: one schedule, and a lost
 or expired index can only make a run read more. The work is ``reading.read_step`` then
-``runs.run``; this module wires them.
+``runs.run``, or, above ``split_above``, the split run's start (``fanout``: dm-stage takes it
+from there; such a portal is read in full every week). ``{"action": "erase-deleted", "contacts":
+[...]}`` from itself after a full read: erase what dm holds about contacts HubSpot deleted
+(``deletions``).
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from handlers.common import aws_clients, entry, metrics
 from handlers.common.clock import Clock
 from handlers.common.observability import get_logger
 from handlers.common.privacy import Where
-from handlers.duplicate_merger import contract, deletions, incremental, reading
+from handlers.duplicate_merger import contract, deletions, fanout, incremental, reading
 from handlers.duplicate_merger.crm import hubspot
 from handlers.duplicate_merger.runs import run as block_run
 from handlers.duplicate_merger.runs import run_id_for
@@ -40,6 +43,7 @@ class Blocking:
     config: contract.BlockSettings
     pairs: Any
     queue: QueueSender
+    stages: QueueSender
     reader: Callable[[float], Any]
     lambda_client: Callable[[], Any]
 
@@ -57,6 +61,7 @@ def wire(
         config,
         aws_clients.table(config.pairs_table),
         QueueSender(config.blocks_queue_url),
+        QueueSender(config.stages_queue_url),
         reader=crm
         or (
             lambda deadline: hubspot(
@@ -88,7 +93,7 @@ def run(service: Blocking, event: Any, context: Any, clock: Clock) -> dict[str, 
     stored = invocation.index.load()
     asked = event.get("read")
     kind: incremental.Read = "full"
-    if stored is not None:
+    if stored is not None and not invocation.splits(stored.contacts):
         kind = asked if asked in ("full", "changes") else incremental.read_kind(
             stored, invocation.started_at, service.config.full_read_every_weeks
         )
@@ -122,6 +127,15 @@ class Run:
     def remaining(self) -> float:
         return self.budget - (time.monotonic() - self.started)
 
+    def splits(self, contacts: int) -> bool:
+        """Whether a run of this many contacts is split (``fanout.splits``): then every week is
+        a full read, since a week's read of the changes blocks the stored index whole."""
+        s = self.service.config
+        return fanout.splits(contacts, s.portal_size, s.split_above)
+
+    def reserve(self, contacts: int) -> float:
+        return reading.SPLIT_RESERVE_S if self.splits(contacts) else reading.block_reserve(contacts)
+
     def step(
         self, step: int, kind: incremental.Read, stored: incremental.IndexState | None
     ) -> dict[str, Any]:
@@ -135,7 +149,7 @@ class Run:
             )
         else:
             kind = "full"
-            outcome = reading.read_step(self.crm, self.checkpoints, run_id, step, self.remaining)
+            outcome = reading.read_step(self.crm, self.checkpoints, run_id, step, self.remaining, self.reserve)
         progress = {"run_id": run_id, "step": step, "read": kind, "pages": outcome.pages, **outcome.state.to_item()}
         if outcome.action == "stale":
             logger.warning("duplicate or late continuation ignored", extra=progress)
@@ -158,6 +172,8 @@ class Run:
             )
             logger.info("portal read continues in a new invocation", extra=progress)
             return {"continued": True, **progress}
+        if kind == "full" and outcome.state.contacts and self.splits(outcome.state.contacts):
+            return progress | _start_split(self.service, self.checkpoints, outcome, self.now)
         writer = incremental.IndexWriter(self.index, f"{run_id}.{int(self.started_at.timestamp())}")
         contacts = outcome.contacts
         # Only a full read sees every contact HubSpot still has, so only it notices deletions.
@@ -212,6 +228,25 @@ def _where(s: contract.BlockSettings) -> Where:
         contract.UNDO_BUCKET: s.undo_bucket,
     }
     return Where(names, aws_clients.client("dynamodb"), aws_clients.client("s3"))
+
+
+def _start_split(
+    service: Blocking, checkpoints: reading.DynamoCheckpoints, outcome: reading.Outcome,
+    now: dt.datetime,
+) -> dict[str, Any]:
+    """Queue the split run's read stage, one message per saved chunk of the read (a portal
+    read in this one invocation is saved first)."""
+    s, state = service.config, outcome.state
+    if state.chunks == 0:
+        chunks = reading.split_chunks(list(outcome.contacts))
+        state.chunks = len(chunks)
+        checkpoints.save(state, chunks, expected_step=None)
+    sent = fanout.start(
+        state.run_id, state.contacts, state.chunks, service.stages, cap=s.block_cap,
+        region=s.phone_region, partition_contacts=s.partition_contacts, now=now,
+    )
+    get_logger().info("split run started", extra={"run_id": state.run_id, "read_messages": sent})
+    return {"split": True, "read_messages": sent, "chunks": state.chunks}
 
 
 handler = entry.handler(__name__, contract.BlockSettings, wire, run)

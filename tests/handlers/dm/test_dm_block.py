@@ -125,6 +125,23 @@ class Context:
         return int(self.seconds * 1000)
 
 
+def six_pages_an_invocation(crm: InMemoryCrm, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each invocation has time for 6 pages (600 contacts) before its save reserve: a page
+    takes 0.01 s of a clock the test keeps."""
+    from handlers.duplicate_merger import reading
+
+    monkeypatch.setattr(reading, "SAVE_RESERVE_S", 300 - 5 * 0.01 - 0.001)
+    clock = {"t": 0.0}
+    original = crm.page
+
+    def timed(after: str | None) -> Any:
+        clock["t"] += 0.01
+        return original(after)
+
+    crm.page = timed  # type: ignore[method-assign]
+    monkeypatch.setattr("time.monotonic", lambda: clock["t"])
+
+
 def test_the_handler_chains_itself_through_the_pairs_table(
     dm_aws: DmAws, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -138,18 +155,8 @@ def test_the_handler_chains_itself_through_the_pairs_table(
     monkeypatch.setenv("AWS_LAMBDA_FUNCTION_NAME", "dev-dm-block")
     stub = LambdaStub()
     registry.override(block, crm=lambda deadline: crm, lambda_client=lambda: stub)
-    # Each invocation has time for 6 pages (600 contacts) before its save reserve.
-    monkeypatch.setattr(reading, "SAVE_RESERVE_S", 300 - 5 * 0.01 - 0.001)
+    six_pages_an_invocation(crm, monkeypatch)
     monkeypatch.setattr(reading, "block_reserve", lambda contacts: 0.0)
-    clock = {"t": 0.0}
-    original = crm.page
-
-    def timed(after: str | None) -> Any:
-        clock["t"] += 0.01
-        return original(after)
-
-    crm.page = timed  # type: ignore[method-assign]
-    monkeypatch.setattr("time.monotonic", lambda: clock["t"])
     answer = block.handler({"action": "block"}, Context(300))
     assert answer["continued"] is True
     while stub.invocations:
