@@ -238,6 +238,21 @@ class UpsellDay:
             self.shop.grants == 2 and self.shop.refused == 0,
             f"grants {self.shop.grants}, calls with an expired token {self.shop.refused}",
         )
+        with report.step("Shopify relays Ann's request for her data (customers/data_request)") as step:
+            request = {
+                "shop_id": 954889, "shop_domain": SHOP, "orders_requested": [5001],
+                "customer": {"id": ANN["id"], "email": ANN["email"], "phone": PHONE},
+                "data_request": {"id": 9999},
+            }
+            asked = shopify_webhook(sb, "upsr-compliance", "customers/data_request", request, "wh-dr-9999")
+            exports = [m for m in sb.outbox.messages
+                       if m.function == sb.name("upsr-compliance") and "9999" in m.subject]
+            step.note(f"HTTP {asked.status}; mails to the owner: {len(exports)}")
+        report.check(
+            "the owner is mailed what upsr holds about Ann; nothing is erased",
+            asked.status == 200 and len(exports) == 1 and len(sb.items("upsr-orders")) == 1,
+            f"HTTP {asked.status}, mails {len(exports)}",
+        )
         report.check(
             "no call was denied",
             not [d for d in sb.denials() if (d.function or "").startswith(sb.name("upsr-"))],

@@ -86,7 +86,7 @@ def test_every_handler_is_logged() -> None:
     import importlib
 
     modules = _handler_modules()
-    assert len(modules) == 30  # ls-report-page and ler-rescue (issue 26), upsr-compliance (42)
+    assert len(modules) == 31  # ls-report-page and ler-rescue (issue 26), upsr-compliance (42), dm-stage (43)
     assert {m.split(".")[1] for m in modules} == {
         "duplicate_merger", "lead_enricher", "review_requests", "source_attributor",
         "upsell_recommender",
