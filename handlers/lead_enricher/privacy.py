@@ -9,15 +9,15 @@ ler-identity), so a lead of theirs received before it, still in flight, is dropp
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
+from handlers.common.clock import utc_now
 from handlers.common.privacy import Bucket, Person, SystemStores, Table, remembered_forms
 from handlers.lead_enricher import contract
 
 
 def _forgotten(person: Person, salt: str) -> list[tuple[str, dict[str, Any]]]:
-    now = int(time.time())
+    now = int(utc_now().timestamp())
     expires = now + contract.FORGOTTEN_KEEP_DAYS * 86_400
     return [
         (contract.IDENTITY.name, {"id_key": f, "forgotten_at": now, contract.IDENTITY_TTL: expires})

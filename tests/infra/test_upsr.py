@@ -165,7 +165,7 @@ SIZES = {
     "upsr-addlink": (512, 10, "addlink"),
     "upsr-sweep": (256, 120, "sweep"),
     "upsr-catalog-sync": (256, 300, "catalog_sync"),
-    "upsr-compliance": (512, 30, "compliance"),
+    "upsr-compliance": (1769, 30, "compliance"),
 }
 
 

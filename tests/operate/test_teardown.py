@@ -19,7 +19,7 @@ def test_recovery_window_per_environment(graphs: GraphCache) -> None:
     # Both stacks keep their secrets in Parameter Store (secretStore: ssm): no window.
     assert graphs.run("dev").of_type(SECRET) == graphs.run("prod").of_type(SECRET) == []
     dev = graphs.run("dev").of_type("aws:ssm/parameter:Parameter")
-    assert len(dev) == 16 and {s.inputs["type"] for s in dev} == {"SecureString"}
+    assert len(dev) == 17 and {s.inputs["type"] for s in dev} == {"SecureString"}
     dev = graphs.run("dev", SECRETS_MANAGER).of_type(SECRET)
     prod = graphs.run("prod", SECRETS_MANAGER).of_type(SECRET)
     assert dev and {int(s.inputs.get("recoveryWindowInDays") or 0) for s in dev} == {0}
@@ -50,8 +50,8 @@ def test_prod_lifts_each_protection_before_destroy(
         assert f"empty s3://{mocked.removesuffix(ACCOUNT_ID)}<account id> " in text
     assert ACCOUNT_ID not in text
     deletes = [line for line in lines[destroy:] if "--force-delete-without-recovery" in line]
-    assert len(deletes) == len(graph.of_type(SECRET)) == (15 if overrides else 0)
-    assert sum("--region eu-west-2 " in line for line in deletes) == (11 if overrides else 0)
+    assert len(deletes) == len(graph.of_type(SECRET)) == (16 if overrides else 0)
+    assert sum("--region eu-west-2 " in line for line in deletes) == (12 if overrides else 0)
     if not overrides:  # parameters are protected in prod, then go with the destroy
         assert {p.inputs["name"] for p in graph.of_type("aws:ssm/parameter:Parameter")}
 

@@ -70,5 +70,5 @@ def test_the_stacks_parameters_comply_and_would_not_without_secret_slots_ignore_
     for r in graph.of_type(PARAMETER):
         r.ignore_changes = []
     found = evaluate(policy_resources(graph), policies=rule)
-    assert len(found) == 16
+    assert len(found) == 17
     assert all("description, tier, type, valueWo, valueWoVersion" in v.message for v in found)
