@@ -81,6 +81,7 @@ class LeadEnricherDay:
         sb.set_secret("ler-enrichment-key", ENRICHMENT_KEY)
         sb.set_secret("ler-crm-key", "sandbox-crm-token")
         sb.set_secret("ler-rescue-link-key", RESCUE_KEYRING)
+        sb.set_secret("ler-forget-salt", "sandbox-ler-forget-salt-" + "s" * 40)
         self.crm = FakeCrm()
         self.provider = FirmographicsStandIn(ENRICHMENT_KEY, {"acme-widgets.co.uk": ACME})
         registry.override(enrich, transport=self.provider)

@@ -28,7 +28,7 @@ def weekly_run(systems: dict[str, Any]) -> tuple[Sandbox, dict[str, tuple[Any, .
     rows = {
         str(i["pair_key"]): (i.get("score"), i.get("band"), i.get("blocked_by"))
         for i in sb.items("dm-pairs")
-        if "#" in str(i["pair_key"]) and not str(i["pair_key"]).startswith(("run#", "read#", "split#"))
+        if "#" in str(i["pair_key"]) and not str(i["pair_key"]).startswith(("run#", "read#", "split#", "index#"))
     }
     return sb, rows
 
