@@ -127,10 +127,10 @@ def _moto_queue(name: str, region: str) -> Any:
 def deployed_queues() -> frozenset[str]:
     """Every queue in the emulator now: read after the old release ran and before this checkout
     deploys, it is the old release's."""
-    # moto's internal backends, as _moto_queue
+    # moto's internal backends: read without a request, as _moto_queue
     from moto.sqs.models import sqs_backends
 
-    from components.offline.engine import ACCOUNT_ID
+    from components.offline.engine import ACCOUNT_ID  # the emulator's MOTO_ACCOUNT_ID
 
     return frozenset(name for backend in sqs_backends[ACCOUNT_ID].values() for name in backend.queues)
 
