@@ -103,6 +103,10 @@ BLOCK_ACTION: Final = "block"
 ERASE_DELETED_ACTION: Final = "erase-deleted"
 """dm-block's event ``{"action": "erase-deleted", "contacts": [...]}`` from itself: contacts
 HubSpot deleted, erased from dm's stores (``deletions``)."""
+FOLLOW_DELETIONS_ACTION: Final = "follow-deletions"
+"""dm-block's event ``{"action": "follow-deletions", "run_id": ...}`` from itself after a split
+run's read: the saved read's ids, to notice contacts HubSpot deleted (the split run never holds
+every id in one place)."""
 DIGEST_ACTION: Final = "digest"
 """dm-merge's event ``{"action": "digest"}`` (the weekly digest schedule)."""
 SWEEP_ACTION: Final = "sweep"

@@ -83,6 +83,8 @@ def run(service: Blocking, event: Any, context: Any, clock: Clock) -> dict[str, 
     now = clock()
     if event.get("action") == contract.ERASE_DELETED_ACTION:
         return deletions.erase_deleted(event.get("contacts") or [], _where(service.config))
+    if event.get("action") == contract.FOLLOW_DELETIONS_ACTION:
+        return Run(service, context, now, str(event["run_id"]), now).follow_saved_read()
     invocation = Run(
         service,
         context,
@@ -173,7 +175,14 @@ class Run:
             logger.info("portal read continues in a new invocation", extra=progress)
             return {"continued": True, **progress}
         if kind == "full" and outcome.state.contacts and self.splits(outcome.state.contacts):
-            return progress | _start_split(self.service, self.checkpoints, outcome, self.now)
+            started = _start_split(self.service, self.checkpoints, outcome, self.now)
+            # The split run holds no list of every id: a fresh invocation reads the saved read.
+            self.service.lambda_client().invoke(
+                FunctionName=self.context.function_name if self.context is not None else contract.BLOCK,
+                InvocationType="Event",
+                Payload=json.dumps({"action": contract.FOLLOW_DELETIONS_ACTION, "run_id": run_id}),
+            )
+            return progress | started
         writer = incremental.IndexWriter(self.index, f"{run_id}.{int(self.started_at.timestamp())}")
         contacts = outcome.contacts
         # Only a full read sees every contact HubSpot still has, so only it notices deletions.
@@ -205,19 +214,36 @@ class Run:
         summary["read_invocations"] = max(1, outcome.state.step)
         if seen is not None:
             # The full read is complete: what dm holds about contacts HubSpot deleted goes.
-            summary["deleted_contacts"] = deletions.follow(
-                seen,
-                (self.service.pairs, aws_clients.table(s.decisions_table), aws_clients.table(s.merges_table)),
-                self.crm,
-                self.now.timestamp(),
-                lambda **call: self.service.lambda_client().invoke(**call),  # a client only if needed
-                self.context.function_name if self.context is not None else contract.BLOCK,
-            )
+            summary["deleted_contacts"] = self.follow(seen)
         metrics.count("CappedBlocks", int(summary["capped_count"]))
         if summary["capped_count"]:
             logger.warning("oversized blocks were capped", extra={"capped": summary["capped"]})
         logger.info("blocking run queued", extra={k: v for k, v in summary.items() if k != "capped"})
         return summary
+
+    def follow(self, seen: deletions.Seen) -> int:
+        """Erase what dm holds about contacts a complete read did not meet and HubSpot deleted."""
+        s = self.service.config
+        return deletions.follow(
+            seen,
+            (self.service.pairs, aws_clients.table(s.decisions_table), aws_clients.table(s.merges_table)),
+            self.crm,
+            self.now.timestamp(),
+            lambda **call: self.service.lambda_client().invoke(**call),  # a client only if needed
+            self.context.function_name if self.context is not None else contract.BLOCK,
+        )
+
+    def follow_saved_read(self) -> dict[str, Any]:
+        """A split run's deletions: every id of its saved read (chunks in the pairs table, kept
+        two days), then ``follow``; only ids are held, never the contacts."""
+        state = self.checkpoints.load(self.run_id)
+        if state is None or not state.done:
+            get_logger().warning("no complete saved read to follow deletions from", extra={"run_id": self.run_id})
+            return {"run_id": self.run_id, "deleted_contacts": 0}
+        seen = deletions.Seen()
+        for _ in seen.watch(c for chunk in self.checkpoints.chunks(state) for c in reading.decode_chunk(chunk)):
+            pass
+        return {"run_id": self.run_id, "deleted_contacts": self.follow(seen)}
 
 
 def _where(s: contract.BlockSettings) -> Where:

@@ -144,11 +144,15 @@ def test_a_split_run_ends_with_the_single_runs_pairs_and_its_summary(
     dm_aws: DmAws, split_env: dict[str, str]
 ) -> None:
     from handlers.common.entry import registry
+    from testsupport.common import LambdaStub
 
     crm = portal(600)
-    registry.override(block, crm=lambda deadline: crm)
+    stub = LambdaStub()
+    registry.override(block, crm=lambda deadline: crm, lambda_client=lambda: stub)
     started = block.handler({"action": "block"}, Context(300))
     assert started["split"] is True and started["read_messages"] == started["chunks"] >= 1
+    (follow,) = [json.loads(c["Payload"]) for c in stub.invocations]  # deletions, from the saved read
+    assert follow == {"action": "follow-deletions", "run_id": started["run_id"]}
     stages: list[str] = []
     copies = 0
     while bodies := receive_all(split_env["STAGES_QUEUE_URL"]):
@@ -187,7 +191,7 @@ def test_a_read_over_several_invocations_queues_one_read_message_per_saved_chunk
     six_pages_an_invocation(crm, monkeypatch)
     monkeypatch.setattr(reading, "SPLIT_RESERVE_S", 0.0)
     answer = block.handler({"action": "block"}, Context(300))
-    while stub.invocations:
+    while stub.invocations and json.loads(stub.invocations[0]["Payload"])["action"] == "block":
         answer = block.handler(json.loads(stub.invocations.pop(0)["Payload"]), Context(300))
     assert answer["split"] is True and answer["chunks"] == 2 and answer["contacts"] == 1200
     reads = [fanout.StageMessage.parse(b) for b in receive_all(split_env["STAGES_QUEUE_URL"])]
@@ -195,3 +199,28 @@ def test_a_read_over_several_invocations_queues_one_read_message_per_saved_chunk
     checkpoints = reading.DynamoCheckpoints(dm_aws.pairs, ttl=0)
     read = [c for m in reads for c in reading.decode_chunk(checkpoints.chunk(str(answer["run_id"]), m.part))]
     assert sorted(cid for cid, _ in read) == sorted(crm.contacts)
+
+
+def test_a_split_run_follows_hubspot_deletions_from_its_saved_read(
+    dm_aws: DmAws, split_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 42 above ``splitAbove``: no invocation of a split run holds every id, so dm-block
+    starts one that reads the saved read's ids back and follows deletions as a single run does."""
+    from handlers.common.entry import registry
+    from tests.handlers.dm.test_dm_block import six_pages_an_invocation
+    from testsupport.common import LambdaStub
+
+    crm = portal(1200)
+    gone, kept = "100007", "100008"
+    dm_aws.pairs.put_item(Item={"pair_key": f"{gone}#{kept}", "a": {"id": gone}, "b": {"id": kept}})
+    crm.delete_for_good(gone)  # the owner's GDPR delete in HubSpot
+    stub = LambdaStub()
+    registry.override(block, crm=lambda deadline: crm, lambda_client=lambda: stub)
+    six_pages_an_invocation(crm, monkeypatch)  # a read over two invocations: saved in chunks
+    block.handler({"action": "block"}, Context(300))
+    answers = []
+    while stub.invocations:
+        answers.append(block.handler(json.loads(stub.invocations.pop(0)["Payload"]), Context(300)))
+    assert any(a.get("split") for a in answers)
+    assert [a["deleted_contacts"] for a in answers if "deleted_contacts" in a] == [1]
+    assert "Item" not in dm_aws.pairs.get_item(Key={"pair_key": f"{gone}#{kept}"})
