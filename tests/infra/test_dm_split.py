@@ -109,3 +109,15 @@ def test_a_stated_portal_size_reaches_dm_block() -> None:
     graph = run("dev", {**DOCUMENTS_STORE, "systems": {**only_dm(), "dm": dm}})
     block = functions(graph)["dev-dm-block"].inputs["environment"]["variables"]
     assert (block["SPLIT_ABOVE"], block["PORTAL_SIZE"], block["PARTITION_CONTACTS"]) == ("100000", "2000000", "50")
+
+
+def test_a_split_runs_chain_of_stages_stays_under_lambdas_recursive_loop_limit() -> None:
+    """dm-stage sends each next stage to the queue that invokes it: one chain of requests per
+    run. Lambda stops a function invoked by the same triggering event more than 16 times
+    through SQS, SNS and Lambda ("Lambda recursive loop detection",
+    https://docs.aws.amazon.com/lambda/latest/dg/invocation-recursion.html; launch note
+    https://aws.amazon.com/about-aws/whats-new/2023/07/aws-lambda-detects-recursive-loops-lambda-functions/),
+    so a run's stages, each one hop of dm-stage, must stay below it."""
+    from handlers.duplicate_merger.split import STAGES
+
+    assert len(STAGES) < 16
